@@ -1,0 +1,44 @@
+#include "command.hpp"
+
+#include <exception>
+
+namespace cumemctl::cmd {
+
+Driver open_driver(const Globals& globals) {
+    return Driver::load(choose_libcuda(globals.libcuda));
+}
+
+Report run_guarded(const std::string& command, const std::function<void(Report&)>& body) {
+    Report report;
+    report.command = command;
+    try {
+        body(report);
+    } catch (const Error& e) {
+        report.add_error(e.problem());
+    } catch (const std::exception& e) {
+        Problem p;
+        p.exit_code = ExitCode::failed;
+        p.message = std::string("internal error: ") + e.what();
+        p.remedy = "this is a bug in cumemctl; please report it with the command line";
+        report.add_error(std::move(p));
+    }
+    return report;
+}
+
+Report run_with_driver(const std::string& command, const Globals& globals,
+                       const std::function<void(Report&, Driver&, int device_count)>& body) {
+    return run_guarded(command, [&](Report& report) {
+        Driver driver = open_driver(globals);
+        report.driver = driver.info();
+        const int count = driver.init();
+        body(report, driver, count);
+    });
+}
+
+CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value) {
+    target = default_value;
+    return app.add_option("-d,--device", target, "devices: a number, a list (0,2), a range (0-3) or all")
+        ->capture_default_str();
+}
+
+}  // namespace cumemctl::cmd

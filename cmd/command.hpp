@@ -1,0 +1,45 @@
+// What every subcommand shares: the global options, the registration signature, and the one place
+// that turns a command body into a report (driver loaded, errors caught).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "cuda/driver.hpp"
+#include "report/report.hpp"
+
+namespace cumemctl::cmd {
+
+// Options that every subcommand takes.
+struct Globals {
+    bool json = false;        // --json: one JSON document on stdout
+    std::string format;       // --format table|json|prometheus (json is the same as --json)
+    std::string libcuda;      // --libcuda PATH
+    bool no_color = false;    // --no-color
+};
+
+// The function main() runs once parsing has picked a subcommand.
+using Runner = std::function<Report()>;
+
+// A subcommand adds itself to `root` and, when chosen, sets `runner` to a function that runs it.
+using Registrar = void (*)(CLI::App& root, const Globals& globals, Runner& runner);
+
+// Loads the driver that the globals name (--libcuda, CUMEMCTL_LIBCUDA, libcuda.so.1).
+Driver open_driver(const Globals& globals);
+
+// Runs `body` with a fresh report for `command`: catches Error into report errors, and any other
+// exception as an internal failure, so that a report always comes back.
+Report run_guarded(const std::string& command, const std::function<void(Report&)>& body);
+
+// Runs `body` with the driver loaded and initialised; a driver that cannot be loaded becomes an
+// "unavailable" error in the report (exit 3) that names the library that was tried.
+Report run_with_driver(const std::string& command, const Globals& globals,
+                       const std::function<void(Report&, Driver&, int device_count)>& body);
+
+// Adds the --device option (a device list: 0, 0,2, 1-3, all) to a subcommand.
+CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value = "all");
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Configures and builds cumemctl into build/ (or the folder in $1) with the given extra CMake options.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build}
+shift || true
+export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+cmake --build "$dir"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what building and testing cumemctl needs, from Debian's packages. Idempotent: when every
+# package is there it changes nothing and says so. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config git
+  libcli11-dev libfmt-dev nlohmann-json3-dev doctest-dev
+  python3 python3-jsonschema python3-prometheus-client
+  groff-base man-db bash-completion zsh
+  clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all packages present"
+else
+  echo "setup: installing ${missing[*]}"
+  sudo_cmd=()
+  if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -qq
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+fi
+
+# The CUDA toolkit (headers, and nvcc for the verification kernels) is not a Debian package here.
+if [[ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]]; then
+  echo "setup: the CUDA toolkit is missing: install it so that ${CUDA_HOME:-/usr/local/cuda}/include/cuda.h exists" >&2
+  exit 1
+fi

@@ -1,0 +1,111 @@
+#include "cuda/driver.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+
+namespace cumemctl {
+
+std::string choose_libcuda(const std::string& explicit_path) {
+    if (!explicit_path.empty()) return explicit_path;
+    if (const char* env = std::getenv("CUMEMCTL_LIBCUDA"); env != nullptr && *env != '\0') return env;
+    return kDefaultLibcuda;
+}
+
+Driver Driver::load(const std::string& library) {
+    Driver d;
+    d.info_.library = library;
+    d.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (d.handle_ == nullptr) {
+        const char* why = dlerror();
+        d.info_.error = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown error");
+        return d;
+    }
+    auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(d.handle_, "cuGetProcAddress_v2"));
+    if (get_proc == nullptr) {
+        d.info_.error = fmt::format("{} is not a CUDA 12+ driver: it has no cuGetProcAddress_v2", library);
+        return d;
+    }
+    std::string missing;
+#define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                              \
+    {                                                                                                 \
+        void* fn = nullptr;                                                                           \
+        CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                 \
+        const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);       \
+        if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr) {            \
+            d.api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                              \
+        } else if (required && missing.empty()) {                                                     \
+            missing = #name;                                                                          \
+        }                                                                                             \
+    }
+    CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_RESOLVE_ENTRY)
+#undef CUMEMCTL_RESOLVE_ENTRY
+    if (!missing.empty()) {
+        d.info_.error = fmt::format("{} lacks the entry point {}", library, missing);
+        d.api_ = DriverApi{};
+        return d;
+    }
+    int version = 0;
+    if (d.api_.cuDriverGetVersion(&version) != CUDA_SUCCESS) {
+        d.info_.error = fmt::format("{}: cuDriverGetVersion failed", library);
+        d.api_ = DriverApi{};
+        return d;
+    }
+    d.info_.version = version;
+    d.info_.loaded = true;
+    return d;
+}
+
+Driver Driver::from_table(const DriverApi& api, int version) {
+    Driver d;
+    d.api_ = api;
+    d.info_.library = "(table)";
+    d.info_.loaded = true;
+    d.info_.version = version;
+    return d;
+}
+
+Driver::Driver(Driver&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      api_(other.api_),
+      info_(std::move(other.info_)),
+      device_count_(other.device_count_) {}
+
+Driver& Driver::operator=(Driver&& other) noexcept {
+    if (this != &other) {
+        if (handle_ != nullptr) dlclose(handle_);
+        handle_ = std::exchange(other.handle_, nullptr);
+        api_ = other.api_;
+        info_ = std::move(other.info_);
+        device_count_ = other.device_count_;
+    }
+    return *this;
+}
+
+// The library stays mapped until exit: the driver's own threads may outlive our use of it.
+Driver::~Driver() = default;
+
+int Driver::init() {
+    if (!info_.loaded) {
+        throw Error(ExitCode::unavailable, fmt::format("no usable CUDA driver: {}", info_.error),
+                    "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1");
+    }
+    if (device_count_ >= 0) return device_count_;
+    const CUresult r = api_.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE) {
+        device_count_ = 0;
+        return 0;
+    }
+    check(api_, r, "cuInit");
+    int count = 0;
+    check(api_, api_.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    device_count_ = count;
+    return count;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,61 @@
+// Devices and what their memory system supports, read from device attributes without a context
+// (free memory aside, which the driver reports only through a context).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuda/driver.hpp"
+
+namespace cumemctl {
+
+// One memory capability: a stable key for JSON, a label for tables, the attribute it comes from, and
+// the driver's answer (nullopt where this driver does not know the attribute: "unknown", not "no").
+struct Capability {
+    std::string_view key;
+    std::string_view label;
+    int attribute = 0;
+    std::optional<int> value;
+};
+
+// What `devices` reports for one device.
+struct DeviceInfo {
+    int ordinal = 0;
+    std::string name;
+    std::string uuid;          // GPU-xxxxxxxx-xxxx-..., empty where the driver lacks cuDeviceGetUuid
+    std::string pci_bus_id;    // 0000:00:00.0, empty where unknown
+    int cc_major = 0;
+    int cc_minor = 0;
+    std::uint64_t total_bytes = 0;
+    std::optional<std::uint64_t> free_bytes;  // nullopt where no context could be made
+    std::string free_error;                   // why free memory is unknown
+    std::vector<Capability> capabilities;
+};
+
+// The memory capabilities `devices` reports, in table order.
+const std::vector<Capability>& capability_catalogue();
+
+// Parses --device: "all", "0", "0,2", "1-3". A malformed list is a usage error (exit 2); a device that
+// does not exist is unavailable (exit 3), and the message names the devices there are.
+std::vector<int> select_devices(std::string_view spec, int count);
+
+// Reads an attribute; nullopt where the driver refuses it as unknown (CUDA_ERROR_INVALID_VALUE).
+std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute);
+
+// Everything but free memory; needs no context.
+DeviceInfo query_device(const DriverApi& api, int ordinal);
+
+// Fills free_bytes for each device through its primary context, one thread per device; a device
+// whose context cannot be made keeps free_bytes empty and says why in free_error.
+void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices);
+
+// Names the bits of a CUmemAllocationHandleType mask: "posix-fd", "win32", "win32-kmt", "fabric".
+std::vector<std::string> handle_type_names(int mask);
+
+// Formats a CUuuid as NVIDIA tools do: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+std::string format_uuid(const CUuuid& uuid);
+
+}  // namespace cumemctl

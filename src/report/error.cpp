@@ -1,0 +1,23 @@
+#include "report/error.hpp"
+
+#include <utility>
+
+namespace cumemctl {
+
+std::string_view exit_code_name(ExitCode code) {
+    switch (code) {
+        case ExitCode::ok: return "ok";
+        case ExitCode::failed: return "failed";
+        case ExitCode::usage: return "usage";
+        case ExitCode::unavailable: return "unavailable";
+        case ExitCode::permission: return "permission";
+    }
+    return "failed";
+}
+
+Error::Error(ExitCode code, std::string message, std::string remedy, std::string cause)
+    : Error(Problem{code, std::move(message), std::move(cause), std::move(remedy), std::nullopt, std::nullopt}) {}
+
+Error::Error(Problem problem) : std::runtime_error(problem.message), problem_(std::move(problem)) {}
+
+}  // namespace cumemctl

@@ -1,0 +1,44 @@
+// One error value for everything that can go wrong: what happened, why, what to do, and the exit code.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "report/exit_code.hpp"
+
+namespace cumemctl {
+
+// A failed driver call: which call, the CUresult number, its name and its description.
+struct DriverFailure {
+    std::string call;
+    int code = 0;
+    std::string name;
+    std::string text;
+};
+
+// A problem as a person reads it: message (what happened), cause (why), remedy (what to do).
+struct Problem {
+    ExitCode exit_code = ExitCode::failed;
+    std::string message;
+    std::string cause;
+    std::string remedy;
+    std::optional<DriverFailure> driver;
+    std::optional<int> device;
+};
+
+// The exception that core code throws; commands turn it into a report entry and an exit code.
+class Error : public std::runtime_error {
+public:
+    Error(ExitCode code, std::string message, std::string remedy = {}, std::string cause = {});
+    explicit Error(Problem problem);
+
+    ExitCode exit_code() const { return problem_.exit_code; }
+    const Problem& problem() const { return problem_; }
+    Problem& problem() { return problem_; }
+
+private:
+    Problem problem_;
+};
+
+}  // namespace cumemctl

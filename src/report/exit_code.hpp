@@ -1,0 +1,15 @@
+// The process exit codes of the design: the only numbers cumemctl ever exits with.
+#pragma once
+
+#include <string_view>
+
+namespace cumemctl {
+
+// 0 success; 1 a check or operation failed; 2 usage; 3 unavailable (no driver, device or feature);
+// 4 permission denied.
+enum class ExitCode : int { ok = 0, failed = 1, usage = 2, unavailable = 3, permission = 4 };
+
+// The name used in JSON reports: "ok", "failed", "usage", "unavailable", "permission".
+std::string_view exit_code_name(ExitCode code);
+
+}  // namespace cumemctl

@@ -1,0 +1,9 @@
+#include "report/renderer.hpp"
+
+namespace cumemctl {
+
+void JsonRenderer::render(const Report& report, std::ostream& out) const {
+    out << to_json(report).dump(2) << '\n';
+}
+
+}  // namespace cumemctl

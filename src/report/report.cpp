@@ -1,0 +1,67 @@
+#include "report/report.hpp"
+
+#include <utility>
+
+namespace cumemctl {
+
+void Report::add_error(Problem problem) {
+    if (exit_code == ExitCode::ok) exit_code = problem.exit_code == ExitCode::ok ? ExitCode::failed : problem.exit_code;
+    errors.push_back(std::move(problem));
+}
+
+void Report::add_warning(std::string message, std::string remedy, std::optional<int> device) {
+    Problem p;
+    p.exit_code = ExitCode::ok;
+    p.message = std::move(message);
+    p.remedy = std::move(remedy);
+    p.device = device;
+    warnings.push_back(std::move(p));
+}
+
+void Report::mark_failed() {
+    if (exit_code == ExitCode::ok) exit_code = ExitCode::failed;
+}
+
+nlohmann::json to_json(const Problem& problem) {
+    nlohmann::json j{{"message", problem.message},
+                     {"cause", problem.cause},
+                     {"remedy", problem.remedy},
+                     {"exit_code", static_cast<int>(problem.exit_code)},
+                     {"kind", exit_code_name(problem.exit_code)}};
+    if (problem.device) j["device"] = *problem.device;
+    if (problem.driver) {
+        j["driver_call"] = {{"call", problem.driver->call},
+                            {"result", problem.driver->code},
+                            {"name", problem.driver->name},
+                            {"text", problem.driver->text}};
+    }
+    return j;
+}
+
+nlohmann::json to_json(const Report& report) {
+    nlohmann::json driver{{"library", report.driver.library}, {"loaded", report.driver.loaded}};
+    if (report.driver.loaded) {
+        driver["version"] = report.driver.version;
+        driver["version_string"] = std::to_string(report.driver.version / 1000) + "." +
+                                   std::to_string(report.driver.version % 1000 / 10);
+    } else {
+        driver["version"] = nullptr;
+        driver["error"] = report.driver.error;
+    }
+    nlohmann::json errors = nlohmann::json::array();
+    for (const auto& e : report.errors) errors.push_back(to_json(e));
+    nlohmann::json warnings = nlohmann::json::array();
+    for (const auto& w : report.warnings) warnings.push_back(to_json(w));
+    return nlohmann::json{{"schema", kSchemaName},
+                          {"schema_version", kSchemaVersion},
+                          {"command", report.command},
+                          {"tool", {{"name", "cumemctl"}, {"version", CUMEMCTL_VERSION}, {"commit", CUMEMCTL_GIT_COMMIT}}},
+                          {"driver", std::move(driver)},
+                          {"results", report.results},
+                          {"errors", std::move(errors)},
+                          {"warnings", std::move(warnings)},
+                          {"ok", report.ok()},
+                          {"exit_code", static_cast<int>(report.exit_code)}};
+}
+
+}  // namespace cumemctl

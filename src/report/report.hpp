@@ -1,0 +1,57 @@
+// The report model: what every command hands to a renderer. JSON results for programs, tables for people.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "report/error.hpp"
+
+namespace cumemctl {
+
+inline constexpr const char* kSchemaName = "cumemctl.report";
+inline constexpr int kSchemaVersion = 1;
+
+// What the report says about the driver library: which one, whether it loaded, and its version.
+struct DriverInfo {
+    std::string library;          // the path or soname that was tried
+    bool loaded = false;
+    int version = 0;              // cuDriverGetVersion, 0 when unknown
+    std::string error;            // why it did not load, empty when it did
+};
+
+// A table for people: a title, column headings and rows of cells, with notes printed under it.
+struct Table {
+    std::string title;
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> notes;
+};
+
+// A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
+struct Report {
+    std::string command;
+    DriverInfo driver;
+    nlohmann::json results = nlohmann::json::object();
+    std::vector<Table> tables;
+    std::vector<Problem> errors;
+    std::vector<Problem> warnings;
+    ExitCode exit_code = ExitCode::ok;
+
+    // Records an error; the first error decides the exit code.
+    void add_error(Problem problem);
+    // Records a warning: shown, but the exit code stays.
+    void add_warning(std::string message, std::string remedy = {}, std::optional<int> device = std::nullopt);
+    // Marks a failed check without a separate error entry (the results say what failed).
+    void mark_failed();
+    bool ok() const { return exit_code == ExitCode::ok; }
+};
+
+// The JSON envelope of the design: schema, command, tool, driver, results, errors, warnings, ok, exit code.
+nlohmann::json to_json(const Report& report);
+// One problem as JSON (message, cause, remedy, exit code, driver failure and device where known).
+nlohmann::json to_json(const Problem& problem);
+
+}  // namespace cumemctl

@@ -1,0 +1,75 @@
+#include <algorithm>
+#include <string>
+
+#include "report/renderer.hpp"
+
+namespace cumemctl {
+namespace {
+
+// Display width of UTF-8 text: counts code points, which is right for the text cumemctl prints.
+std::size_t display_width(const std::string& s) {
+    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
+        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    }));
+}
+
+// Colour for status words in cells, only on a terminal.
+std::string paint(const std::string& cell, bool colour) {
+    if (!colour) return cell;
+    const char* code = nullptr;
+    if (cell == "pass" || cell == "ok" || cell == "yes" || cell == "created" || cell == "unchanged") code = "32";
+    else if (cell == "warn" || cell == "fixed" || cell == "replaced" || cell == "unknown") code = "33";
+    else if (cell == "fail" || cell == "error" || cell == "refused" || cell == "no") code = "31";
+    else if (cell == "skip") code = "2";
+    if (code == nullptr) return cell;
+    return std::string("\x1b[") + code + "m" + cell + "\x1b[0m";
+}
+
+}  // namespace
+
+void render_table(const Table& table, std::ostream& out, bool colour) {
+    if (!table.title.empty()) out << (colour ? "\x1b[1m" : "") << table.title << (colour ? "\x1b[0m" : "") << '\n';
+    std::vector<std::size_t> width(table.columns.size(), 0);
+    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
+    for (const auto& row : table.rows) {
+        for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
+            width[c] = std::max(width[c], display_width(row[c]));
+        }
+    }
+    auto line = [&](const std::vector<std::string>& cells, bool heading) {
+        std::string text = "  ";
+        for (std::size_t c = 0; c < width.size(); ++c) {
+            const std::string cell = c < cells.size() ? cells[c] : "";
+            const bool last = c + 1 == width.size();
+            text += heading ? cell : paint(cell, colour);
+            if (!last) text += std::string(width[c] - display_width(cell) + 2, ' ');
+        }
+        out << text << '\n';
+    };
+    if (!table.columns.empty()) line(table.columns, true);
+    for (const auto& row : table.rows) line(row, false);
+    for (const auto& note : table.notes) out << "  " << note << '\n';
+}
+
+void TableRenderer::render(const Report& report, std::ostream& out) const {
+    bool first = true;
+    for (const auto& table : report.tables) {
+        if (!first) out << '\n';
+        first = false;
+        render_table(table, out, colour_);
+    }
+}
+
+void write_problems(const Report& report, std::ostream& err) {
+    for (const auto& w : report.warnings) {
+        err << "cumemctl: warning: " << w.message << '\n';
+        if (!w.remedy.empty()) err << "  hint: " << w.remedy << '\n';
+    }
+    for (const auto& e : report.errors) {
+        err << "cumemctl: error: " << e.message << '\n';
+        if (!e.cause.empty()) err << "  cause: " << e.cause << '\n';
+        if (!e.remedy.empty()) err << "  hint: " << e.remedy << '\n';
+    }
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""End-to-end cases: run the real cumemctl binary (usually against the fake driver) and check its exit
+code, its JSON and its text, bpftrace-style.
+
+A case file holds cases separated by blank lines. Each case is a list of directives:
+
+    NAME    what the case shows (required, first)
+    PROFILE h200                      fake driver profile (tests/fakecuda/profiles/h200.json); sets
+                                      FAKECUDA_PROFILE and CUMEMCTL_LIBCUDA to the fake driver
+    ENV     NAME=VALUE                one more environment variable (repeatable)
+    SETUP   shell command             run before RUN, must succeed (repeatable)
+    RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, ... expand)
+    EXIT    N                         the expected exit code
+    JSON    {...}                     a fragment that stdout's JSON must contain (repeatable)
+    STDOUT  text                      stdout contains text (repeatable)
+    STDERR  text                      stderr contains text (repeatable)
+    NOT_STDOUT text / NOT_STDERR text must not appear
+    CHECK   shell command             run after RUN, must succeed (repeatable)
+
+Whenever stdout is JSON (the command line has --json or --format json), it must be exactly one JSON
+document that validates against the report schema. A JSON fragment matches when every key of an object
+fragment matches, every element of a list fragment matches the element at the same index, and scalars
+are equal; the string "*" matches any value, and a string starting with "~" is a regular expression.
+"""
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import jsonschema
+
+
+def parse_cases(path):
+    cases, current = [], None
+    with open(path, encoding="utf-8") as f:
+        for lineno, raw in enumerate(f, 1):
+            line = raw.rstrip("\n")
+            if not line.strip():
+                current = None
+                continue
+            if line.lstrip().startswith("#"):
+                continue
+            key, _, value = line.partition(" ")
+            value = value.strip()
+            if key == "NAME":
+                current = {"name": value, "where": f"{os.path.basename(path)}:{lineno}", "env": {}, "setup": [],
+                           "json": [], "stdout": [], "stderr": [], "not_stdout": [], "not_stderr": [], "check": []}
+                cases.append(current)
+                continue
+            if current is None:
+                raise SystemExit(f"{path}:{lineno}: a case starts with NAME")
+            if key == "PROFILE":
+                current["profile"] = value
+            elif key == "ENV":
+                name, _, val = value.partition("=")
+                current["env"][name] = val
+            elif key in ("SETUP", "CHECK"):
+                current[key.lower()].append(value)
+            elif key == "RUN":
+                current["run"] = value
+            elif key == "EXIT":
+                current["exit"] = int(value)
+            elif key == "JSON":
+                current["json"].append(json.loads(value))
+            elif key in ("STDOUT", "STDERR", "NOT_STDOUT", "NOT_STDERR"):
+                current[key.lower()].append(value)
+            else:
+                raise SystemExit(f"{path}:{lineno}: unknown directive {key}")
+    return cases
+
+
+def matches(fragment, actual, where="$"):
+    """Returns None when actual contains fragment, else a description of the first difference."""
+    if isinstance(fragment, str) and fragment == "*":
+        return None
+    if isinstance(fragment, str) and fragment.startswith("~"):
+        if isinstance(actual, str) and re.search(fragment[1:], actual):
+            return None
+        return f"{where}: {actual!r} does not match /{fragment[1:]}/"
+    if isinstance(fragment, dict):
+        if not isinstance(actual, dict):
+            return f"{where}: expected an object, got {actual!r}"
+        for k, v in fragment.items():
+            if k not in actual:
+                return f"{where}: no key {k!r}"
+            diff = matches(v, actual[k], f"{where}.{k}")
+            if diff:
+                return diff
+        return None
+    if isinstance(fragment, list):
+        if not isinstance(actual, list) or len(actual) < len(fragment):
+            return f"{where}: expected a list of at least {len(fragment)}, got {actual!r}"
+        for i, v in enumerate(fragment):
+            diff = matches(v, actual[i], f"{where}[{i}]")
+            if diff:
+                return diff
+        return None
+    if fragment != actual or type(fragment) is not type(actual):
+        return f"{where}: expected {fragment!r}, got {actual!r}"
+    return None
+
+
+def run_case(case, args, validator):
+    tmp = tempfile.mkdtemp(prefix="cumemctl-cli-")
+    try:
+        subst = {"cumemctl": args.binary, "fake": args.fake, "not_a_driver": args.not_a_driver,
+                 "profiles": args.profiles, "tmp": tmp}
+        expand = lambda s: s.format(**subst)
+        env = dict(os.environ)
+        env.pop("CUMEMCTL_LIBCUDA", None)
+        env.pop("NO_COLOR", None)
+        if "profile" in case:
+            env["FAKECUDA_PROFILE"] = os.path.join(args.profiles, case["profile"] + ".json")
+            env["CUMEMCTL_LIBCUDA"] = args.fake
+        env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
+        for k, v in case["env"].items():
+            env[k] = expand(v)
+        for cmd in case["setup"]:
+            r = subprocess.run(["bash", "-c", expand(cmd)], env=env, capture_output=True, text=True, timeout=60)
+            if r.returncode != 0:
+                return f"SETUP failed ({r.returncode}): {cmd}\n{r.stderr}"
+        if "run" not in case:
+            return "no RUN"
+        cmd = expand(case["run"])
+        r = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+        problems = []
+        if "exit" in case and r.returncode != case["exit"]:
+            problems.append(f"exit {r.returncode}, expected {case['exit']}")
+        wants_json = "--json" in cmd or "--format json" in cmd or "--format=json" in cmd
+        if wants_json:
+            try:
+                doc = json.loads(r.stdout)
+            except json.JSONDecodeError as e:
+                problems.append(f"stdout is not one JSON document: {e}")
+                doc = None
+            if doc is not None:
+                errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
+                for e in errors[:3]:
+                    problems.append(f"schema: {'/'.join(map(str, e.path))}: {e.message}")
+                for frag in case["json"]:
+                    diff = matches(frag, doc)
+                    if diff:
+                        problems.append(f"JSON {diff}")
+        elif case["json"]:
+            problems.append("JSON expected but the command does not ask for --json")
+        for text in case["stdout"]:
+            if expand(text) not in r.stdout:
+                problems.append(f"stdout lacks {text!r}")
+        for text in case["stderr"]:
+            if expand(text) not in r.stderr:
+                problems.append(f"stderr lacks {text!r}")
+        for text in case["not_stdout"]:
+            if expand(text) in r.stdout:
+                problems.append(f"stdout has {text!r}")
+        for text in case["not_stderr"]:
+            if expand(text) in r.stderr:
+                problems.append(f"stderr has {text!r}")
+        for check in case["check"]:
+            c = subprocess.run(["bash", "-c", expand(check)], env=env, capture_output=True, text=True, timeout=60)
+            if c.returncode != 0:
+                problems.append(f"CHECK failed: {check}\n{c.stdout}{c.stderr}")
+        if problems:
+            return "\n".join(problems) + f"\n--- command: {cmd}\n--- stdout:\n{r.stdout[-3000:]}\n--- stderr:\n{r.stderr[-2000:]}"
+        return None
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--fake", required=True)
+    ap.add_argument("--not-a-driver", required=True)
+    ap.add_argument("--profiles", required=True)
+    ap.add_argument("--schema", required=True)
+    ap.add_argument("--filter", default="", help="run only cases whose name contains this")
+    ap.add_argument("paths", nargs="+", help="case files or folders of *.case files")
+    args = ap.parse_args()
+    with open(args.schema, encoding="utf-8") as f:
+        schema = json.load(f)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    files = []
+    for p in args.paths:
+        if os.path.isdir(p):
+            files += sorted(os.path.join(p, n) for n in os.listdir(p) if n.endswith(".case"))
+        else:
+            files.append(p)
+    passed = failed = 0
+    for path in files:
+        for case in parse_cases(path):
+            if args.filter and args.filter not in case["name"]:
+                continue
+            why = run_case(case, args, validator)
+            if why is None:
+                passed += 1
+                print(f"ok    {case['where']}  {case['name']}")
+            else:
+                failed += 1
+                print(f"FAIL  {case['where']}  {case['name']}\n" + "\n".join("      " + l for l in why.splitlines()))
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not passed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

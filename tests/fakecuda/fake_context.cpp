@@ -1,0 +1,78 @@
+// The fake driver's contexts: one primary context per device, a current context per thread, and the
+// memory information that needs one.
+#include "fake_context.hpp"
+
+namespace fake {
+namespace {
+thread_local int current_device = -1;
+}
+
+int current_context_device() { return current_device; }
+
+}  // namespace fake
+
+namespace {
+// A fake CUcontext is the device ordinal plus one, as a pointer.
+CUcontext context_of(int ordinal) { return reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(ordinal + 1)); }
+int device_of(CUcontext ctx) { return static_cast<int>(reinterpret_cast<std::intptr_t>(ctx)) - 1; }
+}  // namespace
+
+extern "C" {
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+    FAKE_ENTRY_INIT("cuDevicePrimaryCtxRetain");
+    fake::Device* d = fake::device(dev);
+    if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    ++d->context_refs;
+    *pctx = context_of(dev);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
+    FAKE_ENTRY_INIT("cuDevicePrimaryCtxRelease");
+    fake::Device* d = fake::device(dev);
+    if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    if (d->context_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    --d->context_refs;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    FAKE_ENTRY_INIT("cuCtxSetCurrent");
+    if (ctx == nullptr) {
+        fake::current_device = -1;
+        return CUDA_SUCCESS;
+    }
+    if (fake::device(device_of(ctx)) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    fake::current_device = device_of(ctx);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext* pctx) {
+    FAKE_ENTRY_INIT("cuCtxGetCurrent");
+    if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = fake::current_device < 0 ? nullptr : context_of(fake::current_device);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize() {
+    FAKE_ENTRY_INIT("cuCtxSynchronize");
+    if (fake::current_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
+    FAKE_ENTRY_INIT("cuMemGetInfo");
+    fake::Device* d = fake::device(fake::current_device);
+    if (d == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
+    if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    *free = d->total - d->used;
+    *total = d->total;
+    return CUDA_SUCCESS;
+}
+
+}  // extern "C"

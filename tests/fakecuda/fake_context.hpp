@@ -1,0 +1,13 @@
+// The fake driver's current context, for entry points that need one.
+#pragma once
+
+#include <cstdint>
+
+#include "fake_state.hpp"
+
+namespace fake {
+
+// The device whose primary context is current on this thread, or -1.
+int current_context_device();
+
+}  // namespace fake

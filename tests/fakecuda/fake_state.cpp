@@ -1,0 +1,199 @@
+#include "fake_state.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace fake {
+namespace {
+
+struct ResultName {
+    CUresult code;
+    const char* name;
+    const char* text;
+};
+
+#define FAKE_RESULT(code, text) {code, #code, text}
+const ResultName kResults[] = {
+    FAKE_RESULT(CUDA_SUCCESS, "no error"),
+    FAKE_RESULT(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
+    FAKE_RESULT(CUDA_ERROR_OUT_OF_MEMORY, "out of memory"),
+    FAKE_RESULT(CUDA_ERROR_NOT_INITIALIZED, "initialization error"),
+    FAKE_RESULT(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
+    FAKE_RESULT(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
+    FAKE_RESULT(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
+    FAKE_RESULT(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
+    FAKE_RESULT(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
+    FAKE_RESULT(CUDA_ERROR_NOT_FOUND, "named symbol not found"),
+    FAKE_RESULT(CUDA_ERROR_NOT_READY, "device not ready"),
+    FAKE_RESULT(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
+    FAKE_RESULT(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
+    FAKE_RESULT(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
+    FAKE_RESULT(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
+    FAKE_RESULT(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
+    FAKE_RESULT(CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized"),
+    FAKE_RESULT(CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, "system has unsupported display driver / cuda driver combination"),
+    FAKE_RESULT(CUDA_ERROR_ILLEGAL_STATE, "the operation is not permitted in the current state"),
+    FAKE_RESULT(CUDA_ERROR_ALREADY_MAPPED, "resource already mapped"),
+    FAKE_RESULT(CUDA_ERROR_NOT_MAPPED, "resource not mapped"),
+    FAKE_RESULT(CUDA_ERROR_OPERATING_SYSTEM, "OS call failed or operation not supported on this OS"),
+    FAKE_RESULT(CUDA_ERROR_TIMEOUT, "timeout"),
+    FAKE_RESULT(CUDA_ERROR_UNKNOWN, "unknown error"),
+};
+#undef FAKE_RESULT
+
+[[noreturn]] void die(const std::string& why) {
+    std::fprintf(stderr, "fakecuda: %s\n", why.c_str());
+    std::abort();
+}
+
+void load_profile(State& s) {
+    const char* path = std::getenv("FAKECUDA_PROFILE");
+    if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
+    std::ifstream in(path);
+    if (!in) die(std::string("cannot read profile ") + path);
+    try {
+        s.profile = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+        die(std::string("profile ") + path + ": " + e.what());
+    }
+    const auto& p = s.profile;
+    s.driver_version = p.value("driver_version", 13000);
+    if (p.contains("init_error")) s.init_error = result_from_name(p["init_error"].get<std::string>());
+    s.missing_entry_points = p.value("missing_entry_points", std::vector<std::string>{});
+    for (const auto& d : p.value("devices", nlohmann::json::array())) {
+        Device dev;
+        dev.name = d.value("name", "Fake GPU");
+        dev.uuid_hex = d.value("uuid", "00000000000000000000000000000000");
+        dev.pci_bus_id = d.value("pci_bus_id", "00000000:00:00.0");
+        dev.total = d.value("total", std::uint64_t{0});
+        dev.used = d.value("baseline_used", std::uint64_t{0});
+        const nlohmann::json attrs = d.value("attrs", nlohmann::json::object());
+        for (const auto& [k, v] : attrs.items()) dev.attrs[std::stoi(k)] = v.get<int>();
+        for (const auto& g : d.value("granularity", nlohmann::json::array())) {
+            GranularityRow row;
+            row.loc = g.value("loc", 1);
+            row.id = g.value("id", 0);
+            row.handle_types = g.value("ht", 0);
+            row.flag = g.value("flag", 0);
+            row.min = g.value("min", std::uint64_t{0});
+            row.rec = g.value("rec", std::uint64_t{0});
+            row.result = result_from_name(g.value("r", std::string("CUDA_SUCCESS")));
+            dev.granularity.push_back(row);
+        }
+        dev.extra = d;
+        s.devices.push_back(std::move(dev));
+    }
+    for (const auto& i : p.value("inject", nlohmann::json::array())) {
+        s.injections.push_back(Injection{i.at("call").get<std::string>(), result_from_name(i.at("result").get<std::string>()),
+                                         i.value("nth", 1), i.value("count", 1)});
+    }
+    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile.
+    if (const char* env = std::getenv("FAKECUDA_INJECT"); env != nullptr && *env != '\0') {
+        std::stringstream ss(env);
+        std::string item;
+        while (std::getline(ss, item, ';')) {
+            const auto eq = item.find('=');
+            if (eq == std::string::npos) die("FAKECUDA_INJECT: expected call=RESULT[@nth[xcount]]: " + item);
+            Injection inj;
+            inj.call = item.substr(0, eq);
+            std::string rest = item.substr(eq + 1);
+            const auto at = rest.find('@');
+            if (at != std::string::npos) {
+                std::string when = rest.substr(at + 1);
+                rest = rest.substr(0, at);
+                const auto x = when.find('x');
+                inj.nth = std::stoi(when.substr(0, x));
+                if (x != std::string::npos) inj.count = std::stoi(when.substr(x + 1));
+            }
+            inj.result = result_from_name(rest);
+            s.injections.push_back(inj);
+        }
+    }
+}
+
+}  // namespace
+
+State& state() {
+    static State* s = [] {
+        auto* st = new State;  // never destroyed: entry points may run during exit
+        try {
+            load_profile(*st);
+        } catch (const std::exception& e) {
+            die(std::string("bad profile: ") + e.what());
+        }
+        return st;
+    }();
+    return *s;
+}
+
+CUresult result_from_name(const std::string& name) {
+    for (const auto& r : kResults) {
+        if (name == r.name) return r.code;
+    }
+    die("unknown CUresult name " + name);
+}
+
+const char* result_name(CUresult r) {
+    for (const auto& e : kResults) {
+        if (e.code == r) return e.name;
+    }
+    return nullptr;
+}
+
+const char* result_text(CUresult r) {
+    for (const auto& e : kResults) {
+        if (e.code == r) return e.text;
+    }
+    return nullptr;
+}
+
+std::optional<CUresult> injected(const char* call) {
+    State& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    const int n = ++s.call_counts[call];
+    for (const auto& inj : s.injections) {
+        if (inj.call != call) continue;
+        if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) return inj.result;
+    }
+    return std::nullopt;
+}
+
+Device* device(int ordinal) {
+    State& s = state();
+    if (ordinal < 0 || ordinal >= static_cast<int>(s.devices.size())) return nullptr;
+    return &s.devices[static_cast<std::size_t>(ordinal)];
+}
+
+bool imex_channel_available() {
+    std::string dir = "/dev/nvidia-caps-imex-channels";
+    if (const char* env = std::getenv("FAKECUDA_IMEX_DIR"); env != nullptr && *env != '\0') {
+        dir = env;
+    } else if (state().profile.contains("imex_channel_dir")) {
+        dir = state().profile["imex_channel_dir"].get<std::string>();
+    }
+    DIR* d = opendir(dir.c_str());
+    if (d == nullptr) return false;
+    bool ok = false;
+    // A real channel node is a character device the process may read and write. (Opening it would
+    // fail in tests: no driver stands behind a node made in a temporary directory.)
+    while (const dirent* e = readdir(d)) {
+        if (std::string(e->d_name).rfind("channel", 0) != 0) continue;
+        struct stat st {};
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISCHR(st.st_mode)) continue;
+        if (faccessat(dirfd(d), e->d_name, R_OK | W_OK, AT_EACCESS) == 0) {
+            ok = true;
+            break;
+        }
+    }
+    closedir(d);
+    return ok;
+}
+
+}  // namespace fake

@@ -1,0 +1,99 @@
+// The fake driver's model: devices read from a JSON profile (FAKECUDA_PROFILE), the process's state,
+// and error injection. Test equipment only: it answers like a driver so the real seam can be tested.
+#pragma once
+
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace fake {
+
+// One granularity answer: location type and id, handle types, a CUmemAllocationCompType/usage flag
+// index as in shared/h200-driver.json (0 none, 1 compression, 2 RDMA, 3 tile pool), and the result.
+struct GranularityRow {
+    int loc = 1;
+    int id = 0;
+    int handle_types = 0;
+    int flag = 0;
+    std::uint64_t min = 0;
+    std::uint64_t rec = 0;
+    CUresult result = CUDA_SUCCESS;
+};
+
+// One fake GPU.
+struct Device {
+    std::string name;
+    std::string uuid_hex;      // 32 hex digits
+    std::string pci_bus_id;
+    std::uint64_t total = 0;
+    std::uint64_t used = 0;    // bytes taken by allocations of this process (and by `baseline_used`)
+    std::map<int, int> attrs;  // attribute number -> value; absent -> CUDA_ERROR_INVALID_VALUE
+    std::vector<GranularityRow> granularity;
+    nlohmann::json extra;      // the profile's device object, for feature files (pools, endpoints)
+    bool context_retained = false;
+    int context_refs = 0;
+};
+
+// One injected failure: the call fails with `result` on its nth call (1-based), `count` times
+// (0 for ever after).
+struct Injection {
+    std::string call;
+    CUresult result = CUDA_ERROR_UNKNOWN;
+    int nth = 1;
+    int count = 1;
+};
+
+// The whole fake process state, guarded by mutex.
+struct State {
+    std::mutex mutex;
+    int driver_version = 13000;
+    CUresult init_error = CUDA_SUCCESS;
+    bool initialised = false;
+    std::vector<Device> devices;
+    std::vector<std::string> missing_entry_points;
+    std::vector<Injection> injections;
+    std::map<std::string, int> call_counts;
+    nlohmann::json profile;
+};
+
+// The state, loaded from the profile on first use. A profile that cannot be read aborts the process
+// with a message: a broken test fixture must not look like a driver answer.
+State& state();
+
+// Parses a CUresult name such as "CUDA_ERROR_OUT_OF_MEMORY"; aborts on an unknown name.
+CUresult result_from_name(const std::string& name);
+// The name and text of a CUresult, nullptr for codes the fake does not know.
+const char* result_name(CUresult r);
+const char* result_text(CUresult r);
+
+// Counts a call and returns the injected failure for it, if any. Call at the top of every entry point.
+std::optional<CUresult> injected(const char* call);
+
+// The device for an ordinal, or nullptr.
+Device* device(int ordinal);
+
+// Whether the calling process can open an IMEX channel: some channelN under the channel directory
+// (FAKECUDA_IMEX_DIR, or the profile's "imex_channel_dir", default /dev/nvidia-caps-imex-channels)
+// is a character device the process may read and write. This is the rule the real driver applies to fabric handles.
+bool imex_channel_available();
+
+}  // namespace fake
+
+// Every entry point starts with this: counts the call, applies injection, requires cuInit.
+#define FAKE_ENTRY(name)                                                        \
+    do {                                                                        \
+        if (auto inj_ = ::fake::injected(name)) return *inj_;                   \
+    } while (0)
+#define FAKE_ENTRY_INIT(name)                                                   \
+    do {                                                                        \
+        FAKE_ENTRY(name);                                                       \
+        if (!::fake::state().initialised) return CUDA_ERROR_NOT_INITIALIZED;    \
+    } while (0)

@@ -1,0 +1,80 @@
+"""Direct driver queries for the GPU tier, through NVIDIA's cuda.bindings: the reference that cumemctl's
+answers are compared with. Nothing here goes through cumemctl's own code."""
+import json
+import subprocess
+import sys
+
+try:
+    from cuda.bindings import driver as cu
+except ImportError:  # pragma: no cover - the GPU machine has it
+    cu = None
+
+SKIP = 125
+
+
+def ok(result):
+    err = result[0] if isinstance(result, tuple) else result
+    return err == cu.CUresult.CUDA_SUCCESS
+
+
+def init_or_skip():
+    """Initialises the driver; exits 125 (skipped) where there is no driver, binding or device."""
+    if cu is None:
+        print("skip: cuda.bindings is not installed")
+        sys.exit(SKIP)
+    try:
+        (err,) = cu.cuInit(0)
+    except Exception as e:  # no libcuda
+        print(f"skip: no CUDA driver ({e})")
+        sys.exit(SKIP)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        print(f"skip: cuInit: {err}")
+        sys.exit(SKIP)
+    err, count = cu.cuDeviceGetCount()
+    if count == 0:
+        print("skip: no CUDA device")
+        sys.exit(SKIP)
+    return count
+
+
+def attribute(ordinal, number):
+    """The attribute's value, or None where the driver refuses it."""
+    err, value = cu.cuDeviceGetAttribute(cu.CUdevice_attribute(number), ordinal)
+    return value if err == cu.CUresult.CUDA_SUCCESS else None
+
+
+def cumemctl(binary, *args):
+    """Runs cumemctl with --json; returns (exit code, parsed JSON)."""
+    r = subprocess.run([binary, *args, "--json"], capture_output=True, text=True, timeout=300)
+    try:
+        doc = json.loads(r.stdout)
+    except json.JSONDecodeError:
+        doc = None
+    return r.returncode, doc, r.stderr
+
+
+class Checker:
+    """Collects named comparisons and prints one line each."""
+
+    def __init__(self):
+        self.failed = 0
+        self.passed = 0
+
+    def eq(self, what, got, want):
+        if got == want:
+            self.passed += 1
+            print(f"  ok    {what}: {got!r}")
+        else:
+            self.failed += 1
+            print(f"  FAIL  {what}: cumemctl {got!r}, driver {want!r}")
+
+    def true(self, what, cond, detail=""):
+        self.eq(what, bool(cond), True) if cond else self._fail(what, detail)
+
+    def _fail(self, what, detail):
+        self.failed += 1
+        print(f"  FAIL  {what} {detail}")
+
+    def done(self):
+        print(f"{self.passed} passed, {self.failed} failed")
+        sys.exit(1 if self.failed else 0)

@@ -1,0 +1,71 @@
+#include <doctest/doctest.h>
+
+#include "driver_table.hpp"
+#include "gpu/devices.hpp"
+
+using namespace cumemctl;
+
+TEST_CASE("query_device reads attributes and reports unknown ones as unknown") {
+    auto& m = testing_driver::model();
+    m = testing_driver::Model{};
+    m.attrs = {{CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 9},
+               {CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, 0},
+               {CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 1},
+               {CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 1},
+               {CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 0},
+               {CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, 9}};
+    const auto api = testing_driver::table();
+    const DeviceInfo info = query_device(api, 0);
+    CHECK(info.name == "Test GPU");
+    CHECK(info.cc_major == 9);
+    CHECK(info.uuid == "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    auto cap = [&](std::string_view key) {
+        for (const auto& c : info.capabilities) {
+            if (c.key == key) return c.value;
+        }
+        FAIL("no capability ", key);
+        return std::optional<int>{};
+    };
+    CHECK(cap("vmm") == 1);
+    CHECK(cap("fabric") == 1);
+    CHECK(cap("multicast") == 0);
+    CHECK_FALSE(cap("le_unicast").has_value());
+    CHECK(handle_type_names(*cap("pool_handle_types")) == std::vector<std::string>{"posix-fd", "fabric"});
+}
+
+TEST_CASE("query_free_memory releases the contexts it retains and reports failures") {
+    auto& m = testing_driver::model();
+    m = testing_driver::Model{};
+    m.device_count = 2;
+    const auto api = testing_driver::table();
+    std::vector<DeviceInfo> devices{query_device(api, 0), query_device(api, 1)};
+    query_free_memory(api, devices);
+    CHECK(devices[0].free_bytes == m.free);
+    CHECK(devices[1].free_bytes == m.free);
+    CHECK(m.retained == 0);
+    m.retain_result = CUDA_ERROR_OUT_OF_MEMORY;
+    query_free_memory(api, devices = {query_device(api, 0)});
+    CHECK_FALSE(devices[0].free_bytes.has_value());
+    CHECK(devices[0].free_error.find("cuDevicePrimaryCtxRetain") != std::string::npos);
+}
+
+TEST_CASE("select_devices tells a bad list from a device that does not exist") {
+    CHECK(select_devices("all", 2) == std::vector<int>{0, 1});
+    CHECK(select_devices("1", 2) == std::vector<int>{1});
+    try {
+        select_devices("7", 1);
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::unavailable);
+        CHECK(e.problem().remedy == "this node has one CUDA device: 0");
+    }
+    for (std::string bad : {"-1", "x", ""}) {
+        CAPTURE(bad);
+        try {
+            select_devices(bad, 1);
+            FAIL("accepted");
+        } catch (const Error& e) {
+            CHECK(e.exit_code() == ExitCode::usage);
+        }
+    }
+}

@@ -1,0 +1,56 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "cuda/driver_call.hpp"
+#include "driver_table.hpp"
+#include "report/renderer.hpp"
+
+using namespace cumemctl;
+
+TEST_CASE("the first error decides the exit code and warnings keep it") {
+    Report r;
+    r.command = "devices";
+    r.add_warning("careful");
+    CHECK(r.ok());
+    r.add_error(Problem{ExitCode::unavailable, "no driver", "", "install it", std::nullopt, std::nullopt});
+    r.add_error(Problem{ExitCode::failed, "second", "", "", std::nullopt, std::nullopt});
+    CHECK(r.exit_code == ExitCode::unavailable);
+    const auto j = to_json(r);
+    CHECK(j["ok"] == false);
+    CHECK(j["exit_code"] == 3);
+    CHECK(j["errors"].size() == 2);
+    CHECK(j["errors"][0]["remedy"] == "install it");
+    CHECK(j["warnings"][0]["message"] == "careful");
+    CHECK(j["schema"] == kSchemaName);
+    CHECK(j["driver"]["loaded"] == false);
+}
+
+TEST_CASE("check turns a CUresult into an error that names the call") {
+    const auto api = testing_driver::table();
+    try {
+        check(api, CUDA_ERROR_INVALID_VALUE, "cuMemCreate");
+        FAIL("no throw");
+    } catch (const Error& e) {
+        REQUIRE(e.problem().driver.has_value());
+        CHECK(e.problem().driver->call == "cuMemCreate");
+        CHECK(e.problem().driver->code == 1);
+        CHECK(e.problem().driver->name == "CUDA_ERROR_INVALID_VALUE");
+        CHECK(e.exit_code() == ExitCode::failed);
+    }
+    CHECK(exit_code_for(CUDA_ERROR_NOT_PERMITTED) == ExitCode::permission);
+    CHECK(exit_code_for(CUDA_ERROR_NOT_SUPPORTED) == ExitCode::unavailable);
+    CHECK_NOTHROW(check(api, CUDA_SUCCESS, "cuInit"));
+}
+
+TEST_CASE("the table renderer aligns columns and the problem writer gives the remedy") {
+    Table t{"Title", {"a", "long heading"}, {{"wide cell", "x"}}, {"a note"}};
+    std::ostringstream out;
+    render_table(t, out, false);
+    CHECK(out.str() == "Title\n  a          long heading\n  wide cell  x\n  a note\n");
+    Report r;
+    r.add_error(Problem{ExitCode::usage, "bad size", "", "use 2MiB", std::nullopt, std::nullopt});
+    std::ostringstream err;
+    write_problems(r, err);
+    CHECK(err.str() == "cumemctl: error: bad size\n  hint: use 2MiB\n");
+}
