@@ -24,7 +24,7 @@ void validate_range(CUdeviceptr ptr, std::size_t size) {
 
 // Launches `fn` over the range with the smaller of the one-wave grid and the grid the range needs.
 void launch(const DriverApi& api, CUfunction fn, unsigned max_grid, CUstream stream, verify::KernelArgs& args) {
-    const unsigned long long per_block = verify::kThreads * verify::kUnroll;
+    const unsigned long long per_block = 1ULL * verify::kThreads * verify::kUnroll;
     const unsigned long long needed = (args.words + per_block - 1) / per_block;
     const unsigned grid = static_cast<unsigned>(std::clamp<unsigned long long>(needed, 1, max_grid));
     void* params[] = {&args};
@@ -39,14 +39,16 @@ double elapsed_seconds(const DriverApi& api, CUevent from, CUevent to) {
 }
 
 // 10^9 bytes per second, 0 where no time was measured.
-double gbps(std::uint64_t bytes, double seconds) { return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0; }
+double gbps(std::uint64_t bytes, double seconds) {
+    return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
+}
 
 // Says what an illegal address during a pass means for the range being verified.
 void explain_illegal_address(Error& e, CUdeviceptr ptr, std::size_t size) {
     auto& p = e.problem();
     if (!p.driver || p.driver->code != CUDA_ERROR_ILLEGAL_ADDRESS) return;
-    p.cause = fmt::format("the verify kernel touched memory in [{:#x}, {:#x}) that this device cannot access",
-                          ptr, ptr + size);
+    p.cause = fmt::format("the verify kernel touched memory in [{:#x}, {:#x}) that this device cannot access", ptr,
+                          ptr + size);
     p.remedy = "map the whole range and grant this device read-write access (cuMemSetAccess) before verifying";
 }
 
@@ -61,7 +63,8 @@ VerifyResult run_passes(const DriverApi& api, CUdeviceptr ptr, std::size_t size,
     OwnedHandle<CUstream> stream(api.cuStreamDestroy);
     CU_CALL(api, cuStreamCreate, &stream.handle, CU_STREAM_DEFAULT);
     OwnedHandle<CUevent> start(api.cuEventDestroy), filled(api.cuEventDestroy), checked(api.cuEventDestroy);
-    for (CUevent* e : {&start.handle, &filled.handle, &checked.handle}) CU_CALL(api, cuEventCreate, e, CU_EVENT_DEFAULT);
+    for (CUevent* e : {&start.handle, &filled.handle, &checked.handle})
+        CU_CALL(api, cuEventCreate, e, CU_EVENT_DEFAULT);
     OwnedHandle<CUdeviceptr> counters(api.cuMemFree);
     CU_CALL(api, cuMemAlloc, &counters.handle, sizeof(verify::Counters));
     const verify::Counters initial{0, ~0ULL};

@@ -22,10 +22,10 @@ namespace cumemctl {
 struct VerifyResult {
     std::uint64_t bytes = 0;
     std::uint64_t mismatches = 0;
-    std::uint64_t first_mismatch_offset = 0;   // meaningful when mismatches > 0
+    std::uint64_t first_mismatch_offset = 0;  // meaningful when mismatches > 0
     double fill_seconds = 0;
     double check_seconds = 0;
-    double fill_gbps = 0;                       // 10^9 bytes per second
+    double fill_gbps = 0;  // 10^9 bytes per second
     double check_gbps = 0;
     bool ok() const { return mismatches == 0; }
 };

@@ -40,12 +40,13 @@ unsigned long long current_context_id(const DriverApi& api, CUcontext& ctx) {
     }
     api.cuDriverGetVersion(&driver);
     auto& p = error.problem();
-    p.cause = fmt::format("the embedded verify kernels hold {} (built with CUDA {}); the device has compute "
-                          "capability {}.{} and the driver supports CUDA {}.{}",
-                          CUMEMCTL_VERIFY_CODE, CUMEMCTL_NVCC_VERSION, major, minor, driver / 1000,
-                          driver % 1000 / 10);
-    p.remedy = "upgrade the NVIDIA driver to one that supports this CUDA version, or rebuild cumemctl with an "
-               "nvcc that targets this device";
+    p.cause = fmt::format(
+        "the embedded verify kernels hold {} (built with CUDA {}); the device has compute "
+        "capability {}.{} and the driver supports CUDA {}.{}",
+        CUMEMCTL_VERIFY_CODE, CUMEMCTL_NVCC_VERSION, major, minor, driver / 1000, driver % 1000 / 10);
+    p.remedy =
+        "upgrade the NVIDIA driver to one that supports this CUDA version, or rebuild cumemctl with an "
+        "nvcc that targets this device";
     throw std::move(error);
 }
 

@@ -38,7 +38,7 @@ struct KernelArgs {
     unsigned long long words;       // whole 16-byte words
     unsigned long long tail_bytes;  // bytes after the last whole word, 0..15
     unsigned long long seed;
-    unsigned long long counters;    // device address of a Counters; 0 for the fill
+    unsigned long long counters;  // device address of a Counters; 0 for the fill
 };
 
 // One 16-byte word of the pattern: `lo` is stored first (bytes 0..7, little-endian), then `hi`.

@@ -181,8 +181,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     const auto it = functions().find(f);
     if (it == functions().end()) return CUDA_ERROR_INVALID_HANDLE;
     const auto& args = *static_cast<const pattern::KernelArgs*>(kernelParams[0]);
-    const CUresult r = validate_launch(it->second, gridDimX * gridDimY * gridDimZ,
-                                       blockDimX * blockDimY * blockDimZ, args);
+    const CUresult r =
+        validate_launch(it->second, gridDimX * gridDimY * gridDimZ, blockDimX * blockDimY * blockDimZ, args);
     if (r != CUDA_SUCCESS) return r;
     if (it->second.kernel == Kernel::fill) {
         run_fill(args);

@@ -61,7 +61,9 @@ Options parse_options(int argc, char** argv) {
 }
 
 // Best (highest) of a list of rates.
-double best(const std::vector<double>& v) { return v.empty() ? 0 : *std::max_element(v.begin(), v.end()); }
+double best(const std::vector<double>& v) {
+    return v.empty() ? 0 : *std::max_element(v.begin(), v.end());
+}
 
 // cuMemcpyDtoD of the first half of the buffer onto the second, timed with events on the legacy
 // stream: bytes read plus written per second, 10^9.

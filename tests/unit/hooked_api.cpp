@@ -43,8 +43,8 @@ Hooks& hooks() {
 cumemctl::DriverApi hooked(const cumemctl::DriverApi& real) {
     real_table() = real;
     cumemctl::DriverApi api{};
-#define CUMEMCTL_HOOK_ENTRY(entry, version, required)                              \
-    Hook<&cumemctl::DriverApi::entry>::name = #entry;                              \
+#define CUMEMCTL_HOOK_ENTRY(entry, version, required)  \
+    Hook<& cumemctl::DriverApi::entry>::name = #entry; \
     api.entry = real.entry != nullptr ? &Hook<&cumemctl::DriverApi::entry>::call : nullptr;
     CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_HOOK_ENTRY)
 #undef CUMEMCTL_HOOK_ENTRY

@@ -21,7 +21,9 @@ using testing_driver::hooks;
 
 namespace {
 
-const DriverApi& api() { return fake_driver().api(); }
+const DriverApi& api() {
+    return fake_driver().api();
+}
 
 // cuMemAlloc memory, freed at the end of a test.
 struct Linear {
@@ -60,7 +62,9 @@ struct Mapped {
 };
 
 // The driver failure code an Error carries, or 0.
-int failure_code(const Error& e) { return e.problem().driver ? e.problem().driver->code : 0; }
+int failure_code(const Error& e) {
+    return e.problem().driver ? e.problem().driver->code : 0;
+}
 
 // Sets FAKECUDA_CORRUPT_AFTER_FILL for one scope.
 struct Corruption {
@@ -204,11 +208,11 @@ TEST_CASE("every failing driver call is reported and releases what verify made")
         bool module_kept;
     };
     const Failure failures[] = {
-        {"cuCtxGetCurrent", 1, false},     {"cuCtxGetId", 1, false},         {"cuModuleLoadData", 1, false},
-        {"cuModuleGetFunction", 2, false}, {"cuCtxGetDevice", 1, false},     {"cuDeviceGetAttribute", 1, false},
-        {"cuStreamCreate", 1, true},       {"cuEventCreate", 3, true},       {"cuMemAlloc", 1, true},
-        {"cuMemcpyHtoD", 1, true},         {"cuEventRecord", 2, true},       {"cuLaunchKernel", 2, true},
-        {"cuEventSynchronize", 1, true},   {"cuEventElapsedTime", 2, true},  {"cuMemcpyDtoH", 1, true},
+        {"cuCtxGetCurrent", 1, false},     {"cuCtxGetId", 1, false},        {"cuModuleLoadData", 1, false},
+        {"cuModuleGetFunction", 2, false}, {"cuCtxGetDevice", 1, false},    {"cuDeviceGetAttribute", 1, false},
+        {"cuStreamCreate", 1, true},       {"cuEventCreate", 3, true},      {"cuMemAlloc", 1, true},
+        {"cuMemcpyHtoD", 1, true},         {"cuEventRecord", 2, true},      {"cuLaunchKernel", 2, true},
+        {"cuEventSynchronize", 1, true},   {"cuEventElapsedTime", 2, true}, {"cuMemcpyDtoH", 1, true},
     };
     for (const Failure& f : failures) {
         CAPTURE(f.call);
