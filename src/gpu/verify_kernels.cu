@@ -61,7 +61,8 @@ __device__ void publish_mismatches(unsigned long long count, unsigned long long 
 extern "C" __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cumemctl_verify_fill(const KernelArgs a) {
     auto* words = reinterpret_cast<uint4*>(a.base);
     const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * kThreads * kUnroll;
-    for (unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * kThreads * kUnroll + threadIdx.x; base < a.words; base += stride) {
+    const unsigned long long start = static_cast<unsigned long long>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
+    for (unsigned long long base = start; base < a.words; base += stride) {
 #pragma unroll
         for (unsigned j = 0; j < kUnroll; ++j) {
             const unsigned long long i = base + j * kThreads;
@@ -81,7 +82,8 @@ extern "C" __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cumemctl_ve
     const auto* words = reinterpret_cast<const uint4*>(a.base);
     const unsigned long long stride = static_cast<unsigned long long>(gridDim.x) * kThreads * kUnroll;
     unsigned long long count = 0, first = ~0ULL;
-    for (unsigned long long base = static_cast<unsigned long long>(blockIdx.x) * kThreads * kUnroll + threadIdx.x; base < a.words; base += stride) {
+    const unsigned long long start = static_cast<unsigned long long>(blockIdx.x) * kThreads * kUnroll + threadIdx.x;
+    for (unsigned long long base = start; base < a.words; base += stride) {
         uint4 v[kUnroll];
 #pragma unroll
         for (unsigned j = 0; j < kUnroll; ++j) {
