@@ -137,23 +137,21 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
 }
 
 void add_verify(const ImexSetupOptions& opts, const Globals& globals, const ImexSetupRequest& req, Report& report) {
-    VerifyRequest v;
+    FabricVerifyRequest v;
     v.libcuda = choose_libcuda(globals.libcuda);
     v.device = parse_index(opts.device, 1 << 20, "device");
     v.as = req.owner;
-    const VerifyResult got = verify_fabric_in_child(v);
+    const FabricVerifyResult got = verify_fabric_in_child(v);
     report.driver = got.driver;
     const Owner as = owner_of(got.uid, got.gid);
     nlohmann::json j{{"ok", got.ok}, {"device", v.device}, {"uid", got.uid}, {"gid", got.gid},
                      {"as", format_owner(as)}, {"granularity", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     report.results["verify"] = std::move(j);
-    Table t{"Verify", {"", ""}, {}, {}};
-    t.rows.push_back({"as", format_owner(as)});
-    t.rows.push_back({"device", std::to_string(v.device)});
-    t.rows.push_back({"result", got.ok ? fmt::format("pass: made and exported a {} fabric-handle allocation",
-                                                     format_size(got.granularity))
-                                       : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
+    Table t{"Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
+    t.rows.push_back({format_owner(as), std::to_string(v.device),
+                      got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
+                             : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
     report.tables.push_back(std::move(t));
     if (got.problem) {
         Problem p = *got.problem;

@@ -69,7 +69,7 @@ void drop_privileges(const Owner& as) {
 }
 
 // The child's whole work, as the JSON it sends back.
-nlohmann::json child_work(const VerifyRequest& request) {
+nlohmann::json child_work(const FabricVerifyRequest& request) {
     nlohmann::json out{{"ok", false}};
     try {
         if (request.as) drop_privileges(*request.as);
@@ -91,7 +91,7 @@ nlohmann::json child_work(const VerifyRequest& request) {
     return out;
 }
 
-[[noreturn]] void run_child(const VerifyRequest& request, int write_fd) {
+[[noreturn]] void run_child(const FabricVerifyRequest& request, int write_fd) {
     ::dup2(STDERR_FILENO, STDOUT_FILENO);
     const std::string text = child_work(request).dump();
     std::size_t done = 0;
@@ -123,8 +123,8 @@ bool read_answer(int fd, int timeout_ms, std::string& text) {
     }
 }
 
-VerifyResult result_from(const nlohmann::json& j) {
-    VerifyResult r;
+FabricVerifyResult result_from(const nlohmann::json& j) {
+    FabricVerifyResult r;
     r.ok = j.at("ok").get<bool>();
     r.uid = j.value("uid", 0U);
     r.gid = j.value("gid", 0U);
@@ -140,8 +140,8 @@ VerifyResult result_from(const nlohmann::json& j) {
 
 }  // namespace
 
-VerifyResult verify_fabric_in_child(const VerifyRequest& request) {
-    VerifyResult result;
+FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
+    FabricVerifyResult result;
     result.driver.library = request.libcuda;
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) {
@@ -178,6 +178,10 @@ VerifyResult verify_fabric_in_child(const VerifyRequest& request) {
     } else {
         try {
             result = result_from(nlohmann::json::parse(text));
+            if (result.driver.library.empty()) {
+                result.driver.library = request.libcuda;
+                result.driver.error = "not loaded: the verification stopped before loading it";
+            }
         } catch (const std::exception& e) {
             result.problem = problem_of(ExitCode::failed, fmt::format("the verification process gave no answer ({})", e.what()));
         }

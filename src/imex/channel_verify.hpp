@@ -14,7 +14,7 @@
 namespace cumemctl {
 
 // What --verify asks for.
-struct VerifyRequest {
+struct FabricVerifyRequest {
     std::string libcuda;      // the driver library (choose_libcuda's answer)
     int device = 0;           // --device
     std::optional<Owner> as;  // run the child as this user and group; the caller's own ids otherwise
@@ -22,7 +22,7 @@ struct VerifyRequest {
 };
 
 // What the child found.
-struct VerifyResult {
+struct FabricVerifyResult {
     bool ok = false;
     DriverInfo driver;                // the library the child loaded, and its version
     uid_t uid = 0;                    // who the child ran as
@@ -36,6 +36,6 @@ struct VerifyResult {
 // a pipe. The caller must not have initialised the driver (a forked child cannot use its parent's)
 // and must be single-threaded. Never throws for what the child found; the child's stdout goes to
 // stderr so that the parent's output stays one document.
-VerifyResult verify_fabric_in_child(const VerifyRequest& request);
+FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request);
 
 }  // namespace cumemctl
