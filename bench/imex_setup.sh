@@ -5,11 +5,11 @@
 # times are printed. Needs root (mknod).
 #
 #   bench/imex_setup.sh [BINARY] [RUNS]      (BINARY defaults to build/cmd/cumemctl)
-#   COUNT=4096 TMPDIR=/dev/shm bench/imex_setup.sh
+#   COUNT=4096 BENCH_DIR=/tmp bench/imex_setup.sh
 #
-# The device root lives under $TMPDIR (default /tmp); /dev is a tmpfs (devtmpfs), so TMPDIR=/dev/shm
-# is the closer match to a real node. Exit 1 when a run fails or either median reaches LIMIT seconds
-# (default 1).
+# The device root lives under $BENCH_DIR: by default /dev/shm, a tmpfs like the devtmpfs of a real /dev
+# (/tmp where there is no /dev/shm); the file system type is printed with the times. Exit 1 when a run
+# fails or either median reaches LIMIT seconds (default 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 binary=${1:-build/cmd/cumemctl}
@@ -20,7 +20,9 @@ if [[ $(id -u) -ne 0 ]]; then
   echo "imex_setup.sh: needs root (making device nodes needs CAP_MKNOD)" >&2
   exit 2
 fi
-work=$(mktemp -d "${TMPDIR:-/tmp}/cumemctl-bench-XXXXXX")
+bench_dir=${BENCH_DIR:-/dev/shm}
+[[ -d $bench_dir && -w $bench_dir ]] || bench_dir=/tmp
+work=$(mktemp -d "$bench_dir/cumemctl-bench-XXXXXX")
 trap 'rm -rf "$work"' EXIT
 printf 'Character devices:\n242 nvidia-caps-imex-channels\n' >"$work/devices"
 printf 'ImexChannelCount: %d\nCreateImexChannel0: 0\nDeviceFileMode: 438\n' "$count" >"$work/params"
@@ -49,12 +51,13 @@ for i in $(seq 1 "$runs"); do
   rm -rf "$root"
 done
 
-python3 - "$limit" "$count" "$runs" "$binary" "${first[*]}" "${rerun[*]}" <<'PY'
+fs=$(stat -f -c %T "$work")
+python3 - "$limit" "$count" "$runs" "$binary" "$bench_dir ($fs)" "${first[*]}" "${rerun[*]}" <<'PY'
 import statistics, sys
-limit, count, runs, binary = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+limit, count, runs, binary, where = float(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5]
 ok = True
-print(f"imex-setup --all, {count} channels, {runs} runs each ({binary}):")
-for label, text in (("first run (creates)", sys.argv[5]), ("rerun (unchanged)", sys.argv[6])):
+print(f"imex-setup --all, {count} channels, {runs} runs each ({binary}, device root in {where}):")
+for label, text in (("first run (creates)", sys.argv[6]), ("rerun (unchanged)", sys.argv[7])):
     t = [float(x) for x in text.split()]
     med = statistics.median(t)
     ok = ok and med < limit

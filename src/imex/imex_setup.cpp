@@ -92,6 +92,11 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     d.exists = dir.fd.valid();
     d.state = dir.state;
     d.action = dir.created ? Action::created : d.exists || removing ? Action::unchanged : Action::planned;
+    if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
+        result.warnings.push_back(Problem{
+            ExitCode::ok, fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
+            "", fmt::format("chown root:root {}", d.path), {}, {}});
+    }
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
             ExitCode::ok,

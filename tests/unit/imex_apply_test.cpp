@@ -159,3 +159,25 @@ TEST_CASE("preview_channel changes nothing") {
     CHECK(std::filesystem::is_empty(dir.path));
     CHECK(action_name(Action::planned) == "planned");
 }
+
+TEST_CASE("no descriptor is left open after the folder and the node changes") {
+    auto open_fds = [] {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) ++n;
+        return n;
+    };
+    TempRoot root;
+    const std::size_t before = open_fds();
+    {
+        ChannelDir dir = open_channel_dir(root.path, true);
+        for (int channel = 0; channel < 4; ++channel) {
+            const NodeSpec want{channel, 242, 0, 0, 0600};
+            apply_channel(dir.fd.get(), want, {});
+            apply_channel(dir.fd.get(), want, {true, false});
+        }
+        CHECK(open_fds() == before + 2);  // the folder and its parent, while the ChannelDir lives
+    }
+    CHECK(open_fds() == before);
+    CHECK_THROWS_AS(open_channel_dir(root.path + "/nowhere", true), Error);
+    CHECK(open_fds() == before);
+}
