@@ -15,6 +15,7 @@ namespace {
 struct ImexSetupOptions {
     std::string channel = "0";
     std::string channels;
+    bool channels_given = false;  // --channels was on the command line (even as "")
     bool all = false;
     std::string owner;
     std::string mode;
@@ -34,8 +35,8 @@ ImexSetupRequest make_request(const ImexSetupOptions& o) {
     r.proc_devices = o.proc_devices;
     r.params = o.params;
     r.dev_root = o.dev_root;
-    r.channels = o.all ? "all" : !o.channels.empty() ? o.channels : o.channel;
-    if (!o.all && o.channels.empty() && o.channel.find_first_of(",-") != std::string::npos) {
+    r.channels = o.all ? "all" : o.channels_given ? o.channels : o.channel;
+    if (!o.all && !o.channels_given && o.channel.find_first_of(",-") != std::string::npos) {
         throw Error(ExitCode::usage, fmt::format("invalid --channel '{}': one channel number", o.channel),
                     "give one number to --channel, a list or range to --channels, or --all");
     }
@@ -197,7 +198,8 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
     app->add_option("--dev-root", o->dev_root, "the folder that holds dev/")->capture_default_str();
     check->excludes(dry_run);
     remove->excludes(owner, mode, verify);
-    app->callback([o, &globals, &runner] {
+    app->callback([o, channels, &globals, &runner] {
+        o->channels_given = channels->count() > 0;
         runner = [o, &globals] { return run_imex_setup_command(*o, globals); };
     });
 }
