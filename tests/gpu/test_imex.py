@@ -197,6 +197,7 @@ def main(binary):
 
 
 def isolation(binary, c, major):
+    """Step 5: one channel per user. Ends with channel0 back to the driver's defaults."""
     code, _ = imex(binary, "--mode", "0600")
     c.eq("isolation: channel0 made root's 0600 (exit)", code, 0)
     code, doc = imex(binary, "--mode", "0600", "--check", "--verify", as_nobody=True)
@@ -209,18 +210,22 @@ def isolation(binary, c, major):
     c.eq("isolation: verified as nobody", (doc or {}).get("results", {}).get("verify", {}).get("uid"), 65534)
     c.eq("isolation: channel1 node", node(f"{FOLDER}/channel1"), (True, major, 1, 65534, 65534, 0o600))
     nobody_direct(c, "isolation: direct fabric cuMemCreate as nobody now", "CUDA_SUCCESS")
+    code, doc = imex(binary)
+    c.eq("isolation: channel0 back to the driver's mode", (doc or {}).get("results", {}).get("channels", [{}])[0].get("action"),
+         "fixed")
 
 
 def nobody_direct(c, what, want):
-    """The direct probe as nobody, where nobody can run this Python and import cuda.bindings."""
+    """The direct probe as nobody, where nobody can run this Python and load libcuda."""
     d = direct_fabric(as_nobody=True)
     if not d:
-        print(f"  note  {what}: skipped (nobody cannot run {sys.executable} with cuda.bindings)")
+        print(f"  note  {what}: skipped (nobody cannot run {sys.executable} with libcuda)")
         return
     c.eq(what, d.get("create"), want)
 
 
 def restore(binary, made, folder_existed):
+    """Step 6: removes the channels this test made, and the folder if it made it."""
     if os.environ.get("KEEP_IMEX_CHANNELS") == "1":
         print("KEEP_IMEX_CHANNELS=1: the channel nodes stay")
         return
