@@ -105,11 +105,13 @@ LeLimits ask_limits(StepLog& log, const CUlogicalEndpointProp& prop) {
 }
 
 // The largest minimum granularity of the devices' memory.
-std::uint64_t ask_granularity(StepLog& log, const std::vector<CUmemAllocationProp>& props) {
+std::uint64_t ask_granularity(StepLog& log, const LeBindRequest& req, const std::vector<CUmemAllocationProp>& props) {
     std::uint64_t g = 0;
-    for (const auto& p : props) {
+    for (std::size_t i = 0; i < props.size(); ++i) {
+        const CUmemAllocationProp& p = props[i];
         size_t one = 0;
-        Step& s = log.call(fmt::format("ask granularity of {} memory", location_name(p.location)),
+        Step& s = log.call(fmt::format("ask granularity of {} memory for device {}", location_name(p.location),
+                                       req.devices[i]),
                            "cuMemGetAllocationGranularity", log.api().cuMemGetAllocationGranularity, &one, &p,
                            CU_MEM_ALLOC_GRANULARITY_MINIMUM);
         s.detail = format_size(one);
@@ -178,7 +180,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
         return;
     }
     if (out.violation) refuse(*out.violation);
-    out.granularity = ask_granularity(log, mprops);
+    out.granularity = ask_granularity(log, req, mprops);
     LeBindPlan plan;
     plan.endpoint_size = req.size;
     plan.allocation_size = round_up(req.size, out.granularity);
