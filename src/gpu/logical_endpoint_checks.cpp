@@ -55,6 +55,20 @@ std::optional<LeViolation> check_offsets(const LeBindPlan& p, u64 a) {
     return std::nullopt;
 }
 
+// A binding of `size` from `offset` must end inside its range (the allocation or the endpoint); the
+// nearest valid values are the largest binding that fits both ranges, or the offset moved back.
+std::optional<LeViolation> check_fits(u64 size, const char* offset_name, const char* offset_option, u64 offset,
+                                      const char* range_name, u64 range, u64 room) {
+    if (size <= range - offset) return std::nullopt;
+    LeViolation v{fmt::format("bind size {} from {} {} runs past the end of the {} {} (size + {} must be at most "
+                              "the {} size)",
+                              format_size(size), offset_name, format_size(offset), format_size(range), range_name,
+                              offset_name, range_name),
+                  {{"--bind-size", room}}};
+    if (size <= range) v.nearest.push_back({offset_option, range - size});
+    return v;
+}
+
 }  // namespace
 
 std::optional<LeViolation> check_endpoint_size(u64 size, const LeLimits& limits) {
@@ -74,26 +88,14 @@ std::optional<LeViolation> check_endpoint_size(u64 size, const LeLimits& limits)
 std::optional<LeViolation> check_bind_plan(const LeBindPlan& p, const LeLimits& limits) {
     const u64 a = limits.bind_alignment;
     if (auto v = check_offsets(p, a)) return v;
-    const u64 room = largest_bind(p.endpoint_size, p.allocation_size, p.offset, p.mem_offset);
+    const u64 room = round_down(largest_bind(p.endpoint_size, p.allocation_size, p.offset, p.mem_offset), a);
     if (p.bind_size == 0) return LeViolation{"the bind size must be more than 0", {{"--bind-size", room}}};
     if (auto v = check_multiple("--bind-size", "bind size", p.bind_size, a, a, room)) return v;
-    if (p.bind_size > p.allocation_size - p.mem_offset) {
-        LeViolation v{fmt::format("bind size {} from mem offset {} runs past the end of the {} allocation "
-                                  "(size + mem offset must be at most the allocation size)",
-                                  format_size(p.bind_size), format_size(p.mem_offset), format_size(p.allocation_size)),
-                      {{"--bind-size", p.allocation_size - p.mem_offset}}};
-        if (p.bind_size <= p.allocation_size) v.nearest.push_back({"--mem-offset", p.allocation_size - p.bind_size});
+    if (auto v = check_fits(p.bind_size, "mem offset", "--mem-offset", p.mem_offset, "allocation", p.allocation_size,
+                            room)) {
         return v;
     }
-    if (p.bind_size > p.endpoint_size - p.offset) {
-        LeViolation v{fmt::format("bind size {} at offset {} runs past the end of the {} endpoint "
-                                  "(size + offset must be at most the endpoint size)",
-                                  format_size(p.bind_size), format_size(p.offset), format_size(p.endpoint_size)),
-                      {{"--bind-size", p.endpoint_size - p.offset}}};
-        if (p.bind_size <= p.endpoint_size) v.nearest.push_back({"--offset", p.endpoint_size - p.bind_size});
-        return v;
-    }
-    return std::nullopt;
+    return check_fits(p.bind_size, "offset", "--offset", p.offset, "endpoint", p.endpoint_size, room);
 }
 
 u64 largest_bind(u64 endpoint_size, u64 allocation_size, u64 offset, u64 mem_offset) {
