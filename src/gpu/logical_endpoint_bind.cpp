@@ -117,6 +117,10 @@ std::uint64_t ask_granularity(StepLog& log, const LeBindRequest& req, const std:
         s.detail = format_size(one);
         g = std::max<std::uint64_t>(g, one);
     }
+    if (g == 0) {
+        throw Error(ExitCode::failed, "cuMemGetAllocationGranularity reported a granularity of 0",
+                    "this is a driver problem; report it with the driver version");
+    }
     return g;
 }
 
@@ -186,7 +190,8 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
     plan.allocation_size = round_up(req.size, out.granularity);
     plan.offset = req.offset;
     plan.mem_offset = req.mem_offset;
-    plan.bind_size = req.bind_size.value_or(largest_bind(req.size, plan.allocation_size, req.offset, req.mem_offset));
+    plan.bind_size = req.bind_size.value_or(round_down(
+        largest_bind(req.size, plan.allocation_size, req.offset, req.mem_offset), out.limits->bind_alignment));
     out.plan = plan;
     out.violation = check_bind_plan(plan, *out.limits);
     if (out.violation) refuse(*out.violation);
