@@ -6,5 +6,6 @@
 namespace cumemctl::cmd {
 
 void register_devices(CLI::App& root, const Globals& globals, Runner& runner);
+void register_granularity(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

@@ -18,6 +18,7 @@ using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
     register_devices,
+    register_granularity,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).
