@@ -87,8 +87,10 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     t.columns.insert(t.columns.end(), {"status", "why"});
     for (const auto& row : rows) {
         const bool ok = row.status == GranularityRow::Status::ok;
-        std::vector<std::string> cells{std::to_string(row.device), location_text(row),
-                                       handle_type_name(row.request.handle_type), flags_text(row.request),
+        std::vector<std::string> cells{std::to_string(row.device),
+                                       location_text(row),
+                                       handle_type_name(row.request.handle_type),
+                                       flags_text(row.request),
                                        ok ? format_size(row.granularity.minimum) : "-",
                                        ok ? format_size(row.granularity.recommended) : "-"};
         if (size) {
@@ -114,7 +116,8 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
         report.results = {{"device_count", count}, {"rows", std::move(list)}};
         if (plan->size) report.results["size_bytes"] = *plan->size;
         if (count == 0) {
-            report.tables.push_back(Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});
+            report.tables.push_back(
+                Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});
             return;
         }
         report.tables.push_back(rows_table(rows, plan->size));

@@ -31,7 +31,7 @@ public:
     void release(std::vector<Step>& steps, const Diagnoser& diagnose);
 
 private:
-    std::optional<AddressRange> range_;   // declared first: destroyed last
+    std::optional<AddressRange> range_;  // declared first: destroyed last
     std::optional<Mapping> mapping_;
 };
 

@@ -21,7 +21,10 @@ struct AttributeNeed {
     const char* meaning;
 };
 
-#define CUMEMCTL_NEED(attr, meaning) AttributeNeed{CU_DEVICE_ATTRIBUTE_##attr, "CU_DEVICE_ATTRIBUTE_" #attr, meaning}
+#define CUMEMCTL_NEED(attr, meaning)                                      \
+    AttributeNeed {                                                       \
+        CU_DEVICE_ATTRIBUTE_##attr, "CU_DEVICE_ATTRIBUTE_" #attr, meaning \
+    }
 
 // The device the context is about: the one named, else the device of a device location.
 int device_of(const DiagnosisContext& c) {
@@ -41,11 +44,12 @@ std::vector<AttributeNeed> needs_of(const DiagnosisContext& c) {
     if (c.prop) {
         switch (c.prop->location.type) {
             case CU_MEM_LOCATION_TYPE_HOST:
-                needs.push_back(CUMEMCTL_NEED(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "host memory with cuMemCreate"));
+                needs.push_back(
+                    CUMEMCTL_NEED(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "host memory with cuMemCreate"));
                 break;
             case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-                needs.push_back(CUMEMCTL_NEED(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-                                              "host NUMA memory with cuMemCreate"));
+                needs.push_back(
+                    CUMEMCTL_NEED(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "host NUMA memory with cuMemCreate"));
                 break;
             default:
                 needs.push_back(CUMEMCTL_NEED(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, "cuMemCreate and cuMemMap"));
@@ -129,9 +133,8 @@ Diagnosis oom_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
     const bool host = c.prop && c.prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE;
     if (host) {
         struct sysinfo si {};
-        const std::string free = sysinfo(&si) == 0
-                                     ? format_size(static_cast<std::uint64_t>(si.freeram) * si.mem_unit)
-                                     : std::string("an unknown amount");
+        const std::string free = sysinfo(&si) == 0 ? format_size(static_cast<std::uint64_t>(si.freeram) * si.mem_unit)
+                                                   : std::string("an unknown amount");
         return Diagnosis{fmt::format("the host has {} of memory free{}", free, asked),
                          "ask for less, or free host memory", ExitCode::failed};
     }
@@ -145,7 +148,8 @@ Diagnosis oom_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
                                 asked);
         }
     }
-    return Diagnosis{cause, "ask for at most the free memory, or end the processes that hold it (nvidia-smi lists them)",
+    return Diagnosis{cause,
+                     "ask for at most the free memory, or end the processes that hold it (nvidia-smi lists them)",
                      ExitCode::failed};
 }
 
@@ -221,8 +225,10 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
                                          describe_prop(*c.prop)),
                              "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
                              ExitCode::unavailable};
-        case CUDA_ERROR_OUT_OF_MEMORY: return oom_diagnosis(api, c);
-        case CUDA_ERROR_INVALID_VALUE: return invalid_value_diagnosis(api, c);
+        case CUDA_ERROR_OUT_OF_MEMORY:
+            return oom_diagnosis(api, c);
+        case CUDA_ERROR_INVALID_VALUE:
+            return invalid_value_diagnosis(api, c);
         case CUDA_ERROR_SYSTEM_NOT_READY:
         case CUDA_ERROR_ILLEGAL_STATE:
             if (!fabric) return std::nullopt;
@@ -230,7 +236,8 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
                              "check the NVIDIA fabric manager and IMEX services (systemctl status nvidia-imex "
                              "nvidia-fabricmanager)",
                              ExitCode::unavailable};
-        default: return std::nullopt;
+        default:
+            return std::nullopt;
     }
 }
 
@@ -240,9 +247,10 @@ void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisCon
     const auto d = diagnose(api, *problem.driver, context);
     if (!d) {
         if (problem.remedy.empty()) {
-            problem.remedy = fmt::format("the driver refused {}; run it again, and if it fails again check the "
-                                         "driver and the GPU (nvidia-smi, dmesg)",
-                                         problem.driver->call);
+            problem.remedy = fmt::format(
+                "the driver refused {}; run it again, and if it fails again check the "
+                "driver and the GPU (nvidia-smi, dmesg)",
+                problem.driver->call);
         }
         return;
     }

@@ -15,12 +15,12 @@ namespace cumemctl {
 
 // What the caller asked of the failed call, beyond the CUresult.
 struct DiagnosisContext {
-    int device = -1;                                  // the device the call was for; -1 where none
-    std::optional<CUmemAllocationProp> prop;          // the properties asked for (granularity, create)
+    int device = -1;                                                  // the device the call was for; -1 where none
+    std::optional<CUmemAllocationProp> prop;                          // the properties asked for (granularity, create)
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_NONE;  // export and import calls
-    std::optional<std::uint64_t> size;                // bytes asked for
-    std::optional<std::uint64_t> granularity;         // the minimum granularity, where known
-    std::string imex_channel_dir = kImexChannelDir;   // where the driver looks for IMEX channels
+    std::optional<std::uint64_t> size;                                // bytes asked for
+    std::optional<std::uint64_t> granularity;                         // the minimum granularity, where known
+    std::string imex_channel_dir = kImexChannelDir;                   // where the driver looks for IMEX channels
 };
 
 // A cause, a remedy and the exit code that fits them.

@@ -72,9 +72,12 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
 
 std::string status_name(GranularityRow::Status status) {
     switch (status) {
-        case GranularityRow::Status::ok: return "ok";
-        case GranularityRow::Status::refused: return "refused";
-        case GranularityRow::Status::skipped: return "skipped";
+        case GranularityRow::Status::ok:
+            return "ok";
+        case GranularityRow::Status::refused:
+            return "refused";
+        case GranularityRow::Status::skipped:
+            return "skipped";
     }
     return "ok";
 }

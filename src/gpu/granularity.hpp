@@ -38,11 +38,11 @@ std::vector<MemoryRequest> single_flag_sets();
 struct GranularityRow {
     enum class Status { ok, refused, skipped };
     int device = 0;
-    MemoryRequest request;                 // location as asked, handle type, flags
-    std::optional<CUmemLocation> location; // the driver location; nullopt when it could not be resolved
+    MemoryRequest request;                  // location as asked, handle type, flags
+    std::optional<CUmemLocation> location;  // the driver location; nullopt when it could not be resolved
     Status status = Status::ok;
-    Granularity granularity;               // when ok
-    std::optional<Problem> problem;        // when refused (diagnosed) or skipped (why)
+    Granularity granularity;         // when ok
+    std::optional<Problem> problem;  // when refused (diagnosed) or skipped (why)
 };
 
 // Queries every combination of the selection on each device. Never throws for a refused or skipped

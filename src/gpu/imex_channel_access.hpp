@@ -15,9 +15,9 @@ inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
 struct ImexChannelAccess {
     std::string dir;
     bool dir_exists = false;
-    std::vector<std::string> nodes;          // channelN entries that are character devices
-    std::vector<std::string> accessible;     // of those, the ones this process may read and write
-    std::vector<std::string> not_devices;    // channelN entries that are not character devices
+    std::vector<std::string> nodes;        // channelN entries that are character devices
+    std::vector<std::string> accessible;   // of those, the ones this process may read and write
+    std::vector<std::string> not_devices;  // channelN entries that are not character devices
 
     // One sentence: "/dev/nvidia-caps-imex-channels does not exist", "... holds no channel node",
     // "channel0 exists but this process (uid 1000) may not read and write it", "channel0 is accessible".

@@ -18,14 +18,17 @@ std::vector<std::string_view> split_list(std::string_view text, std::string_view
     while (true) {
         const std::size_t comma = std::min(text.find(',', start), text.size());
         const std::string_view item = text.substr(start, comma - start);
-        if (item.empty()) throw Error(ExitCode::usage, fmt::format("invalid {} list '{}'", what, text), std::string(remedy));
+        if (item.empty())
+            throw Error(ExitCode::usage, fmt::format("invalid {} list '{}'", what, text), std::string(remedy));
         items.push_back(item);
         if (comma == text.size()) return items;
         start = comma + 1;
     }
 }
 
-bool same_spec(const LocationSpec& a, const LocationSpec& b) { return a.type == b.type && a.numa_node == b.numa_node; }
+bool same_spec(const LocationSpec& a, const LocationSpec& b) {
+    return a.type == b.type && a.numa_node == b.numa_node;
+}
 
 }  // namespace
 
@@ -48,7 +51,8 @@ std::vector<LocationSpec> parse_location_list(std::string_view text) {
                 {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt}};
     }
     std::vector<LocationSpec> out;
-    for (std::string_view item : split_list(text, "location", "give locations separated by commas: device,host,host-numa:1")) {
+    for (std::string_view item :
+         split_list(text, "location", "give locations separated by commas: device,host,host-numa:1")) {
         const LocationSpec spec = parse_location(item);
         if (std::none_of(out.begin(), out.end(), [&](const LocationSpec& s) { return same_spec(s, spec); })) {
             out.push_back(spec);
@@ -59,9 +63,12 @@ std::vector<LocationSpec> parse_location_list(std::string_view text) {
 
 std::string location_spec_name(const LocationSpec& spec) {
     switch (spec.type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE: return "device";
-        case CU_MEM_LOCATION_TYPE_HOST: return "host";
-        default: return spec.numa_node ? fmt::format("host-numa:{}", *spec.numa_node) : "host-numa";
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return "device";
+        case CU_MEM_LOCATION_TYPE_HOST:
+            return "host";
+        default:
+            return spec.numa_node ? fmt::format("host-numa:{}", *spec.numa_node) : "host-numa";
     }
 }
 
@@ -89,11 +96,16 @@ CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, i
 
 std::string location_name(const CUmemLocation& location) {
     switch (location.type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE: return "device";
-        case CU_MEM_LOCATION_TYPE_HOST: return "host";
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA: return fmt::format("host-numa:{}", location.id);
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT: return "host-numa-current";
-        default: return fmt::format("location-type-{}", static_cast<int>(location.type));
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return "device";
+        case CU_MEM_LOCATION_TYPE_HOST:
+            return "host";
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+            return fmt::format("host-numa:{}", location.id);
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+            return "host-numa-current";
+        default:
+            return fmt::format("location-type-{}", static_cast<int>(location.type));
     }
 }
 
@@ -109,7 +121,8 @@ std::vector<CUmemAllocationHandleType> parse_handle_type_list(std::string_view t
         return {CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_FABRIC};
     }
     std::vector<CUmemAllocationHandleType> out;
-    for (std::string_view item : split_list(text, "handle type", "give handle types separated by commas: none,posix-fd,fabric")) {
+    for (std::string_view item :
+         split_list(text, "handle type", "give handle types separated by commas: none,posix-fd,fabric")) {
         const CUmemAllocationHandleType type = parse_handle_type(item);
         if (std::find(out.begin(), out.end(), type) == out.end()) out.push_back(type);
     }

@@ -15,7 +15,8 @@ std::string ExportedHandle::fabric_hex() const {
     return hex;
 }
 
-ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType type) {
+ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle handle,
+                             CUmemAllocationHandleType type) {
     ExportedHandle out;
     out.type = type;
     if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {

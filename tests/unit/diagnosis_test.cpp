@@ -48,7 +48,9 @@ DiagnosisContext fabric_context(const std::string& dir) {
     return c;
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+bool contains(const std::string& text, const std::string& part) {
+    return text.find(part) != std::string::npos;
+}
 
 }  // namespace
 

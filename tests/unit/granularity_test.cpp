@@ -24,7 +24,8 @@ int granularity_calls = 0;
 
 DriverApi granularity_table_api() {
     auto api = testing_driver::table();
-    api.cuMemGetAllocationGranularity = [](size_t* g, const CUmemAllocationProp* p, CUmemAllocationGranularity_flags f) {
+    api.cuMemGetAllocationGranularity = [](size_t* g, const CUmemAllocationProp* p,
+                                           CUmemAllocationGranularity_flags f) {
         ++granularity_calls;
         const auto it = answers().find({static_cast<int>(p->location.type), p->requestedHandleTypes});
         if (it == answers().end()) return CUDA_ERROR_INVALID_VALUE;

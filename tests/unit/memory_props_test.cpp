@@ -35,9 +35,9 @@ TEST_CASE("parse_location_list reads lists, all, and refuses what is not a locat
 }
 
 TEST_CASE("parse_handle_type_list reads lists and all") {
-    CHECK(parse_handle_type_list("all") == std::vector<CUmemAllocationHandleType>{
-                                               CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                               CU_MEM_HANDLE_TYPE_FABRIC});
+    CHECK(parse_handle_type_list("all") ==
+          std::vector<CUmemAllocationHandleType>{CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                                                 CU_MEM_HANDLE_TYPE_FABRIC});
     CHECK(parse_handle_type_list("fabric,none,fabric") ==
           std::vector<CUmemAllocationHandleType>{CU_MEM_HANDLE_TYPE_FABRIC, CU_MEM_HANDLE_TYPE_NONE});
     CHECK(code_of([] { parse_handle_type_list("posix"); }) == ExitCode::usage);

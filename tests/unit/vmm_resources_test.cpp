@@ -89,7 +89,8 @@ TEST_CASE("the guards release what they hold, once, on every path") {
 
 TEST_CASE("timed_step records each step, lets a failure be diagnosed and rethrows it") {
     std::vector<Step> steps;
-    CHECK(timed_step(steps, "one", "cuOne", [] { return 7; }, [](Problem&) {}) == 7);
+    CHECK(timed_step(
+              steps, "one", "cuOne", [] { return 7; }, [](Problem&) {}) == 7);
     bool diagnosed = false;
     CHECK_THROWS_WITH_AS(timed_step(
                              steps, "two", "cuTwo", [] { throw Error(ExitCode::failed, "two failed"); },
