@@ -19,6 +19,8 @@ using namespace cumemctl::cmd;
 constexpr Registrar kCommands[] = {
     register_devices,
     register_granularity,
+    register_create,
+    register_import_check,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).

@@ -34,8 +34,9 @@ ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle 
 
 AllocationHandle import_posix_fd(const DriverApi& api, int fd) {
     CUmemGenericAllocationHandle handle = 0;
-    CU_CALL(api, cuMemImportFromShareableHandle, &handle, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
-            CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    // The driver takes the descriptor itself, widened to a pointer.
+    void* os_handle = reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+    CU_CALL(api, cuMemImportFromShareableHandle, &handle, os_handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
     return AllocationHandle(api, handle);
 }
 
