@@ -121,6 +121,11 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
             return;
         }
         report.tables.push_back(rows_table(rows, plan->size));
+        if (plan->selection.flag_sets.size() > 1) {
+            report.tables.back().notes.push_back(
+                "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
+                "combination");
+        }
         const bool any_ok = std::any_of(rows.begin(), rows.end(),
                                         [](const GranularityRow& r) { return r.status == GranularityRow::Status::ok; });
         if (!any_ok) {

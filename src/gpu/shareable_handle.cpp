@@ -1,5 +1,7 @@
 #include "gpu/shareable_handle.hpp"
 
+#include <fcntl.h>
+
 #include <cstdint>
 
 #include <fmt/format.h>
@@ -23,6 +25,8 @@ ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle 
         int fd = -1;
         CU_CALL(api, cuMemExportToShareableHandle, &fd, handle, type, 0);
         out.fd.reset(fd);
+        // Only the socket hands it on: a process started later must not inherit it.
+        fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
     } else if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
         CU_CALL(api, cuMemExportToShareableHandle, &out.fabric, handle, type, 0);
     } else {

@@ -20,7 +20,8 @@ struct ExportedHandle {
     std::string fabric_hex() const;
 };
 
-// cuMemExportToShareableHandle of `handle` as `type` (posix-fd or fabric). Throws Error (undiagnosed).
+// cuMemExportToShareableHandle of `handle` as `type` (posix-fd or fabric); a descriptor is made
+// close-on-exec. Throws Error (undiagnosed).
 ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle handle, CUmemAllocationHandleType type);
 
 // cuMemImportFromShareableHandle: a descriptor (posix-fd; the caller still owns and closes it) or the
