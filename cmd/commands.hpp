@@ -8,5 +8,9 @@ namespace cumemctl::cmd {
 void register_devices(CLI::App& root, const Globals& globals, Runner& runner);
 void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner);
 void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner);
+void register_granularity(CLI::App& root, const Globals& globals, Runner& runner);
+void register_create(CLI::App& root, const Globals& globals, Runner& runner);
+// The hidden second process of create --import-check.
+void register_import_check(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

@@ -20,6 +20,9 @@ constexpr Registrar kCommands[] = {
     register_devices,
     register_imex_setup,
     register_le_bind,
+    register_granularity,
+    register_create,
+    register_import_check,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).

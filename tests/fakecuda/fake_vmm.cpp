@@ -53,9 +53,15 @@ bool device_has(int ordinal, int attribute) {
     return it != d->attrs.end() && it->second != 0;
 }
 
+// The cuMemCreate documentation: "HOST allocations are not IPC capable and requestedHandleTypes must be
+// 0, any other value will result in CUDA_ERROR_INVALID_VALUE". Granularity queries apply it too.
+bool host_with_handle_types(const CUmemAllocationProp& prop) {
+    return prop.location.type == CU_MEM_LOCATION_TYPE_HOST && prop.requestedHandleTypes != 0;
+}
+
 // Checks the properties as the driver does; sets the device whose memory is used (-1 for host).
 CUresult check_prop(const CUmemAllocationProp& prop, int& owner) {
-    if (prop.type != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+    if (prop.type != CU_MEM_ALLOCATION_TYPE_PINNED || host_with_handle_types(prop)) return CUDA_ERROR_INVALID_VALUE;
     const int attr = location_attribute(prop.location.type);
     if (attr == 0) return CUDA_ERROR_INVALID_VALUE;
     // Host locations are checked against device 0's attributes, as the driver answers for the system.
@@ -139,7 +145,7 @@ extern "C" {
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                        CUmemAllocationGranularity_flags option) {
     FAKE_ENTRY_INIT("cuMemGetAllocationGranularity");
-    if (granularity == nullptr || prop == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (granularity == nullptr || prop == nullptr || fake::host_with_handle_types(*prop)) return CUDA_ERROR_INVALID_VALUE;
     std::uint64_t min = 0, rec = 0;
     const CUresult r = fake::granularity_for(*prop, min, rec);
     if (r != CUDA_SUCCESS) return r;
