@@ -18,6 +18,10 @@ using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
     register_devices,
+    register_pool_stats,
+    register_trim,
+    register_pool_import,
+    register_create_pool_temporary,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).
