@@ -17,13 +17,12 @@ namespace {
 nlohmann::json result_json(const CreatePoolResult& r) {
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : r.outcome.steps) steps.push_back(to_json(s));
-    auto attrs = [](const std::optional<PoolAttributes>& a) { return a ? attributes_json(*a) : nlohmann::json(nullptr); };
-    nlohmann::json j{{"pool", pool_info_json(r.pool)},
-                     {"size_bytes", r.size},
-                     {"after_alloc", attrs(r.after_alloc)},
-                     {"after_free", attrs(r.after_free)},
-                     {"steps", std::move(steps)},
-                     {"ok", r.outcome.passed()}};
+    auto attrs = [](const std::optional<PoolAttributes>& a) {
+        return a ? attributes_json(*a) : nlohmann::json(nullptr);
+    };
+    nlohmann::json j{{"pool", pool_info_json(r.pool)},      {"size_bytes", r.size},
+                     {"after_alloc", attrs(r.after_alloc)}, {"after_free", attrs(r.after_free)},
+                     {"steps", std::move(steps)},           {"ok", r.outcome.passed()}};
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
     return j;
 }
@@ -42,7 +41,8 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
     if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
     Table steps{fmt::format("Steps on GPU {}", device), {"process", "step", "result", "time", "detail"}, {}, {}};
     for (const auto& s : r.outcome.steps) {
-        steps.rows.push_back({s.process, s.step, s.ok ? "ok" : "fail", fmt::format("{:.3f} ms", s.seconds * 1e3), s.detail});
+        steps.rows.push_back(
+            {s.process, s.step, s.ok ? "ok" : "fail", fmt::format("{:.3f} ms", s.seconds * 1e3), s.detail});
     }
     return {std::move(pool), std::move(steps)};
 }
@@ -51,14 +51,16 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
 
 void add_pool_options(CLI::App& app, PoolOptions& o) {
     app.add_flag("--pool", o.pool, "make a stream-ordered pool (cuMemPoolCreate) and allocate from it");
-    app.add_option("--max-size", o.max_size, "the pool's maximum size (0: the driver's default)")->capture_default_str();
+    app.add_option("--max-size", o.max_size, "the pool's maximum size (0: the driver's default)")
+        ->capture_default_str();
     app.add_flag("--ipc-check", o.ipc_check,
                  "share the pool and a block with a second process, which checks and frees it first");
 }
 
 void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
     add_location_options(app, memory);
-    app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")->capture_default_str();
+    app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")
+        ->capture_default_str();
 }
 
 PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
@@ -133,7 +135,9 @@ void register_create_pool_temporary(CLI::App& root, const Globals& globals, Runn
     add_memory_options(*app, opts->memory);
     add_pool_options(*app, opts->pool);
     app->callback([opts, &globals, &runner] {
-        runner = [opts, &globals] { return run_create_pool(opts->pool, opts->memory, {opts->devices, opts->size}, globals); };
+        runner = [opts, &globals] {
+            return run_create_pool(opts->pool, opts->memory, {opts->devices, opts->size}, globals);
+        };
     });
 }
 

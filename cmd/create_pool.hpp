@@ -15,9 +15,9 @@ namespace cumemctl::cmd {
 
 // What a pool takes beyond --location and --handle-type.
 struct PoolOptions {
-    bool pool = false;            // create --pool: cuMemPoolCreate instead of cuMemCreate
-    std::string max_size = "0";   // --max-size: the pool's maximum size (0: the driver's default)
-    bool ipc_check = false;       // create --pool --ipc-check
+    bool pool = false;           // create --pool: cuMemPoolCreate instead of cuMemCreate
+    std::string max_size = "0";  // --max-size: the pool's maximum size (0: the driver's default)
+    bool ipc_check = false;      // create --pool --ipc-check
 };
 
 // Adds create's --pool, --max-size and --ipc-check (create itself registers --location and
@@ -33,8 +33,8 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
 
 // What create --pool takes from create's own options.
 struct CreatePoolTarget {
-    std::string devices;   // --device
-    std::string size;      // --size: the block allocated from the pool
+    std::string devices;  // --device
+    std::string size;     // --size: the block allocated from the pool
 };
 
 // Runs create --pool: per device, the pool, its block, its attributes and (with --ipc-check) every

@@ -8,9 +8,13 @@
 namespace cumemctl::cmd {
 namespace {
 
-std::string yes_no(bool b) { return b ? "yes" : "no"; }
+std::string yes_no(bool b) {
+    return b ? "yes" : "no";
+}
 
-double rate(std::uint64_t n, double seconds) { return seconds > 0 ? static_cast<double>(n) / seconds : 0.0; }
+double rate(std::uint64_t n, double seconds) {
+    return seconds > 0 ? static_cast<double>(n) / seconds : 0.0;
+}
 
 nlohmann::json snapshot_json(const PoolSnapshot& s) {
     nlohmann::json j = attributes_json(s.pool);
@@ -18,7 +22,9 @@ nlohmann::json snapshot_json(const PoolSnapshot& s) {
     return j;
 }
 
-std::string seconds_text(double s) { return s < 1e-3 ? fmt::format("{:.1f} us", s * 1e6) : fmt::format("{:.3f} ms", s * 1e3); }
+std::string seconds_text(double s) {
+    return s < 1e-3 ? fmt::format("{:.1f} us", s * 1e6) : fmt::format("{:.3f} ms", s * 1e3);
+}
 
 }  // namespace
 
@@ -38,8 +44,8 @@ nlohmann::json pool_info_json(const PoolInfo& p) {
                      {"location", pool_location_name(p.location)},
                      {"allocation_type", alloc_type_name(p.alloc_type)},
                      {"queried_with", p.queried_with}};
-    j["handle_types"] = p.handle_types ? nlohmann::json(handle_type_names(static_cast<int>(*p.handle_types)))
-                                       : nlohmann::json(nullptr);
+    j["handle_types"] =
+        p.handle_types ? nlohmann::json(handle_type_names(static_cast<int>(*p.handle_types))) : nlohmann::json(nullptr);
     j["max_size_bytes"] = p.max_size ? nlohmann::json(*p.max_size) : nlohmann::json(nullptr);
     return j;
 }
@@ -58,10 +64,11 @@ nlohmann::json workload_json(const WorkloadPattern& pattern, const WorkloadResul
             {"sync_seconds", w.sync_seconds},
             {"allocs_per_second", rate(w.allocations, w.alloc_seconds)},
             {"frees_per_second", rate(w.allocations, w.free_seconds)},
-            {"threshold", {{"release_threshold_bytes", w.after_free.pool.release_threshold},
-                           {"keeps_all", t.keeps_all},
-                           {"expected_reserved_at_most_bytes", t.expected_at_most},
-                           {"holds", t.holds}}}};
+            {"threshold",
+             {{"release_threshold_bytes", w.after_free.pool.release_threshold},
+              {"keeps_all", t.keeps_all},
+              {"expected_reserved_at_most_bytes", t.expected_at_most},
+              {"holds", t.holds}}}};
 }
 
 Table attributes_table(std::string title, const std::vector<std::pair<std::string, PoolAttributes>>& columns) {
@@ -79,9 +86,11 @@ Table attributes_table(std::string title, const std::vector<std::pair<std::strin
     row("used", [](const PoolAttributes& a) { return format_size(a.used_current); });
     row("used high", [](const PoolAttributes& a) { return format_size(a.used_high); });
     row("release threshold", [](const PoolAttributes& a) { return threshold_text(a.release_threshold); });
-    row("reuse: follow event dependencies", [](const PoolAttributes& a) { return yes_no(a.reuse_follow_event_dependencies); });
+    row("reuse: follow event dependencies",
+        [](const PoolAttributes& a) { return yes_no(a.reuse_follow_event_dependencies); });
     row("reuse: opportunistic", [](const PoolAttributes& a) { return yes_no(a.reuse_allow_opportunistic); });
-    row("reuse: internal dependencies", [](const PoolAttributes& a) { return yes_no(a.reuse_allow_internal_dependencies); });
+    row("reuse: internal dependencies",
+        [](const PoolAttributes& a) { return yes_no(a.reuse_allow_internal_dependencies); });
     return t;
 }
 
@@ -99,21 +108,21 @@ Table workload_table(std::string title, const WorkloadPattern& pattern, const Wo
         t.rows.push_back(std::move(r));
     }
     t.notes.push_back(fmt::format("{}: {} allocations, {} in all", pattern.text, w.allocations, format_size(w.bytes)));
-    t.notes.push_back(fmt::format("alloc {} ({:.0f}/s, with a stream synchronisation); free {} ({:.0f}/s, enqueued); "
-                                  "sync {}",
-                                  seconds_text(w.alloc_seconds), rate(w.allocations, w.alloc_seconds),
-                                  seconds_text(w.free_seconds), rate(w.allocations, w.free_seconds),
-                                  seconds_text(w.sync_seconds)));
+    t.notes.push_back(
+        fmt::format("alloc {} ({:.0f}/s, with a stream synchronisation); free {} ({:.0f}/s, enqueued); "
+                    "sync {}",
+                    seconds_text(w.alloc_seconds), rate(w.allocations, w.alloc_seconds), seconds_text(w.free_seconds),
+                    rate(w.allocations, w.free_seconds), seconds_text(w.sync_seconds)));
     const ThresholdOutcome o = threshold_outcome(w);
     const std::string threshold = threshold_text(w.after_free.pool.release_threshold);
-    t.notes.push_back(o.keeps_all
-                          ? fmt::format("release threshold {}: the pool keeps all {} it reserved at synchronisation ({})",
-                                        threshold, format_size(w.after_free.pool.reserved_current),
-                                        o.holds ? "it did" : "it did not")
-                          : fmt::format("release threshold {}: at synchronisation the pool releases unused memory down "
-                                        "to at most {} ({}: {} reserved)",
-                                        threshold, format_size(o.expected_at_most), o.holds ? "it did" : "it did not",
-                                        format_size(w.after_sync.pool.reserved_current)));
+    t.notes.push_back(
+        o.keeps_all
+            ? fmt::format("release threshold {}: the pool keeps all {} it reserved at synchronisation ({})", threshold,
+                          format_size(w.after_free.pool.reserved_current), o.holds ? "it did" : "it did not")
+            : fmt::format("release threshold {}: at synchronisation the pool releases unused memory down "
+                          "to at most {} ({}: {} reserved)",
+                          threshold, format_size(o.expected_at_most), o.holds ? "it did" : "it did not",
+                          format_size(w.after_sync.pool.reserved_current)));
     return t;
 }
 

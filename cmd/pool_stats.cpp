@@ -16,12 +16,12 @@ namespace {
 
 struct PoolStatsOptions {
     std::string devices;
-    std::string pool;                 // --pool default|current|new; empty: not given
-    MemoryOptions memory;             // --location, --handle-type
-    PoolOptions new_pool;             // --max-size
+    std::string pool;      // --pool default|current|new; empty: not given
+    MemoryOptions memory;  // --location, --handle-type
+    PoolOptions new_pool;  // --max-size
     bool make_current = false;
     std::string exercise;
-    std::string release_threshold;    // a size, or "max" for UINT64_MAX
+    std::string release_threshold;  // a size, or "max" for UINT64_MAX
     bool reset_high = false;
 
     // Whether one pool is acted on (beyond the overview).
@@ -42,7 +42,8 @@ PoolStatsPlan plan(const PoolStatsOptions& o) {
     PoolStatsPlan p;
     p.choice = parse_pool_choice(o.pool.empty() ? "default" : o.pool);
     p.request = pool_request(o.memory, o.new_pool);
-    if (p.choice != PoolChoice::new_pool && (p.request.handle_type != CU_MEM_HANDLE_TYPE_NONE || p.request.max_size != 0)) {
+    if (p.choice != PoolChoice::new_pool &&
+        (p.request.handle_type != CU_MEM_HANDLE_TYPE_NONE || p.request.max_size != 0)) {
         throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
     }
     if (o.make_current && p.choice != PoolChoice::new_pool) {
@@ -91,7 +92,9 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
         columns.emplace_back(location_label(l) + (l.current_is_default ? "" : " default"), *l.default_attributes);
         if (!l.current_is_default) columns.emplace_back(location_label(l) + " current", *l.current_attributes);
     }
-    Table t = attributes_table(fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name), columns);
+    Table t = attributes_table(
+        fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
+        columns);
     std::vector<std::string> current{"current pool is the default"};
     for (const auto& l : pools) {
         if (l.unavailable) continue;
@@ -119,12 +122,14 @@ struct RestoreCurrent {
 
 // What --make-current shows, as JSON and as notes of the selected pool's table.
 void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan, nlohmann::json& j,
-                       Table& t) {
+                       std::vector<std::string>& notes) {
     const RestoreCurrent restore{api, current_pool(api, target.device, target.location, target.alloc_type)};
     make_current(api, target);
-    const bool now_current = current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
+    const bool now_current =
+        current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
     nlohmann::json m{{"now_current", now_current}};
-    t.notes.push_back(fmt::format("made current: {}", now_current ? "yes" : "no (the driver still returns another pool)"));
+    notes.push_back(
+        fmt::format("made current: {}", now_current ? "yes" : "no (the driver still returns another pool)"));
     if (target.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
         const std::uint64_t size = plan.pattern ? plan.pattern->items.front().size : pool_granule(api, target.location);
         const PoolInfo fallback = default_pool(api, target.device, target.location, target.alloc_type);
@@ -135,57 +140,65 @@ void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolS
                      {"default_pool_used_before_bytes", d.default_used_before},
                      {"default_pool_used_during_bytes", d.default_used_during},
                      {"drew_from_new", d.drew_from_new()}};
-        t.notes.push_back(fmt::format("a plain cuMemAllocAsync of {}: new pool used {} -> {}, default pool used {} -> {}: {}",
-                                      format_size(d.size), format_size(d.new_used_before), format_size(d.new_used_during),
-                                      format_size(d.default_used_before), format_size(d.default_used_during),
-                                      d.drew_from_new() ? "it drew from the new pool" : "it did NOT draw from the new pool"));
+        notes.push_back(
+            fmt::format("a plain cuMemAllocAsync of {}: new pool used {} -> {}, default pool used {} -> {}: {}",
+                        format_size(d.size), format_size(d.new_used_before), format_size(d.new_used_during),
+                        format_size(d.default_used_before), format_size(d.default_used_during),
+                        d.drew_from_new() ? "it drew from the new pool" : "it did NOT draw from the new pool"));
     } else {
-        t.notes.push_back("cuMemAllocAsync draws from device pools only: no allocation shown for this location");
+        notes.push_back("cuMemAllocAsync draws from device pools only: no allocation shown for this location");
     }
     j["make_current"] = std::move(m);
 }
 
-// The pool that --pool names, with --release-threshold, --reset-high, --make-current and --exercise.
-void act_on_pool(Report& report, const DriverApi& api, int device, const PoolStatsPlan& plan,
-                 const PoolStatsOptions& o, nlohmann::json& out) {
+// The pool that --pool names at the --location: looked up, or created (then owned by `owned`).
+PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan, const CUmemLocation& location,
+                     std::optional<OwnedPool>& owned) {
+    if (plan.choice == PoolChoice::new_pool) {
+        owned.emplace(api, device, plan.request);
+        return owned->info();
+    }
+    check_pool_support(api, device, location, CU_MEM_HANDLE_TYPE_NONE);
+    return plan.choice == PoolChoice::default_pool ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
+                                                   : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
+}
+
+// The selected pool: --release-threshold, then --exercise, --make-current and --reset-high, with its
+// attributes at the start and at the end.
+void act_on_pool(Report& report, const DriverApi& api, int device, const PoolStatsPlan& plan, const PoolStatsOptions& o,
+                 nlohmann::json& out) {
     const CUmemLocation location = resolve_location(api, plan.request.location, device);
     const bool device_memory = location.type == CU_MEM_LOCATION_TYPE_DEVICE;
     std::optional<PrimaryContext> context;
     if (plan.pattern || (o.make_current && device_memory)) context.emplace(api, device);
     std::optional<OwnedPool> owned;
-    PoolInfo target;
-    if (plan.choice == PoolChoice::new_pool) {
-        owned.emplace(api, device, plan.request);
-        target = owned->info();
-    } else {
-        check_pool_support(api, device, location, CU_MEM_HANDLE_TYPE_NONE);
-        target = plan.choice == PoolChoice::default_pool ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
-                                                         : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
-    }
+    const PoolInfo target = select_pool(api, device, plan, location, owned);
     if (plan.threshold) set_release_threshold(api, target.handle, *plan.threshold);
-    if (o.reset_high) reset_high_water_marks(api, target.handle);
-    const PoolAttributes now = read_pool_attributes(api, target.handle);
-    nlohmann::json j = pool_json(target, now);
+    const PoolAttributes start = read_pool_attributes(api, target.handle);
+    nlohmann::json j = pool_info_json(target);
     j["pool"] = pool_choice_name(plan.choice);
-    j["high_water_marks_reset"] = o.reset_high;
-    const std::string name = fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice),
-                                         pool_location_name(location), device);
-    Table t = attributes_table("Selected: " + name, {{"now", now}});
-    t.rows.push_back({"handle types", handle_types_text(target)});
-    t.rows.push_back({"max size", max_size_text(target)});
+    j["attributes_at_start"] = attributes_json(start);
+    const std::string name =
+        fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
     std::optional<Table> workload;
     if (plan.pattern) {
-        const std::uint64_t footprint = pool_footprint(*plan.pattern, pool_granule(api, location));
-        if (device_memory) {
-            require_fits(*plan.pattern, footprint, current_device_memory(api).free,
-                         fmt::format("device {}'s free memory", device));
-        }
-        if (target.max_size && *target.max_size != 0) require_fits(*plan.pattern, footprint, *target.max_size, "--max-size");
+        require_room(api, fmt::format("workload '{}'", plan.pattern->text),
+                     pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
         workload = workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, w);
     }
-    if (o.make_current) show_make_current(api, target, plan, j, t);
+    std::vector<std::string> notes;
+    if (o.make_current) show_make_current(api, target, plan, j, notes);
+    if (o.reset_high) reset_high_water_marks(api, target.handle);
+    const PoolAttributes end = read_pool_attributes(api, target.handle);
+    j["attributes"] = attributes_json(end);
+    j["high_water_marks_reset"] = o.reset_high;
+    Table t =
+        attributes_table("Selected: " + name, {{"at start", start}, {o.reset_high ? "at end (reset)" : "at end", end}});
+    t.rows.push_back({"handle types", handle_types_text(target), ""});
+    t.rows.push_back({"max size", max_size_text(target), ""});
+    t.notes = std::move(notes);
     report.tables.push_back(std::move(t));
     if (workload) report.tables.push_back(std::move(*workload));
     out["selected"] = std::move(j);
@@ -195,7 +208,8 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
     return run_with_driver("pool-stats", globals, [&](Report& report, Driver& driver, int count) {
         const PoolStatsPlan p = plan(o);
         const auto selected = select_devices(o.devices, count);
-        report.results = {{"statistics_scope", "process"}, {"statistics_note", kPerProcessNote},
+        report.results = {{"statistics_scope", "process"},
+                          {"statistics_note", kPerProcessNote},
                           {"devices", nlohmann::json::array()}};
         for (int device : selected) {
             const DeviceInfo d = query_device(driver.api(), device);
@@ -221,13 +235,17 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
 
 void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<PoolStatsOptions>();
-    CLI::App* app = root.add_subcommand("pool-stats", "this process's stream-ordered memory pools, and what one does under a workload");
+    CLI::App* app = root.add_subcommand(
+        "pool-stats", "this process's stream-ordered memory pools, and what one does under a workload");
     add_device_option(*app, opts->devices);
     app->add_option("--pool", opts->pool, "the pool to act on: default, current or new (default: default)");
     add_new_pool_options(*app, opts->memory, opts->new_pool);
-    app->add_flag("--make-current", opts->make_current, "make the new pool its location's current pool, and show a plain cuMemAllocAsync draw from it");
-    app->add_option("--exercise", opts->exercise, "a workload such as 64x16MiB or 8x1GiB,16x2MiB: allocate, free, synchronise");
-    app->add_option("--release-threshold", opts->release_threshold, "set the pool's release threshold first (a size, or max)");
+    app->add_flag("--make-current", opts->make_current,
+                  "make the new pool its location's current pool, and show a plain cuMemAllocAsync draw from it");
+    app->add_option("--exercise", opts->exercise,
+                    "a workload such as 64x16MiB or 8x1GiB,16x2MiB: allocate, free, synchronise");
+    app->add_option("--release-threshold", opts->release_threshold,
+                    "set the pool's release threshold first (a size, or max)");
     app->add_flag("--reset-high", opts->reset_high, "reset the pool's high-water marks first");
     app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_pool_stats(*opts, globals); }; });
 }

@@ -16,9 +16,9 @@ namespace {
 
 struct TrimOptions {
     std::string devices;
-    std::string pool = "default";   // --pool default|current|new
-    MemoryOptions memory;           // --location (device only), --handle-type
-    PoolOptions new_pool;           // --max-size
+    std::string pool = "default";  // --pool default|current|new
+    MemoryOptions memory;          // --location (device only), --handle-type
+    PoolOptions new_pool;          // --max-size
     std::string exercise = "64x16MiB";
     std::string keep = "0";
 };
@@ -41,7 +41,10 @@ nlohmann::json trim_json(const PoolInfo& pool, const WorkloadPattern& pattern, c
 
 Table trim_table(int device, const TrimResult& r) {
     const TrimFigures& f = r.figures;
-    Table t{fmt::format("Trim on GPU {} (keep {})", device, format_size(f.keep)), {"", "before trim", "after trim"}, {}, {}};
+    Table t{fmt::format("Trim on GPU {} (keep {})", device, format_size(f.keep)),
+            {"", "before trim", "after trim"},
+            {},
+            {}};
     t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
               {"device free", format_size(f.free_before_trim), format_size(f.free_after_trim)},
               {"device free at start", format_size(f.free_at_start), ""},
@@ -60,7 +63,8 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
             throw Error(ExitCode::usage, "trim checks device free memory, so it works on device pools",
                         "leave out --location or give --location device");
         }
-        if (choice != PoolChoice::new_pool && (request.handle_type != CU_MEM_HANDLE_TYPE_NONE || request.max_size != 0)) {
+        if (choice != PoolChoice::new_pool &&
+            (request.handle_type != CU_MEM_HANDLE_TYPE_NONE || request.max_size != 0)) {
             throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
         }
         const WorkloadPattern pattern = parse_workload_pattern(o.exercise);
@@ -77,22 +81,25 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
                 pool = owned->info();
             } else {
                 check_pool_support(api, device, location, CU_MEM_HANDLE_TYPE_NONE);
-                pool = choice == PoolChoice::default_pool ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
-                                                          : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
+                pool = choice == PoolChoice::default_pool
+                           ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
+                           : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
             }
             const std::uint64_t granule = pool_granule(api, location);
-            const std::uint64_t footprint = pool_footprint(pattern, granule);
-            require_fits(pattern, footprint, current_device_memory(api).free, fmt::format("device {}'s free memory", device));
-            if (request.max_size != 0) require_fits(pattern, footprint, request.max_size, "--max-size");
+            require_room(api, fmt::format("workload '{}'", pattern.text), pool_footprint(pattern, granule), location,
+                         pool.max_size.value_or(0));
             const TrimResult r = run_trim(api, pool.handle, pattern, keep, granule);
             nlohmann::json j = trim_json(pool, pattern, r);
             j["ordinal"] = device;
             report.results["devices"].push_back(std::move(j));
             report.tables.push_back(trim_table(device, r));
             if (!r.verdict.returned) {
-                Problem p{ExitCode::failed, fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
-                          {}, "another process may be allocating on this GPU at the same time; run again on an idle GPU",
-                          std::nullopt, device};
+                Problem p{ExitCode::failed,
+                          fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
+                          {},
+                          "another process may be allocating on this GPU at the same time; run again on an idle GPU",
+                          std::nullopt,
+                          device};
                 report.add_error(std::move(p));
             }
         }
@@ -103,13 +110,15 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
 
 void register_trim(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<TrimOptions>();
-    CLI::App* app = root.add_subcommand("trim", "check that cuMemPoolTrimTo gives a pool's reserved memory back to the device");
+    CLI::App* app =
+        root.add_subcommand("trim", "check that cuMemPoolTrimTo gives a pool's reserved memory back to the device");
     add_device_option(*app, opts->devices);
     app->add_option("--pool", opts->pool, "the pool: default, current or new")->capture_default_str();
     add_new_pool_options(*app, opts->memory, opts->new_pool);
     app->add_option("--exercise", opts->exercise, "the workload that fills the pool first")->capture_default_str();
     app->add_option("--keep", opts->keep, "cuMemPoolTrimTo's minimum bytes to keep")->capture_default_str();
-    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_trim_command(*opts, globals); }; });
+    app->callback(
+        [opts, &globals, &runner] { runner = [opts, &globals] { return run_trim_command(*opts, globals); }; });
 }
 
 }  // namespace cumemctl::cmd

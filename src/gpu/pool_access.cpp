@@ -44,9 +44,12 @@ PoolChoice parse_pool_choice(std::string_view text) {
 
 std::string_view pool_choice_name(PoolChoice choice) {
     switch (choice) {
-        case PoolChoice::default_pool: return "default";
-        case PoolChoice::current_pool: return "current";
-        case PoolChoice::new_pool: return "new";
+        case PoolChoice::default_pool:
+            return "default";
+        case PoolChoice::current_pool:
+            return "current";
+        case PoolChoice::new_pool:
+            return "new";
     }
     return "default";
 }
@@ -113,8 +116,9 @@ void make_current(const DriverApi& api, const PoolInfo& pool) {
 
 void check_pool_support(const DriverApi& api, int device, const CUmemLocation& location,
                         CUmemAllocationHandleType handle_type) {
-    require_attribute(api, device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED",
-                      "stream-ordered memory pools", "use a device and driver with cuMemAllocAsync support (CUDA 11.2+)");
+    require_attribute(api, device, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                      "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED", "stream-ordered memory pools",
+                      "use a device and driver with cuMemAllocAsync support (CUDA 11.2+)");
     if (location.type == CU_MEM_LOCATION_TYPE_HOST) {
         require_attribute(api, device, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
                           "CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED", "host memory pools",
@@ -127,11 +131,13 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
     if (handle_type == CU_MEM_HANDLE_TYPE_NONE) return;
     const int mask = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES).value_or(0);
     if ((mask & handle_type) != 0) return;
-    throw Error(ExitCode::unavailable,
-                fmt::format("device {}'s pools do not support {} handles (CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: {})",
-                            device, handle_type_name(handle_type), handle_type_name(static_cast<unsigned>(mask))),
-                mask == 0 ? "use --handle-type none: this device's pools cannot be shared between processes"
-                          : fmt::format("use --handle-type {}", handle_type_names(mask).front()));
+    throw Error(
+        ExitCode::unavailable,
+        fmt::format(
+            "device {}'s pools do not support {} handles (CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: {})",
+            device, handle_type_name(handle_type), handle_type_name(static_cast<unsigned>(mask))),
+        mask == 0 ? "use --handle-type none: this device's pools cannot be shared between processes"
+                  : fmt::format("use --handle-type {}", handle_type_names(mask).front()));
 }
 
 OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& request) : api_(api) {
@@ -153,8 +159,10 @@ OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& reques
             e.problem().exit_code = ExitCode::unavailable;
             e.problem().message = fmt::format("the driver has no pool location {} for device {}: {}",
                                               pool_location_name(location), device, e.problem().message);
-            e.problem().remedy = own && *own >= 0 ? fmt::format("device {}'s host NUMA node is {}: use --location "
-                                                                "host-numa or host-numa:{}", device, *own, *own)
+            e.problem().remedy = own && *own >= 0 ? fmt::format(
+                                                        "device {}'s host NUMA node is {}: use --location "
+                                                        "host-numa or host-numa:{}",
+                                                        device, *own, *own)
                                                   : "use --location host";
         }
         throw;
@@ -171,6 +179,8 @@ OwnedPool::~OwnedPool() {
     if (info_.handle != nullptr) api_.cuMemPoolDestroy(info_.handle);
 }
 
-void OwnedPool::destroy() { CU_CALL(api_, cuMemPoolDestroy, std::exchange(info_.handle, nullptr)); }
+void OwnedPool::destroy() {
+    CU_CALL(api_, cuMemPoolDestroy, std::exchange(info_.handle, nullptr));
+}
 
 }  // namespace cumemctl

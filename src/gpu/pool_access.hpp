@@ -26,12 +26,12 @@ std::string_view pool_choice_name(PoolChoice choice);
 // returned it, and the properties that are known only for pools this process created.
 struct PoolInfo {
     CUmemoryPool handle = nullptr;
-    int device = 0;                                   // the device it was looked up or created for
+    int device = 0;  // the device it was looked up or created for
     CUmemLocation location{};
     CUmemAllocationType alloc_type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    std::string queried_with;                         // e.g. "cuMemGetDefaultMemPool"
-    std::optional<unsigned> handle_types;             // CUmemAllocationHandleType mask
-    std::optional<std::uint64_t> max_size;            // 0: the driver's default
+    std::string queried_with;               // e.g. "cuMemGetDefaultMemPool"
+    std::optional<unsigned> handle_types;   // CUmemAllocationHandleType mask
+    std::optional<std::uint64_t> max_size;  // 0: the driver's default
 };
 
 // "device", "host", "host-numa:N", or "none" (a managed pool without a preferred location).
@@ -63,7 +63,7 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
 struct PoolRequest {
     LocationSpec location;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_NONE;
-    std::uint64_t max_size = 0;   // 0: the driver's default
+    std::uint64_t max_size = 0;  // 0: the driver's default
 };
 
 // A pool made with cuMemPoolCreate and destroyed (cuMemPoolDestroy) with this object. Creation checks

@@ -11,14 +11,14 @@ namespace cumemctl {
 
 // Every attribute of one pool at one moment.
 struct PoolAttributes {
-    std::uint64_t reserved_current = 0;    // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
-    std::uint64_t reserved_high = 0;       // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
-    std::uint64_t used_current = 0;        // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
-    std::uint64_t used_high = 0;           // CU_MEMPOOL_ATTR_USED_MEM_HIGH
-    std::uint64_t release_threshold = 0;   // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-    bool reuse_follow_event_dependencies = false;   // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
-    bool reuse_allow_opportunistic = false;         // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
-    bool reuse_allow_internal_dependencies = false; // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+    std::uint64_t reserved_current = 0;              // CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+    std::uint64_t reserved_high = 0;                 // CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+    std::uint64_t used_current = 0;                  // CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+    std::uint64_t used_high = 0;                     // CU_MEMPOOL_ATTR_USED_MEM_HIGH
+    std::uint64_t release_threshold = 0;             // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    bool reuse_follow_event_dependencies = false;    // CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+    bool reuse_allow_opportunistic = false;          // CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+    bool reuse_allow_internal_dependencies = false;  // CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
 };
 
 // The release threshold that keeps everything a pool has reserved (UINT64_MAX).

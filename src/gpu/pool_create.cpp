@@ -5,24 +5,19 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
-#include "gpu/pool_pattern.hpp"
 #include "gpu/pool_workload.hpp"
 #include "gpu/primary_context.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl {
-CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request,
-                                       std::uint64_t size, std::optional<IpcRequest> ipc) {
+CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
+                                       std::optional<IpcRequest> ipc) {
     CreatePoolResult r;
     r.size = size;
-    WorkloadPattern one{fmt::format("1x{}", size), {{1, size}}};
     const CUmemLocation location = resolve_location(api, request.location, device);
-    const std::uint64_t footprint = pool_footprint(one, pool_granule(api, location));
-    if (location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-        require_fits(one, footprint, current_device_memory(api).free, fmt::format("device {}'s free memory", device));
-    }
-    if (request.max_size != 0) require_fits(one, footprint, request.max_size, "the pool's --max-size");
+    require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
+                 location, request.max_size);
     const char* me = "exporter";
     Stopwatch watch;
     OwnedPool pool(api, device, request);
@@ -37,7 +32,8 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
     if (!r.outcome.run(me, "allocate", [&] {
             block.emplace(api, pool.handle(), size, stream);
             r.after_alloc = read_pool_attributes(api, pool.handle());
-            return fmt::format("{} from the pool ({} reserved)", format_size(size), format_size(r.after_alloc->reserved_current));
+            return fmt::format("{} from the pool ({} reserved)", format_size(size),
+                               format_size(r.after_alloc->reserved_current));
         })) {
         return r;
     }
@@ -51,10 +47,11 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
     if (r.outcome.run(me, "free", [&] {
             block->free();
             r.after_free = read_pool_attributes(api, pool.handle());
-            const bool importer_freed = std::any_of(r.outcome.steps.begin(), r.outcome.steps.end(), [](const IpcStep& s) {
-                return s.process == "importer" && s.step == "free import" && s.ok;
-            });
-            return std::string(importer_freed ? "cuMemFreeAsync, after the importer freed its import" : "cuMemFreeAsync");
+            const bool importer_freed = std::any_of(
+                r.outcome.steps.begin(), r.outcome.steps.end(),
+                [](const IpcStep& s) { return s.process == "importer" && s.step == "free import" && s.ok; });
+            return std::string(importer_freed ? "cuMemFreeAsync, after the importer freed its import"
+                                              : "cuMemFreeAsync");
         })) {
         r.outcome.run(me, "destroy pool", [&] {
             pool.destroy();

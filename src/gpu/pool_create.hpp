@@ -18,7 +18,7 @@ struct CreatePoolResult {
     std::optional<PoolAttributes> after_alloc;  // the pool with the block allocated
     std::optional<PoolAttributes> after_free;   // and after it was freed
     bool ipc_checked = false;
-    IpcOutcome outcome;                         // every step, and the problem that stopped them
+    IpcOutcome outcome;  // every step, and the problem that stopped them
 };
 
 // On `device`, with its primary context current: refuses (usage error, before anything is made) a
@@ -26,7 +26,7 @@ struct CreatePoolResult {
 // allocates `size` bytes, runs the IPC check when `ipc` is given (its device, size and handle type are
 // filled in here), frees and destroys. Errors before the pool exists are thrown (a location or
 // handle type the device lacks: unavailable); later ones end the steps and are in outcome.problem.
-CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request,
-                                       std::uint64_t size, std::optional<IpcRequest> ipc);
+CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
+                                       std::optional<IpcRequest> ipc);
 
 }  // namespace cumemctl

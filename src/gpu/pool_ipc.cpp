@@ -27,16 +27,19 @@ std::string to_hex(const unsigned char* data, std::size_t n) {
 
 void from_hex(const std::string& hex, unsigned char* data, std::size_t n) {
     if (hex.size() != 2 * n) throw Error(ExitCode::failed, "internal error: a malformed handle came over the socket");
-    for (std::size_t i = 0; i < n; ++i) data[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
+    for (std::size_t i = 0; i < n; ++i)
+        data[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
 }
 
 // Explains a fabric export refused with NOT_PERMITTED: the driver wants an IMEX channel.
 void explain_fabric_refusal(Problem& p) {
     if (!p.driver || p.driver->code != CUDA_ERROR_NOT_PERMITTED) return;
-    p.cause = "exporting a fabric handle needs an IMEX channel this process can open "
-              "(/dev/nvidia-caps-imex-channels/channelN); the pool itself was created and allocated from";
-    p.remedy = "create a channel node (cumemctl imex-setup, or mknod /dev/nvidia-caps-imex-channels/channel0 with "
-               "the nvidia-caps-imex-channels major from /proc/devices), or use --handle-type posix-fd";
+    p.cause =
+        "exporting a fabric handle needs an IMEX channel this process can open "
+        "(/dev/nvidia-caps-imex-channels/channelN); the pool itself was created and allocated from";
+    p.remedy =
+        "create a channel node (cumemctl imex-setup, or mknod /dev/nvidia-caps-imex-channels/channel0 with "
+        "the nvidia-caps-imex-channels major from /proc/devices), or use --handle-type posix-fd";
 }
 
 // The exporter's steps up to handing pool and pointer to a started importer.
@@ -76,9 +79,9 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
         return false;
     }
     if (!out.run(me, "start importer", [&] {
-            child.emplace(ChildProcess::spawn_self({"__pool-import", "--socket-fd", std::to_string(kImporterSocketFd),
-                                                    "--libcuda", r.libcuda},
-                                                   child_socket, kImporterSocketFd));
+            child.emplace(ChildProcess::spawn_self(
+                {"__pool-import", "--socket-fd", std::to_string(kImporterSocketFd), "--libcuda", r.libcuda},
+                child_socket, kImporterSocketFd));
             return fmt::format("a second cumemctl process, pid {}", child->pid());
         })) {
         return false;
@@ -112,7 +115,8 @@ std::optional<Problem> take_report(const std::string& text, IpcOutcome& out) {
         problem.remedy = p.at("remedy");
         return problem;
     } catch (const nlohmann::json::exception& e) {
-        throw Error(ExitCode::failed, fmt::format("internal error: the importer's report does not parse: {}", e.what()));
+        throw Error(ExitCode::failed,
+                    fmt::format("internal error: the importer's report does not parse: {}", e.what()));
     }
 }
 
@@ -145,12 +149,14 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
         return;
     }
     Imports imports{api};
-    if (!out.run(me, "import pool", [&] {
-            void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric)
-                                                             : reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
-            CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
-            return fmt::format("from the {} handle", handle_type_name(type));
-        }) ||
+    if (!out.run(me, "import pool",
+                 [&] {
+                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC
+                                        ? static_cast<void*>(&fabric)
+                                        : reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
+                     CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                     return fmt::format("from the {} handle", handle_type_name(type));
+                 }) ||
         !out.run(me, "import pointer", [&] {
             CU_CALL(api, cuMemPoolImportPointer, &imports.ptr, imports.pool, &data);
             return fmt::format("{} at {:#x} in this process", format_size(size), imports.ptr);
@@ -160,9 +166,10 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
     out.run(me, "read pattern", [&] {
         const VerifyResult v = probe_check(api, imports.ptr, size, seed);
         if (!v.ok()) {
-            throw Error(ExitCode::failed,
-                        fmt::format("{} of {} 16-byte words differ from what the exporter wrote, the first at offset {}",
-                                    v.mismatches, (size + 15) / 16, v.first_mismatch_offset));
+            throw Error(
+                ExitCode::failed,
+                fmt::format("{} of {} 16-byte words differ from what the exporter wrote, the first at offset {}",
+                            v.mismatches, (size + 15) / 16, v.first_mismatch_offset));
         }
         return fmt::format("all {} as the exporter wrote them ({:.1f} GB/s)", format_size(size), v.check_gbps);
     });
@@ -199,7 +206,10 @@ bool IpcOutcome::run(const char* process, const char* step, const std::function<
 }
 
 nlohmann::json to_json(const IpcStep& step) {
-    return {{"process", step.process}, {"step", step.step}, {"ok", step.ok}, {"detail", step.detail},
+    return {{"process", step.process},
+            {"step", step.step},
+            {"ok", step.ok},
+            {"detail", step.detail},
             {"seconds", step.seconds}};
 }
 
@@ -239,8 +249,9 @@ void serve_pool_import(const DriverApi& api, int socket, std::chrono::millisecon
     try {
         import_and_check(api, nlohmann::json::parse(msg.bytes), msg.fd.get(), out);
     } catch (const nlohmann::json::exception& e) {
-        out.problem = Problem{ExitCode::failed, fmt::format("internal error: the exporter's message: {}", e.what()),
-                              {}, {}, std::nullopt, std::nullopt};
+        out.problem = Problem{
+            ExitCode::failed, fmt::format("internal error: the exporter's message: {}", e.what()), {}, {}, std::nullopt,
+            std::nullopt};
     } catch (const Error& e) {
         out.problem = e.problem();
     }
@@ -248,8 +259,10 @@ void serve_pool_import(const DriverApi& api, int socket, std::chrono::millisecon
     nlohmann::json reply{{"steps", nlohmann::json::array()}};
     for (const auto& s : out.steps) reply["steps"].push_back(to_json(s));
     if (out.problem) {
-        reply["problem"] = {{"message", out.problem->message}, {"cause", out.problem->cause},
-                            {"remedy", out.problem->remedy}, {"exit_code", static_cast<int>(out.problem->exit_code)}};
+        reply["problem"] = {{"message", out.problem->message},
+                            {"cause", out.problem->cause},
+                            {"remedy", out.problem->remedy},
+                            {"exit_code", static_cast<int>(out.problem->exit_code)}};
     }
     send_message(socket, reply.dump());
 }

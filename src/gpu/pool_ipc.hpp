@@ -21,7 +21,7 @@ namespace cumemctl {
 
 // One step of the check: which process did it, what, whether it worked, what came of it, how long.
 struct IpcStep {
-    std::string process;   // "exporter" or "importer"
+    std::string process;  // "exporter" or "importer"
     std::string step;
     bool ok = false;
     std::string detail;
@@ -31,7 +31,7 @@ struct IpcStep {
 // The steps so far and the problem that ended the check early, if one did.
 struct IpcOutcome {
     std::vector<IpcStep> steps;
-    std::optional<Problem> problem;   // the first failure
+    std::optional<Problem> problem;  // the first failure
     bool passed() const { return !problem; }
 
     // Runs one step of `process`: records it with its time and the detail `fn` returns. A step that
@@ -46,9 +46,9 @@ nlohmann::json to_json(const IpcStep& step);
 struct IpcRequest {
     int device = 0;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    std::uint64_t size = 0;              // bytes of the block at `ptr`
-    std::uint64_t seed = 0;              // the pattern's seed
-    std::string libcuda;                 // the driver library the importer loads
+    std::uint64_t size = 0;                    // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                    // the pattern's seed
+    std::string libcuda;                       // the driver library the importer loads
     std::chrono::milliseconds timeout{60000};  // for each wait on the importer
 };
 

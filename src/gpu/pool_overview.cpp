@@ -11,8 +11,8 @@ void read_location(const DriverApi& api, int device, LocationPools& l) {
     l.default_attributes = read_pool_attributes(api, l.default_pool->handle);
     l.current_pool = current_pool(api, device, l.location, l.alloc_type);
     l.current_is_default = l.current_pool->handle == l.default_pool->handle;
-    l.current_attributes = l.current_is_default ? l.default_attributes
-                                                : read_pool_attributes(api, l.current_pool->handle);
+    l.current_attributes =
+        l.current_is_default ? l.default_attributes : read_pool_attributes(api, l.current_pool->handle);
 }
 
 // As read_location, but a failure is recorded as the reason the location has no pool.
@@ -45,9 +45,9 @@ std::vector<LocationPools> list_location_pools(const DriverApi& api, int device)
         out.push_back(
             try_location(api, device, {CU_MEM_LOCATION_TYPE_HOST_NUMA, *node}, CU_MEM_ALLOCATION_TYPE_PINNED, true));
     }
-    for (const CUmemLocation loc : {CUmemLocation{CU_MEM_LOCATION_TYPE_NONE, 0},
-                                    CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device},
-                                    CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0}}) {
+    for (const CUmemLocation loc :
+         {CUmemLocation{CU_MEM_LOCATION_TYPE_NONE, 0}, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device},
+          CUmemLocation{CU_MEM_LOCATION_TYPE_HOST, 0}}) {
         out.push_back(try_location(api, device, loc, CU_MEM_ALLOCATION_TYPE_MANAGED, false));
     }
     return out;

@@ -18,8 +18,8 @@ struct LocationPools {
     CUmemAllocationType alloc_type = CU_MEM_ALLOCATION_TYPE_PINNED;
     std::optional<PoolInfo> default_pool, current_pool;
     std::optional<PoolAttributes> default_attributes, current_attributes;
-    bool current_is_default = false;        // meaningful when both were read
-    std::optional<Problem> unavailable;     // why this location has no pool here (attribute, driver answer)
+    bool current_is_default = false;     // meaningful when both were read
+    std::optional<Problem> unavailable;  // why this location has no pool here (attribute, driver answer)
 };
 
 // The locations in report order. The device's pinned pools must be readable (errors are thrown);

@@ -50,7 +50,9 @@ std::uint64_t WorkloadPattern::allocations() const {
     return n;
 }
 
-std::uint64_t WorkloadPattern::bytes() const { return pool_footprint(*this, 1); }
+std::uint64_t WorkloadPattern::bytes() const {
+    return pool_footprint(*this, 1);
+}
 
 WorkloadPattern parse_workload_pattern(std::string_view text) {
     WorkloadPattern p;
@@ -88,12 +90,11 @@ std::uint64_t pool_footprint(const WorkloadPattern& pattern, std::uint64_t granu
     return total;
 }
 
-void require_fits(const WorkloadPattern& pattern, std::uint64_t footprint, std::uint64_t available,
-                  std::string_view where) {
+void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where) {
     if (footprint <= available) return;
     throw Error(ExitCode::usage,
-                fmt::format("workload '{}' needs {} ({} bytes) but {} is {} ({} bytes); nothing was allocated",
-                            pattern.text, format_size(footprint), footprint, where, format_size(available), available),
+                fmt::format("{} needs {} ({} bytes) but {} is {} ({} bytes); nothing was allocated", what,
+                            format_size(footprint), footprint, where, format_size(available), available),
                 fmt::format("ask for at most {} in all", format_size(available)));
 }
 

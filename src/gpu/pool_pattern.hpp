@@ -17,7 +17,7 @@ struct WorkloadItem {
 
 // A parsed workload, in the order the allocations are made.
 struct WorkloadPattern {
-    std::string text;                 // as typed
+    std::string text;  // as typed
     std::vector<WorkloadItem> items;
 
     // How many allocations the workload makes.
@@ -39,8 +39,8 @@ WorkloadPattern parse_workload_pattern(std::string_view text);
 std::uint64_t pool_footprint(const WorkloadPattern& pattern, std::uint64_t granule);
 
 // Throws a usage error, before anything is allocated, when `footprint` bytes do not fit in
-// `available` bytes of `where` (for example "device 0's free memory"); the message names both.
-void require_fits(const WorkloadPattern& pattern, std::uint64_t footprint, std::uint64_t available,
-                  std::string_view where);
+// `available` bytes of `where` (for example "device 0's free memory"). `what` names the request in
+// the message: "workload '64x16MiB'", "a block of 2 MiB".
+void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where);
 
 }  // namespace cumemctl

@@ -49,10 +49,11 @@ TrimVerdict judge_trim(const TrimFigures& f) {
                                    format_size(f.granule))};
     }
     const std::uint64_t back = f.free_after_trim > f.free_before_trim ? f.free_after_trim - f.free_before_trim : 0;
-    return {true, fmt::format("{} came back to the device; free memory is within one granule ({}) of where it started{}",
-                              format_size(back), format_size(f.granule),
-                              f.reserved_after > 0 ? fmt::format(", less the {} kept", format_size(f.reserved_after))
-                                                   : std::string())};
+    return {true,
+            fmt::format("{} came back to the device; free memory is within one granule ({}) of where it started{}",
+                        format_size(back), format_size(f.granule),
+                        f.reserved_after > 0 ? fmt::format(", less the {} kept", format_size(f.reserved_after))
+                                             : std::string())};
 }
 
 void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {

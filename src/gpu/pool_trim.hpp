@@ -12,13 +12,13 @@ namespace cumemctl {
 
 // The device memory figures a trim is judged on, in bytes.
 struct TrimFigures {
-    std::uint64_t keep = 0;               // cuMemPoolTrimTo's minBytesToKeep
-    std::uint64_t granule = 0;            // the location's allocation granularity: the tolerance
-    std::uint64_t reserved_before = 0;    // the pool after the workload, before trimming
-    std::uint64_t reserved_after = 0;     // the pool after trimming
-    std::uint64_t free_at_start = 0;      // the device before the workload
-    std::uint64_t free_before_trim = 0;   // the device after the workload (memory still reserved)
-    std::uint64_t free_after_trim = 0;    // the device after trimming
+    std::uint64_t keep = 0;              // cuMemPoolTrimTo's minBytesToKeep
+    std::uint64_t granule = 0;           // the location's allocation granularity: the tolerance
+    std::uint64_t reserved_before = 0;   // the pool after the workload, before trimming
+    std::uint64_t reserved_after = 0;    // the pool after trimming
+    std::uint64_t free_at_start = 0;     // the device before the workload
+    std::uint64_t free_before_trim = 0;  // the device after the workload (memory still reserved)
+    std::uint64_t free_after_trim = 0;   // the device after trimming
 };
 
 // The check's answer: whether the memory came back, and why (one sentence either way).

@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "cuda/driver_call.hpp"
 #include "gpu/primary_context.hpp"
 #include "util/stopwatch.hpp"
@@ -67,7 +69,9 @@ Stream::~Stream() {
     api_.cuStreamDestroy(stream_);
 }
 
-void Stream::synchronize() const { CU_CALL(api_, cuStreamSynchronize, stream_); }
+void Stream::synchronize() const {
+    CU_CALL(api_, cuStreamSynchronize, stream_);
+}
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
     : api_(api), stream_(stream) {
@@ -124,6 +128,15 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
     r.sync_seconds = watch.lap();
     r.after_sync = snapshot(api, pool, read_device_free);
     return r;
+}
+
+void require_room(const DriverApi& api, std::string_view what, std::uint64_t footprint, const CUmemLocation& location,
+                  std::uint64_t max_size) {
+    if (location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        require_fits(what, footprint, current_device_memory(api).free,
+                     fmt::format("device {}'s free memory", location.id));
+    }
+    if (max_size != 0) require_fits(what, footprint, max_size, "the pool's --max-size");
 }
 
 ThresholdOutcome threshold_outcome(const WorkloadResult& w) {

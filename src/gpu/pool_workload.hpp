@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 #include "cuda/driver_api.hpp"
 #include "gpu/pool_attributes.hpp"
@@ -60,9 +61,9 @@ struct WorkloadResult {
     std::uint64_t allocations = 0;
     std::uint64_t bytes = 0;
     PoolSnapshot before, after_alloc, after_free, after_sync;
-    double alloc_seconds = 0;   // every cuMemAllocFromPoolAsync, then a stream synchronisation
-    double free_seconds = 0;    // every cuMemFreeAsync (enqueued)
-    double sync_seconds = 0;    // the synchronisation after the frees
+    double alloc_seconds = 0;  // every cuMemAllocFromPoolAsync, then a stream synchronisation
+    double free_seconds = 0;   // every cuMemFreeAsync (enqueued)
+    double sync_seconds = 0;   // the synchronisation after the frees
 };
 
 // Runs `pattern` on `pool` on a new stream of the current context; `read_device_free` adds
@@ -70,12 +71,18 @@ struct WorkloadResult {
 WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern,
                             bool read_device_free);
 
+// Refuses (a usage error, before anything is allocated) `footprint` bytes that do not fit in the
+// device's free memory (for a device location; read through the current context) or in a pool's
+// maximum size (when not 0). `what` names the request: "workload '64x16MiB'", "a block of 2 MiB".
+void require_room(const DriverApi& api, std::string_view what, std::uint64_t footprint, const CUmemLocation& location,
+                  std::uint64_t max_size);
+
 // What the release threshold implies for the synchronisation after the frees: a pool that holds no
 // more than its threshold keeps it all; otherwise it releases unused memory down to the threshold.
 struct ThresholdOutcome {
-    bool keeps_all = false;             // the threshold is at or above what was reserved after the frees
-    std::uint64_t expected_at_most = 0; // what the pool may still hold after synchronising
-    bool holds = false;                 // whether it did
+    bool keeps_all = false;              // the threshold is at or above what was reserved after the frees
+    std::uint64_t expected_at_most = 0;  // what the pool may still hold after synchronising
+    bool holds = false;                  // whether it did
 };
 
 // Reads the outcome off a workload's after-free and after-sync snapshots.

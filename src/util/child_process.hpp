@@ -34,7 +34,7 @@ public:
 
 private:
     explicit ChildProcess(pid_t pid) : pid_(pid) {}
-    pid_t pid_ = -1;   // -1 once reaped
+    pid_t pid_ = -1;  // -1 once reaped
 };
 
 // "exited with status N" or "killed by signal N (NAME)" for a wait status.

@@ -128,8 +128,8 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
     std::memcpy(&e, data->reserved, sizeof e);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
-    if (p == nullptr || !p->imported || std::memcmp(e.magic, fake::kPointerMagic, sizeof e.magic) != 0 ||
-        e.size == 0 || e.offset + e.size > p->arena) {
+    if (p == nullptr || !p->imported || std::memcmp(e.magic, fake::kPointerMagic, sizeof e.magic) != 0 || e.size == 0 ||
+        e.offset + e.size > p->arena) {
         return CUDA_ERROR_INVALID_VALUE;
     }
     const std::uintptr_t at = p->base + e.offset;

@@ -58,21 +58,26 @@ PoolKey key_of(const CUmemLocation& loc, CUmemAllocationType type) {
 // Checks a location and allocation type as the driver does for pools. Host locations are answered
 // for the system by device 0's attributes.
 CUresult check_location(const CUmemLocation& loc, CUmemAllocationType type) {
-    if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED) return CUDA_ERROR_INVALID_VALUE;
+    if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_INVALID_VALUE;
     const bool managed = type == CU_MEM_ALLOCATION_TYPE_MANAGED;
     const int dev = loc.type == CU_MEM_LOCATION_TYPE_DEVICE ? loc.id : 0;
     if (device(dev) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (!has_attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)) return CUDA_ERROR_NOT_SUPPORTED;
     if (managed && !has_attr(dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)) return CUDA_ERROR_NOT_SUPPORTED;
     switch (loc.type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE: return CUDA_SUCCESS;
-        case CU_MEM_LOCATION_TYPE_NONE: return managed ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return CUDA_SUCCESS;
+        case CU_MEM_LOCATION_TYPE_NONE:
+            return managed ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
         case CU_MEM_LOCATION_TYPE_HOST:
-            return has_attr(0, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED) ? CUDA_SUCCESS : CUDA_ERROR_NOT_SUPPORTED;
+            return has_attr(0, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED) ? CUDA_SUCCESS
+                                                                                : CUDA_ERROR_NOT_SUPPORTED;
         case CU_MEM_LOCATION_TYPE_HOST_NUMA:
             if (!has_attr(0, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED)) return CUDA_ERROR_NOT_SUPPORTED;
             return known_numa_node(loc.id) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-        default: return CUDA_ERROR_INVALID_VALUE;
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
     }
 }
 
@@ -150,7 +155,8 @@ bool carve(Pool& p, std::uint64_t size, std::uint64_t& offset) {
 CUresult take_slab(Pool& p, std::uint64_t need, std::uint64_t& offset) {
     auto best = p.slabs.end();
     for (auto it = p.slabs.begin(); it != p.slabs.end(); ++it) {
-        if (!it->second.in_use && it->second.size >= need && (best == p.slabs.end() || it->second.size < best->second.size)) {
+        if (!it->second.in_use && it->second.size >= need &&
+            (best == p.slabs.end() || it->second.size < best->second.size)) {
             best = it;
         }
     }
@@ -198,12 +204,19 @@ void free_block(Pool& p, std::map<std::uintptr_t, PoolBlock>::iterator block) {
 std::uint64_t& u64_attribute(Pool& p, CUmemPool_attribute attr, bool& ok) {
     ok = true;
     switch (attr) {
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: return p.threshold;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT: return p.reserved;
-        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH: return p.reserved_high;
-        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT: return p.used;
-        case CU_MEMPOOL_ATTR_USED_MEM_HIGH: return p.used_high;
-        default: ok = false; return p.threshold;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+            return p.threshold;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+            return p.reserved;
+        case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+            return p.reserved_high;
+        case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+            return p.used;
+        case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+            return p.used_high;
+        default:
+            ok = false;
+            return p.threshold;
     }
 }
 
@@ -223,8 +236,9 @@ struct LeakCheck {
         }
         for (std::size_t i = 0; i < state().devices.size(); ++i) {
             if (state().devices[i].context_refs > 0) {
-                std::fprintf(stderr, "fakecuda: leak: device %zu's primary context retained %d times and not released\n",
-                             i, state().devices[i].context_refs);
+                std::fprintf(stderr,
+                             "fakecuda: leak: device %zu's primary context retained %d times and not released\n", i,
+                             state().devices[i].context_refs);
             }
         }
     }
@@ -326,7 +340,8 @@ CUresult cuMemSetMemPool(CUmemLocation* location, CUmemAllocationType type, CUme
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     if (const CUresult r = fake::check_location(*location, type); r != CUDA_SUCCESS) return r;
     const Pool* p = fake::find_pool(pool);
-    if (p == nullptr || p->imported || fake::key_of(p->props.location, p->props.allocType) != fake::key_of(*location, type)) {
+    if (p == nullptr || p->imported ||
+        fake::key_of(p->props.location, p->props.allocType) != fake::key_of(*location, type)) {
         return CUDA_ERROR_INVALID_VALUE;
     }
     fake::currents()[fake::key_of(*location, type)] = pool;
@@ -408,7 +423,8 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     Pool* p = fake::find_pool(pool);
     // Statistics are per process: an imported pool answers nothing.
     if (p == nullptr || p->imported || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES && attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
+    if (attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+        attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
         *static_cast<int*>(value) = p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
         return CUDA_SUCCESS;
     }
@@ -424,13 +440,16 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
     if (p == nullptr || p->imported || value == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES && attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
+    if (attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
+        attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
         p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES] = *static_cast<int*>(value) != 0 ? 1 : 0;
         return CUDA_SUCCESS;
     }
     const std::uint64_t v = *static_cast<cuuint64_t*>(value);
     switch (attr) {
-        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: p->threshold = v; return CUDA_SUCCESS;
+        case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+            p->threshold = v;
+            return CUDA_SUCCESS;
         // High-water marks reset only to zero, and then stand at the current figure.
         case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
             if (v != 0) return CUDA_ERROR_INVALID_VALUE;
@@ -440,7 +459,8 @@ CUresult cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
             if (v != 0) return CUDA_ERROR_INVALID_VALUE;
             p->used_high = p->used;
             return CUDA_SUCCESS;
-        default: return CUDA_ERROR_INVALID_VALUE;
+        default:
+            return CUDA_ERROR_INVALID_VALUE;
     }
 }
 

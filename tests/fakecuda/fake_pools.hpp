@@ -30,21 +30,21 @@ struct PoolBlock {
 struct Pool {
     CUmemoryPool handle = nullptr;
     CUmemPoolProps props{};
-    int device = -1;                 // whose free memory its reservations take; -1 for host memory
+    int device = -1;  // whose free memory its reservations take; -1 for host memory
     bool is_default = false;
-    bool imported = false;           // statistics, trim and allocation are refused, as the driver does
-    bool destroyed = false;          // destroyed with allocations outstanding: goes with the last one
+    bool imported = false;   // statistics, trim and allocation are refused, as the driver does
+    bool destroyed = false;  // destroyed with allocations outstanding: goes with the last one
     std::uint64_t granule = 2u << 20;
     std::uint64_t reserved = 0, reserved_high = 0, used = 0, used_high = 0;
-    std::uint64_t threshold = 0;     // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-    int reuse[3] = {1, 1, 1};        // the three reuse policies, in attribute order
-    int memfd = -1;                  // the arena, made on first use
-    std::uintptr_t base = 0;         // where the arena is mapped in this process
-    std::uint64_t arena = 0;         // its size
-    std::uint64_t top = 0;           // arena bytes carved so far
-    std::map<std::uint64_t, std::uint64_t> holes;   // released arena ranges: offset -> size
-    std::map<std::uint64_t, Slab> slabs;            // reserved slabs by offset
-    std::map<std::uintptr_t, PoolBlock> blocks;     // allocations by address (imports: imported pointers)
+    std::uint64_t threshold = 0;                   // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    int reuse[3] = {1, 1, 1};                      // the three reuse policies, in attribute order
+    int memfd = -1;                                // the arena, made on first use
+    std::uintptr_t base = 0;                       // where the arena is mapped in this process
+    std::uint64_t arena = 0;                       // its size
+    std::uint64_t top = 0;                         // arena bytes carved so far
+    std::map<std::uint64_t, std::uint64_t> holes;  // released arena ranges: offset -> size
+    std::map<std::uint64_t, Slab> slabs;           // reserved slabs by offset
+    std::map<std::uintptr_t, PoolBlock> blocks;    // allocations by address (imports: imported pointers)
 };
 
 // The pool for a handle that may still be used, or nullptr. Caller holds state().mutex.
