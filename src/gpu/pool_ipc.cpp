@@ -7,7 +7,7 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
-#include "gpu/pool_pattern_probe.hpp"
+#include "gpu/verify.hpp"
 #include "util/child_process.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
@@ -47,7 +47,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
                      int socket, std::optional<ChildProcess>& child, int child_socket) {
     const char* me = "exporter";
     if (!out.run(me, "write pattern", [&] {
-            const VerifyResult v = probe_fill(api, ptr, r.size, r.seed);
+            const VerifyResult v = fill_pattern(api, ptr, r.size, r.seed);
             return fmt::format("{} written ({:.1f} GB/s)", format_size(v.bytes), v.fill_gbps);
         })) {
         return false;
@@ -164,7 +164,7 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
         return;
     }
     out.run(me, "read pattern", [&] {
-        const VerifyResult v = probe_check(api, imports.ptr, size, seed);
+        const VerifyResult v = check_pattern(api, imports.ptr, size, seed);
         if (!v.ok()) {
             throw Error(
                 ExitCode::failed,
