@@ -8,6 +8,7 @@
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/verify.hpp"
+#include "report/report.hpp"
 #include "util/child_process.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
@@ -113,6 +114,10 @@ std::optional<Problem> take_report(const std::string& text, IpcOutcome& out) {
         problem.message = "importer: " + p.at("message").get<std::string>();
         problem.cause = p.at("cause");
         problem.remedy = p.at("remedy");
+        if (p.contains("driver_call")) {
+            const auto& d = p["driver_call"];
+            problem.driver = DriverFailure{d.at("call"), d.at("result"), d.at("name"), d.at("text")};
+        }
         return problem;
     } catch (const nlohmann::json::exception& e) {
         throw Error(ExitCode::failed,
@@ -130,6 +135,18 @@ struct Imports {
         if (pool != nullptr) api.cuMemPoolDestroy(pool);
     }
 };
+
+// Gives `device` read-write access to an imported pool where it has less (as NVIDIA's IPC sample does).
+std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
+    CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    CU_CALL(api, cuMemPoolGetAccess, &flags, pool, &location);
+    if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return fmt::format("device {} may read and write", device);
+    const CUmemAccessDesc desc{location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CU_CALL(api, cuMemPoolSetAccess, pool, &desc, 1);
+    return fmt::format("granted device {} read-write access (it had {})", device,
+                       flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? "read" : "none");
+}
 
 // The importer's steps. A failed import ends them; after a failed pattern check it still frees.
 void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, IpcOutcome& out) {
@@ -157,6 +174,7 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
                      CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
                      return fmt::format("from the {} handle", handle_type_name(type));
                  }) ||
+        !out.run(me, "pool access", [&] { return grant_access(api, imports.pool, device); }) ||
         !out.run(me, "import pointer", [&] {
             CU_CALL(api, cuMemPoolImportPointer, &imports.ptr, imports.pool, &data);
             return fmt::format("{} at {:#x} in this process", format_size(size), imports.ptr);
@@ -258,12 +276,7 @@ void serve_pool_import(const DriverApi& api, int socket, std::chrono::millisecon
     msg.fd.reset();
     nlohmann::json reply{{"steps", nlohmann::json::array()}};
     for (const auto& s : out.steps) reply["steps"].push_back(to_json(s));
-    if (out.problem) {
-        reply["problem"] = {{"message", out.problem->message},
-                            {"cause", out.problem->cause},
-                            {"remedy", out.problem->remedy},
-                            {"exit_code", static_cast<int>(out.problem->exit_code)}};
-    }
+    if (out.problem) reply["problem"] = to_json(*out.problem);
     send_message(socket, reply.dump());
 }
 

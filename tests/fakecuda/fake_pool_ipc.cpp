@@ -37,6 +37,7 @@ CUresult import_arena(int fd, int device, CUmemoryPool* out) {
     std::lock_guard<std::mutex> lock(state().mutex);
     Pool p;
     p.imported = true;
+    p.accessible = false;
     p.memfd = fd;
     p.arena = static_cast<std::uint64_t>(st.st_size);
     p.props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -135,8 +136,36 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
     const std::uintptr_t at = p->base + e.offset;
     if (p->blocks.count(at) != 0) return CUDA_ERROR_INVALID_VALUE;
     p->blocks[at] = fake::PoolBlock{e.size, e.offset};
-    fake::add_linear_block(at, e.size);
+    fake::add_linear_block(at, e.size, p->accessible);
     *ptr = at;
+    return CUDA_SUCCESS;
+}
+
+// Access is per pool: an imported pool's blocks become device-accessible once the importer grants
+// read-write access, as NVIDIA's IPC sample does after checking cuMemPoolGetAccess.
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
+    FAKE_ENTRY_INIT("cuMemPoolSetAccess");
+    if (map == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    Pool* p = fake::find_pool(pool);
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < count; ++i) {
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(map[i].location.id) == nullptr) {
+            return CUDA_ERROR_INVALID_DEVICE;
+        }
+    }
+    p->accessible = map[count - 1].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    for (const auto& [at, block] : p->blocks) fake::add_linear_block(at, block.size, p->accessible);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLocation* location) {
+    FAKE_ENTRY_INIT("cuMemPoolGetAccess");
+    if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    const Pool* p = fake::find_pool(pool);
+    if (p == nullptr || location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    *flags = p->accessible ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     return CUDA_SUCCESS;
 }
 
