@@ -12,5 +12,8 @@ void register_granularity(CLI::App& root, const Globals& globals, Runner& runner
 void register_create(CLI::App& root, const Globals& globals, Runner& runner);
 // The hidden second process of create --import-check.
 void register_import_check(CLI::App& root, const Globals& globals, Runner& runner);
+void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner);
+void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
+void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "create_pool.hpp"
 #include "commands.hpp"
 #include "create_report.hpp"
 #include "gpu/devices.hpp"
@@ -24,6 +25,7 @@ struct CreateOptions {
     bool verify = false;
     bool export_handle = false;
     bool import_check = false;
+    PoolOptions pool;  // --pool: a stream-ordered pool instead (cmd/create_pool.*)
 };
 
 // The request, checked before the driver is loaded: sizes, handle types and the implied options.
@@ -91,8 +93,13 @@ void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_flag("--export", opts->export_handle, "export the shareable handle (posix-fd or fabric)");
     app->add_flag("--import-check", opts->import_check,
                   "a second process imports the handle, maps it and checks the pattern (implies --map, --export)");
-    app->callback(
-        [opts, &globals, &runner] { runner = [opts, &globals] { return run_create_command(*opts, globals); }; });
+    add_pool_options(*app, opts->pool);
+    app->callback([opts, &globals, &runner] {
+        runner = [opts, &globals] {
+            if (opts->pool.pool) return run_create_pool(opts->pool, opts->memory, {opts->device, opts->size}, globals);
+            return run_create_command(*opts, globals);
+        };
+    });
 }
 
 }  // namespace cumemctl::cmd

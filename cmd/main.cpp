@@ -23,6 +23,9 @@ constexpr Registrar kCommands[] = {
     register_granularity,
     register_create,
     register_import_check,
+    register_pool_stats,
+    register_trim,
+    register_pool_import,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).

@@ -30,10 +30,15 @@ struct MemoryOptions {
     }
 };
 
-// Adds --location, --handle-type, --compression, --rdma and --tile-pool to a subcommand.
-inline void add_memory_options(CLI::App& app, MemoryOptions& o) {
+// Adds --location and --handle-type to a subcommand (what pools take of the memory options).
+inline void add_location_options(CLI::App& app, MemoryOptions& o) {
     app.add_option("--location", o.location, "device, host, host-numa or host-numa:N")->capture_default_str();
     app.add_option("--handle-type", o.handle_type, "none, posix-fd or fabric")->capture_default_str();
+}
+
+// Adds --location, --handle-type, --compression, --rdma and --tile-pool to a subcommand.
+inline void add_memory_options(CLI::App& app, MemoryOptions& o) {
+    add_location_options(app, o);
     app.add_flag("--compression", o.compression, "ask for generic compression");
     app.add_flag("--rdma", o.rdma, "ask for GPUDirect RDMA capability");
     app.add_flag("--tile-pool", o.tile_pool, "ask for tile-pool usage (CU_MEM_CREATE_USAGE_TILE_POOL)");

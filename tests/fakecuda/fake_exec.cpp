@@ -56,6 +56,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     const int dev = fake::current_context_device();
     if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
+    if (fake::free_pool_pointer(dptr)) return CUDA_SUCCESS;
     const std::size_t size = fake::remove_linear_block(dptr);
     if (size == 0) return CUDA_ERROR_INVALID_VALUE;
     fake::give_device_memory(dev, size);
@@ -119,7 +120,9 @@ CUresult cuStreamDestroy_v2(CUstream stream) {
 CUresult cuStreamSynchronize(CUstream stream) {
     FAKE_ENTRY_INIT("cuStreamSynchronize");
     std::lock_guard<std::mutex> lock(fake::state().mutex);
-    return valid_stream(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    fake::release_pools_at_sync();
+    return CUDA_SUCCESS;
 }
 
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
@@ -145,7 +148,9 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
 CUresult cuEventSynchronize(CUevent event) {
     FAKE_ENTRY_INIT("cuEventSynchronize");
     std::lock_guard<std::mutex> lock(fake::state().mutex);
-    return events().count(event) != 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (events().count(event) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    fake::release_pools_at_sync();
+    return CUDA_SUCCESS;
 }
 
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {

@@ -60,6 +60,15 @@ std::size_t remove_linear_block(CUdeviceptr ptr);
 // Whether [p, p + size) lies in one accessible linear block. Caller holds state().mutex.
 bool valid_linear_range(std::uintptr_t p, std::size_t size);
 
+// Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
+// pool's release threshold, as the driver does at stream, event and context synchronisation.
+// Caller holds state().mutex.
+void release_pools_at_sync();
+
+// Pools: frees a pool allocation or an imported pool pointer handed to cuMemFree; false when ptr is
+// neither. Caller holds state().mutex.
+bool free_pool_pointer(CUdeviceptr ptr);
+
 // The granularity row for a property set, or nullptr. Several flags take the largest granule of their
 // rows and fail if any row fails (the measured profiles hold one flag per row).
 CUresult granularity_for(const CUmemAllocationProp& prop, std::uint64_t& min, std::uint64_t& rec);
