@@ -18,6 +18,10 @@ void Report::add_warning(std::string message, std::string remedy, std::optional<
     warnings.push_back(std::move(p));
 }
 
+void Report::add_metric(std::string name, std::string help, MetricLabels labels, double value) {
+    metrics.push_back(Metric{std::move(name), std::move(help), std::move(labels), value});
+}
+
 void Report::mark_failed() {
     if (exit_code == ExitCode::ok) exit_code = ExitCode::failed;
 }
@@ -55,6 +59,8 @@ nlohmann::json to_json(const Report& report) {
     return nlohmann::json{{"schema", kSchemaName},
                           {"schema_version", kSchemaVersion},
                           {"command", report.command},
+                          {"host", report.host},
+                          {"timestamp", utc_timestamp(report.started)},
                           {"tool", {{"name", "cumemctl"}, {"version", CUMEMCTL_VERSION}, {"commit", CUMEMCTL_GIT_COMMIT}}},
                           {"driver", std::move(driver)},
                           {"results", report.results},
