@@ -11,7 +11,8 @@ A case file holds cases separated by blank lines. Each case is a list of directi
     ENV     NAME=VALUE                one more environment variable (repeatable)
     SETUP   shell command             run before RUN, must succeed (repeatable)
     RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, {cli}: the
-                                      folder of this runner, {source}: the source tree, ... expand)
+                                      folder of this runner, {source}: the source tree, ... expand in
+                                      every directive, JSON strings included; other braces stay)
     EXIT    N                         the expected exit code
     JSON    {...}                     a fragment that stdout's JSON must contain (repeatable)
     PROMETHEUS name{l="v",...} value  stdout (Prometheus text) has a sample of that name whose labels
@@ -134,6 +135,17 @@ def check_prometheus(text, case):
     return problems
 
 
+def expand_strings(value, expand):
+    """The JSON fragment with {name} expanded in every string."""
+    if isinstance(value, str):
+        return expand(value)
+    if isinstance(value, list):
+        return [expand_strings(v, expand) for v in value]
+    if isinstance(value, dict):
+        return {k: expand_strings(v, expand) for k, v in value.items()}
+    return value
+
+
 def matches(fragment, actual, where="$"):
     """Returns None when actual contains fragment, else a description of the first difference."""
     if isinstance(fragment, str) and fragment == "*":
@@ -182,7 +194,8 @@ def run_case(case, args, validator):
         subst = {"cumemctl": args.binary, "fake": args.fake, "not_a_driver": args.not_a_driver,
                  "profiles": args.profiles, "tmp": tmp, "cli": os.path.dirname(os.path.abspath(__file__)),
                  "source": os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))}
-        expand = lambda s: s.format(**subst)
+        # Only {name} of the names above expands; other braces (JSON, shell) stay as they are.
+        expand = lambda s: re.sub(r"\{(\w+)\}", lambda m: subst.get(m.group(1), m.group(0)), s)
         env = dict(os.environ)
         env.pop("CUMEMCTL_LIBCUDA", None)
         env.pop("NO_COLOR", None)
@@ -216,7 +229,7 @@ def run_case(case, args, validator):
                 for e in errors[:3]:
                     problems.append(f"schema: {'/'.join(map(str, e.path))}: {e.message}")
                 for frag in case["json"]:
-                    diff = matches(frag, doc)
+                    diff = matches(expand_strings(frag, expand), doc)
                     if diff:
                         problems.append(f"JSON {diff}")
         elif case["json"]:
