@@ -8,9 +8,12 @@
 #include <iostream>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
+#include "util/version.hpp"
 
 namespace {
 
@@ -100,7 +103,7 @@ int main(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("cumemctl ") + CUMEMCTL_VERSION + " (" + CUMEMCTL_GIT_COMMIT + ")");
+    app.set_version_flag("--version", fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format, "output format: table, json or prometheus (doctor, devices, pool-stats)")

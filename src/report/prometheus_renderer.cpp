@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "report/renderer.hpp"
+#include "util/version.hpp"
 
 namespace cumemctl {
 namespace {
@@ -47,7 +48,7 @@ std::string format_value(double v) {
 std::vector<Metric> envelope_metrics(const Report& report) {
     std::vector<Metric> m;
     m.push_back({"build_info", "the cumemctl that wrote these metrics (always 1)",
-                 {{"version", CUMEMCTL_VERSION}, {"commit", CUMEMCTL_GIT_COMMIT}}, 1});
+                 {{"version", std::string(tool_version())}, {"commit", std::string(git_commit())}}, 1});
     m.push_back({"report_exit_code", "the exit code of the command (0 ok, 1 failed, 2 usage, 3 unavailable, 4 permission)",
                  {{"command", report.command}}, static_cast<double>(report.exit_code)});
     m.push_back({"report_timestamp_seconds", "when the command started, seconds since the Unix epoch",

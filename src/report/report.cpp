@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "util/version.hpp"
 
 #include <utility>
 
@@ -61,7 +62,7 @@ nlohmann::json to_json(const Report& report) {
                           {"command", report.command},
                           {"host", report.host},
                           {"timestamp", utc_timestamp(report.started)},
-                          {"tool", {{"name", "cumemctl"}, {"version", CUMEMCTL_VERSION}, {"commit", CUMEMCTL_GIT_COMMIT}}},
+                          {"tool", {{"name", "cumemctl"}, {"version", tool_version()}, {"commit", git_commit()}}},
                           {"driver", std::move(driver)},
                           {"results", report.results},
                           {"errors", std::move(errors)},
