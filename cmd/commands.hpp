@@ -5,6 +5,7 @@
 
 namespace cumemctl::cmd {
 
+void register_doctor(CLI::App& root, const Globals& globals, Runner& runner);
 void register_devices(CLI::App& root, const Globals& globals, Runner& runner);
 void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner);
 void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner);
@@ -15,5 +16,7 @@ void register_import_check(CLI::App& root, const Globals& globals, Runner& runne
 void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner);
 void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
 void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
+void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
+void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

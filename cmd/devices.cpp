@@ -1,4 +1,6 @@
 // `cumemctl devices`: what each device's memory system supports.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -25,18 +27,7 @@ std::string cap_text(const Capability& cap) {
 }
 
 nlohmann::json device_json(const DeviceInfo& d) {
-    nlohmann::json caps = nlohmann::json::object();
-    for (const auto& cap : d.capabilities) {
-        if (!cap.value) {
-            caps[std::string(cap.key)] = nullptr;
-        } else if (cap.key == "host_numa_id") {
-            caps[std::string(cap.key)] = *cap.value;
-        } else if (cap.key == "pool_handle_types") {
-            caps[std::string(cap.key)] = handle_type_names(*cap.value);
-        } else {
-            caps[std::string(cap.key)] = *cap.value != 0;
-        }
-    }
+    const nlohmann::json caps = capabilities_json(d.capabilities);
     nlohmann::json j{{"ordinal", d.ordinal},
                      {"name", d.name},
                      {"uuid", d.uuid},
@@ -73,6 +64,41 @@ Table devices_table(const std::vector<DeviceInfo>& devices) {
     return t;
 }
 
+// The Prometheus gauges of `devices`: count, identity, memory and every known capability.
+void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, int count) {
+    report.add_metric("devices", "CUDA devices the driver sees", {}, count);
+    for (const auto& d : devices) {
+        const std::string dev = std::to_string(d.ordinal);
+        report.add_metric("device_info", "a device's identity (always 1)",
+                          {{"device", dev}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id},
+                           {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)}}, 1);
+        report.add_metric("device_memory_total_bytes", "a device's memory, bytes", {{"device", dev}},
+                          static_cast<double>(d.total_bytes));
+        if (d.free_bytes) {
+            report.add_metric("device_memory_free_bytes", "a device's free memory as cuMemGetInfo reports it, bytes",
+                              {{"device", dev}}, static_cast<double>(*d.free_bytes));
+        }
+        for (const auto& cap : d.capabilities) {
+            if (!cap.value) continue;  // unknown to this driver: no sample
+            if (cap.key == "host_numa_id") {
+                report.add_metric("device_host_numa_id", "the host NUMA node closest to a device (-1: none)",
+                                  {{"device", dev}}, *cap.value);
+            } else if (cap.key == "pool_handle_types") {
+                for (const char* type : {"posix-fd", "fabric"}) {
+                    const auto names = handle_type_names(*cap.value);
+                    const bool has = std::find(names.begin(), names.end(), type) != names.end();
+                    report.add_metric("device_pool_handle_type", "whether memory pools can export this IPC handle type",
+                                      {{"device", dev}, {"type", type}}, has ? 1 : 0);
+                }
+            } else {
+                report.add_metric("device_capability",
+                                  "a memory capability of a device (1 yes, 0 no; absent when the driver does not know it)",
+                                  {{"device", dev}, {"capability", std::string(cap.key)}}, *cap.value != 0 ? 1 : 0);
+            }
+        }
+    }
+}
+
 Report run_devices(const DevicesOptions& opts, const Globals& globals) {
     return run_with_driver("devices", globals, [&](Report& report, Driver& driver, int count) {
         const auto selected = select_devices(opts.devices, count);
@@ -88,6 +114,7 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             }
         }
         report.results = {{"device_count", count}, {"devices", std::move(list)}};
+        add_device_metrics(report, devices, count);
         if (count == 0) {
             report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
         } else {

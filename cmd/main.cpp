@@ -1,14 +1,19 @@
 // cumemctl: builds the CLI from the list of commands, parses, runs one, renders its report.
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string_view>
 
+#include <fmt/format.h>
+
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
+#include "util/version.hpp"
 
 namespace {
 
@@ -17,6 +22,7 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
+    register_doctor,
     register_devices,
     register_imex_setup,
     register_le_bind,
@@ -26,16 +32,23 @@ constexpr Registrar kCommands[] = {
     register_pool_stats,
     register_trim,
     register_pool_import,
+    register_fleet,
+    register_completion,
 };
 
-// Whether the command line asked for JSON, read without the parser (for errors the parser raised).
-bool argv_wants_json(int argc, char** argv) {
+// The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
+constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats"};
+
+// The output format the command line asked for, read without the parser (for errors the parser
+// raised): "json", "prometheus" or "table".
+std::string argv_format(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        if (a == "--json" || a == "--format=json") return true;
-        if (a == "--format" && i + 1 < argc && std::string_view(argv[i + 1]) == "json") return true;
+        if (a == "--json") return "json";
+        if (a.rfind("--format=", 0) == 0) return std::string(a.substr(9));
+        if (a == "--format" && i + 1 < argc) return argv[i + 1];
     }
-    return false;
+    return "table";
 }
 
 bool use_colour(const Globals& g) {
@@ -45,16 +58,51 @@ bool use_colour(const Globals& g) {
     return isatty(STDOUT_FILENO) != 0;
 }
 
+// The width tables wrap to: the terminal's, or 80 when the output is not a terminal.
+std::size_t output_width() {
+    winsize ws{};
+    if (isatty(STDOUT_FILENO) != 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    return 80;
+}
+
 int emit(const Report& report, const Globals& globals) {
-    const bool json = globals.json || globals.format == "json";
-    if (json) {
+    if (globals.json || globals.format == "json") {
         cumemctl::JsonRenderer{}.render(report, std::cout);
+    } else if (globals.format == "prometheus") {
+        cumemctl::PrometheusRenderer{}.render(report, std::cout);
     } else {
-        cumemctl::TableRenderer{use_colour(globals)}.render(report, std::cout);
+        cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, std::cout);
     }
     std::cout.flush();
     cumemctl::write_problems(report, std::cerr);
     return static_cast<int>(report.exit_code);
+}
+
+// A report that holds one usage error (exit 2).
+Report usage_report(std::string command, std::string message, std::string remedy) {
+    Report report;
+    report.command = std::move(command);
+    cumemctl::Problem p;
+    p.exit_code = ExitCode::usage;
+    p.message = std::move(message);
+    p.remedy = std::move(remedy);
+    report.add_error(std::move(p));
+    return report;
+}
+
+// The usage error for an output format the chosen command cannot write, or nothing when it can.
+std::optional<Report> check_format(const std::string& command, const Globals& globals) {
+    if (globals.json && !globals.format.empty() && globals.format != "json") {
+        return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
+                            "give one of --json or --format table|json|prometheus");
+    }
+    const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
+                               std::end(kPrometheusCommands);
+    if (globals.format == "prometheus" && !prometheus_ok) {
+        return usage_report(command, "'" + command + "' has no Prometheus output",
+                            "--format prometheus works with doctor, devices and pool-stats; use --json here");
+    }
+    return std::nullopt;
 }
 
 // Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
@@ -62,12 +110,13 @@ int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
     app.require_subcommand(1);
-    app.set_version_flag("--version", std::string("cumemctl ") + CUMEMCTL_VERSION + " (" + CUMEMCTL_GIT_COMMIT + ")");
+    app.set_version_flag("--version", fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
-    app.add_option("--format", globals.format, "output format: table or json")
-        ->check(CLI::IsMember({"table", "json"}));
-    app.add_option("--libcuda", globals.libcuda, "the driver library to load (default: $CUMEMCTL_LIBCUDA or libcuda.so.1)");
+    app.add_option("--format", globals.format, "output format: table, json or prometheus (doctor, devices, pool-stats)")
+        ->check(CLI::IsMember({"table", "json", "prometheus"}));
+    app.add_option("--libcuda", globals.libcuda, "the driver library to load (default: $CUMEMCTL_LIBCUDA or libcuda.so.1)")
+        ->type_name("PATH");
     app.add_flag("--no-color", globals.no_color, "never colour the table (NO_COLOR does the same)");
     // Global options may come after the subcommand too.
     app.fallthrough();
@@ -84,16 +133,17 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        Report report;
-        report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-        cumemctl::Problem p;
-        p.exit_code = ExitCode::usage;
-        p.message = e.what();
-        p.remedy = "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options";
-        report.add_error(std::move(p));
         Globals as_asked;
-        as_asked.json = argv_wants_json(argc, argv);
-        return emit(report, as_asked);
+        as_asked.format = argv_format(argc, argv);
+        const std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
+        return emit(usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
+                    as_asked);
+    }
+    const std::string command = app.get_subcommands().front()->get_name();
+    if (auto refused = check_format(command, globals)) {
+        Globals as_table = globals;
+        if (globals.format == "prometheus") as_table.format = "table";
+        return emit(*refused, as_table);
     }
     return emit(runner(), globals);
 }

@@ -4,5 +4,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 scripts/build.sh build
-if (($# == 0)); then set -- devices; fi
+if (($# == 0)); then set -- doctor; fi
 exec build/cmd/cumemctl "$@"

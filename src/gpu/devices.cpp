@@ -129,6 +129,23 @@ void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices) {
     for (auto& t : threads) t.join();
 }
 
+nlohmann::json capabilities_json(const std::vector<Capability>& capabilities) {
+    nlohmann::json caps = nlohmann::json::object();
+    for (const auto& cap : capabilities) {
+        const std::string key(cap.key);
+        if (!cap.value) {
+            caps[key] = nullptr;
+        } else if (cap.key == "host_numa_id") {
+            caps[key] = *cap.value;
+        } else if (cap.key == "pool_handle_types") {
+            caps[key] = handle_type_names(*cap.value);
+        } else {
+            caps[key] = *cap.value != 0;
+        }
+    }
+    return caps;
+}
+
 std::vector<std::string> handle_type_names(int mask) {
     std::vector<std::string> names;
     if (mask & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) names.emplace_back("posix-fd");

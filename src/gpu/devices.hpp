@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cuda/driver.hpp"
 
 namespace cumemctl {
@@ -51,6 +53,10 @@ DeviceInfo query_device(const DriverApi& api, int ordinal);
 // Fills free_bytes for each device through its primary context, one thread per device; a device
 // whose context cannot be made keeps free_bytes empty and says why in free_error.
 void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices);
+
+// The capabilities as reports write them: booleans, host_numa_id as a number, pool_handle_types as
+// a list of names, and null where the driver does not know the attribute.
+nlohmann::json capabilities_json(const std::vector<Capability>& capabilities);
 
 // Names the bits of a CUmemAllocationHandleType mask: "posix-fd", "win32", "win32-kmt", "fabric".
 std::vector<std::string> handle_type_names(int mask);

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <ostream>
+#include <string>
 #include <string_view>
 
 #include "report/report.hpp"
@@ -25,17 +26,30 @@ public:
 // Aligned text tables for people; colour only when asked (a terminal without NO_COLOR).
 class TableRenderer final : public Renderer {
 public:
-    explicit TableRenderer(bool colour = false) : colour_(colour) {}
+    // `width` is the line width that tables with wrap_last fit (80, or the terminal's).
+    explicit TableRenderer(bool colour = false, std::size_t width = 80) : colour_(colour), width_(width) {}
     void render(const Report& report, std::ostream& out) const override;
 
 private:
     bool colour_;
+    std::size_t width_;
 };
+
+// The Prometheus text exposition format (0.0.4), for node_exporter's textfile collector: gauges
+// that every report has (build, driver, exit code, time), then the report's own metrics. Every
+// family is prefixed "cumemctl_" and gets HELP and TYPE once; no sample carries a timestamp.
+class PrometheusRenderer final : public Renderer {
+public:
+    void render(const Report& report, std::ostream& out) const override;
+};
+
+// Escapes a label value for the text format: backslash, double quote and newline.
+std::string prometheus_escape(std::string_view value);
 
 // Writes errors and warnings as people read them on stderr: "cumemctl: error: ..." then the remedy.
 void write_problems(const Report& report, std::ostream& err);
 
-// Renders one table (used by TableRenderer and by tests).
-void render_table(const Table& table, std::ostream& out, bool colour);
+// Renders one table (used by TableRenderer and by tests); `width` matters only with wrap_last.
+void render_table(const Table& table, std::ostream& out, bool colour, std::size_t width = 80);
 
 }  // namespace cumemctl

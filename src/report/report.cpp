@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "util/version.hpp"
 
 #include <utility>
 
@@ -16,6 +17,10 @@ void Report::add_warning(std::string message, std::string remedy, std::optional<
     p.remedy = std::move(remedy);
     p.device = device;
     warnings.push_back(std::move(p));
+}
+
+void Report::add_metric(std::string name, std::string help, MetricLabels labels, double value) {
+    metrics.push_back(Metric{std::move(name), std::move(help), std::move(labels), value});
 }
 
 void Report::mark_failed() {
@@ -55,7 +60,9 @@ nlohmann::json to_json(const Report& report) {
     return nlohmann::json{{"schema", kSchemaName},
                           {"schema_version", kSchemaVersion},
                           {"command", report.command},
-                          {"tool", {{"name", "cumemctl"}, {"version", CUMEMCTL_VERSION}, {"commit", CUMEMCTL_GIT_COMMIT}}},
+                          {"host", report.host},
+                          {"timestamp", utc_timestamp(report.started)},
+                          {"tool", {{"name", "cumemctl"}, {"version", tool_version()}, {"commit", git_commit()}}},
                           {"driver", std::move(driver)},
                           {"results", report.results},
                           {"errors", std::move(errors)},

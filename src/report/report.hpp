@@ -1,13 +1,16 @@
 // The report model: what every command hands to a renderer. JSON results for programs, tables for people.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "report/error.hpp"
+#include "util/host.hpp"
 
 namespace cumemctl {
 
@@ -28,14 +31,32 @@ struct Table {
     std::vector<std::string> columns;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> notes;
+    bool wrap_last = false;   // wrap the last column and the notes at spaces to fit the output width
+};
+
+// Label pairs of a metric sample, in the order they are written: {"device", "0"}, {"check", "driver"}.
+using MetricLabels = std::vector<std::pair<std::string, std::string>>;
+
+// One sample of a Prometheus gauge: the family name without the "cumemctl_" prefix (for example
+// "device_memory_total_bytes"), the family's help text, the labels and the value. Samples of one
+// family share name and help; the Prometheus renderer writes HELP and TYPE once per family.
+struct Metric {
+    std::string name;
+    std::string help;
+    MetricLabels labels;
+    double value = 0;
 };
 
 // A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
 struct Report {
     std::string command;
+    std::string host = host_name();                                    // the node it describes
+    std::chrono::system_clock::time_point started = std::chrono::system_clock::now();  // when the command began
     DriverInfo driver;
     nlohmann::json results = nlohmann::json::object();
     std::vector<Table> tables;
+    std::string text;               // text written as is before the tables (a completion script)
+    std::vector<Metric> metrics;    // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
@@ -44,12 +65,14 @@ struct Report {
     void add_error(Problem problem);
     // Records a warning: shown, but the exit code stays.
     void add_warning(std::string message, std::string remedy = {}, std::optional<int> device = std::nullopt);
+    // Adds one gauge sample (name without the cumemctl_ prefix).
+    void add_metric(std::string name, std::string help, MetricLabels labels, double value);
     // Marks a failed check without a separate error entry (the results say what failed).
     void mark_failed();
     bool ok() const { return exit_code == ExitCode::ok; }
 };
 
-// The JSON envelope of the design: schema, command, tool, driver, results, errors, warnings, ok, exit code.
+// The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit code.
 nlohmann::json to_json(const Report& report);
 // One problem as JSON (message, cause, remedy, exit code, driver failure and device where known).
 nlohmann::json to_json(const Problem& problem);

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "report/renderer.hpp"
 
@@ -25,9 +26,29 @@ std::string paint(const std::string& cell, bool colour) {
     return std::string("\x1b[") + code + "m" + cell + "\x1b[0m";
 }
 
+// Splits text at spaces into lines of at most `width` display columns (a longer word keeps its line).
+std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+    std::vector<std::string> lines;
+    std::string line;
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t next = text.find(' ', pos);
+        if (next == std::string::npos) next = text.size();
+        const std::string word = text.substr(pos, next - pos);
+        if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+            lines.push_back(line);
+            line.clear();
+        }
+        if (!word.empty()) line += (line.empty() ? "" : " ") + word;
+        pos = next + 1;
+    }
+    if (!line.empty() || lines.empty()) lines.push_back(line);
+    return lines;
+}
+
 }  // namespace
 
-void render_table(const Table& table, std::ostream& out, bool colour) {
+void render_table(const Table& table, std::ostream& out, bool colour, std::size_t line_width) {
     if (!table.title.empty()) out << (colour ? "\x1b[1m" : "") << table.title << (colour ? "\x1b[0m" : "") << '\n';
     std::vector<std::size_t> width(table.columns.size(), 0);
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
@@ -36,27 +57,50 @@ void render_table(const Table& table, std::ostream& out, bool colour) {
             width[c] = std::max(width[c], display_width(row[c]));
         }
     }
+    // Where the last column starts, and how wide it may be when it wraps (never below 20).
+    std::size_t indent = 2;
+    for (std::size_t c = 0; c + 1 < width.size(); ++c) indent += width[c] + 2;
+    const std::size_t room = line_width > indent + 20 ? line_width - indent : 20;
     auto line = [&](const std::vector<std::string>& cells, bool heading) {
         std::string text = "  ";
+        std::vector<std::string> more;
         for (std::size_t c = 0; c < width.size(); ++c) {
-            const std::string cell = c < cells.size() ? cells[c] : "";
+            std::string cell = c < cells.size() ? cells[c] : "";
             const bool last = c + 1 == width.size();
+            if (last && table.wrap_last && !heading) {
+                more = wrap_words(cell, room);
+                cell = more.front();
+                more.erase(more.begin());
+            }
             text += heading ? cell : paint(cell, colour);
             if (!last) text += std::string(width[c] - display_width(cell) + 2, ' ');
         }
         out << text << '\n';
+        for (const auto& m : more) out << std::string(indent, ' ') << m << '\n';
     };
     if (!table.columns.empty()) line(table.columns, true);
     for (const auto& row : table.rows) line(row, false);
-    for (const auto& note : table.notes) out << "  " << note << '\n';
+    for (const auto& note : table.notes) {
+        if (note.empty()) {
+            out << '\n';
+            continue;
+        }
+        if (!table.wrap_last) {
+            out << "  " << note << '\n';
+            continue;
+        }
+        const auto lines = wrap_words(note, line_width > 26 ? line_width - 6 : 20);
+        for (std::size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "  " : "      ") << lines[i] << '\n';
+    }
 }
 
 void TableRenderer::render(const Report& report, std::ostream& out) const {
-    bool first = true;
+    out << report.text;
+    bool first = report.text.empty();
     for (const auto& table : report.tables) {
         if (!first) out << '\n';
         first = false;
-        render_table(table, out, colour_);
+        render_table(table, out, colour_, width_);
     }
 }
 

@@ -7,18 +7,26 @@ A case file holds cases separated by blank lines. Each case is a list of directi
     NAME    what the case shows (required, first)
     PROFILE h200                      fake driver profile (tests/fakecuda/profiles/h200.json); sets
                                       FAKECUDA_PROFILE and CUMEMCTL_LIBCUDA to the fake driver
+    NEEDS   root | PROGRAM            skip the case unless running as root / PROGRAM is on PATH
     ENV     NAME=VALUE                one more environment variable (repeatable)
     SETUP   shell command             run before RUN, must succeed (repeatable)
-    RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, ... expand)
+    RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, {cli}: the
+                                      folder of this runner, {source}: the source tree, ... expand in
+                                      every directive, JSON strings included; other braces stay)
     EXIT    N                         the expected exit code
     JSON    {...}                     a fragment that stdout's JSON must contain (repeatable)
+    PROMETHEUS name{l="v",...} value  stdout (Prometheus text) has a sample of that name whose labels
+                                      include these, with this value ("*": any value) (repeatable)
+    NOT_PROMETHEUS name{l="v",...}    no sample of that name has labels that include these
     STDOUT  text                      stdout contains text (repeatable)
     STDERR  text                      stderr contains text (repeatable)
     NOT_STDOUT text / NOT_STDERR text must not appear
     CHECK   shell command             run after RUN, must succeed (repeatable)
 
 Whenever stdout is JSON (the command line has --json or --format json), it must be exactly one JSON
-document that validates against the report schema. A JSON fragment matches when every key of an object
+document that validates against the report schema. Whenever the command line has --format prometheus,
+stdout must parse with prometheus_client's parser (the reference implementation of the text format),
+and every family must have HELP and TYPE, a cumemctl_ name, and no repeated sample. A JSON fragment matches when every key of an object
 fragment matches, every element of a list fragment matches the element at the same index, and scalars
 are equal; the string "*" matches any value, and a string starting with "~" is a regular expression.
 """
@@ -32,6 +40,7 @@ import sys
 import tempfile
 
 import jsonschema
+from prometheus_client.parser import text_string_to_metric_families
 
 
 def parse_cases(path):
@@ -48,12 +57,14 @@ def parse_cases(path):
             value = value.strip()
             if key == "NAME":
                 current = {"name": value, "where": f"{os.path.basename(path)}:{lineno}", "env": {}, "setup": [],
-                           "json": [], "stdout": [], "stderr": [], "not_stdout": [], "not_stderr": [], "check": []}
+                           "json": [], "prometheus": [], "not_prometheus": [], "stdout": [], "stderr": [], "not_stdout": [], "not_stderr": [], "check": []}
                 cases.append(current)
                 continue
             if current is None:
                 raise SystemExit(f"{path}:{lineno}: a case starts with NAME")
-            if key == "PROFILE":
+            if key == "NEEDS":
+                current.setdefault("needs", []).append(value)
+            elif key == "PROFILE":
                 current["profile"] = value
             elif key == "ENV":
                 name, _, val = value.partition("=")
@@ -66,11 +77,73 @@ def parse_cases(path):
                 current["exit"] = int(value)
             elif key == "JSON":
                 current["json"].append(json.loads(value))
+            elif key == "PROMETHEUS":
+                current["prometheus"].append(parse_sample(value, f"{path}:{lineno}"))
+            elif key == "NOT_PROMETHEUS":
+                current["not_prometheus"].append(parse_sample(value + " 0", f"{path}:{lineno}"))
             elif key in ("STDOUT", "STDERR", "NOT_STDOUT", "NOT_STDERR"):
                 current[key.lower()].append(value)
             else:
                 raise SystemExit(f"{path}:{lineno}: unknown directive {key}")
     return cases
+
+
+def parse_sample(text, where):
+    """Parses 'name{labels} value' (value may be '*') with the Prometheus parser into (name, labels, value)."""
+    body, _, value = text.rpartition(" ")
+    any_value = value == "*"
+    try:
+        families = list(text_string_to_metric_families(f"{body} {0 if any_value else value}\n"))
+        sample = families[0].samples[0]
+    except Exception as e:
+        raise SystemExit(f"{where}: cannot parse the expected sample {text!r}: {e}")
+    return sample.name, dict(sample.labels), None if any_value else sample.value
+
+
+def check_prometheus(text, case):
+    """Parses stdout as Prometheus text and checks the case's samples; returns a list of problems."""
+    problems = []
+    try:
+        families = list(text_string_to_metric_families(text))
+    except Exception as e:
+        return [f"stdout is not Prometheus text: {e}"]
+    helped = set(re.findall(r"^# HELP (\S+) ", text, re.M))
+    typed = dict(re.findall(r"^# TYPE (\S+) (\S+)$", text, re.M))
+    samples, seen = [], set()
+    for f in families:
+        if not f.name.startswith("cumemctl_"):
+            problems.append(f"metric {f.name} lacks the cumemctl_ prefix")
+        if f.name not in helped or typed.get(f.name) != "gauge":
+            problems.append(f"metric {f.name} lacks HELP or TYPE gauge")
+        for s in f.samples:
+            key = (s.name, tuple(sorted(s.labels.items())))
+            if key in seen:
+                problems.append(f"sample {s.name}{s.labels} is repeated")
+            seen.add(key)
+            samples.append(s)
+    def found(name, labels):
+        return [s for s in samples if s.name == name and all(s.labels.get(k) == v for k, v in labels.items())]
+    for name, labels, value in case["prometheus"]:
+        hits = found(name, labels)
+        if not hits:
+            problems.append(f"no sample {name}{labels}")
+        elif value is not None and not any(s.value == value for s in hits):
+            problems.append(f"sample {name}{labels} is {[s.value for s in hits]}, expected {value}")
+    for name, labels, _ in case["not_prometheus"]:
+        if found(name, labels):
+            problems.append(f"unexpected sample {name}{labels}")
+    return problems
+
+
+def expand_strings(value, expand):
+    """The JSON fragment with {name} expanded in every string."""
+    if isinstance(value, str):
+        return expand(value)
+    if isinstance(value, list):
+        return [expand_strings(v, expand) for v in value]
+    if isinstance(value, dict):
+        return {k: expand_strings(v, expand) for k, v in value.items()}
+    return value
 
 
 def matches(fragment, actual, where="$"):
@@ -104,12 +177,25 @@ def matches(fragment, actual, where="$"):
     return None
 
 
+def unmet_need(case):
+    """Why the case cannot run here (a NEEDS that is not met), or None."""
+    for need in case.get("needs", []):
+        if need == "root":
+            if os.geteuid() != 0:
+                return "needs root"
+        elif shutil.which(need) is None:
+            return f"needs {need}"
+    return None
+
+
 def run_case(case, args, validator):
     tmp = tempfile.mkdtemp(prefix="cumemctl-cli-")
     try:
         subst = {"cumemctl": args.binary, "fake": args.fake, "not_a_driver": args.not_a_driver,
-                 "profiles": args.profiles, "tmp": tmp}
-        expand = lambda s: s.format(**subst)
+                 "profiles": args.profiles, "tmp": tmp, "cli": os.path.dirname(os.path.abspath(__file__)),
+                 "source": os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))}
+        # Only {name} of the names above expands; other braces (JSON, shell) stay as they are.
+        expand = lambda s: re.sub(r"\{(\w+)\}", lambda m: subst.get(m.group(1), m.group(0)), s)
         env = dict(os.environ)
         env.pop("CUMEMCTL_LIBCUDA", None)
         env.pop("NO_COLOR", None)
@@ -143,11 +229,15 @@ def run_case(case, args, validator):
                 for e in errors[:3]:
                     problems.append(f"schema: {'/'.join(map(str, e.path))}: {e.message}")
                 for frag in case["json"]:
-                    diff = matches(frag, doc)
+                    diff = matches(expand_strings(frag, expand), doc)
                     if diff:
                         problems.append(f"JSON {diff}")
         elif case["json"]:
             problems.append("JSON expected but the command does not ask for --json")
+        if ("--format prometheus" in cmd or "--format=prometheus" in cmd) and not wants_json:
+            problems += check_prometheus(r.stdout, case)
+        elif case["prometheus"] or case["not_prometheus"]:
+            problems.append("PROMETHEUS expected but the command does not ask for --format prometheus")
         for text in case["stdout"]:
             if expand(text) not in r.stdout:
                 problems.append(f"stdout lacks {text!r}")
@@ -191,10 +281,15 @@ def main():
             files += sorted(os.path.join(p, n) for n in os.listdir(p) if n.endswith(".case"))
         else:
             files.append(p)
-    passed = failed = 0
+    passed = failed = skipped = 0
     for path in files:
         for case in parse_cases(path):
             if args.filter and args.filter not in case["name"]:
+                continue
+            unmet = unmet_need(case)
+            if unmet:
+                skipped += 1
+                print(f"skip  {case['where']}  {case['name']} ({unmet})")
                 continue
             why = run_case(case, args, validator)
             if why is None:
@@ -203,7 +298,7 @@ def main():
             else:
                 failed += 1
                 print(f"FAIL  {case['where']}  {case['name']}\n" + "\n".join("      " + l for l in why.splitlines()))
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
     return 1 if failed or not passed else 0
 
 

@@ -54,3 +54,28 @@ TEST_CASE("the table renderer aligns columns and the problem writer gives the re
     write_problems(r, err);
     CHECK(err.str() == "cumemctl: error: bad size\n  hint: use 2MiB\n");
 }
+
+TEST_CASE("a wrapping table breaks its last column and notes at spaces to fit the width") {
+    Table t{"T", {"a", "reason"}, {{"x", "one two three four five six seven eight nine ten eleven twelve"}},
+            {"a long note that will need to wrap somewhere around here"}, true};
+    std::ostringstream out;
+    render_table(t, out, false, 30);
+    CHECK(out.str() ==
+          "T\n"
+          "  a  reason\n"
+          "  x  one two three four five\n"
+          "     six seven eight nine ten\n"
+          "     eleven twelve\n"
+          "  a long note that will\n"
+          "      need to wrap somewhere\n"
+          "      around here\n");
+}
+
+TEST_CASE("the table renderer writes raw text, then a blank line, then the tables") {
+    Report r;
+    r.text = "#!/bin/sh\n";
+    r.tables.push_back(Table{"T", {}, {}, {"n"}});
+    std::ostringstream out;
+    TableRenderer{}.render(r, out);
+    CHECK(out.str() == "#!/bin/sh\n\nT\n  n\n");
+}

@@ -1,0 +1,167 @@
+// `cumemctl doctor`: whether this node's CUDA memory system works, check by check.
+#include <algorithm>
+#include <cstdlib>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "doctor/registry.hpp"
+#include "doctor/runner.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+using namespace cumemctl::doctor;
+
+struct DoctorCliOptions {
+    std::string checks = "all";
+    std::string devices;
+    bool list = false;
+};
+
+std::string_view scope_name(CheckScope scope) {
+    switch (scope) {
+        case CheckScope::setup: return "setup";
+        case CheckScope::device: return "device";
+        case CheckScope::node: return "node";
+    }
+    return "node";
+}
+
+// pass, warn or fail for the whole run (skips do not count).
+std::string_view overall(const std::array<int, 4>& counts) {
+    if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
+    if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
+    return "pass";
+}
+
+std::string summary_line(const std::array<int, 4>& counts) {
+    std::vector<std::string> parts;
+    const char* words[] = {"passed", "warned", "failed", "skipped"};
+    for (std::size_t i : {2u, 1u, 0u, 3u}) {
+        if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
+    }
+    return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+Table results_table(const DoctorRun& run, const std::string& host) {
+    const auto counts = count_statuses(run.results);
+    Table t;
+    t.title = fmt::format("cumemctl doctor on {}: {} ({}; {:.2f} s)", host, overall(counts), summary_line(counts),
+                          run.seconds);
+    t.columns = {"status", "check", "gpu", "time", "reason"};
+    t.wrap_last = true;
+    for (const auto& r : run.results) {
+        t.rows.push_back({std::string(status_name(r.outcome.status)), r.check,
+                          r.device ? std::to_string(*r.device) : "-", fmt::format("{:.2f}s", r.seconds),
+                          r.outcome.reason});
+    }
+    // One hint per check and remedy, naming the devices it applies to.
+    std::vector<std::tuple<std::string, std::string, std::vector<int>>> hints;
+    for (const auto& r : run.results) {
+        if (r.outcome.status == CheckStatus::pass || r.outcome.remedy.empty()) continue;
+        auto it = std::find_if(hints.begin(), hints.end(), [&](const auto& h) {
+            return std::get<0>(h) == r.check && std::get<1>(h) == r.outcome.remedy;
+        });
+        if (it == hints.end()) it = hints.insert(hints.end(), {r.check, r.outcome.remedy, {}});
+        if (r.device) std::get<2>(*it).push_back(*r.device);
+    }
+    if (!hints.empty()) t.notes.emplace_back("");
+    for (const auto& [check, remedy, gpus] : hints) {
+        t.notes.push_back(fmt::format("{}{}: {}", check,
+                                      gpus.empty() ? "" : fmt::format(" (gpu {})", fmt::join(gpus, ",")), remedy));
+    }
+    return t;
+}
+
+void add_doctor_metrics(Report& report, const DoctorRun& run) {
+    static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail, CheckStatus::skip};
+    for (const auto& r : run.results) {
+        MetricLabels base{{"check", r.check}};
+        if (r.device) base.emplace_back("device", std::to_string(*r.device));
+        for (CheckStatus s : kStatuses) {
+            MetricLabels labels = base;
+            labels.emplace_back("status", std::string(status_name(s)));
+            report.add_metric("check_status", "a doctor check's status: 1 for the status it has, 0 for the others",
+                              std::move(labels), r.outcome.status == s ? 1 : 0);
+        }
+    }
+    for (const auto& r : run.results) {
+        MetricLabels labels{{"check", r.check}};
+        if (r.device) labels.emplace_back("device", std::to_string(*r.device));
+        report.add_metric("check_duration_seconds", "how long a doctor check took", std::move(labels), r.seconds);
+    }
+    const auto counts = count_statuses(run.results);
+    for (CheckStatus s : kStatuses) {
+        report.add_metric("doctor_checks", "how many doctor checks ended with each status",
+                          {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
+    }
+    report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
+}
+
+void fill_report(Report& report, const DoctorRun& run) {
+    const auto counts = count_statuses(run.results);
+    nlohmann::json checks = nlohmann::json::array();
+    for (const auto& r : run.results) checks.push_back(to_json(r));
+    report.results = {{"status", overall(counts)},
+                      {"summary", {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}}},
+                      {"seconds", run.seconds},
+                      {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
+                      {"devices", run.devices},
+                      {"checks", std::move(checks)}};
+    report.tables.push_back(results_table(run, report.host));
+    add_doctor_metrics(report, run);
+    if (!report.driver.loaded) {
+        report.add_error(Problem{ExitCode::unavailable, "no usable CUDA driver: " + report.driver.error, "",
+                                 "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1",
+                                 std::nullopt, std::nullopt});
+    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) {
+        report.mark_failed();
+    }
+}
+
+Report list_checks() {
+    return run_guarded("doctor", [](Report& report) {
+        nlohmann::json list = nlohmann::json::array();
+        Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
+        for (const auto& c : check_catalogue()) {
+            list.push_back({{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}});
+            t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
+        }
+        report.results = {{"checks", std::move(list)}};
+        report.tables.push_back(std::move(t));
+    });
+}
+
+Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
+    if (opts.list) return list_checks();
+    return run_guarded("doctor", [&](Report& report) {
+        DoctorOptions options;
+        const auto checks = parse_check_list(opts.checks);
+        if (opts.checks != "all") options.checks = checks;
+        options.devices = opts.devices;
+        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+        Driver driver = open_driver(globals);
+        report.driver = driver.info();
+        fill_report(report, run_doctor(driver, options));
+    });
+}
+
+}  // namespace
+
+void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<DoctorCliOptions>();
+    CLI::App* app = root.add_subcommand("doctor", "check that this node's CUDA memory system works (exit 1 on a failure)");
+    std::vector<std::string> ids{"all"};
+    for (const auto& c : check_catalogue()) ids.emplace_back(c.id);
+    app->add_option("--checks", opts->checks, "the checks to run, separated by commas, or all")
+        ->type_name(fmt::format("LIST:{{{}}}", fmt::join(ids, ",")))
+        ->capture_default_str();
+    add_device_option(*app, opts->devices);
+    app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
+    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,48 @@
+#include "doctor/check.hpp"
+
+#include <utility>
+
+namespace cumemctl::doctor {
+
+std::string_view status_name(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::pass: return "pass";
+        case CheckStatus::warn: return "warn";
+        case CheckStatus::fail: return "fail";
+        case CheckStatus::skip: return "skip";
+    }
+    return "fail";
+}
+
+CheckOutcome CheckOutcome::pass(std::string reason, nlohmann::json details) {
+    return CheckOutcome{CheckStatus::pass, std::move(reason), {}, std::move(details), std::nullopt};
+}
+
+CheckOutcome CheckOutcome::warn(std::string reason, std::string remedy, nlohmann::json details) {
+    return CheckOutcome{CheckStatus::warn, std::move(reason), std::move(remedy), std::move(details), std::nullopt};
+}
+
+CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, nlohmann::json details) {
+    return CheckOutcome{CheckStatus::fail, std::move(reason), std::move(remedy), std::move(details), std::nullopt};
+}
+
+CheckOutcome CheckOutcome::skip(std::string reason, nlohmann::json details) {
+    return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt};
+}
+
+nlohmann::json to_json(const CheckResult& result) {
+    nlohmann::json j{{"check", result.check},
+                     {"device", result.device ? nlohmann::json(*result.device) : nlohmann::json(nullptr)},
+                     {"status", status_name(result.outcome.status)},
+                     {"reason", result.outcome.reason},
+                     {"remedy", result.outcome.remedy},
+                     {"seconds", result.seconds},
+                     {"details", result.outcome.details}};
+    if (result.outcome.driver) {
+        const auto& d = *result.outcome.driver;
+        j["driver_call"] = {{"call", d.call}, {"result", d.code}, {"name", d.name}, {"text", d.text}};
+    }
+    return j;
+}
+
+}  // namespace cumemctl::doctor

@@ -1,0 +1,55 @@
+// The result model of `doctor`: a check's status, why, what to do, how long it took.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "report/error.hpp"
+
+namespace cumemctl::doctor {
+
+// pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
+// or could not be tried (the reason says which).
+enum class CheckStatus { pass, warn, fail, skip };
+
+// "pass", "warn", "fail", "skip".
+std::string_view status_name(CheckStatus status);
+
+// What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
+// and data for programs (JSON).
+struct CheckOutcome {
+    CheckStatus status = CheckStatus::pass;
+    std::string reason;
+    std::string remedy;
+    nlohmann::json details = nlohmann::json::object();
+    std::optional<DriverFailure> driver;   // the failed driver call behind a fail, where there is one
+
+    static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome fail(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome skip(std::string reason, nlohmann::json details = nlohmann::json::object());
+};
+
+// One check's result as the report carries it: which check, on which device (none for node checks),
+// the outcome and the wall-clock seconds it took.
+struct CheckResult {
+    std::string check;
+    std::optional<int> device;
+    CheckOutcome outcome;
+    double seconds = 0;
+};
+
+// Thrown by a check (or by what it calls) when it cannot be tried because something it needs is
+// missing, such as a device context that failed earlier: the check is reported as skipped.
+class CheckSkipped : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The JSON of one result: check, device, status, reason, remedy, seconds, details, driver_call.
+nlohmann::json to_json(const CheckResult& result);
+
+}  // namespace cumemctl::doctor

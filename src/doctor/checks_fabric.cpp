@@ -1,0 +1,105 @@
+// The fabric checks: IMEX channel nodes, read only.
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "doctor/imex_survey.hpp"
+#include "doctor/registry.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+// Whether any selected device supports fabric handles (a device that cannot be queried does not).
+bool any_fabric_device(DoctorContext& ctx) {
+    for (DeviceState* d : ctx.devices) {
+        try {
+            for (const auto& c : d->info().capabilities) {
+                if (c.key == "fabric" && c.value.value_or(0) != 0) return true;
+            }
+        } catch (const std::exception&) {
+            // the capabilities check reports it
+        }
+    }
+    return false;
+}
+
+// How to make channel 0 when there is none.
+std::string create_remedy(const ChannelSurvey& survey) {
+    const std::string major = survey.major ? std::to_string(*survey.major) : "MAJOR";
+    return fmt::format("create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
+                       "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
+                       kImexChannelDir, major);
+}
+
+std::string describe(const ChannelNode& n) {
+    return fmt::format("{} (c {}:{}, uid {} gid {}, {})", n.name, n.major, n.minor, n.uid, n.gid, octal_mode(n.mode));
+}
+
+}  // namespace
+
+CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
+    if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
+    if (ctx.devices.empty()) return CheckOutcome::skip("no CUDA device to use fabric handles with");
+    if (!any_fabric_device(ctx)) {
+        return CheckOutcome::skip("no device here supports fabric handles, so no IMEX channel is needed");
+    }
+    const ChannelSurvey survey = survey_channels(ctx.options.sysroot);
+    nlohmann::json details = to_json(survey);
+    if (!survey.proc_devices_read) {
+        return CheckOutcome::warn("/proc/devices cannot be read, so the IMEX channel major is unknown",
+                                  "run doctor where /proc is mounted (in a container: the host's /proc)", details);
+    }
+    if (!survey.major) {
+        return CheckOutcome::warn("the driver registers no nvidia-caps-imex-channels device (see /proc/devices)",
+                                  "use an NVIDIA driver with IMEX channel support; fabric handles need it", details);
+    }
+    std::vector<const ChannelNode*> good;
+    for (const auto& n : survey.nodes) {
+        const std::string problem = channel_node_problem(n, survey);
+        if (!problem.empty()) {
+            return CheckOutcome::fail(problem + fmt::format(" in {}", kImexChannelDir),
+                                      fmt::format("replace it: sudo cumemctl imex-setup --force; or remove it and "
+                                                  "sudo mknod {}/{} c {} {}",
+                                                  kImexChannelDir, n.name, *survey.major, n.channel),
+                                      details);
+        }
+        if (n.channel >= 0) good.push_back(&n);
+    }
+    if (good.empty()) {
+        return CheckOutcome::warn(
+            fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED", kImexChannelDir),
+            create_remedy(survey), details);
+    }
+    const ChannelNode* usable = nullptr;
+    for (const ChannelNode* n : good) {
+        if (n->usable && usable == nullptr) usable = n;
+    }
+    if (usable == nullptr) {
+        return CheckOutcome::warn(
+            fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
+                        "CUDA_ERROR_NOT_PERMITTED",
+                        geteuid()),
+            "ask for a channel of your own (owner you, mode 0600): sudo cumemctl imex-setup", details);
+    }
+    const UserSurvey users = survey_users(ctx.options.sysroot);
+    details["multi_user"] = users.multi_user;
+    details["multi_user_reason"] = users.why;
+    for (const ChannelNode* n : good) {
+        if ((n->mode & 0006) == 0) continue;
+        const std::string reason = fmt::format("{} is open to every user ({}) on a node with {}: all their processes "
+                                               "can share fabric memory",
+                                               n->name, octal_mode(n->mode), users.why);
+        if (users.multi_user) {
+            return CheckOutcome::warn(reason,
+                                      fmt::format("give each user a channel of their own: sudo chown USER {0}/{1} && "
+                                                  "sudo chmod 0600 {0}/{1} (or cumemctl imex-setup)",
+                                                  kImexChannelDir, n->name),
+                                      details);
+        }
+    }
+    return CheckOutcome::pass(fmt::format("{} usable; {} channel node{}", describe(*usable), good.size(),
+                                          good.size() == 1 ? "" : "s"),
+                              std::move(details));
+}
+
+}  // namespace cumemctl::doctor

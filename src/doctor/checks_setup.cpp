@@ -1,0 +1,111 @@
+// The setup checks: the driver loads and initialises, and it sees devices.
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "doctor/runner.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+std::string version_string(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
+
+// The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
+// /proc/driver/nvidia/version; empty where neither says.
+std::string kernel_module_version(const DoctorContext& ctx) {
+    std::ifstream sys(ctx.path("/sys/module/nvidia/version"));
+    std::string version;
+    if (sys >> version) return version;
+    std::ifstream proc(ctx.path("/proc/driver/nvidia/version"));
+    std::string line;
+    while (std::getline(proc, line)) {
+        const auto at = line.find("Kernel Module");
+        if (at == std::string::npos) continue;
+        std::istringstream rest(line.substr(at + 13));
+        if (rest >> version) return version;
+    }
+    return {};
+}
+
+// A remedy for cuInit failing with the given result name.
+std::string init_remedy(const std::string& name) {
+    if (name == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH") {
+        return "libcuda and the loaded kernel module are of different driver versions: reboot, or reload the nvidia "
+               "module, after a driver upgrade";
+    }
+    if (name == "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE") {
+        return "a forward-compatibility libcuda does not support this GPU: use the libcuda that came with the driver";
+    }
+    if (name == "CUDA_ERROR_SYSTEM_NOT_READY") {
+        return "on an NVSwitch system, start the fabric manager (systemctl start nvidia-fabricmanager) and wait for it";
+    }
+    return "check that the nvidia kernel module is loaded (lsmod | grep nvidia) and /dev/nvidia* exist; "
+           "dmesg | grep -i nvrm tells more";
+}
+
+// "NVIDIA H200" for one device, "8 x NVIDIA H200" for eight alike, "NVIDIA A100, NVIDIA H100" otherwise.
+std::string describe_names(const std::vector<std::string>& names) {
+    std::map<std::string, int> counts;
+    for (const auto& n : names) ++counts[n];
+    std::vector<std::string> parts;
+    for (const auto& [name, n] : counts) parts.push_back(n == 1 ? name : fmt::format("{} x {}", n, name));
+    return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+}  // namespace
+
+CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
+    const DriverInfo& info = ctx.driver->info();
+    nlohmann::json details{{"library", info.library}};
+    if (!ctx.driver->loaded()) {
+        return CheckOutcome::fail(
+            "no usable CUDA driver: " + info.error,
+            "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at its libcuda.so.1", details);
+    }
+    ctx.ensure_initialised();
+    const std::string module = kernel_module_version(ctx);
+    details["cuda_version"] = info.version;
+    details["version_string"] = version_string(info.version);
+    details["kernel_module"] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
+    if (ctx.init_error) {
+        CheckOutcome o = outcome_from_error(*ctx.init_error);
+        if (o.driver) o.remedy = init_remedy(o.driver->name);
+        o.details = std::move(details);
+        return o;
+    }
+    return CheckOutcome::pass(fmt::format("CUDA {} driver{}", version_string(info.version),
+                                          module.empty() ? "" : ", kernel module " + module),
+                              std::move(details));
+}
+
+CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
+    ctx.ensure_initialised();
+    if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
+    nlohmann::json details{{"count", ctx.device_count}};
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (visible != nullptr) details["cuda_visible_devices"] = visible;
+    if (ctx.device_count == 0) {
+        return CheckOutcome::fail(
+            visible != nullptr ? fmt::format("the driver sees no CUDA device (CUDA_VISIBLE_DEVICES=\"{}\")", visible)
+                               : "the driver sees no CUDA device",
+            "check that nvidia-smi lists the GPUs; in a container, start it with them (docker run --gpus all, or the "
+            "NVIDIA container runtime); check CUDA_VISIBLE_DEVICES",
+            std::move(details));
+    }
+    const DriverApi& api = ctx.driver->api();
+    std::vector<std::string> names;
+    for (int i = 0; i < ctx.device_count; ++i) {
+        char name[256] = {};
+        names.emplace_back(api.cuDeviceGetName(name, sizeof name, i) == CUDA_SUCCESS ? name : "unknown");
+    }
+    details["names"] = names;
+    return CheckOutcome::pass(fmt::format("{} device{}: {}", ctx.device_count, ctx.device_count == 1 ? "" : "s",
+                                          describe_names(names)),
+                              std::move(details));
+}
+
+}  // namespace cumemctl::doctor

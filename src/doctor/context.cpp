@@ -1,0 +1,64 @@
+#include "doctor/context.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "doctor/check.hpp"
+
+namespace cumemctl::doctor {
+
+DeviceState::~DeviceState() { finish(); }
+
+const DeviceInfo& DeviceState::info() {
+    if (info_) return *info_;
+    if (!info_error_.empty()) throw CheckSkipped(fmt::format("device {} could not be queried: {}", ordinal_, info_error_));
+    try {
+        info_ = query_device(api_, ordinal_);
+    } catch (const Error& e) {
+        info_error_ = e.what();
+        throw;
+    }
+    return *info_;
+}
+
+CUcontext DeviceState::context() {
+    if (context_ != nullptr) return context_;
+    if (!context_error_.empty()) {
+        throw CheckSkipped(fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));
+    }
+    try {
+        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
+        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
+        require_entry(reinterpret_cast<const void*>(api_.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
+        CUcontext ctx = nullptr;
+        check(api_, api_.cuDevicePrimaryCtxRetain(&ctx, ordinal_), "cuDevicePrimaryCtxRetain");
+        const CUresult r = api_.cuCtxSetCurrent(ctx);
+        if (r != CUDA_SUCCESS) api_.cuDevicePrimaryCtxRelease(ordinal_);
+        check(api_, r, "cuCtxSetCurrent");
+        context_ = ctx;
+    } catch (const Error& e) {
+        context_error_ = e.what();
+        throw;
+    }
+    return context_;
+}
+
+void DeviceState::finish() {
+    if (context_ == nullptr) return;
+    api_.cuCtxSetCurrent(nullptr);
+    api_.cuDevicePrimaryCtxRelease(ordinal_);
+    context_ = nullptr;
+}
+
+void DoctorContext::ensure_initialised() {
+    if (init_tried) return;
+    init_tried = true;
+    if (driver == nullptr || !driver->loaded()) return;
+    try {
+        device_count = driver->init();
+    } catch (const Error& e) {
+        init_error = e.problem();
+    }
+}
+
+}  // namespace cumemctl::doctor

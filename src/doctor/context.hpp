@@ -1,0 +1,78 @@
+// What doctor's checks work with: the driver, the node's files, and one state per device (its
+// attributes queried once, its primary context retained once and shared by every check of the device).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cuda/driver.hpp"
+#include "gpu/devices.hpp"
+#include "report/error.hpp"
+
+namespace cumemctl::doctor {
+
+// What `doctor` was asked for.
+struct DoctorOptions {
+    std::vector<std::string> checks;   // check ids to run; empty runs every check
+    std::string devices = "all";       // the --device list
+    std::string sysroot;               // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
+};
+
+// One device under examination. Each device's checks run on one thread, in catalogue order; the
+// primary context is retained on first use and released by finish() on that same thread.
+class DeviceState {
+public:
+    DeviceState(const DriverApi& api, int ordinal) : api_(api), ordinal_(ordinal) {}
+    DeviceState(const DeviceState&) = delete;
+    DeviceState& operator=(const DeviceState&) = delete;
+    ~DeviceState();
+
+    int ordinal() const { return ordinal_; }
+    const DriverApi& api() const { return api_; }
+
+    // The device's attributes and capabilities (no context needed); queried once. Throws Error when
+    // the query fails, and CheckSkipped on later calls.
+    const DeviceInfo& info();
+
+    // The device's primary context, current on the calling thread; retained once. Throws Error when
+    // it cannot be made, and CheckSkipped on later calls (the context check reports the failure).
+    CUcontext context();
+
+    // Whether a context is held (a check that needs none may still read free memory cheaply).
+    bool has_context() const { return context_ != nullptr; }
+
+    // Releases the context if one was retained (on the thread that ran the checks).
+    void finish();
+
+private:
+    const DriverApi& api_;
+    int ordinal_;
+    std::optional<DeviceInfo> info_;
+    std::string info_error_;
+    CUcontext context_ = nullptr;
+    std::string context_error_;
+};
+
+// The node-wide state every check may read. The runner fills it in order: the driver (loaded or
+// not), then initialisation, then the selected devices.
+struct DoctorContext {
+    Driver* driver = nullptr;
+    DoctorOptions options;
+    bool init_tried = false;
+    std::optional<Problem> init_error;        // cuInit failed (not "no device")
+    int device_count = -1;                    // after a successful cuInit
+    std::vector<DeviceState*> devices;        // the selected devices, in order
+
+    // A path of the node's system files, under options.sysroot.
+    std::string path(std::string_view absolute) const { return options.sysroot + std::string(absolute); }
+
+    // Calls cuInit once (if the driver loaded) and records the device count or the failure.
+    void ensure_initialised();
+
+    // Whether the driver loaded and initialised.
+    bool driver_ready() const { return driver != nullptr && driver->loaded() && device_count >= 0; }
+};
+
+}  // namespace cumemctl::doctor

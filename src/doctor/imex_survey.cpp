@@ -1,0 +1,197 @@
+#include "doctor/imex_survey.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace cumemctl::doctor {
+namespace {
+
+// The major of a character device name in /proc/devices ("Character devices:" section only).
+std::optional<unsigned> char_major(std::istream& in, const std::string& wanted) {
+    std::string line;
+    bool in_char = false;
+    while (std::getline(in, line)) {
+        if (line.rfind("Character devices:", 0) == 0) { in_char = true; continue; }
+        if (line.rfind("Block devices:", 0) == 0) { in_char = false; continue; }
+        if (!in_char) continue;
+        std::istringstream fields(line);
+        unsigned major = 0;
+        std::string name;
+        if (fields >> major >> name && name == wanted) return major;
+    }
+    return std::nullopt;
+}
+
+// A "Name: value" integer of /proc/driver/nvidia/params.
+std::optional<int> param(const std::string& text, const std::string& name) {
+    const auto at = text.find(name + ":");
+    if (at == std::string::npos) return std::nullopt;
+    std::istringstream rest(text.substr(at + name.size() + 1));
+    int value = 0;
+    if (rest >> value) return value;
+    return std::nullopt;
+}
+
+char type_of(mode_t mode) {
+    if (S_ISCHR(mode)) return 'c';
+    if (S_ISBLK(mode)) return 'b';
+    if (S_ISDIR(mode)) return 'd';
+    if (S_ISLNK(mode)) return 'l';
+    if (S_ISREG(mode)) return 'f';
+    return '?';
+}
+
+// N of "channelN" (digits only, no leading zeros beyond "0"), or -1.
+int channel_number(const std::string& name) {
+    if (name.rfind("channel", 0) != 0 || name.size() == 7) return -1;
+    const std::string digits = name.substr(7);
+    if (digits.size() > 1 && digits[0] == '0') return -1;
+    int n = -1;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    return ec == std::errc{} && ptr == digits.data() + digits.size() ? n : -1;
+}
+
+std::vector<ChannelNode> read_channel_dir(const std::string& path, bool& exists) {
+    std::vector<ChannelNode> nodes;
+    DIR* dir = opendir(path.c_str());
+    exists = dir != nullptr;
+    if (dir == nullptr) return nodes;
+    while (const dirent* e = readdir(dir)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st {};
+        if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        ChannelNode n;
+        n.name = name;
+        n.channel = channel_number(name);
+        n.type = type_of(st.st_mode);
+        if (n.type == 'c' || n.type == 'b') {
+            n.major = major(st.st_rdev);
+            n.minor = minor(st.st_rdev);
+        }
+        n.uid = st.st_uid;
+        n.gid = st.st_gid;
+        n.mode = st.st_mode & 07777;
+        n.usable = n.type == 'c' && faccessat(dirfd(dir), e->d_name, R_OK | W_OK, AT_EACCESS) == 0;
+        nodes.push_back(std::move(n));
+    }
+    closedir(dir);
+    std::sort(nodes.begin(), nodes.end(), [](const ChannelNode& a, const ChannelNode& b) {
+        return a.channel != b.channel ? a.channel < b.channel : a.name < b.name;
+    });
+    return nodes;
+}
+
+}  // namespace
+
+ChannelSurvey survey_channels(const std::string& sysroot) {
+    ChannelSurvey s;
+    std::ifstream devices(sysroot + "/proc/devices");
+    s.proc_devices_read = static_cast<bool>(devices);
+    if (devices) s.major = char_major(devices, "nvidia-caps-imex-channels");
+    std::ifstream params(sysroot + "/proc/driver/nvidia/params");
+    if (params) {
+        std::stringstream text;
+        text << params.rdbuf();
+        s.channel_count = param(text.str(), "ImexChannelCount");
+        s.create_channel0 = param(text.str(), "CreateImexChannel0");
+    }
+    s.nodes = read_channel_dir(sysroot + kImexChannelDir, s.dir_exists);
+    return s;
+}
+
+std::string channel_node_problem(const ChannelNode& node, const ChannelSurvey& survey) {
+    if (node.channel < 0) return {};  // not a channel name: the driver ignores it
+    if (node.type != 'c') {
+        return fmt::format("{} is not a character device (type '{}')", node.name, node.type);
+    }
+    if (survey.major && node.major != *survey.major) {
+        return fmt::format("{} has device number {}:{}, not the IMEX channel major {}", node.name, node.major,
+                           node.minor, *survey.major);
+    }
+    if (node.minor != static_cast<unsigned>(node.channel)) {
+        return fmt::format("{} has minor {}, not {}", node.name, node.minor, node.channel);
+    }
+    if (survey.channel_count && node.channel >= *survey.channel_count) {
+        return fmt::format("{} is beyond the driver's ImexChannelCount ({})", node.name, *survey.channel_count);
+    }
+    return {};
+}
+
+UserSurvey survey_users(const std::string& sysroot) {
+    UserSurvey u;
+    std::ifstream nss(sysroot + "/etc/nsswitch.conf");
+    std::string line;
+    while (std::getline(nss, line)) {
+        if (line.rfind("passwd:", 0) != 0) continue;
+        std::istringstream sources(line.substr(7));
+        std::string src;
+        while (sources >> src) {
+            if (src == "sss" || src == "ldap" || src == "nis" || src == "winbind") {
+                u.why = fmt::format("accounts from a directory service ({} in /etc/nsswitch.conf)", src);
+                return u;
+            }
+        }
+    }
+    std::ifstream passwd(sysroot + "/etc/passwd");
+    if (!passwd) {
+        u.why = "/etc/passwd cannot be read (counted as multi-user)";
+        return u;
+    }
+    std::vector<std::string> people;
+    while (std::getline(passwd, line)) {
+        std::vector<std::string> f;
+        std::istringstream fields(line);
+        std::string field;
+        while (std::getline(fields, field, ':')) f.push_back(field);
+        if (f.size() < 7) continue;
+        long uid = -1;
+        std::from_chars(f[2].data(), f[2].data() + f[2].size(), uid);
+        const std::string& shell = f[6];
+        const bool login = shell.find("nologin") == std::string::npos && shell.find("false") == std::string::npos &&
+                           shell.find("sync") == std::string::npos && !shell.empty();
+        if (uid >= 1000 && uid != 65534 && login) people.push_back(f[0]);
+    }
+    u.multi_user = people.size() >= 2;
+    u.why = people.empty() ? "no login account besides root" :
+            people.size() == 1 ? fmt::format("one login account ({})", people.front()) :
+            fmt::format("{} login accounts ({})", people.size(), fmt::join(people, ", "));
+    return u;
+}
+
+std::string octal_mode(unsigned mode) { return fmt::format("0{:03o}", mode & 07777); }
+
+nlohmann::json to_json(const ChannelSurvey& survey) {
+    auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
+    nlohmann::json nodes = nlohmann::json::array();
+    for (const auto& n : survey.nodes) {
+        nodes.push_back({{"name", n.name},
+                         {"channel", n.channel >= 0 ? nlohmann::json(n.channel) : nlohmann::json(nullptr)},
+                         {"type", std::string(1, n.type)},
+                         {"major", n.major},
+                         {"minor", n.minor},
+                         {"uid", n.uid},
+                         {"gid", n.gid},
+                         {"mode", octal_mode(n.mode)},
+                         {"usable", n.usable},
+                         {"problem", channel_node_problem(n, survey)}});
+    }
+    return {{"directory", kImexChannelDir},
+            {"directory_exists", survey.dir_exists},
+            {"major", opt(survey.major)},
+            {"channel_count", opt(survey.channel_count)},
+            {"create_channel0", opt(survey.create_channel0)},
+            {"nodes", std::move(nodes)}};
+}
+
+}  // namespace cumemctl::doctor

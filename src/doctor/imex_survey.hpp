@@ -1,0 +1,60 @@
+// A read-only look at a node's IMEX channels (what fabric handles need) and at whether more than one
+// person uses the node. Nothing here changes the system; imex-setup (src/imex/) provisions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace cumemctl::doctor {
+
+// The folder of the channel nodes, as the driver's tools name it.
+inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
+
+// One entry of the channel folder as found.
+struct ChannelNode {
+    std::string name;        // "channel0"
+    int channel = -1;        // N of channelN; -1 for any other name
+    char type = '?';         // 'c' character device, 'b' block, 'd' folder, 'l' link, 'f' file, '?' other
+    unsigned major = 0;      // device numbers (character and block devices)
+    unsigned minor = 0;
+    unsigned uid = 0;
+    unsigned gid = 0;
+    unsigned mode = 0;       // permission bits (07777)
+    bool usable = false;     // this process may read and write it
+};
+
+// The node's IMEX channel set-up.
+struct ChannelSurvey {
+    bool proc_devices_read = false;       // /proc/devices could be read
+    std::optional<unsigned> major;        // the nvidia-caps-imex-channels character major, if registered
+    std::optional<int> channel_count;     // ImexChannelCount of /proc/driver/nvidia/params
+    std::optional<int> create_channel0;   // CreateImexChannel0 of the same
+    bool dir_exists = false;
+    std::vector<ChannelNode> nodes;       // every entry of the folder, by name
+};
+
+// Surveys /proc/devices, /proc/driver/nvidia/params and the channel folder under `sysroot`.
+ChannelSurvey survey_channels(const std::string& sysroot);
+
+// What a channel node is wrong in ("" when it is a sound channel node): type, major, minor.
+std::string channel_node_problem(const ChannelNode& node, const ChannelSurvey& survey);
+
+// Whether more than one person uses the node: two or more login accounts (uid >= 1000, a login
+// shell) in /etc/passwd, or accounts from a directory service (sss, ldap, nis, winbind) in
+// /etc/nsswitch.conf. Unreadable files count as multi-user. `why` says what decided it.
+struct UserSurvey {
+    bool multi_user = true;
+    std::string why;
+};
+UserSurvey survey_users(const std::string& sysroot);
+
+// The survey as JSON for the check's details.
+nlohmann::json to_json(const ChannelSurvey& survey);
+
+// Permission bits as ls -l shows the octal: "0600".
+std::string octal_mode(unsigned mode);
+
+}  // namespace cumemctl::doctor

@@ -1,0 +1,62 @@
+#include "doctor/registry.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace cumemctl::doctor {
+
+const std::vector<CheckSpec>& check_catalogue() {
+    static const std::vector<CheckSpec> checks{
+        {"driver", CheckScope::setup, "the CUDA driver library loads and initialises; its CUDA and kernel module versions",
+         check_driver},
+        {"devices", CheckScope::setup, "the driver sees at least one CUDA device", check_devices},
+        {"context", CheckScope::device, "a context can be made on the device; its free and total memory", check_context},
+        {"capabilities", CheckScope::device,
+         "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities},
+        {"logical-endpoints", CheckScope::device,
+         "logical endpoints (CUDA 13.3): the device's support and the driver's entry points", check_logical_endpoints},
+        // Extension points, in the order they belong here, for the operations of src/gpu/ as they land:
+        //   vmm           cuMemCreate, map, access, write and verify a pattern, unmap, release
+        //   posix-fd-ipc  export a VMM allocation as a POSIX fd and import it in a second process
+        //   pool-trim     a stream-ordered pool workload, then trim returns the memory to the device
+        //   ipc-pool      an IPC pool (posix-fd) exported and imported, a pointer shared both ways
+        //   host-alloc    host and host-NUMA allocations (cuMemCreate / pools with host locations)
+        //   fabric-alloc  a fabric-handle allocation and its export (needs a usable IMEX channel)
+        {"imex-channels", CheckScope::node,
+         "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
+         check_imex_channels},
+    };
+    return checks;
+}
+
+std::vector<std::string> parse_check_list(std::string_view text) {
+    const auto& catalogue = check_catalogue();
+    std::vector<std::string> names;
+    for (const auto& c : catalogue) names.emplace_back(c.id);
+    if (text == "all") return names;
+    std::vector<bool> wanted(catalogue.size(), false);
+    std::size_t pos = 0;
+    while (pos <= text.size()) {
+        std::size_t comma = text.find(',', pos);
+        if (comma == std::string_view::npos) comma = text.size();
+        const std::string_view item = text.substr(pos, comma - pos);
+        const auto it = std::find(names.begin(), names.end(), item);
+        if (it == names.end()) {
+            throw Error(ExitCode::usage,
+                        item.empty() ? fmt::format("invalid check list '{}': an empty name", text)
+                                     : fmt::format("unknown check '{}'", item),
+                        fmt::format("the checks are: {} (or all); 'cumemctl doctor --list-checks' describes them",
+                                    fmt::join(names, ", ")));
+        }
+        wanted[static_cast<std::size_t>(it - names.begin())] = true;
+        pos = comma + 1;
+    }
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        if (wanted[i]) out.push_back(names[i]);
+    }
+    return out;
+}
+
+}  // namespace cumemctl::doctor

@@ -1,0 +1,50 @@
+// The catalogue of doctor's checks: what each is called, where it runs, and the function that runs it.
+//
+// Adding a check: write `CheckOutcome check_X(DoctorContext&, DeviceState*)` (device checks get their
+// DeviceState, node checks nullptr), add a line to the catalogue in registry.cpp, and document it in
+// man/cumemctl-doctor.1. A device check that needs a context calls `device->context()` (retained
+// once per device and shared); one that needs attributes calls `device->info()`. It returns an
+// outcome, or throws Error (reported as fail with the driver's diagnosis) or CheckSkipped.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "doctor/check.hpp"
+#include "doctor/context.hpp"
+
+namespace cumemctl::doctor {
+
+// Where a check runs. setup: first, in order, on the main thread (the driver, the devices);
+// device: once per selected device, each device on its own thread; node: after the device checks,
+// on the main thread (may read what the devices support).
+enum class CheckScope { setup, device, node };
+
+// A check function; `device` is null for setup and node checks.
+using CheckFn = CheckOutcome (*)(DoctorContext& ctx, DeviceState* device);
+
+// One entry of the catalogue.
+struct CheckSpec {
+    std::string_view id;        // stable name for --checks, JSON and metrics ("imex-channels")
+    CheckScope scope;
+    std::string_view summary;   // one line for --list-checks and the manual
+    CheckFn run;
+};
+
+// Every check, in the order doctor runs and reports them.
+const std::vector<CheckSpec>& check_catalogue();
+
+// Parses --checks: ids separated by commas ("driver,imex-channels") or "all". An unknown id is a
+// usage error that lists the ids there are. Returns the ids in catalogue order, without repeats.
+std::vector<std::string> parse_check_list(std::string_view text);
+
+// The checks of the catalogue (defined in checks_*.cpp).
+CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_devices(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState* device);
+
+}  // namespace cumemctl::doctor

@@ -1,0 +1,127 @@
+#include "doctor/runner.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "doctor/registry.hpp"
+#include "util/stopwatch.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+// A remedy for a failed driver call that came without one.
+std::string remedy_for(const Problem& problem) {
+    if (!problem.remedy.empty()) return problem.remedy;
+    if (problem.driver) {
+        const std::string& name = problem.driver->name;
+        if (name == "CUDA_ERROR_OUT_OF_MEMORY") {
+            return "the device has no memory left for this: see what holds it with nvidia-smi";
+        }
+        if (name == "CUDA_ERROR_DEVICE_UNAVAILABLE") {
+            return "the device is busy in exclusive-process mode or prohibited: see nvidia-smi -q -d COMPUTE";
+        }
+        if (name == "CUDA_ERROR_NOT_PERMITTED") return "run it as a user that may use this resource (see the reason)";
+        if (name == "CUDA_ERROR_ECC_UNCORRECTABLE" || name == "CUDA_ERROR_HARDWARE_STACK_ERROR") {
+            return "the GPU reports a hardware error: drain the node and reset the GPU (nvidia-smi -r)";
+        }
+    }
+    return "see the driver's answer above; nvidia-smi and the kernel log (dmesg | grep -i nvrm) tell more";
+}
+
+// Runs one check, timed; exceptions become results.
+CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* device) {
+    Stopwatch watch;
+    CheckResult r;
+    r.check = std::string(spec.id);
+    if (device != nullptr) r.device = device->ordinal();
+    try {
+        r.outcome = spec.run(ctx, device);
+    } catch (const CheckSkipped& e) {
+        r.outcome = CheckOutcome::skip(e.what());
+    } catch (const Error& e) {
+        r.outcome = outcome_from_error(e.problem());
+    } catch (const std::exception& e) {
+        r.outcome = CheckOutcome::fail(std::string("internal error: ") + e.what(),
+                                       "this is a bug in cumemctl; please report it with the command line");
+    }
+    r.seconds = watch.seconds();
+    return r;
+}
+
+// The catalogue entries of one scope that the options select.
+std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope scope) {
+    std::vector<const CheckSpec*> out;
+    for (const auto& spec : check_catalogue()) {
+        if (spec.scope != scope) continue;
+        if (!options.checks.empty() &&
+            std::find(options.checks.begin(), options.checks.end(), spec.id) == options.checks.end()) {
+            continue;
+        }
+        out.push_back(&spec);
+    }
+    return out;
+}
+
+// Runs every device's checks, one thread per device (none for a single device).
+void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run) {
+    const std::size_t n = ctx.devices.size();
+    std::vector<std::vector<CheckResult>> per_device(n);
+    auto work = [&](std::size_t i) {
+        for (const CheckSpec* spec : specs) per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
+        ctx.devices[i]->finish();
+    };
+    if (n == 1) {
+        work(0);
+    } else {
+        std::vector<std::thread> threads;
+        threads.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) threads.emplace_back(work, i);
+        for (auto& t : threads) t.join();
+    }
+    for (auto& results : per_device) {
+        for (auto& r : results) run.results.push_back(std::move(r));
+    }
+}
+
+}  // namespace
+
+CheckOutcome outcome_from_error(const Problem& problem) {
+    CheckOutcome o = CheckOutcome::fail(problem.message, remedy_for(problem));
+    o.driver = problem.driver;
+    return o;
+}
+
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options) {
+    Stopwatch total;
+    DoctorRun run;
+    // A malformed device list is a usage error whether or not there is a driver.
+    if (options.devices != "all") select_devices(options.devices, 1 << 20);
+    DoctorContext ctx;
+    ctx.driver = &driver;
+    ctx.options = options;
+    for (const CheckSpec* spec : selected(options, CheckScope::setup)) run.results.push_back(run_one(*spec, ctx, nullptr));
+    ctx.ensure_initialised();
+    run.device_count = ctx.device_count;
+    std::vector<std::unique_ptr<DeviceState>> states;
+    if (ctx.driver_ready()) {
+        run.devices = select_devices(options.devices, ctx.device_count);
+        for (int ordinal : run.devices) {
+            states.push_back(std::make_unique<DeviceState>(driver.api(), ordinal));
+            ctx.devices.push_back(states.back().get());
+        }
+    }
+    const auto device_specs = selected(options, CheckScope::device);
+    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    for (const CheckSpec* spec : selected(options, CheckScope::node)) run.results.push_back(run_one(*spec, ctx, nullptr));
+    run.seconds = total.seconds();
+    return run;
+}
+
+std::array<int, 4> count_statuses(const std::vector<CheckResult>& results) {
+    std::array<int, 4> counts{};
+    for (const auto& r : results) ++counts[static_cast<std::size_t>(r.outcome.status)];
+    return counts;
+}
+
+}  // namespace cumemctl::doctor

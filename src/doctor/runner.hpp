@@ -1,0 +1,33 @@
+// Runs doctor's checks: the setup checks in order, each selected device's checks on its own thread,
+// then the node checks; every check timed, every exception turned into a result.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "doctor/check.hpp"
+#include "doctor/context.hpp"
+
+namespace cumemctl::doctor {
+
+// What a doctor run found.
+struct DoctorRun {
+    std::vector<CheckResult> results;   // setup checks, then device 0's, device 1's, ..., then node checks
+    int device_count = -1;              // what the driver reports; -1 where it could not say
+    std::vector<int> devices;           // the devices that were examined
+    double seconds = 0;                 // the whole run, wall clock
+};
+
+// Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
+// check says why). Throws Error for a malformed device list (usage) or a device that does not exist
+// (unavailable); a check never throws out of here.
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options);
+
+// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip).
+std::array<int, 4> count_statuses(const std::vector<CheckResult>& results);
+
+// The outcome of a check that threw Error: fail, with the error's message, its driver call and a
+// remedy (the error's own, else one for the driver's result code).
+CheckOutcome outcome_from_error(const Problem& problem);
+
+}  // namespace cumemctl::doctor

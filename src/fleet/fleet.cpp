@@ -1,0 +1,273 @@
+#include "fleet/fleet.hpp"
+
+#include <algorithm>
+#include <set>
+
+#include <fmt/format.h>
+
+namespace cumemctl::fleet {
+namespace {
+
+// A JSON value as a table cell: yes/no/unknown, lists joined with commas.
+std::string text_of(const nlohmann::json& v) {
+    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+    if (v.is_null()) return "unknown";
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_array()) {
+        std::vector<std::string> parts;
+        for (const auto& e : v) parts.push_back(text_of(e));
+        return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ","));
+    }
+    return v.dump();
+}
+
+// Why a document cannot be summarised, or "" when it can.
+std::string unusable(const nlohmann::json& doc) {
+    if (!doc.is_object() || doc.value("schema", "") != "cumemctl.report") {
+        return "not a cumemctl report (it has no \"schema\": \"cumemctl.report\")";
+    }
+    const std::string command = doc.value("command", "");
+    if (command != "doctor" && command != "devices") {
+        return fmt::format("a report of '{}': fleet reads doctor and devices reports", command);
+    }
+    return {};
+}
+
+// The results object of a report (empty where it has none).
+nlohmann::json results_of(const nlohmann::json& report) {
+    const auto it = report.find("results");
+    return it != report.end() && it->is_object() ? *it : nlohmann::json::object();
+}
+
+// The doctor check results of a doctor report (empty for other reports).
+nlohmann::json checks_of(const nlohmann::json& report) {
+    return results_of(report).value("checks", nlohmann::json::array());
+}
+
+// The details of the first check named `id` of a doctor report, for every device it ran on.
+std::vector<nlohmann::json> check_details(const nlohmann::json& report, const std::string& id) {
+    std::vector<nlohmann::json> out;
+    for (const auto& c : checks_of(report)) {
+        if (c.value("check", "") == id && c.contains("details")) out.push_back(c["details"]);
+    }
+    return out;
+}
+
+// The per-device capability objects of a report: from devices, or from doctor's capabilities check.
+std::vector<nlohmann::json> capabilities_of(const nlohmann::json& report) {
+    std::vector<nlohmann::json> out;
+    if (report.value("command", "") == "devices") {
+        for (const auto& d : results_of(report).value("devices", nlohmann::json::array())) {
+            if (d.contains("capabilities")) out.push_back(d["capabilities"]);
+        }
+    } else {
+        for (const auto& d : check_details(report, "capabilities")) {
+            if (d.contains("capabilities")) out.push_back(d["capabilities"]);
+        }
+    }
+    return out;
+}
+
+// The device names of a report.
+std::vector<std::string> device_names(const nlohmann::json& report) {
+    std::vector<std::string> names;
+    if (report.value("command", "") == "devices") {
+        for (const auto& d : results_of(report).value("devices", nlohmann::json::array())) names.push_back(d.value("name", ""));
+    } else {
+        for (const auto& d : check_details(report, "devices")) {
+            for (const auto& n : d.value("names", nlohmann::json::array())) names.push_back(n.get<std::string>());
+        }
+    }
+    return names;
+}
+
+// The properties the fleet compares, read from one node's chosen reports.
+void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nlohmann::json* devices,
+                     const nlohmann::json& latest) {
+    const auto& driver = latest.value("driver", nlohmann::json::object());
+    node.properties["driver"] = driver.value("loaded", false) ? driver.value("version_string", "?") : "not loaded";
+    node.properties["cumemctl"] = latest.value("tool", nlohmann::json::object()).value("version", "?");
+    const nlohmann::json& counted = doctor != nullptr ? *doctor : *devices;
+    const auto count = results_of(counted).value("device_count", nlohmann::json());
+    if (count.is_number_integer()) node.properties["gpus"] = std::to_string(count.get<int>());
+    if (doctor != nullptr) {
+        for (const auto& d : check_details(*doctor, "driver")) {
+            if (d.contains("kernel_module") && d["kernel_module"].is_string()) {
+                node.properties["kernel module"] = d["kernel_module"].get<std::string>();
+            }
+        }
+    }
+    const nlohmann::json& described = devices != nullptr ? *devices : *doctor;
+    std::set<std::string> names;
+    for (auto& n : device_names(described)) names.insert(std::move(n));
+    if (!names.empty()) node.properties["gpu model"] = fmt::format("{}", fmt::join(names, ", "));
+    std::map<std::string, std::set<std::string>> caps;
+    for (const auto& c : capabilities_of(described)) {
+        for (const auto& [key, value] : c.items()) {
+            if (key != "host_numa_id") caps[key].insert(text_of(value));
+        }
+    }
+    for (const auto& [key, values] : caps) {
+        node.properties["capability " + key] =
+            values.size() == 1 ? *values.begin() : fmt::format("mixed ({})", fmt::join(values, "/"));
+    }
+}
+
+// Fills status and failed/warned checks from the node's doctor report, or from its reports' ok flags.
+void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vector<const nlohmann::json*>& all) {
+    if (doctor != nullptr) {
+        node.status = results_of(*doctor).value("status", "unknown");
+        for (const auto& c : checks_of(*doctor)) {
+            const std::string status = c.value("status", "");
+            std::string name = c.value("check", "?");
+            if (c.contains("device") && c["device"].is_number_integer()) {
+                name += fmt::format("@gpu{}", c["device"].get<int>());
+            }
+            if (status == "fail") node.failed.push_back(name);
+            if (status == "warn") node.warned.push_back(name);
+        }
+        return;
+    }
+    node.status = "unknown";
+    for (const nlohmann::json* r : all) {
+        if (r->value("ok", true)) continue;
+        node.status = "error";
+        const auto& errors = r->value("errors", nlohmann::json::array());
+        if (!errors.empty()) node.error = errors[0].value("message", "");
+        return;
+    }
+}
+
+NodeSummary summarise_node(const std::string& host, const std::vector<const SourcedReport*>& reports) {
+    NodeSummary node;
+    node.host = host;
+    const nlohmann::json* doctor = nullptr;
+    const nlohmann::json* devices = nullptr;
+    const nlohmann::json* latest = nullptr;
+    std::vector<const nlohmann::json*> all;
+    auto newer = [](const nlohmann::json* a, const nlohmann::json& b) {
+        return a == nullptr || b.value("timestamp", "") >= a->value("timestamp", "");
+    };
+    for (const SourcedReport* r : reports) {
+        const std::string command = r->report.value("command", "");
+        if (std::find(node.sources.begin(), node.sources.end(), r->source) == node.sources.end()) node.sources.push_back(r->source);
+        if (std::find(node.commands.begin(), node.commands.end(), command) == node.commands.end()) node.commands.push_back(command);
+        if (command == "doctor" && newer(doctor, r->report)) doctor = &r->report;
+        if (command == "devices" && newer(devices, r->report)) devices = &r->report;
+        if (newer(latest, r->report)) latest = &r->report;
+        all.push_back(&r->report);
+    }
+    node.timestamp = (doctor != nullptr ? doctor : latest)->value("timestamp", "");
+    read_status(node, doctor, all);
+    read_properties(node, doctor, devices, *latest);
+    return node;
+}
+
+std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
+    std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;   // property -> value -> hosts
+    for (const auto& n : nodes) {
+        for (const auto& [property, value] : n.properties) by_property[property][value].push_back(n.host);
+    }
+    std::vector<Difference> out;
+    for (const auto& [property, values] : by_property) {
+        if (values.size() < 2) continue;
+        Difference d;
+        d.property = property;
+        int second = 0;
+        for (const auto& [value, hosts] : values) {
+            const int n = static_cast<int>(hosts.size());
+            d.nodes += n;
+            if (n > d.majority_nodes) {
+                second = d.majority_nodes;
+                d.majority_nodes = n;
+                d.majority = value;
+            } else {
+                second = std::max(second, n);
+            }
+        }
+        if (second == d.majority_nodes) d.majority.clear();   // a tie: no majority
+        for (const auto& [value, hosts] : values) {
+            if (!d.majority.empty() && value == d.majority) continue;
+            for (const auto& h : hosts) d.differing.emplace_back(h, value);
+        }
+        std::sort(d.differing.begin(), d.differing.end());
+        out.push_back(std::move(d));
+    }
+    // The node-wide properties first, then the capabilities (each group in name order).
+    std::stable_sort(out.begin(), out.end(), [](const Difference& a, const Difference& b) {
+        return (a.property.rfind("capability ", 0) == 0) < (b.property.rfind("capability ", 0) == 0);
+    });
+    return out;
+}
+
+}  // namespace
+
+std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source, std::vector<InputProblem>& problems) {
+    std::vector<SourcedReport> out;
+    int index = 0;
+    while (true) {
+        in >> std::ws;
+        if (in.peek() == std::char_traits<char>::eof()) break;
+        ++index;
+        const auto offset = in.tellg();
+        nlohmann::json doc;
+        try {
+            in >> doc;
+        } catch (const nlohmann::json::exception& e) {
+            problems.push_back({source, fmt::format("document {} (from byte {}) is not JSON: {}", index,
+                                                    static_cast<long long>(offset), e.what())});
+            break;
+        }
+        if (const std::string why = unusable(doc); !why.empty()) {
+            problems.push_back({source, fmt::format("document {}: {}", index, why)});
+            continue;
+        }
+        out.push_back({source, std::move(doc)});
+    }
+    if (index == 0) problems.push_back({source, "it is empty: no report in it"});
+    return out;
+}
+
+FleetSummary summarise(const std::vector<SourcedReport>& reports) {
+    FleetSummary s;
+    s.reports = static_cast<int>(reports.size());
+    std::map<std::string, std::vector<const SourcedReport*>> by_host;
+    for (const auto& r : reports) {
+        const std::string host = r.report.value("host", "");
+        by_host[host.empty() ? r.source : host].push_back(&r);
+    }
+    for (const auto& [host, list] : by_host) {
+        try {
+            s.nodes.push_back(summarise_node(host, list));
+        } catch (const nlohmann::json::exception& e) {
+            NodeSummary broken;
+            broken.host = host;
+            broken.status = "error";
+            broken.error = std::string("a malformed report: ") + e.what();
+            for (const auto* r : list) broken.sources.push_back(r->source);
+            s.nodes.push_back(std::move(broken));
+        }
+    }
+    for (const auto& n : s.nodes) {
+        auto spread = [&](const std::vector<std::string>& names, bool failing) {
+            for (const auto& name : names) {
+                const std::string check = name.substr(0, name.find('@'));
+                auto it = std::find_if(s.checks.begin(), s.checks.end(), [&](const CheckSpread& c) { return c.check == check; });
+                if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}});
+                auto& hosts = failing ? it->failing : it->warning;
+                if (std::find(hosts.begin(), hosts.end(), n.host) == hosts.end()) hosts.push_back(n.host);
+            }
+        };
+        spread(n.failed, true);
+        spread(n.warned, false);
+    }
+    s.differences = differences(s.nodes);
+    return s;
+}
+
+bool any_failing(const FleetSummary& summary) {
+    return std::any_of(summary.nodes.begin(), summary.nodes.end(),
+                       [](const NodeSummary& n) { return n.status == "fail" || n.status == "error"; });
+}
+
+}  // namespace cumemctl::fleet

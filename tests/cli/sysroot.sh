@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Makes a system root for doctor's tests (CUMEMCTL_SYSROOT): /proc/devices, /proc/driver/nvidia/params,
+# /sys/module/nvidia/version, /etc/passwd and /etc/nsswitch.conf, and IMEX channel nodes.
+#   sysroot.sh DIR [--major N | --no-major] [--users a,b] [--nss SOURCE] [--module VERSION]
+#                  [--channel N[:MODE[:TYPE[:MAJOR:MINOR]]]]...   (TYPE c: character device, f: file)
+# Channel nodes need mknod, that is root.
+set -euo pipefail
+root=$1
+shift
+major=511 users="" nss=files module=580.159.04 channels=()
+while (($#)); do
+  case $1 in
+    --major) major=$2; shift 2 ;;
+    --no-major) major=""; shift ;;
+    --users) users=$2; shift 2 ;;
+    --nss) nss=$2; shift 2 ;;
+    --module) module=$2; shift 2 ;;
+    --channel) channels+=("$2"); shift 2 ;;
+    *) echo "sysroot.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+mkdir -p "$root/proc/driver/nvidia" "$root/sys/module/nvidia" "$root/etc" "$root/dev"
+{
+  echo "Character devices:"
+  echo "  1 mem"
+  echo "195 nvidia"
+  [[ -n $major ]] && echo "$major nvidia-caps-imex-channels"
+  echo
+  echo "Block devices:"
+  echo "  8 sd"
+} >"$root/proc/devices"
+printf 'ResmanDebugLevel: 4294967295\nImexChannelCount: 2048\nCreateImexChannel0: 0\n' >"$root/proc/driver/nvidia/params"
+echo "$module" >"$root/sys/module/nvidia/version"
+{
+  echo "root:x:0:0:root:/root:/bin/bash"
+  echo "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin"
+  uid=1000
+  for u in ${users//,/ }; do echo "$u:x:$uid:$uid::/home/$u:/bin/bash"; uid=$((uid + 1)); done
+} >"$root/etc/passwd"
+echo "passwd: files $([[ $nss == files ]] || echo "$nss")" >"$root/etc/nsswitch.conf"
+if ((${#channels[@]})); then
+  dir="$root/dev/nvidia-caps-imex-channels"
+  mkdir -p "$dir"
+  for spec in "${channels[@]}"; do
+    IFS=: read -r n mode type cmaj cmin <<<"$spec"
+    mode=${mode:-0600} type=${type:-c} cmaj=${cmaj:-${major:-511}} cmin=${cmin:-$n}
+    if [[ $type == f ]]; then : >"$dir/channel$n"; else mknod "$dir/channel$n" c "$cmaj" "$cmin"; fi
+    chmod "$mode" "$dir/channel$n"
+  done
+fi

@@ -1,0 +1,89 @@
+"""GPU tier: `cumemctl doctor` on the real driver. Its answers are compared with direct driver
+queries (cuda.bindings), its prediction for fabric handles with what cuMemCreate(FABRIC) really does,
+its Prometheus output is parsed with prometheus_client where that is installed, and its time is
+measured (the target is under 2 s on one H200)."""
+import json
+import subprocess
+import sys
+import time
+
+import direct
+
+cu = direct.cu
+FABRIC = 8
+
+
+def fabric_create_result(ordinal):
+    """What cuMemCreate of 2 MiB with a fabric handle returns on this device, as a name."""
+    err, ctx = cu.cuDevicePrimaryCtxRetain(ordinal)
+    if not direct.ok(err):
+        return f"retain: {err}"
+    cu.cuCtxSetCurrent(ctx)
+    prop = cu.CUmemAllocationProp()
+    prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    prop.location.type = cu.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = ordinal
+    prop.requestedHandleTypes = cu.CUmemAllocationHandleType(FABRIC)
+    err, handle = cu.cuMemCreate(2 << 20, prop, 0)
+    if direct.ok(err):
+        cu.cuMemRelease(handle)
+    cu.cuCtxSetCurrent(cu.CUcontext(0))
+    cu.cuDevicePrimaryCtxRelease(ordinal)
+    return err.name
+
+
+def main(binary):
+    count = direct.init_or_skip()
+    c = direct.Checker()
+    start = time.monotonic()
+    r = subprocess.run([binary, "doctor", "--json"], capture_output=True, text=True, timeout=120)
+    wall = time.monotonic() - start
+    print(f"  doctor took {wall:.3f} s wall clock (exit {r.returncode})")
+    print("  " + r.stderr.replace("\n", "\n  "))
+    doc = json.loads(r.stdout)
+    checks = {(x["check"], x["device"]): x for x in doc["results"]["checks"]}
+    for x in doc["results"]["checks"]:
+        print(f"  {x['status']:5} {x['check']:18} {x['device'] if x['device'] is not None else '-':>2} "
+              f"{x['seconds']:.3f}s  {x['reason']}")
+    c.true("doctor under 2 s", wall < 2.0, f"took {wall:.3f} s")
+    c.eq("exit code matches the failures", r.returncode, 1 if doc["results"]["summary"]["fail"] else 0)
+    c.eq("no check failed", doc["results"]["summary"]["fail"], 0)
+    err, version = cu.cuDriverGetVersion()
+    c.eq("driver version", checks[("driver", None)]["details"]["cuda_version"], version)
+    c.eq("device count", doc["results"]["device_count"], count)
+    for o in range(count):
+        cap = checks[("capabilities", o)]["details"]
+        err, total = cu.cuDeviceTotalMem(o)
+        c.eq(f"gpu{o} total", cap["total_bytes"], total)
+        c.eq(f"gpu{o} context check", checks[("context", o)]["status"], "pass")
+        for key, number in (("vmm", 102), ("memory_pools", 115), ("fabric", 128), ("multicast", 132)):
+            v = direct.attribute(o, number)
+            c.eq(f"gpu{o} {key}", cap["capabilities"][key], None if v is None else bool(v))
+        le = direct.attribute(o, 153)
+        c.eq(f"gpu{o} logical endpoints status", checks[("logical-endpoints", o)]["status"],
+             "skip" if not le else checks[("logical-endpoints", o)]["status"])
+    imex = checks[("imex-channels", None)]
+    if direct.attribute(0, 128):
+        real = fabric_create_result(0)
+        print(f"  cuMemCreate(FABRIC) on gpu0: {real}; doctor's imex-channels: {imex['status']}: {imex['reason']}")
+        if real == "CUDA_ERROR_NOT_PERMITTED":
+            c.true("doctor does not pass imex-channels when fabric handles are refused", imex["status"] != "pass")
+            c.true("and names the remedy", "imex-setup" in imex["remedy"] or "chown" in imex["remedy"], imex["remedy"])
+        else:
+            c.eq("fabric handles work: imex-channels is not a failure", imex["status"] in ("pass", "warn"), True)
+            c.eq("cuMemCreate(FABRIC) succeeded", real, "CUDA_SUCCESS")
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        print("  (prometheus_client not installed: Prometheus output not parsed)")
+    else:
+        p = subprocess.run([binary, "doctor", "--format", "prometheus"], capture_output=True, text=True, timeout=120)
+        samples = [s for f in text_string_to_metric_families(p.stdout) for s in f.samples]
+        hit = [s for s in samples if s.name == "cumemctl_check_status" and s.labels.get("check") == "context"
+               and s.labels.get("status") == "pass"]
+        c.eq("Prometheus: context passes on every device", sum(s.value for s in hit), count)
+    c.done()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# GPU tier, opt-in (it creates and removes a device node): doctor's imex-channels check before and
+# after an IMEX channel node exists. Without channel nodes it must warn with the remedy; with a
+# private channel0 (root, 0600) it must pass and fabric allocation works; the node is removed again.
+# Runs only as root with CUMEMCTL_GPU_ALLOW_MKNOD=1 and when no channel node exists yet.
+#   bash tests/gpu/test_doctor_fabric.sh BINARY       exit 0 pass, 1 fail, 125 skipped
+set -uo pipefail
+bin=$1
+dir=/dev/nvidia-caps-imex-channels
+[[ ${CUMEMCTL_GPU_ALLOW_MKNOD:-} == 1 ]] || { echo "skip: set CUMEMCTL_GPU_ALLOW_MKNOD=1 to allow mknod in $dir"; exit 125; }
+[[ $(id -u) == 0 ]] || { echo "skip: needs root"; exit 125; }
+major=$(awk '$2 == "nvidia-caps-imex-channels" {print $1}' /proc/devices)
+[[ -n $major ]] || { echo "skip: the driver registers no IMEX channel major"; exit 125; }
+if compgen -G "$dir/channel*" >/dev/null; then echo "skip: $dir already has channel nodes"; exit 125; fi
+status() { "$bin" doctor --checks imex-channels --json | python3 -c 'import json,sys; c=json.load(sys.stdin)["results"]["checks"][0]; print(c["status"]); print(c["remedy"], file=sys.stderr)'; }
+failed=0
+made_dir=0
+[[ -d $dir ]] || made_dir=1
+before=$(status 2>/tmp/cumemctl-remedy.$$)
+remedy=$(cat /tmp/cumemctl-remedy.$$); rm -f /tmp/cumemctl-remedy.$$
+echo "before: $before ($remedy)"
+[[ $before == warn && $remedy == *imex-setup* && $remedy == *"c $major 0"* ]] || { echo "FAIL: expected warn with the remedy"; failed=1; }
+mkdir -p "$dir" && mknod -m 0600 "$dir/channel0" c "$major" 0
+start=$(date +%s.%N)
+after=$(status 2>/dev/null)
+"$bin" doctor >/dev/null 2>&1; rc=$?
+secs=$(awk "BEGIN{print $(date +%s.%N) - $start}")
+echo "after: $after; full doctor exit $rc; both runs ${secs}s"
+[[ $after == pass ]] || { echo "FAIL: expected pass with channel0"; failed=1; }
+[[ $rc == 0 ]] || { echo "FAIL: doctor exit $rc with channel0"; failed=1; }
+rm -f "$dir/channel0"
+((made_dir)) && rmdir "$dir"
+exit $failed

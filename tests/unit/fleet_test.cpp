@@ -1,0 +1,79 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "fleet/fleet.hpp"
+
+using namespace cumemctl::fleet;
+
+namespace {
+
+// A doctor report of `host` with the given driver and check statuses.
+std::string doctor_report(const std::string& host, const std::string& driver, const std::string& status,
+                          const std::string& checks) {
+    return R"({"schema": "cumemctl.report", "command": "doctor", "host": ")" + host +
+           R"(", "timestamp": "2026-11-29T10:00:00Z", "ok": true, "tool": {"version": "0.1.0"},
+             "driver": {"loaded": true, "version_string": ")" + driver + R"("},
+             "results": {"status": ")" + status + R"(", "device_count": 1, "checks": [)" + checks + "]}}";
+}
+
+const char* kPass = R"({"check": "driver", "device": null, "status": "pass", "details": {"kernel_module": "580.1"}})";
+const char* kWarn = R"({"check": "imex-channels", "device": null, "status": "warn"})";
+const char* kFail = R"({"check": "context", "device": 2, "status": "fail"})";
+
+}  // namespace
+
+TEST_CASE("several reports in one input, whitespace between or none") {
+    std::istringstream in(doctor_report("a", "13.0", "pass", kPass) + "\n" + doctor_report("b", "13.0", "pass", kPass) +
+                          doctor_report("c", "12.4", "pass", kPass) + "\n\n");
+    std::vector<InputProblem> problems;
+    const auto reports = read_reports(in, "all.json", problems);
+    CHECK(problems.empty());
+    REQUIRE(reports.size() == 3);
+    CHECK(reports[2].report["host"] == "c");
+    CHECK(reports[0].source == "all.json");
+}
+
+TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty input is a problem") {
+    std::istringstream in(R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {broken");
+    std::vector<InputProblem> problems;
+    const auto reports = read_reports(in, "f", problems);
+    CHECK(reports.size() == 1);
+    REQUIRE(problems.size() == 2);
+    CHECK(problems[0].message.find("document 1: not a cumemctl report") == 0);
+    CHECK(problems[1].message.find("document 3 (from byte") == 0);
+    std::istringstream empty("  \n");
+    read_reports(empty, "e", problems);
+    CHECK(problems.back().message == "it is empty: no report in it");
+}
+
+TEST_CASE("the summary: statuses, failing checks by device, and the minority's differences") {
+    std::vector<SourcedReport> reports;
+    for (const char* h : {"n1", "n2", "n3"}) reports.push_back({"x", nlohmann::json::parse(doctor_report(h, "13.0", "pass", kPass))});
+    reports.push_back({"y", nlohmann::json::parse(doctor_report("n4", "12.4", "fail", std::string(kWarn) + "," + kFail))});
+    const FleetSummary s = summarise(reports);
+    REQUIRE(s.nodes.size() == 4);
+    CHECK(s.nodes[3].host == "n4");
+    CHECK(s.nodes[3].status == "fail");
+    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu2"});
+    CHECK(s.nodes[3].warned == std::vector<std::string>{"imex-channels"});
+    REQUIRE(s.checks.size() == 2);
+    CHECK(s.checks[0].check == "context");
+    CHECK(s.checks[0].failing == std::vector<std::string>{"n4"});
+    CHECK(any_failing(s));
+    REQUIRE(s.differences.size() == 1);
+    CHECK(s.differences[0].property == "driver");
+    CHECK(s.differences[0].majority == "13.0");
+    CHECK(s.differences[0].majority_nodes == 3);
+    CHECK(s.differences[0].differing == std::vector<std::pair<std::string, std::string>>{{"n4", "12.4"}});
+}
+
+TEST_CASE("a tie has no majority and lists every node") {
+    std::vector<SourcedReport> reports{{"a", nlohmann::json::parse(doctor_report("n1", "13.0", "pass", kPass))},
+                                       {"b", nlohmann::json::parse(doctor_report("n2", "12.4", "pass", kPass))}};
+    const FleetSummary s = summarise(reports);
+    REQUIRE(s.differences.size() == 1);
+    CHECK(s.differences[0].majority.empty());
+    CHECK(s.differences[0].differing.size() == 2);
+    CHECK_FALSE(any_failing(s));
+}
