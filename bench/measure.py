@@ -1,13 +1,27 @@
 """Timing one command line: wall time and peak resident memory of each run, and their spread.
 
-Each run is one child process; its wall time is taken around fork and wait, and its peak resident set
-(ru_maxrss) comes from wait4 for that child alone, so no /usr/bin/time or hyperfine is needed."""
+Each run goes through bench_spawn (spawn.cpp), which forks the command and reports its wall time and
+ru_maxrss: a child started from Python itself would count Python's own peak RSS too (exec records the
+high-water mark of the address space the child was forked from), and Python's start-up of a child
+would add to its time. Without bench_spawn, wait4 from here is the fallback, and then no RSS figure
+below the runner's own peak is real (RSS_METHOD says which was used)."""
 import os
+import signal
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
+
+SPAWN = None            # bench_spawn's path, set by the runner
+RSS_METHOD = "wait4 from the runner (no bench_spawn): figures below the runner's own peak RSS are that peak"
+
+
+def use_spawn(path):
+    """Makes every run go through bench_spawn at `path`."""
+    global SPAWN, RSS_METHOD
+    SPAWN = path
+    RSS_METHOD = "bench_spawn: wall time around fork/wait4, ru_maxrss of the command"
 
 
 class Run:
@@ -22,20 +36,27 @@ class Run:
 
 
 def run_once(argv, env=None, timeout=300):
-    """Runs argv once (output to temporary files, so no pipe can fill) and waits for it with wait4."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    """Runs argv once in its own process group (killed whole after `timeout` seconds), output to
+    temporary files so that no pipe can fill."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile(mode="r") as report:
+        wrapped = [SPAWN, report.name, *argv] if SPAWN else argv
         start = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env)
-        killer = threading.Timer(timeout, proc.kill)
+        proc = subprocess.Popen(wrapped, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=env,
+                                start_new_session=True)
+        killer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL))
         killer.start()
         _, status, usage = os.wait4(proc.pid, 0)
         seconds = time.perf_counter() - start
         killer.cancel()
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc.returncode = code = os.waitstatus_to_exitcode(status)
+        max_rss = usage.ru_maxrss
+        fields = report.read().split()
+        if SPAWN and len(fields) == 3:
+            code, seconds, max_rss = int(fields[0]), float(fields[1]), int(fields[2])
         out.seek(0)
         err.seek(0)
-        return Run(proc.returncode, seconds, usage.ru_maxrss, out.read().decode(errors="replace"),
-                   err.read().decode(errors="replace"))
+        return Run(code, seconds, max_rss, out.read().decode(errors="replace"), err.read().decode(errors="replace"))
 
 
 def quartiles(values):
@@ -53,12 +74,15 @@ def summary(values):
             "n": len(values)}
 
 
-def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_seconds=None):
+def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_seconds=None, parse=None,
+            ok_codes=(0,)):
     """Runs argv `warmups` times untimed, then up to `runs` times timed. Stops early (at least 3 timed
-    runs) where the runs would exceed `max_seconds`. `before_each` (untimed) prepares each run.
+    runs) where the runs would exceed `max_seconds`. `before_each` (untimed) prepares each run; an exit
+    code outside `ok_codes` stops the measurement with an error.
 
-    Returns a dict: seconds and max_rss_kib summaries, every run's seconds, the exit codes, the last
-    run's stdout (for the numbers a command reports), and an error where a run failed."""
+    Returns a dict: seconds and max_rss_kib summaries, every run's seconds, the last run's stdout (for
+    the numbers a command reports), `parse(stdout)` of every timed run where `parse` is given, and an
+    error where a run failed."""
     result = {"argv": argv, "warmups": warmups}
     timed = []
     started = time.perf_counter()
@@ -66,7 +90,7 @@ def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_se
         if before_each is not None:
             before_each()
         r = run_once(argv, env=env, timeout=timeout)
-        if r.code != 0:
+        if r.code not in ok_codes:
             result["error"] = f"exit {r.code}: {(r.stderr.strip() or r.stdout.strip())[-600:]}"
             result["stdout"] = r.stdout
             break
@@ -77,6 +101,9 @@ def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_se
         if max_seconds is not None and len(timed) >= 3 and spent / (i + 1) * (i + 2) > max_seconds:
             break
     result["runs"] = len(timed)
+    result["exit_codes"] = sorted({r.code for r in timed})
+    if parse is not None:
+        result["parsed"] = [parse(r.stdout) for r in timed]
     if timed:
         result["seconds"] = summary([r.seconds for r in timed])
         result["max_rss_kib"] = summary([r.max_rss_kib for r in timed])

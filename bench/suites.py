@@ -1,0 +1,242 @@
+"""The benchmarks: each function measures one group through the runner's context (bench.py) and
+returns a group record: id, title, items (one measured command each), notes, and what it found."""
+import json
+import os
+import shutil
+
+FLOOR_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.py")
+
+# The targets of docs/benchmarks.md, as ratios or seconds.
+QUERY_TARGET = 1.05      # cumemctl's median at most 5% above the floor's
+PYTHON_EXPECTED = 1.5    # what the same queries in Python cost, about (informational)
+DOCTOR_TARGET_S = 2.0
+VERIFY_TARGET = 0.90     # verify bandwidth at least 90% of the copy's
+IMEX_TARGET_S = 1.0
+
+
+def parse_json(text):
+    """The JSON document a command printed, or None."""
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def group(gid, title, items=None, notes=None, skipped=None, **extra):
+    record = {"id": gid, "title": title, "items": items or [], "notes": notes or []}
+    if skipped:
+        record["skipped"] = skipped
+    record.update(extra)
+    return record
+
+
+def median(item):
+    return item.get("seconds", {}).get("median")
+
+
+def compare_to_floor(item, floor, target=None):
+    """Adds the ratio of item's median to the floor's, and whether it meets `target` (a ratio)."""
+    if median(item) and median(floor):
+        item["vs_floor"] = median(item) / median(floor)
+        if target is not None:
+            item["target"] = f"<= {target:.2f}x floor"
+            item["met"] = item["vs_floor"] <= target
+
+
+def device_identity(doc):
+    """What must agree between cumemctl and the floor for devices: count, names, UUIDs, totals."""
+    if doc is None:
+        return None
+    body = doc.get("results", doc)
+    return [body.get("device_count"),
+            [(d.get("name"), d.get("uuid"), d.get("total_bytes"), d.get("compute_capability"))
+             for d in body.get("devices", [])]]
+
+
+def granularity_values(doc):
+    """The (minimum, recommended) pairs of every combination the driver accepted, sorted."""
+    if doc is None:
+        return None
+    rows = doc.get("rows") if "rows" in doc else doc.get("results", {}).get("rows", [])
+    return sorted((r.get("minimum"), r.get("recommended")) for r in rows
+                  if isinstance(r.get("minimum"), int) and isinstance(r.get("recommended"), int))
+
+
+def queries(ctx, what, extra, identity):
+    """bench_floor, cumemctl and floor.py answering the same queries; their times, RSS and agreement."""
+    title = " ".join(["cumemctl", what, *extra, "--json"])
+    floor = ctx.timed(" ".join(["bench_floor", what, *extra]), [ctx.floor, what, *extra])
+    tool = ctx.timed(title, [ctx.cumemctl, what, *extra, "--json"])
+    items = [floor, tool]
+    notes = []
+    compare_to_floor(tool, floor, QUERY_TARGET)
+    if ctx.python_skip:
+        items.append(ctx.skipped(" ".join(["floor.py", what, *extra]), ctx.python_skip))
+    else:
+        py = ctx.timed(" ".join(["floor.py", what, *extra]), [ctx.python, FLOOR_PY, what, *extra])
+        compare_to_floor(py, floor)
+        if "vs_floor" in py:
+            py["target"] = f"about {PYTHON_EXPECTED}x floor (expected, not a target)"
+        items.append(py)
+    answers = {i["label"]: identity(parse_json(i.get("stdout"))) for i in items if "stdout" in i}
+    distinct = {json.dumps(v) for v in answers.values()}
+    agree = len(distinct) == 1 and None not in answers.values()
+    notes.append("the programs gave the same answers" if agree else
+                 "ANSWERS DIFFER between the programs (see 'answers'): they did not do the same work")
+    return group(f"{what}{''.join(extra)}", title, items, notes, agree=agree, answers=answers)
+
+
+def devices(ctx):
+    return [queries(ctx, "devices", [], device_identity),
+            queries(ctx, "devices", ["--no-free"], device_identity)]
+
+
+def granularity(ctx):
+    if not ctx.available("granularity"):
+        return [group("granularity", "cumemctl granularity --json", skipped=ctx.missing("granularity"))]
+    return [queries(ctx, "granularity", [], granularity_values)]
+
+
+def find_checks(doc):
+    """(name, seconds) of every check in a doctor report: objects with a name and a duration."""
+    found = []
+
+    def walk(node):
+        if isinstance(node, dict):
+            name = node.get("name", node.get("check", node.get("id")))
+            secs = next((node[k] for k in ("duration_seconds", "seconds", "duration_s", "duration")
+                         if isinstance(node.get(k), (int, float))), None)
+            if secs is None and isinstance(node.get("duration_ms"), (int, float)):
+                secs = node["duration_ms"] / 1e3
+            if isinstance(name, str) and secs is not None:
+                device = node.get("device")
+                found.append((name if device is None else f"{name} (GPU {device})", secs))
+                return
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk((doc or {}).get("results", doc))
+    return found
+
+
+def doctor(ctx):
+    if not ctx.available("doctor"):
+        return [group("doctor", "cumemctl doctor --json", skipped=ctx.missing("doctor"))]
+    item = ctx.timed("cumemctl doctor --json", [ctx.cumemctl, "doctor", "--json"], heavy=True,
+                     parse=lambda out: find_checks(parse_json(out)), ok_codes=(0, 1))
+    if median(item) is not None:
+        item["target"] = f"< {DOCTOR_TARGET_S:.0f} s"
+        item["met"] = median(item) < DOCTOR_TARGET_S
+    per_check = {}
+    for run in item.pop("parsed", []):
+        for name, secs in run:
+            per_check.setdefault(name, []).append(secs)
+    checks = [{"check": name, "seconds": ctx.summary(v)} for name, v in per_check.items()]
+    notes = ["exit 1 (a check failed) is measured too: it is the machine's state, not the tool's speed"]
+    if not checks:
+        notes.append("no per-check durations found in doctor's JSON")
+    return [group("doctor", "cumemctl doctor --json", [item], notes, checks=checks)]
+
+
+def verify_figures(doc):
+    """The verify pass's figures from create's JSON: fill/check seconds and GB/s, bytes."""
+    wanted = ("bytes", "fill_seconds", "check_seconds", "fill_gbps", "check_gbps")
+
+    def walk(node):
+        if isinstance(node, dict):
+            if "fill_gbps" in node or "fill_seconds" in node:
+                return {k: node.get(k) for k in wanted}
+            for v in node.values():
+                if (r := walk(v)) is not None:
+                    return r
+        elif isinstance(node, list):
+            for v in node:
+                if (r := walk(v)) is not None:
+                    return r
+        return None
+
+    return walk((doc or {}).get("results", doc))
+
+
+def combined_gbps(fig):
+    """Bytes written plus read per second over the fill and the check together (10^9 B/s)."""
+    if not fig:
+        return None
+    if fig.get("bytes") and fig.get("fill_seconds") and fig.get("check_seconds"):
+        return 2 * fig["bytes"] / (fig["fill_seconds"] + fig["check_seconds"]) / 1e9
+    if fig.get("fill_gbps") and fig.get("check_gbps"):
+        return 2 / (1 / fig["fill_gbps"] + 1 / fig["check_gbps"])
+    return None
+
+
+def create_verify(ctx):
+    if not ctx.available("create", "--verify"):
+        return [group("create", "cumemctl create --map --verify", skipped=ctx.missing("create --map --verify"))]
+    rows = []
+    for label, size in ctx.sizes:
+        item = ctx.timed(f"cumemctl create --size {label} --map --verify --json",
+                         [ctx.cumemctl, "create", "--size", str(size), "--map", "--verify", "--json"],
+                         heavy=True, parse=lambda out: verify_figures(parse_json(out)))
+        figures = [f for f in item.pop("parsed", []) if f]
+        row = {"size": label, "bytes": size, "create": item}
+        for key in ("fill_gbps", "check_gbps"):
+            values = [f[key] for f in figures if isinstance(f.get(key), (int, float))]
+            if values:
+                row[key] = ctx.summary(values)["median"]
+        values = [g for g in (combined_gbps(f) for f in figures) if g]
+        if values:
+            row["verify_gbps"] = ctx.summary(values)["median"]
+        copy = ctx.once(f"bench_copy_bandwidth {label}", [ctx.copy, str(size), "5"])
+        row["copy"] = copy
+        doc = parse_json(copy.get("stdout"))
+        if doc:
+            row["copy_gbps"] = doc["gbps_median"]
+            row["copy_bytes"] = doc["size_bytes"]
+        if row.get("verify_gbps") and row.get("copy_gbps"):
+            row["verify_vs_copy"] = row["verify_gbps"] / row["copy_gbps"]
+            row["met"] = row["verify_vs_copy"] >= VERIFY_TARGET
+        rows.append(row)
+    notes = [f"target: verify (bytes written + read per second) >= {VERIFY_TARGET:.0%} of the copy's "
+             "(bytes read + written per second, cuMemcpyDtoD, same size, same run)",
+             "wall time includes cuInit, the context, cuMemCreate, map, fill, check and release"]
+    return [group("create", "cumemctl create --map --verify", rows=rows, notes=notes)]
+
+
+def imex_setup(ctx):
+    if not ctx.available("imex-setup", "--dev-root"):
+        return [group("imex", "cumemctl imex-setup --all", skipped=ctx.missing("imex-setup"))]
+    root = os.path.join(ctx.tmp, "dev-root")
+    sources = ctx.imex_sources()
+    argv = [ctx.cumemctl, "imex-setup", "--all", "--dev-root", root, *sources, "--json"]
+
+    def fresh():
+        shutil.rmtree(root, ignore_errors=True)
+        os.makedirs(os.path.join(root, "dev"))
+
+    def actions(out):
+        text = json.dumps((parse_json(out) or {}).get("results", {}))
+        return {a: text.count(f'"{a}"') for a in ("created", "unchanged", "fixed", "error", "refused")}
+
+    first = ctx.timed("imex-setup --all (2048 channels, fresh --dev-root)", argv, before_each=fresh,
+                      parse=actions)
+    fresh()
+    ctx.once("imex-setup --all (setting up the rerun)", argv)
+    rerun = ctx.timed("imex-setup --all again (idempotent rerun)", argv, parse=actions)
+    for item in (first, rerun):
+        item["actions"] = (item.pop("parsed", None) or [None])[-1]
+        if median(item) is not None:
+            item["target"] = f"< {IMEX_TARGET_S:.0f} s"
+            item["met"] = median(item) < IMEX_TARGET_S
+    shutil.rmtree(root, ignore_errors=True)
+    notes = ["in a temporary --dev-root (" + os.path.dirname(ctx.tmp) + "), reading " + ("the node's /proc/devices and params" if "/proc/devices" in sources
+                                   else "fabricated /proc/devices and params (major 242, 2048 channels)") +
+             "; the real /dev is not touched by the benchmark: time `cumemctl imex-setup --all` there "
+             "separately (docs/benchmarks.md)"]
+    return [group("imex", "cumemctl imex-setup --all", [first, rerun], notes)]
+
+
+ALL = {"devices": devices, "granularity": granularity, "doctor": doctor, "create": create_verify,
+       "imex": imex_setup}
