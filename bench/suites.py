@@ -231,10 +231,10 @@ def imex_setup(ctx):
             item["target"] = f"< {IMEX_TARGET_S:.0f} s"
             item["met"] = median(item) < IMEX_TARGET_S
     shutil.rmtree(root, ignore_errors=True)
-    notes = ["in a temporary --dev-root (" + os.path.dirname(ctx.tmp) + "), reading " + ("the node's /proc/devices and params" if "/proc/devices" in sources
-                                   else "fabricated /proc/devices and params (major 242, 2048 channels)") +
-             "; the real /dev is not touched by the benchmark: time `cumemctl imex-setup --all` there "
-             "separately (docs/benchmarks.md)"]
+    proc = ("the node's /proc/devices and params" if "/proc/devices" in sources
+            else "fabricated /proc/devices and params (major 242, 2048 channels)")
+    notes = [f"in a temporary --dev-root under {os.path.dirname(ctx.tmp)}, reading {proc}; the real /dev is not "
+             "touched by the benchmark: time `cumemctl imex-setup --all` there separately (docs/benchmarks.md)"]
     return [group("imex", "cumemctl imex-setup --all", [first, rerun], notes)]
 
 
