@@ -18,6 +18,16 @@ CAPABILITY_ATTRIBUTES = (102, 115, 119, 103, 128, 110, 107, 134, 145, 141, 144, 
 CC_MAJOR, CC_MINOR, HOST_NUMA_ID, COMPRESSION, RDMA = 75, 76, 134, 107, 110
 
 
+def num(value):
+    """An enum member or a plain number as an int."""
+    return int(getattr(value, "value", value))
+
+
+def text(value):
+    """A C string the bindings return (bytes, NUL-padded, or str) as str."""
+    return value.split(b"\0")[0].decode() if isinstance(value, bytes) else str(value).split("\0")[0]
+
+
 def check(result, what):
     """The values of a cuda.bindings call, or exit 1 naming the call and its error."""
     err, *values = result
@@ -61,7 +71,7 @@ def free_bytes(dev):
 def device(ordinal, with_free):
     """One device's answers."""
     dev = check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
-    name = check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName").split(b"\0")[0].decode()
+    name = text(check(cu.cuDeviceGetName(256, dev), "cuDeviceGetName"))
     err, uuid = cu.cuDeviceGetUuid(dev)
     h = bytes(uuid.bytes).hex() if err == SUCCESS else ""
     err, bus = cu.cuDeviceGetPCIBusId(32, dev)
@@ -70,7 +80,7 @@ def device(ordinal, with_free):
         "ordinal": ordinal,
         "name": name,
         "uuid": f"GPU-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}" if h else "",
-        "pci_bus_id": bus.split(b"\0")[0].decode() if err == SUCCESS else "",
+        "pci_bus_id": text(bus) if err == SUCCESS else "",
         "compute_capability": f"{attribute(dev, CC_MAJOR)}.{attribute(dev, CC_MINOR)}",
         "total_bytes": total,
         "attributes": [attribute(dev, a) for a in CAPABILITY_ATTRIBUTES],
@@ -116,12 +126,12 @@ def granularity_rows(ordinal):
                     prop.allocFlags.gpuDirectRDMACapable = 1
                 elif flag == 3:
                     prop.allocFlags.usage = 1  # CU_MEM_CREATE_USAGE_TILE_POOL
-                row = {"device": ordinal, "location": int(loc_type), "id": loc_id, "handle_type": int(ht),
+                row = {"device": ordinal, "location": num(loc_type), "id": loc_id, "handle_type": num(ht),
                        "flag": flag}
                 for key, option in (("minimum", G.CU_MEM_ALLOC_GRANULARITY_MINIMUM),
                                     ("recommended", G.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)):
                     err, g = cu.cuMemGetAllocationGranularity(prop, option)
-                    row[key] = int(g) if err == SUCCESS else f"error {int(err)}"
+                    row[key] = int(g) if err == SUCCESS else f"error {num(err)}"
                 rows.append(row)
     return rows
 
