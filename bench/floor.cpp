@@ -165,16 +165,17 @@ int run_devices(const Api& a, bool with_free) {
     return 0;
 }
 
-// One granularity query: the minimum or recommended granularity of `prop`, or the CUresult as text.
+// One granularity query: the minimum or recommended granularity of `prop`, or null where refused.
 std::string granularity_text(const Api& a, const CUmemAllocationProp& prop, CUmemAllocationGranularity_flags option) {
     size_t g = 0;
     const CUresult r = a.cuMemGetAllocationGranularity(&g, &prop, option);
-    return r == CUDA_SUCCESS ? std::to_string(g) : "\"error " + std::to_string(static_cast<int>(r)) + "\"";
+    return r == CUDA_SUCCESS ? std::to_string(g) : "null";
 }
 
-// `granularity`: for each device, location (device, host, host NUMA node) x handle type (none, posix-fd,
-// fabric) x allocation flag (none, generic compression, GPUDirect RDMA, tile pool), minimum and
-// recommended, as cumemctl granularity asks them (cmd/granularity.cpp, src/gpu/).
+// `granularity`: for each device, location (device, host, the device's host NUMA node) x handle type
+// (none, posix-fd, fabric) x flag set (none, generic compression, GPUDirect RDMA, tile pool), minimum
+// and recommended, as `cumemctl granularity` asks them by default (src/gpu/granularity.cpp). A device
+// without a host NUMA node has no host-numa rows (cumemctl reports them as skipped, with no query).
 int run_granularity(const Api& a) {
     const int count = init(a);
     constexpr CUmemAllocationHandleType kHandleTypes[] = {CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
@@ -182,22 +183,15 @@ int run_granularity(const Api& a) {
     std::printf("{\"device_count\": %d, \"rows\": [", count);
     int rows = 0;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
-        CUdevice dev = 0;
-        check(a.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
-        const std::string numa = attribute_text(a, dev, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
-        const bool compression = attribute_text(a, dev, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED) == "1";
-        const bool rdma = attribute_text(a, dev, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED) == "1";
-        struct Location { CUmemLocationType type; int id; };
-        std::vector<Location> locations{{CU_MEM_LOCATION_TYPE_DEVICE, ordinal}, {CU_MEM_LOCATION_TYPE_HOST, 0}};
-        if (numa != "null" && numa != "-1") locations.push_back({CU_MEM_LOCATION_TYPE_HOST_NUMA, std::stoi(numa)});
-        for (const Location& loc : locations) {
+        const std::string numa = attribute_text(a, ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+        std::vector<CUmemLocation> locations{{CU_MEM_LOCATION_TYPE_DEVICE, ordinal}, {CU_MEM_LOCATION_TYPE_HOST, 0}};
+        if (numa != "null" && std::stoi(numa) >= 0) locations.push_back({CU_MEM_LOCATION_TYPE_HOST_NUMA, std::stoi(numa)});
+        for (const CUmemLocation& loc : locations) {
             for (CUmemAllocationHandleType ht : kHandleTypes) {
                 for (int flag = 0; flag < 4; ++flag) {
-                    if ((flag == 1 && !compression) || (flag == 2 && !rdma)) continue;
                     CUmemAllocationProp prop{};
                     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-                    prop.location.type = loc.type;
-                    prop.location.id = loc.id;
+                    prop.location = loc;
                     prop.requestedHandleTypes = ht;
                     if (flag == 1) prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_GENERIC;
                     if (flag == 2) prop.allocFlags.gpuDirectRDMACapable = 1;
@@ -205,7 +199,7 @@ int run_granularity(const Api& a) {
                     const std::string min = granularity_text(a, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
                     const std::string rec = granularity_text(a, prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
                     std::printf("%s{\"device\": %d, \"location\": %d, \"id\": %d, \"handle_type\": %d, \"flag\": %d, "
-                                "\"minimum\": %s, \"recommended\": %s}",
+                                "\"minimum_bytes\": %s, \"recommended_bytes\": %s}",
                                 rows++ ? ", " : "", ordinal, static_cast<int>(loc.type), loc.id,
                                 static_cast<int>(ht), flag, min.c_str(), rec.c_str());
                 }

@@ -15,7 +15,7 @@ INVALID_VALUE = cu.CUresult.CUDA_ERROR_INVALID_VALUE
 
 # The attributes `devices` reports, in its order (src/gpu/devices.cpp); 153-156 are CUDA 13.3's.
 CAPABILITY_ATTRIBUTES = (102, 115, 119, 103, 128, 110, 107, 134, 145, 141, 144, 142, 132, 153, 154, 155, 156)
-CC_MAJOR, CC_MINOR, HOST_NUMA_ID, COMPRESSION, RDMA = 75, 76, 134, 107, 110
+CC_MAJOR, CC_MINOR, HOST_NUMA_ID = 75, 76, 134
 
 
 def num(value):
@@ -96,11 +96,9 @@ def devices(with_free):
 
 
 def granularity_rows(ordinal):
-    """Location x handle type x flag, minimum and recommended, as bench_floor asks them."""
+    """Location x handle type x flag set, minimum and recommended, as bench_floor asks them."""
     dev = check(cu.cuDeviceGet(ordinal), "cuDeviceGet")
     numa = attribute(dev, HOST_NUMA_ID)
-    compression = attribute(dev, COMPRESSION) == 1
-    rdma = attribute(dev, RDMA) == 1
     T = cu.CUmemLocationType
     locations = [(T.CU_MEM_LOCATION_TYPE_DEVICE, ordinal), (T.CU_MEM_LOCATION_TYPE_HOST, 0)]
     if numa is not None and numa >= 0:
@@ -113,8 +111,6 @@ def granularity_rows(ordinal):
     for loc_type, loc_id in locations:
         for ht in handle_types:
             for flag in range(4):
-                if (flag == 1 and not compression) or (flag == 2 and not rdma):
-                    continue
                 prop = cu.CUmemAllocationProp()
                 prop.type = cu.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
                 prop.location.type = loc_type
@@ -128,10 +124,10 @@ def granularity_rows(ordinal):
                     prop.allocFlags.usage = 1  # CU_MEM_CREATE_USAGE_TILE_POOL
                 row = {"device": ordinal, "location": num(loc_type), "id": loc_id, "handle_type": num(ht),
                        "flag": flag}
-                for key, option in (("minimum", G.CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-                                    ("recommended", G.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)):
+                for key, option in (("minimum_bytes", G.CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                                    ("recommended_bytes", G.CU_MEM_ALLOC_GRANULARITY_RECOMMENDED)):
                     err, g = cu.cuMemGetAllocationGranularity(prop, option)
-                    row[key] = int(g) if err == SUCCESS else f"error {num(err)}"
+                    row[key] = int(g) if err == SUCCESS else None
                 rows.append(row)
     return rows
 

@@ -58,8 +58,8 @@ def granularity_values(doc):
     if doc is None:
         return None
     rows = doc.get("rows") if "rows" in doc else doc.get("results", {}).get("rows", [])
-    return sorted((r.get("minimum"), r.get("recommended")) for r in rows
-                  if isinstance(r.get("minimum"), int) and isinstance(r.get("recommended"), int))
+    return sorted((r.get("minimum_bytes"), r.get("recommended_bytes")) for r in rows
+                  if isinstance(r.get("minimum_bytes"), int) and isinstance(r.get("recommended_bytes"), int))
 
 
 def queries(ctx, what, extra, identity):
