@@ -57,8 +57,8 @@ def doctor_table(g):
     lines = table(["command", "median", "IQR", "min - max", "runs", "peak RSS", "target", "met"],
                   [[f"`{item['label']}`", *timing_cells(item), item.get("target", ""), met(item)]])
     if g.get("checks"):
-        lines += [""] + table(["check", "median", "min - max"],
-                              [[c["check"], ms(c["seconds"]["median"]),
+        lines += [""] + table(["check", "status (last run)", "median", "min - max"],
+                              [[c["check"], c.get("status") or "", ms(c["seconds"]["median"]),
                                 f"{ms(c['seconds']['min'])} - {ms(c['seconds']['max'])}"] for c in g["checks"]])
     return lines
 
@@ -79,8 +79,14 @@ def create_table(g):
         ratio = f"{r['verify_vs_copy']:.0%}" if "verify_vs_copy" in r else "-"
         rows.append([r["size"], cells[0], cells[3], cells[4], gbps(r.get("fill_gbps")), gbps(r.get("check_gbps")),
                      gbps(r.get("verify_gbps")), copy, ratio, met(r)])
-    return table(["size", "wall median", "runs", "peak RSS", "fill (write)", "check (read)",
-                  "verify (write+read)", "copy (read+write)", "verify / copy", "met (>= 90%)"], rows)
+    lines = table(["size", "wall median", "runs", "peak RSS", "fill (write)", "check (read)",
+                   "verify (write+read)", "copy (read+write)", "verify / copy", "met (>= 90%)"], rows)
+    for r in g["rows"]:
+        if r.get("steps"):
+            lines.append("")
+            lines.append(f"Where the time of `create` on {r['size']} goes (median per step): " +
+                         ", ".join(f"{name} {ms(secs)}" for name, secs in r["steps"].items()))
+    return lines
 
 
 def imex_table(g):

@@ -98,27 +98,16 @@ def granularity(ctx):
 
 
 def find_checks(doc):
-    """(name, seconds) of every check in a doctor report: objects with a name and a duration."""
+    """(check, seconds, status) of every check in a doctor report: results.checks[], each with its
+    check name, device (null for node checks), status and seconds."""
+    checks = ((doc or {}).get("results") or {}).get("checks") or []
     found = []
-
-    def walk(node):
-        if isinstance(node, dict):
-            name = node.get("name", node.get("check", node.get("id")))
-            secs = next((node[k] for k in ("duration_seconds", "seconds", "duration_s", "duration")
-                         if isinstance(node.get(k), (int, float))), None)
-            if secs is None and isinstance(node.get("duration_ms"), (int, float)):
-                secs = node["duration_ms"] / 1e3
-            if isinstance(name, str) and secs is not None:
-                device = node.get("device")
-                found.append((name if device is None else f"{name} (GPU {device})", secs))
-                return
-            for v in node.values():
-                walk(v)
-        elif isinstance(node, list):
-            for v in node:
-                walk(v)
-
-    walk((doc or {}).get("results", doc))
+    for c in checks:
+        if isinstance(c, dict) and isinstance(c.get("seconds"), (int, float)):
+            name = str(c.get("check", c.get("name", "?")))
+            if c.get("device") is not None:
+                name += f" (GPU {c['device']})"
+            found.append((name, c["seconds"], c.get("status")))
     return found
 
 
@@ -130,11 +119,12 @@ def doctor(ctx):
     if median(item) is not None:
         item["target"] = f"< {DOCTOR_TARGET_S:.0f} s"
         item["met"] = median(item) < DOCTOR_TARGET_S
-    per_check = {}
+    per_check, status = {}, {}
     for run in item.pop("parsed", []):
-        for name, secs in run:
+        for name, secs, state in run:
             per_check.setdefault(name, []).append(secs)
-    checks = [{"check": name, "seconds": ctx.summary(v)} for name, v in per_check.items()]
+            status[name] = state
+    checks = [{"check": name, "status": status[name], "seconds": ctx.summary(v)} for name, v in per_check.items()]
     notes = ["exit 1 (a check failed) is measured too: it is the machine's state, not the tool's speed"]
     if not checks:
         notes.append("no per-check durations found in doctor's JSON")
@@ -142,23 +132,16 @@ def doctor(ctx):
 
 
 def verify_figures(doc):
-    """The verify pass's figures from create's JSON: fill/check seconds and GB/s, bytes."""
-    wanted = ("bytes", "fill_seconds", "check_seconds", "fill_gbps", "check_gbps")
-
-    def walk(node):
-        if isinstance(node, dict):
-            if "fill_gbps" in node or "fill_seconds" in node:
-                return {k: node.get(k) for k in wanted}
-            for v in node.values():
-                if (r := walk(v)) is not None:
-                    return r
-        elif isinstance(node, list):
-            for v in node:
-                if (r := walk(v)) is not None:
-                    return r
+    """The verify pass and the timed steps from create's JSON: results.verify {bytes, fill_seconds,
+    check_seconds, fill_gbps, check_gbps} and results.steps [{step, seconds}]."""
+    results = (doc or {}).get("results") or {}
+    verify = results.get("verify")
+    if not isinstance(verify, dict):
         return None
-
-    return walk((doc or {}).get("results", doc))
+    figures = {k: verify.get(k) for k in ("bytes", "fill_seconds", "check_seconds", "fill_gbps", "check_gbps")}
+    figures["steps"] = [(s.get("step"), s.get("seconds")) for s in results.get("steps") or []
+                        if isinstance(s, dict) and isinstance(s.get("seconds"), (int, float))]
+    return figures
 
 
 def combined_gbps(fig):
@@ -189,6 +172,11 @@ def create_verify(ctx):
         values = [g for g in (combined_gbps(f) for f in figures) if g]
         if values:
             row["verify_gbps"] = ctx.summary(values)["median"]
+        steps = {}
+        for f in figures:
+            for name, secs in f["steps"]:
+                steps.setdefault(name, []).append(secs)
+        row["steps"] = {name: ctx.summary(v)["median"] for name, v in steps.items()}
         copy = ctx.once(f"bench_copy_bandwidth {label}", [ctx.copy, str(size), "5"])
         row["copy"] = copy
         doc = parse_json(copy.get("stdout"))
