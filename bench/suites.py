@@ -205,8 +205,11 @@ def imex_setup(ctx):
         os.makedirs(os.path.join(root, "dev"))
 
     def actions(out):
-        text = json.dumps((parse_json(out) or {}).get("results", {}))
-        return {a: text.count(f'"{a}"') for a in ("created", "unchanged", "fixed", "error", "refused")}
+        """How many channels each action took: results.channels[].action."""
+        counts = {}
+        for c in ((parse_json(out) or {}).get("results") or {}).get("channels") or []:
+            counts[c.get("action")] = counts.get(c.get("action"), 0) + 1
+        return counts
 
     first = ctx.timed("imex-setup --all (2048 channels, fresh --dev-root)", argv, before_each=fresh,
                       parse=actions)
