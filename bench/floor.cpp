@@ -78,8 +78,10 @@ Api load_api() {
     return a;
 }
 
-// cuInit and the device count, as Driver::init does.
-int init(const Api& a) {
+// The driver version (which every cumemctl report names), cuInit and the device count, as
+// Driver::load and Driver::init do.
+int init(const Api& a, int& version) {
+    check(a.cuDriverGetVersion(&version), "cuDriverGetVersion");
     const CUresult r = a.cuInit(0);
     if (r == CUDA_ERROR_NO_DEVICE) return 0;
     check(r, "cuInit");
@@ -88,7 +90,7 @@ int init(const Api& a) {
     return count;
 }
 
-// An attribute's value, or nullopt-as-"null" text where the driver refuses it (INVALID_VALUE).
+// An attribute's value as JSON text: "null" where the driver refuses it as unknown (INVALID_VALUE).
 std::string attribute_text(const Api& a, CUdevice dev, int attribute) {
     int value = 0;
     const CUresult r = a.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(attribute), dev);
@@ -143,9 +145,8 @@ long long free_bytes(const Api& a, int ordinal) {
 
 // `devices`: every device's answers, and free memory (one thread per device when there are several).
 int run_devices(const Api& a, bool with_free) {
-    const int count = init(a);
     int version = 0;
-    check(a.cuDriverGetVersion(&version), "cuDriverGetVersion");
+    const int count = init(a, version);
     std::vector<std::string> devices;
     for (int i = 0; i < count; ++i) devices.push_back(device_json(a, i));
     std::vector<long long> free(count, -1);
@@ -177,10 +178,11 @@ std::string granularity_text(const Api& a, const CUmemAllocationProp& prop, CUme
 // and recommended, as `cumemctl granularity` asks them by default (src/gpu/granularity.cpp). A device
 // without a host NUMA node has no host-numa rows (cumemctl reports them as skipped, with no query).
 int run_granularity(const Api& a) {
-    const int count = init(a);
+    int version = 0;
+    const int count = init(a, version);
     constexpr CUmemAllocationHandleType kHandleTypes[] = {CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
                                                           CU_MEM_HANDLE_TYPE_FABRIC};
-    std::printf("{\"device_count\": %d, \"rows\": [", count);
+    std::printf("{\"driver_version\": %d, \"device_count\": %d, \"rows\": [", version, count);
     int rows = 0;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
         const std::string numa = attribute_text(a, ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);

@@ -37,12 +37,14 @@ def check(result, what):
 
 
 def init():
-    """cuInit and the device count, as cumemctl's Driver::init."""
+    """The driver version (every cumemctl report names it), cuInit and the device count, as
+    cumemctl's Driver::load and Driver::init."""
+    version = check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
     (err,) = cu.cuInit(0)
     if err == cu.CUresult.CUDA_ERROR_NO_DEVICE:
-        return 0
+        return version, 0
     check((err,), "cuInit")
-    return check(cu.cuDeviceGetCount(), "cuDeviceGetCount")
+    return version, check(cu.cuDeviceGetCount(), "cuDeviceGetCount")
 
 
 def attribute(dev, number):
@@ -89,8 +91,7 @@ def device(ordinal, with_free):
 
 
 def devices(with_free):
-    count = init()
-    version = check(cu.cuDriverGetVersion(), "cuDriverGetVersion")
+    version, count = init()
     return {"driver_version": version, "device_count": count,
             "devices": [device(i, with_free) for i in range(count)]}
 
@@ -133,8 +134,9 @@ def granularity_rows(ordinal):
 
 
 def granularity():
-    count = init()
-    return {"device_count": count, "rows": [r for i in range(count) for r in granularity_rows(i)]}
+    version, count = init()
+    return {"driver_version": version, "device_count": count,
+            "rows": [r for i in range(count) for r in granularity_rows(i)]}
 
 
 def main(argv):
