@@ -54,7 +54,10 @@ constexpr int kCapabilityAttributes[] = {
     CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
     CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
     CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED,
-    153, 154, 155, 156,
+    153,
+    154,
+    155,
+    156,
 };
 
 // dlopens the driver and resolves the table.
@@ -180,14 +183,15 @@ std::string granularity_text(const Api& a, const CUmemAllocationProp& prop, CUme
 int run_granularity(const Api& a) {
     int version = 0;
     const int count = init(a, version);
-    constexpr CUmemAllocationHandleType kHandleTypes[] = {CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
-                                                          CU_MEM_HANDLE_TYPE_FABRIC};
+    constexpr CUmemAllocationHandleType kHandleTypes[] = {
+        CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_FABRIC};
     std::printf("{\"driver_version\": %d, \"device_count\": %d, \"rows\": [", version, count);
     int rows = 0;
     for (int ordinal = 0; ordinal < count; ++ordinal) {
         const std::string numa = attribute_text(a, ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
         std::vector<CUmemLocation> locations{{CU_MEM_LOCATION_TYPE_DEVICE, ordinal}, {CU_MEM_LOCATION_TYPE_HOST, 0}};
-        if (numa != "null" && std::stoi(numa) >= 0) locations.push_back({CU_MEM_LOCATION_TYPE_HOST_NUMA, std::stoi(numa)});
+        if (numa != "null" && std::stoi(numa) >= 0)
+            locations.push_back({CU_MEM_LOCATION_TYPE_HOST_NUMA, std::stoi(numa)});
         for (const CUmemLocation& loc : locations) {
             for (CUmemAllocationHandleType ht : kHandleTypes) {
                 for (int flag = 0; flag < 4; ++flag) {
@@ -200,10 +204,11 @@ int run_granularity(const Api& a) {
                     if (flag == 3) prop.allocFlags.usage = CU_MEM_CREATE_USAGE_TILE_POOL;
                     const std::string min = granularity_text(a, prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
                     const std::string rec = granularity_text(a, prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
-                    std::printf("%s{\"device\": %d, \"location\": %d, \"id\": %d, \"handle_type\": %d, \"flag\": %d, "
-                                "\"minimum_bytes\": %s, \"recommended_bytes\": %s}",
-                                rows++ ? ", " : "", ordinal, static_cast<int>(loc.type), loc.id,
-                                static_cast<int>(ht), flag, min.c_str(), rec.c_str());
+                    std::printf(
+                        "%s{\"device\": %d, \"location\": %d, \"id\": %d, \"handle_type\": %d, \"flag\": %d, "
+                        "\"minimum_bytes\": %s, \"recommended_bytes\": %s}",
+                        rows++ ? ", " : "", ordinal, static_cast<int>(loc.type), loc.id, static_cast<int>(ht), flag,
+                        min.c_str(), rec.c_str());
                 }
             }
         }
