@@ -146,7 +146,7 @@ def environment(ctx):
     bindings = command_output([ctx.python, "-c", "import cuda.bindings; print(cuda.bindings.__version__)"])
     env["cuda_bindings"] = bindings
     smi = shutil.which("nvidia-smi") and not ctx.smoke and command_output(
-        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"])
+        ["nvidia-smi", "--query-gpu=name,driver_version,memory.total,persistence_mode", "--format=csv,noheader"])
     env["nvidia_smi"] = smi.splitlines() if smi else None
     doc = suites.parse_json(command_output([ctx.cumemctl, "devices", "--no-free", "--json"], ctx.env))
     if doc:
@@ -166,7 +166,7 @@ def main(argv):
     p.add_argument("--runs", type=int, help="timed runs of each quick command (default 15; heavy ones a third)")
     p.add_argument("--warmups", type=int, help="untimed runs first (default 2; heavy commands 1)")
     p.add_argument("--sizes", help="create --verify sizes (default 1GiB,16GiB,64GiB)")
-    p.add_argument("--budget", type=float, default=420, help="seconds after which the rest is skipped")
+    p.add_argument("--budget", type=float, default=360, help="seconds after which the rest is skipped")
     p.add_argument("--only", help="comma list of: " + ",".join(suites.ALL))
     args = p.parse_args(argv)
     ctx = Context(args)
