@@ -83,24 +83,31 @@ class Context:
         return {"label": label, "skipped": why}
 
     def timed(self, label, argv, heavy=False, **kwargs):
-        """Measures argv with the run counts (fewer for heavy commands) within the time budget."""
+        """Measures one command line (see timed_together)."""
+        return self.timed_together([label], [argv], heavy, **kwargs)[0]
+
+    def timed_together(self, labels, argvs, heavy=False, **kwargs):
+        """Measures command lines, interleaved, with the run counts (fewer for heavy commands) within
+        the time budget."""
         left = self.budget - self.elapsed()
         if left < 5:
-            self.log(f"{label}: skipped, time budget spent")
-            return self.skipped(label, f"time budget of {self.budget:.0f} s spent")
+            self.log(f"{', '.join(labels)}: skipped, time budget spent")
+            return [self.skipped(label, f"time budget of {self.budget:.0f} s spent") for label in labels]
         runs = self.heavy_runs if heavy else self.runs
         warmups = min(1, self.warmups) if heavy else self.warmups
-        cap = min(left - 2, 60 if heavy else 30)
-        self.log(f"{label}: {warmups} warm-up + up to {runs} runs")
-        r = measure.measure(argv, runs, warmups, env=self.env, max_seconds=cap, **kwargs)
-        r["label"] = label
-        if "error" in r:
-            self.log(f"  FAILED: {r['error'][:300]}")
-        if "seconds" in r:
-            s = r["seconds"]
-            self.log(f"  median {s['median']:.4f} s (min {s['min']:.4f}, max {s['max']:.4f}, {s['n']} runs), "
-                     f"peak RSS {r['max_rss_kib']['max'] / 1024:.1f} MiB")
-        return r
+        cap = min(left - 2, (60 if heavy else 30) * len(argvs))
+        self.log(f"{' | '.join(labels)}: {warmups} warm-up + up to {runs} runs" +
+                 (" each, interleaved" if len(argvs) > 1 else ""))
+        results = measure.measure(argvs, runs, warmups, env=self.env, max_seconds=cap, **kwargs)
+        for label, r in zip(labels, results):
+            r["label"] = label
+            if "error" in r:
+                self.log(f"  {label}: FAILED: {r['error'][:300]}")
+            if "seconds" in r:
+                s = r["seconds"]
+                self.log(f"  {label}: median {s['median']:.4f} s (min {s['min']:.4f}, max {s['max']:.4f}, "
+                         f"{s['n']} runs), peak RSS {r['max_rss_kib']['max'] / 1024:.1f} MiB")
+        return results
 
     def once(self, label, argv):
         """Runs argv once (a helper step or a program that repeats internally)."""

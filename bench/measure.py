@@ -74,32 +74,42 @@ def summary(values):
             "n": len(values)}
 
 
-def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_seconds=None, parse=None,
+def measure(argvs, runs, warmups, env=None, timeout=300, before_each=None, max_seconds=None, parse=None,
             ok_codes=(0,)):
-    """Runs argv `warmups` times untimed, then up to `runs` times timed. Stops early (at least 3 timed
-    runs) where the runs would exceed `max_seconds`. `before_each` (untimed) prepares each run; an exit
-    code outside `ok_codes` stops the measurement with an error.
+    """Runs each command line of `argvs` `warmups` times untimed, then up to `runs` times timed,
+    interleaved (one run of each per round, so that a drift of the machine touches all alike). Stops
+    early (at least 3 timed rounds) where the rounds would exceed `max_seconds`. `before_each`
+    (untimed) prepares each run; an exit code outside `ok_codes` stops that command with an error.
 
-    Returns a dict: seconds and max_rss_kib summaries, every run's seconds, the last run's stdout (for
-    the numbers a command reports), `parse(stdout)` of every timed run where `parse` is given, and an
-    error where a run failed."""
-    result = {"argv": argv, "warmups": warmups}
-    timed = []
+    Returns one dict per command line: seconds and max_rss_kib summaries, every run's seconds, the
+    last run's stdout (for the numbers a command reports), `parse(stdout)` of every timed run where
+    `parse` is given, and an error where a run failed."""
+    results = [{"argv": argv, "warmups": warmups} for argv in argvs]
+    timed = [[] for _ in argvs]
     started = time.perf_counter()
     for i in range(warmups + runs):
-        if before_each is not None:
-            before_each()
-        r = run_once(argv, env=env, timeout=timeout)
-        if r.code not in ok_codes:
-            result["error"] = f"exit {r.code}: {(r.stderr.strip() or r.stdout.strip())[-600:]}"
+        for result, runs_of, argv in zip(results, timed, argvs):
+            if "error" in result:
+                continue
+            if before_each is not None:
+                before_each()
+            r = run_once(argv, env=env, timeout=timeout)
             result["stdout"] = r.stdout
-            break
-        if i >= warmups:
-            timed.append(r)
-        result["stdout"] = r.stdout
+            if r.code not in ok_codes:
+                result["error"] = f"exit {r.code}: {(r.stderr.strip() or r.stdout.strip())[-600:]}"
+            elif i >= warmups:
+                runs_of.append(r)
         spent = time.perf_counter() - started
-        if max_seconds is not None and len(timed) >= 3 and spent / (i + 1) * (i + 2) > max_seconds:
+        done = min(len(t) for t in timed)
+        if max_seconds is not None and done >= 3 and spent / (i + 1) * (i + 2) > max_seconds:
             break
+    for result, runs_of in zip(results, timed):
+        finish(result, runs_of, parse)
+    return results
+
+
+def finish(result, timed, parse):
+    """Adds the figures of the timed runs to a command's result."""
     result["runs"] = len(timed)
     result["exit_codes"] = sorted({r.code for r in timed})
     if parse is not None:
@@ -108,4 +118,3 @@ def measure(argv, runs, warmups, env=None, timeout=300, before_each=None, max_se
         result["seconds"] = summary([r.seconds for r in timed])
         result["max_rss_kib"] = summary([r.max_rss_kib for r in timed])
         result["all_seconds"] = [round(r.seconds, 6) for r in timed]
-    return result

@@ -65,19 +65,22 @@ def granularity_values(doc):
 def queries(ctx, what, extra, identity):
     """bench_floor, cumemctl and floor.py answering the same queries; their times, RSS and agreement."""
     title = " ".join(["cumemctl", what, *extra, "--json"])
-    floor = ctx.timed(" ".join(["bench_floor", what, *extra]), [ctx.floor, what, *extra])
-    tool = ctx.timed(title, [ctx.cumemctl, what, *extra, "--json"])
-    items = [floor, tool]
-    notes = []
+    labels = [" ".join(["bench_floor", what, *extra]), title]
+    argvs = [[ctx.floor, what, *extra], [ctx.cumemctl, what, *extra, "--json"]]
+    py_label = " ".join(["floor.py", what, *extra])
+    if not ctx.python_skip:
+        labels.append(py_label)
+        argvs.append([ctx.python, FLOOR_PY, what, *extra])
+    items = ctx.timed_together(labels, argvs)
+    floor, tool = items[0], items[1]
     compare_to_floor(tool, floor, QUERY_TARGET)
     if ctx.python_skip:
-        items.append(ctx.skipped(" ".join(["floor.py", what, *extra]), ctx.python_skip))
+        items.append(ctx.skipped(py_label, ctx.python_skip))
     else:
-        py = ctx.timed(" ".join(["floor.py", what, *extra]), [ctx.python, FLOOR_PY, what, *extra])
-        compare_to_floor(py, floor)
-        if "vs_floor" in py:
-            py["target"] = f"about {PYTHON_EXPECTED}x floor (expected, not a target)"
-        items.append(py)
+        compare_to_floor(items[2], floor)
+        if "vs_floor" in items[2]:
+            items[2]["target"] = f"about {PYTHON_EXPECTED}x floor (expected, not a target)"
+    notes = []
     answers = {i["label"]: identity(parse_json(i.get("stdout"))) for i in items if "stdout" in i}
     distinct = {json.dumps(v) for v in answers.values()}
     agree = len(distinct) == 1 and None not in answers.values()
