@@ -109,10 +109,11 @@ class Context:
                          f"{s['n']} runs), peak RSS {r['max_rss_kib']['max'] / 1024:.1f} MiB")
         return results
 
-    def once(self, label, argv):
-        """Runs argv once (a helper step or a program that repeats internally)."""
+    def once(self, label, argv, env=None):
+        """Runs argv once (a helper step or a program that repeats internally), with `env` added to
+        the environment."""
         self.log(f"{label}")
-        run = measure.run_once(argv, env=self.env)
+        run = measure.run_once(argv, env={**self.env, **(env or {})})
         r = {"label": label, "argv": argv, "stdout": run.stdout, "seconds": {"median": run.seconds},
              "max_rss_kib": {"max": run.max_rss_kib}}
         if run.code != 0:

@@ -97,8 +97,14 @@ def imex_table(g):
         acts = item.get("actions") or {}
         what = ", ".join(f"{n} {a}" for a, n in acts.items() if n)
         rows.append([item["label"], *timing_cells(item), what, item.get("target", ""), met(item)])
-    return table(["command", "median", "IQR", "min - max", "runs", "peak RSS", "actions (last run)", "target",
-                  "met"], rows)
+    lines = table(["command", "median", "IQR", "min - max", "runs", "peak RSS", "actions (last run)", "target",
+                   "met"], rows)
+    if g.get("script"):
+        s = g["script"]
+        lines += ["", f"`{s['command']}` said:", "", "```", s["output"] or "(nothing)", "```"]
+        if s.get("error"):
+            lines += ["", f"(it exited non-zero: {s['error'][:200]})"]
+    return lines
 
 
 def render(results):
