@@ -55,18 +55,22 @@ class Context:
         self.python_skip = self._python_skip()
 
     def _python_skip(self):
+        """Why floor.py cannot run here (None where it can)."""
         if self.smoke:
             return "smoke mode: cuda.bindings would load the real driver, not the fake one"
         r = subprocess.run([self.python, "-c", "import cuda.bindings.driver"], capture_output=True)
         return None if r.returncode == 0 else f"{self.python} has no cuda.bindings"
 
     def elapsed(self):
+        """Seconds since the runner started."""
         return time.perf_counter() - self.started
 
     def log(self, text):
+        """One progress line, with the time elapsed."""
         print(f"[{self.elapsed():6.1f} s] {text}", flush=True)
 
     def summary(self, values):
+        """Median, quartiles, min and max of a list of numbers."""
         return measure.summary(values)
 
     def available(self, sub, needle=None):
@@ -77,9 +81,11 @@ class Context:
         return r.returncode == 0 and f"cumemctl {sub}" in text and (needle is None or needle in text)
 
     def missing(self, what):
+        """The note for a command that this binary does not have."""
         return f"not measured: `{what}` does not exist in this binary ({self.cumemctl})"
 
     def skipped(self, label, why):
+        """An item that was not measured, and why."""
         return {"label": label, "skipped": why}
 
     def timed(self, label, argv, heavy=False, **kwargs):
@@ -137,6 +143,7 @@ class Context:
 
 
 def command_output(argv, env=None):
+    """What argv printed (stripped), or None where it failed or could not run."""
     try:
         r = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=60)
         return r.stdout.strip() if r.returncode == 0 else None
@@ -164,6 +171,7 @@ def environment(ctx):
 
 
 def main(argv):
+    """Parses the options, runs the chosen benchmark groups, writes the JSON and the Markdown."""
     p = argparse.ArgumentParser(prog="bench/run.sh", description=__doc__)
     p.add_argument("cumemctl", help="the cumemctl binary to measure, e.g. build-rel/cmd/cumemctl")
     p.add_argument("output", help="the results file (JSON); the Markdown goes beside it as .md")

@@ -91,6 +91,7 @@ def device(ordinal, with_free):
 
 
 def devices(with_free):
+    """What `cumemctl devices --json` answers: driver version, device count, each device."""
     version, count = init()
     return {"driver_version": version, "device_count": count,
             "devices": [device(i, with_free) for i in range(count)]}
@@ -134,12 +135,14 @@ def granularity_rows(ordinal):
 
 
 def granularity():
+    """What `cumemctl granularity --json` answers: every combination on every device."""
     version, count = init()
     return {"driver_version": version, "device_count": count,
             "rows": [r for i in range(count) for r in granularity_rows(i)]}
 
 
 def main(argv):
+    """Runs the mode argv names and prints its JSON document."""
     if len(argv) < 2 or argv[1] not in ("devices", "granularity"):
         sys.exit("usage: floor.py devices [--no-free] | floor.py granularity")
     doc = devices("--no-free" not in argv) if argv[1] == "devices" else granularity()

@@ -10,10 +10,12 @@ def ms(seconds):
 
 
 def mib(kib):
+    """KiB as MiB text."""
     return "-" if kib is None else f"{kib / 1024:.0f} MiB"
 
 
 def met(item):
+    """Whether an item met its target: yes, **no**, or nothing where it has none."""
     if "met" not in item:
         return ""
     return "yes" if item["met"] else "**no**"
@@ -31,12 +33,14 @@ def timing_cells(item):
 
 
 def table(header, rows):
+    """A Markdown table."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
     return lines
 
 
 def query_table(groups):
+    """The devices and granularity groups: each program's figures and its ratio to the floor."""
     rows = []
     for g in groups:
         if "skipped" in g:
@@ -51,6 +55,7 @@ def query_table(groups):
 
 
 def doctor_table(g):
+    """doctor's total, then each check's duration."""
     if "skipped" in g:
         return [f"`{g['title']}`: {g['skipped']}"]
     item = g["items"][0]
@@ -64,10 +69,12 @@ def doctor_table(g):
 
 
 def gbps(value):
+    """10^9 bytes per second as text."""
     return "-" if value is None else f"{value:,.0f} GB/s"
 
 
 def create_table(g):
+    """create --map --verify at each size against the copy, then where its time goes."""
     if "skipped" in g:
         return [f"`{g['title']}`: {g['skipped']}"]
     rows = []
@@ -90,6 +97,7 @@ def create_table(g):
 
 
 def imex_table(g):
+    """imex-setup's first run and rerun, and what bench/imex_setup.sh said where it ran."""
     if "skipped" in g:
         return [f"`{g['title']}`: {g['skipped']}"]
     rows = []
@@ -108,6 +116,7 @@ def imex_table(g):
 
 
 def render(results):
+    """The whole results as Markdown: the header naming the machine, then each group."""
     env = results["environment"]
     lines = []
     if results["smoke"]:

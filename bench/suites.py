@@ -26,6 +26,7 @@ def parse_json(text):
 
 
 def group(gid, title, items=None, notes=None, skipped=None, **extra):
+    """A group record: its measured items, notes, why it was skipped (if it was) and what else it found."""
     record = {"id": gid, "title": title, "items": items or [], "notes": notes or []}
     if skipped:
         record["skipped"] = skipped
@@ -34,6 +35,7 @@ def group(gid, title, items=None, notes=None, skipped=None, **extra):
 
 
 def median(item):
+    """An item's median seconds, or None where it was not measured."""
     return item.get("seconds", {}).get("median")
 
 
@@ -93,11 +95,13 @@ def queries(ctx, what, extra, identity):
 
 
 def devices(ctx):
+    """`devices --json` and `devices --no-free --json` against the floor and floor.py."""
     return [queries(ctx, "devices", [], device_identity),
             queries(ctx, "devices", ["--no-free"], device_identity)]
 
 
 def granularity(ctx):
+    """`granularity --json` against the floor and floor.py."""
     if not ctx.available("granularity"):
         return [group("granularity", "cumemctl granularity --json", skipped=ctx.missing("granularity"))]
     return [queries(ctx, "granularity", [], granularity_values)]
@@ -118,6 +122,7 @@ def find_checks(doc):
 
 
 def doctor(ctx):
+    """`doctor --json` in total, and each check's own duration as doctor reports it."""
     if not ctx.available("doctor"):
         return [group("doctor", "cumemctl doctor --json", skipped=ctx.missing("doctor"))]
     item = ctx.timed("cumemctl doctor --json", [ctx.cumemctl, "doctor", "--json"], heavy=True,
@@ -162,6 +167,7 @@ def combined_gbps(fig):
 
 
 def create_verify(ctx):
+    """`create --map --verify` at each size, against the copy bandwidth of the same size."""
     if not ctx.available("create", "--verify"):
         return [group("create", "cumemctl create --map --verify", skipped=ctx.missing("create --map --verify"))]
     rows = []
@@ -200,6 +206,7 @@ def create_verify(ctx):
 
 
 def imex_setup(ctx):
+    """`imex-setup --all` in a temporary --dev-root: the first run and the idempotent rerun."""
     if not ctx.available("imex-setup", "--dev-root"):
         return [group("imex", "cumemctl imex-setup --all", skipped=ctx.missing("imex-setup"))]
     # /dev is a tmpfs (devtmpfs): a temporary root on /dev/shm is the closer match where there is one.
@@ -209,6 +216,7 @@ def imex_setup(ctx):
     argv = [ctx.cumemctl, "imex-setup", "--all", "--dev-root", root, *sources, "--json"]
 
     def fresh():
+        """An empty device root, before each first run."""
         shutil.rmtree(root, ignore_errors=True)
         os.makedirs(os.path.join(root, "dev"))
 
