@@ -35,6 +35,7 @@ class Context:
     def __init__(self, args):
         self.cumemctl = os.path.abspath(args.cumemctl)
         build = os.path.dirname(os.path.dirname(self.cumemctl))
+        self.build = build
         self.floor = os.path.abspath(args.floor or os.path.join(build, "bench", "bench_floor"))
         self.copy = os.path.abspath(args.copy or os.path.join(build, "bench", "bench_copy_bandwidth"))
         self.spawn = os.path.join(os.path.dirname(self.floor), "bench_spawn")

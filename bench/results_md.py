@@ -89,6 +89,11 @@ def create_table(g):
     lines = table(["size", "wall median", "runs", "peak RSS", "fill (write)", "check (read)",
                    "verify (write+read)", "copy (read+write)", "verify / copy", "met (>= 90%)"], rows)
     for r in g["rows"]:
+        if r.get("probe"):
+            p = r["probe"]
+            lines += ["", f"verify_probe on {r['size']} (the kernels alone, best of 5): "
+                      f"fill {gbps(p.get('fill_gbps'))}, check {gbps(p.get('check_gbps'))}, "
+                      f"copy {gbps(p.get('copy_gbps'))}, pattern ok: {p.get('ok')}"]
         if r.get("steps"):
             lines.append("")
             lines.append(f"Where the time of `create` on {r['size']} goes (median per step): " +

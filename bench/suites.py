@@ -195,13 +195,21 @@ def create_verify(ctx):
         if doc:
             row["copy_gbps"] = doc["gbps_median"]
             row["copy_bytes"] = doc["size_bytes"]
+        probe = os.path.join(ctx.build, "tests", "gpu", "verify_probe")
+        if os.access(probe, os.X_OK):
+            run = ctx.once(f"verify_probe --size {label} (the kernels alone)",
+                           [probe, "--size", str(size), "--repeat", "5"])
+            doc = parse_json(run.get("stdout")) or {}
+            row["probe"] = {k: doc.get(k) for k in ("fill_gbps", "check_gbps", "copy_gbps", "ok")}
         if row.get("verify_gbps") and row.get("copy_gbps"):
             row["verify_vs_copy"] = row["verify_gbps"] / row["copy_gbps"]
             row["met"] = row["verify_vs_copy"] >= VERIFY_TARGET
         rows.append(row)
     notes = [f"target: verify (bytes written + read per second) >= {VERIFY_TARGET:.0%} of the copy's "
              "(bytes read + written per second, cuMemcpyDtoD, same size, same run)",
-             "wall time includes cuInit, the context, cuMemCreate, map, fill, check and release"]
+             "wall time includes cuInit, the context, cuMemCreate, map, fill, check and release",
+             "verify_probe (tests/gpu, where built): the same kernels on a cuMemAlloc buffer without create, and "
+             "its own copy of half the buffer onto the other half; best of 5 each"]
     return [group("create", "cumemctl create --map --verify", rows=rows, notes=notes)]
 
 
