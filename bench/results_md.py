@@ -70,7 +70,9 @@ def doctor_table(g):
 
 def gbps(value):
     """10^9 bytes per second as text."""
-    return "-" if value is None else f"{value:,.0f} GB/s"
+    if value is None:
+        return "-"
+    return f"{value:,.0f} GB/s" if value >= 100 else f"{value:.2f} GB/s"
 
 
 def create_table(g):
