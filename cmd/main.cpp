@@ -18,6 +18,8 @@ using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
     register_devices,
+    register_imex_setup,
+    register_le_bind,
 };
 
 // Whether the command line asked for JSON, read without the parser (for errors the parser raised).

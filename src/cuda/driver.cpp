@@ -43,9 +43,11 @@ Driver Driver::load(const std::string& library) {
 #define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                              \
     {                                                                                                 \
         void* fn = nullptr;                                                                           \
-        CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                 \
+        CUdriverProcAddressQueryResult status = kProcStatusUnset;                                     \
         const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);       \
-        if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr) {            \
+        const bool found = r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr;  \
+        d.lookups_.push_back(EntryLookup{#name, version, r, status, found});                          \
+        if (found) {                                                                                  \
             d.api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                              \
         } else if (required && missing.empty()) {                                                     \
             missing = #name;                                                                          \
@@ -69,6 +71,24 @@ Driver Driver::load(const std::string& library) {
     return d;
 }
 
+std::string proc_status_name(CUdriverProcAddressQueryResult status) {
+    switch (status) {
+        case CU_GET_PROC_ADDRESS_SUCCESS: return "CU_GET_PROC_ADDRESS_SUCCESS";
+        case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
+        case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
+        default: break;
+    }
+    if (status == kProcStatusUnset) return "unset";
+    return fmt::format("CUdriverProcAddressQueryResult {}", static_cast<int>(status));
+}
+
+const EntryLookup* Driver::lookup(std::string_view name) const {
+    for (const auto& l : lookups_) {
+        if (l.name == name) return &l;
+    }
+    return nullptr;
+}
+
 Driver Driver::from_table(const DriverApi& api, int version) {
     Driver d;
     d.api_ = api;
@@ -82,6 +102,7 @@ Driver::Driver(Driver&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       api_(other.api_),
       info_(std::move(other.info_)),
+      lookups_(std::move(other.lookups_)),
       device_count_(other.device_count_) {}
 
 Driver& Driver::operator=(Driver&& other) noexcept {
@@ -90,6 +111,7 @@ Driver& Driver::operator=(Driver&& other) noexcept {
         handle_ = std::exchange(other.handle_, nullptr);
         api_ = other.api_;
         info_ = std::move(other.info_);
+        lookups_ = std::move(other.lookups_);
         device_count_ = other.device_count_;
     }
     return *this;

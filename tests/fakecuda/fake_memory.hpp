@@ -32,6 +32,15 @@ struct Reservation {
 // The allocation for a handle, or nullptr. Caller holds state().mutex.
 Allocation* find_allocation(CUmemGenericAllocationHandle handle);
 
+// The allocation mapped at ptr and ptr's offset into it, or nullptr where nothing is mapped there.
+// Caller holds state().mutex.
+Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset);
+
+// How many allocations (released or not, while mapped) and reserved ranges this process still holds:
+// for leak checks at exit. Caller holds state().mutex.
+std::size_t live_allocations();
+std::size_t live_reservations();
+
 // Whether [ptr, ptr + size) lies in memory this process may touch as device memory: a mapped and
 // accessible VMM range or a cuMemAlloc/pool block. Caller holds state().mutex.
 bool valid_device_range(CUdeviceptr ptr, std::size_t size);

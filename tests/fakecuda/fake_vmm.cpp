@@ -19,6 +19,7 @@ struct Mapping {
     std::size_t size = 0;
     CUmemGenericAllocationHandle handle = 0;
     bool accessible = false;
+    std::size_t offset = 0;  // into the allocation
 };
 
 std::map<CUmemGenericAllocationHandle, Allocation>& allocations() {
@@ -97,6 +98,21 @@ Allocation* find_allocation(CUmemGenericAllocationHandle handle) {
     const auto it = allocations().find(handle);
     return it == allocations().end() || it->second.released ? nullptr : &it->second;
 }
+
+Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset) {
+    const auto p = static_cast<std::uintptr_t>(ptr);
+    auto it = mappings().upper_bound(p);
+    if (it == mappings().begin()) return nullptr;
+    --it;
+    if (p >= it->first + it->second.size) return nullptr;
+    const auto a = allocations().find(it->second.handle);
+    if (a == allocations().end()) return nullptr;
+    if (offset != nullptr) *offset = it->second.offset + (p - it->first);
+    return &a->second;
+}
+
+std::size_t live_allocations() { return allocations().size(); }
+std::size_t live_reservations() { return reservations().size(); }
 
 bool valid_device_range(CUdeviceptr ptr, std::size_t size) {
     const auto p = static_cast<std::uintptr_t>(ptr);
@@ -229,7 +245,7 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     void* at = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->memfd,
                     static_cast<off_t>(offset));
     if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-    fake::mappings()[p] = {size, handle, false};
+    fake::mappings()[p] = {size, handle, false, offset};
     ++a->mappings;
     return CUDA_SUCCESS;
 }
