@@ -76,9 +76,21 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
     return r;
 }
 
+void require_pool_flag(const PoolOptions& o) {
+    if (!o.ipc_check && o.max_size == "0") return;
+    throw Error(ExitCode::usage, "--ipc-check and --max-size are options of a pool",
+                "add --pool, or use --import-check for a cuMemCreate allocation");
+}
+
 Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const CreatePoolTarget& target,
                        const Globals& globals) {
     return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
+        if (!target.cumemcreate_flags.empty()) {
+            throw Error(ExitCode::usage,
+                        fmt::format("{} apply to cuMemCreate allocations, not to a pool",
+                                    fmt::join(target.cumemcreate_flags, ", ")),
+                        "leave them out with --pool (--ipc-check shares a pool with a second process)");
+        }
         const PoolRequest request = pool_request(memory, o);
         const std::uint64_t size = parse_size(target.size);
         if (size == 0) throw Error(ExitCode::usage, "--size 0 allocates nothing", "give a size such as 2MiB");
