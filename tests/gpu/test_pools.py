@@ -178,7 +178,8 @@ def check_ipc(c, binary):
     c.true("importer freed before the exporter",
            ("importer", "free import") in order and ("exporter", "free") in order and
            order.index(("importer", "free import")) < order.index(("exporter", "free")))
-    code, doc, err = direct.cumemctl(binary, "create", "--pool", "--device", "0", "--handle-type", "fabric", "--ipc-check")
+    code, doc, err = direct.cumemctl(binary, "create", "--pool", "--device", "0", "--handle-type", "fabric", "--ipc-check",
+                                     "--size", "2MiB")
     if imex_channel_accessible():
         c.eq("fabric IPC check with an IMEX channel: exit code", code, 0)
     else:
