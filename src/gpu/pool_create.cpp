@@ -11,13 +11,12 @@
 #include "util/stopwatch.hpp"
 
 namespace cumemctl {
-CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
-                                       std::optional<IpcRequest> ipc) {
-    CreatePoolResult r;
-    r.size = size;
-    const CUmemLocation location = resolve_location(api, request.location, device);
-    require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
-                 location, request.max_size);
+namespace {
+
+// The steps, from creating the pool to destroying it; whatever they made is gone when this returns.
+void create_allocate_share(const DriverApi& api, int device, const PoolRequest& request, const CUmemLocation& location,
+                           std::optional<IpcRequest>& ipc, CreatePoolResult& r) {
+    const std::uint64_t size = r.size;
     const char* me = "exporter";
     Stopwatch watch;
     OwnedPool pool(api, device, request);
@@ -35,7 +34,7 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
             return fmt::format("{} from the pool ({} reserved)", format_size(size),
                                format_size(r.after_alloc->reserved_current));
         })) {
-        return r;
+        return;
     }
     if (ipc) {
         r.ipc_checked = true;
@@ -58,6 +57,20 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
             return std::string("cuMemPoolDestroy");
         });
     }
+}
+
+}  // namespace
+
+CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
+                                       std::optional<IpcRequest> ipc) {
+    CreatePoolResult r;
+    r.size = size;
+    const CUmemLocation location = resolve_location(api, request.location, device);
+    require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
+                 location, request.max_size);
+    r.before = take_snapshot(api);
+    create_allocate_share(api, device, request, location, ipc, r);
+    r.after = take_snapshot(api);
     return r;
 }
 
