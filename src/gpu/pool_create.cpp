@@ -7,6 +7,7 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/pool_workload.hpp"
 #include "gpu/primary_context.hpp"
+#include "gpu/verify_module.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
@@ -70,7 +71,14 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
                  location, request.max_size);
     r.before = take_snapshot(api);
     create_allocate_share(api, device, request, location, ipc, r);
-    r.after = take_snapshot(api);
+    // The verify kernels stay loaded in the context until unloaded: unload them first, so that the
+    // second snapshot compares like with like.
+    try {
+        unload_verify_kernels(api);
+        r.after = take_snapshot(api);
+    } catch (const Error& e) {
+        if (!r.outcome.problem) r.outcome.problem = e.problem();
+    }
     return r;
 }
 
