@@ -170,9 +170,10 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
     Imports imports{api};
     if (!out.run(me, "import pool",
                  [&] {
-                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC
-                                        ? static_cast<void*>(&fabric)
-                                        : reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
+                     // A POSIX handle is passed as the descriptor's value in the pointer.
+                     void* posix =
+                         reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
                      try {
                          CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
                      } catch (Error& e) {
@@ -241,9 +242,10 @@ nlohmann::json to_json(const IpcStep& step) {
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
                         IpcOutcome& out) {
     std::optional<ChildProcess> child;
-    auto [mine, theirs] = socket_pair();
-    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, theirs.get());
-    theirs.reset();
+    auto sockets = socket_pair();
+    const UniqueFd mine = std::move(sockets.first);
+    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, sockets.second.get());
+    sockets.second.reset();
     if (!sent) return;
     const char* me = "exporter";
     std::optional<Message> report;
@@ -255,7 +257,7 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
         out.run(me, "read the importer's report", [&] {
             std::optional<Problem> theirs_problem = take_report(report->bytes, out);
             if (!theirs_problem) return std::string("every importer step passed; it freed its import first");
-            const std::string message = theirs_problem->message;
+            std::string message = theirs_problem->message;
             if (!out.problem) out.problem = std::move(theirs_problem);
             return message;
         });
