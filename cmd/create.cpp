@@ -30,6 +30,7 @@ struct CreateOptions {
 
 // The request, checked before the driver is loaded: sizes, handle types and the implied options.
 CreateRequest request_of(const CreateOptions& o) {
+    require_pool_flag(o.pool);
     CreateRequest r;
     r.memory = o.memory.to_request();
     r.size = parse_size(o.size);
@@ -77,6 +78,17 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
     });
 }
 
+// What create --pool takes of create's options, with the cuMemCreate flags that were given.
+CreatePoolTarget pool_target(const CreateOptions& o) {
+    CreatePoolTarget t{o.device, o.size, {}};
+    for (const auto& [given, name] :
+         {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"}, std::pair{o.verify, "--verify"},
+          std::pair{o.export_handle, "--export"}, std::pair{o.import_check, "--import-check"}}) {
+        if (given) t.cumemcreate_flags.emplace_back(name);
+    }
+    return t;
+}
+
 }  // namespace
 
 void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
@@ -96,7 +108,7 @@ void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
     add_pool_options(*app, opts->pool);
     app->callback([opts, &globals, &runner] {
         runner = [opts, &globals] {
-            if (opts->pool.pool) return run_create_pool(opts->pool, opts->memory, {opts->device, opts->size}, globals);
+            if (opts->pool.pool) return run_create_pool(opts->pool, opts->memory, pool_target(*opts), globals);
             return run_create_command(*opts, globals);
         };
     });

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "create_report.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/pool_create.hpp"
 #include "gpu/primary_context.hpp"
@@ -25,6 +26,7 @@ nlohmann::json result_json(const CreatePoolResult& r) {
                      {"after_alloc", attrs(r.after_alloc)}, {"after_free", attrs(r.after_free)},
                      {"steps", std::move(steps)},           {"ok", r.outcome.passed()}};
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
+    j["resources"] = r.before ? resources_json(*r.before, r.after) : nlohmann::json(nullptr);
     return j;
 }
 
@@ -40,6 +42,10 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
     }
     if (r.after_free) pool.rows.push_back({"reserved after the free", format_size(r.after_free->reserved_current)});
     if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
+    if (r.before && r.after) {
+        pool.rows.push_back({"free memory and descriptors after",
+                             compare(*r.before, *r.after).balanced() ? "as before" : "different (see the warning)"});
+    }
     Table steps{fmt::format("Steps on GPU {}", device), {"process", "step", "result", "time", "detail"}, {}, {}};
     for (const auto& s : r.outcome.steps) {
         steps.rows.push_back(
@@ -76,9 +82,21 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
     return r;
 }
 
+void require_pool_flag(const PoolOptions& o) {
+    if (!o.ipc_check && o.max_size == "0") return;
+    throw Error(ExitCode::usage, "--ipc-check and --max-size are options of a pool",
+                "add --pool, or use --import-check for a cuMemCreate allocation");
+}
+
 Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const CreatePoolTarget& target,
                        const Globals& globals) {
     return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
+        if (!target.cumemcreate_flags.empty()) {
+            throw Error(ExitCode::usage,
+                        fmt::format("{} apply to cuMemCreate allocations, not to a pool",
+                                    fmt::join(target.cumemcreate_flags, ", ")),
+                        "leave them out with --pool (--ipc-check shares a pool with a second process)");
+        }
         const PoolRequest request = pool_request(memory, o);
         const std::uint64_t size = parse_size(target.size);
         if (size == 0) throw Error(ExitCode::usage, "--size 0 allocates nothing", "give a size such as 2MiB");
@@ -108,6 +126,7 @@ Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const 
             j["ordinal"] = device;
             report.results["devices"].push_back(std::move(j));
             for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
+            if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, device);
             if (r.outcome.problem) {
                 Problem p = *r.outcome.problem;
                 p.device = device;

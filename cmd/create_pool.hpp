@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -33,9 +34,13 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
 
 // What create --pool takes from create's own options.
 struct CreatePoolTarget {
-    std::string devices;  // --device
-    std::string size;     // --size: the block allocated from the pool
+    std::string devices;                         // --device
+    std::string size;                            // --size: the block allocated from the pool
+    std::vector<std::string> cumemcreate_flags;  // create's flags given that apply to cuMemCreate only
 };
+
+// Throws a usage error when a pool option (--ipc-check, --max-size) is given without --pool.
+void require_pool_flag(const PoolOptions& o);
 
 // Runs create --pool: per device, the pool, its block, its attributes and (with --ipc-check) every
 // step of the check across two processes.

@@ -49,23 +49,6 @@ nlohmann::json import_json(const ImportCheckResult& r) {
             {"problem", or_null(r.problem, [](const Problem& p) { return to_json(p); })}};
 }
 
-nlohmann::json resources_json(const CreateResult& r) {
-    nlohmann::json j{{"free_bytes_before", r.before->free_bytes},
-                     {"open_fds_before", r.before->fds.size()},
-                     {"free_bytes_after", nullptr},
-                     {"open_fds_after", nullptr}};
-    if (r.after) {
-        const ResourceDelta d = compare(*r.before, *r.after);
-        j["free_bytes_after"] = r.after->free_bytes;
-        j["open_fds_after"] = r.after->fds.size();
-        j["free_bytes_delta"] = d.free_bytes;
-        j["open_fds_delta"] = d.fds;
-        j["new_fds"] = d.new_fds;
-        j["balanced"] = d.balanced();
-    }
-    return j;
-}
-
 nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
     nlohmann::json j{
         {"device", q.device},
@@ -85,7 +68,7 @@ nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
         {"export", or_null(r.exported, export_json)},
         {"import_check", or_null(r.import_check, import_json)},
         {"steps", steps_json(r.steps)},
-        {"resources", r.before ? resources_json(r) : nlohmann::json(nullptr)}};
+        {"resources", r.before ? resources_json(*r.before, r.after) : nlohmann::json(nullptr)}};
     if (r.address) j["seed"] = r.seed;
     return j;
 }
@@ -150,20 +133,36 @@ void add_warnings(Report& report, const CreateRequest& q, const CreateResult& r)
         report.add_warning("generic compression was asked for and not granted: the allocation is not compressible",
                            "the driver decides; see CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", q.device);
     }
-    if (r.before && r.after) {
-        const ResourceDelta d = compare(*r.before, *r.after);
-        if (!d.balanced()) {
-            report.add_warning(
-                fmt::format("resources differ after create: free memory {:+} bytes, descriptors {:+}{}", d.free_bytes,
-                            d.fds, d.new_fds.empty() ? "" : fmt::format(" (new: {})", fmt::join(d.new_fds, ", "))),
-                "the driver keeps a little bookkeeping for an exported handle until the context goes (64 KiB seen on "
-                "an H200), and another process may have changed the device's free memory; a larger difference, or "
-                "a new descriptor, is a leak: report it", q.device);
-        }
-    }
+    if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, q.device);
 }
 
 }  // namespace
+
+nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after) {
+    nlohmann::json j{{"free_bytes_before", before.free_bytes},
+                     {"open_fds_before", before.fds.size()},
+                     {"free_bytes_after", nullptr},
+                     {"open_fds_after", nullptr}};
+    if (after) {
+        const ResourceDelta d = compare(before, *after);
+        j["free_bytes_after"] = after->free_bytes;
+        j["open_fds_after"] = after->fds.size();
+        j["free_bytes_delta"] = d.free_bytes;
+        j["open_fds_delta"] = d.fds;
+        j["new_fds"] = d.new_fds;
+        j["balanced"] = d.balanced();
+    }
+    return j;
+}
+
+void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after, int device) {
+    const ResourceDelta d = compare(before, after);
+    if (d.balanced()) return;
+    report.add_warning(
+        fmt::format("resources differ after create: free memory {:+} bytes, descriptors {:+}{}", d.free_bytes, d.fds,
+                    d.new_fds.empty() ? "" : fmt::format(" (new: {})", fmt::join(d.new_fds, ", "))),
+        "another process may have changed the device's free memory; otherwise report it", device);
+}
 
 void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result) {
     report.results = results_json(request, result);

@@ -2,6 +2,9 @@
 // not granted and for resources that differ before and after.
 #pragma once
 
+#include <optional>
+
+#include "gpu/resource_snapshot.hpp"
 #include "gpu/vmm_create.hpp"
 #include "report/report.hpp"
 
@@ -10,5 +13,12 @@ namespace cumemctl::cmd {
 // Fills report.results and report.tables from what create did (also after a failure), and adds
 // warnings: compression asked for and not granted; free memory or descriptors that differ.
 void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result);
+
+// Free memory and descriptors before and after (after null where it was not taken), their deltas,
+// the new descriptors and whether everything balanced; create and create --pool report these.
+nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after);
+
+// Warns when free memory or descriptors differ after an operation on `device`.
+void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after, int device);
 
 }  // namespace cumemctl::cmd

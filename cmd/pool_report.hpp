@@ -35,6 +35,15 @@ Table attributes_table(std::string title, const std::vector<std::pair<std::strin
 // The workload's table: before, after alloc, after free and after sync, with times as notes.
 Table workload_table(std::string title, const WorkloadPattern& pattern, const WorkloadResult& w);
 
+// Adds a pool's attributes as Prometheus gauges (pool_reserved_bytes, pool_used_bytes, their high-water
+// marks, pool_release_threshold_bytes, pool_reuse_policy) with `labels`; the help says they are this
+// process's.
+void add_attribute_metrics(Report& report, const MetricLabels& labels, const PoolAttributes& a);
+
+// Adds a workload as gauges: reserved and used bytes at each moment (label phase), the seconds of each
+// step (label step) and the allocation count.
+void add_workload_metrics(Report& report, const MetricLabels& labels, const WorkloadResult& w);
+
 // A pool's handle types and maximum size for table cells ("unknown" where not known).
 std::string handle_types_text(const PoolInfo& p);
 std::string max_size_text(const PoolInfo& p);

@@ -107,6 +107,28 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
     return t;
 }
 
+// The overview as Prometheus gauges: per location whether it has a pool, whether the current pool is
+// the default one, and the attributes of each.
+void add_overview_metrics(Report& report, int device, const std::vector<LocationPools>& pools) {
+    for (const auto& l : pools) {
+        const MetricLabels where{{"device", std::to_string(device)},
+                                 {"location", pool_location_name(l.location)},
+                                 {"allocation_type", std::string(alloc_type_name(l.alloc_type))}};
+        report.add_metric("pool_available", "whether a location has a pool of this allocation type here", where,
+                          l.unavailable ? 0 : 1);
+        if (l.unavailable) continue;
+        report.add_metric("pool_current_is_default", "whether the location's current pool is its default pool", where,
+                          l.current_is_default ? 1 : 0);
+        MetricLabels labels = where;
+        labels.emplace_back("pool", "default");
+        add_attribute_metrics(report, labels, *l.default_attributes);
+        if (!l.current_is_default) {
+            labels.back().second = "current";
+            add_attribute_metrics(report, labels, *l.current_attributes);
+        }
+    }
+}
+
 // Puts a location's current pool back when it goes.
 struct RestoreCurrent {
     const DriverApi& api;
@@ -186,6 +208,12 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
                      pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
+        add_workload_metrics(report,
+                             {{"device", std::to_string(device)},
+                              {"location", pool_location_name(location)},
+                              {"pool", std::string(pool_choice_name(plan.choice))},
+                              {"pattern", plan.pattern->text}},
+                             w);
         workload = workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, w);
     }
     std::vector<std::string> notes;
@@ -217,6 +245,7 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
             nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
             for (const auto& l : pools) j["pools"].push_back(location_json(l));
             report.tables.push_back(overview_table(d, pools));
+            add_overview_metrics(report, device, pools);
             if (o.acts()) {
                 try {
                     act_on_pool(report, driver.api(), device, p, o, j);

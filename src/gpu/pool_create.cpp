@@ -9,6 +9,7 @@
 #include "gpu/pool_access.hpp"
 #include "gpu/pool_workload.hpp"
 #include "gpu/primary_context.hpp"
+#include "gpu/verify_module.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
@@ -33,20 +34,11 @@ void require_imex_channel(const std::string& dir) {
     throw Error(std::move(p));
 }
 
-}  // namespace
-
-CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
-                                       std::optional<IpcRequest> ipc) {
-    CreatePoolResult r;
-    r.size = size;
-    const CUmemLocation location = resolve_location(api, request.location, device);
-    require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
-                 location, request.max_size);
+// The steps, from creating the pool to destroying it; whatever they made is gone when this returns.
+void create_allocate_share(const DriverApi& api, int device, const PoolRequest& request, const CUmemLocation& location,
+                           std::optional<IpcRequest>& ipc, CreatePoolResult& r) {
+    const std::uint64_t size = r.size;
     const char* me = "exporter";
-    if (ipc && request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
-        check_pool_support(api, device, location, request.handle_type);
-        require_imex_channel(ipc->imex_channel_dir);
-    }
     Stopwatch watch;
     OwnedPool pool(api, device, request);
     r.pool = pool.info();
@@ -63,7 +55,7 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
             return fmt::format("{} from the pool ({} reserved)", format_size(size),
                                format_size(r.after_alloc->reserved_current));
         })) {
-        return r;
+        return;
     }
     if (ipc) {
         r.ipc_checked = true;
@@ -85,6 +77,31 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
             pool.destroy();
             return std::string("cuMemPoolDestroy");
         });
+    }
+}
+
+}  // namespace
+
+CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
+                                       std::optional<IpcRequest> ipc) {
+    CreatePoolResult r;
+    r.size = size;
+    const CUmemLocation location = resolve_location(api, request.location, device);
+    require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
+                 location, request.max_size);
+    if (ipc && request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
+        check_pool_support(api, device, location, request.handle_type);
+        require_imex_channel(ipc->imex_channel_dir);
+    }
+    r.before = take_snapshot(api);
+    create_allocate_share(api, device, request, location, ipc, r);
+    // The verify kernels stay loaded in the context until unloaded: unload them first, so that the
+    // second snapshot compares like with like.
+    try {
+        unload_verify_kernels(api);
+        r.after = take_snapshot(api);
+    } catch (const Error& e) {
+        if (!r.outcome.problem) r.outcome.problem = e.problem();
     }
     return r;
 }

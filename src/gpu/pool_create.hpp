@@ -8,6 +8,7 @@
 #include "gpu/pool_access.hpp"
 #include "gpu/pool_attributes.hpp"
 #include "gpu/pool_ipc.hpp"
+#include "gpu/resource_snapshot.hpp"
 
 namespace cumemctl {
 
@@ -18,14 +19,17 @@ struct CreatePoolResult {
     std::optional<PoolAttributes> after_alloc;  // the pool with the block allocated
     std::optional<PoolAttributes> after_free;   // and after it was freed
     bool ipc_checked = false;
-    IpcOutcome outcome;  // every step, and the problem that stopped them
+    IpcOutcome outcome;                      // every step, and the problem that stopped them
+    std::optional<ResourceSnapshot> before;  // free memory and descriptors before anything was made
+    std::optional<ResourceSnapshot> after;   // and after everything was released (not after a throw)
 };
 
 // On `device`, with its primary context current: refuses (usage error, before anything is made) a
 // block larger than the device's free memory or the pool's maximum size; then creates the pool,
 // allocates `size` bytes, runs the IPC check when `ipc` is given (its device, size and handle type are
-// filled in here), frees and destroys. Errors before the pool exists are thrown (a location or
-// handle type the device lacks: unavailable); later ones end the steps and are in outcome.problem.
+// filled in here), frees and destroys, with free memory and descriptors read before and after. Errors before the pool
+// exists are thrown (a location or handle type the device lacks: unavailable); later ones end the steps and are in
+// outcome.problem.
 CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
                                        std::optional<IpcRequest> ipc);
 

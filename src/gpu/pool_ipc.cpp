@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "gpu/diagnosis.hpp"
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/verify.hpp"
@@ -32,15 +33,15 @@ void from_hex(const std::string& hex, unsigned char* data, std::size_t n) {
         data[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
 }
 
-// Explains a fabric export refused with NOT_PERMITTED: the driver wants an IMEX channel.
-void explain_fabric_refusal(Problem& p) {
-    if (!p.driver || p.driver->code != CUDA_ERROR_NOT_PERMITTED) return;
-    p.cause =
-        "exporting a fabric handle needs an IMEX channel this process can open "
-        "(/dev/nvidia-caps-imex-channels/channelN); the pool itself was created and allocated from";
-    p.remedy =
-        "create a channel node (cumemctl imex-setup, or mknod /dev/nvidia-caps-imex-channels/channel0 with "
-        "the nvidia-caps-imex-channels major from /proc/devices), or use --handle-type posix-fd";
+// Explains a failed export or import of a pool's handle (a fabric handle refused for want of an
+// IMEX channel, above all) through the diagnosis layer.
+void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAllocationHandleType type,
+                             const std::string& imex_channel_dir) {
+    DiagnosisContext context;
+    context.device = device;
+    context.handle_type = type;
+    context.imex_channel_dir = imex_channel_dir;
+    diagnose_problem(api, e.problem(), context);
 }
 
 // The exporter's steps up to handing pool and pointer to a started importer.
@@ -66,7 +67,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
                 pool_fd.reset(fd);
                 return fmt::format("POSIX file descriptor {}", fd);
             } catch (Error& e) {
-                explain_fabric_refusal(e.problem());
+                diagnose_handle_failure(api, e, r.device, r.handle_type, r.imex_channel_dir);
                 throw;
             }
         })) {
@@ -93,7 +94,8 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
                                  {"size", r.size},
                                  {"seed", r.seed},
                                  {"pointer", to_hex(data.reserved, sizeof data.reserved)},
-                                 {"fabric_handle", to_hex(fabric.data, sizeof fabric.data)}};
+                                 {"fabric_handle", to_hex(fabric.data, sizeof fabric.data)},
+                                 {"imex_channel_dir", r.imex_channel_dir}};
         send_message(socket, msg.dump(), pool_fd.get());
         return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
                                : std::string("over a Unix socket");
@@ -168,10 +170,16 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
     Imports imports{api};
     if (!out.run(me, "import pool",
                  [&] {
-                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC
-                                        ? static_cast<void*>(&fabric)
-                                        : reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
-                     CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                     // A POSIX handle is passed as the descriptor's value in the pointer.
+                     void* posix =
+                         reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
+                     try {
+                         CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                     } catch (Error& e) {
+                         diagnose_handle_failure(api, e, device, type, msg.at("imex_channel_dir"));
+                         throw;
+                     }
                      return fmt::format("from the {} handle", handle_type_name(type));
                  }) ||
         !out.run(me, "pool access", [&] { return grant_access(api, imports.pool, device); }) ||
@@ -234,9 +242,10 @@ nlohmann::json to_json(const IpcStep& step) {
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
                         IpcOutcome& out) {
     std::optional<ChildProcess> child;
-    auto [mine, theirs] = socket_pair();
-    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, theirs.get());
-    theirs.reset();
+    auto sockets = socket_pair();
+    const UniqueFd mine = std::move(sockets.first);
+    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, sockets.second.get());
+    sockets.second.reset();
     if (!sent) return;
     const char* me = "exporter";
     std::optional<Message> report;
@@ -248,7 +257,7 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
         out.run(me, "read the importer's report", [&] {
             std::optional<Problem> theirs_problem = take_report(report->bytes, out);
             if (!theirs_problem) return std::string("every importer step passed; it freed its import first");
-            const std::string message = theirs_problem->message;
+            std::string message = theirs_problem->message;
             if (!out.problem) out.problem = std::move(theirs_problem);
             return message;
         });

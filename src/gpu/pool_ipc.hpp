@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver_api.hpp"
+#include "gpu/imex_channel_access.hpp"
 #include "report/error.hpp"
 
 namespace cumemctl {
@@ -46,11 +47,11 @@ nlohmann::json to_json(const IpcStep& step);
 struct IpcRequest {
     int device = 0;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    std::uint64_t size = 0;                    // bytes of the block at `ptr`
-    std::uint64_t seed = 0;                    // the pattern's seed
-    std::string libcuda;                       // the driver library the importer loads
-    std::chrono::milliseconds timeout{60000};  // for each wait on the importer
-    std::string imex_channel_dir = "/dev/nvidia-caps-imex-channels";  // checked before a fabric export
+    std::uint64_t size = 0;                          // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                          // the pattern's seed
+    std::string libcuda;                             // the driver library the importer loads
+    std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
+    std::chrono::milliseconds timeout{60000};        // for each wait on the importer
 };
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports

@@ -16,8 +16,6 @@
 #include "report/error.hpp"
 #include "util/unique_fd.hpp"
 
-extern char** environ;
-
 namespace cumemctl {
 namespace {
 

@@ -174,6 +174,7 @@ def check_ipc(c, binary):
     c.eq("importer read the pattern", read is not None and read["ok"], True)
     stats = steps.get(("importer", "pool statistics"))
     print(f"  info  imported pool statistics: {stats and stats['detail']}")
+    c.eq("free memory and descriptors as before", d["resources"] and d["resources"]["balanced"], True)
     order = [(s["process"], s["step"]) for s in d["steps"]]
     c.true("importer freed before the exporter",
            ("importer", "free import") in order and ("exporter", "free") in order and
