@@ -1,6 +1,7 @@
 // `cumemctl create --pool`: see create_pool.hpp.
 #include "create_pool.hpp"
 
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
@@ -98,6 +99,9 @@ Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const 
                 ipc.emplace();
                 ipc->seed = (std::uint64_t{random()} << 32) | random();
                 ipc->libcuda = driver.info().library;
+                if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); dir != nullptr && *dir != '\0') {
+                    ipc->imex_channel_dir = dir;
+                }
             }
             const CreatePoolResult r = create_pool_and_check(driver.api(), device, request, size, ipc);
             nlohmann::json j = result_json(r);

@@ -5,12 +5,36 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "gpu/imex_channel_access.hpp"
+#include "gpu/pool_access.hpp"
 #include "gpu/pool_workload.hpp"
 #include "gpu/primary_context.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl {
+namespace {
+
+// Refuses an IPC check of a fabric pool before the driver is asked when this process can open no IMEX
+// channel. The driver would refuse the export (CUDA_ERROR_NOT_PERMITTED), but on the H200's 580.159.04
+// driver the next cuStreamSynchronize after that refused export crashed the process (SIGSEGV inside
+// libcuda, docs/hardware/2026-11-29-run2.md), so the tool does not walk into it.
+void require_imex_channel(const std::string& dir) {
+    const ImexChannelAccess access = check_imex_channels(dir);
+    if (!access.accessible.empty()) return;
+    Problem p;
+    p.exit_code = ExitCode::permission;
+    p.message = "a fabric pool cannot be exported: this process can open no IMEX channel";
+    p.cause = fmt::format("exporting fabric handles needs an IMEX channel node that this process can open: {}; "
+                          "checked before calling the driver, whose refused export crashed the process on "
+                          "driver 580.159.04",
+                          access.describe());
+    p.remedy = "as root, run 'cumemctl imex-setup' (or 'cumemctl imex-setup --owner USER'), then run this again";
+    throw Error(std::move(p));
+}
+
+}  // namespace
+
 CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
                                        std::optional<IpcRequest> ipc) {
     CreatePoolResult r;
@@ -19,6 +43,10 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
     require_room(api, fmt::format("a block of {}", format_size(size)), round_up(size, pool_granule(api, location)),
                  location, request.max_size);
     const char* me = "exporter";
+    if (ipc && request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
+        check_pool_support(api, device, location, request.handle_type);
+        require_imex_channel(ipc->imex_channel_dir);
+    }
     Stopwatch watch;
     OwnedPool pool(api, device, request);
     r.pool = pool.info();

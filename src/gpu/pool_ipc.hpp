@@ -50,6 +50,7 @@ struct IpcRequest {
     std::uint64_t seed = 0;                    // the pattern's seed
     std::string libcuda;                       // the driver library the importer loads
     std::chrono::milliseconds timeout{60000};  // for each wait on the importer
+    std::string imex_channel_dir = "/dev/nvidia-caps-imex-channels";  // checked before a fabric export
 };
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports

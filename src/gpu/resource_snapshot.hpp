@@ -12,7 +12,8 @@
 
 namespace cumemctl {
 
-// Free memory of the current context's device and the open descriptors.
+// Free memory of the current context's device and the open descriptors (less the driver's own
+// /dev/nvidia* files, which it opens on first use and keeps).
 struct ResourceSnapshot {
     std::uint64_t free_bytes = 0;
     std::map<int, std::string> fds;  // descriptor -> what it refers to

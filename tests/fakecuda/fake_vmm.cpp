@@ -166,6 +166,16 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     if (!fake::take_device_memory(owner, size)) return CUDA_ERROR_OUT_OF_MEMORY;
     Allocation a;
     a.prop = *prop;
+    // As measured on an H200 (driver 580.159.04): a host allocation is granted on the host NUMA node
+    // closest to the GPU, and the driver reports it as CU_MEM_LOCATION_TYPE_HOST_NUMA with that id.
+    if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST) {
+        const fake::Device* d0 = fake::device(0);
+        const auto numa = d0->attrs.find(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+        if (numa != d0->attrs.end() && numa->second >= 0) {
+            a.prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+            a.prop.location.id = numa->second;
+        }
+    }
     if (prop->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC &&
         !fake::device_has(owner < 0 ? 0 : owner, CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED)) {
         a.prop.allocFlags.compressionType = CU_MEM_ALLOCATION_COMP_NONE;  // asked, not granted

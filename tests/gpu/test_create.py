@@ -79,7 +79,12 @@ class Run:
         c.eq(f"{name}: free memory seen from here, after vs before", after, before)
         res = self.results.get("resources") or {}
         if res:
-            c.eq(f"{name}: free memory in cumemctl, after vs before", res.get("free_bytes_after"), res["free_bytes_before"])
+            # Inside its own context the driver may keep a little bookkeeping for an exported handle
+            # (64 KiB seen for posix-fd on the H200) until the context goes; the check from here, after
+            # the process ended, is the leak check. Inside, less than one granule may differ.
+            delta = abs(res.get("free_bytes_after", 0) - res["free_bytes_before"])
+            c.true(f"{name}: free memory in cumemctl, after vs before, within one granule", delta < (2 << 20),
+                   f"differs by {delta} bytes")
             c.eq(f"{name}: descriptors in cumemctl, after vs before", res.get("open_fds_after"), res["open_fds_before"])
             if res.get("new_fds"):
                 print(f"        new descriptors: {res['new_fds']}")
@@ -150,13 +155,23 @@ def test_fabric(c, binary, dev):
         c.eq("fabric with a channel: the second process found the pattern", (r.results.get("import_check") or {}).get("ok"), True)
 
 
+def granted_name(granted):
+    """The granted location as cumemctl names it: device, host or host-numa:N."""
+    kind = int(granted.location.type)
+    return {1: "device", 2: "host"}.get(kind, f"host-numa:{granted.location.id}" if kind == 3 else f"type-{kind}")
+
+
 def test_host(c, binary, dev):
     numa = direct.attribute(dev, HOST_NUMA_ID)
-    cases = [("host", HOST_VMM, "host"), ("host-numa", HOST_NUMA_VMM, f"host-numa:{numa}")]
-    for location, attribute, granted in cases:
+    cases = [("host", HOST_VMM, 2, 0), ("host-numa", HOST_NUMA_VMM, 3, numa)]
+    for location, attribute, location_type, location_id in cases:
         if direct.attribute(dev, attribute) != 1 or (location == "host-numa" and (numa is None or numa < 0)):
             print(f"        skip {location}: attribute {attribute} is {direct.attribute(dev, attribute)}, NUMA id {numa}")
             continue
+        # What the driver grants for this request, asked directly (a host request comes back as the
+        # host NUMA node on this driver).
+        result, direct_granted = direct_create(prop(location_type, location_id), 2 << 20)
+        granted = granted_name(direct_granted) if direct_granted is not None else result
         r = Run(c, binary, f"{location} --verify", "--size", "256MiB", "--device", str(dev), "--location", location, "--verify")
         c.eq(f"{location}: exit code", r.code, 0)
         c.eq(f"{location}: granted", (r.results.get("granted") or {}).get("location"), granted)
