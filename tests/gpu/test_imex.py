@@ -1,6 +1,7 @@
 """GPU tier: `cumemctl imex-setup` on a real node, compared with what the driver does directly.
 
-Needs root and a driver that registers nvidia-caps-imex-channels; exits 125 (skipped) otherwise.
+Needs root, CUMEMCTL_GPU_ALLOW_MKNOD=1 (it makes and removes nodes in /dev) and a driver that registers
+nvidia-caps-imex-channels; exits 125 (skipped) otherwise.
 Every fabric check of the driver runs in a fresh process (the driver may remember a process's channel):
 direct ones through ctypes straight into libcuda (so that they run as nobody too, without cuda.bindings),
 cumemctl's through its own --verify child.
@@ -165,6 +166,9 @@ def verify_error(doc):
 def main(binary):
     if os.geteuid() != 0:
         print("skip: needs root (it makes device nodes)")
+        return SKIP
+    if not DEV_ROOT and os.environ.get("CUMEMCTL_GPU_ALLOW_MKNOD") != "1":
+        print(f"skip: set CUMEMCTL_GPU_ALLOW_MKNOD=1 to allow mknod in {FOLDER}")
         return SKIP
     major = imex_major()
     if major is None:
