@@ -56,7 +56,8 @@ nlohmann::json owner_json(const Owner& owner) {
 nlohmann::json found_json(const NodeState& s) {
     nlohmann::json j{{"type", node_kind_key(s.kind)}};
     if (s.kind == NodeKind::missing) return j;
-    if (s.kind == NodeKind::char_device || s.kind == NodeKind::block_device) j["device"] = format_device(s.major, s.minor);
+    if (s.kind == NodeKind::char_device || s.kind == NodeKind::block_device)
+        j["device"] = format_device(s.major, s.minor);
     j["uid"] = s.uid;
     j["gid"] = s.gid;
     j["mode"] = format_mode(s.mode);
@@ -89,7 +90,8 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
         channels.push_back(channel_json(r, c));
         summary[std::string(action_name(c.action))] = summary[std::string(action_name(c.action))].get<int>() + 1;
     }
-    nlohmann::json dir{{"path", r.directory.path}, {"action", action_name(r.directory.action)}, {"exists", r.directory.exists}};
+    nlohmann::json dir{
+        {"path", r.directory.path}, {"action", action_name(r.directory.action)}, {"exists", r.directory.exists}};
     if (r.directory.exists) {
         dir["uid"] = r.directory.state.uid;
         dir["gid"] = r.directory.state.gid;
@@ -104,8 +106,8 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
             {"major", r.major},
             {"count", r.count},
             {"count_source", r.count_from_params ? "params" : "default"},
-            {"create_imex_channel0", r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0)
-                                                                    : nlohmann::json(nullptr)},
+            {"create_imex_channel0",
+             r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
             {"owner", owner_json(r.owner)},
             {"mode", format_mode(r.mode)},
             {"mode_source", r.mode_source},
@@ -133,23 +135,28 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     std::string summary;
     for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
     t.notes.push_back(fmt::format("{} channel{}: {}{}", r.channels.size(), r.channels.size() == 1 ? "" : "s", summary,
-                                  req.check ? " (--check: nothing changed)" : req.dry_run ? " (--dry-run: nothing changed)" : ""));
+                                  req.check     ? " (--check: nothing changed)"
+                                  : req.dry_run ? " (--dry-run: nothing changed)"
+                                                : ""));
     return t;
 }
 
-void add_verify(const ImexSetupOptions& opts, const Globals& globals, const ImexSetupRequest& req, Report& report) {
+void add_verify(const ImexSetupOptions& opts, const Globals& globals, const ImexSetupRequest& req,
+                const std::string& channel_dir, Report& report) {
     FabricVerifyRequest v;
     v.libcuda = choose_libcuda(globals.libcuda);
+    v.imex_channel_dir = channel_dir;
     v.device = parse_index(opts.device, 1 << 20, "device");
     v.as = req.owner;
     const FabricVerifyResult got = verify_fabric_in_child(v);
     report.driver = got.driver;
     const Owner as = owner_of(got.uid, got.gid);
-    nlohmann::json j{{"ok", got.ok}, {"device", v.device}, {"uid", got.uid}, {"gid", got.gid},
-                     {"as", format_owner(as)}, {"granularity", got.granularity}};
+    nlohmann::json j{{"ok", got.ok},   {"device", v.device},     {"uid", got.uid},
+                     {"gid", got.gid}, {"as", format_owner(as)}, {"granularity", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     report.results["verify"] = std::move(j);
-    Table t{"Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
+    Table t{
+        "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
     t.rows.push_back({format_owner(as), std::to_string(v.device),
                       got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
                              : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
@@ -171,7 +178,7 @@ Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globa
         report.tables.push_back(channels_table(req, result));
         for (const auto& w : result.warnings) report.warnings.push_back(w);
         for (const auto& e : result.errors) report.add_error(e);
-        if (opts.verify) add_verify(opts, globals, req, report);
+        if (opts.verify) add_verify(opts, globals, req, result.directory.path, report);
     });
 }
 

@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/devices.hpp"
+#include "gpu/diagnosis.hpp"
 
 namespace cumemctl {
 namespace {
@@ -44,9 +45,8 @@ CUmemAllocationProp fabric_prop(CUdevice device) {
     return prop;
 }
 
-void probe_steps(ProbeResources& res, FabricProbe& result) {
+void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricProbe& result) {
     const DriverApi& api = res.api;
-    const CUmemAllocationProp prop = fabric_prop(res.device);
     std::size_t granularity = 0;
     CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     result.granularity = granularity;
@@ -69,53 +69,38 @@ void probe_steps(ProbeResources& res, FabricProbe& result) {
 
 }  // namespace
 
-FabricProbe probe_fabric_handle(const DriverApi& api, int device) {
+FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir) {
     FabricProbe result;
     result.device = device;
     ProbeResources res{api};
     CU_CALL(api, cuDeviceGet, &res.device, device);
-    const std::optional<int> fabric = device_attribute(api, res.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED);
+    const std::optional<int> fabric =
+        device_attribute(api, res.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED);
     if (fabric && *fabric == 0) {
         Problem p;
         p.exit_code = ExitCode::unavailable;
         p.device = device;
         p.message = fmt::format("device {} does not support fabric handles", device);
         p.cause = "CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED is 0 on this device and driver";
-        p.remedy = "fabric handles (and IMEX channels) need a device and driver that support them, such as an "
-                   "NVLink-connected Hopper or Blackwell system on driver 530 or later";
+        p.remedy =
+            "fabric handles (and IMEX channels) need a device and a driver that support them "
+            "('cumemctl devices' shows which devices do)";
         throw Error(std::move(p));
     }
+    const CUmemAllocationProp prop = fabric_prop(res.device);
     try {
-        probe_steps(res, result);
+        probe_steps(res, prop, result);
     } catch (Error& e) {
-        e.problem().device = device;
-        diagnose_fabric_failure(e.problem());
+        DiagnosisContext context;
+        context.device = device;
+        context.prop = prop;
+        context.handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
+        if (result.granularity != 0) context.size = context.granularity = result.granularity;
+        context.imex_channel_dir = imex_channel_dir;
+        diagnose_problem(api, e.problem(), context);
         throw;
     }
     return result;
-}
-
-void diagnose_fabric_failure(Problem& problem) {
-    if (!problem.driver) return;
-    switch (problem.driver->code) {
-        case CUDA_ERROR_NOT_PERMITTED:
-            problem.cause = "no usable IMEX channel: the driver allows fabric handles only to a process that can "
-                            "open a node under /dev/nvidia-caps-imex-channels, and this one can open none";
-            problem.remedy = "as root, make a channel: 'cumemctl imex-setup' (channel0, for every user) or "
-                             "'cumemctl imex-setup --owner USER --channel N' (one channel per user); "
-                             "then 'cumemctl imex-setup --check --verify'";
-            break;
-        case CUDA_ERROR_NOT_SUPPORTED:
-            problem.cause = "this device or driver does not support fabric handles";
-            problem.remedy = "use a device and driver with fabric handle support (see 'cumemctl devices')";
-            break;
-        case CUDA_ERROR_SYSTEM_NOT_READY:
-        case CUDA_ERROR_ILLEGAL_STATE:
-            problem.cause = "the fabric software is not initialised or not running";
-            problem.remedy = "check the NVIDIA fabric manager and IMEX services (systemctl status nvidia-imex)";
-            break;
-        default: break;
-    }
 }
 
 }  // namespace cumemctl

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "cuda/driver.hpp"
+#include "gpu/imex_channel_access.hpp"
 
 namespace cumemctl {
 
@@ -18,12 +20,11 @@ struct FabricProbe {
 
 // Creates one granule of fabric-exportable device memory on `device` (cuMemCreate), exports it as a
 // fabric handle (cuMemExportToShareableHandle) and releases it. Needs cuInit; makes a context only if
-// the driver asks for one (CUDA_ERROR_INVALID_CONTEXT). Throws Error carrying the failed call,
-// diagnosed with diagnose_fabric_failure; unavailable (exit 3) where the device has no fabric handles.
-FabricProbe probe_fabric_handle(const DriverApi& api, int device);
-
-// Adds a cause and a remedy to a failed fabric-handle call: CUDA_ERROR_NOT_PERMITTED means that the
-// process can open no IMEX channel node, and says how to make one.
-void diagnose_fabric_failure(Problem& problem);
+// the driver asks for one (CUDA_ERROR_INVALID_CONTEXT). Throws Error carrying the failed call with the
+// diagnosis layer's cause and remedy (gpu/diagnosis.hpp: CUDA_ERROR_NOT_PERMITTED is no usable IMEX
+// channel, described from `imex_channel_dir` as this process sees it); unavailable (exit 3) where
+// the device has no fabric handles.
+FabricProbe probe_fabric_handle(const DriverApi& api, int device,
+                                const std::string& imex_channel_dir = kImexChannelDir);
 
 }  // namespace cumemctl

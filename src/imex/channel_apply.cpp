@@ -25,7 +25,9 @@ struct Step {
     const char* call = "";
 };
 
-Step failed(const char* call) { return Step{errno, call}; }
+Step failed(const char* call) {
+    return Step{errno, call};
+}
 
 // A name no other run uses: ".channel7.cumemctl-PID-SEQ-RANDOM" (hidden, not "channel*").
 std::string temp_name(const std::string& name) {
@@ -97,24 +99,35 @@ Step fix_node(int dir_fd, const std::string& name, const NodeState& have, const 
 
 Step carry_out(int dir_fd, const std::string& name, const ChannelOutcome& out) {
     switch (out.plan.change) {
-        case Change::create: return make_node(dir_fd, name, out.want, true);
-        case Change::replace: return make_node(dir_fd, name, out.want, false);
-        case Change::fix: return fix_node(dir_fd, name, out.found, out.want);
-        case Change::remove: return ::unlinkat(dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("unlinkat");
+        case Change::create:
+            return make_node(dir_fd, name, out.want, true);
+        case Change::replace:
+            return make_node(dir_fd, name, out.want, false);
+        case Change::fix:
+            return fix_node(dir_fd, name, out.found, out.want);
+        case Change::remove:
+            return ::unlinkat(dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("unlinkat");
         case Change::none:
-        case Change::refuse: break;
+        case Change::refuse:
+            break;
     }
     return {};
 }
 
 Action done_action(Change change) {
     switch (change) {
-        case Change::create: return Action::created;
-        case Change::fix: return Action::fixed;
-        case Change::replace: return Action::replaced;
-        case Change::remove: return Action::removed;
-        case Change::refuse: return Action::refused;
-        case Change::none: break;
+        case Change::create:
+            return Action::created;
+        case Change::fix:
+            return Action::fixed;
+        case Change::replace:
+            return Action::replaced;
+        case Change::remove:
+            return Action::removed;
+        case Change::refuse:
+            return Action::refused;
+        case Change::none:
+            break;
     }
     return Action::unchanged;
 }
@@ -135,14 +148,22 @@ void set_error(ChannelOutcome& out, int error, std::string_view call) {
 
 std::string_view action_name(Action action) {
     switch (action) {
-        case Action::created: return "created";
-        case Action::unchanged: return "unchanged";
-        case Action::fixed: return "fixed";
-        case Action::replaced: return "replaced";
-        case Action::removed: return "removed";
-        case Action::planned: return "planned";
-        case Action::refused: return "refused";
-        case Action::error: return "error";
+        case Action::created:
+            return "created";
+        case Action::unchanged:
+            return "unchanged";
+        case Action::fixed:
+            return "fixed";
+        case Action::replaced:
+            return "replaced";
+        case Action::removed:
+            return "removed";
+        case Action::planned:
+            return "planned";
+        case Action::refused:
+            return "refused";
+        case Action::error:
+            return "error";
     }
     return "error";
 }

@@ -19,11 +19,11 @@ std::string_view action_name(Action action);
 // One channel's outcome: what was asked, what was found, the plan, and what was done.
 struct ChannelOutcome {
     NodeSpec want;
-    NodeState found;         // what was at the path when the plan was made
+    NodeState found;  // what was at the path when the plan was made
     ChannelPlan plan;
     Action action = Action::planned;
-    std::string error;       // for Action::error: the failed call and why ("mknodat: Operation not permitted")
-    int error_number = 0;    // for Action::error: the errno
+    std::string error;     // for Action::error: the failed call and why ("mknodat: Operation not permitted")
+    int error_number = 0;  // for Action::error: the errno
 };
 
 // What is at `name` in the folder `dir_fd`, not following links; `error` is the errno of a failed look

@@ -14,8 +14,7 @@
 namespace cumemctl {
 namespace {
 
-constexpr const char* kRootRemedy =
-    "run imex-setup as root (making device nodes needs CAP_MKNOD, and /dev is root's)";
+constexpr const char* kRootRemedy = "run imex-setup as root (making device nodes needs CAP_MKNOD, and /dev is root's)";
 
 std::string join(const std::string& dir, std::string_view name) {
     if (dir.empty() || dir.back() == '/') return dir + std::string(name);
@@ -36,8 +35,7 @@ std::string join(const std::string& dir, std::string_view name) {
     if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno(err, "open", path);
     const NodeKind kind = node_state_from_stat(st).kind;
     if (kind == NodeKind::directory) throw_errno(err, "open", path);
-    throw Error(ExitCode::failed,
-                fmt::format("{} is a {}, not a directory: refused", path, node_kind_name(kind)),
+    throw Error(ExitCode::failed, fmt::format("{} is a {}, not a directory: refused", path, node_kind_name(kind)),
                 kind == NodeKind::symlink
                     ? "cumemctl does not follow symbolic links on the way to channel nodes; remove the link "
                       "(imex-setup makes the folder when it is missing)"

@@ -7,7 +7,9 @@
 namespace cumemctl {
 namespace {
 
-bool is_device_node(NodeKind kind) { return kind == NodeKind::char_device || kind == NodeKind::block_device; }
+bool is_device_node(NodeKind kind) {
+    return kind == NodeKind::char_device || kind == NodeKind::block_device;
+}
 
 bool right_device(const NodeSpec& want, const NodeState& have) {
     return have.kind == NodeKind::char_device && have.major == want.major && have.minor == want.channel_minor();
@@ -19,7 +21,8 @@ std::string describe_device(const NodeState& have) {
 }
 
 std::string wrong_device_detail(const NodeSpec& want, const NodeState& have) {
-    return fmt::format("{}, not character device {}", describe_device(have), format_device(want.major, want.channel_minor()));
+    return fmt::format("{}, not character device {}", describe_device(have),
+                       format_device(want.major, want.channel_minor()));
 }
 
 ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
@@ -58,12 +61,18 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
 
 std::string_view change_name(Change change) {
     switch (change) {
-        case Change::none: return "none";
-        case Change::create: return "create";
-        case Change::fix: return "fix";
-        case Change::replace: return "replace";
-        case Change::remove: return "remove";
-        case Change::refuse: return "refuse";
+        case Change::none:
+            return "none";
+        case Change::create:
+            return "create";
+        case Change::fix:
+            return "fix";
+        case Change::replace:
+            return "replace";
+        case Change::remove:
+            return "remove";
+        case Change::refuse:
+            return "refuse";
     }
     return "none";
 }

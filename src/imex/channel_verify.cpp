@@ -31,10 +31,12 @@ Problem problem_of(ExitCode code, std::string message, std::string remedy = {}) 
 }
 
 nlohmann::json problem_json(const Problem& p) {
-    nlohmann::json j{{"exit_code", static_cast<int>(p.exit_code)}, {"message", p.message}, {"cause", p.cause},
-                     {"remedy", p.remedy}};
+    nlohmann::json j{
+        {"exit_code", static_cast<int>(p.exit_code)}, {"message", p.message}, {"cause", p.cause}, {"remedy", p.remedy}};
     if (p.device) j["device"] = *p.device;
-    if (p.driver) j["driver"] = {{"call", p.driver->call}, {"code", p.driver->code}, {"name", p.driver->name}, {"text", p.driver->text}};
+    if (p.driver)
+        j["driver"] = {
+            {"call", p.driver->call}, {"code", p.driver->code}, {"name", p.driver->name}, {"text", p.driver->text}};
     return j;
 }
 
@@ -45,8 +47,8 @@ Problem problem_from(const nlohmann::json& j) {
     if (j.contains("device")) p.device = j["device"].get<int>();
     if (j.contains("driver")) {
         const auto& d = j["driver"];
-        p.driver = DriverFailure{d.at("call").get<std::string>(), d.at("code").get<int>(), d.at("name").get<std::string>(),
-                                 d.at("text").get<std::string>()};
+        p.driver = DriverFailure{d.at("call").get<std::string>(), d.at("code").get<int>(),
+                                 d.at("name").get<std::string>(), d.at("text").get<std::string>()};
     }
     return p;
 }
@@ -77,10 +79,11 @@ nlohmann::json child_work(const FabricVerifyRequest& request) {
         out["gid"] = ::getgid();
         Driver driver = Driver::load(request.libcuda);
         const DriverInfo& info = driver.info();
-        out["driver"] = {{"library", info.library}, {"loaded", info.loaded}, {"version", info.version}, {"error", info.error}};
+        out["driver"] = {
+            {"library", info.library}, {"loaded", info.loaded}, {"version", info.version}, {"error", info.error}};
         const int count = driver.init();
         select_devices(std::to_string(request.device), count);
-        const FabricProbe probe = probe_fabric_handle(driver.api(), request.device);
+        const FabricProbe probe = probe_fabric_handle(driver.api(), request.device, request.imex_channel_dir);
         out["granularity"] = probe.granularity;
         out["ok"] = true;
     } catch (const Error& e) {
@@ -109,7 +112,8 @@ bool read_answer(int fd, int timeout_ms, std::string& text) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
     char buffer[4096];
     for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
         if (left.count() <= 0) return false;
         pollfd p{fd, POLLIN, 0};
         const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
@@ -130,8 +134,8 @@ FabricVerifyResult result_from(const nlohmann::json& j) {
     r.gid = j.value("gid", 0U);
     if (j.contains("driver")) {
         const auto& d = j["driver"];
-        r.driver = DriverInfo{d.at("library").get<std::string>(), d.at("loaded").get<bool>(), d.at("version").get<int>(),
-                              d.at("error").get<std::string>()};
+        r.driver = DriverInfo{d.at("library").get<std::string>(), d.at("loaded").get<bool>(),
+                              d.at("version").get<int>(), d.at("error").get<std::string>()};
     }
     r.granularity = j.value("granularity", std::uint64_t{0});
     if (j.contains("problem")) r.problem = problem_from(j["problem"]);
@@ -167,9 +171,9 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
     if (!finished) {
-        result.problem = problem_of(ExitCode::failed,
-                                    fmt::format("the verification did not finish within {} s", request.timeout_ms / 1000),
-                                    "the driver hangs; check dmesg and nvidia-smi");
+        result.problem = problem_of(
+            ExitCode::failed, fmt::format("the verification did not finish within {} s", request.timeout_ms / 1000),
+            "the driver hangs; check dmesg and nvidia-smi");
     } else if (WIFSIGNALED(status)) {
         result.problem = problem_of(ExitCode::failed,
                                     fmt::format("the verification process died of signal {} ({})", WTERMSIG(status),
@@ -183,7 +187,8 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
                 result.driver.error = "not loaded: the verification stopped before loading it";
             }
         } catch (const std::exception& e) {
-            result.problem = problem_of(ExitCode::failed, fmt::format("the verification process gave no answer ({})", e.what()));
+            result.problem =
+                problem_of(ExitCode::failed, fmt::format("the verification process gave no answer ({})", e.what()));
         }
     }
     return result;

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "gpu/imex_channel_access.hpp"
 #include "report/report.hpp"
 #include "util/user_group.hpp"
 
@@ -15,8 +16,9 @@ namespace cumemctl {
 
 // What --verify asks for.
 struct FabricVerifyRequest {
-    std::string libcuda;      // the driver library (choose_libcuda's answer)
-    int device = 0;           // --device
+    std::string libcuda;                             // the driver library (choose_libcuda's answer)
+    int device = 0;                                  // --device
+    std::string imex_channel_dir = kImexChannelDir;  // the folder described when the driver refuses
     std::optional<Owner> as;  // run the child as this user and group; the caller's own ids otherwise
     int timeout_ms = 120000;  // a driver that hangs longer is killed and reported
 };
@@ -24,11 +26,11 @@ struct FabricVerifyRequest {
 // What the child found.
 struct FabricVerifyResult {
     bool ok = false;
-    DriverInfo driver;                // the library the child loaded, and its version
-    uid_t uid = 0;                    // who the child ran as
+    DriverInfo driver;  // the library the child loaded, and its version
+    uid_t uid = 0;      // who the child ran as
     gid_t gid = 0;
-    std::uint64_t granularity = 0;    // the size of the fabric allocation it made
-    std::optional<Problem> problem;   // why it failed (with the IMEX diagnosis for NOT_PERMITTED)
+    std::uint64_t granularity = 0;   // the size of the fabric allocation it made
+    std::optional<Problem> problem;  // why it failed (with the IMEX diagnosis for NOT_PERMITTED)
 };
 
 // Forks a child that drops to `as` (supplementary groups, group, then user), loads the driver, creates

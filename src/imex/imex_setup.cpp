@@ -44,7 +44,10 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
         Problem w{ExitCode::ok,
                   fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
                               request.params, kDefaultImexChannelCount),
-                  "", "point --params at the params file of the loaded driver to use its count", {}, {}};
+                  "",
+                  "point --params at the params file of the loaded driver to use its count",
+                  {},
+                  {}};
         result.warnings.push_back(std::move(w));
     }
     if (result.params.create_imex_channel0.value_or(false)) {
@@ -54,7 +57,8 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
                   "",
                   "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
                   "user a channel with --owner",
-                  {}, {}};
+                  {},
+                  {}};
         result.warnings.push_back(std::move(w));
     }
 }
@@ -72,8 +76,8 @@ std::vector<int> select_channels(const ImexSetupRequest& request, const ImexSetu
 
 void choose_owner_and_mode(const ImexSetupRequest& request, ImexSetupResult& result) {
     const NvidiaParams& p = result.params;
-    result.owner = request.owner ? *request.owner
-                                 : owner_of(p.device_file_uid.value_or(0), p.device_file_gid.value_or(0));
+    result.owner =
+        request.owner ? *request.owner : owner_of(p.device_file_uid.value_or(0), p.device_file_gid.value_or(0));
     if (request.mode) {
         result.mode = *request.mode;
         result.mode_source = "--mode";
@@ -93,20 +97,29 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     d.state = dir.state;
     d.action = dir.created ? Action::created : d.exists || removing ? Action::unchanged : Action::planned;
     if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
-        result.warnings.push_back(Problem{
-            ExitCode::ok, fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
-            "", fmt::format("chown root:root {}", d.path), {}, {}});
+        result.warnings.push_back(
+            Problem{ExitCode::ok,
+                    fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
+                    "",
+                    fmt::format("chown root:root {}", d.path),
+                    {},
+                    {}});
     }
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
             ExitCode::ok,
             fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
                         (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
-            "", fmt::format("chmod 0755 {}", d.path), {}, {}});
+            "",
+            fmt::format("chmod 0755 {}", d.path),
+            {},
+            {}});
     }
 }
 
-bool is_permission(int error) { return error == EPERM || error == EACCES; }
+bool is_permission(int error) {
+    return error == EPERM || error == EACCES;
+}
 
 // Works through the channels in order; after a permission failure the rest are not attempted, and a
 // channel folder that this run made is removed again.
@@ -117,7 +130,8 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     const int fd = dir.fd.valid() ? dir.fd.get() : -1;
     bool stopped = false;
     for (int channel : selected) {
-        const NodeSpec want{channel, static_cast<unsigned>(result.major), result.owner.uid, result.owner.gid, result.mode};
+        const NodeSpec want{channel, static_cast<unsigned>(result.major), result.owner.uid, result.owner.gid,
+                            result.mode};
         ChannelOutcome out;
         if (stopped) {
             out.want = want;
@@ -141,7 +155,9 @@ std::string node_path(const ImexSetupResult& result, const ChannelOutcome& out) 
 }
 
 // "" for one, " (and 4 more)" for five.
-std::string and_more(std::size_t count) { return count > 1 ? fmt::format(" (and {} more)", count - 1) : ""; }
+std::string and_more(std::size_t count) {
+    return count > 1 ? fmt::format(" (and {} more)", count - 1) : "";
+}
 
 void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
     const ChannelOutcome* first_error = nullptr;
@@ -159,10 +175,13 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
     }
     if (first_error != nullptr) {
         const bool permission = is_permission(first_error->error_number);
-        result.errors.push_back(Problem{
-            permission ? ExitCode::permission : ExitCode::failed,
-            fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
-            "", permission ? kRootRemedy : "check the file system that holds the channel folder", {}, {}});
+        result.errors.push_back(
+            Problem{permission ? ExitCode::permission : ExitCode::failed,
+                    fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
+                    "",
+                    permission ? kRootRemedy : "check the file system that holds the channel folder",
+                    {},
+                    {}});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{
@@ -173,13 +192,17 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             wrong_device ? "--force replaces (or removes) a device node of the wrong type or number; anything else "
                            "at a channel's path must be moved away by hand"
                          : "imex-setup never touches anything but a device node: move it away by hand and run again",
-            {}, {}});
+            {},
+            {}});
     }
     if (request.check && differences > 0) {
-        result.errors.push_back(Problem{
-            ExitCode::failed,
-            fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()), "",
-            "run the same command without --check to make the changes (--dry-run shows them)", {}, {}});
+        result.errors.push_back(
+            Problem{ExitCode::failed,
+                    fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
+                    "",
+                    "run the same command without --check to make the changes (--dry-run shows them)",
+                    {},
+                    {}});
     }
 }
 

@@ -21,13 +21,13 @@ struct ImexSetupRequest {
     std::string proc_devices = "/proc/devices";
     std::string params = "/proc/driver/nvidia/params";
     std::string dev_root = "/";
-    std::string channels = "0";   // a channel list as people type it: "0", "0-3,7", "all"
-    std::optional<Owner> owner;   // --owner; else the driver's DeviceFileUID and DeviceFileGID
-    std::optional<mode_t> mode;   // --mode; else 0600 with --owner, else the driver's DeviceFileMode
-    bool force = false;           // replace (or remove) device nodes of the wrong type or number
-    bool check = false;           // change nothing; anything that differs is a failure
-    bool dry_run = false;         // change nothing; say what would change
-    bool remove = false;          // remove the channels instead of making them
+    std::string channels = "0";  // a channel list as people type it: "0", "0-3,7", "all"
+    std::optional<Owner> owner;  // --owner; else the driver's DeviceFileUID and DeviceFileGID
+    std::optional<mode_t> mode;  // --mode; else 0600 with --owner, else the driver's DeviceFileMode
+    bool force = false;          // replace (or remove) device nodes of the wrong type or number
+    bool check = false;          // change nothing; anything that differs is a failure
+    bool dry_run = false;        // change nothing; say what would change
+    bool remove = false;         // remove the channels instead of making them
 };
 
 // The channel folder: where it is and what became of it ("created", "unchanged" or "planned").
@@ -40,13 +40,13 @@ struct ChannelDirOutcome {
 
 // What imex-setup found and did. `errors` and `warnings` are for the report as they are.
 struct ImexSetupResult {
-    int major = 0;                      // of nvidia-caps-imex-channels
-    std::uint32_t count = 0;            // ImexChannelCount, or the default
-    bool count_from_params = false;     // false: the params file did not say, the default was used
+    int major = 0;                   // of nvidia-caps-imex-channels
+    std::uint32_t count = 0;         // ImexChannelCount, or the default
+    bool count_from_params = false;  // false: the params file did not say, the default was used
     NvidiaParams params;
-    Owner owner;                        // the owner every selected channel should have
-    mode_t mode = 0;                    // and its mode
-    std::string mode_source;            // "--mode", "--owner", "DeviceFileMode" or "default"
+    Owner owner;              // the owner every selected channel should have
+    mode_t mode = 0;          // and its mode
+    std::string mode_source;  // "--mode", "--owner", "DeviceFileMode" or "default"
     ChannelDirOutcome directory;
     std::vector<ChannelOutcome> channels;
     std::vector<Problem> warnings;

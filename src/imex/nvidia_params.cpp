@@ -61,7 +61,8 @@ NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source)
             if (name != kKnown[k].name) continue;
             if (seen[k]) throw_unreadable_line(source, line, fmt::format("{} listed twice", name), kRemedy);
             seen[k] = true;
-            const std::uint32_t v = read_value(line, name, trim_blanks(line.text.substr(colon + 1)), kKnown[k].max, source);
+            const std::uint32_t v =
+                read_value(line, name, trim_blanks(line.text.substr(colon + 1)), kKnown[k].max, source);
             if (kKnown[k].field != nullptr) {
                 params.*kKnown[k].field = v;
             } else {

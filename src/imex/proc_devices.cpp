@@ -74,7 +74,8 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
             return;
         }
         const Entry entry = read_entry(line, source);
-        if (section == Section::none) throw_unreadable_line(source, line, "a device before any section heading", kRemedy);
+        if (section == Section::none)
+            throw_unreadable_line(source, line, "a device before any section heading", kRemedy);
         if (section != Section::character || entry.name != name) return;
         if (found && *found != entry.major) {
             throw_unreadable_line(source, line,

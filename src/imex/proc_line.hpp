@@ -36,7 +36,9 @@ std::string quote_line(std::string_view line);
                                         std::string_view remedy);
 
 // Whether `c` is a blank (space or tab).
-constexpr bool is_blank(char c) { return c == ' ' || c == '\t'; }
+constexpr bool is_blank(char c) {
+    return c == ' ' || c == '\t';
+}
 
 // `text` without leading and trailing blanks.
 std::string_view trim_blanks(std::string_view text);

@@ -20,7 +20,8 @@ std::optional<passwd> find_user(const std::string& name, std::vector<char>& buff
     passwd pw{};
     passwd* found = nullptr;
     buffer.assign(kLookupBuffer, '\0');
-    if (getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return std::nullopt;
+    if (getpwnam_r(name.c_str(), &pw, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+        return std::nullopt;
     return pw;
 }
 
@@ -28,7 +29,8 @@ std::optional<gid_t> find_group(const std::string& name) {
     std::vector<char> buffer(kLookupBuffer);
     group gr{};
     group* found = nullptr;
-    if (getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) return std::nullopt;
+    if (getgrnam_r(name.c_str(), &gr, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+        return std::nullopt;
     return gr.gr_gid;
 }
 
@@ -51,7 +53,8 @@ std::optional<unsigned> as_number(std::string_view text) {
 Owner resolve_owner(std::string_view spec) {
     const std::size_t colon = spec.find(':');
     const std::string user(spec.substr(0, colon));
-    const std::string group_text = colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
+    const std::string group_text =
+        colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
     if (user.empty()) bad_owner(spec, "no user");
     if (colon != std::string_view::npos && group_text.empty()) bad_owner(spec, "no group after ':'");
     std::vector<char> buffer;

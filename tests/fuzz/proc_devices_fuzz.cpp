@@ -10,7 +10,8 @@
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
-        const std::optional<int> major = cumemctl::find_char_major(text, cumemctl::kImexChannelsDeviceName, fuzz::kSource);
+        const std::optional<int> major =
+            cumemctl::find_char_major(text, cumemctl::kImexChannelsDeviceName, fuzz::kSource);
         if (major) {
             fuzz::require(*major >= 0 && *major <= cumemctl::kMaxMajor);
             fuzz::require(text.find(cumemctl::kImexChannelsDeviceName) != std::string_view::npos);

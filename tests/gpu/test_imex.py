@@ -1,14 +1,17 @@
 """GPU tier: `cumemctl imex-setup` on a real node, compared with what the driver does directly.
 
-Needs root and a driver that registers nvidia-caps-imex-channels; exits 125 (skipped) otherwise.
+Needs root, CUMEMCTL_GPU_ALLOW_MKNOD=1 (it makes and removes nodes in /dev) and a driver that registers
+nvidia-caps-imex-channels; exits 125 (skipped) otherwise.
 Every fabric check of the driver runs in a fresh process (the driver may remember a process's channel):
 direct ones through ctypes straight into libcuda (so that they run as nobody too, without cuda.bindings),
 cumemctl's through its own --verify child.
 
 1. Before (only when the node has no channel node): `imex-setup --dry-run --verify` fails with
-   CUDA_ERROR_NOT_PERMITTED and the IMEX diagnosis, and a direct fabric cuMemCreate fails the same way.
+   CUDA_ERROR_NOT_PERMITTED and the IMEX diagnosis, a direct fabric cuMemCreate fails the same way, and
+   so does `cumemctl create --handle-type fabric --export`.
 2. `imex-setup --verify` makes channel0 (the major from /proc/devices) and verifies it.
-3. After: a direct fabric cuMemCreate and export succeed, with the granularity cumemctl reported.
+3. After: a direct fabric cuMemCreate and export succeed, with the granularity cumemctl reported, and
+   `cumemctl create --handle-type fabric --export` passes.
 4. A rerun reports unchanged.
 5. Isolation: with channel0 root's and 0600, nobody's --check --verify fails NOT_PERMITTED, as a direct
    cuMemCreate as nobody does; after `--channel 1 --owner nobody --verify`, both pass as nobody.
@@ -115,6 +118,25 @@ def imex(binary, *args, as_nobody=False):
     return r.returncode, doc
 
 
+def has_create(binary):
+    """Whether this cumemctl has the create command."""
+    return subprocess.run([binary, "create", "--help"], capture_output=True, timeout=60).returncode == 0
+
+
+def create_fabric(binary):
+    """`cumemctl create --size 2MiB --handle-type fabric --export` (a fresh process): (exit code, JSON)."""
+    cmd = [binary, "create", "--size", "2MiB", "--handle-type", "fabric", "--export", "--json"]
+    env = dict(os.environ, CUMEMCTL_IMEX_CHANNEL_DIR=FOLDER) if DEV_ROOT else None
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+    print(f"$ {' '.join(cmd)}  -> exit {r.returncode}")
+    for line in r.stderr.strip().splitlines():
+        print(f"    {line}")
+    try:
+        return r.returncode, json.loads(r.stdout)
+    except json.JSONDecodeError:
+        return r.returncode, None
+
+
 def node(path):
     try:
         st = os.lstat(path)
@@ -145,6 +167,9 @@ def main(binary):
     if os.geteuid() != 0:
         print("skip: needs root (it makes device nodes)")
         return SKIP
+    if not DEV_ROOT and os.environ.get("CUMEMCTL_GPU_ALLOW_MKNOD") != "1":
+        print(f"skip: set CUMEMCTL_GPU_ALLOW_MKNOD=1 to allow mknod in {FOLDER}")
+        return SKIP
     major = imex_major()
     if major is None:
         print("skip: /proc/devices has no nvidia-caps-imex-channels")
@@ -169,8 +194,14 @@ def main(binary):
             c.eq("before: verify's driver error is the direct cuMemCreate's", err.get("driver_call", {}).get("name"),
                  d.get("create"))
             c.eq("before: direct fabric cuMemCreate", d.get("create"), "CUDA_ERROR_NOT_PERMITTED")
-            c.eq("before: the diagnosis names the IMEX channel", "no usable IMEX channel" in err.get("cause", ""), True)
+            c.eq("before: the diagnosis names the IMEX channel", "IMEX channel node" in err.get("cause", ""), True)
             c.eq("before: --dry-run made nothing", os.path.exists(FOLDER), False)
+            if has_create(binary):
+                code, doc = create_fabric(binary)
+                errs = (doc or {}).get("errors") or [{}]
+                c.eq("before: create --handle-type fabric exit code (permission)", code, 4)
+                c.eq("before: create's driver error", errs[0].get("driver_call", {}).get("name"), "CUDA_ERROR_NOT_PERMITTED")
+                c.eq("before: create's diagnosis names the IMEX channel", "IMEX channel" in errs[0].get("cause", ""), True)
         code, doc = imex(binary, "--verify")
         c.eq("setup: exit code", code, 0)
         ch = (doc or {}).get("results", {}).get("channels", [{}])[0]
@@ -184,6 +215,9 @@ def main(binary):
         c.eq("after: direct fabric export", d.get("export"), "CUDA_SUCCESS")
         c.eq("after: granularity as the driver says", (doc or {}).get("results", {}).get("verify", {}).get("granularity"),
              d.get("granularity"))
+        if has_create(binary):
+            code, _ = create_fabric(binary)
+            c.eq("after: create --handle-type fabric --export exit code", code, 0)
         code, doc = imex(binary)
         c.eq("rerun: exit code", code, 0)
         c.eq("rerun: channel0 unchanged", (doc or {}).get("results", {}).get("channels", [{}])[0].get("action"), "unchanged")

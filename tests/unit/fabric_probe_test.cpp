@@ -13,9 +13,9 @@ struct VmmModel {
     CUresult create_without_context = CUDA_SUCCESS;
     CUresult export_result = CUDA_SUCCESS;
     bool context_current = false;
-    int live = 0;             // allocations not yet released
-    std::size_t size = 0;     // the size asked of cuMemCreate
-    int handle_types = 0;     // the handle types asked of cuMemCreate
+    int live = 0;          // allocations not yet released
+    std::size_t size = 0;  // the size asked of cuMemCreate
+    int handle_types = 0;  // the handle types asked of cuMemCreate
     int exported_type = 0;
 };
 
@@ -37,7 +37,8 @@ DriverApi vmm_table() {
         *g = 2u << 20;
         return CUDA_SUCCESS;
     };
-    api.cuMemCreate = [](CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* prop, unsigned long long) {
+    api.cuMemCreate = [](CUmemGenericAllocationHandle* h, size_t size, const CUmemAllocationProp* prop,
+                         unsigned long long) {
         if (!vmm().context_current && vmm().create_without_context != CUDA_SUCCESS) return vmm().create_without_context;
         if (vmm().create != CUDA_SUCCESS) return vmm().create;
         vmm().size = size;
@@ -90,13 +91,14 @@ TEST_CASE("NOT_PERMITTED from cuMemCreate or the export is diagnosed as no usabl
         const DriverApi api = vmm_table();
         (at_export ? vmm().export_result : vmm().create) = CUDA_ERROR_NOT_PERMITTED;
         try {
-            probe_fabric_handle(api, 0);
+            probe_fabric_handle(api, 0, "/nonexistent/nvidia-caps-imex-channels");
             FAIL("no error");
         } catch (const Error& e) {
             REQUIRE(e.problem().driver.has_value());
             CHECK(e.problem().driver->call == (at_export ? "cuMemExportToShareableHandle" : "cuMemCreate"));
             CHECK(e.exit_code() == ExitCode::permission);
-            CHECK(e.problem().cause.find("no usable IMEX channel") == 0);
+            CHECK(e.problem().cause.find("need an IMEX channel node that this process can open, and there is none: "
+                                         "/nonexistent/nvidia-caps-imex-channels does not exist") != std::string::npos);
             CHECK(e.problem().remedy.find("cumemctl imex-setup") != std::string::npos);
             CHECK(e.problem().device == 0);
         }
@@ -119,7 +121,7 @@ TEST_CASE("a device without fabric handles is unavailable before any allocation"
 
 TEST_CASE("other failures keep the driver's words and get no IMEX diagnosis") {
     const DriverApi api = vmm_table();
-    vmm().create = CUDA_ERROR_OUT_OF_MEMORY;
+    vmm().create = CUDA_ERROR_UNKNOWN;
     try {
         probe_fabric_handle(api, 0);
         FAIL("no error");

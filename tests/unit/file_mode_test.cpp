@@ -39,7 +39,8 @@ TEST_CASE("owners resolve names and numbers as chown does") {
     CHECK(numeric.gid == 12345);
     CHECK(format_owner(numeric) == "root:12345");
     CHECK(format_owner(owner_of(4000000, 4000001)) == "4000000:4000001");
-    for (const char* bad : {"", ":0", "root:", "no-such-user-here", "root:no-such-group-here", "4000000", "-1", "4294967295:0"}) {
+    for (const char* bad :
+         {"", ":0", "root:", "no-such-user-here", "root:no-such-group-here", "4000000", "-1", "4294967295:0"}) {
         CAPTURE(bad);
         try {
             resolve_owner(bad);

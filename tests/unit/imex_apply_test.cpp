@@ -41,7 +41,9 @@ struct stat lstat_of(const std::string& path) {
     return st;
 }
 
-bool can_mknod() { return ::geteuid() == 0; }
+bool can_mknod() {
+    return ::geteuid() == 0;
+}
 
 }  // namespace
 

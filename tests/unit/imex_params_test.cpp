@@ -60,18 +60,21 @@ TEST_CASE("CreateImexChannel0 is a flag and the count has a range") {
     CHECK(parse_nvidia_params("CreateImexChannel0:0", "params").create_imex_channel0 == false);
     CHECK(parse_nvidia_params("ImexChannelCount: 0\n", "params").imex_channel_count == 0u);
     CHECK(parse_nvidia_params("ImexChannelCount: 1048576\n", "params").imex_channel_count == kMaxImexChannelCount);
-    CHECK(parse_error("ImexChannelCount: 1048577\n") == "params:1: ImexChannelCount is above 1048576: 'ImexChannelCount: 1048577'");
+    CHECK(parse_error("ImexChannelCount: 1048577\n") ==
+          "params:1: ImexChannelCount is above 1048576: 'ImexChannelCount: 1048577'");
 }
 
 TEST_CASE("a malformed params file is an error that names the line") {
     CHECK(parse_error("RmLogonRC: 1\ngarbage\n") == "params:2: not a 'Name: value' line: 'garbage'");
     CHECK(parse_error(": 5\n") == "params:1: not a 'Name: value' line: ': 5'");
     CHECK(parse_error(" ImexChannelCount: 5\n").find("params:1: not a 'Name: value' line") == 0);
-    CHECK(parse_error("ImexChannelCount: lots\n") == "params:1: ImexChannelCount is not a decimal number: 'ImexChannelCount: lots'");
+    CHECK(parse_error("ImexChannelCount: lots\n") ==
+          "params:1: ImexChannelCount is not a decimal number: 'ImexChannelCount: lots'");
     CHECK(parse_error("ImexChannelCount: -1\n").find("params:1: ImexChannelCount is not a decimal number") == 0);
     CHECK(parse_error("ImexChannelCount: 0x800\n").find("is not a decimal number") != std::string::npos);
     CHECK(parse_error("ImexChannelCount:\n").find("is not a decimal number") != std::string::npos);
-    CHECK(parse_error("ImexChannelCount: 99999999999999999999999\n").find("is not a decimal number") != std::string::npos);
+    CHECK(parse_error("ImexChannelCount: 99999999999999999999999\n").find("is not a decimal number") !=
+          std::string::npos);
     CHECK(parse_error("DeviceFileMode: 4096\n") == "params:1: DeviceFileMode is above 4095: 'DeviceFileMode: 4096'");
     CHECK(parse_error("DeviceFileUID: 4294967295\n").find("DeviceFileUID is above") != std::string::npos);
     CHECK(parse_error("ImexChannelCount: 4\nRmMsg: \"\"\nImexChannelCount: 8\n") ==

@@ -14,7 +14,9 @@ NodeState char_node(unsigned major, unsigned minor, uid_t uid = 65534, gid_t gid
     return NodeState{NodeKind::char_device, major, minor, uid, gid, mode};
 }
 
-NodeState other(NodeKind kind) { return NodeState{kind, 0, 0, 0, 0, 0644}; }
+NodeState other(NodeKind kind) {
+    return NodeState{kind, 0, 0, 0, 0, 0644};
+}
 
 }  // namespace
 
@@ -38,7 +40,8 @@ TEST_CASE("a wrong owner or mode is fixed and the detail says what changes") {
 }
 
 TEST_CASE("a device node of the wrong number or type is refused without --force and replaced with it") {
-    for (const NodeState& wrong : {char_node(242, 4), char_node(243, 3), NodeState{NodeKind::block_device, 242, 3, 65534, 65534, 0600}}) {
+    for (const NodeState& wrong :
+         {char_node(242, 4), char_node(243, 3), NodeState{NodeKind::block_device, 242, 3, 65534, 65534, 0600}}) {
         const ChannelPlan refused = plan_channel(kWant, wrong, {});
         CHECK(refused.change == Change::refuse);
         CHECK(refused.detail.find("--force replaces it") != std::string::npos);
@@ -51,7 +54,8 @@ TEST_CASE("a device node of the wrong number or type is refused without --force 
 }
 
 TEST_CASE("anything but a device node is never touched, not even with --force") {
-    for (NodeKind kind : {NodeKind::regular_file, NodeKind::directory, NodeKind::symlink, NodeKind::fifo, NodeKind::socket}) {
+    for (NodeKind kind :
+         {NodeKind::regular_file, NodeKind::directory, NodeKind::symlink, NodeKind::fifo, NodeKind::socket}) {
         CAPTURE(node_kind_name(kind));
         for (bool force : {false, true}) {
             for (bool remove : {false, true}) {

@@ -58,7 +58,8 @@ TEST_CASE("the name must match whole, never as a prefix or a longer name") {
 }
 
 TEST_CASE("a block device of the same name does not count") {
-    CHECK_FALSE(imex_major("Character devices:\n  1 mem\n\nBlock devices:\n242 nvidia-caps-imex-channels\n").has_value());
+    CHECK_FALSE(
+        imex_major("Character devices:\n  1 mem\n\nBlock devices:\n242 nvidia-caps-imex-channels\n").has_value());
     CHECK(imex_major("Block devices:\n  7 loop\n\nCharacter devices:\n242 nvidia-caps-imex-channels\n") == 242);
 }
 
@@ -72,10 +73,13 @@ TEST_CASE("spacing, a missing last newline and other sections are read") {
 }
 
 TEST_CASE("a malformed file is an error that names the line") {
-    CHECK(parse_error("Character devices:\n  1 mem\nrubbish\n") == "devices:3: not a heading or a 'MAJOR NAME' line: 'rubbish'");
+    CHECK(parse_error("Character devices:\n  1 mem\nrubbish\n") ==
+          "devices:3: not a heading or a 'MAJOR NAME' line: 'rubbish'");
     CHECK(parse_error("242 nvidia-caps-imex-channels\n") ==
           "devices:1: a device before any section heading: '242 nvidia-caps-imex-channels'");
-    CHECK(parse_error("Character devices:\n4096 nvidia-caps-imex-channels\n").find("devices:2: major number too large") == 0);
+    CHECK(
+        parse_error("Character devices:\n4096 nvidia-caps-imex-channels\n").find("devices:2: major number too large") ==
+        0);
     CHECK(parse_error("Character devices:\n99999999999999999999 x\n").find("devices:2: major number too large") == 0);
     CHECK(parse_error("Character devices:\n242nvidia-caps-imex-channels\n").find("devices:2: no blank") == 0);
     CHECK(parse_error("Character devices:\n242 \n").find("devices:2: not a device name") == 0);
