@@ -18,6 +18,7 @@ using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
     register_devices,
+    register_imex_setup,
     register_le_bind,
 };
 
@@ -50,9 +51,8 @@ int emit(const Report& report, const Globals& globals) {
     return static_cast<int>(report.exit_code);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
+int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
     app.require_subcommand(1);
@@ -90,4 +90,16 @@ int main(int argc, char** argv) {
         return emit(report, as_asked);
     }
     return emit(runner(), globals);
+}
+
+}  // namespace
+
+// The one catch: anything that escapes a command is an internal error (exit 1), never a crash.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "cumemctl: error: internal error: " << e.what() << '\n';
+        return static_cast<int>(ExitCode::failed);
+    }
 }

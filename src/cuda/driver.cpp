@@ -31,6 +31,14 @@ Driver Driver::load(const std::string& library) {
         d.info_.error = fmt::format("{} is not a CUDA 12+ driver: it has no cuGetProcAddress_v2", library);
         return d;
     }
+    // The toolkit's stub library answers every lookup with CUDA_ERROR_STUB_LIBRARY.
+    {
+        void* fn = nullptr;
+        if (get_proc("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_ERROR_STUB_LIBRARY) {
+            d.info_.error = fmt::format("{} is the CUDA toolkit's stub library, not a driver", library);
+            return d;
+        }
+    }
     std::string missing;
 #define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                              \
     {                                                                                                 \
