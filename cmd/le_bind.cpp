@@ -34,9 +34,11 @@ LeBindRequest to_request(const LeBindOptions& o, int count) {
     r.multicast = o.type == "multicast";
     if (r.multicast) {
         if (o.devices.empty()) {
-            throw Error(ExitCode::usage, "--type multicast needs the team: --devices LIST", "for example --devices 0-3");
+            throw Error(ExitCode::usage, "--type multicast needs the team: --devices LIST",
+                        "for example --devices 0-3");
         }
-        if (o.device_given) throw Error(ExitCode::usage, "--device is for unicast; a team is given with --devices LIST");
+        if (o.device_given)
+            throw Error(ExitCode::usage, "--device is for unicast; a team is given with --devices LIST");
         r.devices = select_devices(o.devices, count);
     } else {
         if (!o.devices.empty()) {
@@ -101,8 +103,9 @@ nlohmann::json wait_json(const std::optional<LeQueryWait>& w) {
 
 nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
     nlohmann::json j{{"logical_endpoints", support_json(o.support)}, {"request", request_json(r)}};
-    j["limits"] = o.limits ? nlohmann::json{{"bind_alignment", o.limits->bind_alignment}, {"max_size", o.limits->max_size}}
-                           : nlohmann::json(nullptr);
+    j["limits"] = o.limits
+                      ? nlohmann::json{{"bind_alignment", o.limits->bind_alignment}, {"max_size", o.limits->max_size}}
+                      : nlohmann::json(nullptr);
     j["violation"] = nullptr;
     if (o.violation) {
         nlohmann::json nearest = nlohmann::json::array();
@@ -111,42 +114,55 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
     }
     j["endpoint"] = nullptr;
     if (o.id) {
-        j["endpoint"] = {{"id", *o.id}, {"query", wait_json(o.query)}, {"exported", o.exported},
+        j["endpoint"] = {{"id", *o.id},
+                         {"query", wait_json(o.query)},
+                         {"exported", o.exported},
                          {"import_query", wait_json(o.import_query)}};
     }
     j["memory"] = o.plan ? nlohmann::json{{"granularity", o.granularity}, {"allocation_size", o.plan->allocation_size}}
                          : nlohmann::json(nullptr);
     nlohmann::json binds = nlohmann::json::array();
     for (const auto& b : o.bindings) {
-        binds.push_back({{"device", b.device}, {"location", b.location}, {"offset", o.plan->offset},
-                         {"mem_offset", o.plan->mem_offset}, {"size", o.plan->bind_size},
-                         {"method", r.by_address ? "address" : "handle"}, {"bound", b.bound}});
+        binds.push_back({{"device", b.device},
+                         {"location", b.location},
+                         {"offset", o.plan->offset},
+                         {"mem_offset", o.plan->mem_offset},
+                         {"size", o.plan->bind_size},
+                         {"method", r.by_address ? "address" : "handle"},
+                         {"bound", b.bound}});
     }
     j["bindings"] = binds;
     nlohmann::json steps = nlohmann::json::array();
     for (const auto& s : o.steps) {
-        steps.push_back({{"step", s.name}, {"call", s.call}, {"result", s.result_name}, {"ok", s.ok},
-                         {"seconds", s.seconds}, {"detail", s.detail}, {"undo", s.undo}});
+        steps.push_back({{"step", s.name},
+                         {"call", s.call},
+                         {"result", s.result_name},
+                         {"ok", s.ok},
+                         {"seconds", s.seconds},
+                         {"detail", s.detail},
+                         {"undo", s.undo}});
     }
     j["steps"] = steps;
     j["completed"] = o.completed;
     return j;
 }
 
-std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+std::string ms(double seconds) {
+    return fmt::format("{:.3f} ms", seconds * 1e3);
+}
 
 Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
     Table t{"Logical endpoint", {"", "value"}, {}, {}};
     auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
     row("driver", o.support.message);
     if (o.support.lookup) {
-        row("lookup", fmt::format("cuGetProcAddress(\"{}\", {}): {}, {}", o.support.lookup->name,
-                                  o.support.lookup->version, o.support.lookup_result,
-                                  proc_status_name(o.support.lookup->status)));
+        row("lookup",
+            fmt::format("cuGetProcAddress(\"{}\", {}): {}, {}", o.support.lookup->name, o.support.lookup->version,
+                        o.support.lookup_result, proc_status_name(o.support.lookup->status)));
     }
     if (!o.support.available) return t;
-    row("type", fmt::format("{} on device{} {}", r.multicast ? "multicast" : "unicast", r.devices.size() == 1 ? "" : "s",
-                            fmt::join(r.devices, ",")));
+    row("type", fmt::format("{} on device{} {}", r.multicast ? "multicast" : "unicast",
+                            r.devices.size() == 1 ? "" : "s", fmt::join(r.devices, ",")));
     row("endpoint size", format_size(r.size));
     if (o.limits) {
         row("bind alignment", format_size(o.limits->bind_alignment));
@@ -154,8 +170,9 @@ Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
     }
     if (o.violation) row("refused", o.violation->message);
     if (o.id) row("endpoint id", std::to_string(*o.id));
-    if (o.query) row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",
-                                                 o.query->polls, ms(o.query->waited_seconds)));
+    if (o.query)
+        row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",
+                                        o.query->polls, ms(o.query->waited_seconds)));
     if (o.exported) row("fabric export", o.import_query ? "exported and re-imported" : "exported");
     for (const auto& b : o.bindings) {
         row(fmt::format("binding on device {}", b.device),
@@ -167,7 +184,8 @@ Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
 
 Table steps_table(const LeBindOutcome& o) {
     Table t{"Steps", {"step", "call", "result", "time", "detail"}, {}, {}};
-    for (const auto& s : o.steps) t.rows.push_back({s.name, s.call, s.ok ? "ok" : s.result_name, ms(s.seconds), s.detail});
+    for (const auto& s : o.steps)
+        t.rows.push_back({s.name, s.call, s.ok ? "ok" : s.result_name, ms(s.seconds), s.detail});
     if (o.completed && !o.steps.empty()) t.notes.push_back("everything made was undone");
     return t;
 }
@@ -179,9 +197,10 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
         report.add_warning(fmt::format("with these limits, {}", o.violation->message),
-                           o.violation->nearest.empty() ? std::string{}
-                                                        : fmt::format("nearest valid: {} {}", o.violation->nearest[0].option,
-                                                                      size_argument(o.violation->nearest[0].value)));
+                           o.violation->nearest.empty()
+                               ? std::string{}
+                               : fmt::format("nearest valid: {} {}", o.violation->nearest[0].option,
+                                             size_argument(o.violation->nearest[0].value)));
     }
     for (const auto& p : o.undo_failures) report.add_error(p);
 }
@@ -206,8 +225,8 @@ Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
 void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner) {
     auto o = std::make_shared<LeBindOptions>();
     CLI::App* app = root.add_subcommand("le-bind", "bind memory to a CUDA 13.3 logical endpoint and undo it again");
-    CLI::Option* device = app->add_option("-d,--device", o->device, "the owner device of a unicast endpoint")
-                              ->capture_default_str();
+    CLI::Option* device =
+        app->add_option("-d,--device", o->device, "the owner device of a unicast endpoint")->capture_default_str();
     app->add_option("--size", o->size, "bytes bindable per device (the endpoint size), e.g. 2MiB")->required();
     app->add_option("--offset", o->offset, "where in the endpoint to bind")->capture_default_str();
     app->add_option("--mem-offset", o->mem_offset, "where in the memory the binding starts")->capture_default_str();

@@ -52,8 +52,9 @@ LogicalEndpoint::LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const CUl
     const bool mc = multicast();
     log_.call(fmt::format("create {} endpoint", mc ? "multicast" : "unicast"), "cuLogicalEndpointCreate",
               log_.api().cuLogicalEndpointCreate, id, &prop_)
-        .detail = mc ? fmt::format("id {}, team of {}, {} a device", id, prop.multicast.numDevices, format_size(prop.size))
-                     : fmt::format("id {}, owner device {}, {}", id, prop.unicast.device, format_size(prop.size));
+        .detail =
+        mc ? fmt::format("id {}, team of {}, {} a device", id, prop.multicast.numDevices, format_size(prop.size))
+           : fmt::format("id {}, owner device {}, {}", id, prop.unicast.device, format_size(prop.size));
 }
 
 LogicalEndpoint::LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const void* fabric_handle)
@@ -70,7 +71,8 @@ LogicalEndpoint::~LogicalEndpoint() {
 
 void LogicalEndpoint::add_device(int device) {
     if (!multicast()) {
-        throw Error(ExitCode::usage, fmt::format("endpoint {} is unicast: devices are added only to multicast endpoints", id_),
+        throw Error(ExitCode::usage,
+                    fmt::format("endpoint {} is unicast: devices are added only to multicast endpoints", id_),
                     "use --type multicast --devices LIST for a team");
     }
     log_.call(fmt::format("add device {}", device), "cuLogicalEndpointAddDevice", log_.api().cuLogicalEndpointAddDevice,
@@ -102,13 +104,14 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
     if (!w.constructed) {
         s.result_name = "deadline";
         s.ok = false;
-        throw Error(ExitCode::failed,
-                    fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery over "
-                                "{:.3f} s saw it incomplete",
-                                id_, timeout.count(), w.polls, w.waited_seconds),
-                    "wait longer with --timeout SECONDS; if it never completes, check that the fabric software "
-                    "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink clique",
-                    fmt::format("waited for {}", waited_for));
+        throw Error(
+            ExitCode::failed,
+            fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery over "
+                        "{:.3f} s saw it incomplete",
+                        id_, timeout.count(), w.polls, w.waited_seconds),
+            "wait longer with --timeout SECONDS; if it never completes, check that the fabric software "
+            "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink clique",
+            fmt::format("waited for {}", waited_for));
     }
     constructed_ = true;
     return w;
@@ -128,7 +131,8 @@ void LogicalEndpoint::check_bind_device(int device) const {
                     "wait for cuLogicalEndpointQuery to report it constructed before binding");
     }
     if (imported_ && !multicast()) {
-        throw Error(ExitCode::usage, fmt::format("endpoint {} is an imported unicast endpoint: it binds no memory", id_),
+        throw Error(ExitCode::usage,
+                    fmt::format("endpoint {} is an imported unicast endpoint: it binds no memory", id_),
                     "bind on the exporting side");
     }
     if (!multicast() && !imported_ && device != prop_.unicast.device) {
@@ -152,20 +156,19 @@ LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, 
     if (auto v = check_bind_plan(plan, limits)) refuse(*v);
     const auto& api = log_.api();
     const std::string what = fmt::format("bind on device {}", device);
-    Step& s = by_address_
-                  ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
-                              static_cast<CUdevice>(device), plan.offset,
-                              reinterpret_cast<void*>(source.ptr + plan.mem_offset), plan.bind_size, 0ULL)
-                  : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
-                              static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
-                              plan.bind_size, 0ULL);
+    Step& s = by_address_ ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
+                                      static_cast<CUdevice>(device), plan.offset,
+                                      reinterpret_cast<void*>(source.ptr + plan.mem_offset), plan.bind_size, 0ULL)
+                          : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
+                                      static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
+                                      plan.bind_size, 0ULL);
     s.detail = fmt::format("{} at endpoint offset {} from memory offset {}", format_size(plan.bind_size),
                            format_size(plan.offset), format_size(plan.mem_offset));
 }
 
 LeBinding::~LeBinding() {
-    log_.undo(fmt::format("unbind on device {}", device_), "cuLogicalEndpointUnbind", log_.api().cuLogicalEndpointUnbind,
-              id_, static_cast<CUdevice>(device_), plan_.offset, plan_.bind_size);
+    log_.undo(fmt::format("unbind on device {}", device_), "cuLogicalEndpointUnbind",
+              log_.api().cuLogicalEndpointUnbind, id_, static_cast<CUdevice>(device_), plan_.offset, plan_.bind_size);
 }
 
 }  // namespace cumemctl

@@ -88,7 +88,7 @@ private:
 // Where bound memory comes from: an allocation handle (BindMem) or a mapped address (BindAddr).
 struct LeSource {
     CUmemGenericAllocationHandle handle = 0;  // used when ptr is 0
-    CUdeviceptr ptr = 0;                       // the mapped address of the allocation's start
+    CUdeviceptr ptr = 0;                      // the mapped address of the allocation's start
 };
 
 // A binding of memory into an endpoint on one device; unbound when it goes away.
@@ -96,8 +96,8 @@ class LeBinding {
 public:
     // Checks the device rule and the plan against the limits (Error, usage), then binds with
     // cuLogicalEndpointBindMem, or cuLogicalEndpointBindAddr at ptr + mem_offset when source.ptr is set.
-    LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source,
-              const LeBindPlan& plan, const LeLimits& limits);
+    LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source, const LeBindPlan& plan,
+              const LeLimits& limits);
     ~LeBinding();
     LeBinding(const LeBinding&) = delete;
     LeBinding& operator=(const LeBinding&) = delete;

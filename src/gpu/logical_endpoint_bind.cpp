@@ -18,7 +18,8 @@ void require_attribute(const DriverApi& api, int device, int attribute, const ch
                        LeBindOutcome& out) {
     const auto v = device_attribute(api, device, attribute);
     if (!v) {
-        out.warnings.push_back(fmt::format("device {} does not answer {} ({}); trying anyway", device, name, attribute));
+        out.warnings.push_back(
+            fmt::format("device {} does not answer {} ({}); trying anyway", device, name, attribute));
     } else if (*v == 0) {
         throw Error(ExitCode::unavailable, fmt::format("device {} does not support {}", device, what),
                     "run 'cumemctl devices' to see which logical endpoint features each device has",
@@ -29,11 +30,13 @@ void require_attribute(const DriverApi& api, int device, int attribute, const ch
 void check_devices(const DriverApi& api, const LeBindRequest& req, LeBindOutcome& out) {
     for (int d : req.devices) {
         if (req.multicast) {
-            require_attribute(api, d, le::kAttrMulticastSupported, "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED",
-                              "multicast logical endpoints", out);
+            require_attribute(api, d, le::kAttrMulticastSupported,
+                              "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_MULTICAST_SUPPORTED", "multicast logical endpoints",
+                              out);
         } else {
-            require_attribute(api, d, le::kAttrUnicastSupported, "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED",
-                              "unicast logical endpoints", out);
+            require_attribute(api, d, le::kAttrUnicastSupported,
+                              "CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED", "unicast logical endpoints",
+                              out);
         }
         if (req.counted_ops) {
             require_attribute(api, d, le::kAttrCountedOpsSupported,
@@ -110,10 +113,10 @@ std::uint64_t ask_granularity(StepLog& log, const LeBindRequest& req, const std:
     for (std::size_t i = 0; i < props.size(); ++i) {
         const CUmemAllocationProp& p = props[i];
         size_t one = 0;
-        Step& s = log.call(fmt::format("ask granularity of {} memory for device {}", location_name(p.location),
-                                       req.devices[i]),
-                           "cuMemGetAllocationGranularity", log.api().cuMemGetAllocationGranularity, &one, &p,
-                           CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        Step& s = log.call(
+            fmt::format("ask granularity of {} memory for device {}", location_name(p.location), req.devices[i]),
+            "cuMemGetAllocationGranularity", log.api().cuMemGetAllocationGranularity, &one, &p,
+            CU_MEM_ALLOC_GRANULARITY_MINIMUM);
         s.detail = format_size(one);
         g = std::max<std::uint64_t>(g, one);
     }
@@ -154,8 +157,8 @@ void round_trip(StepLog& log, const LeBindRequest& req, const std::vector<CUmemA
         const auto handle = h.endpoint->export_fabric();
         out.exported = true;
         h.imported.emplace(log, h.ids->base() + 1, handle.data());
-        out.import_query = h.imported->wait_constructed(timeout, fmt::format("endpoint {} imported from endpoint {}",
-                                                                             h.ids->base() + 1, *out.id));
+        out.import_query = h.imported->wait_constructed(
+            timeout, fmt::format("endpoint {} imported from endpoint {}", h.ids->base() + 1, *out.id));
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         h.memory.push_back(std::make_unique<LeMemory>(log, mprops[i], out.plan->allocation_size, req.devices[i],
@@ -163,8 +166,8 @@ void round_trip(StepLog& log, const LeBindRequest& req, const std::vector<CUmemA
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         const LeMemory& m = *h.memory[i];
-        h.bindings.push_back(std::make_unique<LeBinding>(log, *h.endpoint, req.devices[i], LeSource{m.handle(), m.ptr()},
-                                                         *out.plan, *out.limits));
+        h.bindings.push_back(std::make_unique<LeBinding>(log, *h.endpoint, req.devices[i],
+                                                         LeSource{m.handle(), m.ptr()}, *out.plan, *out.limits));
         out.bindings[i].bound = true;
     }
 }

@@ -14,7 +14,9 @@ namespace {
 using u64 = std::uint64_t;
 
 // a - b, or 0 where b is larger.
-u64 minus(u64 a, u64 b) { return a > b ? a - b : 0; }
+u64 minus(u64 a, u64 b) {
+    return a > b ? a - b : 0;
+}
 
 // The multiples of `a` (> 0) nearest to v, below and above, that lie in [low_limit, high_limit].
 std::vector<LeSuggestion> nearest_multiples(const std::string& option, u64 v, u64 a, u64 low_limit, u64 high_limit) {

@@ -27,7 +27,7 @@ struct LeBindPlan {
 
 // A value that would keep a broken rule: the option and its value.
 struct LeSuggestion {
-    std::string option;    // "--offset"
+    std::string option;  // "--offset"
     std::uint64_t value = 0;
 };
 

@@ -25,8 +25,9 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
     switch (result) {
         case CUDA_ERROR_OUT_OF_MEMORY:
             if (is_bind(call)) {
-                set(p, "the driver has no bind resources left on this device (from a bind, OUT_OF_MEMORY means bind "
-                       "resources, not memory)",
+                set(p,
+                    "the driver has no bind resources left on this device (from a bind, OUT_OF_MEMORY means bind "
+                    "resources, not memory)",
                     "unbind or destroy other logical endpoints on this device, or bind fewer, larger ranges");
             } else if (call == "cuLogicalEndpointIdReserve" || call == "cuLogicalEndpointCreate") {
                 set(p, "the driver has no logical endpoint ids or endpoint resources left",
@@ -37,12 +38,14 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
             }
             return;
         case CUDA_ERROR_SYSTEM_NOT_READY:
-            set(p, "the fabric software is not initialised or not running (CUDA_ERROR_SYSTEM_NOT_READY)", kFabricSoftware);
+            set(p, "the fabric software is not initialised or not running (CUDA_ERROR_SYSTEM_NOT_READY)",
+                kFabricSoftware);
             return;
         case CUDA_ERROR_ILLEGAL_STATE:
             if (call == "cuLogicalEndpointQuery") {
-                set(p, "construction failed: the driver found no device on which this endpoint can be accessed, or "
-                       "the devices of a multicast team are not in one NVLink clique",
+                set(p,
+                    "construction failed: the driver found no device on which this endpoint can be accessed, or "
+                    "the devices of a multicast team are not in one NVLink clique",
                     "check the system configuration (NVLink, fabric state in 'nvidia-smi -q') and that the driver "
                     "daemons (nvidia-fabricmanager, nvidia-imex) run; build teams from one clique");
             } else {
@@ -71,8 +74,9 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
                 set(p, "the driver does not accept memory of this location and handle type (no granularity for it)",
                     "try --location device, or --handle-type none; 'cumemctl devices' shows what each device offers");
             } else if (is_bind(call)) {
-                set(p, "the driver refused the binding; cumemctl checked alignment, sizes, the device and host-NUMA "
-                       "rules first, so the cause is one it cannot check (for example memory the endpoint may not bind)",
+                set(p,
+                    "the driver refused the binding; cumemctl checked alignment, sizes, the device and host-NUMA "
+                    "rules first, so the cause is one it cannot check (for example memory the endpoint may not bind)",
                     "run with --limits-only to see the limits, and compare the request with them");
             }
             return;

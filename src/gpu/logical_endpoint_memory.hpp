@@ -19,7 +19,7 @@ public:
              std::uint64_t alignment);
 
     CUmemGenericAllocationHandle handle() const { return created_->handle; }
-    CUdeviceptr ptr() const { return range_ ? range_->ptr : 0; }   // 0 when not mapped
+    CUdeviceptr ptr() const { return range_ ? range_->ptr : 0; }  // 0 when not mapped
     std::uint64_t size() const { return size_; }
     int device() const { return device_; }
     const CUmemAllocationProp& prop() const { return prop_; }

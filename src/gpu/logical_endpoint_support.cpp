@@ -46,8 +46,9 @@ LeDriverSupport le_driver_support(const Driver& driver) {
     const EntryLookup* l = driver.lookup(s.available ? "cuLogicalEndpointIdReserve" : s.missing);
     if (l != nullptr) {
         s.lookup = *l;
-        s.lookup_result = l->result == CUDA_SUCCESS ? "CUDA_SUCCESS"
-                                                    : describe_failure(driver.api(), l->result, "cuGetProcAddress").name;
+        s.lookup_result = l->result == CUDA_SUCCESS
+                              ? "CUDA_SUCCESS"
+                              : describe_failure(driver.api(), l->result, "cuGetProcAddress").name;
     }
     const std::string version = cuda_version_string(s.driver_version);
     if (s.available) {
@@ -68,17 +69,20 @@ void require_logical_endpoints(const LeDriverSupport& support) {
         cause = fmt::format("cuGetProcAddress(\"{}\", version {}) returned {}, symbol status {}", support.missing,
                             support.lookup->version, support.lookup_result, proc_status_name(support.lookup->status));
     }
-    throw Error(ExitCode::unavailable, support.message,
-                fmt::format("logical endpoints need an NVIDIA driver with CUDA {} or newer",
-                            cuda_version_string(le::kVersion)),
-                cause);
+    throw Error(
+        ExitCode::unavailable, support.message,
+        fmt::format("logical endpoints need an NVIDIA driver with CUDA {} or newer", cuda_version_string(le::kVersion)),
+        cause);
 }
 
 std::string_view le_support_name(LeSupport support) {
     switch (support) {
-        case LeSupport::supported: return "supported";
-        case LeSupport::not_supported: return "not supported";
-        case LeSupport::unknown: return "unknown";
+        case LeSupport::supported:
+            return "supported";
+        case LeSupport::not_supported:
+            return "not supported";
+        case LeSupport::unknown:
+            return "unknown";
     }
     return "unknown";
 }

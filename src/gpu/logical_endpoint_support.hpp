@@ -13,13 +13,13 @@ namespace cumemctl {
 
 // What the driver says about logical endpoints as a whole.
 struct LeDriverSupport {
-    bool available = false;       // every logical endpoint entry point resolved
-    int driver_version = 0;       // cuDriverGetVersion
-    std::string missing;          // the first entry point that did not resolve, empty when available
+    bool available = false;             // every logical endpoint entry point resolved
+    int driver_version = 0;             // cuDriverGetVersion
+    std::string missing;                // the first entry point that did not resolve, empty when available
     std::optional<EntryLookup> lookup;  // what cuGetProcAddress answered for `missing` (or for
                                         // cuLogicalEndpointIdReserve when available); none for tables
-    std::string lookup_result;    // the lookup's CUresult by name: "CUDA_ERROR_INVALID_VALUE"
-    std::string message;          // "this driver (13.0) has no logical endpoints; they need 13.3"
+    std::string lookup_result;          // the lookup's CUresult by name: "CUDA_ERROR_INVALID_VALUE"
+    std::string message;                // "this driver (13.0) has no logical endpoints; they need 13.3"
 };
 
 // Reads the driver's logical endpoint entry points. Compares versions with le::kVersion only.
@@ -42,11 +42,11 @@ std::string_view le_support_name(LeSupport support);
 struct LeDeviceSupport {
     int device = 0;
     LeSupport state = LeSupport::unknown;
-    std::string reason;                    // why, in words, naming the driver version where it matters
-    std::optional<int> unicast;            // CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED (153)
-    std::optional<int> multicast;          // ..._MULTICAST_SUPPORTED (154)
-    std::optional<int> counted_ops;        // ..._COUNTED_OPS_SUPPORTED (155)
-    std::optional<int> owner_access;       // ..._UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED (156)
+    std::string reason;               // why, in words, naming the driver version where it matters
+    std::optional<int> unicast;       // CU_DEVICE_ATTRIBUTE_LOGICAL_ENDPOINT_UNICAST_SUPPORTED (153)
+    std::optional<int> multicast;     // ..._MULTICAST_SUPPORTED (154)
+    std::optional<int> counted_ops;   // ..._COUNTED_OPS_SUPPORTED (155)
+    std::optional<int> owner_access;  // ..._UNICAST_ACCESS_ON_OWNER_DEVICE_SUPPORTED (156)
 };
 
 // Support of `device`: unknown on a driver without logical endpoints (naming its version), else from

@@ -13,14 +13,14 @@ namespace cumemctl {
 
 // One step as a report shows it: what was done, which call, the driver's answer and how long it took.
 struct Step {
-    std::string name;               // "create endpoint", "unbind device 1"
-    std::string call;               // the entry point, empty for a step that is no driver call
-    int result = 0;                 // the CUresult
-    std::string result_name;        // "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE"
+    std::string name;         // "create endpoint", "unbind device 1"
+    std::string call;         // the entry point, empty for a step that is no driver call
+    int result = 0;           // the CUresult
+    std::string result_name;  // "CUDA_SUCCESS", "CUDA_ERROR_INVALID_VALUE"
     double seconds = 0;
-    std::string detail;             // what came back or what was asked: "id 1", "2 MiB on device 0"
-    bool undo = false;              // a step that undoes an earlier one
-    bool ok = true;                 // false for a failed call or a wait that ran out of time
+    std::string detail;  // what came back or what was asked: "id 1", "2 MiB on device 0"
+    bool undo = false;   // a step that undoes an earlier one
+    bool ok = true;      // false for a failed call or a wait that ran out of time
 };
 
 // Adds cause and remedy to a failed call's problem; called with the problem, the CUresult and the call.
@@ -50,7 +50,8 @@ public:
     void undo(std::string name, const char* entry, Fn fn, Args... args) noexcept {
         try {
             if (fn == nullptr) {
-                record(std::move(name), entry, CUDA_ERROR_NOT_FOUND, 0, true).detail = "the driver lacks this entry point";
+                record(std::move(name), entry, CUDA_ERROR_NOT_FOUND, 0, true).detail =
+                    "the driver lacks this entry point";
                 keep_undo_failure(steps_.back(), CUDA_ERROR_NOT_FOUND);
                 return;
             }

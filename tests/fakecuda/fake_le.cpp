@@ -43,7 +43,7 @@ struct LeBind {
 struct Endpoint {
     CUlogicalEndpointProp prop{};
     bool imported = false;
-    int polls = 0;          // Query calls that saw the endpoint complete its team
+    int polls = 0;  // Query calls that saw the endpoint complete its team
     std::vector<int> added;
     std::vector<LeBind> binds;
 };
@@ -74,10 +74,14 @@ nlohmann::json config(int dev) {
     return d->extra.value("logical_endpoints", nlohmann::json::object());
 }
 
-bool is_multicast(const CUlogicalEndpointProp& p) { return static_cast<int>(p.type) == kTypeMulticast; }
+bool is_multicast(const CUlogicalEndpointProp& p) {
+    return static_cast<int>(p.type) == kTypeMulticast;
+}
 
 // The device whose profile answers for an endpoint: the owner, or the first device of a team.
-int config_device(const CUlogicalEndpointProp& p) { return is_multicast(p) ? 0 : p.unicast.device; }
+int config_device(const CUlogicalEndpointProp& p) {
+    return is_multicast(p) ? 0 : p.unicast.device;
+}
 
 u64 alignment_of(const CUlogicalEndpointProp& p) {
     const auto c = config(config_device(p));
@@ -169,7 +173,9 @@ Endpoint* find_endpoint(CUlogicalEndpointId id) {
 }
 
 // An ID that is reserved and has no endpoint yet.
-bool free_id(CUlogicalEndpointId id) { return le().reserved.count(id) != 0 && le().endpoints.count(id) == 0; }
+bool free_id(CUlogicalEndpointId id) {
+    return le().reserved.count(id) != 0 && le().endpoints.count(id) == 0;
+}
 
 // At exit, with FAKECUDA_CHECK_LEAKS=1: fail the process if it still holds anything.
 struct LeakCheck {
@@ -238,7 +244,8 @@ CUresult cuLogicalEndpointCreate(CUlogicalEndpointId id, const CUlogicalEndpoint
     if (const CUresult r = fake::check_prop(*prop); r != CUDA_SUCCESS) return r;
     if (const CUresult r = fake::configured_error(*prop, "create_error"); r != CUDA_SUCCESS) return r;
     const auto a = fake::alignment_of(*prop);
-    if (prop->size == 0 || prop->size % a != 0 || prop->size > fake::max_size_of(*prop)) return CUDA_ERROR_INVALID_VALUE;
+    if (prop->size == 0 || prop->size % a != 0 || prop->size > fake::max_size_of(*prop))
+        return CUDA_ERROR_INVALID_VALUE;
     if ((prop->ipcHandleTypes & fake::kIpcFabric) && !fake::imex_channel_available()) return CUDA_ERROR_NOT_PERMITTED;
     Endpoint e;
     e.prop = *prop;
@@ -271,8 +278,8 @@ CUresult cuLogicalEndpointQuery(CUlogicalEndpointId id, cuuint32_t count, int* q
         Endpoint* e = fake::find_endpoint(id + i);
         if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
         if (const CUresult r = fake::configured_error(e->prop, "query_error"); r != CUDA_SUCCESS) return r;
-        const bool team_complete = !fake::is_multicast(e->prop) || e->imported ||
-                                   e->added.size() == e->prop.multicast.numDevices;
+        const bool team_complete =
+            !fake::is_multicast(e->prop) || e->imported || e->added.size() == e->prop.multicast.numDevices;
         if (team_complete) ++e->polls;
         all = all && team_complete && fake::constructed(*e);
     }
@@ -294,8 +301,8 @@ CUresult cuLogicalEndpointBindMem(CUlogicalEndpointId id, CUdevice dev, cuuint64
     return CUDA_SUCCESS;
 }
 
-CUresult cuLogicalEndpointBindAddr(CUlogicalEndpointId id, CUdevice dev, cuuint64_t offset, void* ptr,
-                                   cuuint64_t size, unsigned long long flags) {
+CUresult cuLogicalEndpointBindAddr(CUlogicalEndpointId id, CUdevice dev, cuuint64_t offset, void* ptr, cuuint64_t size,
+                                   unsigned long long flags) {
     FAKE_ENTRY_INIT("cuLogicalEndpointBindAddr");
     if (flags != 0 || ptr == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
@@ -303,7 +310,8 @@ CUresult cuLogicalEndpointBindAddr(CUlogicalEndpointId id, CUdevice dev, cuuint6
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
     const auto dptr = reinterpret_cast<CUdeviceptr>(ptr);
     // The address must be mapped, accessible, and aligned like every offset.
-    if (!fake::valid_device_range(dptr, size) || dptr % fake::alignment_of(e->prop) != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!fake::valid_device_range(dptr, size) || dptr % fake::alignment_of(e->prop) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
     std::size_t in_alloc = 0;
     const fake::Allocation* alloc = fake::allocation_at(dptr, &in_alloc);
     if (const CUresult r = fake::check_bind(*e, dev, offset, alloc, in_alloc, size); r != CUDA_SUCCESS) return r;

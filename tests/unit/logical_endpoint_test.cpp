@@ -15,7 +15,7 @@ constexpr std::uint64_t MiB = 1ULL << 20;
 
 // What the logical endpoint lambdas answer, and the calls they saw in order.
 struct LeModel {
-    int polls_needed = 2;   // Query says constructed on this poll; -1 never
+    int polls_needed = 2;  // Query says constructed on this poll; -1 never
     int polls = 0;
     CUresult query_result = CUDA_SUCCESS;
     CUresult bind_result = CUDA_SUCCESS;
@@ -54,15 +54,16 @@ DriverApi le_table() {
         return seen("GetLimits");
     };
     api.cuLogicalEndpointBindMem = [](CUlogicalEndpointId, CUdevice, cuuint64_t, CUmemGenericAllocationHandle,
-                                      cuuint64_t, cuuint64_t, unsigned long long) {
-        return seen("BindMem", model_le().bind_result);
-    };
+                                      cuuint64_t, cuuint64_t,
+                                      unsigned long long) { return seen("BindMem", model_le().bind_result); };
     api.cuLogicalEndpointBindAddr = [](CUlogicalEndpointId, CUdevice, cuuint64_t, void*, cuuint64_t,
                                        unsigned long long) { return seen("BindAddr"); };
     api.cuLogicalEndpointUnbind = [](CUlogicalEndpointId, CUdevice, cuuint64_t, cuuint64_t) {
         return seen("Unbind", model_le().unbind_result);
     };
-    api.cuLogicalEndpointExport = [](void*, CUlogicalEndpointId, CUlogicalEndpointIpcHandleType) { return seen("Export"); };
+    api.cuLogicalEndpointExport = [](void*, CUlogicalEndpointId, CUlogicalEndpointIpcHandleType) {
+        return seen("Export");
+    };
     api.cuLogicalEndpointImport = [](CUlogicalEndpointId, const void*, CUlogicalEndpointIpcHandleType) {
         return seen("Import");
     };
@@ -82,8 +83,10 @@ DriverApi le_table() {
 void reset() {
     model_le() = LeModel{};
     testing_driver::model() = testing_driver::Model{};
-    testing_driver::model().attrs = {{le::kAttrUnicastSupported, 1}, {le::kAttrMulticastSupported, 1},
-                                     {le::kAttrCountedOpsSupported, 1}, {le::kAttrUnicastAccessOnOwnerSupported, 1}};
+    testing_driver::model().attrs = {{le::kAttrUnicastSupported, 1},
+                                     {le::kAttrMulticastSupported, 1},
+                                     {le::kAttrCountedOpsSupported, 1},
+                                     {le::kAttrUnicastAccessOnOwnerSupported, 1}};
 }
 
 LeBindRequest unicast(std::uint64_t size) {
@@ -141,7 +144,7 @@ TEST_CASE("the round trip undoes everything in reverse: unbind, destroy, release
     LeBindOutcome out;
     run_le_bind(driver, unicast(4 * MiB), out);
     CHECK(model_le().calls == Calls{"GetLimits", "Granularity", "IdReserve", "Create", "Query", "Query", "MemCreate",
-                              "BindMem", "Unbind", "Destroy", "IdRelease", "MemRelease"});
+                                    "BindMem", "Unbind", "Destroy", "IdRelease", "MemRelease"});
     CHECK(out.completed);
     CHECK(out.query->polls == 2);
     CHECK(out.plan->bind_size == 4 * MiB);
@@ -162,7 +165,7 @@ TEST_CASE("a failed bind undoes what was made and explains bind resources") {
         CHECK(e.problem().cause.find("bind resources") != std::string::npos);
     }
     CHECK(model_le().calls == Calls{"GetLimits", "Granularity", "IdReserve", "Create", "Query", "Query", "MemCreate",
-                              "BindMem", "Destroy", "IdRelease", "MemRelease"});
+                                    "BindMem", "Destroy", "IdRelease", "MemRelease"});
     CHECK_FALSE(out.completed);
     CHECK_FALSE(out.bindings[0].bound);
     CHECK(out.steps.size() == 10);  // the eleven calls above, the two polls one wait step
