@@ -7,6 +7,15 @@ namespace cumemctl::cmd {
 
 void register_doctor(CLI::App& root, const Globals& globals, Runner& runner);
 void register_devices(CLI::App& root, const Globals& globals, Runner& runner);
+void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner);
+void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner);
+void register_granularity(CLI::App& root, const Globals& globals, Runner& runner);
+void register_create(CLI::App& root, const Globals& globals, Runner& runner);
+// The hidden second process of create --import-check.
+void register_import_check(CLI::App& root, const Globals& globals, Runner& runner);
+void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner);
+void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
+void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
 void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
 void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 

@@ -24,6 +24,14 @@ using namespace cumemctl::cmd;
 constexpr Registrar kCommands[] = {
     register_doctor,
     register_devices,
+    register_imex_setup,
+    register_le_bind,
+    register_granularity,
+    register_create,
+    register_import_check,
+    register_pool_stats,
+    register_trim,
+    register_pool_import,
     register_fleet,
     register_completion,
 };
@@ -97,9 +105,8 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
     return std::nullopt;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
+int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
     app.require_subcommand(1);
@@ -139,4 +146,16 @@ int main(int argc, char** argv) {
         return emit(*refused, as_table);
     }
     return emit(runner(), globals);
+}
+
+}  // namespace
+
+// The one catch: anything that escapes a command is an internal error (exit 1), never a crash.
+int main(int argc, char** argv) {
+    try {
+        return run(argc, argv);
+    } catch (const std::exception& e) {
+        std::cerr << "cumemctl: error: internal error: " << e.what() << '\n';
+        return static_cast<int>(ExitCode::failed);
+    }
 }

@@ -31,13 +31,23 @@ Driver Driver::load(const std::string& library) {
         d.info_.error = fmt::format("{} is not a CUDA 12+ driver: it has no cuGetProcAddress_v2", library);
         return d;
     }
+    // The toolkit's stub library answers every lookup with CUDA_ERROR_STUB_LIBRARY.
+    {
+        void* fn = nullptr;
+        if (get_proc("cuInit", &fn, 2000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_ERROR_STUB_LIBRARY) {
+            d.info_.error = fmt::format("{} is the CUDA toolkit's stub library, not a driver", library);
+            return d;
+        }
+    }
     std::string missing;
 #define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                              \
     {                                                                                                 \
         void* fn = nullptr;                                                                           \
-        CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;                 \
+        CUdriverProcAddressQueryResult status = kProcStatusUnset;                                     \
         const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);       \
-        if (r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr) {            \
+        const bool found = r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr;  \
+        d.lookups_.push_back(EntryLookup{#name, version, r, status, found});                          \
+        if (found) {                                                                                  \
             d.api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                              \
         } else if (required && missing.empty()) {                                                     \
             missing = #name;                                                                          \
@@ -61,6 +71,24 @@ Driver Driver::load(const std::string& library) {
     return d;
 }
 
+std::string proc_status_name(CUdriverProcAddressQueryResult status) {
+    switch (status) {
+        case CU_GET_PROC_ADDRESS_SUCCESS: return "CU_GET_PROC_ADDRESS_SUCCESS";
+        case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
+        case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
+        default: break;
+    }
+    if (status == kProcStatusUnset) return "unset";
+    return fmt::format("CUdriverProcAddressQueryResult {}", static_cast<int>(status));
+}
+
+const EntryLookup* Driver::lookup(std::string_view name) const {
+    for (const auto& l : lookups_) {
+        if (l.name == name) return &l;
+    }
+    return nullptr;
+}
+
 Driver Driver::from_table(const DriverApi& api, int version) {
     Driver d;
     d.api_ = api;
@@ -74,6 +102,7 @@ Driver::Driver(Driver&& other) noexcept
     : handle_(std::exchange(other.handle_, nullptr)),
       api_(other.api_),
       info_(std::move(other.info_)),
+      lookups_(std::move(other.lookups_)),
       device_count_(other.device_count_) {}
 
 Driver& Driver::operator=(Driver&& other) noexcept {
@@ -82,6 +111,7 @@ Driver& Driver::operator=(Driver&& other) noexcept {
         handle_ = std::exchange(other.handle_, nullptr);
         api_ = other.api_;
         info_ = std::move(other.info_);
+        lookups_ = std::move(other.lookups_);
         device_count_ = other.device_count_;
     }
     return *this;

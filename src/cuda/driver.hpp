@@ -2,6 +2,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "cuda/driver_api.hpp"
 #include "report/report.hpp"
@@ -13,6 +15,25 @@ inline constexpr const char* kDefaultLibcuda = "libcuda.so.1";
 
 // Picks the library to load: the explicit path if given, else $CUMEMCTL_LIBCUDA, else libcuda.so.1.
 std::string choose_libcuda(const std::string& explicit_path);
+
+// The symbol status cumemctl passes in: a value no driver writes (the enum's values are 0 to 2), so that
+// a status the driver did not set is told apart from one it did.
+inline constexpr auto kProcStatusUnset = static_cast<CUdriverProcAddressQueryResult>(3);
+
+// What cuGetProcAddress answered for one entry point while the driver was loaded: the call's result,
+// the symbol status it wrote, and whether a pointer came back. Kept so that a missing optional entry
+// point can be explained with the driver's own answer.
+struct EntryLookup {
+    std::string_view name;
+    int version = 0;
+    CUresult result = CUDA_SUCCESS;
+    CUdriverProcAddressQueryResult status = kProcStatusUnset;
+    bool found = false;
+};
+
+// "CU_GET_PROC_ADDRESS_SUCCESS", "..._SYMBOL_NOT_FOUND", "..._VERSION_NOT_SUFFICIENT", or "unset" where
+// the driver left the status as it was.
+std::string proc_status_name(CUdriverProcAddressQueryResult status);
 
 // A loaded (or not loaded) driver library with its resolved entry points. Loading never throws: a
 // driver that cannot be used says why in info().error.
@@ -33,6 +54,9 @@ public:
     const DriverInfo& info() const { return info_; }
     const DriverApi& api() const { return api_; }
     int version() const { return info_.version; }
+    // The load-time lookup of one entry point; nullptr for a driver built from a table (unit tests)
+    // or a name that is not in the list.
+    const EntryLookup* lookup(std::string_view name) const;
 
     // Calls cuInit once and returns the device count (0 where the driver says there is no device).
     // Throws Error (unavailable) when the driver is not loaded or cuInit fails otherwise.
@@ -43,6 +67,7 @@ private:
     void* handle_ = nullptr;
     DriverApi api_{};
     DriverInfo info_{};
+    std::vector<EntryLookup> lookups_;
     int device_count_ = -1;
 };
 

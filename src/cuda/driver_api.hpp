@@ -26,6 +26,8 @@
     X(cuDevicePrimaryCtxRelease, 11000, false)         \
     X(cuCtxSetCurrent, 4000, false)                    \
     X(cuCtxGetCurrent, 4000, false)                    \
+    X(cuCtxGetDevice, 2000, false)                     \
+    X(cuCtxGetId, 12000, false)                        \
     X(cuCtxSynchronize, 2000, false)                   \
     X(cuMemGetInfo, 3020, false)                       \
     X(cuMemAlloc, 3020, false)                         \

@@ -6,6 +6,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <cstddef>
+
 #if CUDA_VERSION < 13030
 
 typedef cuuint32_t CUlogicalEndpointId;
@@ -83,5 +85,14 @@ inline constexpr int kAttrCountedOpsSupported = 155;
 inline constexpr int kAttrUnicastAccessOnOwnerSupported = 156;
 // The CUDA version whose ABI the logical endpoint entry points are asked for.
 inline constexpr int kVersion = 13030;
+
+// Enumerator values of shared/cuda-facts.md, used by number (cast to the typedefs) so that code compiles
+// whether this header or a 13.3 cuda.h declared the types, whatever the enumerators are called there.
+inline constexpr int kTypeUnicast = 1;         // CUlogicalEndpointType
+inline constexpr int kTypeMulticast = 2;
+inline constexpr unsigned kFlagCountedOps = 1;  // CUlogicalEndpointFlag bit
+inline constexpr int kIpcFabric = 1;           // CUlogicalEndpointIpcHandleType
+// Bytes of a fabric handle (CUlogicalEndpointFabricHandle).
+inline constexpr std::size_t kFabricHandleBytes = 64;
 
 }  // namespace cumemctl::le

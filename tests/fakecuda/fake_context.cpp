@@ -2,6 +2,8 @@
 // memory information that needs one.
 #include "fake_context.hpp"
 
+#include "fake_memory.hpp"
+
 namespace fake {
 namespace {
 thread_local int current_device = -1;
@@ -61,6 +63,8 @@ CUresult cuCtxGetCurrent(CUcontext* pctx) {
 CUresult cuCtxSynchronize() {
     FAKE_ENTRY_INIT("cuCtxSynchronize");
     if (fake::current_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    fake::release_pools_at_sync();
     return CUDA_SUCCESS;
 }
 

@@ -53,6 +53,8 @@ const ResultName kResults[] = {
     std::abort();
 }
 
+void add_injections(State& s, const char* env);
+
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
@@ -94,8 +96,17 @@ void load_profile(State& s) {
         s.injections.push_back(Injection{i.at("call").get<std::string>(), result_from_name(i.at("result").get<std::string>()),
                                          i.value("nth", 1), i.value("count", 1)});
     }
-    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile.
-    if (const char* env = std::getenv("FAKECUDA_INJECT"); env != nullptr && *env != '\0') {
+    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile, in
+    // every process; FAKECUDA_INJECT_CHILD adds them only in processes started by a process that had
+    // loaded the fake (FAKECUDA_LOADED_BY, set here, is inherited): the second process of a command.
+    add_injections(s, std::getenv("FAKECUDA_INJECT"));
+    const char* loaded_by = std::getenv("FAKECUDA_LOADED_BY");
+    if (loaded_by != nullptr && *loaded_by != '\0') add_injections(s, std::getenv("FAKECUDA_INJECT_CHILD"));
+    setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
+}
+
+void add_injections(State& s, const char* env) {
+    if (env != nullptr && *env != '\0') {
         std::stringstream ss(env);
         std::string item;
         while (std::getline(ss, item, ';')) {

@@ -1,0 +1,49 @@
+// What the benchmark's own C++ programs (bench_floor, bench_copy_bandwidth) share: loading the driver
+// library themselves, resolving an entry point through cuGetProcAddress_v2, and failing loudly.
+// Deliberately no cumemctl code: these programs are what cumemctl is measured against.
+#pragma once
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <dlfcn.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace bench {
+
+// Prints what failed and exits 1.
+[[noreturn]] inline void fail(const char* what, int code) {
+    std::fprintf(stderr, "bench: %s failed (%d)\n", what, code);
+    std::exit(1);
+}
+
+// Exits with a message when a driver call fails.
+inline void check(CUresult r, const char* what) {
+    if (r != CUDA_SUCCESS) fail(what, static_cast<int>(r));
+}
+
+// dlopens libcuda.so.1 (or $CUMEMCTL_LIBCUDA: the fake driver, for the runner's --smoke mode) and
+// returns its cuGetProcAddress_v2.
+inline PFN_cuGetProcAddress_v12000 open_driver() {
+    const char* env = std::getenv("CUMEMCTL_LIBCUDA");
+    const char* library = env != nullptr && *env != '\0' ? env : "libcuda.so.1";
+    void* handle = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) fail("dlopen", -1);
+    auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(handle, "cuGetProcAddress_v2"));
+    if (get_proc == nullptr) fail("dlsym cuGetProcAddress_v2", -1);
+    return get_proc;
+}
+
+// Resolves one entry point with the ABI of `version`; exits when the driver lacks it.
+template <typename Fn>
+void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version, Fn& out) {
+    void* fn = nullptr;
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    if (get_proc(name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status) != CUDA_SUCCESS || fn == nullptr) {
+        fail(name, -1);
+    }
+    out = reinterpret_cast<Fn>(fn);
+}
+
+}  // namespace bench

@@ -1,0 +1,105 @@
+// `cumemctl create`: one allocation through cuMemCreate, what the driver granted, and optionally mapped,
+// verified on the device, exported and checked from a second process, with every step timed and every
+// resource released (free memory and descriptors before and after in the report).
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "create_pool.hpp"
+#include "commands.hpp"
+#include "create_report.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/vmm_create.hpp"
+#include "memory_options.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+// The options as typed. (create --pool adds its options and its branch here.)
+struct CreateOptions {
+    std::string size;
+    std::string device = "0";
+    MemoryOptions memory;
+    bool round_up = false;
+    bool map = false;
+    bool verify = false;
+    bool export_handle = false;
+    bool import_check = false;
+    PoolOptions pool;  // --pool: a stream-ordered pool instead (cmd/create_pool.*)
+};
+
+// The request, checked before the driver is loaded: sizes, handle types and the implied options.
+CreateRequest request_of(const CreateOptions& o) {
+    CreateRequest r;
+    r.memory = o.memory.to_request();
+    r.size = parse_size(o.size);
+    if (r.size == 0) {
+        throw Error(ExitCode::usage, "invalid size '0': an allocation has at least one granule",
+                    "give a size above 0, e.g. 2MiB ('cumemctl granularity' lists the granularity)");
+    }
+    r.round_up = o.round_up;
+    r.verify = o.verify;
+    r.import_check = o.import_check;
+    r.map = o.map || o.verify || o.import_check;
+    r.export_handle = o.export_handle || o.import_check;
+    if (r.export_handle && r.memory.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
+        throw Error(ExitCode::usage,
+                    fmt::format("{} needs a shareable handle type", o.import_check ? "--import-check" : "--export"),
+                    "add --handle-type posix-fd or --handle-type fabric");
+    }
+    if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); dir != nullptr && *dir != '\0') {
+        r.imex_channel_dir = dir;
+    }
+    r.executable = "/proc/self/exe";
+    return r;
+}
+
+Report run_create_command(const CreateOptions& opts, const Globals& globals) {
+    std::optional<CreateRequest> request;
+    Report early = run_guarded("create", [&](Report&) { request = request_of(opts); });
+    if (!request) return early;
+    return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
+        const auto devices = select_devices(opts.device, count);
+        if (devices.size() != 1) {
+            throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", opts.device),
+                        "give --device N");
+        }
+        request->device = devices.front();
+        request->libcuda = driver.info().library;
+        CreateResult result;
+        try {
+            run_create(driver.api(), *request, result);
+        } catch (const Error&) {
+            fill_create_report(report, *request, result);
+            throw;
+        }
+        fill_create_report(report, *request, result);
+    });
+}
+
+}  // namespace
+
+void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<CreateOptions>();
+    CLI::App* app = root.add_subcommand("create", "create one allocation with cuMemCreate; map, verify, export it");
+    app->add_option("--size", opts->size, "bytes, or with a unit: 2MiB, 1.5GiB, 1G (= 1GiB), 10GB (= 10^9 B)")
+        ->required();
+    app->add_option("-d,--device", opts->device, "the device (default 0)")->capture_default_str();
+    add_memory_options(*app, opts->memory);
+    app->add_flag("--round-up", opts->round_up, "round a size that is not a multiple of the granularity up");
+    app->add_flag("--map", opts->map, "reserve an address range, map the allocation and grant the device access");
+    app->add_flag("--verify", opts->verify,
+                  "write a pattern over every byte and check it on the device (implies --map)");
+    app->add_flag("--export", opts->export_handle, "export the shareable handle (posix-fd or fabric)");
+    app->add_flag("--import-check", opts->import_check,
+                  "a second process imports the handle, maps it and checks the pattern (implies --map, --export)");
+    add_pool_options(*app, opts->pool);
+    app->callback([opts, &globals, &runner] {
+        runner = [opts, &globals] {
+            if (opts->pool.pool) return run_create_pool(opts->pool, opts->memory, {opts->device, opts->size}, globals);
+            return run_create_command(*opts, globals);
+        };
+    });
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,116 @@
+// `cumemctl create --pool`: see create_pool.hpp.
+#include "create_pool.hpp"
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "gpu/devices.hpp"
+#include "gpu/pool_create.hpp"
+#include "gpu/primary_context.hpp"
+#include "pool_report.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+nlohmann::json result_json(const CreatePoolResult& r) {
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : r.outcome.steps) steps.push_back(to_json(s));
+    auto attrs = [](const std::optional<PoolAttributes>& a) {
+        return a ? attributes_json(*a) : nlohmann::json(nullptr);
+    };
+    nlohmann::json j{{"pool", pool_info_json(r.pool)},      {"size_bytes", r.size},
+                     {"after_alloc", attrs(r.after_alloc)}, {"after_free", attrs(r.after_free)},
+                     {"steps", std::move(steps)},           {"ok", r.outcome.passed()}};
+    j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
+    return j;
+}
+
+std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
+    Table pool{fmt::format("Pool on GPU {}", device), {"property", "value"}, {}, {kPerProcessNote}};
+    pool.rows = {{"location", pool_location_name(r.pool.location)},
+                 {"handle types", handle_types_text(r.pool)},
+                 {"max size", max_size_text(r.pool)},
+                 {"block", format_size(r.size)}};
+    if (r.after_alloc) {
+        pool.rows.push_back({"reserved with the block", format_size(r.after_alloc->reserved_current)});
+        pool.rows.push_back({"used with the block", format_size(r.after_alloc->used_current)});
+    }
+    if (r.after_free) pool.rows.push_back({"reserved after the free", format_size(r.after_free->reserved_current)});
+    if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
+    Table steps{fmt::format("Steps on GPU {}", device), {"process", "step", "result", "time", "detail"}, {}, {}};
+    for (const auto& s : r.outcome.steps) {
+        steps.rows.push_back(
+            {s.process, s.step, s.ok ? "ok" : "fail", fmt::format("{:.3f} ms", s.seconds * 1e3), s.detail});
+    }
+    return {std::move(pool), std::move(steps)};
+}
+
+}  // namespace
+
+void add_pool_options(CLI::App& app, PoolOptions& o) {
+    app.add_flag("--pool", o.pool, "make a stream-ordered pool (cuMemPoolCreate) and allocate from it");
+    app.add_option("--max-size", o.max_size, "the pool's maximum size (0: the driver's default)")
+        ->capture_default_str();
+    app.add_flag("--ipc-check", o.ipc_check,
+                 "share the pool and a block with a second process, which checks and frees it first");
+}
+
+void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
+    add_location_options(app, memory);
+    app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")
+        ->capture_default_str();
+}
+
+PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
+    if (memory.compression || memory.rdma || memory.tile_pool) {
+        throw Error(ExitCode::usage, "--compression, --rdma and --tile-pool do not apply to pools",
+                    "cuMemPoolCreate has no such properties: leave them out, or create without --pool");
+    }
+    PoolRequest r;
+    r.location = parse_location(memory.location);
+    r.handle_type = parse_handle_type(memory.handle_type);
+    r.max_size = parse_size(o.max_size);
+    return r;
+}
+
+Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const CreatePoolTarget& target,
+                       const Globals& globals) {
+    return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
+        const PoolRequest request = pool_request(memory, o);
+        const std::uint64_t size = parse_size(target.size);
+        if (size == 0) throw Error(ExitCode::usage, "--size 0 allocates nothing", "give a size such as 2MiB");
+        if (o.ipc_check && request.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
+            throw Error(ExitCode::usage, "--ipc-check needs a pool that can be exported",
+                        "give --handle-type posix-fd (or fabric, with an IMEX channel)");
+        }
+        if (o.ipc_check && request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+            throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
+        }
+        const auto devices = select_devices(target.devices, count);
+        report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        std::random_device random;
+        for (int device : devices) {
+            const PrimaryContext context(driver.api(), device);
+            std::optional<IpcRequest> ipc;
+            if (o.ipc_check) {
+                ipc.emplace();
+                ipc->seed = (std::uint64_t{random()} << 32) | random();
+                ipc->libcuda = driver.info().library;
+            }
+            const CreatePoolResult r = create_pool_and_check(driver.api(), device, request, size, ipc);
+            nlohmann::json j = result_json(r);
+            j["ordinal"] = device;
+            report.results["devices"].push_back(std::move(j));
+            for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
+            if (r.outcome.problem) {
+                Problem p = *r.outcome.problem;
+                p.device = device;
+                report.add_error(std::move(p));
+            }
+        }
+    });
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,177 @@
+#include "create_report.hpp"
+
+#include <fmt/format.h>
+
+#include "gpu/devices.hpp"
+#include "gpu/memory_props.hpp"
+#include "gpu/verify_json.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+template <class T, class F>
+nlohmann::json or_null(const std::optional<T>& value, F&& to) {
+    return value ? nlohmann::json(to(*value)) : nlohmann::json(nullptr);
+}
+
+nlohmann::json prop_json(const CUmemAllocationProp& p) {
+    return {{"location", location_name(p.location)},
+            {"location_id", p.location.id},
+            {"handle_types", handle_type_names(static_cast<int>(p.requestedHandleTypes))},
+            {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
+            {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
+            {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}};
+}
+
+nlohmann::json steps_json(const std::vector<TimedStep>& steps) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& s : steps) j.push_back(to_json(s));
+    return j;
+}
+
+nlohmann::json export_json(const ExportInfo& e) {
+    nlohmann::json j{{"handle_type", handle_type_name(e.type)}};
+    if (e.type == CU_MEM_HANDLE_TYPE_FABRIC) {
+        j["fabric_handle"] = e.fabric_hex;
+    } else {
+        j["fd"] = e.fd;
+    }
+    return j;
+}
+
+nlohmann::json import_json(const ImportCheckResult& r) {
+    return {{"ok", r.ok()},
+            {"pid", r.pid},
+            {"exit_status", r.exit_status},
+            {"steps", steps_json(r.steps)},
+            {"check", or_null(r.check, [](const VerifyResult& v) { return to_json(v); })},
+            {"problem", or_null(r.problem, [](const Problem& p) { return to_json(p); })}};
+}
+
+nlohmann::json resources_json(const CreateResult& r) {
+    nlohmann::json j{{"free_bytes_before", r.before->free_bytes},
+                     {"open_fds_before", r.before->fds.size()},
+                     {"free_bytes_after", nullptr},
+                     {"open_fds_after", nullptr}};
+    if (r.after) {
+        const ResourceDelta d = compare(*r.before, *r.after);
+        j["free_bytes_after"] = r.after->free_bytes;
+        j["open_fds_after"] = r.after->fds.size();
+        j["free_bytes_delta"] = d.free_bytes;
+        j["open_fds_delta"] = d.fds;
+        j["new_fds"] = d.new_fds;
+        j["balanced"] = d.balanced();
+    }
+    return j;
+}
+
+nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
+    nlohmann::json j{
+        {"device", q.device},
+        {"requested_bytes", r.requested_size},
+        {"size_bytes", r.size == 0 ? nlohmann::json(nullptr) : nlohmann::json(r.size)},
+        {"rounded_up", r.size != 0 && r.size != r.requested_size},
+        {"granularity",
+         or_null(r.granularity,
+                 [](const Granularity& g) {
+                     return nlohmann::json{{"minimum_bytes", g.minimum}, {"recommended_bytes", g.recommended}};
+                 })},
+        {"requested", or_null(r.requested, prop_json)},
+        {"granted", or_null(r.granted, prop_json)},
+        {"address", or_null(r.address, [](CUdeviceptr a) { return fmt::format("{:#x}", a); })},
+        {"verify", or_null(r.verify, [](const VerifyResult& v) { return to_json(v); })},
+        {"fill", or_null(r.fill, [](const VerifyResult& v) { return to_json(v); })},
+        {"export", or_null(r.exported, export_json)},
+        {"import_check", or_null(r.import_check, import_json)},
+        {"steps", steps_json(r.steps)},
+        {"resources", r.before ? resources_json(r) : nlohmann::json(nullptr)}};
+    if (r.address) j["seed"] = r.seed;
+    return j;
+}
+
+std::string prop_text(const CUmemAllocationProp& p) {
+    const auto flags = flag_names(p);
+    return fmt::format("{}, handle types {}, flags {}", location_name(p.location),
+                       handle_type_name(p.requestedHandleTypes),
+                       flags.empty() ? std::string("none") : fmt::format("{}", fmt::join(flags, "+")));
+}
+
+std::string verify_text(const VerifyResult& v) {
+    return fmt::format("{} mismatching words; fill {:.1f} GB/s, check {:.1f} GB/s", v.mismatches, v.fill_gbps,
+                       v.check_gbps);
+}
+
+Table summary_table(const CreateRequest& q, const CreateResult& r) {
+    Table t{"Allocation", {"", "value"}, {}, {}};
+    auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
+    row("device", std::to_string(q.device));
+    row("size",
+        r.size == 0
+            ? fmt::format("{} bytes asked for", r.requested_size)
+            : fmt::format("{} ({} bytes{})", format_size(r.size), r.size,
+                          r.size != r.requested_size ? fmt::format(", rounded up from {}", r.requested_size) : ""));
+    if (r.granularity) {
+        row("granularity", fmt::format("minimum {}, recommended {}", format_size(r.granularity->minimum),
+                                       format_size(r.granularity->recommended)));
+    }
+    if (r.requested) row("requested", prop_text(*r.requested));
+    if (r.granted) row("granted", prop_text(*r.granted));
+    if (r.address) row("mapped at", fmt::format("{:#x}", *r.address));
+    if (r.verify) row("verify", verify_text(*r.verify));
+    if (r.fill) row("fill", fmt::format("fill {:.1f} GB/s", r.fill->fill_gbps));
+    if (r.exported) {
+        row("export", r.exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? "fabric " + r.exported->fabric_hex
+                                                                    : fmt::format("posix-fd {}", r.exported->fd));
+    }
+    if (r.import_check) {
+        const auto& ic = *r.import_check;
+        row("import check", fmt::format("{} (pid {}, exit status {}){}", ic.ok() ? "pass" : "fail", ic.pid,
+                                        ic.exit_status, ic.check ? ": " + verify_text(*ic.check) : ""));
+    }
+    if (r.before && r.after) {
+        row("free memory", fmt::format("{} before, {} after", r.before->free_bytes, r.after->free_bytes));
+        row("open descriptors", fmt::format("{} before, {} after", r.before->fds.size(), r.after->fds.size()));
+    }
+    return t;
+}
+
+Table steps_table(std::string title, const std::vector<TimedStep>& steps) {
+    Table t{std::move(title), {"step", "call", "ms", "result"}, {}, {}};
+    for (const auto& s : steps) {
+        t.rows.push_back({s.name, s.call, fmt::format("{:.3f}", s.seconds * 1e3), s.ok ? "ok" : "fail"});
+    }
+    return t;
+}
+
+void add_warnings(Report& report, const CreateRequest& q, const CreateResult& r) {
+    if (r.requested && r.granted && r.requested->allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC &&
+        r.granted->allocFlags.compressionType != CU_MEM_ALLOCATION_COMP_GENERIC) {
+        report.add_warning("generic compression was asked for and not granted: the allocation is not compressible",
+                           "the driver decides; see CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", q.device);
+    }
+    if (r.before && r.after) {
+        const ResourceDelta d = compare(*r.before, *r.after);
+        if (!d.balanced()) {
+            report.add_warning(
+                fmt::format("resources differ after create: free memory {:+} bytes, descriptors {:+}{}", d.free_bytes,
+                            d.fds, d.new_fds.empty() ? "" : fmt::format(" (new: {})", fmt::join(d.new_fds, ", "))),
+                "another process may have changed the device's free memory; otherwise report it", q.device);
+        }
+    }
+}
+
+}  // namespace
+
+void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result) {
+    report.results = results_json(request, result);
+    report.tables.push_back(summary_table(request, result));
+    report.tables.push_back(steps_table("Steps", result.steps));
+    if (result.import_check) {
+        report.tables.push_back(steps_table(fmt::format("Import check steps (pid {})", result.import_check->pid),
+                                            result.import_check->steps));
+    }
+    add_warnings(report, request, result);
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,149 @@
+// `cumemctl granularity`: the minimum and recommended allocation granularity of every location x
+// handle type x flag set on each device, or why the driver refuses it. No context is created.
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/granularity.hpp"
+#include "memory_options.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct GranularityOptions {
+    std::string devices;
+    MemoryFilters filters;
+    std::string size;  // --size, empty when not given
+};
+
+// The options parsed, before the driver is loaded, so that a usage error is one whatever the driver.
+struct GranularityPlan {
+    GranularitySelection selection;
+    std::optional<std::uint64_t> size;
+};
+
+GranularityPlan plan_of(const GranularityOptions& opts) {
+    GranularityPlan plan;
+    plan.selection = opts.filters.to_selection();
+    if (!opts.size.empty()) {
+        plan.size = parse_size(opts.size);
+        if (*plan.size == 0) {
+            throw Error(ExitCode::usage, "invalid size '0': an allocation has at least one granule",
+                        "give a size above 0, e.g. 2MiB");
+        }
+    }
+    return plan;
+}
+
+std::string flags_text(const MemoryRequest& r) {
+    const auto names = flag_names(r);
+    return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, "+"));
+}
+
+std::string location_text(const GranularityRow& row) {
+    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
+}
+
+nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint64_t>& size) {
+    nlohmann::json j{{"device", row.device},
+                     {"location", location_text(row)},
+                     {"handle_type", handle_type_name(row.request.handle_type)},
+                     {"flags", flag_names(row.request)},
+                     {"status", status_name(row.status)}};
+    if (row.status == GranularityRow::Status::ok) {
+        j["minimum_bytes"] = row.granularity.minimum;
+        j["recommended_bytes"] = row.granularity.recommended;
+        if (size) {
+            j["size_rounded_to_minimum"] = round_up(*size, row.granularity.minimum);
+            j["size_rounded_to_recommended"] = round_up(*size, row.granularity.recommended);
+        }
+    } else {
+        j["minimum_bytes"] = nullptr;
+        j["recommended_bytes"] = nullptr;
+        j["problem"] = to_json(*row.problem);
+    }
+    return j;
+}
+
+// Why a row has no answer, in one cell: the driver's error name and the cause.
+std::string why_text(const GranularityRow& row) {
+    if (row.status == GranularityRow::Status::ok) return "";
+    const Problem& p = *row.problem;
+    const std::string what = p.cause.empty() ? p.message : p.cause;
+    return p.driver ? fmt::format("{}: {}", p.driver->name, what) : what;
+}
+
+Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<std::uint64_t>& size) {
+    Table t;
+    t.title = "Allocation granularity";
+    t.columns = {"GPU", "location", "handle type", "flags", "minimum", "recommended"};
+    if (size) {
+        t.columns.push_back("size to min");
+        t.columns.push_back("size to rec");
+        t.notes.push_back(fmt::format("size {} bytes ({}), rounded up to each granularity", *size, format_size(*size)));
+    }
+    t.columns.insert(t.columns.end(), {"status", "why"});
+    for (const auto& row : rows) {
+        const bool ok = row.status == GranularityRow::Status::ok;
+        std::vector<std::string> cells{std::to_string(row.device),
+                                       location_text(row),
+                                       handle_type_name(row.request.handle_type),
+                                       flags_text(row.request),
+                                       ok ? format_size(row.granularity.minimum) : "-",
+                                       ok ? format_size(row.granularity.recommended) : "-"};
+        if (size) {
+            cells.push_back(ok ? format_size(round_up(*size, row.granularity.minimum)) : "-");
+            cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
+        }
+        cells.push_back(status_name(row.status));
+        cells.push_back(why_text(row));
+        t.rows.push_back(std::move(cells));
+    }
+    return t;
+}
+
+Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
+    std::optional<GranularityPlan> plan;
+    Report early = run_guarded("granularity", [&](Report&) { plan = plan_of(opts); });
+    if (!plan) return early;
+    return run_with_driver("granularity", globals, [&](Report& report, Driver& driver, int count) {
+        const auto devices = select_devices(opts.devices, count);
+        const auto rows = granularity_table(driver.api(), devices, plan->selection);
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& row : rows) list.push_back(row_json(row, plan->size));
+        report.results = {{"device_count", count}, {"rows", std::move(list)}};
+        if (plan->size) report.results["size_bytes"] = *plan->size;
+        if (count == 0) {
+            report.tables.push_back(
+                Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});
+            return;
+        }
+        report.tables.push_back(rows_table(rows, plan->size));
+        if (plan->selection.flag_sets.size() > 1) {
+            report.tables.back().notes.push_back(
+                "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
+                "combination");
+        }
+        const bool any_ok = std::any_of(rows.begin(), rows.end(),
+                                        [](const GranularityRow& r) { return r.status == GranularityRow::Status::ok; });
+        if (!any_ok) {
+            throw Error(ExitCode::unavailable, "the driver accepts none of the selected combinations",
+                        "the rows say why; widen --location, --handle-type or the flags");
+        }
+    });
+}
+
+}  // namespace
+
+void register_granularity(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<GranularityOptions>();
+    CLI::App* app = root.add_subcommand("granularity", "minimum and recommended allocation granularity, or why not");
+    add_device_option(*app, opts->devices);
+    add_memory_filters(*app, opts->filters);
+    app->add_option("--size", opts->size, "also round SIZE up to each granularity (4096, 2MiB, 1.5GiB, 1G)");
+    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_granularity(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

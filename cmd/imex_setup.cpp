@@ -1,0 +1,207 @@
+// `cumemctl imex-setup`: makes, checks and removes IMEX channel nodes, and verifies fabric handles.
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "imex/channel_verify.hpp"
+#include "imex/imex_setup.hpp"
+#include "util/file_mode.hpp"
+#include "util/index_list.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct ImexSetupOptions {
+    std::string channel = "0";
+    std::string channels;
+    bool channels_given = false;  // --channels was on the command line (even as "")
+    bool all = false;
+    std::string owner;
+    std::string mode;
+    bool force = false;
+    bool check = false;
+    bool dry_run = false;
+    bool remove = false;
+    bool verify = false;
+    std::string device = "0";
+    std::string proc_devices = "/proc/devices";
+    std::string params = "/proc/driver/nvidia/params";
+    std::string dev_root = "/";
+};
+
+ImexSetupRequest make_request(const ImexSetupOptions& o) {
+    ImexSetupRequest r;
+    r.proc_devices = o.proc_devices;
+    r.params = o.params;
+    r.dev_root = o.dev_root;
+    r.channels = o.all ? "all" : o.channels_given ? o.channels : o.channel;
+    if (!o.all && !o.channels_given && o.channel.find_first_of(",-") != std::string::npos) {
+        throw Error(ExitCode::usage, fmt::format("invalid --channel '{}': one channel number", o.channel),
+                    "give one number to --channel, a list or range to --channels, or --all");
+    }
+    if (!o.owner.empty()) r.owner = resolve_owner(o.owner);
+    if (!o.mode.empty()) r.mode = parse_mode(o.mode, "--mode");
+    r.force = o.force;
+    r.check = o.check;
+    r.dry_run = o.dry_run;
+    r.remove = o.remove;
+    return r;
+}
+
+nlohmann::json owner_json(const Owner& owner) {
+    return {{"uid", owner.uid}, {"gid", owner.gid}, {"user", owner.user}, {"group", owner.group}};
+}
+
+nlohmann::json found_json(const NodeState& s) {
+    nlohmann::json j{{"type", node_kind_key(s.kind)}};
+    if (s.kind == NodeKind::missing) return j;
+    if (s.kind == NodeKind::char_device || s.kind == NodeKind::block_device) j["device"] = format_device(s.major, s.minor);
+    j["uid"] = s.uid;
+    j["gid"] = s.gid;
+    j["mode"] = format_mode(s.mode);
+    return j;
+}
+
+nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
+    nlohmann::json j{{"channel", c.want.channel},
+                     {"path", fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel))},
+                     {"device", format_device(c.want.major, c.want.channel_minor())},
+                     {"uid", c.want.uid},
+                     {"gid", c.want.gid},
+                     {"owner", format_owner(r.owner)},
+                     {"mode", format_mode(c.want.mode)},
+                     {"action", action_name(c.action)},
+                     {"change", change_name(c.plan.change)},
+                     {"detail", c.action == Action::error ? c.error : c.plan.detail},
+                     {"found", found_json(c.found)}};
+    return j;
+}
+
+nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& r) {
+    nlohmann::json channels = nlohmann::json::array();
+    nlohmann::json summary = nlohmann::json::object();
+    for (Action a : {Action::created, Action::unchanged, Action::fixed, Action::replaced, Action::removed,
+                     Action::planned, Action::refused, Action::error}) {
+        summary[std::string(action_name(a))] = 0;
+    }
+    for (const auto& c : r.channels) {
+        channels.push_back(channel_json(r, c));
+        summary[std::string(action_name(c.action))] = summary[std::string(action_name(c.action))].get<int>() + 1;
+    }
+    nlohmann::json dir{{"path", r.directory.path}, {"action", action_name(r.directory.action)}, {"exists", r.directory.exists}};
+    if (r.directory.exists) {
+        dir["uid"] = r.directory.state.uid;
+        dir["gid"] = r.directory.state.gid;
+        dir["mode"] = format_mode(r.directory.state.mode);
+    }
+    return {{"operation", req.remove ? "remove" : "provision"},
+            {"check", req.check},
+            {"dry_run", req.dry_run},
+            {"force", req.force},
+            {"proc_devices", req.proc_devices},
+            {"params", req.params},
+            {"major", r.major},
+            {"count", r.count},
+            {"count_source", r.count_from_params ? "params" : "default"},
+            {"create_imex_channel0", r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0)
+                                                                    : nlohmann::json(nullptr)},
+            {"owner", owner_json(r.owner)},
+            {"mode", format_mode(r.mode)},
+            {"mode_source", r.mode_source},
+            {"directory", std::move(dir)},
+            {"channels", std::move(channels)},
+            {"summary", std::move(summary)}};
+}
+
+Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
+    Table t;
+    t.title = "IMEX channels";
+    t.columns = {"channel", "path", "device", "owner", "mode", "action", "detail"};
+    const std::string owner = format_owner(r.owner);
+    for (const auto& c : r.channels) {
+        t.rows.push_back({std::to_string(c.want.channel),
+                          fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
+                          format_device(c.want.major, c.want.channel_minor()), owner, format_mode(c.want.mode),
+                          std::string(action_name(c.action)), c.action == Action::error ? c.error : c.plan.detail});
+    }
+    t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
+                                  r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));
+    t.notes.push_back(fmt::format("folder {}: {}", r.directory.path, action_name(r.directory.action)));
+    std::map<std::string, int> counts;
+    for (const auto& c : r.channels) ++counts[std::string(action_name(c.action))];
+    std::string summary;
+    for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+    t.notes.push_back(fmt::format("{} channel{}: {}{}", r.channels.size(), r.channels.size() == 1 ? "" : "s", summary,
+                                  req.check ? " (--check: nothing changed)" : req.dry_run ? " (--dry-run: nothing changed)" : ""));
+    return t;
+}
+
+void add_verify(const ImexSetupOptions& opts, const Globals& globals, const ImexSetupRequest& req, Report& report) {
+    FabricVerifyRequest v;
+    v.libcuda = choose_libcuda(globals.libcuda);
+    v.device = parse_index(opts.device, 1 << 20, "device");
+    v.as = req.owner;
+    const FabricVerifyResult got = verify_fabric_in_child(v);
+    report.driver = got.driver;
+    const Owner as = owner_of(got.uid, got.gid);
+    nlohmann::json j{{"ok", got.ok}, {"device", v.device}, {"uid", got.uid}, {"gid", got.gid},
+                     {"as", format_owner(as)}, {"granularity", got.granularity}};
+    j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
+    report.results["verify"] = std::move(j);
+    Table t{"Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
+    t.rows.push_back({format_owner(as), std::to_string(v.device),
+                      got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
+                             : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
+    report.tables.push_back(std::move(t));
+    if (got.problem) {
+        Problem p = *got.problem;
+        p.message = fmt::format("verify as {}: {}", format_owner(as), p.message);
+        report.add_error(std::move(p));
+    }
+}
+
+Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globals) {
+    return run_guarded("imex-setup", [&](Report& report) {
+        report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
+        const ImexSetupRequest req = make_request(opts);
+        if (opts.verify) parse_index(opts.device, 1 << 20, "device");
+        const ImexSetupResult result = run_imex_setup(req);
+        report.results = results_json(req, result);
+        report.tables.push_back(channels_table(req, result));
+        for (const auto& w : result.warnings) report.warnings.push_back(w);
+        for (const auto& e : result.errors) report.add_error(e);
+        if (opts.verify) add_verify(opts, globals, req, report);
+    });
+}
+
+}  // namespace
+
+void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto o = std::make_shared<ImexSetupOptions>();
+    CLI::App* app = root.add_subcommand("imex-setup", "make, check or remove IMEX channel nodes, and verify them");
+    auto* channel = app->add_option("--channel", o->channel, "the channel to set up (default 0)");
+    auto* channels = app->add_option("--channels", o->channels, "channels: a list and ranges, e.g. 0-3,7");
+    auto* all = app->add_flag("--all", o->all, "every channel below ImexChannelCount");
+    channel->excludes(channels, all);
+    channels->excludes(all);
+    auto* owner = app->add_option("--owner", o->owner, "USER[:GROUP] that owns the nodes (default mode becomes 0600)");
+    auto* mode = app->add_option("--mode", o->mode, "octal mode of the nodes (default: the driver's DeviceFileMode)");
+    app->add_flag("--force", o->force, "replace (or remove) device nodes of the wrong type or number");
+    auto* check = app->add_flag("--check", o->check, "change nothing; exit 1 when anything differs");
+    auto* dry_run = app->add_flag("--dry-run", o->dry_run, "change nothing; show the plan");
+    auto* remove = app->add_flag("--remove", o->remove, "remove the channels' nodes");
+    auto* verify = app->add_flag("--verify", o->verify, "prove fabric handles work (as --owner), in a child process");
+    app->add_option("-d,--device", o->device, "the device --verify uses (default 0)")->needs(verify);
+    app->add_option("--proc-devices", o->proc_devices, "the /proc/devices to read")->capture_default_str();
+    app->add_option("--params", o->params, "the driver's params file to read")->capture_default_str();
+    app->add_option("--dev-root", o->dev_root, "the folder that holds dev/")->capture_default_str();
+    check->excludes(dry_run);
+    remove->excludes(owner, mode, verify);
+    app->callback([o, channels, &globals, &runner] {
+        o->channels_given = channels->count() > 0;
+        runner = [o, &globals] { return run_imex_setup_command(*o, globals); };
+    });
+}
+
+}  // namespace cumemctl::cmd

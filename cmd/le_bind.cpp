@@ -1,0 +1,235 @@
+// `cumemctl le-bind`: the CUDA 13.3 logical endpoint round trip (reserve, limits, create, query, bind,
+// undo), every step with its result and time; on an older driver, why there are no logical endpoints.
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/logical_endpoint_bind.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct LeBindOptions {
+    std::string device = "0";
+    bool device_given = false;
+    std::string devices;
+    std::string type = "unicast";
+    std::string size;
+    std::string offset = "0";
+    std::string mem_offset = "0";
+    std::string bind_size;
+    std::string location = "device";
+    std::string handle_type = "none";
+    bool counted_ops = false;
+    bool by_address = false;
+    bool limits_only = false;
+    double timeout = 5;
+};
+
+// Parses the options against the node's device count (usage errors, or exit 3 for a missing device).
+LeBindRequest to_request(const LeBindOptions& o, int count) {
+    LeBindRequest r;
+    r.multicast = o.type == "multicast";
+    if (r.multicast) {
+        if (o.devices.empty()) {
+            throw Error(ExitCode::usage, "--type multicast needs the team: --devices LIST", "for example --devices 0-3");
+        }
+        if (o.device_given) throw Error(ExitCode::usage, "--device is for unicast; a team is given with --devices LIST");
+        r.devices = select_devices(o.devices, count);
+    } else {
+        if (!o.devices.empty()) {
+            throw Error(ExitCode::usage, "--devices is for --type multicast", "give the owner device with --device N");
+        }
+        r.devices = select_devices(o.device, count);
+        if (r.devices.size() != 1) {
+            throw Error(ExitCode::usage, "a unicast endpoint has one owner device", "give one device with --device N");
+        }
+    }
+    r.size = parse_size(o.size);
+    r.offset = parse_size(o.offset);
+    r.mem_offset = parse_size(o.mem_offset);
+    if (!o.bind_size.empty()) r.bind_size = parse_size(o.bind_size);
+    r.location = parse_location(o.location);
+    r.fabric = o.handle_type == "fabric";
+    r.counted_ops = o.counted_ops;
+    r.by_address = o.by_address;
+    r.limits_only = o.limits_only;
+    r.timeout_seconds = o.timeout;
+    return r;
+}
+
+nlohmann::json support_json(const LeDriverSupport& s) {
+    nlohmann::json j{{"available", s.available},
+                     {"driver_version", s.driver_version},
+                     {"driver_version_string", cuda_version_string(s.driver_version)},
+                     {"needs_version", le::kVersion},
+                     {"message", s.message},
+                     {"lookup", nullptr}};
+    if (s.lookup) {
+        j["lookup"] = {{"entry_point", std::string(s.lookup->name)},
+                       {"version", s.lookup->version},
+                       {"result", s.lookup_result},
+                       {"status", proc_status_name(s.lookup->status)},
+                       {"found", s.lookup->found}};
+    }
+    return j;
+}
+
+nlohmann::json request_json(const LeBindRequest& r) {
+    nlohmann::json j{{"type", r.multicast ? "multicast" : "unicast"},
+                     {"devices", r.devices},
+                     {"size", r.size},
+                     {"offset", r.offset},
+                     {"mem_offset", r.mem_offset},
+                     {"location", r.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? "device" : "host-numa"},
+                     {"handle_type", r.fabric ? "fabric" : "none"},
+                     {"counted_ops", r.counted_ops},
+                     {"by_address", r.by_address},
+                     {"limits_only", r.limits_only},
+                     {"timeout_seconds", r.timeout_seconds}};
+    j["bind_size"] = r.bind_size ? nlohmann::json(*r.bind_size) : nlohmann::json(nullptr);
+    if (r.location.numa_node) j["location"] = fmt::format("host-numa:{}", *r.location.numa_node);
+    return j;
+}
+
+nlohmann::json wait_json(const std::optional<LeQueryWait>& w) {
+    if (!w) return nullptr;
+    return {{"constructed", w->constructed}, {"polls", w->polls}, {"waited_seconds", w->waited_seconds}};
+}
+
+nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
+    nlohmann::json j{{"logical_endpoints", support_json(o.support)}, {"request", request_json(r)}};
+    j["limits"] = o.limits ? nlohmann::json{{"bind_alignment", o.limits->bind_alignment}, {"max_size", o.limits->max_size}}
+                           : nlohmann::json(nullptr);
+    j["violation"] = nullptr;
+    if (o.violation) {
+        nlohmann::json nearest = nlohmann::json::array();
+        for (const auto& s : o.violation->nearest) nearest.push_back({{"option", s.option}, {"value", s.value}});
+        j["violation"] = {{"message", o.violation->message}, {"nearest", nearest}};
+    }
+    j["endpoint"] = nullptr;
+    if (o.id) {
+        j["endpoint"] = {{"id", *o.id}, {"query", wait_json(o.query)}, {"exported", o.exported},
+                         {"import_query", wait_json(o.import_query)}};
+    }
+    j["memory"] = o.plan ? nlohmann::json{{"granularity", o.granularity}, {"allocation_size", o.plan->allocation_size}}
+                         : nlohmann::json(nullptr);
+    nlohmann::json binds = nlohmann::json::array();
+    for (const auto& b : o.bindings) {
+        binds.push_back({{"device", b.device}, {"location", b.location}, {"offset", o.plan->offset},
+                         {"mem_offset", o.plan->mem_offset}, {"size", o.plan->bind_size},
+                         {"method", r.by_address ? "address" : "handle"}, {"bound", b.bound}});
+    }
+    j["bindings"] = binds;
+    nlohmann::json steps = nlohmann::json::array();
+    for (const auto& s : o.steps) {
+        steps.push_back({{"step", s.name}, {"call", s.call}, {"result", s.result_name}, {"ok", s.ok},
+                         {"seconds", s.seconds}, {"detail", s.detail}, {"undo", s.undo}});
+    }
+    j["steps"] = steps;
+    j["completed"] = o.completed;
+    return j;
+}
+
+std::string ms(double seconds) { return fmt::format("{:.3f} ms", seconds * 1e3); }
+
+Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
+    Table t{"Logical endpoint", {"", "value"}, {}, {}};
+    auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
+    row("driver", o.support.message);
+    if (o.support.lookup) {
+        row("lookup", fmt::format("cuGetProcAddress(\"{}\", {}): {}, {}", o.support.lookup->name,
+                                  o.support.lookup->version, o.support.lookup_result,
+                                  proc_status_name(o.support.lookup->status)));
+    }
+    if (!o.support.available) return t;
+    row("type", fmt::format("{} on device{} {}", r.multicast ? "multicast" : "unicast", r.devices.size() == 1 ? "" : "s",
+                            fmt::join(r.devices, ",")));
+    row("endpoint size", format_size(r.size));
+    if (o.limits) {
+        row("bind alignment", format_size(o.limits->bind_alignment));
+        row("max size", format_size(o.limits->max_size));
+    }
+    if (o.violation) row("refused", o.violation->message);
+    if (o.id) row("endpoint id", std::to_string(*o.id));
+    if (o.query) row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",
+                                                 o.query->polls, ms(o.query->waited_seconds)));
+    if (o.exported) row("fabric export", o.import_query ? "exported and re-imported" : "exported");
+    for (const auto& b : o.bindings) {
+        row(fmt::format("binding on device {}", b.device),
+            fmt::format("{} of {} memory at offset {} from mem offset {}{}", format_size(o.plan->bind_size), b.location,
+                        format_size(o.plan->offset), format_size(o.plan->mem_offset), b.bound ? "" : " (not bound)"));
+    }
+    return t;
+}
+
+Table steps_table(const LeBindOutcome& o) {
+    Table t{"Steps", {"step", "call", "result", "time", "detail"}, {}, {}};
+    for (const auto& s : o.steps) t.rows.push_back({s.name, s.call, s.ok ? "ok" : s.result_name, ms(s.seconds), s.detail});
+    if (o.completed && !o.steps.empty()) t.notes.push_back("everything made was undone");
+    return t;
+}
+
+void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o) {
+    report.results = outcome_json(r, o);
+    report.tables.push_back(summary_table(r, o));
+    if (!o.steps.empty()) report.tables.push_back(steps_table(o));
+    for (const auto& w : o.warnings) report.add_warning(w);
+    if (r.limits_only && o.violation) {
+        report.add_warning(fmt::format("with these limits, {}", o.violation->message),
+                           o.violation->nearest.empty() ? std::string{}
+                                                        : fmt::format("nearest valid: {} {}", o.violation->nearest[0].option,
+                                                                      size_argument(o.violation->nearest[0].value)));
+    }
+    for (const auto& p : o.undo_failures) report.add_error(p);
+}
+
+Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
+    return run_with_driver("le-bind", globals, [&](Report& report, Driver& driver, int count) {
+        const LeBindRequest request = to_request(opts, count);
+        LeBindOutcome outcome;
+        try {
+            run_le_bind(driver, request, outcome);
+        } catch (const Error& e) {
+            report.add_error(e.problem());
+            fill_report(report, request, outcome);
+            return;
+        }
+        fill_report(report, request, outcome);
+    });
+}
+
+}  // namespace
+
+void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto o = std::make_shared<LeBindOptions>();
+    CLI::App* app = root.add_subcommand("le-bind", "bind memory to a CUDA 13.3 logical endpoint and undo it again");
+    CLI::Option* device = app->add_option("-d,--device", o->device, "the owner device of a unicast endpoint")
+                              ->capture_default_str();
+    app->add_option("--size", o->size, "bytes bindable per device (the endpoint size), e.g. 2MiB")->required();
+    app->add_option("--offset", o->offset, "where in the endpoint to bind")->capture_default_str();
+    app->add_option("--mem-offset", o->mem_offset, "where in the memory the binding starts")->capture_default_str();
+    app->add_option("--bind-size", o->bind_size, "bytes to bind (default: the largest that fits)");
+    app->add_option("--location", o->location, "device, host-numa or host-numa:N")->capture_default_str();
+    app->add_option("--handle-type", o->handle_type, "none or fabric (exportable endpoint and memory)")
+        ->check(CLI::IsMember({"none", "fabric"}))
+        ->capture_default_str();
+    app->add_flag("--counted-ops", o->counted_ops, "create the endpoint for counted operations");
+    app->add_flag("--by-address", o->by_address, "bind a mapped address (cuLogicalEndpointBindAddr)");
+    app->add_option("--type", o->type, "unicast or multicast")
+        ->check(CLI::IsMember({"unicast", "multicast"}))
+        ->capture_default_str();
+    app->add_option("--devices", o->devices, "the multicast team: a list (0,2), a range (0-3) or all");
+    app->add_flag("--limits-only", o->limits_only, "ask the limits for these properties and change nothing");
+    app->add_option("--timeout", o->timeout, "seconds to wait for the endpoint to be constructed")
+        ->check(CLI::NonNegativeNumber)
+        ->capture_default_str();
+    app->callback([o, device, &globals, &runner] {
+        o->device_given = device->count() > 0;
+        runner = [o, &globals] { return run_le_bind_command(*o, globals); };
+    });
+}
+
+}  // namespace cumemctl::cmd

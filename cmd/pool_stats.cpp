@@ -1,0 +1,253 @@
+// `cumemctl pool-stats`: every pool of this process's device, host, host-NUMA and managed locations,
+// and what one pool does under a workload, a release threshold, a reset and being made current.
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "create_pool.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/pool_overview.hpp"
+#include "gpu/primary_context.hpp"
+#include "pool_report.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct PoolStatsOptions {
+    std::string devices;
+    std::string pool;      // --pool default|current|new; empty: not given
+    MemoryOptions memory;  // --location, --handle-type
+    PoolOptions new_pool;  // --max-size
+    bool make_current = false;
+    std::string exercise;
+    std::string release_threshold;  // a size, or "max" for UINT64_MAX
+    bool reset_high = false;
+
+    // Whether one pool is acted on (beyond the overview).
+    bool acts() const {
+        return !pool.empty() || make_current || !exercise.empty() || !release_threshold.empty() || reset_high;
+    }
+};
+
+// The options, parsed and checked before any device is touched.
+struct PoolStatsPlan {
+    PoolChoice choice = PoolChoice::default_pool;
+    PoolRequest request;
+    std::optional<WorkloadPattern> pattern;
+    std::optional<std::uint64_t> threshold;
+};
+
+PoolStatsPlan plan(const PoolStatsOptions& o) {
+    PoolStatsPlan p;
+    p.choice = parse_pool_choice(o.pool.empty() ? "default" : o.pool);
+    p.request = pool_request(o.memory, o.new_pool);
+    if (p.choice != PoolChoice::new_pool &&
+        (p.request.handle_type != CU_MEM_HANDLE_TYPE_NONE || p.request.max_size != 0)) {
+        throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
+    }
+    if (o.make_current && p.choice != PoolChoice::new_pool) {
+        throw Error(ExitCode::usage, "--make-current makes a new pool current", "add --pool new");
+    }
+    if (!o.exercise.empty()) p.pattern = parse_workload_pattern(o.exercise);
+    if (!o.release_threshold.empty()) {
+        p.threshold = o.release_threshold == "max" ? kKeepEverything : parse_size(o.release_threshold);
+    }
+    return p;
+}
+
+std::string location_label(const LocationPools& l) {
+    const std::string where = pool_location_name(l.location);
+    return l.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED ? "managed:" + where : where;
+}
+
+nlohmann::json pool_json(const PoolInfo& info, const PoolAttributes& attributes) {
+    nlohmann::json j = pool_info_json(info);
+    j["attributes"] = attributes_json(attributes);
+    return j;
+}
+
+nlohmann::json location_json(const LocationPools& l) {
+    nlohmann::json j{{"location", pool_location_name(l.location)},
+                     {"allocation_type", alloc_type_name(l.alloc_type)},
+                     {"available", !l.unavailable}};
+    if (l.unavailable) {
+        j["reason"] = to_json(*l.unavailable);
+        return j;
+    }
+    j["default"] = pool_json(*l.default_pool, *l.default_attributes);
+    j["current"] = pool_json(*l.current_pool, *l.current_attributes);
+    j["current_is_default"] = l.current_is_default;
+    return j;
+}
+
+Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pools) {
+    std::vector<std::pair<std::string, PoolAttributes>> columns;
+    std::vector<std::string> notes;
+    for (const auto& l : pools) {
+        if (l.unavailable) {
+            notes.push_back(fmt::format("{}: no pool ({})", location_label(l), l.unavailable->message));
+            continue;
+        }
+        columns.emplace_back(location_label(l) + (l.current_is_default ? "" : " default"), *l.default_attributes);
+        if (!l.current_is_default) columns.emplace_back(location_label(l) + " current", *l.current_attributes);
+    }
+    Table t = attributes_table(
+        fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
+        columns);
+    std::vector<std::string> current{"current pool is the default"};
+    for (const auto& l : pools) {
+        if (l.unavailable) continue;
+        current.push_back(l.current_is_default ? "yes" : "no");
+        if (!l.current_is_default) current.push_back("no");
+    }
+    t.rows.push_back(std::move(current));
+    t.notes = std::move(notes);
+    t.notes.push_back(kPerProcessNote);
+    return t;
+}
+
+// Puts a location's current pool back when it goes.
+struct RestoreCurrent {
+    const DriverApi& api;
+    PoolInfo before;
+    ~RestoreCurrent() {
+        try {
+            make_current(api, before);
+        } catch (const Error&) {
+            // Destroying the new pool makes the default current again.
+        }
+    }
+};
+
+// What --make-current shows, as JSON and as notes of the selected pool's table.
+void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan, nlohmann::json& j,
+                       std::vector<std::string>& notes) {
+    const RestoreCurrent restore{api, current_pool(api, target.device, target.location, target.alloc_type)};
+    make_current(api, target);
+    const bool now_current =
+        current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
+    nlohmann::json m{{"now_current", now_current}};
+    notes.push_back(
+        fmt::format("made current: {}", now_current ? "yes" : "no (the driver still returns another pool)"));
+    if (target.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        const std::uint64_t size = plan.pattern ? plan.pattern->items.front().size : pool_granule(api, target.location);
+        const PoolInfo fallback = default_pool(api, target.device, target.location, target.alloc_type);
+        const CurrentPoolDraw d = draw_from_current(api, target.handle, fallback.handle, size);
+        m["draw"] = {{"size_bytes", d.size},
+                     {"new_pool_used_before_bytes", d.new_used_before},
+                     {"new_pool_used_during_bytes", d.new_used_during},
+                     {"default_pool_used_before_bytes", d.default_used_before},
+                     {"default_pool_used_during_bytes", d.default_used_during},
+                     {"drew_from_new", d.drew_from_new()}};
+        notes.push_back(
+            fmt::format("a plain cuMemAllocAsync of {}: new pool used {} -> {}, default pool used {} -> {}: {}",
+                        format_size(d.size), format_size(d.new_used_before), format_size(d.new_used_during),
+                        format_size(d.default_used_before), format_size(d.default_used_during),
+                        d.drew_from_new() ? "it drew from the new pool" : "it did NOT draw from the new pool"));
+    } else {
+        notes.push_back("cuMemAllocAsync draws from device pools only: no allocation shown for this location");
+    }
+    j["make_current"] = std::move(m);
+}
+
+// The pool that --pool names at the --location: looked up, or created (then owned by `owned`).
+PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan, const CUmemLocation& location,
+                     std::optional<OwnedPool>& owned) {
+    if (plan.choice == PoolChoice::new_pool) {
+        owned.emplace(api, device, plan.request);
+        return owned->info();
+    }
+    check_pool_support(api, device, location, CU_MEM_HANDLE_TYPE_NONE);
+    return plan.choice == PoolChoice::default_pool ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
+                                                   : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
+}
+
+// The selected pool: --release-threshold, then --exercise, --make-current and --reset-high, with its
+// attributes at the start and at the end.
+void act_on_pool(Report& report, const DriverApi& api, int device, const PoolStatsPlan& plan, const PoolStatsOptions& o,
+                 nlohmann::json& out) {
+    const CUmemLocation location = resolve_location(api, plan.request.location, device);
+    const bool device_memory = location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+    std::optional<PrimaryContext> context;
+    if (plan.pattern || (o.make_current && device_memory)) context.emplace(api, device);
+    std::optional<OwnedPool> owned;
+    const PoolInfo target = select_pool(api, device, plan, location, owned);
+    if (plan.threshold) set_release_threshold(api, target.handle, *plan.threshold);
+    const PoolAttributes start = read_pool_attributes(api, target.handle);
+    nlohmann::json j = pool_info_json(target);
+    j["pool"] = pool_choice_name(plan.choice);
+    j["attributes_at_start"] = attributes_json(start);
+    const std::string name =
+        fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
+    std::optional<Table> workload;
+    if (plan.pattern) {
+        require_room(api, fmt::format("workload '{}'", plan.pattern->text),
+                     pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
+        const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
+        j["exercise"] = workload_json(*plan.pattern, w);
+        workload = workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, w);
+    }
+    std::vector<std::string> notes;
+    if (o.make_current) show_make_current(api, target, plan, j, notes);
+    if (o.reset_high) reset_high_water_marks(api, target.handle);
+    const PoolAttributes end = read_pool_attributes(api, target.handle);
+    j["attributes"] = attributes_json(end);
+    j["high_water_marks_reset"] = o.reset_high;
+    Table t =
+        attributes_table("Selected: " + name, {{"at start", start}, {o.reset_high ? "at end (reset)" : "at end", end}});
+    t.rows.push_back({"handle types", handle_types_text(target), ""});
+    t.rows.push_back({"max size", max_size_text(target), ""});
+    t.notes = std::move(notes);
+    report.tables.push_back(std::move(t));
+    if (workload) report.tables.push_back(std::move(*workload));
+    out["selected"] = std::move(j);
+}
+
+Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
+    return run_with_driver("pool-stats", globals, [&](Report& report, Driver& driver, int count) {
+        const PoolStatsPlan p = plan(o);
+        const auto selected = select_devices(o.devices, count);
+        report.results = {{"statistics_scope", "process"},
+                          {"statistics_note", kPerProcessNote},
+                          {"devices", nlohmann::json::array()}};
+        for (int device : selected) {
+            const DeviceInfo d = query_device(driver.api(), device);
+            const auto pools = list_location_pools(driver.api(), device);
+            nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
+            for (const auto& l : pools) j["pools"].push_back(location_json(l));
+            report.tables.push_back(overview_table(d, pools));
+            if (o.acts()) {
+                try {
+                    act_on_pool(report, driver.api(), device, p, o, j);
+                } catch (...) {
+                    report.results["devices"].push_back(std::move(j));
+                    throw;
+                }
+            }
+            report.results["devices"].push_back(std::move(j));
+        }
+        if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});
+    });
+}
+
+}  // namespace
+
+void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<PoolStatsOptions>();
+    CLI::App* app = root.add_subcommand(
+        "pool-stats", "this process's stream-ordered memory pools, and what one does under a workload");
+    add_device_option(*app, opts->devices);
+    app->add_option("--pool", opts->pool, "the pool to act on: default, current or new (default: default)");
+    add_new_pool_options(*app, opts->memory, opts->new_pool);
+    app->add_flag("--make-current", opts->make_current,
+                  "make the new pool its location's current pool, and show a plain cuMemAllocAsync draw from it");
+    app->add_option("--exercise", opts->exercise,
+                    "a workload such as 64x16MiB or 8x1GiB,16x2MiB: allocate, free, synchronise");
+    app->add_option("--release-threshold", opts->release_threshold,
+                    "set the pool's release threshold first (a size, or max)");
+    app->add_flag("--reset-high", opts->reset_high, "reset the pool's high-water marks first");
+    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_pool_stats(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

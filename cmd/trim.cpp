@@ -1,0 +1,124 @@
+// `cumemctl trim`: a workload with a release threshold that keeps its memory reserved, then
+// cuMemPoolTrimTo(--keep): a check that the memory comes back to the device.
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "create_pool.hpp"
+#include "gpu/devices.hpp"
+#include "gpu/pool_trim.hpp"
+#include "gpu/primary_context.hpp"
+#include "pool_report.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct TrimOptions {
+    std::string devices;
+    std::string pool = "default";  // --pool default|current|new
+    MemoryOptions memory;          // --location (device only), --handle-type
+    PoolOptions new_pool;          // --max-size
+    std::string exercise = "64x16MiB";
+    std::string keep = "0";
+};
+
+nlohmann::json trim_json(const PoolInfo& pool, const WorkloadPattern& pattern, const TrimResult& r) {
+    const TrimFigures& f = r.figures;
+    return {{"pool", pool_info_json(pool)},
+            {"exercise", workload_json(pattern, r.workload)},
+            {"keep_bytes", f.keep},
+            {"granule_bytes", f.granule},
+            {"reserved_before_bytes", f.reserved_before},
+            {"reserved_after_bytes", f.reserved_after},
+            {"device_free_at_start_bytes", f.free_at_start},
+            {"device_free_before_trim_bytes", f.free_before_trim},
+            {"device_free_after_trim_bytes", f.free_after_trim},
+            {"trim_seconds", r.trim_seconds},
+            {"returned", r.verdict.returned},
+            {"reason", r.verdict.reason}};
+}
+
+Table trim_table(int device, const TrimResult& r) {
+    const TrimFigures& f = r.figures;
+    Table t{fmt::format("Trim on GPU {} (keep {})", device, format_size(f.keep)),
+            {"", "before trim", "after trim"},
+            {},
+            {}};
+    t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
+              {"device free", format_size(f.free_before_trim), format_size(f.free_after_trim)},
+              {"device free at start", format_size(f.free_at_start), ""},
+              {"cuMemPoolTrimTo", "", fmt::format("{:.3f} ms", r.trim_seconds * 1e3)},
+              {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
+    t.notes = {r.verdict.reason, kPerProcessNote};
+    return t;
+}
+
+Report run_trim_command(const TrimOptions& o, const Globals& globals) {
+    return run_with_driver("trim", globals, [&](Report& report, Driver& driver, int count) {
+        const DriverApi& api = driver.api();
+        const PoolChoice choice = parse_pool_choice(o.pool);
+        const PoolRequest request = pool_request(o.memory, o.new_pool);
+        if (request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+            throw Error(ExitCode::usage, "trim checks device free memory, so it works on device pools",
+                        "leave out --location or give --location device");
+        }
+        if (choice != PoolChoice::new_pool &&
+            (request.handle_type != CU_MEM_HANDLE_TYPE_NONE || request.max_size != 0)) {
+            throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
+        }
+        const WorkloadPattern pattern = parse_workload_pattern(o.exercise);
+        const std::uint64_t keep = parse_size(o.keep);
+        const auto selected = select_devices(o.devices, count);
+        report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        for (int device : selected) {
+            const PrimaryContext context(api, device);
+            const CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
+            std::optional<OwnedPool> owned;
+            PoolInfo pool;
+            if (choice == PoolChoice::new_pool) {
+                owned.emplace(api, device, request);
+                pool = owned->info();
+            } else {
+                check_pool_support(api, device, location, CU_MEM_HANDLE_TYPE_NONE);
+                pool = choice == PoolChoice::default_pool
+                           ? default_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED)
+                           : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
+            }
+            const std::uint64_t granule = pool_granule(api, location);
+            require_room(api, fmt::format("workload '{}'", pattern.text), pool_footprint(pattern, granule), location,
+                         pool.max_size.value_or(0));
+            const TrimResult r = run_trim(api, pool.handle, pattern, keep, granule);
+            nlohmann::json j = trim_json(pool, pattern, r);
+            j["ordinal"] = device;
+            report.results["devices"].push_back(std::move(j));
+            report.tables.push_back(trim_table(device, r));
+            if (!r.verdict.returned) {
+                Problem p{ExitCode::failed,
+                          fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
+                          {},
+                          "another process may be allocating on this GPU at the same time; run again on an idle GPU",
+                          std::nullopt,
+                          device};
+                report.add_error(std::move(p));
+            }
+        }
+    });
+}
+
+}  // namespace
+
+void register_trim(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<TrimOptions>();
+    CLI::App* app =
+        root.add_subcommand("trim", "check that cuMemPoolTrimTo gives a pool's reserved memory back to the device");
+    add_device_option(*app, opts->devices);
+    app->add_option("--pool", opts->pool, "the pool: default, current or new")->capture_default_str();
+    add_new_pool_options(*app, opts->memory, opts->new_pool);
+    app->add_option("--exercise", opts->exercise, "the workload that fills the pool first")->capture_default_str();
+    app->add_option("--keep", opts->keep, "cuMemPoolTrimTo's minimum bytes to keep")->capture_default_str();
+    app->callback(
+        [opts, &globals, &runner] { runner = [opts, &globals] { return run_trim_command(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,38 @@
+// An allocation mapped read-write for one device, set up and torn down as timed steps: reserve an
+// address range, map the allocation into it, grant access; then unmap and free the range. create and
+// its import check both do this.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "gpu/timed_step.hpp"
+#include "gpu/vmm_resources.hpp"
+
+namespace cumemctl {
+
+// Adds a diagnosis to a failed step's problem.
+using Diagnoser = std::function<void(Problem&)>;
+
+// The guards of a mapped allocation; what is set up is released in reverse order when it goes.
+class DeviceMapping {
+public:
+    // Steps "reserve" (cuMemAddressReserve), "map" (cuMemMap) and "access" (cuMemSetAccess) for
+    // `size` bytes of `handle`, aligned to `alignment`, read-write for `device`. Throws Error after
+    // recording the failed step (and releasing what was set up).
+    DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size, std::size_t alignment,
+                  int device, std::vector<TimedStep>& steps, const Diagnoser& diagnose);
+
+    CUdeviceptr address() const { return range_->base(); }
+
+    // Steps "unmap" (cuMemUnmap) and "free-address" (cuMemAddressFree). Throws Error on failure.
+    void release(std::vector<TimedStep>& steps, const Diagnoser& diagnose);
+
+private:
+    std::optional<AddressRange> range_;  // declared first: destroyed last
+    std::optional<Mapping> mapping_;
+};
+
+}  // namespace cumemctl

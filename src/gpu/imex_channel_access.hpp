@@ -1,0 +1,30 @@
+// Whether this process can open an IMEX channel: what the driver requires before it creates, exports
+// or imports memory with CU_MEM_HANDLE_TYPE_FABRIC. Read from the channel folder for real, so that a
+// diagnosis says what is there rather than what might be.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cumemctl {
+
+// Where the driver looks for channel nodes.
+inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
+
+// What the channel folder holds, as this process sees it.
+struct ImexChannelAccess {
+    std::string dir;
+    bool dir_exists = false;
+    std::vector<std::string> nodes;        // channelN entries that are character devices
+    std::vector<std::string> accessible;   // of those, the ones this process may read and write
+    std::vector<std::string> not_devices;  // channelN entries that are not character devices
+
+    // One sentence: "/dev/nvidia-caps-imex-channels does not exist", "... holds no channel node",
+    // "channel0 exists but this process (uid 1000) may not read and write it", "channel0 is accessible".
+    std::string describe() const;
+};
+
+// Reads the channel folder (links are not followed). Never throws: an unreadable folder says so.
+ImexChannelAccess check_imex_channels(const std::string& dir = kImexChannelDir);
+
+}  // namespace cumemctl

@@ -1,0 +1,17 @@
+// What a failed logical endpoint call means for the person who ran it: the cause behind the CUresult
+// (which differs by call: OUT_OF_MEMORY from a bind is bind resources, not memory) and what to do.
+#pragma once
+
+#include <string>
+
+#include "report/error.hpp"
+#include "cuda/driver_api.hpp"
+
+namespace cumemctl {
+
+// Fills problem.cause and problem.remedy for a failed call of the logical endpoint flow (the
+// cuLogicalEndpoint* family and the cuMem* calls that make the bound memory). Leaves other results as
+// they are. Fits StepLog's Explainer.
+void explain_le_failure(Problem& problem, CUresult result, const std::string& call);
+
+}  // namespace cumemctl

@@ -1,0 +1,68 @@
+// Sharing a pool between two processes, as an IPC-enabled memory resource does: the exporter writes a
+// pattern into a block of its pool, exports the pool (a POSIX file descriptor over a Unix socket with
+// SCM_RIGHTS, or a fabric handle) and the block's pointer; a second, fresh cumemctl process imports
+// both, checks the pattern, frees its import and closes the imported pool, and only then reports, so
+// that the exporter frees last. Every step is recorded with its process, result and time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuda/driver_api.hpp"
+#include "report/error.hpp"
+
+namespace cumemctl {
+
+// One step of the check: which process did it, what, whether it worked, what came of it, how long.
+struct IpcStep {
+    std::string process;  // "exporter" or "importer"
+    std::string step;
+    bool ok = false;
+    std::string detail;
+    double seconds = 0;
+};
+
+// The steps so far and the problem that ended the check early, if one did.
+struct IpcOutcome {
+    std::vector<IpcStep> steps;
+    std::optional<Problem> problem;  // the first failure
+    bool passed() const { return !problem; }
+
+    // Runs one step of `process`: records it with its time and the detail `fn` returns. A step that
+    // throws Error is recorded as failed, its problem kept (when it is the first) and false returned.
+    bool run(const char* process, const char* step, const std::function<std::string()>& fn);
+};
+
+// The step as JSON: process, step, ok, detail, seconds.
+nlohmann::json to_json(const IpcStep& step);
+
+// What the exporter asks of the check.
+struct IpcRequest {
+    int device = 0;
+    CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    std::uint64_t size = 0;                    // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                    // the pattern's seed
+    std::string libcuda;                       // the driver library the importer loads
+    std::chrono::milliseconds timeout{60000};  // for each wait on the importer
+};
+
+// The exporter's part, with the current context on the pool's device: writes the pattern, exports
+// pool and pointer, starts the importer, hands both over and waits for its report and its exit.
+// Appends every step to `out`; a failed step ends the check and sets out.problem (a fabric export
+// refused for want of an IMEX channel is diagnosed). The importer is gone when this returns.
+void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
+                        IpcOutcome& out);
+
+// The importer's part, in the second process: receives the pool and pointer on `socket`, imports
+// them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
+// imported pointer and closes the imported pool, then sends its steps back. Throws Error only when
+// the socket fails (nothing can be reported then).
+void serve_pool_import(const DriverApi& api, int socket, std::chrono::milliseconds timeout);
+
+}  // namespace cumemctl

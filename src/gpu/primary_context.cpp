@@ -1,0 +1,30 @@
+#include "gpu/primary_context.hpp"
+
+#include "cuda/driver_call.hpp"
+
+namespace cumemctl {
+
+PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
+    require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
+    require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
+    CUcontext ctx = nullptr;
+    CU_CALL(api, cuDevicePrimaryCtxRetain, &ctx, device);
+    const CUresult r = api.cuCtxSetCurrent(ctx);
+    if (r != CUDA_SUCCESS) {
+        api.cuDevicePrimaryCtxRelease(device);
+        check(api, r, "cuCtxSetCurrent");
+    }
+}
+
+PrimaryContext::~PrimaryContext() {
+    api_->cuCtxSetCurrent(nullptr);
+    api_->cuDevicePrimaryCtxRelease(device_);
+}
+
+DeviceMemory current_device_memory(const DriverApi& api) {
+    DeviceMemory m;
+    CU_CALL(api, cuMemGetInfo, &m.free, &m.total);
+    return m;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,32 @@
+// A device's primary context, retained and current on this thread for as long as the guard lives:
+// what operations that need a context (mapping, kernels, free memory) run in.
+#pragma once
+
+#include "cuda/driver_api.hpp"
+
+namespace cumemctl {
+
+// Retains the primary context of `device` and makes it current; on destruction makes no context
+// current and releases it. Throws Error (diagnosed by the caller) when either call fails.
+class PrimaryContext {
+public:
+    PrimaryContext(const DriverApi& api, int device);
+    ~PrimaryContext();
+    PrimaryContext(const PrimaryContext&) = delete;
+    PrimaryContext& operator=(const PrimaryContext&) = delete;
+
+    int device() const { return device_; }
+
+private:
+    const DriverApi* api_;
+    int device_;
+};
+
+// The current context's free and total device memory (cuMemGetInfo). Throws Error on failure.
+struct DeviceMemory {
+    std::size_t free = 0;
+    std::size_t total = 0;
+};
+DeviceMemory current_device_memory(const DriverApi& api);
+
+}  // namespace cumemctl

@@ -1,0 +1,32 @@
+// The verify kernels as the driver sees them: the fatbin that nvcc built and the core library embeds,
+// loaded with cuModuleLoadData once per context and cached, so that repeated and parallel verifies
+// (one thread per device) share one module per context.
+#pragma once
+
+#include <span>
+
+#include "cuda/driver_api.hpp"
+
+namespace cumemctl {
+
+// The verify kernels of one context, and the grid that fills its device in one wave.
+struct VerifyKernels {
+    CUmodule module = nullptr;
+    CUfunction fill = nullptr;
+    CUfunction check = nullptr;
+    unsigned grid = 0;  // multiprocessors x verify::kBlocksPerSm
+};
+
+// The embedded fatbin (sm_90 and, where nvcc can, sm_100 code, plus compute_90 PTX).
+std::span<const unsigned char> verify_fatbin();
+
+// The kernels of the calling thread's current context: loaded on first use, then cached by the
+// context's unique id (cuCtxGetId), so a context made again after its release loads them again.
+// Thread-safe. Throws Error when no context is current or the module cannot be loaded.
+VerifyKernels verify_kernels(const DriverApi& api);
+
+// Unloads the current context's kernels if they are loaded, for a caller that compares free memory
+// before and after while keeping its context. Does nothing without a current context.
+void unload_verify_kernels(const DriverApi& api);
+
+}  // namespace cumemctl

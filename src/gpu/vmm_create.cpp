@@ -1,0 +1,180 @@
+#include "gpu/vmm_create.hpp"
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "gpu/device_mapping.hpp"
+#include "gpu/diagnosis.hpp"
+#include "gpu/primary_context.hpp"
+#include "gpu/shareable_handle.hpp"
+#include "gpu/verify_module.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl {
+namespace {
+
+// The size to allocate: the one asked when it is a multiple of the granularity, rounded up when
+// asked to, else a usage error naming the granularity and the nearest valid sizes.
+std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, bool round) {
+    if (size % granularity == 0) return size;
+    if (round) return round_up(size, granularity);
+    const Diagnosis d = size_diagnosis(size, granularity);
+    throw Error(
+        ExitCode::usage,
+        fmt::format("size {} is not a multiple of the allocation granularity {}", size, format_size(granularity)),
+        d.remedy, d.cause);
+}
+
+std::uint64_t random_seed() {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+// A failure found by checking (a pattern mismatch, the import check), reported after the teardown.
+Error check_failure(const std::string& what, const VerifyResult& v) {
+    return Error(ExitCode::failed,
+                 fmt::format("{} found {} of {} 16-byte words wrong, the first at byte offset {}", what, v.mismatches,
+                             (v.bytes + 15) / 16, v.first_mismatch_offset),
+                 "the memory does not hold what was written: run it again, and check the GPU's health "
+                 "(nvidia-smi -q -d ECC,ROW_REMAPPER)");
+}
+
+// The import check's failure as the first process reports it.
+std::optional<Error> import_failure(const ImportCheckResult& r) {
+    if (r.problem) {
+        Problem p = *r.problem;
+        p.message = "import check: " + p.message;
+        return Error(std::move(p));
+    }
+    if (!r.check) return Error(ExitCode::failed, "import check: the second process reported no check");
+    if (!r.check->ok()) return check_failure("import check: the second process", *r.check);
+    return std::nullopt;
+}
+
+ImportCheckRequest import_request(const CreateRequest& request, const CreateResult& result) {
+    ImportCheckRequest r;
+    r.executable = request.executable;
+    r.libcuda = request.libcuda;
+    r.device = request.device;
+    r.size = result.size;
+    r.handle_type = request.memory.handle_type;
+    r.seed = result.seed;
+    r.alignment = result.granularity->minimum;
+    r.imex_channel_dir = request.imex_channel_dir;
+    return r;
+}
+
+// Mapping, the pattern, export and the import check, on an allocation that exists. Returns the first
+// check failure (reported after the teardown); throws Error for a failed call.
+std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& request, CreateResult& result,
+                                    const AllocationHandle& handle, const Diagnoser& diagnose) {
+    std::optional<Error> failure;
+    std::optional<DeviceMapping> mapping;
+    if (request.map) {
+        mapping.emplace(api, handle.get(), result.size, result.granularity->minimum, request.device, result.steps,
+                        diagnose);
+        result.address = mapping->address();
+        result.seed = random_seed();
+        const CUdeviceptr at = mapping->address();
+        if (request.verify) {
+            result.verify = timed_step(
+                result.steps, "verify", "fill_and_check",
+                [&] { return fill_and_check(api, at, result.size, result.seed); }, diagnose);
+            if (!result.verify->ok()) failure = check_failure("verify", *result.verify);
+        } else if (request.import_check) {
+            result.fill = timed_step(
+                result.steps, "fill", "fill_pattern", [&] { return fill_pattern(api, at, result.size, result.seed); },
+                diagnose);
+        }
+    }
+    std::optional<ExportedHandle> exported;
+    if (request.export_handle) {
+        exported = timed_step(
+            result.steps, "export", "cuMemExportToShareableHandle",
+            [&] { return export_handle(api, handle.get(), request.memory.handle_type); }, diagnose);
+        result.exported = ExportInfo{exported->type, exported->fd.get(),
+                                     exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? exported->fabric_hex() : ""};
+    }
+    if (request.import_check && !failure) {
+        result.import_check = timed_step(
+            result.steps, "import-check", "posix_spawn",
+            [&] { return run_import_check(import_request(request, result), *exported); }, diagnose);
+        failure = import_failure(*result.import_check);
+    }
+    if (mapping) mapping->release(result.steps, diagnose);
+    return failure;
+}
+
+// Everything after the context: granularity, size, cuMemCreate, properties, use, release.
+void create_steps(const DriverApi& api, const CreateRequest& request, DiagnosisContext& context, CreateResult& result) {
+    const Diagnoser diagnose = [&](Problem& p) { diagnose_problem(api, p, context); };
+    const CUmemAllocationProp prop = allocation_prop(api, request.memory, request.device);
+    result.requested = prop;
+    context.prop = prop;
+    result.granularity = timed_step(
+        result.steps, "granularity", "cuMemGetAllocationGranularity", [&] { return allocation_granularity(api, prop); },
+        diagnose);
+    context.granularity = result.granularity->minimum;
+    result.size = allocation_size(request.size, result.granularity->minimum, request.round_up);
+    context.size = result.size;
+    AllocationHandle handle = timed_step(
+        result.steps, "create", "cuMemCreate",
+        [&] {
+            CUmemGenericAllocationHandle h = 0;
+            CU_CALL(api, cuMemCreate, &h, result.size, &prop, 0);
+            return AllocationHandle(api, h);
+        },
+        diagnose);
+    result.granted = timed_step(
+        result.steps, "properties", "cuMemGetAllocationPropertiesFromHandle",
+        [&] {
+            CUmemAllocationProp granted{};
+            CU_CALL(api, cuMemGetAllocationPropertiesFromHandle, &granted, handle.get());
+            return granted;
+        },
+        diagnose);
+    std::optional<Error> failure = use_allocation(api, request, result, handle, diagnose);
+    timed_step(
+        result.steps, "release", "cuMemRelease", [&] { handle.release(); }, diagnose);
+    if (failure) throw *failure;
+}
+
+}  // namespace
+
+void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result) {
+    result.requested_size = request.size;
+    DiagnosisContext context;
+    context.device = request.device;
+    context.size = request.size;
+    context.imex_channel_dir = request.imex_channel_dir;
+    const Diagnoser diagnose = [&](Problem& p) { diagnose_problem(api, p, context); };
+    std::optional<PrimaryContext> ctx;
+    timed_step(
+        result.steps, "context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.device); }, diagnose);
+    result.before = timed_step(
+        result.steps, "snapshot", "cuMemGetInfo", [&] { return take_snapshot(api); }, diagnose);
+    // The verify kernels stay loaded in the context until unloaded: unload them before the second
+    // snapshot, so that it compares like with like.
+    const bool kernels = request.verify || request.import_check;
+    try {
+        create_steps(api, request, context, result);
+    } catch (const Error&) {
+        try {
+            if (kernels) unload_verify_kernels(api);
+            result.after = take_snapshot(api);
+        } catch (const Error&) {
+            // The first failure is the one to report.
+        }
+        throw;
+    }
+    if (kernels) {
+        timed_step(
+            result.steps, "unload-kernels", "cuModuleUnload", [&] { unload_verify_kernels(api); }, diagnose);
+    }
+    result.after = timed_step(
+        result.steps, "snapshot", "cuMemGetInfo", [&] { return take_snapshot(api); }, diagnose);
+}
+
+}  // namespace cumemctl

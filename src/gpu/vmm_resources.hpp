@@ -1,0 +1,76 @@
+// Guards for the driver resources of the virtual memory management path: a physical allocation, a
+// reserved address range, and a mapping. Each frees what it holds when destroyed (errors ignored:
+// the way out of a failure), and has an explicit call for the normal path that reports failures and,
+// when the driver refuses, leaves the guard to try once more when it goes.
+#pragma once
+
+#include <cstddef>
+
+#include "cuda/driver_api.hpp"
+
+namespace cumemctl {
+
+// A CUmemGenericAllocationHandle from cuMemCreate or cuMemImportFromShareableHandle.
+class AllocationHandle {
+public:
+    AllocationHandle() = default;
+    // Takes ownership of a handle the driver returned.
+    AllocationHandle(const DriverApi& api, CUmemGenericAllocationHandle handle) : api_(&api), handle_(handle) {}
+    AllocationHandle(AllocationHandle&& other) noexcept;
+    AllocationHandle& operator=(AllocationHandle&& other) noexcept;
+    AllocationHandle(const AllocationHandle&) = delete;
+    AllocationHandle& operator=(const AllocationHandle&) = delete;
+    ~AllocationHandle();
+
+    CUmemGenericAllocationHandle get() const { return handle_; }
+    bool valid() const { return api_ != nullptr; }
+    // cuMemRelease now; throws Error when it fails (the guard then still holds the handle).
+    void release();
+
+private:
+    const DriverApi* api_ = nullptr;
+    CUmemGenericAllocationHandle handle_ = 0;
+};
+
+// A virtual address range from cuMemAddressReserve.
+class AddressRange {
+public:
+    // Reserves `size` bytes aligned to `alignment`; throws Error when the driver refuses.
+    AddressRange(const DriverApi& api, std::size_t size, std::size_t alignment);
+    AddressRange(const AddressRange&) = delete;
+    AddressRange& operator=(const AddressRange&) = delete;
+    ~AddressRange();
+
+    CUdeviceptr base() const { return base_; }
+    std::size_t size() const { return size_; }
+    // cuMemAddressFree now; throws Error when it fails.
+    void free();
+
+private:
+    const DriverApi* api_;
+    CUdeviceptr base_ = 0;
+    std::size_t size_ = 0;
+};
+
+// An allocation mapped at an address (cuMemMap of the whole allocation at offset 0).
+class Mapping {
+public:
+    // Maps `size` bytes of `handle` at `ptr`; throws Error when the driver refuses.
+    Mapping(const DriverApi& api, CUdeviceptr ptr, std::size_t size, CUmemGenericAllocationHandle handle);
+    Mapping(const Mapping&) = delete;
+    Mapping& operator=(const Mapping&) = delete;
+    ~Mapping();
+
+    // cuMemUnmap now; throws Error when it fails.
+    void unmap();
+
+private:
+    const DriverApi* api_;
+    CUdeviceptr ptr_ = 0;
+    std::size_t size_ = 0;
+};
+
+// Grants read-write access to [ptr, ptr + size) to `device` (cuMemSetAccess); throws Error.
+void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, int device);
+
+}  // namespace cumemctl

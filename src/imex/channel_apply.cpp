@@ -1,0 +1,200 @@
+#include "imex/channel_apply.hpp"
+
+#include <fcntl.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace cumemctl {
+namespace {
+
+// How often one channel is looked at again when other processes keep changing it.
+constexpr int kRounds = 5;
+
+// The result of one system-call step: 0, or the errno and the call that failed.
+struct Step {
+    int error = 0;
+    const char* call = "";
+};
+
+Step failed(const char* call) { return Step{errno, call}; }
+
+// A name no other run uses: ".channel7.cumemctl-PID-SEQ-RANDOM" (hidden, not "channel*").
+std::string temp_name(const std::string& name) {
+    static std::atomic<unsigned> sequence{0};
+    unsigned random = 0;
+    if (getrandom(&random, sizeof random, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof random)) random = 0;
+    // Not cached: a forked child has another pid.
+    return fmt::format(".{}.cumemctl-{}-{}-{:08x}", name, ::getpid(), sequence++, random);
+}
+
+// chmod without following a link. glibc does it through O_PATH and /proc/self/fd (or fchmodat2); where
+// that is not possible (EOPNOTSUPP: an old glibc, no /proc), the node is looked at again and, still a
+// device node, changed with a plain fchmodat.
+Step chmod_node(int dir_fd, const std::string& name, mode_t mode) {
+    if (::fchmodat(dir_fd, name.c_str(), mode, AT_SYMLINK_NOFOLLOW) == 0) return {};
+    if (errno != EOPNOTSUPP && errno != ENOTSUP) return failed("fchmodat");
+    const Observation again = observe_node(dir_fd, name);
+    if (again.error != 0) return Step{again.error, "fstatat"};
+    if (again.state.kind != NodeKind::char_device && again.state.kind != NodeKind::block_device) {
+        return Step{ELOOP, "fchmodat"};
+    }
+    if (::fchmodat(dir_fd, name.c_str(), mode, 0) != 0) return failed("fchmodat");
+    return {};
+}
+
+// Makes the node under a temporary name, mode 0 until its owner is set, then moves it into place:
+// `exclusive` keeps an existing node (EEXIST), otherwise the rename replaces it atomically.
+Step make_node(int dir_fd, const std::string& name, const NodeSpec& want, bool exclusive) {
+    std::string tmp;
+    for (int attempt = 0;; ++attempt) {
+        tmp = temp_name(name);
+        if (::mknodat(dir_fd, tmp.c_str(), S_IFCHR | 0, makedev(want.major, want.channel_minor())) == 0) break;
+        if (errno != EEXIST || attempt == 3) return failed("mknodat");
+    }
+    Step step;
+    bool renamed = false;
+    if (::fchownat(dir_fd, tmp.c_str(), want.uid, want.gid, AT_SYMLINK_NOFOLLOW) != 0) step = failed("fchownat");
+    if (step.error == 0) step = chmod_node(dir_fd, tmp, want.mode);
+    if (step.error == 0 && !exclusive) {
+        renamed = ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) == 0;
+        if (!renamed) step = failed("renameat");
+    } else if (step.error == 0) {
+        renamed = ::renameat2(dir_fd, tmp.c_str(), dir_fd, name.c_str(), RENAME_NOREPLACE) == 0;
+        if (!renamed) step = failed("renameat2");
+        // A file system without RENAME_NOREPLACE: link(2) never replaces either.
+        if (step.error == EINVAL || step.error == ENOSYS) {
+            step = ::linkat(dir_fd, tmp.c_str(), dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("linkat");
+        }
+    }
+    // A renamed node has left its temporary name; a linked or failed one still has it.
+    if (!renamed) ::unlinkat(dir_fd, tmp.c_str(), 0);
+    return step;
+}
+
+// Sets owner and mode without ever granting more than the old or the new state does: first the
+// common bits, then the owner, then the wanted mode.
+Step fix_node(int dir_fd, const std::string& name, const NodeState& have, const NodeSpec& want) {
+    const mode_t common = have.mode & want.mode;
+    if (common != have.mode) {
+        if (Step s = chmod_node(dir_fd, name, common); s.error != 0) return s;
+    }
+    if ((have.uid != want.uid || have.gid != want.gid) &&
+        ::fchownat(dir_fd, name.c_str(), want.uid, want.gid, AT_SYMLINK_NOFOLLOW) != 0) {
+        return failed("fchownat");
+    }
+    if (want.mode != common) return chmod_node(dir_fd, name, want.mode);
+    return {};
+}
+
+Step carry_out(int dir_fd, const std::string& name, const ChannelOutcome& out) {
+    switch (out.plan.change) {
+        case Change::create: return make_node(dir_fd, name, out.want, true);
+        case Change::replace: return make_node(dir_fd, name, out.want, false);
+        case Change::fix: return fix_node(dir_fd, name, out.found, out.want);
+        case Change::remove: return ::unlinkat(dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("unlinkat");
+        case Change::none:
+        case Change::refuse: break;
+    }
+    return {};
+}
+
+Action done_action(Change change) {
+    switch (change) {
+        case Change::create: return Action::created;
+        case Change::fix: return Action::fixed;
+        case Change::replace: return Action::replaced;
+        case Change::remove: return Action::removed;
+        case Change::refuse: return Action::refused;
+        case Change::none: break;
+    }
+    return Action::unchanged;
+}
+
+// Whether a failed step means another process changed the node since we looked.
+bool raced(Change change, int error) {
+    if (change == Change::create) return error == EEXIST;
+    return error == ENOENT && (change == Change::fix || change == Change::remove || change == Change::replace);
+}
+
+void set_error(ChannelOutcome& out, int error, std::string_view call) {
+    out.action = Action::error;
+    out.error_number = error;
+    out.error = fmt::format("{}: {}", call, std::strerror(error));
+}
+
+}  // namespace
+
+std::string_view action_name(Action action) {
+    switch (action) {
+        case Action::created: return "created";
+        case Action::unchanged: return "unchanged";
+        case Action::fixed: return "fixed";
+        case Action::replaced: return "replaced";
+        case Action::removed: return "removed";
+        case Action::planned: return "planned";
+        case Action::refused: return "refused";
+        case Action::error: return "error";
+    }
+    return "error";
+}
+
+Observation observe_node(int dir_fd, const std::string& name) {
+    Observation o;
+    struct stat st {};
+    if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        o.state = node_state_from_stat(st);
+    } else if (errno != ENOENT) {
+        o.error = errno;
+    }
+    return o;
+}
+
+ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options) {
+    ChannelOutcome out;
+    out.want = want;
+    if (dir_fd >= 0) {
+        const Observation o = observe_node(dir_fd, channel_name(want.channel));
+        if (o.error != 0) {
+            set_error(out, o.error, "fstatat");
+            return out;
+        }
+        out.found = o.state;
+    }
+    out.plan = plan_channel(want, out.found, options);
+    out.action = out.plan.change == Change::none     ? Action::unchanged
+                 : out.plan.change == Change::refuse ? Action::refused
+                                                     : Action::planned;
+    return out;
+}
+
+ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options) {
+    const std::string name = channel_name(want.channel);
+    ChannelOutcome out;
+    for (int round = 0; round < kRounds; ++round) {
+        out = preview_channel(dir_fd, want, options);
+        if (out.action != Action::planned) return out;
+        const Step step = carry_out(dir_fd, name, out);
+        if (step.error == 0) {
+            out.action = done_action(out.plan.change);
+            return out;
+        }
+        if (!raced(out.plan.change, step.error)) {
+            set_error(out, step.error, step.call);
+            return out;
+        }
+    }
+    out.action = Action::error;
+    out.error = "the node kept changing while imex-setup worked on it (another process is changing it)";
+    return out;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,112 @@
+#include "imex/channel_dir.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "report/error.hpp"
+
+namespace cumemctl {
+namespace {
+
+constexpr const char* kRootRemedy =
+    "run imex-setup as root (making device nodes needs CAP_MKNOD, and /dev is root's)";
+
+std::string join(const std::string& dir, std::string_view name) {
+    if (dir.empty() || dir.back() == '/') return dir + std::string(name);
+    return dir + "/" + std::string(name);
+}
+
+[[noreturn]] void throw_errno(int err, const std::string& what, const std::string& path) {
+    if (err == EACCES || err == EPERM) {
+        throw Error(ExitCode::permission, fmt::format("cannot {} {}: {}", what, path, std::strerror(err)), kRootRemedy);
+    }
+    throw Error(ExitCode::failed, fmt::format("cannot {} {}: {}", what, path, std::strerror(err)),
+                "check the path and the file system it is on");
+}
+
+// A path component that O_NOFOLLOW|O_DIRECTORY refused: a link or another file type, never changed.
+[[noreturn]] void refuse_component(int parent, const char* name, const std::string& path, int err) {
+    struct stat st {};
+    if (fstatat(parent, name, &st, AT_SYMLINK_NOFOLLOW) != 0) throw_errno(err, "open", path);
+    const NodeKind kind = node_state_from_stat(st).kind;
+    if (kind == NodeKind::directory) throw_errno(err, "open", path);
+    throw Error(ExitCode::failed,
+                fmt::format("{} is a {}, not a directory: refused", path, node_kind_name(kind)),
+                kind == NodeKind::symlink
+                    ? "cumemctl does not follow symbolic links on the way to channel nodes; remove the link "
+                      "(imex-setup makes the folder when it is missing)"
+                    : "move it away; imex-setup makes the folder when it is missing");
+}
+
+UniqueFd open_dev(const std::string& dev_root) {
+    UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!root.valid()) {
+        if (errno == ENOENT || errno == ENOTDIR) {
+            throw Error(ExitCode::usage, fmt::format("--dev-root {}: no such directory", dev_root),
+                        "give the folder that holds dev/ (default /)");
+        }
+        throw_errno(errno, "open", dev_root);
+    }
+    const std::string dev_path = join(dev_root, "dev");
+    UniqueFd dev(::openat(root.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!dev.valid()) {
+        if (errno == ENOENT) {
+            throw Error(ExitCode::usage, fmt::format("{} does not exist", dev_path),
+                        "--dev-root names the folder that holds dev/ (default /)");
+        }
+        if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
+        throw_errno(errno, "open", dev_path);
+    }
+    return dev;
+}
+
+}  // namespace
+
+std::string channel_dir_path(const std::string& dev_root) {
+    return join(join(dev_root, "dev"), kImexChannelDirName);
+}
+
+ChannelDir open_channel_dir(const std::string& dev_root, bool create) {
+    ChannelDir dir;
+    dir.path = channel_dir_path(dev_root);
+    dir.parent = open_dev(dev_root);
+    const std::string name(kImexChannelDirName);
+    // Two rounds: a folder made (or removed) by another run between our open and mkdir is looked at again.
+    for (int round = 0; round < 3 && !dir.fd.valid(); ++round) {
+        dir.fd.reset(::openat(dir.parent.get(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (dir.fd.valid()) break;
+        const int err = errno;
+        if (err == ELOOP || err == ENOTDIR) refuse_component(dir.parent.get(), name.c_str(), dir.path, err);
+        if (err != ENOENT) throw_errno(err, "open", dir.path);
+        if (!create) return dir;
+        if (::mkdirat(dir.parent.get(), name.c_str(), 0755) == 0) {
+            dir.created = true;
+        } else if (errno != EEXIST) {
+            throw_errno(errno, "create", dir.path);
+        }
+    }
+    if (!dir.fd.valid()) throw_errno(ENOENT, "open", dir.path);
+    // The umask may have narrowed mkdirat's mode; the folder is 0755 whatever it is.
+    if (dir.created && ::fchmod(dir.fd.get(), 0755) != 0) throw_errno(errno, "set the mode of", dir.path);
+    struct stat st {};
+    if (::fstat(dir.fd.get(), &st) != 0) throw_errno(errno, "stat", dir.path);
+    dir.state = node_state_from_stat(st);
+    return dir;
+}
+
+void undo_channel_dir(ChannelDir& dir) {
+    if (!dir.created || !dir.parent.valid()) return;
+    dir.fd.reset();
+    if (::unlinkat(dir.parent.get(), std::string(kImexChannelDirName).c_str(), AT_REMOVEDIR) == 0) {
+        dir.created = false;
+        dir.state = NodeState{};
+    }
+}
+
+}  // namespace cumemctl

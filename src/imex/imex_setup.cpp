@@ -1,0 +1,202 @@
+#include "imex/imex_setup.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "imex/channel_dir.hpp"
+#include "imex/proc_devices.hpp"
+#include "util/file_mode.hpp"
+#include "util/index_list.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl {
+namespace {
+
+constexpr const char* kRootRemedy =
+    "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, CAP_CHOWN "
+    "and write access to /dev (--check and --dry-run need neither)";
+
+int read_major(const ImexSetupRequest& request) {
+    const std::string text = read_text_file(
+        request.proc_devices, "--proc-devices",
+        "load the NVIDIA kernel module (modprobe nvidia), or point --proc-devices at a copy of /proc/devices");
+    const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
+    if (!major || *major == 0) {
+        throw Error(ExitCode::unavailable,
+                    fmt::format("{} lists no character device '{}'", request.proc_devices, kImexChannelsDeviceName),
+                    "load an NVIDIA kernel module with IMEX channel support (modprobe nvidia), then run again",
+                    "the NVIDIA driver registers IMEX channels only when it is loaded and supports them");
+    }
+    return *major;
+}
+
+void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
+    const std::string text = read_text_file(
+        request.params, "--params",
+        "load the NVIDIA kernel module (modprobe nvidia), or point --params at a copy of its params file");
+    result.params = parse_nvidia_params(text, request.params);
+    result.count_from_params = result.params.imex_channel_count.has_value();
+    result.count = result.params.imex_channel_count.value_or(kDefaultImexChannelCount);
+    if (!result.count_from_params) {
+        Problem w{ExitCode::ok,
+                  fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
+                              request.params, kDefaultImexChannelCount),
+                  "", "point --params at the params file of the loaded driver to use its count", {}, {}};
+        result.warnings.push_back(std::move(w));
+    }
+    if (result.params.create_imex_channel0.value_or(false)) {
+        Problem w{ExitCode::ok,
+                  "the driver was loaded with CreateImexChannel0=1: it makes channel0 itself, open to every user, "
+                  "so every user can share fabric memory through it",
+                  "",
+                  "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
+                  "user a channel with --owner",
+                  {}, {}};
+        result.warnings.push_back(std::move(w));
+    }
+}
+
+std::vector<int> select_channels(const ImexSetupRequest& request, const ImexSetupResult& result) {
+    try {
+        return parse_index_list(request.channels, static_cast<int>(result.count), "channel");
+    } catch (Error& e) {
+        e.problem().cause = result.count_from_params
+                                ? fmt::format("ImexChannelCount in {} is {}", request.params, result.count)
+                                : fmt::format("{} channels is the driver's default", result.count);
+        throw;
+    }
+}
+
+void choose_owner_and_mode(const ImexSetupRequest& request, ImexSetupResult& result) {
+    const NvidiaParams& p = result.params;
+    result.owner = request.owner ? *request.owner
+                                 : owner_of(p.device_file_uid.value_or(0), p.device_file_gid.value_or(0));
+    if (request.mode) {
+        result.mode = *request.mode;
+        result.mode_source = "--mode";
+    } else if (request.owner) {
+        result.mode = 0600;
+        result.mode_source = "--owner";
+    } else {
+        result.mode = static_cast<mode_t>(p.device_file_mode.value_or(kDefaultDeviceFileMode) & 0777);
+        result.mode_source = p.device_file_mode ? "DeviceFileMode" : "default";
+    }
+}
+
+void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& result) {
+    ChannelDirOutcome& d = result.directory;
+    d.path = dir.path;
+    d.exists = dir.fd.valid();
+    d.state = dir.state;
+    d.action = dir.created ? Action::created : d.exists || removing ? Action::unchanged : Action::planned;
+    if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
+        result.warnings.push_back(Problem{
+            ExitCode::ok, fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
+            "", fmt::format("chown root:root {}", d.path), {}, {}});
+    }
+    if (d.exists && (d.state.mode & 022) != 0) {
+        result.warnings.push_back(Problem{
+            ExitCode::ok,
+            fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
+                        (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
+            "", fmt::format("chmod 0755 {}", d.path), {}, {}});
+    }
+}
+
+bool is_permission(int error) { return error == EPERM || error == EACCES; }
+
+// Works through the channels in order; after a permission failure the rest are not attempted, and a
+// channel folder that this run made is removed again.
+void process_channels(const ImexSetupRequest& request, const std::vector<int>& selected, ChannelDir& dir,
+                      ImexSetupResult& result) {
+    const PlanOptions options{request.remove, request.force};
+    const bool changing = !request.check && !request.dry_run;
+    const int fd = dir.fd.valid() ? dir.fd.get() : -1;
+    bool stopped = false;
+    for (int channel : selected) {
+        const NodeSpec want{channel, static_cast<unsigned>(result.major), result.owner.uid, result.owner.gid, result.mode};
+        ChannelOutcome out;
+        if (stopped) {
+            out.want = want;
+            out.action = Action::error;
+            out.error = "not attempted after the permission failure";
+        } else {
+            out = changing && fd >= 0 ? apply_channel(fd, want, options) : preview_channel(fd, want, options);
+            stopped = out.action == Action::error && is_permission(out.error_number);
+        }
+        result.channels.push_back(std::move(out));
+    }
+    if (stopped && dir.created) {
+        undo_channel_dir(dir);
+        result.directory.action = Action::error;
+        result.directory.exists = dir.created;
+    }
+}
+
+std::string node_path(const ImexSetupResult& result, const ChannelOutcome& out) {
+    return fmt::format("{}/{}", result.directory.path, channel_name(out.want.channel));
+}
+
+// "" for one, " (and 4 more)" for five.
+std::string and_more(std::size_t count) { return count > 1 ? fmt::format(" (and {} more)", count - 1) : ""; }
+
+void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
+    const ChannelOutcome* first_error = nullptr;
+    const ChannelOutcome* first_refusal = nullptr;
+    std::size_t errors = 0, refusals = 0, differences = 0;
+    bool wrong_device = false;
+    for (const auto& c : result.channels) {
+        if (c.action == Action::error && ++errors == 1) first_error = &c;
+        if (c.action == Action::refused && ++refusals == 1) first_refusal = &c;
+        if (c.action == Action::refused &&
+            (c.found.kind == NodeKind::char_device || c.found.kind == NodeKind::block_device)) {
+            wrong_device = true;
+        }
+        if (c.action == Action::planned) ++differences;
+    }
+    if (first_error != nullptr) {
+        const bool permission = is_permission(first_error->error_number);
+        result.errors.push_back(Problem{
+            permission ? ExitCode::permission : ExitCode::failed,
+            fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
+            "", permission ? kRootRemedy : "check the file system that holds the channel folder", {}, {}});
+    }
+    if (first_refusal != nullptr) {
+        result.errors.push_back(Problem{
+            ExitCode::failed,
+            fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
+                        and_more(refusals)),
+            "",
+            wrong_device ? "--force replaces (or removes) a device node of the wrong type or number; anything else "
+                           "at a channel's path must be moved away by hand"
+                         : "imex-setup never touches anything but a device node: move it away by hand and run again",
+            {}, {}});
+    }
+    if (request.check && differences > 0) {
+        result.errors.push_back(Problem{
+            ExitCode::failed,
+            fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()), "",
+            "run the same command without --check to make the changes (--dry-run shows them)", {}, {}});
+    }
+}
+
+}  // namespace
+
+ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
+    ImexSetupResult result;
+    result.major = read_major(request);
+    read_params(request, result);
+    const std::vector<int> selected = select_channels(request, result);
+    choose_owner_and_mode(request, result);
+    const bool changing = !request.check && !request.dry_run;
+    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove);
+    describe_directory(dir, request.remove, result);
+    process_channels(request, selected, dir, result);
+    summarise(request, result);
+    return result;
+}
+
+}  // namespace cumemctl

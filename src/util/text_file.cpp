@@ -1,0 +1,41 @@
+#include "util/text_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "report/error.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cumemctl {
+
+std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy) {
+    auto fail = [&](int err) {
+        const ExitCode code = err == EACCES || err == EPERM ? ExitCode::permission : ExitCode::unavailable;
+        return Error(code, fmt::format("cannot read {} ({}): {}", path, what, std::strerror(err)), remedy);
+    };
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    if (!fd.valid()) throw fail(errno);
+    std::string text;
+    char buffer[8192];
+    for (;;) {
+        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw fail(errno);
+        if (n == 0) break;
+        text.append(buffer, static_cast<std::size_t>(n));
+        if (text.size() > kMaxTextFileBytes) {
+            throw Error(ExitCode::unavailable,
+                        fmt::format("{} ({}) is larger than {} bytes: not the file it should be", path, what,
+                                    kMaxTextFileBytes),
+                        remedy);
+        }
+    }
+    return text;
+}
+
+}  // namespace cumemctl

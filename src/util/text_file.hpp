@@ -1,0 +1,17 @@
+// Reading small text files such as /proc/devices, with errors a person can act on.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace cumemctl {
+
+// The most text_file reads: /proc files are a few KiB; anything larger is not the file we want.
+inline constexpr std::size_t kMaxTextFileBytes = 1 << 20;
+
+// Reads the whole file at `path` (proc files report size 0, so it reads to end of file). Throws Error:
+// unavailable (exit 3) when it does not exist or cannot be read, permission (exit 4) when access is
+// denied; the message names `what` (e.g. "--proc-devices") and the remedy is `remedy`.
+std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy);
+
+}  // namespace cumemctl

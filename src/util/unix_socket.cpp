@@ -1,0 +1,89 @@
+#include "util/unix_socket.hpp"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "report/error.hpp"
+
+namespace cumemctl {
+namespace {
+
+// The largest message either side sends: a report of a few kilobytes.
+constexpr std::size_t kMaxMessage = 1 << 20;
+
+[[noreturn]] void fail(const char* what, int err) {
+    throw Error(ExitCode::failed, fmt::format("{} failed: {}", what, std::strerror(err)));
+}
+
+}  // namespace
+
+std::pair<UniqueFd, UniqueFd> socket_pair() {
+    int fds[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, fds) != 0) fail("socketpair", errno);
+    return {UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
+
+void send_message(int socket, std::string_view bytes, int fd) {
+    iovec iov{const_cast<char*>(bytes.data()), bytes.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
+    }
+    ssize_t n = -1;
+    do {
+        n = sendmsg(socket, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) fail("sendmsg", errno);
+}
+
+Message receive_message(int socket, int timeout_ms) {
+    pollfd p{socket, POLLIN, 0};
+    int ready = -1;
+    do {
+        ready = poll(&p, 1, timeout_ms);
+    } while (ready < 0 && errno == EINTR);
+    if (ready < 0) fail("poll", errno);
+    if (ready == 0) throw Error(ExitCode::failed, fmt::format("no message within {} s", timeout_ms / 1000.0));
+    std::vector<char> buffer(kMaxMessage);
+    iovec iov{buffer.data(), buffer.size()};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = -1;
+    do {
+        n = recvmsg(socket, &msg, MSG_CMSG_CLOEXEC);
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) fail("recvmsg", errno);
+    Message m;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+            int fd = -1;
+            std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
+            m.fd.reset(fd);
+        }
+    }
+    if (n == 0) throw Error(ExitCode::failed, "the other process closed the connection without a message");
+    if (msg.msg_flags & MSG_TRUNC) throw Error(ExitCode::failed, "a message was larger than expected");
+    m.bytes.assign(buffer.data(), static_cast<std::size_t>(n));
+    return m;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,31 @@
+// Messages over a connected pair of Unix sockets (SOCK_SEQPACKET: one send is one receive), with a
+// file descriptor passed alongside where asked (SCM_RIGHTS). How create hands an exported handle to
+// the process that imports it, and how that process reports back.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "util/unique_fd.hpp"
+
+namespace cumemctl {
+
+// A connected pair of sockets, both close-on-exec. Throws Error (failed) when the system refuses.
+std::pair<UniqueFd, UniqueFd> socket_pair();
+
+// Sends `bytes` (at least one byte) as one message, with `fd` attached when it is not -1. Throws Error
+// (failed) when the message cannot be sent (the peer has gone, for one).
+void send_message(int socket, std::string_view bytes, int fd = -1);
+
+// One received message: its bytes, and the descriptor that came with it (owned; close-on-exec).
+struct Message {
+    std::string bytes;
+    UniqueFd fd;
+};
+
+// Receives one message, waiting at most `timeout_ms` milliseconds (-1: no limit). Throws Error
+// (failed) on a timeout, when the peer closed its end without sending, or on a system error.
+Message receive_message(int socket, int timeout_ms);
+
+}  // namespace cumemctl

@@ -1,0 +1,97 @@
+// Memory accounting and the registry of allocations and linear blocks, shared by the fake's files.
+#include "fake_memory.hpp"
+
+#include <algorithm>
+
+namespace fake {
+namespace {
+
+// Linear blocks: start -> (size, accessible).
+std::map<std::uintptr_t, std::pair<std::size_t, bool>>& linear_blocks() {
+    static auto* blocks = new std::map<std::uintptr_t, std::pair<std::size_t, bool>>;
+    return *blocks;
+}
+
+int flag_index(const CUmemAllocationProp& prop, int which) {
+    switch (which) {
+        case 1: return prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC ? 1 : 0;
+        case 2: return prop.allocFlags.gpuDirectRDMACapable != 0 ? 2 : 0;
+        case 3: return (prop.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0 ? 3 : 0;
+        default: return 0;
+    }
+}
+
+const GranularityRow* find_row(const Device& d, const CUmemAllocationProp& prop, int flag) {
+    const int id = prop.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA ? prop.location.id : 0;
+    for (const auto& row : d.granularity) {
+        if (row.loc == static_cast<int>(prop.location.type) && row.id == id &&
+            row.handle_types == static_cast<int>(prop.requestedHandleTypes) && row.flag == flag) {
+            return &row;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace
+
+bool take_device_memory(int device, std::uint64_t bytes) {
+    Device* d = fake::device(device);
+    if (d == nullptr) return true;  // host memory is not counted
+    if (d->total - d->used < bytes) return false;
+    d->used += bytes;
+    return true;
+}
+
+void give_device_memory(int device, std::uint64_t bytes) {
+    Device* d = fake::device(device);
+    if (d != nullptr) d->used -= std::min(d->used, bytes);
+}
+
+void add_linear_block(CUdeviceptr ptr, std::size_t size, bool accessible) {
+    linear_blocks()[static_cast<std::uintptr_t>(ptr)] = {size, accessible};
+}
+
+std::size_t remove_linear_block(CUdeviceptr ptr) {
+    auto& blocks = linear_blocks();
+    const auto it = blocks.find(static_cast<std::uintptr_t>(ptr));
+    if (it == blocks.end()) return 0;
+    const std::size_t size = it->second.first;
+    blocks.erase(it);
+    return size;
+}
+
+bool valid_linear_range(std::uintptr_t p, std::size_t size) {
+    auto& blocks = linear_blocks();
+    auto it = blocks.upper_bound(p);
+    if (it == blocks.begin()) return false;
+    --it;
+    return it->second.second && p >= it->first && p + size <= it->first + it->second.first;
+}
+
+CUresult granularity_for(const CUmemAllocationProp& prop, std::uint64_t& min, std::uint64_t& rec) {
+    int ordinal = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : 0;
+    const Device* d = fake::device(ordinal);
+    if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+    min = rec = 0;
+    bool any_flag = false;
+    for (int which = 1; which <= 3; ++which) {
+        const int flag = flag_index(prop, which);
+        if (flag == 0) continue;
+        any_flag = true;
+        const GranularityRow* row = find_row(*d, prop, flag);
+        if (row == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        if (row->result != CUDA_SUCCESS) return row->result;
+        min = std::max(min, row->min);
+        rec = std::max(rec, row->rec);
+    }
+    if (!any_flag) {
+        const GranularityRow* row = find_row(*d, prop, 0);
+        if (row == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        if (row->result != CUDA_SUCCESS) return row->result;
+        min = row->min;
+        rec = row->rec;
+    }
+    return CUDA_SUCCESS;
+}
+
+}  // namespace fake

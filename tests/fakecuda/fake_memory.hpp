@@ -1,0 +1,76 @@
+// The fake driver's memory: every allocation is host memory (a memfd, so that it can be exported to
+// another process), device pointers are host addresses, and each device's `used` counts what this
+// process holds. Feature files (pools, logical endpoints, kernels) use these to find and check memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+
+#include "fake_state.hpp"
+
+namespace fake {
+
+// One physical allocation made by cuMemCreate (or imported from another process).
+struct Allocation {
+    CUmemGenericAllocationHandle handle = 0;
+    CUmemAllocationProp prop{};   // as requested, with what was granted (compression) filled in
+    std::size_t size = 0;
+    int memfd = -1;               // backs the memory; exported as a POSIX fd
+    int device = -1;              // whose `used` it counts against; -1 for host memory or an import
+    bool imported = false;
+    bool released = false;        // cuMemRelease was called; freed when the last mapping goes
+    int mappings = 0;
+};
+
+// A reserved virtual range and what is mapped in it.
+struct Reservation {
+    std::uintptr_t base = 0;
+    std::size_t size = 0;
+};
+
+// The allocation for a handle, or nullptr. Caller holds state().mutex.
+Allocation* find_allocation(CUmemGenericAllocationHandle handle);
+
+// The allocation mapped at ptr and ptr's offset into it, or nullptr where nothing is mapped there.
+// Caller holds state().mutex.
+Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset);
+
+// How many allocations (released or not, while mapped) and reserved ranges this process still holds:
+// for leak checks at exit. Caller holds state().mutex.
+std::size_t live_allocations();
+std::size_t live_reservations();
+
+// Whether [ptr, ptr + size) lies in memory this process may touch as device memory: a mapped and
+// accessible VMM range or a cuMemAlloc/pool block. Caller holds state().mutex.
+bool valid_device_range(CUdeviceptr ptr, std::size_t size);
+
+// Takes `bytes` from a device's free memory; false (nothing taken) when it has too little.
+// Caller holds state().mutex.
+bool take_device_memory(int device, std::uint64_t bytes);
+// Gives bytes back to a device. Caller holds state().mutex.
+void give_device_memory(int device, std::uint64_t bytes);
+
+// Registers a linear block (cuMemAlloc, pool allocations) as valid device memory. Caller holds
+// state().mutex.
+void add_linear_block(CUdeviceptr ptr, std::size_t size, bool accessible = true);
+// Removes a linear block; returns its size, or 0 if ptr starts no block. Caller holds state().mutex.
+std::size_t remove_linear_block(CUdeviceptr ptr);
+
+// Whether [p, p + size) lies in one accessible linear block. Caller holds state().mutex.
+bool valid_linear_range(std::uintptr_t p, std::size_t size);
+
+// Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
+// pool's release threshold, as the driver does at stream, event and context synchronisation.
+// Caller holds state().mutex.
+void release_pools_at_sync();
+
+// Pools: frees a pool allocation or an imported pool pointer handed to cuMemFree; false when ptr is
+// neither. Caller holds state().mutex.
+bool free_pool_pointer(CUdeviceptr ptr);
+
+// The granularity row for a property set, or nullptr. Several flags take the largest granule of their
+// rows and fail if any row fails (the measured profiles hold one flag per row).
+CUresult granularity_for(const CUmemAllocationProp& prop, std::uint64_t& min, std::uint64_t& rec);
+
+}  // namespace fake

@@ -1,0 +1,69 @@
+// The fake driver's stream-ordered memory pools, shared by fake_pools.cpp (pools, attributes,
+// allocation, thresholds, trim) and fake_pool_ipc.cpp (export and import across processes).
+//
+// A pool reserves device (or host) memory in slabs of whole granules carved from one memfd-backed
+// arena, so that another process given the memfd can map the same pages. Allocations reuse free
+// slabs first; freed slabs stay reserved until a synchronisation releases what is above the pool's
+// release threshold, or cuMemPoolTrimTo releases down to what it is asked to keep.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "fake_state.hpp"
+
+namespace fake {
+
+// A reserved piece of a pool's arena: whole granules, holding at most one allocation.
+struct Slab {
+    std::uint64_t size = 0;
+    bool in_use = false;
+};
+
+// A live allocation: its size as asked and the offset of the slab that holds it.
+struct PoolBlock {
+    std::uint64_t size = 0;
+    std::uint64_t slab = 0;
+};
+
+// One pool of this process (its own, a default one, or one imported from another process).
+struct Pool {
+    CUmemoryPool handle = nullptr;
+    CUmemPoolProps props{};
+    int device = -1;  // whose free memory its reservations take; -1 for host memory
+    bool is_default = false;
+    bool imported = false;   // statistics, trim and allocation are refused, as the driver does
+    bool destroyed = false;  // destroyed with allocations outstanding: goes with the last one
+    bool accessible = true;  // devices may read and write its blocks (an import starts without)
+    std::uint64_t granule = 2u << 20;
+    std::uint64_t reserved = 0, reserved_high = 0, used = 0, used_high = 0;
+    std::uint64_t threshold = 0;                   // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+    int reuse[3] = {1, 1, 1};                      // the three reuse policies, in attribute order
+    int memfd = -1;                                // the arena, made on first use
+    std::uintptr_t base = 0;                       // where the arena is mapped in this process
+    std::uint64_t arena = 0;                       // its size
+    std::uint64_t top = 0;                         // arena bytes carved so far
+    std::map<std::uint64_t, std::uint64_t> holes;  // released arena ranges: offset -> size
+    std::map<std::uint64_t, Slab> slabs;           // reserved slabs by offset
+    std::map<std::uintptr_t, PoolBlock> blocks;    // allocations by address (imports: imported pointers)
+};
+
+// The pool for a handle that may still be used, or nullptr. Caller holds state().mutex.
+Pool* find_pool(CUmemoryPool handle);
+
+// Registers a new pool and returns it with its handle set. Caller holds state().mutex.
+Pool& add_pool(Pool pool);
+
+// Maps the pool's arena, creating its memfd when it has none; false when that fails. Caller holds
+// state().mutex.
+bool ensure_arena(Pool& pool);
+
+// Drops a pool that is destroyed and has no allocation left: unmaps and closes its arena and gives
+// back what it reserved. Caller holds state().mutex.
+void drop_if_done(Pool& pool);
+
+// The pool holding an allocation (or an imported pointer) that starts at ptr, or nullptr. Caller holds
+// state().mutex.
+Pool* pool_of_block(std::uintptr_t ptr);
+
+}  // namespace fake

@@ -1,0 +1,68 @@
+#!/usr/bin/python3
+"""Writes a variant of a fake driver profile: a base profile with some values changed, so that a test
+case states only what differs (a query that never completes, fabric software that is not ready).
+
+    make_profile.py BASE OUT PATH=VALUE...
+
+BASE is a profile name (gb200x4) or a file; PATH is dotted, with [N] for a list index or [*] for every
+element; VALUE is JSON (a bare word that is not JSON is taken as a string). Examples:
+
+    devices[*].logical_endpoints.query_polls=-1
+    devices[0].logical_endpoints.create_error=CUDA_ERROR_SYSTEM_NOT_READY
+    devices[1].attrs.154=0
+    missing_entry_points=["cuLogicalEndpointBindAddr"]
+"""
+import json
+import os
+import re
+import sys
+
+
+def steps(path):
+    """'a.b[1][*].c' -> ['a', 'b', 1, '*', 'c']"""
+    out = []
+    for part in path.split("."):
+        m = re.fullmatch(r"([^\[\]]*)((?:\[(?:\d+|\*)\])*)", part)
+        if not m:
+            raise SystemExit(f"make_profile: bad path component {part!r}")
+        if m.group(1):
+            out.append(m.group(1))
+        out += [int(i) if i != "*" else "*" for i in re.findall(r"\[(\d+|\*)\]", m.group(2))]
+    return out
+
+
+def assign(node, keys, value):
+    key, rest = keys[0], keys[1:]
+    targets = range(len(node)) if key == "*" else [key]
+    for k in targets:
+        if not rest:
+            node[k] = value
+            continue
+        if isinstance(node, dict) and k not in node:
+            node[k] = {}
+        assign(node[k], rest, value)
+
+
+def main(argv):
+    if len(argv) < 3:
+        raise SystemExit(__doc__)
+    base, out, changes = argv[0], argv[1], argv[2:]
+    if not os.path.exists(base):
+        base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "profiles", base + ".json")
+    with open(base, encoding="utf-8") as f:
+        profile = json.load(f)
+    for change in changes:
+        path, sep, text = change.partition("=")
+        if not sep:
+            raise SystemExit(f"make_profile: expected PATH=VALUE, got {change!r}")
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = text
+        assign(profile, steps(path), value)
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(profile, f, indent=1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,74 @@
+#include <doctest/doctest.h>
+
+#include "gpu/pool_pattern.hpp"
+#include "report/error.hpp"
+
+using namespace cumemctl;
+
+namespace {
+constexpr std::uint64_t MiB = 1ULL << 20;
+constexpr std::uint64_t GiB = 1ULL << 30;
+
+// The usage error's message, or "" when the text parses.
+std::string refusal(const char* text) {
+    try {
+        parse_workload_pattern(text);
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::usage);
+        return e.problem().message;
+    }
+    return "";
+}
+}  // namespace
+
+TEST_CASE("parse_workload_pattern reads counts, sizes and lists") {
+    const WorkloadPattern p = parse_workload_pattern("64x16MiB");
+    REQUIRE(p.items.size() == 1);
+    CHECK(p.items[0].count == 64);
+    CHECK(p.items[0].size == 16 * MiB);
+    CHECK(p.allocations() == 64);
+    CHECK(p.bytes() == GiB);
+    const WorkloadPattern list = parse_workload_pattern("8x1GiB,16x2MiB");
+    REQUIRE(list.items.size() == 2);
+    CHECK(list.items[1].count == 16);
+    CHECK(list.allocations() == 24);
+    CHECK(list.bytes() == 8 * GiB + 32 * MiB);
+    const WorkloadPattern bare = parse_workload_pattern("3MiB");
+    CHECK(bare.items[0].count == 1);
+    CHECK(bare.items[0].size == 3 * MiB);
+    CHECK(bare.text == "3MiB");
+}
+
+TEST_CASE("parse_workload_pattern refuses what does not parse, naming why") {
+    CHECK(refusal("") == "invalid workload pattern '': empty");
+    CHECK(refusal("x16MiB").find("'' is not a count") != std::string::npos);
+    CHECK(refusal("-1x16MiB").find("'-1' is not a count") != std::string::npos);
+    CHECK(refusal("64x").find("invalid size ''") != std::string::npos);
+    CHECK(refusal("0x16MiB").find("makes no allocation") != std::string::npos);
+    CHECK(refusal("4x0").find("allocates zero bytes") != std::string::npos);
+    CHECK(refusal("64x16MiB,").find("an empty item") != std::string::npos);
+    CHECK(refusal("64x16Mb").find("bits") != std::string::npos);
+    CHECK(refusal("2000000x1MiB").find("more than 1000000 allocations") != std::string::npos);
+    CHECK(refusal("2x16EiB").find("unknown unit") != std::string::npos);
+    CHECK(refusal("3x18446744073709551615").find("more than 2^64-1 bytes in all") != std::string::npos);
+}
+
+TEST_CASE("pool_footprint rounds each allocation up to whole granules") {
+    const WorkloadPattern p = parse_workload_pattern("64x16MiB,3x1MiB,1x3MiB");
+    CHECK(pool_footprint(p, 2 * MiB) == GiB + 3 * 2 * MiB + 4 * MiB);
+    CHECK(pool_footprint(p, 1) == p.bytes());
+    CHECK_THROWS_AS(pool_footprint(parse_workload_pattern("2x18446744073709551615"), 2 * MiB), Error);
+}
+
+TEST_CASE("require_fits refuses a workload above what is free, naming both figures") {
+    CHECK_NOTHROW(require_fits("workload '64x16MiB'", GiB, GiB, "device 0's free memory"));
+    try {
+        require_fits("workload '64x16MiB'", GiB, GiB - 1, "device 0's free memory");
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::usage);
+        CHECK(e.problem().message ==
+              "workload '64x16MiB' needs 1 GiB (1073741824 bytes) but device 0's free memory is 1024.00 MiB "
+              "(1073741823 bytes); nothing was allocated");
+    }
+}

@@ -1,0 +1,85 @@
+#include <doctest/doctest.h>
+
+#include "gpu/pool_trim.hpp"
+#include "gpu/pool_workload.hpp"
+#include "report/error.hpp"
+
+using namespace cumemctl;
+
+namespace {
+constexpr std::uint64_t MiB = 1ULL << 20;
+constexpr std::uint64_t GiB = 1ULL << 30;
+
+// A trim of a 1 GiB pool on a device with 100 GiB free at the start.
+TrimFigures figures(std::uint64_t keep, std::uint64_t reserved_after, std::uint64_t free_after) {
+    TrimFigures f;
+    f.keep = keep;
+    f.granule = 2 * MiB;
+    f.reserved_before = GiB;
+    f.reserved_after = reserved_after;
+    f.free_at_start = 100 * GiB;
+    f.free_before_trim = 99 * GiB;
+    f.free_after_trim = free_after;
+    return f;
+}
+}  // namespace
+
+TEST_CASE("judge_trim passes when the memory is back within one granule") {
+    CHECK(judge_trim(figures(0, 0, 100 * GiB)).returned);
+    CHECK(judge_trim(figures(0, 0, 100 * GiB - 2 * MiB)).returned);
+    const TrimVerdict v = judge_trim(figures(0, 0, 100 * GiB));
+    CHECK(v.reason == "1 GiB came back to the device; free memory is within one granule (2 MiB) of where it started");
+}
+
+TEST_CASE("judge_trim fails when free memory stays down or the pool keeps more than asked") {
+    const TrimVerdict short_by_more = judge_trim(figures(0, 0, 100 * GiB - 2 * MiB - 1));
+    CHECK_FALSE(short_by_more.returned);
+    CHECK(short_by_more.reason.find("more than one granule (2 MiB)") != std::string::npos);
+    // Nothing released: the pool still holds everything.
+    const TrimVerdict kept = judge_trim(figures(0, GiB, 99 * GiB));
+    CHECK_FALSE(kept.returned);
+    CHECK(kept.reason == "the pool still holds 1 GiB after trimming to keep 0 B");
+}
+
+TEST_CASE("judge_trim with --keep counts what the pool keeps") {
+    const TrimVerdict v = judge_trim(figures(100 * MiB, 96 * MiB, 100 * GiB - 96 * MiB));
+    CHECK(v.returned);
+    CHECK(v.reason.find("less the 96 MiB kept") != std::string::npos);
+    CHECK_FALSE(judge_trim(figures(100 * MiB, 96 * MiB, 99 * GiB)).returned);
+}
+
+TEST_CASE("require_keep_within refuses --keep above what is reserved, with both numbers") {
+    CHECK_NOTHROW(require_keep_within(GiB, GiB));
+    try {
+        require_keep_within(2 * GiB, GiB);
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::usage);
+        CHECK(e.problem().message ==
+              "--keep 2 GiB (2147483648 bytes) is more than the pool has reserved: 1 GiB (1073741824 bytes)");
+    }
+}
+
+TEST_CASE("threshold_outcome reads what the release threshold implies after synchronising") {
+    WorkloadResult w;
+    w.after_free.pool.reserved_current = GiB;
+    w.after_free.pool.release_threshold = 0;
+    w.after_sync.pool.reserved_current = 0;
+    ThresholdOutcome o = threshold_outcome(w);
+    CHECK_FALSE(o.keeps_all);
+    CHECK(o.expected_at_most == 0);
+    CHECK(o.holds);
+    w.after_sync.pool.reserved_current = 2 * MiB;
+    CHECK_FALSE(threshold_outcome(w).holds);
+    w.after_free.pool.release_threshold = kKeepEverything;
+    w.after_sync.pool.reserved_current = GiB;
+    o = threshold_outcome(w);
+    CHECK(o.keeps_all);
+    CHECK(o.expected_at_most == GiB);
+    CHECK(o.holds);
+    w.after_free.pool.release_threshold = 256 * MiB;
+    w.after_sync.pool.reserved_current = 256 * MiB;
+    CHECK(threshold_outcome(w).holds);
+    w.after_sync.pool.reserved_current = 258 * MiB;
+    CHECK_FALSE(threshold_outcome(w).holds);
+}

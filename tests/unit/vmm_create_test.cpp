@@ -1,0 +1,138 @@
+// vmm_create.cpp through the fake driver behind the real seam, with every driver call it makes failed
+// in turn: each failure is reported with its call and leaves nothing behind (every create, reserve and
+// map undone; free memory as before).
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "fake_driver.hpp"
+#include "gpu/vmm_create.hpp"
+#include "hooked_api.hpp"
+
+using namespace cumemctl;
+using testing_driver::hooks;
+
+namespace {
+
+const DriverApi& hooked_api() {
+    static const DriverApi api = testing_driver::hooked(testing_driver::fake_driver().api());
+    return api;
+}
+
+// Map, verify and export (posix-fd): every step create has but the second process.
+CreateRequest full_request() {
+    CreateRequest r;
+    r.device = 1;
+    r.size = 4 << 20;
+    r.memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    r.map = r.verify = r.export_handle = true;
+    return r;
+}
+
+// What was made and not undone, by kind; all zero when nothing leaked.
+std::map<std::string, int> undone() {
+    const auto& h = hooks();
+    return {{"allocations", h.ok("cuMemCreate") - h.ok("cuMemRelease")},
+            {"reservations", h.ok("cuMemAddressReserve") - h.ok("cuMemAddressFree")},
+            {"mappings", h.ok("cuMemMap") - h.ok("cuMemUnmap")},
+            {"contexts", h.ok("cuDevicePrimaryCtxRetain") - h.ok("cuDevicePrimaryCtxRelease")}};
+}
+
+const std::map<std::string, int> kNothing{{"allocations", 0}, {"reservations", 0}, {"mappings", 0}, {"contexts", 0}};
+
+// The free memory of device 1 seen from outside create.
+std::size_t free_memory() {
+    testing_driver::use_fake_device(1);
+    const std::size_t free = testing_driver::fake_free_memory();
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+    return free;
+}
+
+}  // namespace
+
+TEST_CASE("run_create creates, maps, verifies, exports and releases, every step timed") {
+    const std::size_t before = free_memory();
+    hooks() = {};
+    CreateResult result;
+    run_create(hooked_api(), full_request(), result);
+    CHECK(undone() == kNothing);
+    CHECK(free_memory() == before);
+    CHECK(result.size == 4 << 20);
+    REQUIRE(result.granted);
+    CHECK(result.granted->requestedHandleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    REQUIRE(result.verify);
+    CHECK(result.verify->ok());
+    REQUIRE(result.exported);
+    CHECK(result.exported->fd >= 0);
+    REQUIRE(result.before);
+    REQUIRE(result.after);
+    CHECK(compare(*result.before, *result.after).balanced());
+    std::string names;
+    for (const auto& s : result.steps) names += s.name + " ";
+    CHECK(names ==
+          "context snapshot granularity create properties reserve map access verify export unmap free-address "
+          "release unload-kernels snapshot ");
+}
+
+TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and rounds it when asked") {
+    hooks() = {};
+    CreateRequest r = full_request();
+    r.size = 12345;
+    CreateResult result;
+    try {
+        run_create(hooked_api(), r, result);
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::usage);
+        CHECK(e.problem().cause.find("2 MiB (2097152 bytes) and 4 MiB (4194304 bytes)") != std::string::npos);
+    }
+    CHECK(hooks().calls.count("cuMemCreate") == 0);
+    CHECK(undone() == kNothing);
+    r.round_up = true;
+    CreateResult rounded;
+    run_create(hooked_api(), r, rounded);
+    CHECK(rounded.size == 2 << 20);
+}
+
+TEST_CASE("every driver call of create that fails is reported and leaves nothing behind") {
+    hooks() = {};
+    CreateResult clean;
+    run_create(hooked_api(), full_request(), clean);
+    const std::map<std::string, int> calls = hooks().calls;
+    int failed_runs = 0;
+    for (const auto& [name, count] : calls) {
+        for (int nth = 1; nth <= count; ++nth) {
+            CAPTURE(name);
+            CAPTURE(nth);
+            const std::size_t before = free_memory();
+            hooks() = {};
+            hooks().fail_call = name;
+            hooks().fail_nth = nth;
+            CreateResult result;
+            try {
+                run_create(hooked_api(), full_request(), result);
+            } catch (const Error& e) {
+                ++failed_runs;
+                const Problem& p = e.problem();
+                CHECK(!p.message.empty());
+                CHECK(!p.remedy.empty());
+                if (p.driver) CHECK(p.driver->call == name);
+            }
+            if (name == "cuMemFree") {
+                // The driver refused to free verify's counter buffer (freed on the way out, not
+                // retried): the memory is gone, and create's own snapshots say so.
+                REQUIRE(result.after);
+                CHECK(compare(*result.before, *result.after).free_bytes < 0);
+                continue;
+            }
+            std::map<std::string, int> left = undone();
+            if (name == "cuDevicePrimaryCtxRelease") left["contexts"] = 0;  // refused on the way out
+            CHECK(left == kNothing);
+            CHECK(free_memory() == before);
+        }
+    }
+    // Each call that create makes and checks fails it; calls on the way out (releasing the context,
+    // making none current, freeing verify's buffers) are the only ones that may fail unnoticed.
+    CHECK(failed_runs >= static_cast<int>(clean.steps.size()) - 2);
+}

@@ -1,0 +1,111 @@
+#include <doctest/doctest.h>
+
+#include "driver_table.hpp"
+#include "gpu/timed_step.hpp"
+#include "gpu/vmm_resources.hpp"
+
+using namespace cumemctl;
+
+namespace {
+
+// What the guards called, and what the next calls answer.
+struct Calls {
+    int release = 0, free = 0, unmap = 0, map = 0;
+    CUresult release_result = CUDA_SUCCESS;
+    CUresult map_result = CUDA_SUCCESS;
+};
+Calls& calls() {
+    static Calls c;
+    return c;
+}
+
+DriverApi vmm_api() {
+    auto api = testing_driver::table();
+    api.cuMemRelease = [](CUmemGenericAllocationHandle) {
+        ++calls().release;
+        return std::exchange(calls().release_result, CUDA_SUCCESS);
+    };
+    api.cuMemAddressReserve = [](CUdeviceptr* p, size_t, size_t, CUdeviceptr, unsigned long long) {
+        *p = 0x200000;
+        return CUDA_SUCCESS;
+    };
+    api.cuMemAddressFree = [](CUdeviceptr, size_t) {
+        ++calls().free;
+        return CUDA_SUCCESS;
+    };
+    api.cuMemMap = [](CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) {
+        ++calls().map;
+        return calls().map_result;
+    };
+    api.cuMemUnmap = [](CUdeviceptr, size_t) {
+        ++calls().unmap;
+        return CUDA_SUCCESS;
+    };
+    return api;
+}
+
+}  // namespace
+
+TEST_CASE("the guards release what they hold, once, on every path") {
+    calls() = {};
+    const auto api = vmm_api();
+    {
+        AllocationHandle h(api, 0x10);
+        AddressRange range(api, 2 << 20, 2 << 20);
+        CHECK(range.base() == 0x200000);
+        Mapping m(api, range.base(), 2 << 20, h.get());
+    }
+    CHECK(calls().unmap == 1);
+    CHECK(calls().free == 1);
+    CHECK(calls().release == 1);
+
+    calls() = {};
+    {
+        AllocationHandle h(api, 0x10);
+        h.release();
+        h.release();
+    }
+    CHECK(calls().release == 1);
+
+    // A refused release throws and leaves the guard to try again when it goes.
+    calls() = {};
+    calls().release_result = CUDA_ERROR_INVALID_VALUE;
+    {
+        AllocationHandle h(api, 0x10);
+        CHECK_THROWS_AS(h.release(), Error);
+    }
+    CHECK(calls().release == 2);
+
+    // A mapping the driver refuses leaves nothing to unmap.
+    calls() = {};
+    calls().map_result = CUDA_ERROR_OUT_OF_MEMORY;
+    {
+        AddressRange range(api, 2 << 20, 0);
+        CHECK_THROWS_AS(Mapping(api, range.base(), 2 << 20, 0x10), Error);
+    }
+    CHECK(calls().unmap == 0);
+    CHECK(calls().free == 1);
+}
+
+TEST_CASE("timed_step records each step, lets a failure be diagnosed and rethrows it") {
+    std::vector<TimedStep> steps;
+    CHECK(timed_step(
+              steps, "one", "cuOne", [] { return 7; }, [](Problem&) {}) == 7);
+    bool diagnosed = false;
+    CHECK_THROWS_WITH_AS(timed_step(
+                             steps, "two", "cuTwo", [] { throw Error(ExitCode::failed, "two failed"); },
+                             [&](Problem& p) {
+                                 diagnosed = true;
+                                 p.cause = "because";
+                             }),
+                         "two failed", Error);
+    CHECK(diagnosed);
+    REQUIRE(steps.size() == 2);
+    CHECK(steps[0].ok);
+    CHECK(steps[0].call == "cuOne");
+    CHECK_FALSE(steps[1].ok);
+    const TimedStep back = step_from_json(to_json(steps[1]));
+    CHECK(back.name == "two");
+    CHECK_FALSE(back.ok);
+    CHECK(back.seconds == steps[1].seconds);
+}
