@@ -1,6 +1,8 @@
 // The fabric checks: IMEX channel nodes, read only.
 #include <unistd.h>
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "doctor/imex_survey.hpp"
@@ -35,6 +37,21 @@ std::string describe(const ChannelNode& n) {
     return fmt::format("{} (c {}:{}, uid {} gid {}, {})", n.name, n.major, n.minor, n.uid, n.gid, octal_mode(n.mode));
 }
 
+// A fail for the first channel node of the wrong type or numbers; the sound ones go into `good`.
+std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector<const ChannelNode*>& good) {
+    for (const auto& n : survey.nodes) {
+        const std::string problem = channel_node_problem(n, survey);
+        if (!problem.empty()) {
+            return CheckOutcome::fail(problem + fmt::format(" in {}", kImexChannelDir),
+                                      fmt::format("replace it: sudo cumemctl imex-setup --force; or remove it and "
+                                                  "sudo mknod {}/{} c {} {}",
+                                                  kImexChannelDir, n.name, survey.major.value_or(0), n.channel));
+        }
+        if (n.channel >= 0) good.push_back(&n);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
@@ -54,16 +71,9 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
                                   "use an NVIDIA driver with IMEX channel support; fabric handles need it", details);
     }
     std::vector<const ChannelNode*> good;
-    for (const auto& n : survey.nodes) {
-        const std::string problem = channel_node_problem(n, survey);
-        if (!problem.empty()) {
-            return CheckOutcome::fail(problem + fmt::format(" in {}", kImexChannelDir),
-                                      fmt::format("replace it: sudo cumemctl imex-setup --force; or remove it and "
-                                                  "sudo mknod {}/{} c {} {}",
-                                                  kImexChannelDir, n.name, *survey.major, n.channel),
-                                      details);
-        }
-        if (n.channel >= 0) good.push_back(&n);
+    if (auto broken = check_nodes(survey, good)) {
+        broken->details = std::move(details);
+        return *broken;
     }
     if (good.empty()) {
         return CheckOutcome::warn(
