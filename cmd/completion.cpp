@@ -45,6 +45,7 @@ std::vector<OptionSpec> options_of(const CLI::App& app, bool skip_help) {
     std::vector<OptionSpec> out;
     for (const CLI::Option* opt : app.get_options()) {
         if (!opt->nonpositional() || (skip_help && opt == app.get_help_ptr())) continue;
+        if (opt->get_group().empty()) continue;  // hidden
         OptionSpec o;
         for (const auto& s : opt->get_snames()) o.names.push_back("-" + s);
         for (const auto& l : opt->get_lnames()) o.names.push_back("--" + l);
@@ -73,7 +74,8 @@ CliSpec describe_cli(const CLI::App& root) {
     CliSpec cli;
     cli.program = root.get_name();
     cli.globals = options_of(root, false);
-    for (const CLI::App* sub : root.get_subcommands([](const CLI::App*) { return true; })) {
+    // Hidden subcommands (an empty group, like the second process of create --import-check) are left out.
+    for (const CLI::App* sub : root.get_subcommands([](const CLI::App* a) { return !a->get_group().empty(); })) {
         CommandSpec c;
         c.name = sub->get_name();
         c.help = sub->get_description();

@@ -6,10 +6,14 @@ namespace cumemctl::doctor {
 
 std::string_view status_name(CheckStatus status) {
     switch (status) {
-        case CheckStatus::pass: return "pass";
-        case CheckStatus::warn: return "warn";
-        case CheckStatus::fail: return "fail";
-        case CheckStatus::skip: return "skip";
+        case CheckStatus::pass:
+            return "pass";
+        case CheckStatus::warn:
+            return "warn";
+        case CheckStatus::fail:
+            return "fail";
+        case CheckStatus::skip:
+            return "skip";
     }
     return "fail";
 }
@@ -28,6 +32,12 @@ CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, nlohmann
 
 CheckOutcome CheckOutcome::skip(std::string reason, nlohmann::json details) {
     return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt};
+}
+
+CheckOutcome CheckOutcome::with_details(nlohmann::json d) const {
+    CheckOutcome o = *this;
+    o.details = std::move(d);
+    return o;
 }
 
 nlohmann::json to_json(const CheckResult& result) {

@@ -25,12 +25,15 @@ struct CheckOutcome {
     std::string reason;
     std::string remedy;
     nlohmann::json details = nlohmann::json::object();
-    std::optional<DriverFailure> driver;   // the failed driver call behind a fail, where there is one
+    std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
 
     static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome fail(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome skip(std::string reason, nlohmann::json details = nlohmann::json::object());
+
+    // The same outcome with `details` instead of its own.
+    CheckOutcome with_details(nlohmann::json details) const;
 };
 
 // One check's result as the report carries it: which check, on which device (none for node checks),

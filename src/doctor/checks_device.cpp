@@ -9,15 +9,9 @@
 namespace cumemctl::doctor {
 namespace {
 
-// The driver's answer for a capability key of the catalogue (nullopt: unknown to this driver).
-std::optional<int> capability(const DeviceInfo& info, std::string_view key) {
-    for (const auto& c : info.capabilities) {
-        if (c.key == key) return c.value;
-    }
-    return std::nullopt;
+std::string yes_no(std::optional<int> v) {
+    return !v ? "unknown" : *v != 0 ? "yes" : "no";
 }
-
-std::string yes_no(std::optional<int> v) { return !v ? "unknown" : *v != 0 ? "yes" : "no"; }
 
 // Device identity for a check's details.
 nlohmann::json identity(const DeviceInfo& info) {
@@ -36,31 +30,31 @@ CheckOutcome check_context(DoctorContext&, DeviceState* device) {
     const double made = watch.seconds();
     nlohmann::json details{{"context_seconds", made}};
     const DriverApi& api = device->api();
-    if (api.cuMemGetInfo == nullptr) return CheckOutcome::pass("context made (this driver has no cuMemGetInfo)", details);
+    if (api.cuMemGetInfo == nullptr)
+        return CheckOutcome::pass("context made (this driver has no cuMemGetInfo)", details);
     size_t free = 0, total = 0;
     check(api, api.cuMemGetInfo(&free, &total), "cuMemGetInfo");
     details["free_bytes"] = free;
     details["total_bytes"] = total;
-    return CheckOutcome::pass(fmt::format("{} free of {}", format_size(free), format_size(total)),
-                              std::move(details));
+    return CheckOutcome::pass(fmt::format("{} free of {}", format_size(free), format_size(total)), std::move(details));
 }
 
 CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
     const DeviceInfo& info = device->info();
     nlohmann::json details = identity(info);
     details["capabilities"] = capabilities_json(info.capabilities);
-    const auto pools = capability(info, "memory_pools");
-    const auto handles = capability(info, "pool_handle_types");
+    const auto pools = capability_of(info, "memory_pools");
+    const auto handles = capability_of(info, "pool_handle_types");
     std::string pool_text = yes_no(pools);
     if (pools.value_or(0) != 0 && handles) {
         const auto names = handle_type_names(*handles);
         if (!names.empty()) pool_text += fmt::format(" ({})", fmt::join(names, ","));
     }
-    const std::string summary = fmt::format("VMM {}, pools {}, fabric {}, multicast {}", yes_no(capability(info, "vmm")),
-                                            pool_text, yes_no(capability(info, "fabric")),
-                                            yes_no(capability(info, "multicast")));
+    const std::string summary =
+        fmt::format("VMM {}, pools {}, fabric {}, multicast {}", yes_no(capability_of(info, "vmm")), pool_text,
+                    yes_no(capability_of(info, "fabric")), yes_no(capability_of(info, "multicast")));
     std::vector<std::string> missing;
-    if (capability(info, "vmm").value_or(0) == 0) missing.emplace_back("VMM");
+    if (capability_of(info, "vmm").value_or(0) == 0) missing.emplace_back("VMM");
     if (pools.value_or(0) == 0) missing.emplace_back("memory pools");
     if (!missing.empty()) {
         return CheckOutcome::warn(
@@ -76,8 +70,8 @@ CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     const DeviceInfo& info = device->info();
     const int version = ctx.driver->version();
-    const auto unicast = capability(info, "le_unicast");
-    const auto multicast = capability(info, "le_multicast");
+    const auto unicast = capability_of(info, "le_unicast");
+    const auto multicast = capability_of(info, "le_multicast");
     nlohmann::json details{{"unicast", unicast ? nlohmann::json(*unicast != 0) : nlohmann::json(nullptr)},
                            {"multicast", multicast ? nlohmann::json(*multicast != 0) : nlohmann::json(nullptr)}};
     if (!unicast && !multicast) {
@@ -93,8 +87,8 @@ CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     std::vector<std::string> kinds;
     if (unicast.value_or(0) != 0) kinds.emplace_back("unicast");
     if (multicast.value_or(0) != 0) kinds.emplace_back("multicast");
-    if (capability(info, "le_counted_ops").value_or(0) != 0) kinds.emplace_back("counted ops");
-    if (capability(info, "le_unicast_owner_access").value_or(0) != 0) kinds.emplace_back("owner access");
+    if (capability_of(info, "le_counted_ops").value_or(0) != 0) kinds.emplace_back("counted ops");
+    if (capability_of(info, "le_unicast_owner_access").value_or(0) != 0) kinds.emplace_back("owner access");
     const DriverApi& api = device->api();
     std::vector<std::string> absent;
     const std::pair<const void*, const char*> entries[] = {
@@ -110,10 +104,11 @@ CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     details["missing_entry_points"] = absent;
     const std::string supported = fmt::format("supported: {}", fmt::join(kinds, ", "));
     if (!absent.empty()) {
-        return CheckOutcome::warn(fmt::format("{}; but the driver lacks {} of their entry points", supported, absent.size()),
-                                  "the driver library does not match the device's answer: use the libcuda of the "
-                                  "installed driver (CUDA 13.3 or newer)",
-                                  std::move(details));
+        return CheckOutcome::warn(
+            fmt::format("{}; but the driver lacks {} of their entry points", supported, absent.size()),
+            "the driver library does not match the device's answer: use the libcuda of the "
+            "installed driver (CUDA 13.3 or newer)",
+            std::move(details));
     }
     return CheckOutcome::pass(supported, std::move(details));
 }

@@ -28,9 +28,10 @@ bool any_fabric_device(DoctorContext& ctx) {
 // How to make channel 0 when there is none.
 std::string create_remedy(const ChannelSurvey& survey) {
     const std::string major = survey.major ? std::to_string(*survey.major) : "MAJOR";
-    return fmt::format("create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
-                       "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
-                       kImexChannelDir, major);
+    return fmt::format(
+        "create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
+        "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
+        kImexChannelDir, major);
 }
 
 std::string describe(const ChannelNode& n) {
@@ -62,6 +63,9 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     }
     const ChannelSurvey survey = survey_channels(ctx.options.sysroot);
     nlohmann::json details = to_json(survey);
+    if (!survey.unreadable.empty()) {
+        return CheckOutcome::warn(survey.unreadable, "report this file's text with your driver version", details);
+    }
     if (!survey.proc_devices_read) {
         return CheckOutcome::warn("/proc/devices cannot be read, so the IMEX channel major is unknown",
                                   "run doctor where /proc is mounted (in a container: the host's /proc)", details);
@@ -77,7 +81,8 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     }
     if (good.empty()) {
         return CheckOutcome::warn(
-            fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED", kImexChannelDir),
+            fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED",
+                        kImexChannelDir),
             create_remedy(survey), details);
     }
     const ChannelNode* usable = nullptr;
@@ -96,9 +101,10 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     details["multi_user_reason"] = users.why;
     for (const ChannelNode* n : good) {
         if ((n->mode & 0006) == 0) continue;
-        const std::string reason = fmt::format("{} is open to every user ({}) on a node with {}: all their processes "
-                                               "can share fabric memory",
-                                               n->name, octal_mode(n->mode), users.why);
+        const std::string reason = fmt::format(
+            "{} is open to every user ({}) on a node with {}: all their processes "
+            "can share fabric memory",
+            n->name, octal_mode(n->mode), users.why);
         if (users.multi_user) {
             return CheckOutcome::warn(reason,
                                       fmt::format("give each user a channel of their own: sudo chown USER {0}/{1} && "
@@ -107,9 +113,9 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
                                       details);
         }
     }
-    return CheckOutcome::pass(fmt::format("{} usable; {} channel node{}", describe(*usable), good.size(),
-                                          good.size() == 1 ? "" : "s"),
-                              std::move(details));
+    return CheckOutcome::pass(
+        fmt::format("{} usable; {} channel node{}", describe(*usable), good.size(), good.size() == 1 ? "" : "s"),
+        std::move(details));
 }
 
 }  // namespace cumemctl::doctor

@@ -12,7 +12,9 @@
 namespace cumemctl::doctor {
 namespace {
 
-std::string version_string(int version) { return fmt::format("{}.{}", version / 1000, version % 1000 / 10); }
+std::string version_string(int version) {
+    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
+}
 
 // The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
 // /proc/driver/nvidia/version; empty where neither says.
@@ -103,9 +105,9 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
         names.emplace_back(api.cuDeviceGetName(name, sizeof name, i) == CUDA_SUCCESS ? name : "unknown");
     }
     details["names"] = names;
-    return CheckOutcome::pass(fmt::format("{} device{}: {}", ctx.device_count, ctx.device_count == 1 ? "" : "s",
-                                          describe_names(names)),
-                              std::move(details));
+    return CheckOutcome::pass(
+        fmt::format("{} device{}: {}", ctx.device_count, ctx.device_count == 1 ? "" : "s", describe_names(names)),
+        std::move(details));
 }
 
 }  // namespace cumemctl::doctor

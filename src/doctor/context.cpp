@@ -7,11 +7,21 @@
 
 namespace cumemctl::doctor {
 
-DeviceState::~DeviceState() { finish(); }
+std::optional<int> capability_of(const DeviceInfo& info, std::string_view key) {
+    for (const auto& c : info.capabilities) {
+        if (c.key == key) return c.value;
+    }
+    return std::nullopt;
+}
+
+DeviceState::~DeviceState() {
+    finish();
+}
 
 const DeviceInfo& DeviceState::info() {
     if (info_) return *info_;
-    if (!info_error_.empty()) throw CheckSkipped(fmt::format("device {} could not be queried: {}", ordinal_, info_error_));
+    if (!info_error_.empty())
+        throw CheckSkipped(fmt::format("device {} could not be queried: {}", ordinal_, info_error_));
     try {
         info_ = query_device(api_, ordinal_);
     } catch (const Error& e) {
@@ -22,13 +32,20 @@ const DeviceInfo& DeviceState::info() {
 }
 
 CUcontext DeviceState::context() {
-    if (context_ != nullptr) return context_;
+    if (context_ != nullptr) {
+        // The operations of src/gpu/ that checks call retain the context themselves and leave none
+        // current when they return, so the next check makes it current again.
+        check(api_, api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+        return context_;
+    }
     if (!context_error_.empty()) {
-        throw CheckSkipped(fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));
+        throw CheckSkipped(
+            fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));
     }
     try {
         require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
-        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
+        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease",
+                      11000);
         require_entry(reinterpret_cast<const void*>(api_.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
         CUcontext ctx = nullptr;
         check(api_, api_.cuDevicePrimaryCtxRetain(&ctx, ordinal_), "cuDevicePrimaryCtxRetain");

@@ -13,11 +13,15 @@
 
 namespace cumemctl::doctor {
 
+// The driver's answer for a capability key of the catalogue ("vmm", "fabric"); nullopt where the
+// driver does not know it.
+std::optional<int> capability_of(const DeviceInfo& info, std::string_view key);
+
 // What `doctor` was asked for.
 struct DoctorOptions {
-    std::vector<std::string> checks;   // check ids to run; empty runs every check
-    std::string devices = "all";       // the --device list
-    std::string sysroot;               // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
+    std::vector<std::string> checks;  // check ids to run; empty runs every check
+    std::string devices = "all";      // the --device list
+    std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the
@@ -36,7 +40,7 @@ public:
     // the query fails, and CheckSkipped on later calls.
     const DeviceInfo& info();
 
-    // The device's primary context, current on the calling thread; retained once. Throws Error when
+    // The device's primary context, made current on the calling thread at each call; retained once. Throws Error when
     // it cannot be made, and CheckSkipped on later calls (the context check reports the failure).
     CUcontext context();
 
@@ -61,9 +65,9 @@ struct DoctorContext {
     Driver* driver = nullptr;
     DoctorOptions options;
     bool init_tried = false;
-    std::optional<Problem> init_error;        // cuInit failed (not "no device")
-    int device_count = -1;                    // after a successful cuInit
-    std::vector<DeviceState*> devices;        // the selected devices, in order
+    std::optional<Problem> init_error;  // cuInit failed (not "no device")
+    int device_count = -1;              // after a successful cuInit
+    std::vector<DeviceState*> devices;  // the selected devices, in order
 
     // A path of the node's system files, under options.sysroot.
     std::string path(std::string_view absolute) const { return options.sysroot + std::string(absolute); }

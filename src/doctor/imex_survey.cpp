@@ -13,34 +13,12 @@
 
 #include <fmt/format.h>
 
+#include "imex/nvidia_params.hpp"
+#include "imex/proc_devices.hpp"
+#include "report/error.hpp"
+
 namespace cumemctl::doctor {
 namespace {
-
-// The major of a character device name in /proc/devices ("Character devices:" section only).
-std::optional<unsigned> char_major(std::istream& in, const std::string& wanted) {
-    std::string line;
-    bool in_char = false;
-    while (std::getline(in, line)) {
-        if (line.rfind("Character devices:", 0) == 0) { in_char = true; continue; }
-        if (line.rfind("Block devices:", 0) == 0) { in_char = false; continue; }
-        if (!in_char) continue;
-        std::istringstream fields(line);
-        unsigned major = 0;
-        std::string name;
-        if (fields >> major >> name && name == wanted) return major;
-    }
-    return std::nullopt;
-}
-
-// A "Name: value" integer of /proc/driver/nvidia/params.
-std::optional<int> param(const std::string& text, const std::string& name) {
-    const auto at = text.find(name + ":");
-    if (at == std::string::npos) return std::nullopt;
-    std::istringstream rest(text.substr(at + name.size() + 1));
-    int value = 0;
-    if (rest >> value) return value;
-    return std::nullopt;
-}
 
 char type_of(mode_t mode) {
     if (S_ISCHR(mode)) return 'c';
@@ -98,13 +76,23 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelSurvey s;
     std::ifstream devices(sysroot + "/proc/devices");
     s.proc_devices_read = static_cast<bool>(devices);
-    if (devices) s.major = char_major(devices, "nvidia-caps-imex-channels");
-    std::ifstream params(sysroot + "/proc/driver/nvidia/params");
-    if (params) {
-        std::stringstream text;
-        text << params.rdbuf();
-        s.channel_count = param(text.str(), "ImexChannelCount");
-        s.create_channel0 = param(text.str(), "CreateImexChannel0");
+    try {
+        if (devices) {
+            std::stringstream text;
+            text << devices.rdbuf();
+            const auto major = find_char_major(text.str(), kImexChannelsDeviceName, "/proc/devices");
+            if (major) s.major = static_cast<unsigned>(*major);
+        }
+        std::ifstream params(sysroot + "/proc/driver/nvidia/params");
+        if (params) {
+            std::stringstream text;
+            text << params.rdbuf();
+            const NvidiaParams p = parse_nvidia_params(text.str(), "/proc/driver/nvidia/params");
+            if (p.imex_channel_count) s.channel_count = static_cast<int>(*p.imex_channel_count);
+            if (p.create_imex_channel0) s.create_channel0 = *p.create_imex_channel0 ? 1 : 0;
+        }
+    } catch (const Error& e) {
+        s.unreadable = e.what();
     }
     s.nodes = read_channel_dir(sysroot + kImexChannelDir, s.dir_exists);
     return s;
@@ -163,13 +151,15 @@ UserSurvey survey_users(const std::string& sysroot) {
         if (uid >= 1000 && uid != 65534 && login) people.push_back(f[0]);
     }
     u.multi_user = people.size() >= 2;
-    u.why = people.empty() ? "no login account besides root" :
-            people.size() == 1 ? fmt::format("one login account ({})", people.front()) :
-            fmt::format("{} login accounts ({})", people.size(), fmt::join(people, ", "));
+    u.why = people.empty()       ? "no login account besides root"
+            : people.size() == 1 ? fmt::format("one login account ({})", people.front())
+                                 : fmt::format("{} login accounts ({})", people.size(), fmt::join(people, ", "));
     return u;
 }
 
-std::string octal_mode(unsigned mode) { return fmt::format("0{:03o}", mode & 07777); }
+std::string octal_mode(unsigned mode) {
+    return fmt::format("0{:03o}", mode & 07777);
+}
 
 nlohmann::json to_json(const ChannelSurvey& survey) {
     auto opt = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };

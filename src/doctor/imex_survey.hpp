@@ -8,35 +8,36 @@
 
 #include <nlohmann/json.hpp>
 
-namespace cumemctl::doctor {
+#include "gpu/imex_channel_access.hpp"
 
-// The folder of the channel nodes, as the driver's tools name it.
-inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
+namespace cumemctl::doctor {
 
 // One entry of the channel folder as found.
 struct ChannelNode {
-    std::string name;        // "channel0"
-    int channel = -1;        // N of channelN; -1 for any other name
-    char type = '?';         // 'c' character device, 'b' block, 'd' folder, 'l' link, 'f' file, '?' other
-    unsigned major = 0;      // device numbers (character and block devices)
+    std::string name;    // "channel0"
+    int channel = -1;    // N of channelN; -1 for any other name
+    char type = '?';     // 'c' character device, 'b' block, 'd' folder, 'l' link, 'f' file, '?' other
+    unsigned major = 0;  // device numbers (character and block devices)
     unsigned minor = 0;
     unsigned uid = 0;
     unsigned gid = 0;
-    unsigned mode = 0;       // permission bits (07777)
-    bool usable = false;     // this process may read and write it
+    unsigned mode = 0;    // permission bits (07777)
+    bool usable = false;  // this process may read and write it
 };
 
 // The node's IMEX channel set-up.
 struct ChannelSurvey {
-    bool proc_devices_read = false;       // /proc/devices could be read
-    std::optional<unsigned> major;        // the nvidia-caps-imex-channels character major, if registered
-    std::optional<int> channel_count;     // ImexChannelCount of /proc/driver/nvidia/params
-    std::optional<int> create_channel0;   // CreateImexChannel0 of the same
+    bool proc_devices_read = false;      // /proc/devices could be read
+    std::string unreadable;              // why /proc/devices or the params file could not be parsed
+    std::optional<unsigned> major;       // the nvidia-caps-imex-channels character major, if registered
+    std::optional<int> channel_count;    // ImexChannelCount of /proc/driver/nvidia/params
+    std::optional<int> create_channel0;  // CreateImexChannel0 of the same
     bool dir_exists = false;
-    std::vector<ChannelNode> nodes;       // every entry of the folder, by name
+    std::vector<ChannelNode> nodes;  // every entry of the folder, by name
 };
 
-// Surveys /proc/devices, /proc/driver/nvidia/params and the channel folder under `sysroot`.
+// Surveys /proc/devices, /proc/driver/nvidia/params (parsed by src/imex/, as imex-setup reads them)
+// and the channel folder under `sysroot`. Never throws: what cannot be parsed is in `unreadable`.
 ChannelSurvey survey_channels(const std::string& sysroot);
 
 // What a channel node is wrong in ("" when it is a sound channel node): type, major, minor.

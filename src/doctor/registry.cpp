@@ -8,21 +8,28 @@ namespace cumemctl::doctor {
 
 const std::vector<CheckSpec>& check_catalogue() {
     static const std::vector<CheckSpec> checks{
-        {"driver", CheckScope::setup, "the CUDA driver library loads and initialises; its CUDA and kernel module versions",
-         check_driver},
+        {"driver", CheckScope::setup,
+         "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver},
         {"devices", CheckScope::setup, "the driver sees at least one CUDA device", check_devices},
-        {"context", CheckScope::device, "a context can be made on the device; its free and total memory", check_context},
+        {"context", CheckScope::device, "a context can be made on the device; its free and total memory",
+         check_context},
         {"capabilities", CheckScope::device,
          "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities},
         {"logical-endpoints", CheckScope::device,
          "logical endpoints (CUDA 13.3): the device's support and the driver's entry points", check_logical_endpoints},
-        // Extension points, in the order they belong here, for the operations of src/gpu/ as they land:
-        //   vmm           cuMemCreate, map, access, write and verify a pattern, unmap, release
-        //   posix-fd-ipc  export a VMM allocation as a POSIX fd and import it in a second process
-        //   pool-trim     a stream-ordered pool workload, then trim returns the memory to the device
-        //   ipc-pool      an IPC pool (posix-fd) exported and imported, a pointer shared both ways
-        //   host-alloc    host and host-NUMA allocations (cuMemCreate / pools with host locations)
-        //   fabric-alloc  a fabric-handle allocation and its export (needs a usable IMEX channel)
+        {"vmm", CheckScope::device, "one granule through cuMemCreate, mapped, written and checked on the device",
+         check_vmm},
+        {"posix-fd-ipc", CheckScope::device,
+         "a VMM allocation exported as a POSIX fd; a second process imports, maps and checks it", check_posix_fd_ipc},
+        {"pool-trim", CheckScope::device,
+         "a workload on the default pool, then cuMemPoolTrimTo(0) returns the memory to the device", check_pool_trim},
+        {"ipc-pool", CheckScope::device,
+         "an IPC pool (POSIX fd) and a block of it shared with a second process, which checks the pattern",
+         check_ipc_pool},
+        {"host-alloc", CheckScope::device,
+         "host and host-NUMA memory through cuMemCreate, mapped and checked from the device", check_host_alloc},
+        {"fabric-alloc", CheckScope::device,
+         "fabric-handle memory created and exported (needs an IMEX channel this process can open)", check_fabric_alloc},
         {"imex-channels", CheckScope::node,
          "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
          check_imex_channels},

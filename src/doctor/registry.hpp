@@ -26,9 +26,9 @@ using CheckFn = CheckOutcome (*)(DoctorContext& ctx, DeviceState* device);
 
 // One entry of the catalogue.
 struct CheckSpec {
-    std::string_view id;        // stable name for --checks, JSON and metrics ("imex-channels")
+    std::string_view id;  // stable name for --checks, JSON and metrics ("imex-channels")
     CheckScope scope;
-    std::string_view summary;   // one line for --list-checks and the manual
+    std::string_view summary;  // one line for --list-checks and the manual
     CheckFn run;
 };
 
@@ -45,6 +45,12 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_pool_trim(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState* device);
 
 }  // namespace cumemctl::doctor

@@ -87,7 +87,8 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
 }  // namespace
 
 CheckOutcome outcome_from_error(const Problem& problem) {
-    CheckOutcome o = CheckOutcome::fail(problem.message, remedy_for(problem));
+    CheckOutcome o = CheckOutcome::fail(
+        problem.cause.empty() ? problem.message : problem.message + ": " + problem.cause, remedy_for(problem));
     o.driver = problem.driver;
     return o;
 }
@@ -100,7 +101,8 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options) {
     DoctorContext ctx;
     ctx.driver = &driver;
     ctx.options = options;
-    for (const CheckSpec* spec : selected(options, CheckScope::setup)) run.results.push_back(run_one(*spec, ctx, nullptr));
+    for (const CheckSpec* spec : selected(options, CheckScope::setup))
+        run.results.push_back(run_one(*spec, ctx, nullptr));
     ctx.ensure_initialised();
     run.device_count = ctx.device_count;
     std::vector<std::unique_ptr<DeviceState>> states;
@@ -113,7 +115,8 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options) {
     }
     const auto device_specs = selected(options, CheckScope::device);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
-    for (const CheckSpec* spec : selected(options, CheckScope::node)) run.results.push_back(run_one(*spec, ctx, nullptr));
+    for (const CheckSpec* spec : selected(options, CheckScope::node))
+        run.results.push_back(run_one(*spec, ctx, nullptr));
     run.seconds = total.seconds();
     return run;
 }

@@ -12,10 +12,10 @@ namespace cumemctl::doctor {
 
 // What a doctor run found.
 struct DoctorRun {
-    std::vector<CheckResult> results;   // setup checks, then device 0's, device 1's, ..., then node checks
-    int device_count = -1;              // what the driver reports; -1 where it could not say
-    std::vector<int> devices;           // the devices that were examined
-    double seconds = 0;                 // the whole run, wall clock
+    std::vector<CheckResult> results;  // setup checks, then device 0's, device 1's, ..., then node checks
+    int device_count = -1;             // what the driver reports; -1 where it could not say
+    std::vector<int> devices;          // the devices that were examined
+    double seconds = 0;                // the whole run, wall clock
 };
 
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver

@@ -21,6 +21,13 @@ void h200_like(int devices) {
                {CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 0}};
 }
 
+// The checks that need no allocation (the driver table below has no VMM or pool entry points).
+DoctorOptions basic_checks() {
+    DoctorOptions o;
+    o.checks = {"driver", "devices", "context", "capabilities", "logical-endpoints", "imex-channels"};
+    return o;
+}
+
 const CheckResult& find(const DoctorRun& run, const std::string& check, std::optional<int> device = std::nullopt) {
     for (const auto& r : run.results) {
         if (r.check == check && r.device == device) return r;
@@ -57,7 +64,7 @@ TEST_CASE("every check of the catalogue has an id, a summary and a function") {
 TEST_CASE("doctor on one device: results in order, one context retained and released") {
     h200_like(1);
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
-    const DoctorRun run = run_doctor(driver, DoctorOptions{});
+    const DoctorRun run = run_doctor(driver, basic_checks());
     REQUIRE(run.results.size() == 6);
     CHECK(run.results[0].check == "driver");
     CHECK(run.results[1].check == "devices");
@@ -93,13 +100,17 @@ TEST_CASE("a context that cannot be made fails its check; checks that need it ar
     h200_like(1);
     testing_driver::model().retain_result = CUDA_ERROR_INVALID_VALUE;
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
-    const DoctorRun run = run_doctor(driver, DoctorOptions{});
+    DoctorOptions options = basic_checks();
+    options.checks.insert(options.checks.begin() + 4, "vmm");
+    const DoctorRun run = run_doctor(driver, options);
     const auto& ctx = find(run, "context", 0);
     CHECK(ctx.outcome.status == CheckStatus::fail);
     REQUIRE(ctx.outcome.driver.has_value());
     CHECK(ctx.outcome.driver->call == "cuDevicePrimaryCtxRetain");
     CHECK_FALSE(ctx.outcome.remedy.empty());
     CHECK(find(run, "capabilities", 0).outcome.status == CheckStatus::pass);
+    CHECK(find(run, "vmm", 0).outcome.status == CheckStatus::skip);
+    CHECK(find(run, "vmm", 0).outcome.reason.find("see the context check") != std::string::npos);
     DeviceState state(driver.api(), 0);
     CHECK_THROWS_AS(state.context(), Error);
     CHECK_THROWS_AS(state.context(), CheckSkipped);
@@ -153,4 +164,18 @@ TEST_CASE("a malformed --device is a usage error before anything runs") {
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
     }
+}
+
+TEST_CASE("an allocating check on a driver without the entry points it needs fails and says which") {
+    h200_like(1);
+    Driver driver = Driver::from_table(testing_driver::table(), 13000);
+    DoctorOptions options;
+    options.checks = {"pool-trim", "posix-fd-ipc", "fabric-alloc"};
+    const DoctorRun run = run_doctor(driver, options);
+    const auto& trim = find(run, "pool-trim", 0);
+    CHECK(trim.outcome.status == CheckStatus::fail);
+    CHECK(trim.outcome.reason.find("this driver has no") == 0);
+    CHECK(find(run, "posix-fd-ipc", 0).outcome.status == CheckStatus::skip);   // no POSIX-fd attribute
+    CHECK(find(run, "fabric-alloc", 0).outcome.status == CheckStatus::skip);   // no fabric handles
+    CHECK(testing_driver::model().retained == 0);
 }

@@ -1,0 +1,202 @@
+// The per-device checks that allocate: VMM memory mapped and verified, a POSIX-fd handle imported by
+// a second process, a pool workload trimmed, an IPC pool shared, host memory, fabric memory. Each runs
+// an operation of src/gpu/ (the one behind create, trim or create --pool) with the smallest size the
+// driver allows, and holds the device's primary context (DeviceState) so that the operation's own
+// retain never makes a second one. A failed check keeps the operation's steps in its details.
+#include <random>
+
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "doctor/runner.hpp"
+#include "gpu/fabric_probe.hpp"
+#include "gpu/pool_create.hpp"
+#include "gpu/pool_pattern.hpp"
+#include "gpu/pool_trim.hpp"
+#include "gpu/verify_json.hpp"
+#include "gpu/vmm_create.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+// Whether the device's capability is known and set.
+bool has(DeviceState& device, std::string_view key) {
+    return capability_of(device.info(), key).value_or(0) != 0;
+}
+
+template <typename Step>
+nlohmann::json steps_json(const std::vector<Step>& steps) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& s : steps) out.push_back(to_json(s));
+    return out;
+}
+
+// A failed operation as a check's outcome: the error's message, cause and remedy, and what was done.
+CheckOutcome failed(const Problem& problem, nlohmann::json details) {
+    return outcome_from_error(problem).with_details(std::move(details));
+}
+
+// What one create did, for a check's details.
+nlohmann::json create_details(const CreateResult& r) {
+    nlohmann::json j{{"size_bytes", r.size}, {"steps", steps_json(r.steps)}};
+    if (r.verify) j["verify"] = to_json(*r.verify);
+    if (r.import_check) {
+        j["importer"] = {{"pid", r.import_check->pid},
+                         {"exit_status", r.import_check->exit_status},
+                         {"steps", steps_json(r.import_check->steps)}};
+        if (r.import_check->check) j["importer"]["verify"] = to_json(*r.import_check->check);
+    }
+    return j;
+}
+
+// One granule of `memory` through create's steps: cuMemCreate, map, fill and check on the device (and
+// with `import_check`, a second process imports the POSIX fd, maps it and checks the pattern), then
+// everything released. Returns the details and, on failure, the outcome.
+std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
+                                                                    const MemoryRequest& memory, bool import_check) {
+    device.context();
+    CreateRequest request;
+    request.device = device.ordinal();
+    request.memory = memory;
+    request.size = 1;
+    request.round_up = true;
+    request.map = true;
+    request.verify = true;
+    request.export_handle = import_check;
+    request.import_check = import_check;
+    request.imex_channel_dir = ctx.path(kImexChannelDir);
+    request.executable = "/proc/self/exe";
+    request.libcuda = ctx.driver->info().library;
+    CreateResult result;
+    try {
+        run_create(device.api(), request, result);
+    } catch (const Error& e) {
+        return {create_details(result), failed(e.problem(), create_details(result))};
+    }
+    return {create_details(result), std::nullopt};
+}
+
+}  // namespace
+
+CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device) {
+    if (!has(*device, "vmm")) return CheckOutcome::skip("the device does not support VMM (see capabilities)");
+    auto [details, failure] = small_create(ctx, *device, MemoryRequest{}, false);
+    if (failure) return *failure;
+    const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
+    return CheckOutcome::pass(size + " created, mapped, written and checked on the device", std::move(details));
+}
+
+CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device) {
+    if (!has(*device, "vmm") || !has(*device, "posix_fd")) {
+        return CheckOutcome::skip("the device does not support VMM with POSIX-fd handles (see capabilities)");
+    }
+    MemoryRequest memory;
+    memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    auto [details, failure] = small_create(ctx, *device, memory, true);
+    if (failure) return *failure;
+    const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
+    return CheckOutcome::pass("a second process imported the POSIX fd of " + size + ", mapped it and found the pattern",
+                              std::move(details));
+}
+
+CheckOutcome check_pool_trim(DoctorContext&, DeviceState* device) {
+    if (!has(*device, "memory_pools")) return CheckOutcome::skip("the device has no memory pools (see capabilities)");
+    device->context();
+    const DriverApi& api = device->api();
+    const int dev = device->ordinal();
+    const CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, dev};
+    const PoolInfo pool = default_pool(api, dev, location, CU_MEM_ALLOCATION_TYPE_PINNED);
+    const std::uint64_t granule = pool_granule(api, location);
+    const WorkloadPattern pattern = parse_workload_pattern(fmt::format("8x{}", granule));
+    require_room(api, "the trim workload", pool_footprint(pattern, granule), location, 0);
+    const TrimResult r = run_trim(api, pool.handle, pattern, 0, granule);
+    const TrimFigures& f = r.figures;
+    nlohmann::json details{{"pattern", pattern.text},
+                           {"reserved_before_bytes", f.reserved_before},
+                           {"reserved_after_bytes", f.reserved_after},
+                           {"device_free_at_start_bytes", f.free_at_start},
+                           {"device_free_before_trim_bytes", f.free_before_trim},
+                           {"device_free_after_trim_bytes", f.free_after_trim},
+                           {"trim_seconds", r.trim_seconds}};
+    if (!r.verdict.returned) {
+        return CheckOutcome::fail(r.verdict.reason,
+                                  "another process may have taken or given back device memory meanwhile: run "
+                                  "'cumemctl trim' on an idle device; if it fails there too, report it with the "
+                                  "driver version",
+                                  std::move(details));
+    }
+    return CheckOutcome::pass(r.verdict.reason, std::move(details));
+}
+
+CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
+    const auto types = capability_of(device->info(), "pool_handle_types");
+    if (!has(*device, "memory_pools") || (types.value_or(0) & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+        return CheckOutcome::skip("the device's pools cannot export POSIX-fd handles (see capabilities)");
+    }
+    device->context();
+    const DriverApi& api = device->api();
+    PoolRequest request;
+    request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    const std::uint64_t size = pool_granule(api, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device->ordinal()});
+    IpcRequest ipc;
+    std::random_device random;
+    ipc.seed = (std::uint64_t{random()} << 32) | random();
+    ipc.libcuda = ctx.driver->info().library;
+    ipc.imex_channel_dir = ctx.path(kImexChannelDir);
+    const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
+    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps)}};
+    if (r.outcome.problem) return failed(*r.outcome.problem, std::move(details));
+    return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
+                                          "and found the pattern",
+                                          format_size(size)),
+                              std::move(details));
+}
+
+CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
+    std::vector<std::pair<LocationSpec, std::string>> locations;
+    if (has(*device, "host_vmm")) locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST, std::nullopt}, "host");
+    if (has(*device, "host_numa_vmm") && capability_of(device->info(), "host_numa_id").value_or(-1) >= 0) {
+        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt}, "host-numa");
+    }
+    if (locations.empty()) return CheckOutcome::skip("the device does not support VMM host memory (see capabilities)");
+    std::vector<std::string> done;
+    nlohmann::json details = nlohmann::json::object();
+    for (const auto& [spec, name] : locations) {
+        MemoryRequest memory;
+        memory.location = spec;
+        auto [one, failure] = small_create(ctx, *device, memory, false);
+        details[name] = one;
+        if (failure) {
+            failure->reason = name + " memory: " + failure->reason;
+            return failure->with_details(std::move(details));
+        }
+        done.push_back(fmt::format("{} {}", name, format_size(one["size_bytes"].get<std::uint64_t>())));
+    }
+    return CheckOutcome::pass(fmt::format("{}: created, mapped and checked from the device", fmt::join(done, ", ")),
+                              std::move(details));
+}
+
+CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
+    if (!has(*device, "fabric")) return CheckOutcome::skip("the device does not support fabric handles");
+    device->context();
+    try {
+        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir));
+        return CheckOutcome::pass(
+            fmt::format("{} of fabric-handle memory created and exported", format_size(p.granularity)),
+            {{"size_bytes", p.granularity}});
+    } catch (const Error& e) {
+        // CUDA_ERROR_NOT_PERMITTED: this process can open no IMEX channel, a set-up step that imex-setup
+        // does: a warning, as for imex-channels, with the diagnosis (which names the channel folder as
+        // found) in the details. Anything else is a failure.
+        const Problem& p = e.problem();
+        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") return outcome_from_error(p);
+        CheckOutcome o = CheckOutcome::warn(
+            fmt::format("{} ({}): this process can open no IMEX channel", p.driver->call, p.driver->name), p.remedy,
+            {{"cause", p.cause}});
+        o.driver = p.driver;
+        return o;
+    }
+}
+
+}  // namespace cumemctl::doctor
