@@ -59,6 +59,14 @@ def main(binary):
         for key, number in (("vmm", 102), ("memory_pools", 115), ("fabric", 128), ("multicast", 132)):
             v = direct.attribute(o, number)
             c.eq(f"gpu{o} {key}", cap["capabilities"][key], None if v is None else bool(v))
+        for check in ("vmm", "posix-fd-ipc", "pool-trim", "ipc-pool"):
+            c.eq(f"gpu{o} {check} ({checks[(check, o)]['reason']})", checks[(check, o)]["status"], "pass")
+        host = checks[("host-alloc", o)]
+        host_vmm, numa_vmm, numa_id = direct.attribute(o, 145), direct.attribute(o, 141), direct.attribute(o, 134)
+        c.eq(f"gpu{o} host-alloc ({host['reason']})", host["status"], "pass" if host_vmm or numa_vmm else "skip")
+        if host["status"] == "pass":
+            c.eq(f"gpu{o} host-alloc checked host-numa exactly where the device has it",
+                 "host-numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
         le = direct.attribute(o, 153)
         c.eq(f"gpu{o} logical endpoints status", checks[("logical-endpoints", o)]["status"],
              "skip" if not le else checks[("logical-endpoints", o)]["status"])
@@ -66,10 +74,15 @@ def main(binary):
     if direct.attribute(0, 128):
         real = fabric_create_result(0)
         print(f"  cuMemCreate(FABRIC) on gpu0: {real}; doctor's imex-channels: {imex['status']}: {imex['reason']}")
+        fabric = checks[("fabric-alloc", 0)]
+        print(f"  doctor's fabric-alloc on gpu0: {fabric['status']}: {fabric['reason']}")
         if real == "CUDA_ERROR_NOT_PERMITTED":
+            c.eq("fabric-alloc warns when fabric handles are refused", fabric["status"], "warn")
+            c.true("fabric-alloc names the remedy", "imex-setup" in fabric["remedy"], fabric["remedy"])
             c.true("doctor does not pass imex-channels when fabric handles are refused", imex["status"] != "pass")
             c.true("and names the remedy", "imex-setup" in imex["remedy"] or "chown" in imex["remedy"], imex["remedy"])
         else:
+            c.eq(f"fabric handles work: fabric-alloc passes ({fabric['reason']})", fabric["status"], "pass")
             c.eq("fabric handles work: imex-channels is not a failure", imex["status"] in ("pass", "warn"), True)
             c.eq("cuMemCreate(FABRIC) succeeded", real, "CUDA_SUCCESS")
     try:
