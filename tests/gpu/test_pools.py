@@ -160,9 +160,16 @@ def check_make_current(c, binary):
     c.eq("plain cuMemAllocAsync drew from the new pool", m["draw"]["drew_from_new"], True)
 
 
+def free_here():
+    """The device's free memory, read in this process's context (made current by main)."""
+    return must(cu.cuMemGetInfo(), "cuMemGetInfo")[0]
+
+
 def check_ipc(c, binary):
+    before = free_here()
     code, doc, err = direct.cumemctl(binary, "create", "--pool", "--device", "0", "--handle-type", "posix-fd",
                                      "--ipc-check", "--size", "1GiB")
+    c.eq("free memory seen from here, after create --pool --ipc-check vs before", free_here(), before)
     c.eq("create --pool --ipc-check (posix-fd) exit code", code, 0)
     if doc is None or not doc["results"].get("devices"):
         print(err)
@@ -174,7 +181,14 @@ def check_ipc(c, binary):
     c.eq("importer read the pattern", read is not None and read["ok"], True)
     stats = steps.get(("importer", "pool statistics"))
     print(f"  info  imported pool statistics: {stats and stats['detail']}")
-    c.eq("free memory and descriptors as before", d["resources"] and d["resources"]["balanced"], True)
+    # Inside its own context the driver keeps about one granule after a pool IPC export until the context
+    # goes (on the H200, driver 580.159.04: 2 MiB after a 64 MiB block, 2 MiB + 64 KiB after 1 GiB); from
+    # here, after the process ended, free memory must be equal: that is the leak check.
+    res = d["resources"] or {}
+    delta = res.get("free_bytes_before", 0) - res.get("free_bytes_after", 0)
+    print(f"  info  free memory inside cumemctl, before minus after: {delta} bytes")
+    c.true("free memory inside cumemctl within two granules", 0 <= delta < (4 << 20), f"differs by {delta} bytes")
+    c.eq("descriptors inside cumemctl as before", res.get("open_fds_after"), res.get("open_fds_before"))
     order = [(s["process"], s["step"]) for s in d["steps"]]
     c.true("importer freed before the exporter",
            ("importer", "free import") in order and ("exporter", "free") in order and
