@@ -95,10 +95,12 @@ TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and
     CHECK(rounded.size == 2 << 20);
 }
 
-TEST_CASE("every driver call of create that fails is reported and leaves nothing behind") {
+// Runs `request` once cleanly, then once for every driver call it made, failing that call: each
+// failure is reported with its call and leaves nothing behind.
+static void fail_every_call(const CreateRequest& request) {
     hooks() = {};
     CreateResult clean;
-    run_create(hooked_api(), full_request(), clean);
+    run_create(hooked_api(), request, clean);
     const std::map<std::string, int> calls = hooks().calls;
     int failed_runs = 0;
     for (const auto& [name, count] : calls) {
@@ -111,7 +113,7 @@ TEST_CASE("every driver call of create that fails is reported and leaves nothing
             hooks().fail_nth = nth;
             CreateResult result;
             try {
-                run_create(hooked_api(), full_request(), result);
+                run_create(hooked_api(), request, result);
             } catch (const Error& e) {
                 ++failed_runs;
                 const Problem& p = e.problem();
@@ -135,4 +137,43 @@ TEST_CASE("every driver call of create that fails is reported and leaves nothing
     // Each call that create makes and checks fails it; calls on the way out (releasing the context,
     // making none current, freeing verify's buffers) are the only ones that may fail unnoticed.
     CHECK(failed_runs >= static_cast<int>(clean.steps.size()) - 2);
+}
+
+TEST_CASE("every driver call of create that fails is reported and leaves nothing behind") {
+    fail_every_call(full_request());
+}
+
+// full_request with devices 0 and 3 granted access too (all peers in the gb200x4 profile).
+static CreateRequest access_request() {
+    CreateRequest r = full_request();
+    r.access = {0, 3};
+    return r;
+}
+
+TEST_CASE("run_create with access grants each device, reads it back and checks the pattern from each peer") {
+    const std::size_t before = free_memory();
+    hooks() = {};
+    CreateResult result;
+    run_create(hooked_api(), access_request(), result);
+    CHECK(undone() == kNothing);
+    CHECK(free_memory() == before);
+    REQUIRE(result.access.size() == 3);
+    CHECK(result.access[0].device == 1);
+    CHECK(!result.access[0].peer);
+    CHECK(result.access[1].device == 0);
+    CHECK(result.access[2].device == 3);
+    for (const auto& a : result.access) CHECK(a.flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    REQUIRE(result.peer_checks.size() == 2);
+    CHECK(result.peer_checks[0].device == 0);
+    CHECK(result.peer_checks[1].device == 3);
+    for (const auto& c : result.peer_checks) {
+        CHECK(c.check.ok());
+        CHECK(c.check.bytes == 4 << 20);
+    }
+    CHECK(hooks().ok("cuMemSetAccess") == 1);  // one call, three descriptors
+    CHECK(hooks().ok("cuDeviceCanAccessPeer") == 2);
+}
+
+TEST_CASE("every driver call of create with access that fails is reported and leaves nothing behind") {
+    fail_every_call(access_request());
 }
