@@ -7,7 +7,7 @@ namespace cumemctl {
 PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
     require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
     require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
-    if (api.cuCtxGetCurrent != nullptr && api.cuCtxGetCurrent(&previous_) != CUDA_SUCCESS) previous_ = nullptr;
+    if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
     CUcontext ctx = nullptr;
     CU_CALL(api, cuDevicePrimaryCtxRetain, &ctx, device);
     const CUresult r = api.cuCtxSetCurrent(ctx);

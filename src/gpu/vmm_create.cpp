@@ -160,8 +160,10 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
     context.size = request.size;
     context.imex_channel_dir = request.imex_channel_dir;
     const Diagnoser diagnose = [&](Problem& p) { diagnose_problem(api, p, context); };
-    if (request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
-        require_peer_access(api, request.device, request.access);
+    if (!request.access.empty() && request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        timed_step(
+            result.steps, "peer-access", "cuDeviceCanAccessPeer",
+            [&] { require_peer_access(api, request.device, request.access); }, diagnose);
     }
     std::optional<PrimaryContext> ctx;
     timed_step(
