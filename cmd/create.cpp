@@ -22,6 +22,7 @@ struct CreateOptions {
     MemoryOptions memory;
     bool round_up = false;
     bool map = false;
+    std::string access;  // --access: more devices with read-write access (an index list)
     bool verify = false;
     bool export_handle = false;
     bool import_check = false;
@@ -42,6 +43,10 @@ CreateRequest request_of(const CreateOptions& o) {
     r.verify = o.verify;
     r.import_check = o.import_check;
     r.map = o.map || o.verify || o.import_check;
+    if (!o.access.empty() && !r.map) {
+        throw Error(ExitCode::usage, "--access grants devices access to a mapping, and nothing is mapped",
+                    "add --map (or --verify, which maps and checks the pattern from every listed device)");
+    }
     r.export_handle = o.export_handle || o.import_check;
     if (r.export_handle && r.memory.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
         throw Error(ExitCode::usage,
@@ -66,6 +71,7 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
                         "give --device N");
         }
         request->device = devices.front();
+        if (!opts.access.empty()) request->access = select_devices(opts.access, count);
         request->libcuda = driver.info().library;
         CreateResult result;
         try {
@@ -80,7 +86,7 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
 
 // What create --pool takes of create's options, with the cuMemCreate flags that were given.
 CreatePoolTarget pool_target(const CreateOptions& o) {
-    CreatePoolTarget t{o.device, o.size, {}};
+    CreatePoolTarget t{o.device, o.size, o.access, {}};
     for (const auto& [given, name] :
          {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"}, std::pair{o.verify, "--verify"},
           std::pair{o.export_handle, "--export"}, std::pair{o.import_check, "--import-check"}}) {
@@ -100,6 +106,9 @@ void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
     add_memory_options(*app, opts->memory);
     app->add_flag("--round-up", opts->round_up, "round a size that is not a multiple of the granularity up");
     app->add_flag("--map", opts->map, "reserve an address range, map the allocation and grant the device access");
+    app->add_option("--access", opts->access,
+                    "more devices granted read-write access, e.g. 1 or 0,2-3 (with --map; with --verify each "
+                    "checks the pattern; with --pool: cuMemPoolSetAccess)");
     app->add_flag("--verify", opts->verify,
                   "write a pattern over every byte and check it on the device (implies --map)");
     app->add_flag("--export", opts->export_handle, "export the shareable handle (posix-fd or fabric)");

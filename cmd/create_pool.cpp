@@ -25,6 +25,8 @@ nlohmann::json result_json(const CreatePoolResult& r) {
     nlohmann::json j{{"pool", pool_info_json(r.pool)},      {"size_bytes", r.size},
                      {"after_alloc", attrs(r.after_alloc)}, {"after_free", attrs(r.after_free)},
                      {"steps", std::move(steps)},           {"ok", r.outcome.passed()}};
+    j["access"] = access_json(r.access);
+    j["checks"] = device_checks_json(r.checks);
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
     j["resources"] = r.before ? resources_json(*r.before, r.after) : nlohmann::json(nullptr);
     return j;
@@ -41,6 +43,7 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
         pool.rows.push_back({"used with the block", format_size(r.after_alloc->used_current)});
     }
     if (r.after_free) pool.rows.push_back({"reserved after the free", format_size(r.after_free->reserved_current)});
+    add_access_rows(pool, r.access, r.checks);
     if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
     if (r.before && r.after) {
         pool.rows.push_back({"free memory and descriptors after",
@@ -108,6 +111,7 @@ Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const 
             throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
         }
         const auto devices = select_devices(target.devices, count);
+        const std::vector<int> access = target.access.empty() ? std::vector<int>{} : select_devices(target.access, count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         std::random_device random;
         for (int device : devices) {
@@ -121,7 +125,7 @@ Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const 
                     ipc->imex_channel_dir = dir;
                 }
             }
-            const CreatePoolResult r = create_pool_and_check(driver.api(), device, request, size, ipc);
+            const CreatePoolResult r = create_pool_and_check(driver.api(), device, request, size, ipc, access);
             nlohmann::json j = result_json(r);
             j["ordinal"] = device;
             report.results["devices"].push_back(std::move(j));

@@ -36,6 +36,7 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
 struct CreatePoolTarget {
     std::string devices;                         // --device
     std::string size;                            // --size: the block allocated from the pool
+    std::string access;                          // --access: devices granted access to the pool
     std::vector<std::string> cumemcreate_flags;  // create's flags given that apply to cuMemCreate only
 };
 

@@ -64,6 +64,8 @@ nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
         {"granted", or_null(r.granted, prop_json)},
         {"address", or_null(r.address, [](CUdeviceptr a) { return fmt::format("{:#x}", a); })},
         {"verify", or_null(r.verify, [](const VerifyResult& v) { return to_json(v); })},
+        {"access", access_json(r.access)},
+        {"peer_checks", device_checks_json(r.peer_checks)},
         {"fill", or_null(r.fill, [](const VerifyResult& v) { return to_json(v); })},
         {"export", or_null(r.exported, export_json)},
         {"import_check", or_null(r.import_check, import_json)},
@@ -102,6 +104,7 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
     if (r.granted) row("granted", prop_text(*r.granted));
     if (r.address) row("mapped at", fmt::format("{:#x}", *r.address));
     if (r.verify) row("verify", verify_text(*r.verify));
+    add_access_rows(t, r.access, r.peer_checks);
     if (r.fill) row("fill", fmt::format("fill {:.1f} GB/s", r.fill->fill_gbps));
     if (r.exported) {
         row("export", r.exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? "fabric " + r.exported->fabric_hex
@@ -137,6 +140,39 @@ void add_warnings(Report& report, const CreateRequest& q, const CreateResult& r)
 }
 
 }  // namespace
+
+nlohmann::json access_json(const std::vector<DeviceAccess>& access) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& a : access) {
+        j.push_back({{"device", a.device}, {"access", access_flags_name(a.flags)}, {"peer", a.peer}});
+    }
+    return j;
+}
+
+nlohmann::json device_checks_json(const std::vector<DeviceCheck>& checks) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& c : checks) {
+        nlohmann::json one = to_json(c.check);
+        one["device"] = c.device;
+        j.push_back(std::move(one));
+    }
+    return j;
+}
+
+void add_access_rows(Table& table, const std::vector<DeviceAccess>& access, const std::vector<DeviceCheck>& checks) {
+    if (!access.empty()) {
+        std::vector<std::string> parts;
+        for (const auto& a : access) {
+            parts.push_back(fmt::format("GPU {} {}{}", a.device, access_flags_name(a.flags), a.peer ? " (peer)" : ""));
+        }
+        table.rows.push_back({"access", fmt::format("{}", fmt::join(parts, ", "))});
+    }
+    for (const auto& c : checks) {
+        table.rows.push_back({fmt::format("check from GPU {}", c.device),
+                              fmt::format("{} mismatching words in {}; check {:.1f} GB/s", c.check.mismatches,
+                                          format_size(c.check.bytes), c.check.check_gbps)});
+    }
+}
 
 nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after) {
     nlohmann::json j{{"free_bytes_before", before.free_bytes},

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
+#include "gpu/peer_access.hpp"
 #include "gpu/resource_snapshot.hpp"
 #include "gpu/vmm_create.hpp"
 #include "report/report.hpp"
@@ -17,6 +19,14 @@ void fill_create_report(Report& report, const CreateRequest& request, const Crea
 // Free memory and descriptors before and after (after null where it was not taken), their deltas,
 // the new descriptors and whether everything balanced; create and create --pool report these.
 nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after);
+
+// Each device's access ([{"device", "access", "peer"}]) and the checks from other devices
+// ([{"device", and the verify result's fields}]), for create --access and create --pool --access.
+nlohmann::json access_json(const std::vector<DeviceAccess>& access);
+nlohmann::json device_checks_json(const std::vector<DeviceCheck>& checks);
+
+// Table rows for the same: "access" (one line) and "check from GPU N" per check.
+void add_access_rows(Table& table, const std::vector<DeviceAccess>& access, const std::vector<DeviceCheck>& checks);
 
 // Warns when free memory or descriptors differ after an operation on `device`.
 void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after, int device);

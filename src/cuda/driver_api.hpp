@@ -22,6 +22,7 @@
     X(cuDeviceTotalMem, 3020, true)                    \
     X(cuDeviceGetUuid, 11040, false)                   \
     X(cuDeviceGetPCIBusId, 4010, false)                \
+    X(cuDeviceCanAccessPeer, 4000, false)              \
     X(cuDevicePrimaryCtxRetain, 7000, false)           \
     X(cuDevicePrimaryCtxRelease, 11000, false)         \
     X(cuCtxSetCurrent, 4000, false)                    \
@@ -57,6 +58,7 @@
     X(cuMemMap, 10020, false)                          \
     X(cuMemUnmap, 10020, false)                        \
     X(cuMemSetAccess, 10020, false)                    \
+    X(cuMemGetAccess, 10020, false)                    \
     X(cuMemExportToShareableHandle, 10020, false)      \
     X(cuMemImportFromShareableHandle, 10020, false)    \
     X(cuMemGetAllocationPropertiesFromHandle, 10020, false) \

@@ -3,13 +3,14 @@
 namespace cumemctl {
 
 DeviceMapping::DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size,
-                             std::size_t alignment, int device, std::vector<TimedStep>& steps, const Diagnoser& diagnose) {
+                             std::size_t alignment, const std::vector<int>& devices, std::vector<TimedStep>& steps,
+                             const Diagnoser& diagnose) {
     timed_step(
         steps, "reserve", "cuMemAddressReserve", [&] { range_.emplace(api, size, alignment); }, diagnose);
     timed_step(
         steps, "map", "cuMemMap", [&] { mapping_.emplace(api, range_->base(), size, handle); }, diagnose);
     timed_step(
-        steps, "access", "cuMemSetAccess", [&] { grant_device_access(api, range_->base(), size, device); }, diagnose);
+        steps, "access", "cuMemSetAccess", [&] { grant_device_access(api, range_->base(), size, devices); }, diagnose);
 }
 
 void DeviceMapping::release(std::vector<TimedStep>& steps, const Diagnoser& diagnose) {

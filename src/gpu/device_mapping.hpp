@@ -1,5 +1,5 @@
 // An allocation mapped read-write for one device, set up and torn down as timed steps: reserve an
-// address range, map the allocation into it, grant access; then unmap and free the range. create and
+// address range, map the allocation into it, grant one or more devices access; then unmap and free the range. create and
 // its import check both do this.
 #pragma once
 
@@ -20,10 +20,10 @@ using Diagnoser = std::function<void(Problem&)>;
 class DeviceMapping {
 public:
     // Steps "reserve" (cuMemAddressReserve), "map" (cuMemMap) and "access" (cuMemSetAccess) for
-    // `size` bytes of `handle`, aligned to `alignment`, read-write for `device`. Throws Error after
-    // recording the failed step (and releasing what was set up).
+    // `size` bytes of `handle`, aligned to `alignment`, read-write for each of `devices` (one call).
+    // Throws Error after recording the failed step (and releasing what was set up).
     DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size, std::size_t alignment,
-                  int device, std::vector<TimedStep>& steps, const Diagnoser& diagnose);
+                  const std::vector<int>& devices, std::vector<TimedStep>& steps, const Diagnoser& diagnose);
 
     CUdeviceptr address() const { return range_->base(); }
 

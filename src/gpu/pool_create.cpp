@@ -7,6 +7,8 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/imex_channel_access.hpp"
 #include "gpu/pool_access.hpp"
+#include "gpu/peer_access.hpp"
+#include "gpu/verify.hpp"
 #include "gpu/pool_workload.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/verify_module.hpp"
@@ -34,9 +36,57 @@ void require_imex_channel(const std::string& dir) {
     throw Error(std::move(p));
 }
 
+// The pool's own device, or -1 for a host pool.
+int pool_owner(const CUmemLocation& location, int device) {
+    return location.type == CU_MEM_LOCATION_TYPE_DEVICE ? device : -1;
+}
+
+// Grants the listed devices read-write access to the pool (its own device has it already; a host
+// pool's devices all need it) and reads every listed device's access back.
+std::string grant_pool_access(const DriverApi& api, CUmemoryPool pool, int device, int owner,
+                              const std::vector<int>& access, CreatePoolResult& r) {
+    const std::vector<int> devices = access_devices(device, access);
+    std::vector<int> granted;
+    for (int d : devices) {
+        if (d != owner) granted.push_back(d);
+    }
+    if (!granted.empty()) {
+        const std::vector<CUmemAccessDesc> descs = read_write_descs(granted);
+        CU_CALL(api, cuMemPoolSetAccess, pool, descs.data(), descs.size());
+    }
+    r.access = pool_device_access(api, pool, owner, devices);
+    return granted.empty() ? fmt::format("device {} owns the pool; nothing to grant", owner)
+                           : fmt::format("cuMemPoolSetAccess read-write for device {}", fmt::join(granted, ", "));
+}
+
+// Fills the block from `device` and checks it from each other listed device, one step each.
+void check_block_access(const DriverApi& api, CUdeviceptr block, int device, const std::vector<int>& access,
+                        CreatePoolResult& r) {
+    const char* me = "exporter";
+    const std::uint64_t seed = random_pattern_seed();
+    if (!r.outcome.run(me, "fill", [&] {
+            const VerifyResult v = fill_pattern(api, block, r.size, seed);
+            return fmt::format("device {}: {:.1f} GB/s", device, v.fill_gbps);
+        })) {
+        return;
+    }
+    for (int d : access_devices(device, access)) {
+        if (d == device) continue;
+        const std::string step = fmt::format("check from device {}", d);
+        if (!r.outcome.run(me, step.c_str(), [&] {
+                const VerifyResult v = check_from_device(api, d, block, r.size, seed);
+                r.checks.push_back({d, v});
+                if (!v.ok()) throw pattern_mismatch(fmt::format("the check from device {}", d), v);
+                return fmt::format("{} mismatching words, {:.1f} GB/s", v.mismatches, v.check_gbps);
+            })) {
+            return;
+        }
+    }
+}
+
 // The steps, from creating the pool to destroying it; whatever they made is gone when this returns.
 void create_allocate_share(const DriverApi& api, int device, const PoolRequest& request, const CUmemLocation& location,
-                           std::optional<IpcRequest>& ipc, CreatePoolResult& r) {
+                           std::optional<IpcRequest>& ipc, const std::vector<int>& access, CreatePoolResult& r) {
     const std::uint64_t size = r.size;
     const char* me = "exporter";
     Stopwatch watch;
@@ -47,6 +97,11 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
                                            pool_location_name(location), handle_type_name(request.handle_type),
                                            request.max_size == 0 ? "driver default" : format_size(request.max_size)),
                                watch.seconds()});
+    if (!access.empty() &&
+        !r.outcome.run(me, "set access",
+                       [&] { return grant_pool_access(api, pool.handle(), device, pool_owner(location, device), access, r); })) {
+        return;
+    }
     const Stream stream(api);
     std::optional<PoolAllocation> block;
     if (!r.outcome.run(me, "allocate", [&] {
@@ -57,7 +112,8 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
         })) {
         return;
     }
-    if (ipc) {
+    if (!access.empty()) check_block_access(api, block->get(), device, access, r);
+    if (ipc && r.outcome.passed()) {
         r.ipc_checked = true;
         ipc->device = device;
         ipc->size = size;
@@ -83,7 +139,7 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
 }  // namespace
 
 CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
-                                       std::optional<IpcRequest> ipc) {
+                                       std::optional<IpcRequest> ipc, const std::vector<int>& access) {
     CreatePoolResult r;
     r.size = size;
     const CUmemLocation location = resolve_location(api, request.location, device);
@@ -93,8 +149,9 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
         check_pool_support(api, device, location, request.handle_type);
         require_imex_channel(ipc->imex_channel_dir);
     }
+    if (!access.empty()) require_peer_access(api, pool_owner(location, device), access);
     r.before = take_snapshot(api);
-    create_allocate_share(api, device, request, location, ipc, r);
+    create_allocate_share(api, device, request, location, ipc, access, r);
     // The verify kernels stay loaded in the context until unloaded: unload them first, so that the
     // second snapshot compares like with like.
     try {

@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
+#include "gpu/peer_access.hpp"
 #include "gpu/pool_access.hpp"
 #include "gpu/pool_attributes.hpp"
 #include "gpu/pool_ipc.hpp"
@@ -18,6 +20,8 @@ struct CreatePoolResult {
     std::uint64_t size = 0;                     // the block allocated from it
     std::optional<PoolAttributes> after_alloc;  // the pool with the block allocated
     std::optional<PoolAttributes> after_free;   // and after it was freed
+    std::vector<DeviceAccess> access;  // each --access device's access to the pool, read back
+    std::vector<DeviceCheck> checks;   // the block's pattern checked from each other --access device
     bool ipc_checked = false;
     IpcOutcome outcome;                      // every step, and the problem that stopped them
     std::optional<ResourceSnapshot> before;  // free memory and descriptors before anything was made
@@ -27,10 +31,13 @@ struct CreatePoolResult {
 // On `device`, with its primary context current: refuses (usage error, before anything is made) a
 // block larger than the device's free memory or the pool's maximum size; then creates the pool,
 // allocates `size` bytes, runs the IPC check when `ipc` is given (its device, size and handle type are
-// filled in here), frees and destroys, with free memory and descriptors read before and after. Errors before the pool
-// exists are thrown (a location or handle type the device lacks: unavailable); later ones end the steps and are in
-// outcome.problem.
+// filled in here), frees and destroys, with free memory and descriptors read before and after. With
+// `access` (create --pool --access: existing devices), first refuses (unavailable) a device that cannot
+// reach the pool's device as a peer, grants each listed device read-write access to the new pool
+// (cuMemPoolSetAccess), reads it back, and after allocating fills the block from `device` and checks it
+// from each other listed device. Errors before the pool exists are thrown (a location or handle type the
+// device lacks: unavailable); later ones end the steps and are in outcome.problem.
 CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
-                                       std::optional<IpcRequest> ipc);
+                                       std::optional<IpcRequest> ipc, const std::vector<int>& access = {});
 
 }  // namespace cumemctl

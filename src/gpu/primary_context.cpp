@@ -7,6 +7,7 @@ namespace cumemctl {
 PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
     require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
     require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
+    if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
     CUcontext ctx = nullptr;
     CU_CALL(api, cuDevicePrimaryCtxRetain, &ctx, device);
     const CUresult r = api.cuCtxSetCurrent(ctx);
@@ -17,7 +18,7 @@ PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), d
 }
 
 PrimaryContext::~PrimaryContext() {
-    api_->cuCtxSetCurrent(nullptr);
+    api_->cuCtxSetCurrent(previous_);
     api_->cuDevicePrimaryCtxRelease(device_);
 }
 

@@ -6,8 +6,9 @@
 
 namespace cumemctl {
 
-// Retains the primary context of `device` and makes it current; on destruction makes no context
-// current and releases it. Throws Error (diagnosed by the caller) when either call fails.
+// Retains the primary context of `device` and makes it current; on destruction makes the context
+// that was current before current again (none, usually; the owning device's when a peer device
+// checks memory) and releases it. Throws Error (diagnosed by the caller) when either call fails.
 class PrimaryContext {
 public:
     PrimaryContext(const DriverApi& api, int device);
@@ -20,6 +21,7 @@ public:
 private:
     const DriverApi* api_;
     int device_;
+    CUcontext previous_ = nullptr;  // current when this one was made
 };
 
 // The current context's free and total device memory (cuMemGetInfo). Throws Error on failure.

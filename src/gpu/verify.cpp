@@ -1,6 +1,7 @@
 #include "gpu/verify.hpp"
 
 #include <algorithm>
+#include <random>
 #include <utility>
 
 #include <fmt/format.h>
@@ -108,6 +109,19 @@ VerifyResult fill_pattern(const DriverApi& api, CUdeviceptr ptr, std::size_t siz
 
 VerifyResult check_pattern(const DriverApi& api, CUdeviceptr ptr, std::size_t size, std::uint64_t seed) {
     return run_passes(api, ptr, size, seed, false, true);
+}
+
+std::uint64_t random_pattern_seed() {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
+
+Error pattern_mismatch(const std::string& what, const VerifyResult& v) {
+    return Error(ExitCode::failed,
+                 fmt::format("{} found {} of {} 16-byte words wrong, the first at byte offset {}", what, v.mismatches,
+                             (v.bytes + 15) / 16, v.first_mismatch_offset),
+                 "the memory does not hold what was written: run it again, and check the GPU's health "
+                 "(nvidia-smi -q -d ECC,ROW_REMAPPER)");
 }
 
 }  // namespace cumemctl

@@ -12,8 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "cuda/driver_api.hpp"
+#include "report/error.hpp"
 
 namespace cumemctl {
 
@@ -42,5 +44,12 @@ VerifyResult fill_pattern(const DriverApi& api, CUdeviceptr ptr, std::size_t siz
 
 // Checks the pattern only.
 VerifyResult check_pattern(const DriverApi& api, CUdeviceptr ptr, std::size_t size, std::uint64_t seed);
+
+// A fresh seed for the pattern.
+std::uint64_t random_pattern_seed();
+
+// The failure a check that found mismatches reports (exit 1): `what` found N of M words wrong, the
+// first at byte offset X, with the remedy.
+Error pattern_mismatch(const std::string& what, const VerifyResult& v);
 
 }  // namespace cumemctl

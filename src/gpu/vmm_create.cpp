@@ -1,7 +1,5 @@
 #include "gpu/vmm_create.hpp"
 
-#include <random>
-
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
@@ -27,20 +25,6 @@ std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, boo
         d.remedy, d.cause);
 }
 
-std::uint64_t random_seed() {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-}
-
-// A failure found by checking (a pattern mismatch, the import check), reported after the teardown.
-Error check_failure(const std::string& what, const VerifyResult& v) {
-    return Error(ExitCode::failed,
-                 fmt::format("{} found {} of {} 16-byte words wrong, the first at byte offset {}", what, v.mismatches,
-                             (v.bytes + 15) / 16, v.first_mismatch_offset),
-                 "the memory does not hold what was written: run it again, and check the GPU's health "
-                 "(nvidia-smi -q -d ECC,ROW_REMAPPER)");
-}
-
 // The import check's failure as the first process reports it.
 std::optional<Error> import_failure(const ImportCheckResult& r) {
     if (r.problem) {
@@ -49,7 +33,7 @@ std::optional<Error> import_failure(const ImportCheckResult& r) {
         return Error(std::move(p));
     }
     if (!r.check) return Error(ExitCode::failed, "import check: the second process reported no check");
-    if (!r.check->ok()) return check_failure("import check: the second process", *r.check);
+    if (!r.check->ok()) return pattern_mismatch("import check: the second process", *r.check);
     return std::nullopt;
 }
 
@@ -66,6 +50,28 @@ ImportCheckRequest import_request(const CreateRequest& request, const CreateResu
     return r;
 }
 
+// The devices that may touch the mapping (--access) and the pattern checked from each one other than
+// the device that wrote it; a mismatch is returned (reported after the teardown).
+std::optional<Error> check_access(const DriverApi& api, const CreateRequest& request, CreateResult& result,
+                                  const Diagnoser& diagnose) {
+    const CUdeviceptr at = *result.address;
+    const std::vector<int> devices = access_devices(request.device, request.access);
+    const int owner = request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? request.device : -1;
+    result.access = timed_step(
+        result.steps, "read-access", "cuMemGetAccess", [&] { return mapping_access(api, at, owner, devices); },
+        diagnose);
+    if (!request.verify || !result.verify->ok()) return std::nullopt;
+    for (std::size_t i = 1; i < devices.size(); ++i) {
+        const int d = devices[i];
+        const VerifyResult v = timed_step(
+            result.steps, fmt::format("check-from-{}", d), "check_pattern",
+            [&] { return check_from_device(api, d, at, result.size, result.seed); }, diagnose);
+        result.peer_checks.push_back({d, v});
+        if (!v.ok()) return pattern_mismatch(fmt::format("the check from device {}", d), v);
+    }
+    return std::nullopt;
+}
+
 // Mapping, the pattern, export and the import check, on an allocation that exists. Returns the first
 // check failure (reported after the teardown); throws Error for a failed call.
 std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& request, CreateResult& result,
@@ -73,20 +79,24 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
     std::optional<Error> failure;
     std::optional<DeviceMapping> mapping;
     if (request.map) {
-        mapping.emplace(api, handle.get(), result.size, result.granularity->minimum, request.device, result.steps,
-                        diagnose);
+        mapping.emplace(api, handle.get(), result.size, result.granularity->minimum,
+                        access_devices(request.device, request.access), result.steps, diagnose);
         result.address = mapping->address();
-        result.seed = random_seed();
+        result.seed = random_pattern_seed();
         const CUdeviceptr at = mapping->address();
         if (request.verify) {
             result.verify = timed_step(
                 result.steps, "verify", "fill_and_check",
                 [&] { return fill_and_check(api, at, result.size, result.seed); }, diagnose);
-            if (!result.verify->ok()) failure = check_failure("verify", *result.verify);
+            if (!result.verify->ok()) failure = pattern_mismatch("verify", *result.verify);
         } else if (request.import_check) {
             result.fill = timed_step(
                 result.steps, "fill", "fill_pattern", [&] { return fill_pattern(api, at, result.size, result.seed); },
                 diagnose);
+        }
+        if (!request.access.empty()) {
+            std::optional<Error> peer_failure = check_access(api, request, result, diagnose);
+            if (!failure) failure = std::move(peer_failure);
         }
     }
     std::optional<ExportedHandle> exported;
@@ -150,6 +160,11 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
     context.size = request.size;
     context.imex_channel_dir = request.imex_channel_dir;
     const Diagnoser diagnose = [&](Problem& p) { diagnose_problem(api, p, context); };
+    if (!request.access.empty() && request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        timed_step(
+            result.steps, "peer-access", "cuDeviceCanAccessPeer",
+            [&] { require_peer_access(api, request.device, request.access); }, diagnose);
+    }
     std::optional<PrimaryContext> ctx;
     timed_step(
         result.steps, "context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.device); }, diagnose);

@@ -13,6 +13,7 @@
 #include "gpu/imex_channel_access.hpp"
 #include "gpu/import_check.hpp"
 #include "gpu/memory_props.hpp"
+#include "gpu/peer_access.hpp"
 #include "gpu/resource_snapshot.hpp"
 #include "gpu/timed_step.hpp"
 #include "gpu/verify.hpp"
@@ -27,6 +28,8 @@ struct CreateRequest {
     std::uint64_t size = 0;      // as asked, above 0
     bool round_up = false;       // round a size that is not a multiple of the granularity up
     bool map = false;            // reserve, map and grant the device read-write access
+    std::vector<int> access;     // --access: more devices granted read-write access (needs map;
+                                 // existing; peer access to device memory checked first)
     bool verify = false;         // fill and check the pattern on the device
     bool export_handle = false;  // export the shareable handle
     bool import_check = false;   // a second process imports, maps and checks the pattern
@@ -53,7 +56,9 @@ struct CreateResult {
     std::vector<TimedStep> steps;
     std::optional<CUdeviceptr> address;  // where it was mapped
     std::uint64_t seed = 0;              // of the pattern
+    std::vector<DeviceAccess> access;    // each device's access, read back after the grant (--access)
     std::optional<VerifyResult> verify;  // fill and check (--verify)
+    std::vector<DeviceCheck> peer_checks;  // the pattern checked from each other --access device
     std::optional<VerifyResult> fill;    // the fill alone (--import-check without --verify)
     std::optional<ExportInfo> exported;
     std::optional<ImportCheckResult> import_check;
@@ -64,7 +69,8 @@ struct CreateResult {
 // Runs create in the device's primary context. Throws Error (diagnosed) for the first failure, after
 // releasing everything; `result` then holds the steps so far and, where they could be taken, both
 // snapshots. A size that is not a multiple of the granularity is refused before cuMemCreate (usage)
-// unless round_up.
+// unless round_up. With `access`, a device that cannot reach the owning device's memory as a peer is
+// refused before the context is made (unavailable).
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result);
 
 }  // namespace cumemctl

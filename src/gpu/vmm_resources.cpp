@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "cuda/driver_call.hpp"
+#include "gpu/peer_access.hpp"
 
 namespace cumemctl {
 
@@ -59,12 +60,9 @@ void Mapping::unmap() {
     api_ = nullptr;
 }
 
-void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, int device) {
-    CUmemAccessDesc desc{};
-    desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    desc.location.id = device;
-    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU_CALL(api, cuMemSetAccess, ptr, size, &desc, 1);
+void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, const std::vector<int>& devices) {
+    const std::vector<CUmemAccessDesc> descs = read_write_descs(devices);
+    CU_CALL(api, cuMemSetAccess, ptr, size, descs.data(), descs.size());
 }
 
 }  // namespace cumemctl

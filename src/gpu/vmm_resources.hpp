@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "cuda/driver_api.hpp"
 
@@ -70,7 +71,8 @@ private:
     std::size_t size_ = 0;
 };
 
-// Grants read-write access to [ptr, ptr + size) to `device` (cuMemSetAccess); throws Error.
-void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, int device);
+// Grants read-write access to [ptr, ptr + size) to each of `devices` (one cuMemSetAccess call with a
+// descriptor per device); throws Error.
+void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, const std::vector<int>& devices);
 
 }  // namespace cumemctl

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <string>
 
+#include "fake_memory.hpp"
 #include "fake_state.hpp"
 
 namespace {
@@ -152,6 +153,16 @@ CUresult cuDeviceGetPCIBusId(char* bus, int len, CUdevice dev) {
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (bus == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     std::snprintf(bus, static_cast<std::size_t>(len), "%s", d->pci_bus_id.c_str());
+    return CUDA_SUCCESS;
+}
+
+// From the profile's per-device "peers" list (fake::can_access_peer); a device and itself: 0.
+CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer) {
+    FAKE_ENTRY_INIT("cuDeviceCanAccessPeer");
+    if (can_access == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (fake::device(dev) == nullptr || fake::device(peer) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    *can_access = fake::can_access_peer(dev, peer) ? 1 : 0;
     return CUDA_SUCCESS;
 }
 

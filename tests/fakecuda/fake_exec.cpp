@@ -47,7 +47,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *dptr = reinterpret_cast<CUdeviceptr>(p);
-    fake::add_linear_block(*dptr, bytesize);
+    // Without peer access enabled, only the allocating context's device may touch it.
+    fake::add_linear_block(*dptr, bytesize, fake::device_bit(dev));
     return CUDA_SUCCESS;
 }
 

@@ -6,9 +6,9 @@
 namespace fake {
 namespace {
 
-// Linear blocks: start -> (size, accessible).
-std::map<std::uintptr_t, std::pair<std::size_t, bool>>& linear_blocks() {
-    static auto* blocks = new std::map<std::uintptr_t, std::pair<std::size_t, bool>>;
+// Linear blocks: start -> (size, the devices that may access it).
+std::map<std::uintptr_t, std::pair<std::size_t, AccessMask>>& linear_blocks() {
+    static auto* blocks = new std::map<std::uintptr_t, std::pair<std::size_t, AccessMask>>;
     return *blocks;
 }
 
@@ -47,7 +47,7 @@ void give_device_memory(int device, std::uint64_t bytes) {
     if (d != nullptr) d->used -= std::min(d->used, bytes);
 }
 
-void add_linear_block(CUdeviceptr ptr, std::size_t size, bool accessible) {
+void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask accessible) {
     linear_blocks()[static_cast<std::uintptr_t>(ptr)] = {size, accessible};
 }
 
@@ -60,12 +60,24 @@ std::size_t remove_linear_block(CUdeviceptr ptr) {
     return size;
 }
 
-bool valid_linear_range(std::uintptr_t p, std::size_t size) {
+bool valid_linear_range(std::uintptr_t p, std::size_t size, int device) {
     auto& blocks = linear_blocks();
     auto it = blocks.upper_bound(p);
     if (it == blocks.begin()) return false;
     --it;
-    return it->second.second && p >= it->first && p + size <= it->first + it->second.first;
+    const AccessMask wanted = device < 0 ? kAllDevices : device_bit(device);
+    return (it->second.second & wanted) != 0 && p >= it->first && p + size <= it->first + it->second.first;
+}
+
+bool can_access_peer(int from, int owner) {
+    const Device* d = fake::device(from);
+    if (d == nullptr || fake::device(owner) == nullptr || from == owner) return false;
+    const auto peers = d->extra.find("peers");
+    if (peers == d->extra.end() || !peers->is_array()) return false;
+    for (const auto& p : *peers) {
+        if (p.is_number_integer() && p.get<int>() == owner) return true;
+    }
+    return false;
 }
 
 CUresult granularity_for(const CUmemAllocationProp& prop, std::uint64_t& min, std::uint64_t& rec) {

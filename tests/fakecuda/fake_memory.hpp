@@ -41,9 +41,21 @@ Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset);
 std::size_t live_allocations();
 std::size_t live_reservations();
 
-// Whether [ptr, ptr + size) lies in memory this process may touch as device memory: a mapped and
-// accessible VMM range or a cuMemAlloc/pool block. Caller holds state().mutex.
-bool valid_device_range(CUdeviceptr ptr, std::size_t size);
+// A set of devices that may read and write some memory: bit N for device N.
+using AccessMask = std::uint32_t;
+// Every device (host memory handed out by pools, cuMemAlloc without a context).
+constexpr AccessMask kAllDevices = ~AccessMask{0};
+// The mask of one device, or none for a negative ordinal.
+inline AccessMask device_bit(int device) { return device < 0 || device >= 32 ? 0 : AccessMask{1} << device; }
+
+// Whether [ptr, ptr + size) lies in memory that `device` may touch as device memory: a mapped range
+// it was granted read-write access to (cuMemSetAccess), or a cuMemAlloc/pool block it may access.
+// device -1: any device (copies, which the driver routes itself). Caller holds state().mutex.
+bool valid_device_range(CUdeviceptr ptr, std::size_t size, int device = -1);
+
+// Whether device `from` can access memory of device `owner` as a peer (cuDeviceCanAccessPeer): the
+// profile's per-device "peers" list; never for a device and itself, or for an ordinal that does not exist.
+bool can_access_peer(int from, int owner);
 
 // Takes `bytes` from a device's free memory; false (nothing taken) when it has too little.
 // Caller holds state().mutex.
@@ -51,14 +63,15 @@ bool take_device_memory(int device, std::uint64_t bytes);
 // Gives bytes back to a device. Caller holds state().mutex.
 void give_device_memory(int device, std::uint64_t bytes);
 
-// Registers a linear block (cuMemAlloc, pool allocations) as valid device memory. Caller holds
-// state().mutex.
-void add_linear_block(CUdeviceptr ptr, std::size_t size, bool accessible = true);
+// Registers a linear block (cuMemAlloc, pool allocations) as device memory the devices in `access`
+// may touch. Caller holds state().mutex.
+void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask access);
 // Removes a linear block; returns its size, or 0 if ptr starts no block. Caller holds state().mutex.
 std::size_t remove_linear_block(CUdeviceptr ptr);
 
-// Whether [p, p + size) lies in one accessible linear block. Caller holds state().mutex.
-bool valid_linear_range(std::uintptr_t p, std::size_t size);
+// Whether [p, p + size) lies in one linear block that `device` may access (-1: any device). Caller
+// holds state().mutex.
+bool valid_linear_range(std::uintptr_t p, std::size_t size, int device);
 
 // Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
 // pool's release threshold, as the driver does at stream, event and context synchronisation.

@@ -3,8 +3,8 @@
 // CUDA_ERROR_INVALID_IMAGE; a module offers the verify kernels by name; cuLaunchKernel runs them at once
 // on the host over the (host-addressed) device memory, with the pattern of src/gpu/verify_pattern.hpp,
 // so that the memory holds what the CUDA kernels would write, bit for bit. A range that is not mapped
-// and accessible fails the launch with CUDA_ERROR_ILLEGAL_ADDRESS (the real driver reports it at the
-// next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module cache needs.
+// and accessible to the device of the current context fails the launch with CUDA_ERROR_ILLEGAL_ADDRESS
+// (the real driver reports it at the next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module cache needs.
 //
 // FAKECUDA_CORRUPT_AFTER_FILL=OFFSET[,OFFSET...] (read at every launch): after each fill kernel, the
 // byte at each OFFSET from the start of the filled range that lies in it is inverted.
@@ -117,12 +117,12 @@ void run_check(const pattern::KernelArgs& a) {
 }
 
 // Checks the launch shape and the memory the kernel touches; caller holds the state mutex.
-CUresult validate_launch(const Function& f, unsigned grid, unsigned block, const pattern::KernelArgs& a) {
+CUresult validate_launch(const Function& f, unsigned grid, unsigned block, const pattern::KernelArgs& a, int device) {
     if (grid == 0 || block == 0 || block > 1024) return CUDA_ERROR_INVALID_VALUE;
     if (a.tail_bytes > 15) return CUDA_ERROR_INVALID_VALUE;
     if (a.base % 16 != 0) return CUDA_ERROR_MISALIGNED_ADDRESS;
-    if (!fake::valid_device_range(a.base, 16 * a.words + a.tail_bytes)) return CUDA_ERROR_ILLEGAL_ADDRESS;
-    if (f.kernel == Kernel::check && !fake::valid_device_range(a.counters, sizeof(pattern::Counters))) {
+    if (!fake::valid_device_range(a.base, 16 * a.words + a.tail_bytes, device)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    if (f.kernel == Kernel::check && !fake::valid_device_range(a.counters, sizeof(pattern::Counters), device)) {
         return CUDA_ERROR_ILLEGAL_ADDRESS;
     }
     return CUDA_SUCCESS;
@@ -181,8 +181,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     const auto it = functions().find(f);
     if (it == functions().end()) return CUDA_ERROR_INVALID_HANDLE;
     const auto& args = *static_cast<const pattern::KernelArgs*>(kernelParams[0]);
-    const CUresult r =
-        validate_launch(it->second, gridDimX * gridDimY * gridDimZ, blockDimX * blockDimY * blockDimZ, args);
+    const CUresult r = validate_launch(it->second, gridDimX * gridDimY * gridDimZ, blockDimX * blockDimY * blockDimZ,
+                                       args, fake::current_context_device());
     if (r != CUDA_SUCCESS) return r;
     if (it->second.kernel == Kernel::fill) {
         run_fill(args);

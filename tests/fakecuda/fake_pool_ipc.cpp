@@ -37,7 +37,7 @@ CUresult import_arena(int fd, int device, CUmemoryPool* out) {
     std::lock_guard<std::mutex> lock(state().mutex);
     Pool p;
     p.imported = true;
-    p.accessible = false;
+    p.access = 0;
     p.memfd = fd;
     p.arena = static_cast<std::uint64_t>(st.st_size);
     p.props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -136,26 +136,38 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
     const std::uintptr_t at = p->base + e.offset;
     if (p->blocks.count(at) != 0) return CUDA_ERROR_INVALID_VALUE;
     p->blocks[at] = fake::PoolBlock{e.size, e.offset};
-    fake::add_linear_block(at, e.size, p->accessible);
+    fake::add_linear_block(at, e.size, p->access);
     *ptr = at;
     return CUDA_SUCCESS;
 }
 
-// Access is per pool: an imported pool's blocks become device-accessible once the importer grants
-// read-write access, as NVIDIA's IPC sample does after checking cuMemPoolGetAccess.
+// Access is per pool and per device: an imported pool's blocks become device-accessible once the
+// importer grants read-write access, as NVIDIA's IPC sample does after checking cuMemPoolGetAccess; a
+// device pool's blocks become accessible to another device granted read-write access, which needs peer
+// access to the pool's device (else CUDA_ERROR_INVALID_DEVICE). The fake refuses (CUDA_ERROR_INVALID_VALUE)
+// taking read-write access away from a pool's own device.
 CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
     FAKE_ENTRY_INIT("cuMemPoolSetAccess");
     if (map == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    const int owner = p->props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? p->props.location.id : -1;
     for (size_t i = 0; i < count; ++i) {
-        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(map[i].location.id) == nullptr) {
+        const int to = map[i].location.id;
+        if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(to) == nullptr) {
             return CUDA_ERROR_INVALID_DEVICE;
         }
+        const bool rw = map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (!p->imported && to == owner && !rw) return CUDA_ERROR_INVALID_VALUE;
+        if (owner >= 0 && to != owner && rw && !fake::can_access_peer(to, owner)) return CUDA_ERROR_INVALID_DEVICE;
     }
-    p->accessible = map[count - 1].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    for (const auto& [at, block] : p->blocks) fake::add_linear_block(at, block.size, p->accessible);
+    for (size_t i = 0; i < count; ++i) {
+        const fake::AccessMask bit = fake::device_bit(map[i].location.id);
+        if (p->access == fake::kAllDevices) p->access = 0;  // a host pool's grants become explicit
+        p->access = map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? p->access | bit : p->access & ~bit;
+    }
+    for (const auto& [at, block] : p->blocks) fake::add_linear_block(at, block.size, p->access);
     return CUDA_SUCCESS;
 }
 
@@ -165,7 +177,9 @@ CUresult cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemoryPool pool, CUmemLo
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const Pool* p = fake::find_pool(pool);
     if (p == nullptr || location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
-    *flags = p->accessible ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    if (fake::device(location->id) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
+    *flags = (p->access & fake::device_bit(location->id)) != 0 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                                               : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     return CUDA_SUCCESS;
 }
 

@@ -97,6 +97,7 @@ Pool new_pool(const CUmemPoolProps& props) {
     Pool p;
     p.props = props;
     p.device = props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props.location.id : -1;
+    if (p.device >= 0) p.access = device_bit(p.device);
     p.granule = granule_for(props.location);
     return p;
 }
@@ -188,7 +189,7 @@ CUresult allocate(Pool& p, std::size_t size, CUdeviceptr* dptr) {
     p.blocks[ptr] = PoolBlock{size, offset};
     p.used += size;
     p.used_high = std::max(p.used_high, p.used);
-    add_linear_block(ptr, size);
+    add_linear_block(ptr, size, p.access);
     *dptr = ptr;
     return CUDA_SUCCESS;
 }

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <map>
 
-#include "fake_state.hpp"
+#include "fake_memory.hpp"
 
 namespace fake {
 
@@ -34,7 +34,9 @@ struct Pool {
     bool is_default = false;
     bool imported = false;   // statistics, trim and allocation are refused, as the driver does
     bool destroyed = false;  // destroyed with allocations outstanding: goes with the last one
-    bool accessible = true;  // devices may read and write its blocks (an import starts without)
+    AccessMask access = kAllDevices;  // devices that may read and write its blocks: its own device
+                                      // (peers by cuMemPoolSetAccess), every one for host memory,
+                                      // none for an import until the importer grants its device
     std::uint64_t granule = 2u << 20;
     std::uint64_t reserved = 0, reserved_high = 0, used = 0, used_high = 0;
     std::uint64_t threshold = 0;                   // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD

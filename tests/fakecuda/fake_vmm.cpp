@@ -18,7 +18,7 @@ namespace {
 struct Mapping {
     std::size_t size = 0;
     CUmemGenericAllocationHandle handle = 0;
-    bool accessible = false;
+    AccessMask access = 0;   // the devices granted read-write access (cuMemSetAccess)
     std::size_t offset = 0;  // into the allocation
 };
 
@@ -120,16 +120,17 @@ Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset) {
 std::size_t live_allocations() { return allocations().size(); }
 std::size_t live_reservations() { return reservations().size(); }
 
-bool valid_device_range(CUdeviceptr ptr, std::size_t size) {
+bool valid_device_range(CUdeviceptr ptr, std::size_t size, int device) {
     const auto p = static_cast<std::uintptr_t>(ptr);
-    if (valid_linear_range(p, size)) return true;
-    // Walk the mappings that cover [p, p + size): each must be accessible and contiguous.
+    if (valid_linear_range(p, size, device)) return true;
+    const AccessMask wanted = device < 0 ? kAllDevices : device_bit(device);
+    // Walk the mappings that cover [p, p + size): each must be accessible to the device and contiguous.
     auto it = mappings().upper_bound(p);
     if (it == mappings().begin()) return false;
     --it;
     std::uintptr_t cursor = p;
     while (cursor < p + size) {
-        if (it == mappings().end() || it->first > cursor || !it->second.accessible) return false;
+        if (it == mappings().end() || it->first > cursor || (it->second.access & wanted) == 0) return false;
         cursor = it->first + it->second.size;
         ++it;
     }
@@ -261,35 +262,70 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     void* at = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->memfd,
                     static_cast<off_t>(offset));
     if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
-    fake::mappings()[p] = {size, handle, false, offset};
+    fake::mappings()[p] = {size, handle, 0, offset};
     ++a->mappings;
     return CUDA_SUCCESS;
 }
 
+// Several descriptors set several devices' access; a device other than the memory's own needs peer
+// access to it (cuDeviceCanAccessPeer), else CUDA_ERROR_INVALID_DEVICE; host memory takes any device.
 CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* desc, size_t count) {
     FAKE_ENTRY_INIT("cuMemSetAccess");
     if (desc == nullptr || count == 0) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto p = static_cast<std::uintptr_t>(ptr);
-    bool rw = false;
     for (size_t i = 0; i < count; ++i) {
         if (desc[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(desc[i].location.id) == nullptr) {
             return CUDA_ERROR_INVALID_DEVICE;
         }
-        rw = rw || desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     }
     // Every byte of the range must be mapped.
     std::uintptr_t cursor = p;
     auto m = fake::mappings().find(p);
     while (cursor < p + size) {
         if (m == fake::mappings().end() || m->first != cursor) return CUDA_ERROR_INVALID_VALUE;
+        const Allocation& a = fake::allocations().at(m->second.handle);
+        const int owner = a.prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? a.prop.location.id : -1;
+        for (size_t i = 0; i < count; ++i) {
+            const int to = desc[i].location.id;
+            if (owner >= 0 && to != owner && desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+                !fake::can_access_peer(to, owner)) {
+                return CUDA_ERROR_INVALID_DEVICE;
+            }
+        }
         cursor += m->second.size;
         ++m;
     }
     for (m = fake::mappings().find(p); m != fake::mappings().end() && m->first < p + size; ++m) {
-        m->second.accessible = rw;
-        mprotect(reinterpret_cast<void*>(m->first), m->second.size, rw ? PROT_READ | PROT_WRITE : PROT_READ);
+        for (size_t i = 0; i < count; ++i) {
+            const fake::AccessMask bit = fake::device_bit(desc[i].location.id);
+            if (desc[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+                m->second.access |= bit;
+            } else {
+                m->second.access &= ~bit;
+            }
+        }
+        mprotect(reinterpret_cast<void*>(m->first), m->second.size,
+                 m->second.access != 0 ? PROT_READ | PROT_WRITE : PROT_READ);
     }
+    return CUDA_SUCCESS;
+}
+
+// The access a device has to the mapping at ptr.
+CUresult cuMemGetAccess(unsigned long long* flags, const CUmemLocation* location, CUdeviceptr ptr) {
+    FAKE_ENTRY_INIT("cuMemGetAccess");
+    if (flags == nullptr || location == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (location->type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(location->id) == nullptr) {
+        return CUDA_ERROR_INVALID_DEVICE;
+    }
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    const auto p = static_cast<std::uintptr_t>(ptr);
+    auto it = fake::mappings().upper_bound(p);
+    if (it == fake::mappings().begin()) return CUDA_ERROR_INVALID_VALUE;
+    --it;
+    if (p >= it->first + it->second.size) return CUDA_ERROR_INVALID_VALUE;
+    *flags = (it->second.access & fake::device_bit(location->id)) != 0 ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+                                                                       : CU_MEM_ACCESS_FLAGS_PROT_NONE;
     return CUDA_SUCCESS;
 }
 

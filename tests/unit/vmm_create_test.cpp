@@ -49,6 +49,17 @@ std::size_t free_memory() {
     return free;
 }
 
+// The free memory of every device of the profile, added up.
+std::size_t all_free_memory() {
+    std::size_t free = 0;
+    for (int d = 0; d < 4; ++d) {
+        testing_driver::use_fake_device(d);
+        free += testing_driver::fake_free_memory();
+    }
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+    return free;
+}
+
 }  // namespace
 
 TEST_CASE("run_create creates, maps, verifies, exports and releases, every step timed") {
@@ -95,10 +106,12 @@ TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and
     CHECK(rounded.size == 2 << 20);
 }
 
-TEST_CASE("every driver call of create that fails is reported and leaves nothing behind") {
+// Runs `request` once cleanly, then once for every driver call it made, failing that call: each
+// failure is reported with its call and leaves nothing behind.
+static void fail_every_call(const CreateRequest& request) {
     hooks() = {};
     CreateResult clean;
-    run_create(hooked_api(), full_request(), clean);
+    run_create(hooked_api(), request, clean);
     const std::map<std::string, int> calls = hooks().calls;
     int failed_runs = 0;
     for (const auto& [name, count] : calls) {
@@ -106,12 +119,13 @@ TEST_CASE("every driver call of create that fails is reported and leaves nothing
             CAPTURE(name);
             CAPTURE(nth);
             const std::size_t before = free_memory();
+            const std::size_t all_before = all_free_memory();
             hooks() = {};
             hooks().fail_call = name;
             hooks().fail_nth = nth;
             CreateResult result;
             try {
-                run_create(hooked_api(), full_request(), result);
+                run_create(hooked_api(), request, result);
             } catch (const Error& e) {
                 ++failed_runs;
                 const Problem& p = e.problem();
@@ -120,10 +134,13 @@ TEST_CASE("every driver call of create that fails is reported and leaves nothing
                 if (p.driver) CHECK(p.driver->call == name);
             }
             if (name == "cuMemFree") {
-                // The driver refused to free verify's counter buffer (freed on the way out, not
-                // retried): the memory is gone, and create's own snapshots say so.
+                // The driver refused to free a verify counter buffer (freed on the way out, not
+                // retried): the memory is gone. The first is the owner's, and create's own snapshots
+                // say so; later ones were made in a peer's context, on that device.
                 REQUIRE(result.after);
-                CHECK(compare(*result.before, *result.after).free_bytes < 0);
+                if (nth == 1) CHECK(compare(*result.before, *result.after).free_bytes < 0);
+                if (nth > 1) CHECK(compare(*result.before, *result.after).free_bytes == 0);
+                CHECK(all_free_memory() < all_before);
                 continue;
             }
             std::map<std::string, int> left = undone();
@@ -135,4 +152,43 @@ TEST_CASE("every driver call of create that fails is reported and leaves nothing
     // Each call that create makes and checks fails it; calls on the way out (releasing the context,
     // making none current, freeing verify's buffers) are the only ones that may fail unnoticed.
     CHECK(failed_runs >= static_cast<int>(clean.steps.size()) - 2);
+}
+
+TEST_CASE("every driver call of create that fails is reported and leaves nothing behind") {
+    fail_every_call(full_request());
+}
+
+// full_request with devices 0 and 3 granted access too (all peers in the gb200x4 profile).
+static CreateRequest access_request() {
+    CreateRequest r = full_request();
+    r.access = {0, 3};
+    return r;
+}
+
+TEST_CASE("run_create with access grants each device, reads it back and checks the pattern from each peer") {
+    const std::size_t before = free_memory();
+    hooks() = {};
+    CreateResult result;
+    run_create(hooked_api(), access_request(), result);
+    CHECK(undone() == kNothing);
+    CHECK(free_memory() == before);
+    REQUIRE(result.access.size() == 3);
+    CHECK(result.access[0].device == 1);
+    CHECK(!result.access[0].peer);
+    CHECK(result.access[1].device == 0);
+    CHECK(result.access[2].device == 3);
+    for (const auto& a : result.access) CHECK(a.flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+    REQUIRE(result.peer_checks.size() == 2);
+    CHECK(result.peer_checks[0].device == 0);
+    CHECK(result.peer_checks[1].device == 3);
+    for (const auto& c : result.peer_checks) {
+        CHECK(c.check.ok());
+        CHECK(c.check.bytes == 4 << 20);
+    }
+    CHECK(hooks().ok("cuMemSetAccess") == 1);  // one call, three descriptors
+    CHECK(hooks().ok("cuDeviceCanAccessPeer") == 2);
+}
+
+TEST_CASE("every driver call of create with access that fails is reported and leaves nothing behind") {
+    fail_every_call(access_request());
 }
