@@ -15,10 +15,10 @@ namespace cumemctl::cmd {
 
 // Options that every subcommand takes.
 struct Globals {
-    bool json = false;        // --json: one JSON document on stdout
-    std::string format;       // --format table|json|prometheus (json is the same as --json)
-    std::string libcuda;      // --libcuda PATH
-    bool no_color = false;    // --no-color
+    bool json = false;      // --json: one JSON document on stdout
+    std::string format;     // --format table|json|prometheus (json is the same as --json)
+    std::string libcuda;    // --libcuda PATH
+    bool no_color = false;  // --no-color
 };
 
 // The function main() runs once parsing has picked a subcommand.

@@ -11,12 +11,12 @@ namespace cumemctl::cmd {
 
 // What an option's or a positional's value can be.
 struct ValueSpec {
-    bool takes_value = false;           // false for flags
-    std::vector<std::string> choices;   // known words (an IsMember check or a LIST:{...} type)
-    bool list = false;                  // a comma-separated list of the choices
-    bool path = false;                  // a file or folder name (type PATH or FILE)
-    bool many = false;                  // a positional that takes any number of values
-    std::string name;                   // what the value is called ("format", "shell")
+    bool takes_value = false;          // false for flags
+    std::vector<std::string> choices;  // known words (an IsMember check or a LIST:{...} type)
+    bool list = false;                 // a comma-separated list of the choices
+    bool path = false;                 // a file or folder name (type PATH or FILE)
+    bool many = false;                 // a positional that takes any number of values
+    std::string name;                  // what the value is called ("format", "shell")
 };
 
 // One option: its names ("-d", "--device"), its help and its value.

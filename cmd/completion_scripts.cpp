@@ -13,7 +13,8 @@ std::string join(const std::vector<std::string>& words, const char* sep = " ") {
 }
 
 // Every name of every option in `options` and then `more`, each once.
-std::vector<std::string> option_names(const std::vector<OptionSpec>& options, const std::vector<OptionSpec>& more = {}) {
+std::vector<std::string> option_names(const std::vector<OptionSpec>& options,
+                                      const std::vector<OptionSpec>& more = {}) {
     std::vector<std::string> names;
     for (const auto* list : {&options, &more}) {
         for (const auto& o : *list) {
@@ -47,11 +48,16 @@ std::string bash_value_arms(const std::vector<OptionSpec>& options, const std::s
 std::string zsh_text(std::string text) {
     std::string out;
     for (char c : text) {
-        if (c == '\'') out += "'\\''";
-        else if (c == '[') out += '(';
-        else if (c == ']') out += ')';
-        else if (c == ':') out += " -";
-        else out += c;
+        if (c == '\'')
+            out += "'\\''";
+        else if (c == '[')
+            out += '(';
+        else if (c == ']')
+            out += ')';
+        else if (c == ':')
+            out += " -";
+        else
+            out += c;
     }
     return out;
 }
@@ -119,18 +125,20 @@ std::string bash_completion(const CliSpec& cli) {
         cli.program, fn, join(global_value_names, "|"), join(commands, "|"));
     s += bash_value_arms(cli.globals, "        ");
     s += "    esac\n    case $cmd in\n";
-    s += fmt::format("        \"\")\n            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '{}' -- \"$cur\"))\n"
-                     "            else COMPREPLY=($(compgen -W '{}' -- \"$cur\")); fi ;;\n",
-                     join(option_names(cli.globals)), join(commands));
+    s += fmt::format(
+        "        \"\")\n            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '{}' -- \"$cur\"))\n"
+        "            else COMPREPLY=($(compgen -W '{}' -- \"$cur\")); fi ;;\n",
+        join(option_names(cli.globals)), join(commands));
     for (const auto& c : cli.commands) {
         s += fmt::format("        {})\n", c.name);
         const std::string arms = bash_value_arms(c.options, "                ");
         if (!arms.empty()) s += "            case $prev in\n" + arms + "            esac\n";
         std::string positional = ":";
         if (!c.positionals.empty()) positional = bash_value(c.positionals.front());
-        s += fmt::format("            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '{}' -- \"$cur\"))\n"
-                         "            else {}; fi ;;\n",
-                         join(option_names(c.options, cli.globals)), positional);
+        s += fmt::format(
+            "            if [[ $cur == -* ]]; then COMPREPLY=($(compgen -W '{}' -- \"$cur\"))\n"
+            "            else {}; fi ;;\n",
+            join(option_names(c.options, cli.globals)), positional);
     }
     s += fmt::format("    esac\n}}\n\ncomplete -F {} {}\n", fn, cli.program);
     return s;
@@ -159,7 +167,9 @@ std::string zsh_completion(const CliSpec& cli) {
          "    case $state in\n"
          "        command) _describe -t commands 'command' commands && ret=0 ;;\n"
          "        argument)\n"
-         "            curcontext=\"${curcontext%:*:*}:" + cli.program + "-$line[1]:\"\n"
+         "            curcontext=\"${curcontext%:*:*}:" +
+         cli.program +
+         "-$line[1]:\"\n"
          "            case $line[1] in\n";
     for (const auto& c : cli.commands) {
         std::vector<std::string> specs{"$globals"};
@@ -170,17 +180,22 @@ std::string zsh_completion(const CliSpec& cli) {
             const ValueSpec& p = c.positionals[i];
             specs.push_back(fmt::format("'{}:{}:{}'", p.many ? "*" : std::to_string(i + 1), p.name, zsh_action(p)));
         }
-        s += fmt::format("                {})\n                    _arguments -s \\\n                        {} && ret=0 ;;\n",
-                         c.name, join(specs, " \\\n                        "));
+        s += fmt::format(
+            "                {})\n                    _arguments -s \\\n                        {} && ret=0 ;;\n",
+            c.name, join(specs, " \\\n                        "));
     }
     s += "            esac ;;\n"
          "    esac\n"
          "    return ret\n"
          "}\n\n"
          "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then\n"
-         "    " + fn + " \"$@\"\n"
+         "    " +
+         fn +
+         " \"$@\"\n"
          "else\n"
-         "    compdef " + fn + " " + cli.program + "\n"
+         "    compdef " +
+         fn + " " + cli.program +
+         "\n"
          "fi\n";
     return s;
 }

@@ -111,7 +111,8 @@ Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const 
             throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
         }
         const auto devices = select_devices(target.devices, count);
-        const std::vector<int> access = target.access.empty() ? std::vector<int>{} : select_devices(target.access, count);
+        const std::vector<int> access =
+            target.access.empty() ? std::vector<int>{} : select_devices(target.access, count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         std::random_device random;
         for (int device : devices) {

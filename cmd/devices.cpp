@@ -54,9 +54,8 @@ Table devices_table(const std::vector<DeviceInfo>& devices) {
     row("uuid", [](const DeviceInfo& d) { return d.uuid.empty() ? "unknown" : d.uuid; });
     row("compute capability", [](const DeviceInfo& d) { return fmt::format("{}.{}", d.cc_major, d.cc_minor); });
     row("total memory", [](const DeviceInfo& d) { return format_size(d.total_bytes); });
-    row("free memory", [](const DeviceInfo& d) {
-        return d.free_bytes ? format_size(*d.free_bytes) : std::string("unknown");
-    });
+    row("free memory",
+        [](const DeviceInfo& d) { return d.free_bytes ? format_size(*d.free_bytes) : std::string("unknown"); });
     for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
         row(std::string(capability_catalogue()[i].label),
             [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
@@ -70,8 +69,12 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
     for (const auto& d : devices) {
         const std::string dev = std::to_string(d.ordinal);
         report.add_metric("device_info", "a device's identity (always 1)",
-                          {{"device", dev}, {"name", d.name}, {"uuid", d.uuid}, {"pci_bus_id", d.pci_bus_id},
-                           {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)}}, 1);
+                          {{"device", dev},
+                           {"name", d.name},
+                           {"uuid", d.uuid},
+                           {"pci_bus_id", d.pci_bus_id},
+                           {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)}},
+                          1);
         report.add_metric("device_memory_total_bytes", "a device's memory, bytes", {{"device", dev}},
                           static_cast<double>(d.total_bytes));
         if (d.free_bytes) {
@@ -91,9 +94,10 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
                                       {{"device", dev}, {"type", type}}, has ? 1 : 0);
                 }
             } else {
-                report.add_metric("device_capability",
-                                  "a memory capability of a device (1 yes, 0 no; absent when the driver does not know it)",
-                                  {{"device", dev}, {"capability", std::string(cap.key)}}, *cap.value != 0 ? 1 : 0);
+                report.add_metric(
+                    "device_capability",
+                    "a memory capability of a device (1 yes, 0 no; absent when the driver does not know it)",
+                    {{"device", dev}, {"capability", std::string(cap.key)}}, *cap.value != 0 ? 1 : 0);
             }
         }
     }

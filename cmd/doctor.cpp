@@ -23,9 +23,12 @@ struct DoctorCliOptions {
 
 std::string_view scope_name(CheckScope scope) {
     switch (scope) {
-        case CheckScope::setup: return "setup";
-        case CheckScope::device: return "device";
-        case CheckScope::node: return "node";
+        case CheckScope::setup:
+            return "setup";
+        case CheckScope::device:
+            return "device";
+        case CheckScope::node:
+            return "node";
     }
     return "node";
 }
@@ -70,14 +73,15 @@ Table results_table(const DoctorRun& run, const std::string& host) {
     }
     if (!hints.empty()) t.notes.emplace_back("");
     for (const auto& [check, remedy, gpus] : hints) {
-        t.notes.push_back(fmt::format("{}{}: {}", check,
-                                      gpus.empty() ? "" : fmt::format(" (gpu {})", fmt::join(gpus, ",")), remedy));
+        t.notes.push_back(
+            fmt::format("{}{}: {}", check, gpus.empty() ? "" : fmt::format(" (gpu {})", fmt::join(gpus, ",")), remedy));
     }
     return t;
 }
 
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
-    static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail, CheckStatus::skip};
+    static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
+                                                CheckStatus::skip};
     for (const auto& r : run.results) {
         MetricLabels base{{"check", r.check}};
         if (r.device) base.emplace_back("device", std::to_string(*r.device));
@@ -105,12 +109,13 @@ void fill_report(Report& report, const DoctorRun& run) {
     const auto counts = count_statuses(run.results);
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& r : run.results) checks.push_back(to_json(r));
-    report.results = {{"status", overall(counts)},
-                      {"summary", {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}}},
-                      {"seconds", run.seconds},
-                      {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
-                      {"devices", run.devices},
-                      {"checks", std::move(checks)}};
+    report.results = {
+        {"status", overall(counts)},
+        {"summary", {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}}},
+        {"seconds", run.seconds},
+        {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
+        {"devices", run.devices},
+        {"checks", std::move(checks)}};
     report.tables.push_back(results_table(run, report.host));
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
@@ -153,7 +158,8 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
 
 void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<DoctorCliOptions>();
-    CLI::App* app = root.add_subcommand("doctor", "check that this node's CUDA memory system works (exit 1 on a failure)");
+    CLI::App* app =
+        root.add_subcommand("doctor", "check that this node's CUDA memory system works (exit 1 on a failure)");
     std::vector<std::string> ids{"all"};
     for (const auto& c : check_catalogue()) ids.emplace_back(c.id);
     app->add_option("--checks", opts->checks, "the checks to run, separated by commas, or all")
@@ -161,7 +167,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
-    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
+    app->callback(
+        [opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
 }
 
 }  // namespace cumemctl::cmd

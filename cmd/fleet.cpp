@@ -24,8 +24,8 @@ std::string joined(const std::vector<std::string>& items, const char* none = "-"
 }
 
 nlohmann::json node_json(const NodeSummary& n) {
-    nlohmann::json j{{"host", n.host},         {"status", n.status},     {"sources", n.sources},
-                     {"commands", n.commands}, {"timestamp", n.timestamp}, {"failed", n.failed},
+    nlohmann::json j{{"host", n.host},         {"status", n.status},        {"sources", n.sources},
+                     {"commands", n.commands}, {"timestamp", n.timestamp},  {"failed", n.failed},
                      {"warned", n.warned},     {"properties", n.properties}};
     if (!n.error.empty()) j["error"] = n.error;
     return j;
@@ -50,8 +50,12 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
                          {"nodes", d.nodes},
                          {"differing", std::move(differing)}});
     }
-    return {{"inputs", inputs},     {"reports", s.reports},        {"node_count", s.nodes.size()},
-            {"statuses", counts},   {"nodes", std::move(nodes)},   {"checks", std::move(checks)},
+    return {{"inputs", inputs},
+            {"reports", s.reports},
+            {"node_count", s.nodes.size()},
+            {"statuses", counts},
+            {"nodes", std::move(nodes)},
+            {"checks", std::move(checks)},
             {"differences", std::move(diffs)}};
 }
 
@@ -60,9 +64,9 @@ std::string title(const FleetSummary& s) {
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
     for (const char* status : {"fail", "error", "warn", "pass", "unknown"}) {
-        const char* word = std::string_view(status) == "fail"  ? "failed"
-                           : std::string_view(status) == "warn" ? "warned"
-                           : std::string_view(status) == "pass" ? "passed"
+        const char* word = std::string_view(status) == "fail"    ? "failed"
+                           : std::string_view(status) == "warn"  ? "warned"
+                           : std::string_view(status) == "pass"  ? "passed"
                            : std::string_view(status) == "error" ? "with errors"
                                                                  : "without a doctor report";
         if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], word));
@@ -96,7 +100,8 @@ void add_tables(Report& report, const FleetSummary& s) {
         for (const auto& c : s.checks) {
             std::vector<std::string> hosts = c.failing;
             for (const auto& h : c.warning) hosts.push_back(h + " (warn)");
-            checks.rows.push_back({c.check, std::to_string(c.failing.size()), std::to_string(c.warning.size()), joined(hosts)});
+            checks.rows.push_back(
+                {c.check, std::to_string(c.failing.size()), std::to_string(c.warning.size()), joined(hosts)});
         }
         report.tables.push_back(std::move(checks));
     }
@@ -106,7 +111,9 @@ void add_tables(Report& report, const FleetSummary& s) {
             std::vector<std::string> items;
             for (const auto& [host, value] : d.differing) items.push_back(host + ": " + value);
             diffs.rows.push_back({d.property,
-                                  d.majority.empty() ? "none (a tie)" : fmt::format("{} ({} of {})", d.majority, d.majority_nodes, d.nodes),
+                                  d.majority.empty()
+                                      ? "none (a tie)"
+                                      : fmt::format("{} ({} of {})", d.majority, d.majority_nodes, d.nodes),
                                   joined(items)});
         }
         report.tables.push_back(std::move(diffs));
@@ -155,8 +162,10 @@ Report run_fleet(const FleetOptions& opts) {
 
 void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
     auto opts = std::make_shared<FleetOptions>();
-    CLI::App* app = root.add_subcommand("fleet", "summarise many nodes' doctor and devices reports (JSON files, - for stdin)");
-    app->add_option("reports", opts->inputs, "report files (JSON from --json; several in one file are fine), - for stdin")
+    CLI::App* app =
+        root.add_subcommand("fleet", "summarise many nodes' doctor and devices reports (JSON files, - for stdin)");
+    app->add_option("reports", opts->inputs,
+                    "report files (JSON from --json; several in one file are fine), - for stdin")
         ->required()
         ->type_name("FILE");
     app->callback([opts, &runner] { runner = [opts] { return run_fleet(*opts); }; });

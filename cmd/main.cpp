@@ -22,18 +22,9 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
-    register_doctor,
-    register_devices,
-    register_imex_setup,
-    register_le_bind,
-    register_granularity,
-    register_create,
-    register_import_check,
-    register_pool_stats,
-    register_trim,
-    register_pool_import,
-    register_fleet,
-    register_completion,
+    register_doctor,      register_devices,     register_imex_setup,   register_le_bind,
+    register_granularity, register_create,      register_import_check, register_pool_stats,
+    register_trim,        register_pool_import, register_fleet,        register_completion,
 };
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
@@ -110,12 +101,14 @@ int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
     app.require_subcommand(1);
-    app.set_version_flag("--version", fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
+    app.set_version_flag("--version",
+                         fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format, "output format: table, json or prometheus (doctor, devices, pool-stats)")
         ->check(CLI::IsMember({"table", "json", "prometheus"}));
-    app.add_option("--libcuda", globals.libcuda, "the driver library to load (default: $CUMEMCTL_LIBCUDA or libcuda.so.1)")
+    app.add_option("--libcuda", globals.libcuda,
+                   "the driver library to load (default: $CUMEMCTL_LIBCUDA or libcuda.so.1)")
         ->type_name("PATH");
     app.add_flag("--no-color", globals.no_color, "never colour the table (NO_COLOR does the same)");
     // Global options may come after the subcommand too.
@@ -136,8 +129,9 @@ int run(int argc, char** argv) {
         Globals as_asked;
         as_asked.format = argv_format(argc, argv);
         const std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-        return emit(usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
-                    as_asked);
+        return emit(
+            usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
+            as_asked);
     }
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {

@@ -40,18 +40,18 @@ Driver Driver::load(const std::string& library) {
         }
     }
     std::string missing;
-#define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                              \
-    {                                                                                                 \
-        void* fn = nullptr;                                                                           \
-        CUdriverProcAddressQueryResult status = kProcStatusUnset;                                     \
-        const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);       \
-        const bool found = r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr;  \
-        d.lookups_.push_back(EntryLookup{#name, version, r, status, found});                          \
-        if (found) {                                                                                  \
-            d.api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                              \
-        } else if (required && missing.empty()) {                                                     \
-            missing = #name;                                                                          \
-        }                                                                                             \
+#define CUMEMCTL_RESOLVE_ENTRY(name, version, required)                                                 \
+    {                                                                                                   \
+        void* fn = nullptr;                                                                             \
+        CUdriverProcAddressQueryResult status = kProcStatusUnset;                                       \
+        const CUresult r = get_proc(#name, &fn, version, CU_GET_PROC_ADDRESS_DEFAULT, &status);         \
+        const bool found = r == CUDA_SUCCESS && status == CU_GET_PROC_ADDRESS_SUCCESS && fn != nullptr; \
+        d.lookups_.push_back(EntryLookup{#name, version, r, status, found});                            \
+        if (found) {                                                                                    \
+            d.api_.name = reinterpret_cast<PFN_##name##_v##version>(fn);                                \
+        } else if (required && missing.empty()) {                                                       \
+            missing = #name;                                                                            \
+        }                                                                                               \
     }
     CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_RESOLVE_ENTRY)
 #undef CUMEMCTL_RESOLVE_ENTRY
@@ -73,10 +73,14 @@ Driver Driver::load(const std::string& library) {
 
 std::string proc_status_name(CUdriverProcAddressQueryResult status) {
     switch (status) {
-        case CU_GET_PROC_ADDRESS_SUCCESS: return "CU_GET_PROC_ADDRESS_SUCCESS";
-        case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND: return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
-        case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT: return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
-        default: break;
+        case CU_GET_PROC_ADDRESS_SUCCESS:
+            return "CU_GET_PROC_ADDRESS_SUCCESS";
+        case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND:
+            return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
+        case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT:
+            return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
+        default:
+            break;
     }
     if (status == kProcStatusUnset) return "unset";
     return fmt::format("CUdriverProcAddressQueryResult {}", static_cast<int>(status));

@@ -25,8 +25,10 @@ DriverFailure describe_failure(const DriverApi& api, CUresult result, std::strin
 
 ExitCode exit_code_for(CUresult result) {
     switch (result) {
-        case CUDA_SUCCESS: return ExitCode::ok;
-        case CUDA_ERROR_NOT_PERMITTED: return ExitCode::permission;
+        case CUDA_SUCCESS:
+            return ExitCode::ok;
+        case CUDA_ERROR_NOT_PERMITTED:
+            return ExitCode::permission;
         case CUDA_ERROR_NOT_SUPPORTED:
         case CUDA_ERROR_NO_DEVICE:
         case CUDA_ERROR_NOT_INITIALIZED:
@@ -34,8 +36,10 @@ ExitCode exit_code_for(CUresult result) {
         case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
         case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
         case CUDA_ERROR_INVALID_DEVICE:
-        case CUDA_ERROR_SYSTEM_NOT_READY: return ExitCode::unavailable;
-        default: return ExitCode::failed;
+        case CUDA_ERROR_SYSTEM_NOT_READY:
+            return ExitCode::unavailable;
+        default:
+            return ExitCode::failed;
     }
 }
 

@@ -24,6 +24,6 @@ void require_entry(const void* fn, const char* name, int version);
 }  // namespace cumemctl
 
 // Calls an optional or required entry point of `api`, throwing Error when it is missing or fails.
-#define CU_CALL(api, fn, ...)                                                           \
-    (::cumemctl::require_entry(reinterpret_cast<const void*>((api).fn), #fn, 0),        \
+#define CU_CALL(api, fn, ...)                                                    \
+    (::cumemctl::require_entry(reinterpret_cast<const void*>((api).fn), #fn, 0), \
      ::cumemctl::check((api), (api).fn(__VA_ARGS__), #fn))

@@ -52,26 +52,26 @@ static_assert(sizeof(CUlogicalEndpointProp) == 24, "CUlogicalEndpointProp ABI: 2
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointIdReserve_v13030)(CUlogicalEndpointId* baseLeId, cuuint32_t count);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointIdRelease_v13030)(CUlogicalEndpointId baseLeId, cuuint32_t count);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointCreate_v13030)(CUlogicalEndpointId leId,
-                                                                const CUlogicalEndpointProp* prop);
+                                                              const CUlogicalEndpointProp* prop);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointAddDevice_v13030)(CUlogicalEndpointId leId, CUdevice dev);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointQuery_v13030)(CUlogicalEndpointId leId, cuuint32_t count,
-                                                               int* queryStatus);
+                                                             int* queryStatus);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointGetLimits_v13030)(cuuint64_t* bindAlignment, cuuint64_t* maxSize,
-                                                                   const CUlogicalEndpointProp* prop);
+                                                                 const CUlogicalEndpointProp* prop);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointBindMem_v13030)(CUlogicalEndpointId leId, CUdevice dev,
-                                                                 cuuint64_t offset,
-                                                                 CUmemGenericAllocationHandle memHandle,
-                                                                 cuuint64_t memOffset, cuuint64_t size,
-                                                                 unsigned long long flags);
+                                                               cuuint64_t offset,
+                                                               CUmemGenericAllocationHandle memHandle,
+                                                               cuuint64_t memOffset, cuuint64_t size,
+                                                               unsigned long long flags);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointBindAddr_v13030)(CUlogicalEndpointId leId, CUdevice dev,
-                                                                  cuuint64_t offset, void* ptr, cuuint64_t size,
-                                                                  unsigned long long flags);
-typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointUnbind_v13030)(CUlogicalEndpointId leId, CUdevice dev,
-                                                                cuuint64_t offset, cuuint64_t size);
+                                                                cuuint64_t offset, void* ptr, cuuint64_t size,
+                                                                unsigned long long flags);
+typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointUnbind_v13030)(CUlogicalEndpointId leId, CUdevice dev, cuuint64_t offset,
+                                                              cuuint64_t size);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointExport_v13030)(void* handle, CUlogicalEndpointId leId,
-                                                                CUlogicalEndpointIpcHandleType type);
+                                                              CUlogicalEndpointIpcHandleType type);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointImport_v13030)(CUlogicalEndpointId leId, const void* handle,
-                                                                CUlogicalEndpointIpcHandleType type);
+                                                              CUlogicalEndpointIpcHandleType type);
 typedef CUresult(CUDAAPI* PFN_cuLogicalEndpointDestroy_v13030)(CUlogicalEndpointId leId);
 
 #endif  // CUDA_VERSION < 13030
@@ -88,10 +88,10 @@ inline constexpr int kVersion = 13030;
 
 // Enumerator values of shared/cuda-facts.md, used by number (cast to the typedefs) so that code compiles
 // whether this header or a 13.3 cuda.h declared the types, whatever the enumerators are called there.
-inline constexpr int kTypeUnicast = 1;         // CUlogicalEndpointType
+inline constexpr int kTypeUnicast = 1;  // CUlogicalEndpointType
 inline constexpr int kTypeMulticast = 2;
 inline constexpr unsigned kFlagCountedOps = 1;  // CUlogicalEndpointFlag bit
-inline constexpr int kIpcFabric = 1;           // CUlogicalEndpointIpcHandleType
+inline constexpr int kIpcFabric = 1;            // CUlogicalEndpointIpcHandleType
 // Bytes of a fabric handle (CUlogicalEndpointFabricHandle).
 inline constexpr std::size_t kFabricHandleBytes = 64;
 

@@ -72,7 +72,8 @@ std::vector<nlohmann::json> capabilities_of(const nlohmann::json& report) {
 std::vector<std::string> device_names(const nlohmann::json& report) {
     std::vector<std::string> names;
     if (report.value("command", "") == "devices") {
-        for (const auto& d : results_of(report).value("devices", nlohmann::json::array())) names.push_back(d.value("name", ""));
+        for (const auto& d : results_of(report).value("devices", nlohmann::json::array()))
+            names.push_back(d.value("name", ""));
     } else {
         for (const auto& d : check_details(report, "devices")) {
             for (const auto& n : d.value("names", nlohmann::json::array())) names.push_back(n.get<std::string>());
@@ -150,8 +151,10 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Sour
     };
     for (const SourcedReport* r : reports) {
         const std::string command = r->report.value("command", "");
-        if (std::find(node.sources.begin(), node.sources.end(), r->source) == node.sources.end()) node.sources.push_back(r->source);
-        if (std::find(node.commands.begin(), node.commands.end(), command) == node.commands.end()) node.commands.push_back(command);
+        if (std::find(node.sources.begin(), node.sources.end(), r->source) == node.sources.end())
+            node.sources.push_back(r->source);
+        if (std::find(node.commands.begin(), node.commands.end(), command) == node.commands.end())
+            node.commands.push_back(command);
         if (command == "doctor" && newer(doctor, r->report)) doctor = &r->report;
         if (command == "devices" && newer(devices, r->report)) devices = &r->report;
         if (newer(latest, r->report)) latest = &r->report;
@@ -164,7 +167,7 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Sour
 }
 
 std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
-    std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;   // property -> value -> hosts
+    std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;  // property -> value -> hosts
     for (const auto& n : nodes) {
         for (const auto& [property, value] : n.properties) by_property[property][value].push_back(n.host);
     }
@@ -185,7 +188,7 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
                 second = std::max(second, n);
             }
         }
-        if (second == d.majority_nodes) d.majority.clear();   // a tie: no majority
+        if (second == d.majority_nodes) d.majority.clear();  // a tie: no majority
         for (const auto& [value, hosts] : values) {
             if (!d.majority.empty() && value == d.majority) continue;
             for (const auto& h : hosts) d.differing.emplace_back(h, value);
@@ -202,7 +205,8 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
 
 }  // namespace
 
-std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source, std::vector<InputProblem>& problems) {
+std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
+                                        std::vector<InputProblem>& problems) {
     std::vector<SourcedReport> out;
     int index = 0;
     while (true) {
@@ -252,7 +256,8 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
         auto spread = [&](const std::vector<std::string>& names, bool failing) {
             for (const auto& name : names) {
                 const std::string check = name.substr(0, name.find('@'));
-                auto it = std::find_if(s.checks.begin(), s.checks.end(), [&](const CheckSpread& c) { return c.check == check; });
+                auto it = std::find_if(s.checks.begin(), s.checks.end(),
+                                       [&](const CheckSpread& c) { return c.check == check; });
                 if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}});
                 auto& hosts = failing ? it->failing : it->warning;
                 if (std::find(hosts.begin(), hosts.end(), n.host) == hosts.end()) hosts.push_back(n.host);

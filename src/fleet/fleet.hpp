@@ -14,7 +14,7 @@ namespace cumemctl::fleet {
 
 // An input that could not be used, or a document in it that is not a cumemctl report.
 struct InputProblem {
-    std::string source;    // the file name, or "-" for standard input
+    std::string source;  // the file name, or "-" for standard input
     std::string message;
 };
 
@@ -27,14 +27,14 @@ struct SourcedReport {
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
-    std::vector<std::string> sources;     // inputs that had reports of this node
-    std::vector<std::string> commands;    // the commands of its reports ("doctor", "devices")
-    std::string timestamp;                // of the doctor report used (the latest), else the latest report
-    std::string status;                   // pass, warn, fail (doctor); error (a report not ok); unknown (no doctor)
-    std::vector<std::string> failed;      // "imex-channels", "context@gpu2"
+    std::vector<std::string> sources;   // inputs that had reports of this node
+    std::vector<std::string> commands;  // the commands of its reports ("doctor", "devices")
+    std::string timestamp;              // of the doctor report used (the latest), else the latest report
+    std::string status;                 // pass, warn, fail (doctor); error (a report not ok); unknown (no doctor)
+    std::vector<std::string> failed;    // "imex-channels", "context@gpu2"
     std::vector<std::string> warned;
-    std::string error;                    // the first error of a report that was not ok
-    std::map<std::string, std::string> properties;   // "driver" -> "13.0", "capability fabric" -> "yes"
+    std::string error;                              // the first error of a report that was not ok
+    std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability fabric" -> "yes"
 };
 
 // The nodes that did not pass one check.
@@ -47,16 +47,16 @@ struct CheckSpread {
 // A property in which some nodes differ from the majority of the nodes that report it.
 struct Difference {
     std::string property;
-    std::string majority;                // the most common value ("" when tied)
+    std::string majority;  // the most common value ("" when tied)
     int majority_nodes = 0;
-    int nodes = 0;                       // nodes that report the property
-    std::vector<std::pair<std::string, std::string>> differing;   // host, value
+    int nodes = 0;                                               // nodes that report the property
+    std::vector<std::pair<std::string, std::string>> differing;  // host, value
 };
 
 // The whole summary.
 struct FleetSummary {
-    std::vector<NodeSummary> nodes;        // sorted by host
-    std::vector<CheckSpread> checks;       // in order of first appearance
+    std::vector<NodeSummary> nodes;   // sorted by host
+    std::vector<CheckSpread> checks;  // in order of first appearance
     std::vector<Difference> differences;
     int reports = 0;
 };
@@ -64,7 +64,8 @@ struct FleetSummary {
 // Reads every JSON document of one input (one report, or several one after another, as
 // `srun ... --json > all.json` writes them). A document that does not parse ends the input; one
 // that is not a cumemctl report is skipped; both are added to `problems`.
-std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source, std::vector<InputProblem>& problems);
+std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
+                                        std::vector<InputProblem>& problems);
 
 // Builds the fleet summary from the reports.
 FleetSummary summarise(const std::vector<SourcedReport>& reports);

@@ -1,6 +1,6 @@
 // An allocation mapped read-write for one device, set up and torn down as timed steps: reserve an
-// address range, map the allocation into it, grant one or more devices access; then unmap and free the range. create and
-// its import check both do this.
+// address range, map the allocation into it, grant one or more devices access; then unmap and free the range. create
+// and its import check both do this.
 #pragma once
 
 #include <cstddef>

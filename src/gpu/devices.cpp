@@ -17,7 +17,10 @@ const std::vector<Capability>& capability_catalogue() {
         {"pool_handle_types", "pool IPC handle types", CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, {}},
         {"posix_fd", "POSIX-fd handles", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, {}},
         {"fabric", "fabric handles", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, {}},
-        {"gpudirect_rdma_vmm", "GPUDirect RDMA with VMM", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, {}},
+        {"gpudirect_rdma_vmm",
+         "GPUDirect RDMA with VMM",
+         CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+         {}},
         {"generic_compression", "generic compression", CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, {}},
         {"host_numa_id", "host NUMA id", CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, {}},
         {"host_vmm", "host VMM", CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, {}},
@@ -37,12 +40,12 @@ std::vector<int> select_devices(std::string_view spec, int count) {
     // Parse against an unlimited count first, so that a device that does not exist is told apart
     // from text that is not a device list.
     constexpr int kAny = 1 << 20;
-    std::vector<int> wanted = spec == "all" ? parse_index_list(spec, count, "device")
-                                            : parse_index_list(spec, kAny, "device", false);
+    std::vector<int> wanted =
+        spec == "all" ? parse_index_list(spec, count, "device") : parse_index_list(spec, kAny, "device", false);
     for (int d : wanted) {
         if (d >= count) {
             throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
-                        count == 0 ? "this node has no CUDA device"
+                        count == 0   ? "this node has no CUDA device"
                         : count == 1 ? "this node has one CUDA device: 0"
                                      : fmt::format("this node has {} CUDA devices: 0 to {}", count, count - 1));
         }

@@ -27,8 +27,8 @@ struct Capability {
 struct DeviceInfo {
     int ordinal = 0;
     std::string name;
-    std::string uuid;          // GPU-xxxxxxxx-xxxx-..., empty where the driver lacks cuDeviceGetUuid
-    std::string pci_bus_id;    // 0000:00:00.0, empty where unknown
+    std::string uuid;        // GPU-xxxxxxxx-xxxx-..., empty where the driver lacks cuDeviceGetUuid
+    std::string pci_bus_id;  // 0000:00:00.0, empty where unknown
     int cc_major = 0;
     int cc_minor = 0;
     std::uint64_t total_bytes = 0;

@@ -151,8 +151,7 @@ void import_map_check(Driver& driver, const Message& message, const ImportCheckR
     AllocationHandle handle = timed_step(
         r.steps, "import", "cuMemImportFromShareableHandle",
         [&] { return import_received(api, message, request.handle_type); }, diagnose);
-    DeviceMapping mapping(api, handle.get(), request.size, request.alignment, {request.device}, r.steps,
-                          diagnose);
+    DeviceMapping mapping(api, handle.get(), request.size, request.alignment, {request.device}, r.steps, diagnose);
     r.check = timed_step(
         r.steps, "check", "check_pattern",
         [&] { return check_pattern(api, mapping.address(), request.size, request.seed); }, diagnose);

@@ -41,7 +41,7 @@ struct ImportCheckRequest {
 struct ImportCheckResult {
     int pid = 0;
     int exit_status = -1;               // its exit code; 128 + N when killed by signal N; -1 unknown
-    std::vector<TimedStep> steps;            // its own steps, in order
+    std::vector<TimedStep> steps;       // its own steps, in order
     std::optional<VerifyResult> check;  // check_pattern over the imported mapping
     std::optional<Problem> problem;     // why it failed, diagnosed where it could be
     bool ok() const { return !problem && check && check->ok(); }

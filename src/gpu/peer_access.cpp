@@ -47,9 +47,12 @@ void require_peer_access(const DriverApi& api, int owner, const std::vector<int>
 
 const char* access_flags_name(CUmemAccess_flags flags) {
     switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE: return "read-write";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ: return "read";
-        default: return "none";
+        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+            return "read-write";
+        case CU_MEM_ACCESS_FLAGS_PROT_READ:
+            return "read";
+        default:
+            return "none";
     }
 }
 

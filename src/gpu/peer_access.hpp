@@ -52,7 +52,6 @@ std::vector<DeviceAccess> pool_device_access(const DriverApi& api, CUmemoryPool 
 // Checks the pattern for `seed` over [ptr, ptr + size) with `device`: retains its primary context,
 // makes it current, runs check_pattern, unloads the kernels there and makes the caller's context
 // current again. Throws Error (the context is released and the caller's restored on every path).
-VerifyResult check_from_device(const DriverApi& api, int device, CUdeviceptr ptr, std::size_t size,
-                               std::uint64_t seed);
+VerifyResult check_from_device(const DriverApi& api, int device, CUdeviceptr ptr, std::size_t size, std::uint64_t seed);
 
 }  // namespace cumemctl

@@ -28,10 +28,11 @@ void require_imex_channel(const std::string& dir) {
     Problem p;
     p.exit_code = ExitCode::permission;
     p.message = "a fabric pool cannot be exported: this process can open no IMEX channel";
-    p.cause = fmt::format("exporting fabric handles needs an IMEX channel node that this process can open: {}; "
-                          "checked before calling the driver, whose refused export crashed the process on "
-                          "driver 580.159.04",
-                          access.describe());
+    p.cause = fmt::format(
+        "exporting fabric handles needs an IMEX channel node that this process can open: {}; "
+        "checked before calling the driver, whose refused export crashed the process on "
+        "driver 580.159.04",
+        access.describe());
     p.remedy = "as root, run 'cumemctl imex-setup' (or 'cumemctl imex-setup --owner USER'), then run this again";
     throw Error(std::move(p));
 }
@@ -97,9 +98,9 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
                                            pool_location_name(location), handle_type_name(request.handle_type),
                                            request.max_size == 0 ? "driver default" : format_size(request.max_size)),
                                watch.seconds()});
-    if (!access.empty() &&
-        !r.outcome.run(me, "set access",
-                       [&] { return grant_pool_access(api, pool.handle(), device, pool_owner(location, device), access, r); })) {
+    if (!access.empty() && !r.outcome.run(me, "set access", [&] {
+            return grant_pool_access(api, pool.handle(), device, pool_owner(location, device), access, r);
+        })) {
         return;
     }
     const Stream stream(api);

@@ -20,8 +20,8 @@ struct CreatePoolResult {
     std::uint64_t size = 0;                     // the block allocated from it
     std::optional<PoolAttributes> after_alloc;  // the pool with the block allocated
     std::optional<PoolAttributes> after_free;   // and after it was freed
-    std::vector<DeviceAccess> access;  // each --access device's access to the pool, read back
-    std::vector<DeviceCheck> checks;   // the block's pattern checked from each other --access device
+    std::vector<DeviceAccess> access;           // each --access device's access to the pool, read back
+    std::vector<DeviceCheck> checks;            // the block's pattern checked from each other --access device
     bool ipc_checked = false;
     IpcOutcome outcome;                      // every step, and the problem that stopped them
     std::optional<ResourceSnapshot> before;  // free memory and descriptors before anything was made

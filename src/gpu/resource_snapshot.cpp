@@ -10,7 +10,9 @@ namespace {
 // The driver's own device files (/dev/nvidia*, the IMEX channel among them): the driver opens them when
 // it first needs them and keeps them for the life of the process (seen on the H200: the channel node
 // stays open after the first fabric allocation). They are not descriptors the command leaked.
-bool driver_file(const std::string& target) { return target.rfind("/dev/nvidia", 0) == 0; }
+bool driver_file(const std::string& target) {
+    return target.rfind("/dev/nvidia", 0) == 0;
+}
 
 }  // namespace
 

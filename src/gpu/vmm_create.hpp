@@ -54,12 +54,12 @@ struct CreateResult {
     std::optional<CUmemAllocationProp> requested;
     std::optional<CUmemAllocationProp> granted;  // cuMemGetAllocationPropertiesFromHandle
     std::vector<TimedStep> steps;
-    std::optional<CUdeviceptr> address;  // where it was mapped
-    std::uint64_t seed = 0;              // of the pattern
-    std::vector<DeviceAccess> access;    // each device's access, read back after the grant (--access)
-    std::optional<VerifyResult> verify;  // fill and check (--verify)
+    std::optional<CUdeviceptr> address;    // where it was mapped
+    std::uint64_t seed = 0;                // of the pattern
+    std::vector<DeviceAccess> access;      // each device's access, read back after the grant (--access)
+    std::optional<VerifyResult> verify;    // fill and check (--verify)
     std::vector<DeviceCheck> peer_checks;  // the pattern checked from each other --access device
-    std::optional<VerifyResult> fill;    // the fill alone (--import-check without --verify)
+    std::optional<VerifyResult> fill;      // the fill alone (--import-check without --verify)
     std::optional<ExportInfo> exported;
     std::optional<ImportCheckResult> import_check;
     std::optional<ResourceSnapshot> before;  // taken in the context, before anything was made

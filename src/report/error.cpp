@@ -6,11 +6,16 @@ namespace cumemctl {
 
 std::string_view exit_code_name(ExitCode code) {
     switch (code) {
-        case ExitCode::ok: return "ok";
-        case ExitCode::failed: return "failed";
-        case ExitCode::usage: return "usage";
-        case ExitCode::unavailable: return "unavailable";
-        case ExitCode::permission: return "permission";
+        case ExitCode::ok:
+            return "ok";
+        case ExitCode::failed:
+            return "failed";
+        case ExitCode::usage:
+            return "usage";
+        case ExitCode::unavailable:
+            return "unavailable";
+        case ExitCode::permission:
+            return "permission";
     }
     return "failed";
 }

@@ -29,9 +29,12 @@ std::string sanitise_name(std::string_view name) {
 std::string escape_help(std::string_view text) {
     std::string out;
     for (char c : text) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
@@ -47,16 +50,27 @@ std::string format_value(double v) {
 // The gauges every report has, whatever the command.
 std::vector<Metric> envelope_metrics(const Report& report) {
     std::vector<Metric> m;
-    m.push_back({"build_info", "the cumemctl that wrote these metrics (always 1)",
-                 {{"version", std::string(tool_version())}, {"commit", std::string(git_commit())}}, 1});
-    m.push_back({"report_exit_code", "the exit code of the command (0 ok, 1 failed, 2 usage, 3 unavailable, 4 permission)",
-                 {{"command", report.command}}, static_cast<double>(report.exit_code)});
-    m.push_back({"report_timestamp_seconds", "when the command started, seconds since the Unix epoch",
-                 {{"command", report.command}}, unix_seconds(report.started)});
-    m.push_back({"driver_loaded", "whether the CUDA driver library loaded (1) or not (0)", {}, report.driver.loaded ? 1.0 : 0.0});
+    m.push_back({"build_info",
+                 "the cumemctl that wrote these metrics (always 1)",
+                 {{"version", std::string(tool_version())}, {"commit", std::string(git_commit())}},
+                 1});
+    m.push_back({"report_exit_code",
+                 "the exit code of the command (0 ok, 1 failed, 2 usage, 3 unavailable, 4 permission)",
+                 {{"command", report.command}},
+                 static_cast<double>(report.exit_code)});
+    m.push_back({"report_timestamp_seconds",
+                 "when the command started, seconds since the Unix epoch",
+                 {{"command", report.command}},
+                 unix_seconds(report.started)});
+    m.push_back({"driver_loaded",
+                 "whether the CUDA driver library loaded (1) or not (0)",
+                 {},
+                 report.driver.loaded ? 1.0 : 0.0});
     if (report.driver.loaded) {
-        m.push_back({"driver_cuda_version", "the CUDA version of the driver, as cuDriverGetVersion gives it (13000 is 13.0)",
-                     {}, static_cast<double>(report.driver.version)});
+        m.push_back({"driver_cuda_version",
+                     "the CUDA version of the driver, as cuDriverGetVersion gives it (13000 is 13.0)",
+                     {},
+                     static_cast<double>(report.driver.version)});
     }
     return m;
 }
@@ -79,10 +93,14 @@ void write_sample(const Metric& m, const std::string& name, std::ostream& out) {
 std::string prometheus_escape(std::string_view value) {
     std::string out;
     for (char c : value) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }

@@ -19,10 +19,10 @@ inline constexpr int kSchemaVersion = 1;
 
 // What the report says about the driver library: which one, whether it loaded, and its version.
 struct DriverInfo {
-    std::string library;          // the path or soname that was tried
+    std::string library;  // the path or soname that was tried
     bool loaded = false;
-    int version = 0;              // cuDriverGetVersion, 0 when unknown
-    std::string error;            // why it did not load, empty when it did
+    int version = 0;    // cuDriverGetVersion, 0 when unknown
+    std::string error;  // why it did not load, empty when it did
 };
 
 // A table for people: a title, column headings and rows of cells, with notes printed under it.
@@ -31,7 +31,7 @@ struct Table {
     std::vector<std::string> columns;
     std::vector<std::vector<std::string>> rows;
     std::vector<std::string> notes;
-    bool wrap_last = false;   // wrap the last column and the notes at spaces to fit the output width
+    bool wrap_last = false;  // wrap the last column and the notes at spaces to fit the output width
 };
 
 // Label pairs of a metric sample, in the order they are written: {"device", "0"}, {"check", "driver"}.
@@ -50,13 +50,13 @@ struct Metric {
 // A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
 struct Report {
     std::string command;
-    std::string host = host_name();                                    // the node it describes
+    std::string host = host_name();                                                    // the node it describes
     std::chrono::system_clock::time_point started = std::chrono::system_clock::now();  // when the command began
     DriverInfo driver;
     nlohmann::json results = nlohmann::json::object();
     std::vector<Table> tables;
-    std::string text;               // text written as is before the tables (a completion script)
-    std::vector<Metric> metrics;    // what --format prometheus writes (commands that support it fill it)
+    std::string text;             // text written as is before the tables (a completion script)
+    std::vector<Metric> metrics;  // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
@@ -72,7 +72,8 @@ struct Report {
     bool ok() const { return exit_code == ExitCode::ok; }
 };
 
-// The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit code.
+// The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit
+// code.
 nlohmann::json to_json(const Report& report);
 // One problem as JSON (message, cause, remedy, exit code, driver failure and device where known).
 nlohmann::json to_json(const Problem& problem);

@@ -9,19 +9,22 @@ namespace {
 
 // Display width of UTF-8 text: counts code points, which is right for the text cumemctl prints.
 std::size_t display_width(const std::string& s) {
-    return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) {
-        return (static_cast<unsigned char>(c) & 0xC0) != 0x80;
-    }));
+    return static_cast<std::size_t>(
+        std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
 // Colour for status words in cells, only on a terminal.
 std::string paint(const std::string& cell, bool colour) {
     if (!colour) return cell;
     const char* code = nullptr;
-    if (cell == "pass" || cell == "ok" || cell == "yes" || cell == "created" || cell == "unchanged") code = "32";
-    else if (cell == "warn" || cell == "fixed" || cell == "replaced" || cell == "unknown") code = "33";
-    else if (cell == "fail" || cell == "error" || cell == "refused" || cell == "no") code = "31";
-    else if (cell == "skip") code = "2";
+    if (cell == "pass" || cell == "ok" || cell == "yes" || cell == "created" || cell == "unchanged")
+        code = "32";
+    else if (cell == "warn" || cell == "fixed" || cell == "replaced" || cell == "unknown")
+        code = "33";
+    else if (cell == "fail" || cell == "error" || cell == "refused" || cell == "no")
+        code = "31";
+    else if (cell == "skip")
+        code = "2";
     if (code == nullptr) return cell;
     return std::string("\x1b[") + code + "m" + cell + "\x1b[0m";
 }

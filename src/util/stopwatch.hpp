@@ -10,9 +10,7 @@ class Stopwatch {
 public:
     Stopwatch() : start_(std::chrono::steady_clock::now()) {}
     // Seconds since construction or the last restart.
-    double seconds() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
     // Returns the elapsed seconds and starts again.
     double lap() {
         const auto now = std::chrono::steady_clock::now();

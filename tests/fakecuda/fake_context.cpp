@@ -9,14 +9,20 @@ namespace {
 thread_local int current_device = -1;
 }
 
-int current_context_device() { return current_device; }
+int current_context_device() {
+    return current_device;
+}
 
 }  // namespace fake
 
 namespace {
 // A fake CUcontext is the device ordinal plus one, as a pointer.
-CUcontext context_of(int ordinal) { return reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(ordinal + 1)); }
-int device_of(CUcontext ctx) { return static_cast<int>(reinterpret_cast<std::intptr_t>(ctx)) - 1; }
+CUcontext context_of(int ordinal) {
+    return reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(ordinal + 1));
+}
+int device_of(CUcontext ctx) {
+    return static_cast<int>(reinterpret_cast<std::intptr_t>(ctx)) - 1;
+}
 }  // namespace
 
 extern "C" {

@@ -20,7 +20,9 @@ void* self_handle() {
     return handle;
 }
 
-bool is_logical_endpoint_entry(const char* name) { return std::strncmp(name, "cuLogicalEndpoint", 17) == 0; }
+bool is_logical_endpoint_entry(const char* name) {
+    return std::strncmp(name, "cuLogicalEndpoint", 17) == 0;
+}
 
 }  // namespace
 
@@ -38,8 +40,8 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cu
         if (symbolStatus != nullptr) *symbolStatus = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    const bool removed = std::find(s.missing_entry_points.begin(), s.missing_entry_points.end(), symbol) !=
-                         s.missing_entry_points.end();
+    const bool removed =
+        std::find(s.missing_entry_points.begin(), s.missing_entry_points.end(), symbol) != s.missing_entry_points.end();
     const bool too_new = is_logical_endpoint_entry(symbol) && s.driver_version < 13030;
     // Like libcuda, the newest ABI of a base name is its _v2 symbol where one exists (cuMemGetInfo_v2
     // has the size_t signature; plain cuMemGetInfo is the 32-bit one of CUDA 2.0).
@@ -142,7 +144,8 @@ CUresult cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (uuid == nullptr) return CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < 16; ++i) {
-        uuid->bytes[i] = static_cast<char>(std::stoi(d->uuid_hex.substr(static_cast<std::size_t>(2 * i), 2), nullptr, 16));
+        uuid->bytes[i] =
+            static_cast<char>(std::stoi(d->uuid_hex.substr(static_cast<std::size_t>(2 * i), 2), nullptr, 16));
     }
     return CUDA_SUCCESS;
 }

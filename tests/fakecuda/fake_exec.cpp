@@ -23,7 +23,9 @@ std::map<CUevent, long long>& events() {
 }
 std::uintptr_t next_event = 0x9000;
 
-bool valid_stream(CUstream s) { return s == nullptr || streams().count(s) != 0; }
+bool valid_stream(CUstream s) {
+    return s == nullptr || streams().count(s) != 0;
+}
 
 bool valid_range(CUdeviceptr p, size_t n) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
@@ -141,8 +143,9 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = events().find(event);
     if (it == events().end() || !valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
-    it->second = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::steady_clock::now().time_since_epoch()).count();
+    it->second =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+            .count();
     return CUDA_SUCCESS;
 }
 

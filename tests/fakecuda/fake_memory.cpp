@@ -14,10 +14,14 @@ std::map<std::uintptr_t, std::pair<std::size_t, AccessMask>>& linear_blocks() {
 
 int flag_index(const CUmemAllocationProp& prop, int which) {
     switch (which) {
-        case 1: return prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC ? 1 : 0;
-        case 2: return prop.allocFlags.gpuDirectRDMACapable != 0 ? 2 : 0;
-        case 3: return (prop.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0 ? 3 : 0;
-        default: return 0;
+        case 1:
+            return prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC ? 1 : 0;
+        case 2:
+            return prop.allocFlags.gpuDirectRDMACapable != 0 ? 2 : 0;
+        case 3:
+            return (prop.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0 ? 3 : 0;
+        default:
+            return 0;
     }
 }
 

@@ -14,12 +14,12 @@ namespace fake {
 // One physical allocation made by cuMemCreate (or imported from another process).
 struct Allocation {
     CUmemGenericAllocationHandle handle = 0;
-    CUmemAllocationProp prop{};   // as requested, with what was granted (compression) filled in
+    CUmemAllocationProp prop{};  // as requested, with what was granted (compression) filled in
     std::size_t size = 0;
-    int memfd = -1;               // backs the memory; exported as a POSIX fd
-    int device = -1;              // whose `used` it counts against; -1 for host memory or an import
+    int memfd = -1;   // backs the memory; exported as a POSIX fd
+    int device = -1;  // whose `used` it counts against; -1 for host memory or an import
     bool imported = false;
-    bool released = false;        // cuMemRelease was called; freed when the last mapping goes
+    bool released = false;  // cuMemRelease was called; freed when the last mapping goes
     int mappings = 0;
 };
 
@@ -46,7 +46,9 @@ using AccessMask = std::uint32_t;
 // Every device (host memory handed out by pools, cuMemAlloc without a context).
 constexpr AccessMask kAllDevices = ~AccessMask{0};
 // The mask of one device, or none for a negative ordinal.
-inline AccessMask device_bit(int device) { return device < 0 || device >= 32 ? 0 : AccessMask{1} << device; }
+inline AccessMask device_bit(int device) {
+    return device < 0 || device >= 32 ? 0 : AccessMask{1} << device;
+}
 
 // Whether [ptr, ptr + size) lies in memory that `device` may touch as device memory: a mapped range
 // it was granted read-write access to (cuMemSetAccess), or a cuMemAlloc/pool block it may access.

@@ -4,7 +4,8 @@
 // on the host over the (host-addressed) device memory, with the pattern of src/gpu/verify_pattern.hpp,
 // so that the memory holds what the CUDA kernels would write, bit for bit. A range that is not mapped
 // and accessible to the device of the current context fails the launch with CUDA_ERROR_ILLEGAL_ADDRESS
-// (the real driver reports it at the next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module cache needs.
+// (the real driver reports it at the next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module
+// cache needs.
 //
 // FAKECUDA_CORRUPT_AFTER_FILL=OFFSET[,OFFSET...] (read at every launch): after each fill kernel, the
 // byte at each OFFSET from the start of the filled range that lies in it is inverted.

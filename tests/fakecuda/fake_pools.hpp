@@ -32,8 +32,8 @@ struct Pool {
     CUmemPoolProps props{};
     int device = -1;  // whose free memory its reservations take; -1 for host memory
     bool is_default = false;
-    bool imported = false;   // statistics, trim and allocation are refused, as the driver does
-    bool destroyed = false;  // destroyed with allocations outstanding: goes with the last one
+    bool imported = false;            // statistics, trim and allocation are refused, as the driver does
+    bool destroyed = false;           // destroyed with allocations outstanding: goes with the last one
     AccessMask access = kAllDevices;  // devices that may read and write its blocks: its own device
                                       // (peers by cuMemPoolSetAccess), every one for host memory,
                                       // none for an import until the importer grants its device

@@ -19,7 +19,8 @@ struct ResultName {
     const char* text;
 };
 
-#define FAKE_RESULT(code, text) {code, #code, text}
+#define FAKE_RESULT(code, text) \
+    { code, #code, text }
 const ResultName kResults[] = {
     FAKE_RESULT(CUDA_SUCCESS, "no error"),
     FAKE_RESULT(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
@@ -93,8 +94,9 @@ void load_profile(State& s) {
         s.devices.push_back(std::move(dev));
     }
     for (const auto& i : p.value("inject", nlohmann::json::array())) {
-        s.injections.push_back(Injection{i.at("call").get<std::string>(), result_from_name(i.at("result").get<std::string>()),
-                                         i.value("nth", 1), i.value("count", 1)});
+        s.injections.push_back(Injection{i.at("call").get<std::string>(),
+                                         result_from_name(i.at("result").get<std::string>()), i.value("nth", 1),
+                                         i.value("count", 1)});
     }
     // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile, in
     // every process; FAKECUDA_INJECT_CHILD adds them only in processes started by a process that had

@@ -31,13 +31,13 @@ struct GranularityRow {
 // One fake GPU.
 struct Device {
     std::string name;
-    std::string uuid_hex;      // 32 hex digits
+    std::string uuid_hex;  // 32 hex digits
     std::string pci_bus_id;
     std::uint64_t total = 0;
     std::uint64_t used = 0;    // bytes taken by allocations of this process (and by `baseline_used`)
     std::map<int, int> attrs;  // attribute number -> value; absent -> CUDA_ERROR_INVALID_VALUE
     std::vector<GranularityRow> granularity;
-    nlohmann::json extra;      // the profile's device object, for feature files (pools, endpoints)
+    nlohmann::json extra;  // the profile's device object, for feature files (pools, endpoints)
     bool context_retained = false;
     int context_refs = 0;
 };
@@ -88,12 +88,12 @@ bool imex_channel_available();
 }  // namespace fake
 
 // Every entry point starts with this: counts the call, applies injection, requires cuInit.
-#define FAKE_ENTRY(name)                                                        \
-    do {                                                                        \
-        if (auto inj_ = ::fake::injected(name)) return *inj_;                   \
+#define FAKE_ENTRY(name)                                      \
+    do {                                                      \
+        if (auto inj_ = ::fake::injected(name)) return *inj_; \
     } while (0)
-#define FAKE_ENTRY_INIT(name)                                                   \
-    do {                                                                        \
-        FAKE_ENTRY(name);                                                       \
-        if (!::fake::state().initialised) return CUDA_ERROR_NOT_INITIALIZED;    \
+#define FAKE_ENTRY_INIT(name)                                                \
+    do {                                                                     \
+        FAKE_ENTRY(name);                                                    \
+        if (!::fake::state().initialised) return CUDA_ERROR_NOT_INITIALIZED; \
     } while (0)

@@ -39,10 +39,14 @@ CUmemGenericAllocationHandle next_handle = 0x1000;
 // The attribute that gates a location type for VMM, or 0 where none does.
 int location_attribute(CUmemLocationType type) {
     switch (type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE: return CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-        case CU_MEM_LOCATION_TYPE_HOST: return CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA: return CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
-        default: return 0;
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+        case CU_MEM_LOCATION_TYPE_HOST:
+            return CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+            return CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
+        default:
+            return 0;
     }
 }
 
@@ -117,8 +121,12 @@ Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset) {
     return &a->second;
 }
 
-std::size_t live_allocations() { return allocations().size(); }
-std::size_t live_reservations() { return reservations().size(); }
+std::size_t live_allocations() {
+    return allocations().size();
+}
+std::size_t live_reservations() {
+    return reservations().size();
+}
 
 bool valid_device_range(CUdeviceptr ptr, std::size_t size, int device) {
     const auto p = static_cast<std::uintptr_t>(ptr);
@@ -146,7 +154,8 @@ extern "C" {
 CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocationProp* prop,
                                        CUmemAllocationGranularity_flags option) {
     FAKE_ENTRY_INIT("cuMemGetAllocationGranularity");
-    if (granularity == nullptr || prop == nullptr || fake::host_with_handle_types(*prop)) return CUDA_ERROR_INVALID_VALUE;
+    if (granularity == nullptr || prop == nullptr || fake::host_with_handle_types(*prop))
+        return CUDA_ERROR_INVALID_VALUE;
     std::uint64_t min = 0, rec = 0;
     const CUresult r = fake::granularity_for(*prop, min, rec);
     if (r != CUDA_SUCCESS) return r;
@@ -259,8 +268,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGenericAlloc
     if (m != fake::mappings().begin() && std::prev(m)->first + std::prev(m)->second.size > p) {
         return CUDA_ERROR_ALREADY_MAPPED;
     }
-    void* at = mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->memfd,
-                    static_cast<off_t>(offset));
+    void* at =
+        mmap(reinterpret_cast<void*>(p), size, PROT_NONE, MAP_SHARED | MAP_FIXED, a->memfd, static_cast<off_t>(offset));
     if (at == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
     fake::mappings()[p] = {size, handle, 0, offset};
     ++a->mappings;

@@ -175,7 +175,7 @@ TEST_CASE("an allocating check on a driver without the entry points it needs fai
     const auto& trim = find(run, "pool-trim", 0);
     CHECK(trim.outcome.status == CheckStatus::fail);
     CHECK(trim.outcome.reason.find("this driver has no") == 0);
-    CHECK(find(run, "posix-fd-ipc", 0).outcome.status == CheckStatus::skip);   // no POSIX-fd attribute
-    CHECK(find(run, "fabric-alloc", 0).outcome.status == CheckStatus::skip);   // no fabric handles
+    CHECK(find(run, "posix-fd-ipc", 0).outcome.status == CheckStatus::skip);  // no POSIX-fd attribute
+    CHECK(find(run, "fabric-alloc", 0).outcome.status == CheckStatus::skip);  // no fabric handles
     CHECK(testing_driver::model().retained == 0);
 }

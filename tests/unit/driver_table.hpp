@@ -11,11 +11,11 @@ namespace testing_driver {
 // The device model the lambdas read; tests change it before calling the core.
 struct Model {
     int device_count = 1;
-    std::map<int, int> attrs;   // absent attribute -> CUDA_ERROR_INVALID_VALUE
+    std::map<int, int> attrs;  // absent attribute -> CUDA_ERROR_INVALID_VALUE
     size_t total = 80ULL << 30;
     size_t free = 70ULL << 30;
     CUresult retain_result = CUDA_SUCCESS;
-    int retained = 0;           // primary contexts retained and not yet released
+    int retained = 0;  // primary contexts retained and not yet released
 };
 
 // The model the table below reads.

@@ -13,8 +13,10 @@ std::string doctor_report(const std::string& host, const std::string& driver, co
                           const std::string& checks) {
     return R"({"schema": "cumemctl.report", "command": "doctor", "host": ")" + host +
            R"(", "timestamp": "2026-11-29T10:00:00Z", "ok": true, "tool": {"version": "0.1.0"},
-             "driver": {"loaded": true, "version_string": ")" + driver + R"("},
-             "results": {"status": ")" + status + R"(", "device_count": 1, "checks": [)" + checks + "]}}";
+             "driver": {"loaded": true, "version_string": ")" +
+           driver + R"("},
+             "results": {"status": ")" +
+           status + R"(", "device_count": 1, "checks": [)" + checks + "]}}";
 }
 
 const char* kPass = R"({"check": "driver", "device": null, "status": "pass", "details": {"kernel_module": "580.1"}})";
@@ -49,8 +51,10 @@ TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty 
 
 TEST_CASE("the summary: statuses, failing checks by device, and the minority's differences") {
     std::vector<SourcedReport> reports;
-    for (const char* h : {"n1", "n2", "n3"}) reports.push_back({"x", nlohmann::json::parse(doctor_report(h, "13.0", "pass", kPass))});
-    reports.push_back({"y", nlohmann::json::parse(doctor_report("n4", "12.4", "fail", std::string(kWarn) + "," + kFail))});
+    for (const char* h : {"n1", "n2", "n3"})
+        reports.push_back({"x", nlohmann::json::parse(doctor_report(h, "13.0", "pass", kPass))});
+    reports.push_back(
+        {"y", nlohmann::json::parse(doctor_report("n4", "12.4", "fail", std::string(kWarn) + "," + kFail))});
     const FleetSummary s = summarise(reports);
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");

@@ -8,8 +8,8 @@
 using namespace cumemctl;
 
 TEST_CASE("UTC timestamps are RFC 3339 with whole seconds") {
-    const auto t = std::chrono::system_clock::time_point{} + std::chrono::seconds(1795948440) +
-                   std::chrono::milliseconds(999);
+    const auto t =
+        std::chrono::system_clock::time_point{} + std::chrono::seconds(1795948440) + std::chrono::milliseconds(999);
     CHECK(utc_timestamp(t) == "2026-11-29T10:34:00Z");
     CHECK(unix_seconds(t) == doctest::Approx(1795948440.999));
 }

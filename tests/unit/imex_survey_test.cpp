@@ -31,8 +31,9 @@ struct TempRoot {
 
 TEST_CASE("the survey reads the major, the driver parameters and the channel folder") {
     TempRoot root;
-    root.write("/proc/devices", "Character devices:\n  1 mem\n511 nvidia-caps-imex-channels\n\nBlock devices:\n"
-                                "512 nvidia-caps-imex-channels\n");
+    root.write("/proc/devices",
+               "Character devices:\n  1 mem\n511 nvidia-caps-imex-channels\n\nBlock devices:\n"
+               "512 nvidia-caps-imex-channels\n");
     root.write("/proc/driver/nvidia/params", "ImexChannelCount: 2048\nCreateImexChannel0: 1\n");
     root.write("/dev/nvidia-caps-imex-channels/channel7", "");
     root.write("/dev/nvidia-caps-imex-channels/README", "");
@@ -83,8 +84,9 @@ TEST_CASE("channel nodes: wrong major, wrong minor, beyond the channel count") {
 
 TEST_CASE("multi-user: login accounts in /etc/passwd, or a directory service") {
     TempRoot root;
-    root.write("/etc/passwd", "root:x:0:0::/root:/bin/bash\nsvc:x:1001:1001::/:/usr/sbin/nologin\n"
-                              "nobody:x:65534:65534::/:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/bash\n");
+    root.write("/etc/passwd",
+               "root:x:0:0::/root:/bin/bash\nsvc:x:1001:1001::/:/usr/sbin/nologin\n"
+               "nobody:x:65534:65534::/:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/bash\n");
     root.write("/etc/nsswitch.conf", "passwd: files systemd\n");
     UserSurvey u = survey_users(root.path.string());
     CHECK_FALSE(u.multi_user);

@@ -23,7 +23,9 @@ std::size_t count(const std::string& text, const std::string& what) {
 }  // namespace
 
 TEST_CASE("label values escape backslash, quote and newline") {
-    CHECK(prometheus_escape(R"(a\b"c)" "\n" "d") == R"(a\\b\"c\nd)");
+    CHECK(prometheus_escape(R"(a\b"c)"
+                            "\n"
+                            "d") == R"(a\\b\"c\nd)");
     CHECK(prometheus_escape("plain") == "plain");
 }
 

@@ -56,8 +56,11 @@ TEST_CASE("the table renderer aligns columns and the problem writer gives the re
 }
 
 TEST_CASE("a wrapping table breaks its last column and notes at spaces to fit the width") {
-    Table t{"T", {"a", "reason"}, {{"x", "one two three four five six seven eight nine ten eleven twelve"}},
-            {"a long note that will need to wrap somewhere around here"}, true};
+    Table t{"T",
+            {"a", "reason"},
+            {{"x", "one two three four five six seven eight nine ten eleven twelve"}},
+            {"a long note that will need to wrap somewhere around here"},
+            true};
     std::ostringstream out;
     render_table(t, out, false, 30);
     CHECK(out.str() ==
