@@ -82,8 +82,9 @@ def test_owner_only(c, binary):
     r = doc["results"]
     c.eq("create --access 0: verify ok", r["verify"]["ok"], True)
     c.eq("create --access 0: bytes verified", r["verify"]["bytes"], SIZE)
-    c.eq("create --access 0: steps are plain --map --verify's plus read-access",
-         [s for s in step_names(doc) if s != "read-access"], step_names(plain))
+    c.eq("create --access 0: steps are plain --map --verify's plus peer-access and read-access",
+         [s for s in step_names(doc) if s not in ("peer-access", "read-access")], step_names(plain))
+    c.eq("create --access 0: the list is checked first", step_names(doc)[:1], ["peer-access"])
     c.eq("create --access 0: device 0's access (cuMemGetAccess)",
          [(a["device"], a["access"], a["peer"]) for a in r["access"]], [(0, direct_mapping_access(0), False)])
     c.eq("create --access 0: no check from another device", r["peer_checks"], [])
