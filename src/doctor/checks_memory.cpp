@@ -20,6 +20,10 @@
 namespace cumemctl::doctor {
 namespace {
 
+// How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has
+// not answered by then is hung, and doctor must still finish.
+constexpr int kSecondProcessTimeoutMs = 20000;
+
 // Whether the device's capability is known and set.
 bool has(DeviceState& device, std::string_view key) {
     return capability_of(device.info(), key).value_or(0) != 0;
@@ -68,6 +72,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     request.imex_channel_dir = ctx.path(kImexChannelDir);
     request.executable = "/proc/self/exe";
     request.libcuda = ctx.driver->info().library;
+    request.import_timeout_ms = kSecondProcessTimeoutMs;
     CreateResult result;
     try {
         run_create(device.api(), request, result);
@@ -143,6 +148,7 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     std::random_device random;
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
+    ipc.timeout = std::chrono::milliseconds(kSecondProcessTimeoutMs);
     ipc.imex_channel_dir = ctx.path(kImexChannelDir);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
     nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps)}};

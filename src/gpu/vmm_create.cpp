@@ -47,6 +47,7 @@ ImportCheckRequest import_request(const CreateRequest& request, const CreateResu
     r.seed = result.seed;
     r.alignment = result.granularity->minimum;
     r.imex_channel_dir = request.imex_channel_dir;
+    r.timeout_ms = request.import_timeout_ms;
     return r;
 }
 

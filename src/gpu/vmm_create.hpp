@@ -34,8 +34,9 @@ struct CreateRequest {
     bool export_handle = false;  // export the shareable handle
     bool import_check = false;   // a second process imports, maps and checks the pattern
     std::string imex_channel_dir = kImexChannelDir;
-    std::string executable;  // the binary the import check starts
-    std::string libcuda;     // the driver library the import check loads
+    std::string executable;          // the binary the import check starts
+    std::string libcuda;             // the driver library the import check loads
+    int import_timeout_ms = 120000;  // how long to wait for the import check's answer
 };
 
 // The exported handle as reported: the descriptor number (valid until create returns) or the
