@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "gpu/primary_context.hpp"
 #include "util/index_list.hpp"
 
 namespace cumemctl {
@@ -101,19 +102,8 @@ namespace {
 // Free memory of one device through its primary context; the context is released again.
 void read_free(const DriverApi& api, DeviceInfo& info) {
     try {
-        require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
-        require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
-        require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
-        require_entry(reinterpret_cast<const void*>(api.cuMemGetInfo), "cuMemGetInfo", 3020);
-        CUcontext ctx = nullptr;
-        check(api, api.cuDevicePrimaryCtxRetain(&ctx, info.ordinal), "cuDevicePrimaryCtxRetain");
-        CUresult r = api.cuCtxSetCurrent(ctx);
-        size_t free = 0, total = 0;
-        if (r == CUDA_SUCCESS) r = api.cuMemGetInfo(&free, &total);
-        api.cuCtxSetCurrent(nullptr);
-        api.cuDevicePrimaryCtxRelease(info.ordinal);
-        check(api, r, "cuMemGetInfo");
-        info.free_bytes = free;
+        const PrimaryContext context(api, info.ordinal);
+        info.free_bytes = current_device_memory(api).free;
     } catch (const Error& e) {
         info.free_error = e.what();
     }

@@ -1,38 +1,31 @@
 #include "gpu/fabric_probe.hpp"
 
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/diagnosis.hpp"
+#include "gpu/primary_context.hpp"
 
 namespace cumemctl {
 namespace {
 
-// Releases an allocation handle and a retained primary context, whatever happens in between.
+// Releases an allocation handle and then, if one was made, the primary context, whatever happens in
+// between.
 struct ProbeResources {
+    explicit ProbeResources(const DriverApi& driver) : api(driver) {}
+    ProbeResources(const ProbeResources&) = delete;
+    ProbeResources& operator=(const ProbeResources&) = delete;
+
     const DriverApi& api;
     CUdevice device = 0;
+    std::optional<PrimaryContext> context;  // only for drivers that want one for cuMemCreate
     CUmemGenericAllocationHandle handle = 0;
-    bool context = false;
 
     ~ProbeResources() {
         if (handle != 0 && api.cuMemRelease != nullptr) api.cuMemRelease(handle);
-        if (context) {
-            api.cuCtxSetCurrent(nullptr);
-            api.cuDevicePrimaryCtxRelease(device);
-        }
-    }
-
-    // Makes the device's primary context current (for drivers that want one for cuMemCreate).
-    void use_primary_context() {
-        require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
-        require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
-        require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
-        CUcontext ctx = nullptr;
-        check(api, api.cuDevicePrimaryCtxRetain(&ctx, device), "cuDevicePrimaryCtxRetain");
-        context = true;
-        check(api, api.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     }
 };
 
@@ -54,7 +47,7 @@ void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricPro
     CUresult r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
     if (r == CUDA_ERROR_INVALID_CONTEXT) {
         res.handle = 0;
-        res.use_primary_context();
+        res.context.emplace(api, res.device);
         result.needed_context = true;
         r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
     }
