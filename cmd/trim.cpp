@@ -24,19 +24,13 @@ struct TrimOptions {
 };
 
 nlohmann::json trim_json(const PoolInfo& pool, const WorkloadPattern& pattern, const TrimResult& r) {
-    const TrimFigures& f = r.figures;
-    return {{"pool", pool_info_json(pool)},
-            {"exercise", workload_json(pattern, r.workload)},
-            {"keep_bytes", f.keep},
-            {"granule_bytes", f.granule},
-            {"reserved_before_bytes", f.reserved_before},
-            {"reserved_after_bytes", f.reserved_after},
-            {"device_free_at_start_bytes", f.free_at_start},
-            {"device_free_before_trim_bytes", f.free_before_trim},
-            {"device_free_after_trim_bytes", f.free_after_trim},
-            {"trim_seconds", r.trim_seconds},
-            {"returned", r.verdict.returned},
-            {"reason", r.verdict.reason}};
+    nlohmann::json j = to_json(r.figures);
+    j["pool"] = pool_info_json(pool);
+    j["exercise"] = workload_json(pattern, r.workload);
+    j["trim_seconds"] = r.trim_seconds;
+    j["returned"] = r.verdict.returned;
+    j["reason"] = r.verdict.reason;
+    return j;
 }
 
 Table trim_table(int device, const TrimResult& r) {

@@ -116,14 +116,9 @@ CheckOutcome check_pool_trim(DoctorContext&, DeviceState* device) {
     const WorkloadPattern pattern = parse_workload_pattern(fmt::format("8x{}", granule));
     require_room(api, "the trim workload", pool_footprint(pattern, granule), location, 0);
     const TrimResult r = run_trim(api, pool.handle, pattern, 0, granule);
-    const TrimFigures& f = r.figures;
-    nlohmann::json details{{"pattern", pattern.text},
-                           {"reserved_before_bytes", f.reserved_before},
-                           {"reserved_after_bytes", f.reserved_after},
-                           {"device_free_at_start_bytes", f.free_at_start},
-                           {"device_free_before_trim_bytes", f.free_before_trim},
-                           {"device_free_after_trim_bytes", f.free_after_trim},
-                           {"trim_seconds", r.trim_seconds}};
+    nlohmann::json details = to_json(r.figures);
+    details["pattern"] = pattern.text;
+    details["trim_seconds"] = r.trim_seconds;
     if (!r.verdict.returned) {
         return CheckOutcome::fail(r.verdict.reason,
                                   "another process may have taken or given back device memory meanwhile: run "

@@ -87,4 +87,14 @@ TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPatte
     return r;
 }
 
+nlohmann::json to_json(const TrimFigures& f) {
+    return {{"keep_bytes", f.keep},
+            {"granule_bytes", f.granule},
+            {"reserved_before_bytes", f.reserved_before},
+            {"reserved_after_bytes", f.reserved_after},
+            {"device_free_at_start_bytes", f.free_at_start},
+            {"device_free_before_trim_bytes", f.free_before_trim},
+            {"device_free_after_trim_bytes", f.free_after_trim}};
+}
+
 }  // namespace cumemctl

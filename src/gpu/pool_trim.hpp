@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cuda/driver_api.hpp"
 #include "gpu/pool_workload.hpp"
 
@@ -20,6 +22,10 @@ struct TrimFigures {
     std::uint64_t free_before_trim = 0;  // the device after the workload (memory still reserved)
     std::uint64_t free_after_trim = 0;   // the device after trimming
 };
+
+// The figures as JSON: keep_bytes, granule_bytes, reserved_{before,after}_bytes,
+// device_free_{at_start,before_trim,after_trim}_bytes.
+nlohmann::json to_json(const TrimFigures& f);
 
 // The check's answer: whether the memory came back, and why (one sentence either way).
 struct TrimVerdict {
