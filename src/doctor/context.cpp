@@ -32,12 +32,7 @@ const DeviceInfo& DeviceState::info() {
 }
 
 CUcontext DeviceState::context() {
-    if (context_ != nullptr) {
-        // The operations of src/gpu/ that checks call retain the context themselves and leave none
-        // current when they return, so the next check makes it current again.
-        check(api_, api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
-        return context_;
-    }
+    if (context_ != nullptr) return context_;
     if (!context_error_.empty()) {
         throw CheckSkipped(
             fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));

@@ -40,8 +40,9 @@ public:
     // the query fails, and CheckSkipped on later calls.
     const DeviceInfo& info();
 
-    // The device's primary context, made current on the calling thread at each call; retained once. Throws Error when
-    // it cannot be made, and CheckSkipped on later calls (the context check reports the failure).
+    // The device's primary context, current on the calling thread; retained once (the operations of
+    // src/gpu/ that checks call restore it when they return). Throws Error when it cannot be made, and
+    // CheckSkipped on later calls (the context check reports the failure).
     CUcontext context();
 
     // Whether a context is held (a check that needs none may still read free memory cheaply).
