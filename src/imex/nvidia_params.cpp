@@ -10,7 +10,7 @@
 namespace cumemctl {
 namespace {
 
-constexpr std::string_view kRemedy =
+constexpr std::string_view kParamsRemedy =
     "point --params at the driver's /proc/driver/nvidia/params, or at a file in its format: "
     "one 'Name: value' line per parameter";
 
@@ -39,9 +39,9 @@ std::uint32_t read_value(const ProcLine& line, std::string_view name, std::strin
     std::uint64_t v = 0;
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (value.empty() || ec != std::errc{} || ptr != value.data() + value.size()) {
-        throw_unreadable_line(source, line, fmt::format("{} is not a decimal number", name), kRemedy);
+        throw_unreadable_line(source, line, fmt::format("{} is not a decimal number", name), kParamsRemedy);
     }
-    if (v > max) throw_unreadable_line(source, line, fmt::format("{} is above {}", name, max), kRemedy);
+    if (v > max) throw_unreadable_line(source, line, fmt::format("{} is above {}", name, max), kParamsRemedy);
     return static_cast<std::uint32_t>(v);
 }
 
@@ -56,10 +56,10 @@ NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source)
         const std::string_view name = colon == std::string_view::npos ? std::string_view() : line.text.substr(0, colon);
         bool good_name = !name.empty();
         for (char c : name) good_name = good_name && is_name_char(c);
-        if (!good_name) throw_unreadable_line(source, line, "not a 'Name: value' line", kRemedy);
+        if (!good_name) throw_unreadable_line(source, line, "not a 'Name: value' line", kParamsRemedy);
         for (std::size_t k = 0; k < std::size(kKnown); ++k) {
             if (name != kKnown[k].name) continue;
-            if (seen[k]) throw_unreadable_line(source, line, fmt::format("{} listed twice", name), kRemedy);
+            if (seen[k]) throw_unreadable_line(source, line, fmt::format("{} listed twice", name), kParamsRemedy);
             seen[k] = true;
             const std::uint32_t v =
                 read_value(line, name, trim_blanks(line.text.substr(colon + 1)), kKnown[k].max, source);

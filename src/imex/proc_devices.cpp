@@ -8,7 +8,7 @@
 namespace cumemctl {
 namespace {
 
-constexpr std::string_view kRemedy =
+constexpr std::string_view kDevicesRemedy =
     "point --proc-devices at the kernel's /proc/devices, or at a file in its format: "
     "'Character devices:', then one 'MAJOR NAME' line per driver";
 
@@ -45,18 +45,18 @@ Entry read_entry(const ProcLine& line, std::string_view source) {
     int major = 0;
     std::size_t digits = 0;
     while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
-        if (digits == 4) throw_unreadable_line(source, line, "major number too large", kRemedy);
+        if (digits == 4) throw_unreadable_line(source, line, "major number too large", kDevicesRemedy);
         major = major * 10 + (rest[digits] - '0');
         ++digits;
     }
-    if (digits == 0) throw_unreadable_line(source, line, "not a heading or a 'MAJOR NAME' line", kRemedy);
-    if (major > kMaxMajor) throw_unreadable_line(source, line, "major number too large", kRemedy);
+    if (digits == 0) throw_unreadable_line(source, line, "not a heading or a 'MAJOR NAME' line", kDevicesRemedy);
+    if (major > kMaxMajor) throw_unreadable_line(source, line, "major number too large", kDevicesRemedy);
     rest.remove_prefix(digits);
     if (rest.empty() || !is_blank(rest.front())) {
-        throw_unreadable_line(source, line, "no blank between the major number and the name", kRemedy);
+        throw_unreadable_line(source, line, "no blank between the major number and the name", kDevicesRemedy);
     }
     const std::string_view name = trim_blanks(rest);
-    if (!is_device_name(name)) throw_unreadable_line(source, line, "not a device name", kRemedy);
+    if (!is_device_name(name)) throw_unreadable_line(source, line, "not a device name", kDevicesRemedy);
     return Entry{major, name};
 }
 
@@ -75,17 +75,17 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
         }
         const Entry entry = read_entry(line, source);
         if (section == Section::none)
-            throw_unreadable_line(source, line, "a device before any section heading", kRemedy);
+            throw_unreadable_line(source, line, "a device before any section heading", kDevicesRemedy);
         if (section != Section::character || entry.name != name) return;
         if (found && *found != entry.major) {
             throw_unreadable_line(source, line,
-                                  fmt::format("{} listed again with another major (first {})", name, *found), kRemedy);
+                                  fmt::format("{} listed again with another major (first {})", name, *found), kDevicesRemedy);
         }
         found = entry.major;
     });
     if (!saw_character) {
         throw Error(ExitCode::unavailable, fmt::format("{}: no 'Character devices:' section", source),
-                    std::string(kRemedy));
+                    std::string(kDevicesRemedy));
     }
     return found;
 }
