@@ -1,33 +1,66 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the release build, then a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer, then a bounded libFuzzer run over the /proc parsers (FUZZ_SECONDS, default 20
-# per target). The GPU tier (scripts/gpu-check.sh) is separate: it needs a GPU.
+# per target), which runs beside the sanitizer build's tests. The GPU tier (scripts/gpu-check.sh) is
+# separate: it needs a GPU. Each stage's time is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 jobs=$(nproc)
+export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
+
+stages=()
+stage_start=$SECONDS
+# Ends the running stage: remembers its name and time.
+end_stage() {
+  stages+=("$(printf '%-28s %4d s' "$1" $((SECONDS - stage_start)))")
+  stage_start=$SECONDS
+}
 
 echo "== release build"
-scripts/build.sh build
+scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
+end_stage "release build"
 ctest --test-dir build --output-on-failure -j "$jobs"
+end_stage "release tests"
 
 echo "== sanitizer build (ASan + UBSan)"
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DCUMEMCTL_SANITIZE=ON
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs"
+end_stage "sanitizer build"
 
 # libFuzzer over the /proc parsers (tests/fuzz): a bounded run of each target, from the seeds in
-# tests/fuzz/corpus; a crash leaves its input in build-fuzz/ and fails the run.
+# tests/fuzz/corpus; a crash leaves its input in build-fuzz/ and fails the run. It runs in the background,
+# beside the sanitizer tests, and its log is shown when it is done.
 fuzz_seconds=${FUZZ_SECONDS:-20}
-echo "== fuzz (libFuzzer, ${fuzz_seconds} s per target)"
-export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
-cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
-  -DCUMEMCTL_FUZZ=ON -DCUMEMCTL_TESTS=OFF >/dev/null
-cmake --build build-fuzz --target fuzz
-for target in proc_devices nvidia_params; do
-  mkdir -p "build-fuzz/corpus/$target"
-  build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$fuzz_seconds" -timeout=5 -print_final_stats=1 \
-    -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" 2>"build-fuzz/fuzz_$target.log" ||
-    { tail -30 "build-fuzz/fuzz_$target.log"; echo "fuzz_$target found a failure" >&2; exit 1; }
-  grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz_$target.log" | sed "s/^/fuzz_$target: /"
-done
+fuzz() {
+  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=clang++ \
+    -DCUMEMCTL_FUZZ=ON -DCUMEMCTL_TESTS=OFF >/dev/null
+  cmake --build build-fuzz --target fuzz
+  for target in proc_devices nvidia_params; do
+    mkdir -p "build-fuzz/corpus/$target"
+    build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$fuzz_seconds" -timeout=5 -print_final_stats=1 \
+      -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" 2>"build-fuzz/fuzz_$target.log" ||
+      { tail -30 "build-fuzz/fuzz_$target.log"; echo "fuzz_$target found a failure" >&2; return 1; }
+    grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz_$target.log" | sed "s/^/fuzz_$target: /"
+  done
+}
+mkdir -p build-fuzz
+fuzz >build-fuzz/stage.log 2>&1 &
+fuzz_pid=$!
+
+echo "== sanitizer tests, fuzz (libFuzzer, ${fuzz_seconds} s per target) beside them"
+sanitizer_status=0
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" || sanitizer_status=$?
+end_stage "sanitizer tests"
+fuzz_status=0
+wait "$fuzz_pid" || fuzz_status=$?
+end_stage "fuzz (after the tests)"
+echo "== fuzz log"
+cat build-fuzz/stage.log
+
+echo "== stage times"
+printf '%s\n' "${stages[@]}"
+if ((sanitizer_status != 0 || fuzz_status != 0)); then
+  echo "failed: sanitizer tests exit $sanitizer_status, fuzz exit $fuzz_status" >&2
+  exit 1
+fi

@@ -41,6 +41,8 @@ def main(binary, shell, tmp):
         os.makedirs(fdir, exist_ok=True)
         path = os.path.join(fdir, "_cumemctl")
         helper = lambda line: ["zsh", "-f", os.path.join(HERE, "zsh_complete.zsh"), fdir, bindir, line]
+        # compinit scans the completion functions once and keeps the scan for the later runs.
+        os.environ["ZCOMPDUMP"] = os.path.join(tmp, "zcompdump")
     with open(path, "w", encoding="utf-8") as f:
         f.write(script)
 
