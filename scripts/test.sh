@@ -18,7 +18,7 @@ end_stage() {
 }
 
 echo "== release build"
-scripts/build.sh build -DCMAKE_BUILD_TYPE=Release
+scripts/build.sh build
 end_stage "release build"
 ctest --test-dir build --output-on-failure -j "$jobs"
 end_stage "release tests"
