@@ -1,0 +1,130 @@
+#include "nvml/nvml.hpp"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include <fmt/format.h>
+
+namespace cumemctl::nvml {
+
+std::string choose_libnvml(const std::string& explicit_path) {
+    if (!explicit_path.empty()) return explicit_path;
+    if (const char* env = std::getenv("CUMEMCTL_LIBNVML"); env != nullptr && *env != '\0') return env;
+    return kDefaultLibnvml;
+}
+
+Library Library::load(const std::string& library) {
+    Library l;
+    l.info_.library = library;
+    l.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (l.handle_ == nullptr) {
+        const char* why = dlerror();
+        l.info_.error = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown error");
+        return l;
+    }
+    std::string missing;
+#define CUMEMCTL_NVML_RESOLVE(field, symbol, required, ret, params)           \
+    l.api_.field = reinterpret_cast<ret(*) params>(dlsym(l.handle_, symbol)); \
+    if ((required) && l.api_.field == nullptr && missing.empty()) missing = symbol;
+    CUMEMCTL_NVML_ENTRY_POINTS(CUMEMCTL_NVML_RESOLVE)
+#undef CUMEMCTL_NVML_RESOLVE
+    if (!missing.empty()) {
+        l.info_.error = fmt::format("{} lacks the entry point {}", library, missing);
+        l.api_ = Api{};
+        return l;
+    }
+    if (const Return r = l.api_.init(); r != kSuccess) {
+        l.info_.error = l.describe("nvmlInit_v2", r);
+        return l;
+    }
+    l.initialised_ = true;
+    if (l.api_.system_get_driver_version != nullptr) {
+        char version[kDriverVersionBufferSize] = {};
+        if (l.api_.system_get_driver_version(version, sizeof version) == kSuccess) l.info_.driver_version = version;
+    }
+    l.info_.loaded = true;
+    return l;
+}
+
+Library Library::from_table(const Api& api) {
+    Library l;
+    l.api_ = api;
+    l.info_.library = "(table)";
+    l.info_.loaded = true;
+    return l;
+}
+
+Library::Library(Library&& other) noexcept
+    : handle_(std::exchange(other.handle_, nullptr)),
+      initialised_(std::exchange(other.initialised_, false)),
+      api_(std::exchange(other.api_, Api{})),
+      info_(std::move(other.info_)),
+      enumerated_(other.enumerated_),
+      enumerate_error_(std::move(other.enumerate_error_)),
+      by_uuid_(std::move(other.by_uuid_)) {}
+
+Library& Library::operator=(Library&& other) noexcept {
+    if (this != &other) {
+        Library gone(std::move(*this));
+        handle_ = std::exchange(other.handle_, nullptr);
+        initialised_ = std::exchange(other.initialised_, false);
+        api_ = std::exchange(other.api_, Api{});
+        info_ = std::move(other.info_);
+        enumerated_ = other.enumerated_;
+        enumerate_error_ = std::move(other.enumerate_error_);
+        by_uuid_ = std::move(other.by_uuid_);
+    }
+    return *this;
+}
+
+Library::~Library() {
+    if (initialised_ && api_.shutdown != nullptr) api_.shutdown();
+    if (handle_ != nullptr) dlclose(handle_);
+}
+
+std::string Library::describe(std::string_view call, Return result) const {
+    const char* text = api_.error_string != nullptr ? api_.error_string(result) : nullptr;
+    return fmt::format("{}: {} ({})", call, text != nullptr ? text : "unknown error", result);
+}
+
+void Library::enumerate() const {
+    if (enumerated_) return;
+    enumerated_ = true;
+    unsigned int count = 0;
+    if (const Return r = api_.device_get_count(&count); r != kSuccess) {
+        enumerate_error_ = describe("nvmlDeviceGetCount_v2", r);
+        return;
+    }
+    for (unsigned int i = 0; i < count; ++i) {
+        Device device = nullptr;
+        if (const Return r = api_.device_get_handle_by_index(i, &device); r != kSuccess) {
+            // A lost or inaccessible GPU: the others are still listed.
+            enumerate_error_ = describe("nvmlDeviceGetHandleByIndex_v2", r);
+            continue;
+        }
+        char uuid[kUuidBufferSize] = {};
+        if (const Return r = api_.device_get_uuid(device, uuid, sizeof uuid); r != kSuccess) {
+            enumerate_error_ = describe("nvmlDeviceGetUUID", r);
+            continue;
+        }
+        by_uuid_.emplace(uuid, device);
+    }
+}
+
+std::optional<Device> Library::device_by_uuid(const std::string& uuid, std::string* why) const {
+    if (!loaded()) {
+        if (why != nullptr) *why = info_.error;
+        return std::nullopt;
+    }
+    enumerate();
+    if (const auto it = by_uuid_.find(uuid); it != by_uuid_.end()) return it->second;
+    if (why != nullptr) {
+        *why = enumerate_error_.empty() ? fmt::format("NVML lists no device with UUID {}", uuid)
+                                        : fmt::format("NVML lists no device with UUID {} ({})", uuid, enumerate_error_);
+    }
+    return std::nullopt;
+}
+
+}  // namespace cumemctl::nvml

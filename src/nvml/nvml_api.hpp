@@ -1,0 +1,106 @@
+// The NVML seam's table: the few NVML types and entry points cumemctl uses, declared here because no
+// nvml.h is installed where it builds (the ABI is NVML's public header's, 12.0 to 13.3, x86-64; see
+// ../shared/cuda-facts.md). One X-macro list generates the table and its loading.
+#pragma once
+
+#include <cstdint>
+
+namespace cumemctl::nvml {
+
+// NVML's status: 0 success; the values cumemctl tells apart are named.
+using Return = int;
+inline constexpr Return kSuccess = 0;
+inline constexpr Return kErrorUninitialized = 1;
+inline constexpr Return kErrorInvalidArgument = 2;
+inline constexpr Return kErrorNotSupported = 3;
+inline constexpr Return kErrorNoPermission = 4;
+inline constexpr Return kErrorNotFound = 6;
+inline constexpr Return kErrorInsufficientSize = 7;
+inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorLibraryNotFound = 12;
+inline constexpr Return kErrorFunctionNotFound = 13;
+inline constexpr Return kErrorGpuIsLost = 15;
+inline constexpr Return kErrorResetRequired = 16;
+inline constexpr Return kErrorArgumentVersionMismatch = 25;
+inline constexpr Return kErrorUnknown = 999;
+
+// An opaque device handle.
+struct DeviceOpaque;
+using Device = DeviceOpaque*;
+
+// nvmlMemory_t: the v1 view, whose used includes the reserved memory.
+struct Memory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+};
+
+// nvmlMemory_v2_t: the reserved memory split out; `version` must be kMemoryV2Version before the call.
+struct MemoryV2 {
+    unsigned int version;
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+};
+inline constexpr unsigned int kMemoryV2Version = static_cast<unsigned int>(sizeof(MemoryV2)) | (2U << 24);
+
+// nvmlBAR1Memory_t.
+struct Bar1Memory {
+    unsigned long long bar1Total;
+    unsigned long long bar1Free;
+    unsigned long long bar1Used;
+};
+
+// nvmlProcessInfo_t (v3); usedGpuMemory is all ones when NVML cannot say.
+struct ProcessInfo {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+// nvmlMemoryErrorType_t and nvmlEccCounterType_t.
+inline constexpr int kEccCorrected = 0;
+inline constexpr int kEccUncorrected = 1;
+inline constexpr int kEccVolatile = 0;
+inline constexpr int kEccAggregate = 1;
+
+// Buffer sizes NVML documents.
+inline constexpr unsigned kUuidBufferSize = 96;
+inline constexpr unsigned kDriverVersionBufferSize = 80;
+
+static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24, "NVML's layouts on x86-64");
+
+// The entry points: X(field, symbol, required, return type, parameters). Optional ones may be missing
+// from an older or a fake library; their field is then null and callers treat them as unsupported.
+#define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                     \
+    X(init, "nvmlInit_v2", true, Return, ())                                                              \
+    X(shutdown, "nvmlShutdown", true, Return, ())                                                         \
+    X(error_string, "nvmlErrorString", true, const char*, (Return))                                       \
+    X(device_get_count, "nvmlDeviceGetCount_v2", true, Return, (unsigned int*))                           \
+    X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*)) \
+    X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                  \
+    X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))      \
+    X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                \
+    X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))        \
+    X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))   \
+    X(device_get_ecc_mode, "nvmlDeviceGetEccMode", false, Return, (Device, int*, int*))                   \
+    X(device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", false, Return,                          \
+      (Device, int, int, unsigned long long*))                                                            \
+    X(device_get_remapped_rows, "nvmlDeviceGetRemappedRows", false, Return,                               \
+      (Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*))                               \
+    X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))         \
+    X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*)) \
+    X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,     \
+      (Device, unsigned int*, ProcessInfo*))
+
+// The table of entry points, one function pointer per entry of the list.
+struct Api {
+#define CUMEMCTL_NVML_FIELD(field, symbol, required, ret, params) ret(*field) params = nullptr;
+    CUMEMCTL_NVML_ENTRY_POINTS(CUMEMCTL_NVML_FIELD)
+#undef CUMEMCTL_NVML_FIELD
+};
+
+}  // namespace cumemctl::nvml

@@ -1,0 +1,306 @@
+// The fake NVML: a shared library that exports the NVML entry points cumemctl uses, driven by the fake
+// driver's profile (FAKECUDA_PROFILE), loaded through the real seam (--libnvml or CUMEMCTL_LIBNVML).
+// Its devices come in the reverse of the profile's (the driver's) order, as NVML's PCI order differs
+// from CUDA's, so that only matching by UUID finds the right one. A device's optional "nvml" object in
+// the profile gives its memory health (see README.md); FAKENVML_INJECT="call=code,call:ORDINAL=code"
+// makes a call fail (for every device, or for the profile's device ORDINAL). Built a second time with
+// FAKENVML_MINIMAL, it exports only the required entry points (an older NVML).
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "nvml/nvml_api.hpp"
+
+namespace {
+
+using namespace cumemctl::nvml;
+
+// One device: its profile ordinal and what NVML answers for it.
+struct FakeDevice {
+    int ordinal = 0;
+    std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    nlohmann::json nvml;
+    unsigned long long total = 0, reserved = 0, used = 0;
+};
+
+struct State {
+    bool initialised = false;
+    int init_count = 0;
+    std::vector<FakeDevice> devices;  // in NVML's order
+    std::map<std::string, Return> inject;
+    std::string error;
+};
+
+State& state() {
+    static State s;
+    return s;
+}
+
+std::string format_uuid(const std::string& hex) {
+    if (hex.size() != 32) return "GPU-" + hex;
+    return "GPU-" + hex.substr(0, 8) + "-" + hex.substr(8, 4) + "-" + hex.substr(12, 4) + "-" + hex.substr(16, 4) +
+           "-" + hex.substr(20);
+}
+
+void parse_inject(State& s) {
+    s.inject.clear();
+    const char* env = std::getenv("FAKENVML_INJECT");
+    if (env == nullptr) return;
+    std::string text = env;
+    size_t start = 0;
+    while (start < text.size()) {
+        size_t end = text.find(',', start);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(start, end - start);
+        const size_t eq = item.find('=');
+        if (eq != std::string::npos) s.inject[item.substr(0, eq)] = std::atoi(item.c_str() + eq + 1);
+        start = end + 1;
+    }
+}
+
+Return load_profile(State& s) {
+    const char* path = std::getenv("FAKECUDA_PROFILE");
+    if (path == nullptr) return kErrorDriverNotLoaded;
+    std::ifstream in(path);
+    if (!in) return kErrorDriverNotLoaded;
+    nlohmann::json profile;
+    try {
+        in >> profile;
+        int ordinal = 0;
+        for (const auto& d : profile.at("devices")) {
+            FakeDevice f;
+            f.ordinal = ordinal++;
+            f.uuid = format_uuid(d.at("uuid").get<std::string>());
+            f.nvml = d.value("nvml", nlohmann::json::object());
+            f.reserved = f.nvml.value("reserved", 644939776ULL);
+            f.total = d.at("total").get<unsigned long long>() + f.reserved;
+            f.used = d.value("baseline_used", 0ULL) + f.nvml.value("used", 0ULL);
+            s.devices.insert(s.devices.begin(), f);  // NVML's order: the reverse of the driver's
+        }
+    } catch (const nlohmann::json::exception&) {
+        return kErrorUnknown;
+    }
+    return kSuccess;
+}
+
+// The injected result for `call` on device `d` (or any device), else kSuccess.
+Return injected(const char* call, const FakeDevice* d = nullptr) {
+    const auto& inject = state().inject;
+    if (d != nullptr) {
+        if (auto it = inject.find(std::string(call) + ":" + std::to_string(d->ordinal)); it != inject.end()) {
+            return it->second;
+        }
+    }
+    if (auto it = inject.find(call); it != inject.end()) return it->second;
+    return kSuccess;
+}
+
+FakeDevice* lookup(Device device) {
+    auto* d = reinterpret_cast<FakeDevice*>(device);
+    for (auto& f : state().devices) {
+        if (&f == d) return d;
+    }
+    return nullptr;
+}
+
+#define FAKE_DEVICE_CALL(name)                            \
+    if (!state().initialised) return kErrorUninitialized; \
+    FakeDevice* d = lookup(device);                       \
+    if (d == nullptr) return kErrorInvalidArgument;       \
+    if (const Return injected_result = injected(name, d); injected_result != kSuccess) return injected_result;
+
+// A device's value at `key` of its "nvml" object, or `fallback`.
+template <class T>
+T value(const FakeDevice* d, const char* key, T fallback) {
+    return d->nvml.value(key, fallback);
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Return nvmlInit_v2() {
+    State& s = state();
+    parse_inject(s);
+    if (const Return r = injected("nvmlInit_v2"); r != kSuccess) return r;
+    if (s.init_count == 0) {
+        s.devices.clear();
+        if (const Return r = load_profile(s); r != kSuccess) return r;
+    }
+    ++s.init_count;
+    s.initialised = true;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlShutdown() {
+    State& s = state();
+    if (!s.initialised) return kErrorUninitialized;
+    if (--s.init_count == 0) s.initialised = false;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) const char* nvmlErrorString(Return r) {
+    switch (r) {
+        case kSuccess:
+            return "Success";
+        case kErrorUninitialized:
+            return "Uninitialized";
+        case kErrorInvalidArgument:
+            return "Invalid Argument";
+        case kErrorNotSupported:
+            return "Not Supported";
+        case kErrorNoPermission:
+            return "Insufficient Permissions";
+        case kErrorNotFound:
+            return "Not Found";
+        case kErrorInsufficientSize:
+            return "Insufficient Size";
+        case kErrorDriverNotLoaded:
+            return "Driver Not Loaded";
+        case kErrorGpuIsLost:
+            return "GPU is lost";
+        case kErrorResetRequired:
+            return "GPU requires restart";
+        default:
+            return "Unknown Error";
+    }
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCount_v2(unsigned int* count) {
+    if (!state().initialised) return kErrorUninitialized;
+    if (const Return r = injected("nvmlDeviceGetCount_v2"); r != kSuccess) return r;
+    *count = static_cast<unsigned int>(state().devices.size());
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetHandleByIndex_v2(unsigned int index, Device* device) {
+    if (!state().initialised) return kErrorUninitialized;
+    if (index >= state().devices.size()) return kErrorInvalidArgument;
+    FakeDevice* d = &state().devices[index];
+    if (const Return r = injected("nvmlDeviceGetHandleByIndex_v2", d); r != kSuccess) return r;
+    *device = reinterpret_cast<Device>(d);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetUUID(Device device, char* uuid, unsigned int length) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetUUID")
+    if (length < d->uuid.size() + 1) return kErrorInsufficientSize;
+    std::memcpy(uuid, d->uuid.c_str(), d->uuid.size() + 1);
+    return kSuccess;
+}
+
+#ifndef FAKENVML_MINIMAL
+
+__attribute__((visibility("default"))) Return nvmlSystemGetDriverVersion(char* version, unsigned int length) {
+    if (!state().initialised) return kErrorUninitialized;
+    const char* v = "580.159.04";
+    if (length < std::strlen(v) + 1) return kErrorInsufficientSize;
+    std::strcpy(version, v);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMemoryInfo(Device device, Memory* memory) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMemoryInfo")
+    memory->total = d->total;
+    memory->used = d->used + d->reserved;
+    memory->free = d->total - memory->used;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMemoryInfo_v2(Device device, MemoryV2* memory) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMemoryInfo_v2")
+    if (memory->version != kMemoryV2Version) return kErrorArgumentVersionMismatch;
+    memory->total = d->total;
+    memory->reserved = d->reserved;
+    memory->used = d->used;
+    memory->free = d->total - d->reserved - d->used;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetBAR1MemoryInfo(Device device, Bar1Memory* bar1) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetBAR1MemoryInfo")
+    bar1->bar1Total = value(d, "bar1_total", 274877906944ULL);
+    bar1->bar1Used = 0;
+    bar1->bar1Free = bar1->bar1Total;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetEccMode(Device device, int* current, int* pending) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetEccMode")
+    *current = value(d, "ecc_enabled", 1);
+    *pending = value(d, "ecc_pending", *current);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetTotalEccErrors(Device device, int type, int counter,
+                                                                          unsigned long long* count) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetTotalEccErrors")
+    if (value(d, "ecc_enabled", 1) == 0) return kErrorNotSupported;
+    const char* key = type == kEccUncorrected
+                          ? (counter == kEccVolatile ? "ecc_uncorrected_volatile" : "ecc_uncorrected_aggregate")
+                          : (counter == kEccVolatile ? "ecc_corrected_volatile" : "ecc_corrected_aggregate");
+    *count = value(d, key, 0ULL);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetRemappedRows(Device device, unsigned int* corrected,
+                                                                        unsigned int* uncorrected,
+                                                                        unsigned int* pending, unsigned int* failure) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetRemappedRows")
+    const auto rows = d->nvml.value("remapped_rows", nlohmann::json::object());
+    *corrected = rows.value("corrected", 0U);
+    *uncorrected = rows.value("uncorrected", 0U);
+    *pending = rows.value("pending", 0U);
+    *failure = rows.value("failure", 0U);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetPersistenceMode(Device device, int* mode) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetPersistenceMode")
+    *mode = value(d, "persistence_mode", 1);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMigMode(Device device, unsigned int* current,
+                                                                   unsigned int* pending) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMigMode")
+    *current = value(d, "mig_enabled", 0U);
+    *pending = value(d, "mig_pending", *current);
+    return kSuccess;
+}
+
+// Lists the profile's "processes" ([{"pid", "used"}]); FAKENVML_SELF_USED=BYTES lists the calling process
+// too, with that much memory.
+__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses_v3(Device device,
+                                                                                      unsigned int* count,
+                                                                                      ProcessInfo* infos) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses_v3")
+    std::vector<ProcessInfo> list;
+    for (const auto& p : d->nvml.value("processes", nlohmann::json::array())) {
+        list.push_back({p.at("pid").get<unsigned>(), p.at("used").get<unsigned long long>(), 0xffffffffU, 0xffffffffU});
+    }
+    if (const char* self = std::getenv("FAKENVML_SELF_USED"); self != nullptr) {
+        list.push_back({static_cast<unsigned>(getpid()), std::strtoull(self, nullptr, 10), 0xffffffffU, 0xffffffffU});
+    }
+    if (infos == nullptr || *count < list.size()) {
+        const bool empty = list.empty();
+        *count = static_cast<unsigned int>(list.size());
+        return empty ? kSuccess : kErrorInsufficientSize;
+    }
+    for (size_t i = 0; i < list.size(); ++i) infos[i] = list[i];
+    *count = static_cast<unsigned int>(list.size());
+    return kSuccess;
+}
+
+#endif  // FAKENVML_MINIMAL
+
+}  // extern "C"
