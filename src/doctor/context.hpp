@@ -9,6 +9,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/devices.hpp"
+#include "nvml/nvml.hpp"
 #include "report/error.hpp"
 
 namespace cumemctl::doctor {
@@ -64,6 +65,7 @@ private:
 // not), then initialisation, then the selected devices.
 struct DoctorContext {
     Driver* driver = nullptr;
+    const nvml::Library* nvml = nullptr;  // NVML when the caller loaded it (memory-health skips without)
     DoctorOptions options;
     bool init_tried = false;
     std::optional<Problem> init_error;  // cuInit failed (not "no device")

@@ -52,5 +52,6 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device);
 
 }  // namespace cumemctl::doctor

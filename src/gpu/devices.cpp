@@ -104,6 +104,7 @@ void read_free(const DriverApi& api, DeviceInfo& info) {
     try {
         const PrimaryContext context(api, info.ordinal);
         info.free_bytes = current_device_memory(api).free;
+        info.free_source = "context";
     } catch (const Error& e) {
         info.free_error = e.what();
     }
@@ -119,6 +120,30 @@ void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices) {
     std::vector<std::thread> threads;
     threads.reserve(devices.size());
     for (auto& d : devices) threads.emplace_back([&api, &d] { read_free(api, d); });
+    for (auto& t : threads) t.join();
+}
+
+void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<DeviceInfo>& devices, bool free_memory) {
+    std::vector<DeviceInfo*> by_context;
+    for (auto& d : devices) {
+        std::string why;
+        const auto handle = d.uuid.empty() ? std::nullopt : nvml.device_by_uuid(d.uuid, &why);
+        if (!handle) {
+            d.nvml_error = d.uuid.empty() ? "the driver gives no UUID to find the device in NVML by" : why;
+        } else {
+            d.nvml = nvml::query_memory_health(nvml, *handle);
+            if (d.nvml->free) {
+                d.free_bytes = d.nvml->free;
+                d.free_source = "nvml";
+                continue;
+            }
+        }
+        by_context.push_back(&d);
+    }
+    if (!free_memory || by_context.empty()) return;
+    std::vector<std::thread> threads;
+    threads.reserve(by_context.size());
+    for (DeviceInfo* d : by_context) threads.emplace_back([&api, d] { read_free(api, *d); });
     for (auto& t : threads) t.join();
 }
 

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "nvml/memory_health.hpp"
 
 namespace cumemctl {
 
@@ -32,8 +33,13 @@ struct DeviceInfo {
     int cc_major = 0;
     int cc_minor = 0;
     std::uint64_t total_bytes = 0;
-    std::optional<std::uint64_t> free_bytes;  // nullopt where no context could be made
+    std::optional<std::uint64_t> free_bytes;  // nullopt where neither NVML nor a context gave it
     std::string free_error;                   // why free memory is unknown
+    // Where free memory came from: "nvml" (device-wide, no context), "context" (cuMemGetInfo in this
+    // process's primary context, which itself takes some), or "" when it is unknown or not asked.
+    std::string free_source;
+    std::string nvml_error;                  // why NVML gave nothing for this device, when it did not
+    std::optional<nvml::MemoryHealth> nvml;  // what NVML knows of the device's memory
     std::vector<Capability> capabilities;
 };
 
@@ -53,6 +59,11 @@ DeviceInfo query_device(const DriverApi& api, int ordinal);
 // Fills free_bytes for each device through its primary context, one thread per device; a device
 // whose context cannot be made keeps free_bytes empty and says why in free_error.
 void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices);
+
+// Fills `nvml` and free_bytes from NVML for each device NVML finds by UUID (no context); the devices it
+// cannot answer for keep their reason in nvml_error. With `free_memory`, those devices get free memory
+// through their primary context instead (query_free_memory).
+void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<DeviceInfo>& devices, bool free_memory);
 
 // The capabilities as reports write them: booleans, host_numa_id as a number, pool_handle_types as
 // a list of names, and null where the driver does not know the attribute.

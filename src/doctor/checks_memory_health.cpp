@@ -1,0 +1,48 @@
+// The memory-health check: what NVML knows of a device's memory (ECC, remapped rows), no context needed.
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "nvml/memory_health.hpp"
+
+namespace cumemctl::doctor {
+
+CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
+    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
+        const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
+        return CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), {{"nvml_error", why}});
+    }
+    const DeviceInfo& info = device->info();
+    std::string why;
+    const auto handle = info.uuid.empty() ? std::nullopt : ctx.nvml->device_by_uuid(info.uuid, &why);
+    if (!handle) {
+        if (info.uuid.empty()) why = "the driver gives no UUID to find the device in NVML by";
+        return CheckOutcome::skip(why, {{"nvml_error", why}});
+    }
+    const nvml::MemoryHealth health = nvml::query_memory_health(*ctx.nvml, *handle);
+    const nvml::HealthVerdict verdict = nvml::judge_memory_health(health);
+    nlohmann::json details = nvml::to_json(health);
+    details["uuid"] = info.uuid;
+    const int gpu = device->ordinal();
+    switch (verdict.status) {
+        case nvml::HealthVerdict::Status::fail:
+            return CheckOutcome::fail(
+                verdict.reason,
+                fmt::format("drain the jobs from GPU {} ({}), reset it (nvidia-smi -r, or reboot the node) and run "
+                            "NVIDIA's field diagnostic; a GPU whose remapping failed or whose uncorrectable errors "
+                            "return needs replacing",
+                            gpu, info.uuid),
+                std::move(details));
+        case nvml::HealthVerdict::Status::warn:
+            return CheckOutcome::warn(
+                verdict.reason,
+                fmt::format("drain the jobs from GPU {} ({}) and reset it (nvidia-smi -r, or reboot the node) so "
+                            "that the remap takes effect; running jobs go on until then",
+                            gpu, info.uuid),
+                std::move(details));
+        case nvml::HealthVerdict::Status::pass:
+            break;
+    }
+    return CheckOutcome::pass(verdict.reason, std::move(details));
+}
+
+}  // namespace cumemctl::doctor
