@@ -19,10 +19,11 @@ std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, boo
     if (size % granularity == 0) return size;
     if (round) return round_up(size, granularity);
     const Diagnosis d = size_diagnosis(size, granularity);
-    throw Error(
-        ExitCode::usage,
-        fmt::format("size {} is not a multiple of the allocation granularity {}", size, format_size(granularity)),
-        d.remedy, d.cause);
+    throw Error(Problem{.exit_code = ExitCode::usage,
+                        .message = fmt::format("size {} is not a multiple of the allocation granularity {}", size,
+                                               format_size(granularity)),
+                        .cause = d.cause,
+                        .remedy = d.remedy});
 }
 
 // The import check's failure as the first process reports it.
