@@ -136,7 +136,7 @@ void require_room(const DriverApi& api, std::string_view what, std::uint64_t foo
         require_fits(what, footprint, current_device_memory(api).free,
                      fmt::format("device {}'s free memory", location.id));
     }
-    if (max_size != 0) require_fits(what, footprint, max_size, "the pool's --max-size");
+    if (max_size != 0) require_fits(what, footprint, max_size, kPoolMaxSizeLimit);
 }
 
 ThresholdOutcome threshold_outcome(const WorkloadResult& w) {
