@@ -9,7 +9,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::doctor {
 

@@ -15,7 +15,7 @@
 
 #include "imex/nvidia_params.hpp"
 #include "imex/proc_devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::doctor {
 namespace {

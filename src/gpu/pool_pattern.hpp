@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -4,7 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/primary_context.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 

@@ -2,7 +2,7 @@
 
 #include "gpu/pool_trim.hpp"
 #include "gpu/pool_workload.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "report/exit_code.hpp"
+#include "base/exit_code.hpp"
 
 namespace cumemctl {
 

@@ -1,4 +1,4 @@
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 #include <utility>
 
