@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "imex/channel_folder.hpp"
 
 namespace cumemctl {
 namespace {
