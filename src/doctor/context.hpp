@@ -9,6 +9,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/devices.hpp"
+#include "gpu/primary_context.hpp"
 #include "base/error.hpp"
 
 namespace cumemctl::doctor {
@@ -46,7 +47,7 @@ public:
     CUcontext context();
 
     // Whether a context is held (a check that needs none may still read free memory cheaply).
-    bool has_context() const { return context_ != nullptr; }
+    bool has_context() const { return context_.has_value(); }
 
     // Releases the context if one was retained (on the thread that ran the checks).
     void finish();
@@ -56,7 +57,7 @@ private:
     int ordinal_;
     std::optional<DeviceInfo> info_;
     std::string info_error_;
-    CUcontext context_ = nullptr;
+    std::optional<PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
 };
 

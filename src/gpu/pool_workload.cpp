@@ -59,18 +59,17 @@ std::uint64_t used_of(const DriverApi& api, CUmemoryPool pool) {
 
 }  // namespace
 
-Stream::Stream(const DriverApi& api) : api_(api) {
+Stream::Stream(const DriverApi& api)
+    : api_(api), stream_([&api](CUstream s) {
+          api.cuStreamSynchronize(s);
+          return api.cuStreamDestroy(s);
+      }) {
     require_entry(reinterpret_cast<const void*>(api.cuStreamDestroy), "cuStreamDestroy", 4000);
-    CU_CALL(api, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
-}
-
-Stream::~Stream() {
-    api_.cuStreamSynchronize(stream_);
-    api_.cuStreamDestroy(stream_);
+    CU_CALL(api, cuStreamCreate, stream_.out(), CU_STREAM_NON_BLOCKING);
 }
 
 void Stream::synchronize() const {
-    CU_CALL(api_, cuStreamSynchronize, stream_);
+    CU_CALL(api_, cuStreamSynchronize, stream_.get());
 }
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)

@@ -8,26 +8,24 @@
 #include <string_view>
 
 #include "cuda/driver_api.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/pool_attributes.hpp"
 #include "gpu/pool_pattern.hpp"
 
 namespace cumemctl {
 
-// A stream of the current context, destroyed (after synchronising) with this object.
+// A non-blocking stream of the current context: an OwnedHandle whose destroy synchronises first.
 class Stream {
 public:
     explicit Stream(const DriverApi& api);
-    ~Stream();
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
 
-    CUstream get() const { return stream_; }
+    CUstream get() const { return stream_.get(); }
     // cuStreamSynchronize: where a pool releases memory above its release threshold.
     void synchronize() const;
 
 private:
     const DriverApi& api_;
-    CUstream stream_ = nullptr;
+    OwnedHandle<CUstream> stream_;
 };
 
 // One block allocated from a pool on a stream (cuMemAllocFromPoolAsync, then synchronised), freed
