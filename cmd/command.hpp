@@ -4,7 +4,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 
@@ -38,6 +40,32 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
 // "unavailable" error in the report (exit 3) that names the library that was tried.
 Report run_with_driver(const std::string& command, const Globals& globals,
                        const std::function<void(Report&, Driver&, int device_count)>& body);
+
+// Runs a command in its two phases. First `options.check()` turns the options as typed into typed
+// values (sizes, lists, numbers, device lists), throwing usage errors (exit 2) before anything is
+// loaded, so that a usage error is one whatever the driver; then `body(report, checked)` runs. Every
+// command runs this way, through run_command when it needs the driver.
+template <class Options, class Body>
+Report run_checked(const std::string& command, const Options& options, Body&& body) {
+    using Checked = std::remove_cvref_t<decltype(options.check())>;
+    std::optional<Checked> checked;
+    Report early = run_guarded(command, [&](Report&) { checked.emplace(options.check()); });
+    if (!checked) return early;
+    return run_guarded(command, [&](Report& report) { body(report, *checked); });
+}
+
+// run_checked for a command that needs the driver: `body(report, driver, device_count, checked)` runs
+// with the driver loaded and initialised; a driver that cannot be loaded is an "unavailable" error
+// (exit 3) that names the library that was tried.
+template <class Options, class Body>
+Report run_command(const std::string& command, const Globals& globals, const Options& options, Body&& body) {
+    return run_checked(command, options, [&](Report& report, auto& checked) {
+        Driver driver = open_driver(globals);
+        report.driver = driver.info();
+        const int count = driver.init();
+        body(report, driver, count, checked);
+    });
+}
 
 // Adds the --device option (a device list: 0, 0,2, 1-3, all) to a subcommand.
 CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value = "all");

@@ -8,12 +8,22 @@
 #include "commands.hpp"
 #include "create_report.hpp"
 #include "gpu/devices.hpp"
+#include "gpu/diagnosis.hpp"
 #include "gpu/vmm_create.hpp"
 #include "memory_options.hpp"
+#include "util/index_list.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
 namespace {
+
+// create's options checked before the driver is loaded: the request, and the device lists whose
+// devices are looked up once the driver is.
+struct CreatePlan {
+    CreateRequest request;
+    DeviceList device;                 // --device: one device
+    std::optional<DeviceList> access;  // --access
+};
 
 // The options as typed. (create --pool adds its options and its branch here.)
 struct CreateOptions {
@@ -27,6 +37,8 @@ struct CreateOptions {
     bool export_handle = false;
     bool import_check = false;
     PoolOptions pool;  // --pool: a stream-ordered pool instead (cmd/create_pool.*)
+
+    CreatePlan check() const;
 };
 
 // The request, checked before the driver is loaded: sizes, handle types and the implied options.
@@ -60,22 +72,30 @@ CreateRequest request_of(const CreateOptions& o) {
     return r;
 }
 
+CreatePlan CreateOptions::check() const {
+    CreatePlan plan{request_of(*this), parse_device_list(device), std::nullopt};
+    if (device == "all" || parse_index_list(device, 1 << 20, "device", false).size() != 1) {
+        throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", device), "give --device N");
+    }
+    if (!access.empty()) plan.access = parse_device_list(access);
+    return plan;
+}
+
 Report run_create_command(const CreateOptions& opts, const Globals& globals) {
-    std::optional<CreateRequest> request;
-    Report early = run_guarded("create", [&](Report&) { request = request_of(opts); });
-    if (!request) return early;
-    return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
-        const auto devices = select_devices(opts.device, count);
-        if (devices.size() != 1) {
-            throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", opts.device),
-                        "give --device N");
-        }
-        request->device = devices.front();
-        if (!opts.access.empty()) request->access = select_devices(opts.access, count);
+    return run_command("create", globals, opts, [&](Report& report, Driver& driver, int count, CreatePlan& plan) {
+        auto* request = &plan.request;
+        request->device = plan.device.select(count).front();
+        if (plan.access) request->access = plan.access->select(count);
         request->libcuda = driver.info().library;
         CreateResult result;
         try {
             run_create(driver.api(), *request, result);
+        } catch (const SizeMismatchError& e) {
+            // The core names the nearest sizes; create adds its own way out.
+            fill_create_report(report, *request, result);
+            Problem p = e.problem();
+            p.remedy = "give one of those sizes, or add --round-up";
+            throw Error(std::move(p));
         } catch (const Error&) {
             fill_create_report(report, *request, result);
             throw;
@@ -117,7 +137,7 @@ void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
     add_pool_options(*app, opts->pool);
     app->callback([opts, &globals, &runner] {
         runner = [opts, &globals] {
-            if (opts->pool.pool) return run_create_pool(opts->pool, opts->memory, pool_target(*opts), globals);
+            if (opts->pool.pool) return run_create_pool({opts->pool, opts->memory, pool_target(*opts)}, globals);
             return run_create_command(*opts, globals);
         };
     });

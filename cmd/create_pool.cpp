@@ -67,78 +67,70 @@ void add_pool_options(CLI::App& app, PoolOptions& o) {
                  "share the pool and a block with a second process, which checks and frees it first");
 }
 
-void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
-    add_location_options(app, memory);
-    app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")
-        ->capture_default_str();
-}
-
-PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
-    if (memory.compression || memory.rdma || memory.tile_pool) {
-        throw Error(ExitCode::usage, "--compression, --rdma and --tile-pool do not apply to pools",
-                    "cuMemPoolCreate has no such properties: leave them out, or create without --pool");
-    }
-    PoolRequest r;
-    r.location = parse_location(memory.location);
-    r.handle_type = parse_handle_type(memory.handle_type);
-    r.max_size = parse_size(o.max_size);
-    return r;
-}
-
 void require_pool_flag(const PoolOptions& o) {
     if (!o.ipc_check && o.max_size == "0") return;
     throw Error(ExitCode::usage, "--ipc-check and --max-size are options of a pool",
                 "add --pool, or use --import-check for a cuMemCreate allocation");
 }
 
-Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const CreatePoolTarget& target,
-                       const Globals& globals) {
-    return run_with_driver("create", globals, [&](Report& report, Driver& driver, int count) {
-        if (!target.cumemcreate_flags.empty()) {
-            throw Error(ExitCode::usage,
-                        fmt::format("{} apply to cuMemCreate allocations, not to a pool",
-                                    fmt::join(target.cumemcreate_flags, ", ")),
-                        "leave them out with --pool (--ipc-check shares a pool with a second process)");
-        }
-        const PoolRequest request = pool_request(memory, o);
-        const std::uint64_t size = parse_size(target.size);
-        if (size == 0) throw Error(ExitCode::usage, "--size 0 allocates nothing", "give a size such as 2MiB");
-        if (o.ipc_check && request.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
-            throw Error(ExitCode::usage, "--ipc-check needs a pool that can be exported",
-                        "give --handle-type posix-fd (or fabric, with an IMEX channel)");
-        }
-        if (o.ipc_check && request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-            throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
-        }
-        const auto devices = select_devices(target.devices, count);
-        const std::vector<int> access =
-            target.access.empty() ? std::vector<int>{} : select_devices(target.access, count);
-        report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
-        std::random_device random;
-        for (int device : devices) {
-            const PrimaryContext context(driver.api(), device);
-            std::optional<IpcRequest> ipc;
-            if (o.ipc_check) {
-                ipc.emplace();
-                ipc->seed = (std::uint64_t{random()} << 32) | random();
-                ipc->libcuda = driver.info().library;
-                if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); dir != nullptr && *dir != '\0') {
-                    ipc->imex_channel_dir = dir;
+CreatePoolPlan CreatePoolCommand::check() const {
+    if (!target.cumemcreate_flags.empty()) {
+        throw Error(ExitCode::usage,
+                    fmt::format("{} apply to cuMemCreate allocations, not to a pool",
+                                fmt::join(target.cumemcreate_flags, ", ")),
+                    "leave them out with --pool (--ipc-check shares a pool with a second process)");
+    }
+    CreatePoolPlan plan;
+    plan.request = pool_request(memory, options);
+    plan.size = parse_size(target.size);
+    if (plan.size == 0) throw Error(ExitCode::usage, "--size 0 allocates nothing", "give a size such as 2MiB");
+    if (options.ipc_check && plan.request.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
+        throw Error(ExitCode::usage, "--ipc-check needs a pool that can be exported",
+                    "give --handle-type posix-fd (or fabric, with an IMEX channel)");
+    }
+    if (options.ipc_check && plan.request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+        throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
+    }
+    plan.devices = parse_device_list(target.devices);
+    if (!target.access.empty()) plan.access = parse_device_list(target.access);
+    return plan;
+}
+
+Report run_create_pool(const CreatePoolCommand& command, const Globals& globals) {
+    const PoolOptions& o = command.options;
+    return run_command(
+        "create", globals, command, [&](Report& report, Driver& driver, int count, const CreatePoolPlan& plan) {
+            const PoolRequest& request = plan.request;
+            const std::uint64_t size = plan.size;
+            const auto devices = plan.devices.select(count);
+            const std::vector<int> access = plan.access ? plan.access->select(count) : std::vector<int>{};
+            report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+            std::random_device random;
+            for (int device : devices) {
+                const PrimaryContext context(driver.api(), device);
+                std::optional<IpcRequest> ipc;
+                if (o.ipc_check) {
+                    ipc.emplace();
+                    ipc->seed = (std::uint64_t{random()} << 32) | random();
+                    ipc->libcuda = driver.info().library;
+                    if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); dir != nullptr && *dir != '\0') {
+                        ipc->imex_channel_dir = dir;
+                    }
+                }
+                const CreatePoolResult r = with_pool_option_words(
+                    [&] { return create_pool_and_check(driver.api(), device, request, size, ipc, access); });
+                nlohmann::json j = result_json(r);
+                j["ordinal"] = device;
+                report.results["devices"].push_back(std::move(j));
+                for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
+                if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, device);
+                if (r.outcome.problem) {
+                    Problem p = *r.outcome.problem;
+                    p.device = device;
+                    report.add_error(std::move(p));
                 }
             }
-            const CreatePoolResult r = create_pool_and_check(driver.api(), device, request, size, ipc, access);
-            nlohmann::json j = result_json(r);
-            j["ordinal"] = device;
-            report.results["devices"].push_back(std::move(j));
-            for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
-            if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, device);
-            if (r.outcome.problem) {
-                Problem p = *r.outcome.problem;
-                p.device = device;
-                report.add_error(std::move(p));
-            }
-        }
-    });
+        });
 }
 
 }  // namespace cumemctl::cmd

@@ -1,36 +1,23 @@
 // `cumemctl create --pool`: a stream-ordered pool made with cuMemPoolCreate, a block allocated from it,
-// and with --ipc-check the pool and block shared with a second process. Also the options that
-// pool-stats and trim take for a new pool (--pool new).
+// and with --ipc-check the pool and block shared with a second process.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
-#include "gpu/pool_access.hpp"
-#include "memory_options.hpp"
+#include "gpu/devices.hpp"
+#include "pool_options.hpp"
 
 namespace cumemctl::cmd {
-
-// What a pool takes beyond --location and --handle-type.
-struct PoolOptions {
-    bool pool = false;           // create --pool: cuMemPoolCreate instead of cuMemCreate
-    std::string max_size = "0";  // --max-size: the pool's maximum size (0: the driver's default)
-    bool ipc_check = false;      // create --pool --ipc-check
-};
 
 // Adds create's --pool, --max-size and --ipc-check (create itself registers --location and
 // --handle-type).
 void add_pool_options(CLI::App& app, PoolOptions& o);
-
-// Adds what pool-stats and trim take for a new pool: --location, --handle-type and --max-size.
-void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o);
-
-// The pool asked for. Throws usage errors: a bad location, handle type or size, and --compression,
-// --rdma or --tile-pool, which cuMemPoolCreate has no field for.
-PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
 
 // What create --pool takes from create's own options.
 struct CreatePoolTarget {
@@ -43,9 +30,27 @@ struct CreatePoolTarget {
 // Throws a usage error when a pool option (--ipc-check, --max-size) is given without --pool.
 void require_pool_flag(const PoolOptions& o);
 
+// create --pool's options checked before the driver is loaded.
+struct CreatePoolPlan {
+    PoolRequest request;
+    std::uint64_t size = 0;            // the block
+    DeviceList devices;                // --device
+    std::optional<DeviceList> access;  // --access
+};
+
+// create --pool's options as typed: the pool options, the memory options and create's own.
+struct CreatePoolCommand {
+    PoolOptions options;
+    MemoryOptions memory;
+    CreatePoolTarget target;
+
+    // Throws usage errors: create's cuMemCreate-only flags, a bad size, location, handle type or device
+    // list, and an --ipc-check the pool cannot do.
+    CreatePoolPlan check() const;
+};
+
 // Runs create --pool: per device, the pool, its block, its attributes and (with --ipc-check) every
 // step of the check across two processes.
-Report run_create_pool(const PoolOptions& o, const MemoryOptions& memory, const CreatePoolTarget& target,
-                       const Globals& globals);
+Report run_create_pool(const CreatePoolCommand& command, const Globals& globals);
 
 }  // namespace cumemctl::cmd

@@ -11,9 +11,18 @@
 namespace cumemctl::cmd {
 namespace {
 
+// The options, checked before the driver is loaded.
+struct DevicesPlan {
+    DeviceList devices;
+    bool no_free = false;
+};
+
+// The options as typed.
 struct DevicesOptions {
     std::string devices;
     bool no_free = false;
+
+    DevicesPlan check() const { return {parse_device_list(devices), no_free}; }
 };
 
 std::string cap_text(const Capability& cap) {
@@ -104,27 +113,28 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
 }
 
 Report run_devices(const DevicesOptions& opts, const Globals& globals) {
-    return run_with_driver("devices", globals, [&](Report& report, Driver& driver, int count) {
-        const auto selected = select_devices(opts.devices, count);
-        std::vector<DeviceInfo> devices;
-        for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
-        if (!opts.no_free) query_free_memory(driver.api(), devices);
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& d : devices) {
-            list.push_back(device_json(d));
-            if (!d.free_error.empty()) {
-                report.add_warning(fmt::format("device {}: free memory unknown: {}", d.ordinal, d.free_error), {},
-                                   d.ordinal);
+    return run_command(
+        "devices", globals, opts, [&](Report& report, Driver& driver, int count, const DevicesPlan& plan) {
+            const auto selected = plan.devices.select(count);
+            std::vector<DeviceInfo> devices;
+            for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
+            if (!plan.no_free) query_free_memory(driver.api(), devices);
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& d : devices) {
+                list.push_back(device_json(d));
+                if (!d.free_error.empty()) {
+                    report.add_warning(fmt::format("device {}: free memory unknown: {}", d.ordinal, d.free_error), {},
+                                       d.ordinal);
+                }
             }
-        }
-        report.results = {{"device_count", count}, {"devices", std::move(list)}};
-        add_device_metrics(report, devices, count);
-        if (count == 0) {
-            report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
-        } else {
-            report.tables.push_back(devices_table(devices));
-        }
-    });
+            report.results = {{"device_count", count}, {"devices", std::move(list)}};
+            add_device_metrics(report, devices, count);
+            if (count == 0) {
+                report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
+            } else {
+                report.tables.push_back(devices_table(devices));
+            }
+        });
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "doctor/registry.hpp"
+#include "gpu/devices.hpp"
 #include "doctor/runner.hpp"
 
 namespace cumemctl::cmd {
@@ -15,10 +16,22 @@ namespace {
 
 using namespace cumemctl::doctor;
 
+// The options as typed.
 struct DoctorCliOptions {
     std::string checks = "all";
     std::string devices;
     bool list = false;
+
+    // The checks and devices parsed before the driver is loaded (usage errors).
+    DoctorOptions check() const {
+        DoctorOptions options;
+        const auto parsed = parse_check_list(checks);
+        if (checks != "all") options.checks = parsed;
+        parse_device_list(devices);
+        options.devices = devices;
+        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+        return options;
+    }
 };
 
 std::string_view scope_name(CheckScope scope) {
@@ -119,9 +132,10 @@ void fill_report(Report& report, const DoctorRun& run) {
     report.tables.push_back(results_table(run, report.host));
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
-        report.add_error(Problem{ExitCode::unavailable, "no usable CUDA driver: " + report.driver.error, "",
-                                 "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1",
-                                 std::nullopt, std::nullopt});
+        report.add_error(
+            Problem{.exit_code = ExitCode::unavailable,
+                    .message = "no usable CUDA driver: " + report.driver.error,
+                    .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
     } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) {
         report.mark_failed();
     }
@@ -142,12 +156,8 @@ Report list_checks() {
 
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) return list_checks();
-    return run_guarded("doctor", [&](Report& report) {
-        DoctorOptions options;
-        const auto checks = parse_check_list(opts.checks);
-        if (opts.checks != "all") options.checks = checks;
-        options.devices = opts.devices;
-        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+    // doctor loads the driver without initialising it: the driver check says what is wrong with it.
+    return run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
         Driver driver = open_driver(globals);
         report.driver = driver.info();
         fill_report(report, run_doctor(driver, options));

@@ -145,14 +145,15 @@ Report run_fleet(const FleetOptions& opts) {
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
         for (const auto& p : problems) {
-            report.add_error(Problem{ExitCode::failed, fmt::format("{}: {}", p.source, p.message), "",
-                                     "give files that hold the output of 'cumemctl doctor --json' or "
-                                     "'cumemctl devices --json' (one or more reports each)",
-                                     std::nullopt, std::nullopt});
+            report.add_error(Problem{.exit_code = ExitCode::failed,
+                                     .message = fmt::format("{}: {}", p.source, p.message),
+                                     .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
+                                               "'cumemctl devices --json' (one or more reports each)"});
         }
         if (reports.empty() && problems.empty()) {
-            report.add_error(Problem{ExitCode::failed, "no report to summarise", "", "give at least one report file",
-                                     std::nullopt, std::nullopt});
+            report.add_error(Problem{.exit_code = ExitCode::failed,
+                                     .message = "no report to summarise",
+                                     .remedy = "give at least one report file"});
         }
         if (any_failing(summary)) report.mark_failed();
     });

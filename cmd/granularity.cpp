@@ -12,30 +12,34 @@
 namespace cumemctl::cmd {
 namespace {
 
-struct GranularityOptions {
-    std::string devices;
-    MemoryFilters filters;
-    std::string size;  // --size, empty when not given
-};
-
 // The options parsed, before the driver is loaded, so that a usage error is one whatever the driver.
 struct GranularityPlan {
+    DeviceList devices;
     GranularitySelection selection;
     std::optional<std::uint64_t> size;
 };
 
-GranularityPlan plan_of(const GranularityOptions& opts) {
-    GranularityPlan plan;
-    plan.selection = opts.filters.to_selection();
-    if (!opts.size.empty()) {
-        plan.size = parse_size(opts.size);
-        if (*plan.size == 0) {
-            throw Error(ExitCode::usage, "invalid size '0': an allocation has at least one granule",
-                        "give a size above 0, e.g. 2MiB");
+// The options as typed.
+struct GranularityOptions {
+    std::string devices;
+    MemoryFilters filters;
+    std::string size;         // --size
+    bool size_given = false;  // --size was given ('' is given, and refused as a size)
+
+    GranularityPlan check() const {
+        GranularityPlan plan;
+        plan.devices = parse_device_list(devices);
+        plan.selection = filters.to_selection();
+        if (size_given) {
+            plan.size = parse_size(size);
+            if (*plan.size == 0) {
+                throw Error(ExitCode::usage, "invalid size '0': an allocation has at least one granule",
+                            "give a size above 0, e.g. 2MiB");
+            }
         }
+        return plan;
     }
-    return plan;
-}
+};
 
 std::string flags_text(const MemoryRequest& r) {
     const auto names = flag_names(r);
@@ -105,34 +109,34 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
 }
 
 Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
-    std::optional<GranularityPlan> plan;
-    Report early = run_guarded("granularity", [&](Report&) { plan = plan_of(opts); });
-    if (!plan) return early;
-    return run_with_driver("granularity", globals, [&](Report& report, Driver& driver, int count) {
-        const auto devices = select_devices(opts.devices, count);
-        const auto rows = granularity_table(driver.api(), devices, plan->selection);
-        nlohmann::json list = nlohmann::json::array();
-        for (const auto& row : rows) list.push_back(row_json(row, plan->size));
-        report.results = {{"device_count", count}, {"rows", std::move(list)}};
-        if (plan->size) report.results["size_bytes"] = *plan->size;
-        if (count == 0) {
-            report.tables.push_back(
-                Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});
-            return;
-        }
-        report.tables.push_back(rows_table(rows, plan->size));
-        if (plan->selection.flag_sets.size() > 1) {
-            report.tables.back().notes.push_back(
-                "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
-                "combination");
-        }
-        const bool any_ok = std::any_of(rows.begin(), rows.end(),
-                                        [](const GranularityRow& r) { return r.status == GranularityRow::Status::ok; });
-        if (!any_ok) {
-            throw Error(ExitCode::unavailable, "the driver accepts none of the selected combinations",
-                        "the rows say why; widen --location, --handle-type or the flags");
-        }
-    });
+    return run_command(
+        "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
+            const GranularityPlan* plan = &p;
+            const auto devices = plan->devices.select(count);
+            const auto rows = granularity_table(driver.api(), devices, plan->selection);
+            nlohmann::json list = nlohmann::json::array();
+            for (const auto& row : rows) list.push_back(row_json(row, plan->size));
+            report.results = {{"device_count", count}, {"rows", std::move(list)}};
+            if (plan->size) report.results["size_bytes"] = *plan->size;
+            if (count == 0) {
+                report.tables.push_back(
+                    Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});
+                return;
+            }
+            report.tables.push_back(rows_table(rows, plan->size));
+            if (plan->selection.flag_sets.size() > 1) {
+                report.tables.back().notes.push_back(
+                    "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
+                    "combination");
+            }
+            const bool any_ok = std::any_of(rows.begin(), rows.end(), [](const GranularityRow& r) {
+                return r.status == GranularityRow::Status::ok;
+            });
+            if (!any_ok) {
+                throw Error(ExitCode::unavailable, "the driver accepts none of the selected combinations",
+                            "the rows say why; widen --location, --handle-type or the flags");
+            }
+        });
 }
 
 }  // namespace
@@ -142,8 +146,12 @@ void register_granularity(CLI::App& root, const Globals& globals, Runner& runner
     CLI::App* app = root.add_subcommand("granularity", "minimum and recommended allocation granularity, or why not");
     add_device_option(*app, opts->devices);
     add_memory_filters(*app, opts->filters);
-    app->add_option("--size", opts->size, "also round SIZE up to each granularity (4096, 2MiB, 1.5GiB, 1G)");
-    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_granularity(*opts, globals); }; });
+    CLI::Option* size =
+        app->add_option("--size", opts->size, "also round SIZE up to each granularity (4096, 2MiB, 1.5GiB, 1G)");
+    app->callback([opts, size, &globals, &runner] {
+        opts->size_given = size->count() > 0;
+        runner = [opts, &globals] { return run_granularity(*opts, globals); };
+    });
 }
 
 }  // namespace cumemctl::cmd

@@ -20,7 +20,7 @@ struct ImexSetupOptions {
     std::string owner;
     std::string mode;
     bool force = false;
-    bool check = false;
+    bool check_only = false;  // --check
     bool dry_run = false;
     bool remove = false;
     bool verify = false;
@@ -28,9 +28,14 @@ struct ImexSetupOptions {
     std::string proc_devices = "/proc/devices";
     std::string params = "/proc/driver/nvidia/params";
     std::string dev_root = "/";
+
+    // The request and --verify's device parsed before anything is touched (usage errors).
+    ImexSetupRequest check() const;
 };
 
-ImexSetupRequest make_request(const ImexSetupOptions& o) {
+ImexSetupRequest ImexSetupOptions::check() const {
+    const ImexSetupOptions& o = *this;
+    if (o.verify) parse_index(o.device, 1 << 20, "device");
     ImexSetupRequest r;
     r.proc_devices = o.proc_devices;
     r.params = o.params;
@@ -43,7 +48,7 @@ ImexSetupRequest make_request(const ImexSetupOptions& o) {
     if (!o.owner.empty()) r.owner = resolve_owner(o.owner);
     if (!o.mode.empty()) r.mode = parse_mode(o.mode, "--mode");
     r.force = o.force;
-    r.check = o.check;
+    r.check = o.check_only;
     r.dry_run = o.dry_run;
     r.remove = o.remove;
     return r;
@@ -169,10 +174,8 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
 }
 
 Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globals) {
-    return run_guarded("imex-setup", [&](Report& report) {
+    return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupRequest& req) {
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
-        const ImexSetupRequest req = make_request(opts);
-        if (opts.verify) parse_index(opts.device, 1 << 20, "device");
         const ImexSetupResult result = run_imex_setup(req);
         report.results = results_json(req, result);
         report.tables.push_back(channels_table(req, result));
@@ -195,7 +198,7 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
     auto* owner = app->add_option("--owner", o->owner, "USER[:GROUP] that owns the nodes (default mode becomes 0600)");
     auto* mode = app->add_option("--mode", o->mode, "octal mode of the nodes (default: the driver's DeviceFileMode)");
     app->add_flag("--force", o->force, "replace (or remove) device nodes of the wrong type or number");
-    auto* check = app->add_flag("--check", o->check, "change nothing; exit 1 when anything differs");
+    auto* check = app->add_flag("--check", o->check_only, "change nothing; exit 1 when anything differs");
     auto* dry_run = app->add_flag("--dry-run", o->dry_run, "change nothing; show the plan");
     auto* remove = app->add_flag("--remove", o->remove, "remove the channels' nodes");
     auto* verify = app->add_flag("--verify", o->verify, "prove fabric handles work (as --owner), in a child process");

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/logical_endpoint_bind.hpp"
+#include "util/index_list.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -26,11 +27,16 @@ struct LeBindOptions {
     bool by_address = false;
     bool limits_only = false;
     double timeout = 5;
+
+    // The options parsed before the driver is loaded: the request and the device list it selects from.
+    std::pair<LeBindRequest, DeviceList> check() const;
 };
 
-// Parses the options against the node's device count (usage errors, or exit 3 for a missing device).
-LeBindRequest to_request(const LeBindOptions& o, int count) {
+// Parses the options (usage errors); the devices are selected once the driver is loaded.
+std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
+    const LeBindOptions& o = *this;
     LeBindRequest r;
+    DeviceList devices;
     r.multicast = o.type == "multicast";
     if (r.multicast) {
         if (o.devices.empty()) {
@@ -39,13 +45,13 @@ LeBindRequest to_request(const LeBindOptions& o, int count) {
         }
         if (o.device_given)
             throw Error(ExitCode::usage, "--device is for unicast; a team is given with --devices LIST");
-        r.devices = select_devices(o.devices, count);
+        devices = parse_device_list(o.devices);
     } else {
         if (!o.devices.empty()) {
             throw Error(ExitCode::usage, "--devices is for --type multicast", "give the owner device with --device N");
         }
-        r.devices = select_devices(o.device, count);
-        if (r.devices.size() != 1) {
+        devices = parse_device_list(o.device);
+        if (o.device == "all" || parse_index_list(o.device, 1 << 20, "device", false).size() != 1) {
             throw Error(ExitCode::usage, "a unicast endpoint has one owner device", "give one device with --device N");
         }
     }
@@ -59,7 +65,7 @@ LeBindRequest to_request(const LeBindOptions& o, int count) {
     r.by_address = o.by_address;
     r.limits_only = o.limits_only;
     r.timeout_seconds = o.timeout;
-    return r;
+    return {r, devices};
 }
 
 nlohmann::json support_json(const LeDriverSupport& s) {
@@ -206,8 +212,9 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
 }
 
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
-    return run_with_driver("le-bind", globals, [&](Report& report, Driver& driver, int count) {
-        const LeBindRequest request = to_request(opts, count);
+    return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
+        LeBindRequest& request = checked.first;
+        request.devices = checked.second.select(count);
         LeBindOutcome outcome;
         try {
             run_le_bind(driver, request, outcome);

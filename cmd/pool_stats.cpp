@@ -4,16 +4,26 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "create_pool.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/pool_overview.hpp"
 #include "gpu/primary_context.hpp"
+#include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
 namespace {
 
+// The options, parsed and checked before the driver is loaded.
+struct PoolStatsPlan {
+    DeviceList devices;
+    PoolChoice choice = PoolChoice::default_pool;
+    PoolRequest request;
+    std::optional<WorkloadPattern> pattern;
+    std::optional<std::uint64_t> threshold;
+};
+
+// The options as typed.
 struct PoolStatsOptions {
     std::string devices;
     std::string pool;      // --pool default|current|new; empty: not given
@@ -28,24 +38,17 @@ struct PoolStatsOptions {
     bool acts() const {
         return !pool.empty() || make_current || !exercise.empty() || !release_threshold.empty() || reset_high;
     }
+
+    PoolStatsPlan check() const;
 };
 
-// The options, parsed and checked before any device is touched.
-struct PoolStatsPlan {
-    PoolChoice choice = PoolChoice::default_pool;
-    PoolRequest request;
-    std::optional<WorkloadPattern> pattern;
-    std::optional<std::uint64_t> threshold;
-};
-
-PoolStatsPlan plan(const PoolStatsOptions& o) {
+PoolStatsPlan PoolStatsOptions::check() const {
+    const PoolStatsOptions& o = *this;
     PoolStatsPlan p;
-    p.choice = parse_pool_choice(o.pool.empty() ? "default" : o.pool);
-    p.request = pool_request(o.memory, o.new_pool);
-    if (p.choice != PoolChoice::new_pool &&
-        (p.request.handle_type != CU_MEM_HANDLE_TYPE_NONE || p.request.max_size != 0)) {
-        throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
-    }
+    p.devices = parse_device_list(o.devices);
+    const PoolSelection selection = pool_selection(o.pool.empty() ? "default" : o.pool, o.memory, o.new_pool);
+    p.choice = selection.choice;
+    p.request = selection.request;
     if (o.make_current && p.choice != PoolChoice::new_pool) {
         throw Error(ExitCode::usage, "--make-current makes a new pool current", "add --pool new");
     }
@@ -204,8 +207,11 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
         fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
     std::optional<Table> workload;
     if (plan.pattern) {
-        require_room(api, fmt::format("workload '{}'", plan.pattern->text),
-                     pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
+        with_pool_option_words([&] {
+            require_room(api, fmt::format("workload '{}'", plan.pattern->text),
+                         pool_footprint(*plan.pattern, pool_granule(api, location)), location,
+                         target.max_size.value_or(0));
+        });
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
         add_workload_metrics(report,
@@ -233,31 +239,31 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
 }
 
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
-    return run_with_driver("pool-stats", globals, [&](Report& report, Driver& driver, int count) {
-        const PoolStatsPlan p = plan(o);
-        const auto selected = select_devices(o.devices, count);
-        report.results = {{"statistics_scope", "process"},
-                          {"statistics_note", kPerProcessNote},
-                          {"devices", nlohmann::json::array()}};
-        for (int device : selected) {
-            const DeviceInfo d = query_device(driver.api(), device);
-            const auto pools = list_location_pools(driver.api(), device);
-            nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
-            for (const auto& l : pools) j["pools"].push_back(location_json(l));
-            report.tables.push_back(overview_table(d, pools));
-            add_overview_metrics(report, device, pools);
-            if (o.acts()) {
-                try {
-                    act_on_pool(report, driver.api(), device, p, o, j);
-                } catch (...) {
-                    report.results["devices"].push_back(std::move(j));
-                    throw;
+    return run_command(
+        "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
+            const auto selected = p.devices.select(count);
+            report.results = {{"statistics_scope", "process"},
+                              {"statistics_note", kPerProcessNote},
+                              {"devices", nlohmann::json::array()}};
+            for (int device : selected) {
+                const DeviceInfo d = query_device(driver.api(), device);
+                const auto pools = list_location_pools(driver.api(), device);
+                nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
+                for (const auto& l : pools) j["pools"].push_back(location_json(l));
+                report.tables.push_back(overview_table(d, pools));
+                add_overview_metrics(report, device, pools);
+                if (o.acts()) {
+                    try {
+                        act_on_pool(report, driver.api(), device, p, o, j);
+                    } catch (...) {
+                        report.results["devices"].push_back(std::move(j));
+                        throw;
+                    }
                 }
+                report.results["devices"].push_back(std::move(j));
             }
-            report.results["devices"].push_back(std::move(j));
-        }
-        if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});
-    });
+            if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});
+        });
 }
 
 }  // namespace

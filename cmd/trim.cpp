@@ -4,16 +4,25 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "create_pool.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/pool_trim.hpp"
 #include "gpu/primary_context.hpp"
+#include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
 namespace {
 
+// The options, parsed and checked before the driver is loaded.
+struct TrimPlan {
+    DeviceList devices;
+    PoolSelection pool;
+    WorkloadPattern pattern;
+    std::uint64_t keep = 0;
+};
+
+// The options as typed.
 struct TrimOptions {
     std::string devices;
     std::string pool = "default";  // --pool default|current|new
@@ -21,6 +30,15 @@ struct TrimOptions {
     PoolOptions new_pool;          // --max-size
     std::string exercise = "64x16MiB";
     std::string keep = "0";
+
+    TrimPlan check() const {
+        if (parse_location(memory.location).type != CU_MEM_LOCATION_TYPE_DEVICE) {
+            throw Error(ExitCode::usage, "trim checks device free memory, so it works on device pools",
+                        "leave out --location or give --location device");
+        }
+        return {parse_device_list(devices), pool_selection(pool, memory, new_pool), parse_workload_pattern(exercise),
+                parse_size(keep)};
+    }
 };
 
 nlohmann::json trim_json(const PoolInfo& pool, const WorkloadPattern& pattern, const TrimResult& r) {
@@ -48,22 +66,27 @@ Table trim_table(int device, const TrimResult& r) {
     return t;
 }
 
+// Runs the core's trim work with its usage errors in trim's words: --keep, --exercise, --max-size.
+template <class Work>
+TrimResult trim_in_option_words(Work&& work) {
+    try {
+        return with_pool_option_words(work);
+    } catch (const KeepAboveReservedError& e) {
+        throw Error(ExitCode::usage,
+                    fmt::format("--keep {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",
+                                format_size(e.keep), e.keep, format_size(e.reserved), e.reserved),
+                    fmt::format("give --keep at most {}, or a larger --exercise workload", format_size(e.reserved)));
+    }
+}
+
 Report run_trim_command(const TrimOptions& o, const Globals& globals) {
-    return run_with_driver("trim", globals, [&](Report& report, Driver& driver, int count) {
+    return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
-        const PoolChoice choice = parse_pool_choice(o.pool);
-        const PoolRequest request = pool_request(o.memory, o.new_pool);
-        if (request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-            throw Error(ExitCode::usage, "trim checks device free memory, so it works on device pools",
-                        "leave out --location or give --location device");
-        }
-        if (choice != PoolChoice::new_pool &&
-            (request.handle_type != CU_MEM_HANDLE_TYPE_NONE || request.max_size != 0)) {
-            throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
-        }
-        const WorkloadPattern pattern = parse_workload_pattern(o.exercise);
-        const std::uint64_t keep = parse_size(o.keep);
-        const auto selected = select_devices(o.devices, count);
+        const PoolChoice choice = plan.pool.choice;
+        const PoolRequest& request = plan.pool.request;
+        const WorkloadPattern& pattern = plan.pattern;
+        const std::uint64_t keep = plan.keep;
+        const auto selected = plan.devices.select(count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         for (int device : selected) {
             const PrimaryContext context(api, device);
@@ -80,20 +103,23 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
                            : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
             }
             const std::uint64_t granule = pool_granule(api, location);
-            require_room(api, fmt::format("workload '{}'", pattern.text), pool_footprint(pattern, granule), location,
-                         pool.max_size.value_or(0));
-            const TrimResult r = run_trim(api, pool.handle, pattern, keep, granule);
+            const TrimResult r = trim_in_option_words([&] {
+                require_room(api, fmt::format("workload '{}'", pattern.text), pool_footprint(pattern, granule),
+                             location, pool.max_size.value_or(0));
+                return run_trim(api, pool.handle, pattern, keep, granule);
+            });
             nlohmann::json j = trim_json(pool, pattern, r);
             j["ordinal"] = device;
             report.results["devices"].push_back(std::move(j));
             report.tables.push_back(trim_table(device, r));
             if (!r.verdict.returned) {
-                Problem p{ExitCode::failed,
-                          fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
-                          {},
-                          "another process may be allocating on this GPU at the same time; run again on an idle GPU",
-                          std::nullopt,
-                          device};
+                Problem p{
+                    .exit_code = ExitCode::failed,
+                    .message =
+                        fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
+                    .remedy =
+                        "another process may be allocating on this GPU at the same time; run again on an idle GPU",
+                    .device = device};
                 report.add_error(std::move(p));
             }
         }

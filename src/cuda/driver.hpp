@@ -6,7 +6,8 @@
 #include <vector>
 
 #include "cuda/driver_api.hpp"
-#include "report/report.hpp"
+#include "cuda/driver_info.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "cuda/driver_api.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

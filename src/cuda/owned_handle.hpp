@@ -1,33 +1,72 @@
-// RAII for driver handles: a handle and the entry point that destroys it, called when the owner goes
-// (errors ignored: this runs on error paths and at exit), unless the handle was released first.
+// RAII for driver handles: one guard type for every kind of handle. It holds a handle and the call
+// that destroys it, destroys it when the guard goes (errors ignored: this runs on error paths and at
+// exit), and can be moved but not copied. The handle itself is private: get() reads it, out() is
+// where a create call writes it, release() gives it up, reset() and destroy() end it early.
 #pragma once
 
+#include <functional>
 #include <utility>
 
 #include <cuda.h>
 
 namespace cumemctl {
 
-// Owns one driver handle (CUstream, CUevent, CUmodule, CUdeviceptr, ...). Create it empty with its
-// destroy entry point, then let the create call write `handle`: a failed create leaves it empty and
-// nothing is destroyed.
+// Owns one driver handle (CUstream, CUevent, CUmodule, CUdeviceptr, an allocation handle, a mapped
+// or reserved address). `Destroy` takes the handle and returns the driver's answer; for calls that
+// need more than the handle (cuMemUnmap, cuMemAddressFree) it captures the rest.
 template <typename Handle>
 class OwnedHandle {
 public:
-    using Destroy = CUresult (*)(Handle);
-    explicit OwnedHandle(Destroy destroy) : destroy_(destroy) {}
+    using Destroy = std::function<CUresult(Handle)>;
+
+    OwnedHandle() = default;
+    // An empty guard that will destroy with `destroy` what a create call writes through out().
+    explicit OwnedHandle(Destroy destroy) : destroy_(std::move(destroy)) {}
+    // Takes ownership of `handle`, which the driver returned.
+    OwnedHandle(Destroy destroy, Handle handle) : destroy_(std::move(destroy)), handle_(handle) {}
+    OwnedHandle(OwnedHandle&& other) noexcept
+        : destroy_(std::move(other.destroy_)), handle_(std::exchange(other.handle_, Handle{})) {}
+    OwnedHandle& operator=(OwnedHandle&& other) noexcept {
+        if (this != &other) {
+            reset();
+            destroy_ = std::move(other.destroy_);
+            handle_ = std::exchange(other.handle_, Handle{});
+        }
+        return *this;
+    }
     OwnedHandle(const OwnedHandle&) = delete;
     OwnedHandle& operator=(const OwnedHandle&) = delete;
-    ~OwnedHandle() {
-        if (handle != Handle{} && destroy_ != nullptr) destroy_(handle);
+    ~OwnedHandle() { reset(); }
+
+    // The handle (empty: Handle{}).
+    Handle get() const { return handle_; }
+    // Whether a handle is held.
+    explicit operator bool() const { return handle_ != Handle{}; }
+    // Where a create call writes the handle; anything held before is destroyed first. A failed
+    // create leaves it empty, and nothing is destroyed.
+    Handle* out() {
+        reset();
+        return &handle_;
     }
     // Gives up ownership: the handle is no longer destroyed here.
-    Handle release() { return std::exchange(handle, Handle{}); }
-
-    Handle handle{};
+    Handle release() { return std::exchange(handle_, Handle{}); }
+    // Destroys the handle now (errors ignored) and holds `next` instead.
+    void reset(Handle next = Handle{}) {
+        if (handle_ != Handle{} && destroy_) destroy_(handle_);
+        handle_ = next;
+    }
+    // Destroys the handle now and returns the driver's answer; when the driver refuses, the guard
+    // still holds the handle and tries once more when it goes.
+    CUresult destroy() {
+        if (handle_ == Handle{} || !destroy_) return CUDA_SUCCESS;
+        const CUresult r = destroy_(handle_);
+        if (r == CUDA_SUCCESS) handle_ = Handle{};
+        return r;
+    }
 
 private:
     Destroy destroy_;
+    Handle handle_{};
 };
 
 }  // namespace cumemctl

@@ -7,9 +7,18 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::doctor {
+
+// The check ids and detail keys that readers of a doctor report (fleet) rely on, in one place: the
+// catalogue, the checks and the readers use these names.
+inline constexpr const char* kCheckDriver = "driver";              // its details: kDetailKernelModule
+inline constexpr const char* kCheckDevices = "devices";            // its details: kDetailNames
+inline constexpr const char* kCheckCapabilities = "capabilities";  // its details: kDetailCapabilities
+inline constexpr const char* kDetailKernelModule = "kernel_module";
+inline constexpr const char* kDetailNames = "names";
+inline constexpr const char* kDetailCapabilities = "capabilities";
 
 // pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
 // or could not be tried (the reason says which).

@@ -42,7 +42,7 @@ CheckOutcome check_context(DoctorContext&, DeviceState* device) {
 CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
     const DeviceInfo& info = device->info();
     nlohmann::json details = identity(info);
-    details["capabilities"] = capabilities_json(info.capabilities);
+    details[kDetailCapabilities] = capabilities_json(info.capabilities);
     const auto pools = capability_of(info, "memory_pools");
     const auto handles = capability_of(info, "pool_handle_types");
     std::string pool_text = yes_no(pools);

@@ -34,12 +34,12 @@ std::string create_remedy(const ChannelSurvey& survey) {
         kImexChannelDir, major);
 }
 
-std::string describe(const ChannelNode& n) {
+std::string describe(const ChannelEntry& n) {
     return fmt::format("{} (c {}:{}, uid {} gid {}, {})", n.name, n.major, n.minor, n.uid, n.gid, octal_mode(n.mode));
 }
 
 // A fail for the first channel node of the wrong type or numbers; the sound ones go into `good`.
-std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector<const ChannelNode*>& good) {
+std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector<const ChannelEntry*>& good) {
     for (const auto& n : survey.nodes) {
         const std::string problem = channel_node_problem(n, survey);
         if (!problem.empty()) {
@@ -74,7 +74,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
         return CheckOutcome::warn("the driver registers no nvidia-caps-imex-channels device (see /proc/devices)",
                                   "use an NVIDIA driver with IMEX channel support; fabric handles need it", details);
     }
-    std::vector<const ChannelNode*> good;
+    std::vector<const ChannelEntry*> good;
     if (auto broken = check_nodes(survey, good)) {
         broken->details = std::move(details);
         return *broken;
@@ -85,8 +85,8 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
                         kImexChannelDir),
             create_remedy(survey), details);
     }
-    const ChannelNode* usable = nullptr;
-    for (const ChannelNode* n : good) {
+    const ChannelEntry* usable = nullptr;
+    for (const ChannelEntry* n : good) {
         if (n->usable && usable == nullptr) usable = n;
     }
     if (usable == nullptr) {
@@ -99,7 +99,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     const UserSurvey users = survey_users(ctx.options.sysroot);
     details["multi_user"] = users.multi_user;
     details["multi_user_reason"] = users.why;
-    for (const ChannelNode* n : good) {
+    for (const ChannelEntry* n : good) {
         if ((n->mode & 0006) == 0) continue;
         const std::string reason = fmt::format(
             "{} is open to every user ({}) on a node with {}: all their processes "

@@ -72,7 +72,7 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     const std::string module = kernel_module_version(ctx);
     details["cuda_version"] = info.version;
     details["version_string"] = version_string(info.version);
-    details["kernel_module"] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
+    details[kDetailKernelModule] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
     if (ctx.init_error) {
         CheckOutcome o = outcome_from_error(*ctx.init_error);
         if (o.driver) o.remedy = init_remedy(o.driver->name);
@@ -104,7 +104,7 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
         char name[256] = {};
         names.emplace_back(api.cuDeviceGetName(name, sizeof name, i) == CUDA_SUCCESS ? name : "unknown");
     }
-    details["names"] = names;
+    details[kDetailNames] = names;
     return CheckOutcome::pass(
         fmt::format("{} device{}: {}", ctx.device_count, ctx.device_count == 1 ? "" : "s", describe_names(names)),
         std::move(details));

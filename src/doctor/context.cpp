@@ -32,34 +32,23 @@ const DeviceInfo& DeviceState::info() {
 }
 
 CUcontext DeviceState::context() {
-    if (context_ != nullptr) return context_;
+    if (context_) return context_->get();
     if (!context_error_.empty()) {
         throw CheckSkipped(
             fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));
     }
     try {
         require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
-        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease",
-                      11000);
-        require_entry(reinterpret_cast<const void*>(api_.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
-        CUcontext ctx = nullptr;
-        check(api_, api_.cuDevicePrimaryCtxRetain(&ctx, ordinal_), "cuDevicePrimaryCtxRetain");
-        const CUresult r = api_.cuCtxSetCurrent(ctx);
-        if (r != CUDA_SUCCESS) api_.cuDevicePrimaryCtxRelease(ordinal_);
-        check(api_, r, "cuCtxSetCurrent");
-        context_ = ctx;
+        context_.emplace(api_, ordinal_);
     } catch (const Error& e) {
         context_error_ = e.what();
         throw;
     }
-    return context_;
+    return context_->get();
 }
 
 void DeviceState::finish() {
-    if (context_ == nullptr) return;
-    api_.cuCtxSetCurrent(nullptr);
-    api_.cuDevicePrimaryCtxRelease(ordinal_);
-    context_ = nullptr;
+    context_.reset();
 }
 
 void DoctorContext::ensure_initialised() {

@@ -9,8 +9,9 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/devices.hpp"
+#include "base/error.hpp"
+#include "gpu/primary_context.hpp"
 #include "nvml/nvml.hpp"
-#include "report/error.hpp"
 
 namespace cumemctl::doctor {
 
@@ -47,7 +48,7 @@ public:
     CUcontext context();
 
     // Whether a context is held (a check that needs none may still read free memory cheaply).
-    bool has_context() const { return context_ != nullptr; }
+    bool has_context() const { return context_.has_value(); }
 
     // Releases the context if one was retained (on the thread that ran the checks).
     void finish();
@@ -57,7 +58,7 @@ private:
     int ordinal_;
     std::optional<DeviceInfo> info_;
     std::string info_error_;
-    CUcontext context_ = nullptr;
+    std::optional<PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
 };
 

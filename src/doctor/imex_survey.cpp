@@ -1,12 +1,5 @@
 #include "doctor/imex_survey.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <unistd.h>
-
-#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -15,62 +8,9 @@
 
 #include "imex/nvidia_params.hpp"
 #include "imex/proc_devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::doctor {
-namespace {
-
-char type_of(mode_t mode) {
-    if (S_ISCHR(mode)) return 'c';
-    if (S_ISBLK(mode)) return 'b';
-    if (S_ISDIR(mode)) return 'd';
-    if (S_ISLNK(mode)) return 'l';
-    if (S_ISREG(mode)) return 'f';
-    return '?';
-}
-
-// N of "channelN" (digits only, no leading zeros beyond "0"), or -1.
-int channel_number(const std::string& name) {
-    if (name.rfind("channel", 0) != 0 || name.size() == 7) return -1;
-    const std::string digits = name.substr(7);
-    if (digits.size() > 1 && digits[0] == '0') return -1;
-    int n = -1;
-    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-    return ec == std::errc{} && ptr == digits.data() + digits.size() ? n : -1;
-}
-
-std::vector<ChannelNode> read_channel_dir(const std::string& path, bool& exists) {
-    std::vector<ChannelNode> nodes;
-    DIR* dir = opendir(path.c_str());
-    exists = dir != nullptr;
-    if (dir == nullptr) return nodes;
-    while (const dirent* e = readdir(dir)) {
-        const std::string name = e->d_name;
-        if (name == "." || name == "..") continue;
-        struct stat st {};
-        if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        ChannelNode n;
-        n.name = name;
-        n.channel = channel_number(name);
-        n.type = type_of(st.st_mode);
-        if (n.type == 'c' || n.type == 'b') {
-            n.major = major(st.st_rdev);
-            n.minor = minor(st.st_rdev);
-        }
-        n.uid = st.st_uid;
-        n.gid = st.st_gid;
-        n.mode = st.st_mode & 07777;
-        n.usable = n.type == 'c' && faccessat(dirfd(dir), e->d_name, R_OK | W_OK, AT_EACCESS) == 0;
-        nodes.push_back(std::move(n));
-    }
-    closedir(dir);
-    std::sort(nodes.begin(), nodes.end(), [](const ChannelNode& a, const ChannelNode& b) {
-        return a.channel != b.channel ? a.channel < b.channel : a.name < b.name;
-    });
-    return nodes;
-}
-
-}  // namespace
 
 ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelSurvey s;
@@ -94,11 +34,13 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
     } catch (const Error& e) {
         s.unreadable = e.what();
     }
-    s.nodes = read_channel_dir(sysroot + kImexChannelDir, s.dir_exists);
+    ChannelFolder folder = read_channel_folder(sysroot + kImexChannelDir);
+    s.dir_exists = folder.exists;
+    s.nodes = std::move(folder.entries);
     return s;
 }
 
-std::string channel_node_problem(const ChannelNode& node, const ChannelSurvey& survey) {
+std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& survey) {
     if (node.channel < 0) return {};  // not a channel name: the driver ignores it
     if (node.type != 'c') {
         return fmt::format("{} is not a character device (type '{}')", node.name, node.type);

@@ -8,22 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu/imex_channel_access.hpp"
+#include "imex/channel_folder.hpp"
 
 namespace cumemctl::doctor {
-
-// One entry of the channel folder as found.
-struct ChannelNode {
-    std::string name;    // "channel0"
-    int channel = -1;    // N of channelN; -1 for any other name
-    char type = '?';     // 'c' character device, 'b' block, 'd' folder, 'l' link, 'f' file, '?' other
-    unsigned major = 0;  // device numbers (character and block devices)
-    unsigned minor = 0;
-    unsigned uid = 0;
-    unsigned gid = 0;
-    unsigned mode = 0;    // permission bits (07777)
-    bool usable = false;  // this process may read and write it
-};
 
 // The node's IMEX channel set-up.
 struct ChannelSurvey {
@@ -33,7 +20,7 @@ struct ChannelSurvey {
     std::optional<int> channel_count;    // ImexChannelCount of /proc/driver/nvidia/params
     std::optional<int> create_channel0;  // CreateImexChannel0 of the same
     bool dir_exists = false;
-    std::vector<ChannelNode> nodes;  // every entry of the folder, by name
+    std::vector<ChannelEntry> nodes;  // every entry of the folder (src/imex/channel_folder), by channel
 };
 
 // Surveys /proc/devices, /proc/driver/nvidia/params (parsed by src/imex/, as imex-setup reads them)
@@ -41,7 +28,7 @@ struct ChannelSurvey {
 ChannelSurvey survey_channels(const std::string& sysroot);
 
 // What a channel node is wrong in ("" when it is a sound channel node): type, major, minor.
-std::string channel_node_problem(const ChannelNode& node, const ChannelSurvey& survey);
+std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& survey);
 
 // Whether more than one person uses the node: two or more login accounts (uid >= 1000, a login
 // shell) in /etc/passwd, or accounts from a directory service (sss, ldap, nis, winbind) in

@@ -8,12 +8,12 @@ namespace cumemctl::doctor {
 
 const std::vector<CheckSpec>& check_catalogue() {
     static const std::vector<CheckSpec> checks{
-        {"driver", CheckScope::setup,
+        {kCheckDriver, CheckScope::setup,
          "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver},
-        {"devices", CheckScope::setup, "the driver sees at least one CUDA device", check_devices},
+        {kCheckDevices, CheckScope::setup, "the driver sees at least one CUDA device", check_devices},
         {"context", CheckScope::device, "a context can be made on the device; its free and total memory",
          check_context},
-        {"capabilities", CheckScope::device,
+        {kCheckCapabilities, CheckScope::device,
          "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities},
         {"memory-health", CheckScope::device,
          "what NVML knows of the device's memory: ECC errors since reset, remapped rows pending or failed",

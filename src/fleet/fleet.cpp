@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "doctor/check.hpp"
+#include "report/report.hpp"
+
 namespace cumemctl::fleet {
 namespace {
 
@@ -23,8 +26,8 @@ std::string text_of(const nlohmann::json& v) {
 
 // Why a document cannot be summarised, or "" when it can.
 std::string unusable(const nlohmann::json& doc) {
-    if (!doc.is_object() || doc.value("schema", "") != "cumemctl.report") {
-        return "not a cumemctl report (it has no \"schema\": \"cumemctl.report\")";
+    if (!doc.is_object() || doc.value("schema", "") != kSchemaName) {
+        return fmt::format("not a cumemctl report (it has no \"schema\": \"{}\")", kSchemaName);
     }
     const std::string command = doc.value("command", "");
     if (command != "doctor" && command != "devices") {
@@ -61,8 +64,9 @@ std::vector<nlohmann::json> capabilities_of(const nlohmann::json& report) {
             if (d.contains("capabilities")) out.push_back(d["capabilities"]);
         }
     } else {
-        for (const auto& d : check_details(report, "capabilities")) {
-            if (d.contains("capabilities")) out.push_back(d["capabilities"]);
+        for (const auto& d : check_details(report, cumemctl::doctor::kCheckCapabilities)) {
+            if (d.contains(cumemctl::doctor::kDetailCapabilities))
+                out.push_back(d[cumemctl::doctor::kDetailCapabilities]);
         }
     }
     return out;
@@ -75,8 +79,9 @@ std::vector<std::string> device_names(const nlohmann::json& report) {
         for (const auto& d : results_of(report).value("devices", nlohmann::json::array()))
             names.push_back(d.value("name", ""));
     } else {
-        for (const auto& d : check_details(report, "devices")) {
-            for (const auto& n : d.value("names", nlohmann::json::array())) names.push_back(n.get<std::string>());
+        for (const auto& d : check_details(report, cumemctl::doctor::kCheckDevices)) {
+            for (const auto& n : d.value(cumemctl::doctor::kDetailNames, nlohmann::json::array()))
+                names.push_back(n.get<std::string>());
         }
     }
     return names;
@@ -92,9 +97,10 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
     const auto count = results_of(counted).value("device_count", nlohmann::json());
     if (count.is_number_integer()) node.properties["gpus"] = std::to_string(count.get<int>());
     if (doctor != nullptr) {
-        for (const auto& d : check_details(*doctor, "driver")) {
-            if (d.contains("kernel_module") && d["kernel_module"].is_string()) {
-                node.properties["kernel module"] = d["kernel_module"].get<std::string>();
+        for (const auto& d : check_details(*doctor, cumemctl::doctor::kCheckDriver)) {
+            if (d.contains(cumemctl::doctor::kDetailKernelModule) &&
+                d[cumemctl::doctor::kDetailKernelModule].is_string()) {
+                node.properties["kernel module"] = d[cumemctl::doctor::kDetailKernelModule].get<std::string>();
             }
         }
     }

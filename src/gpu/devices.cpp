@@ -54,6 +54,11 @@ std::vector<int> select_devices(std::string_view spec, int count) {
     return wanted;
 }
 
+DeviceList parse_device_list(std::string_view spec) {
+    if (spec != "all") parse_index_list(spec, 1 << 20, "device", false);
+    return DeviceList{std::string(spec)};
+}
+
 std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute) {
     int value = 0;
     const CUresult r = api.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(attribute), ordinal);

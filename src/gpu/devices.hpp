@@ -50,6 +50,18 @@ const std::vector<Capability>& capability_catalogue();
 // does not exist is unavailable (exit 3), and the message names the devices there are.
 std::vector<int> select_devices(std::string_view spec, int count);
 
+// A device list whose syntax is checked before the driver is loaded (a usage error, exit 2, whatever
+// the driver); `select` then checks it against the node's devices as select_devices does.
+struct DeviceList {
+    std::string spec;  // as typed: "all", "0", "0,2", "1-3"
+
+    // The devices, sorted and without repeats; a device that does not exist is unavailable (exit 3).
+    std::vector<int> select(int count) const { return select_devices(spec, count); }
+};
+
+// Checks the syntax of a device list without a driver; throws a usage error on anything malformed.
+DeviceList parse_device_list(std::string_view spec);
+
 // Reads an attribute; nullopt where the driver refuses it as unknown (CUDA_ERROR_INVALID_VALUE).
 std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute);
 

@@ -192,8 +192,19 @@ Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity) {
                                  "sizes are {} ({} bytes) and {} ({} bytes)",
                                  size, format_size(granularity), granularity, format_size(n.lower), n.lower,
                                  format_size(n.upper), n.upper),
-                     "give one of those sizes, or add --round-up", ExitCode::usage};
+                     "give one of those sizes", ExitCode::usage, SizeMismatch{size, granularity, n}};
 }
+
+SizeMismatchError::SizeMismatchError(const SizeMismatch& m)
+    : Error([&] {
+          const Diagnosis d = size_diagnosis(m.size, m.granularity);
+          return Problem{.exit_code = ExitCode::usage,
+                         .message = fmt::format("size {} is not a multiple of the allocation granularity {}", m.size,
+                                                format_size(m.granularity)),
+                         .cause = d.cause,
+                         .remedy = d.remedy};
+      }()),
+      mismatch(m) {}
 
 NearestSizes nearest_valid_sizes(std::uint64_t size, std::uint64_t granularity) {
     NearestSizes n;

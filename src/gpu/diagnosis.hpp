@@ -9,7 +9,7 @@
 
 #include "cuda/driver_api.hpp"
 #include "gpu/imex_channel_access.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 
@@ -23,11 +23,35 @@ struct DiagnosisContext {
     std::string imex_channel_dir = kImexChannelDir;                   // where the driver looks for IMEX channels
 };
 
-// A cause, a remedy and the exit code that fits them.
+// The valid sizes nearest to `size` for a granularity: the multiple below (when above 0) and the one
+// above; for sizes below one granule, one and two granules.
+struct NearestSizes {
+    std::uint64_t lower = 0;
+    std::uint64_t upper = 0;
+};
+
+// A size that is not a multiple of the granularity, with the valid sizes nearest to it: what went
+// wrong, as data, so that the caller can word its own remedy (a command's option, doctor's check).
+struct SizeMismatch {
+    std::uint64_t size = 0;
+    std::uint64_t granularity = 0;
+    NearestSizes nearest;
+};
+
+// A cause, a remedy and the exit code that fits them; the remedy names no command-line option.
 struct Diagnosis {
     std::string cause;
     std::string remedy;
     ExitCode exit_code = ExitCode::failed;
+    std::optional<SizeMismatch> size{};  // set where the size is what is wrong
+};
+
+// The usage error of a size that is not a multiple of the granularity (message, cause and a remedy
+// that names no option); `mismatch` lets the caller add its own way out (create: --round-up).
+class SizeMismatchError : public Error {
+public:
+    explicit SizeMismatchError(const SizeMismatch& mismatch);
+    SizeMismatch mismatch;
 };
 
 // Explains `failure`; nullopt where nothing is known beyond the driver's own text. Reads device
@@ -40,15 +64,10 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisContext& context);
 
 // Why `size` cannot be allocated with `granularity` (not a multiple): the granularity and the two
-// nearest valid sizes, and what to do (exit code usage).
+// nearest valid sizes (also as data, in `size`), and what to do (exit code usage).
 Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity);
 
-// The valid sizes nearest to `size` for a granularity: the multiple below (when above 0) and the one
-// above; for sizes below one granule, one and two granules.
-struct NearestSizes {
-    std::uint64_t lower = 0;
-    std::uint64_t upper = 0;
-};
+// The valid sizes nearest to `size` for a granularity (see NearestSizes).
 NearestSizes nearest_valid_sizes(std::uint64_t size, std::uint64_t granularity);
 
 }  // namespace cumemctl

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/diagnosis.hpp"
 #include "gpu/primary_context.hpp"
@@ -15,18 +16,15 @@ namespace {
 // Releases an allocation handle and then, if one was made, the primary context, whatever happens in
 // between.
 struct ProbeResources {
-    explicit ProbeResources(const DriverApi& driver) : api(driver) {}
-    ProbeResources(const ProbeResources&) = delete;
-    ProbeResources& operator=(const ProbeResources&) = delete;
+    explicit ProbeResources(const DriverApi& driver)
+        : api(driver), handle([&driver](CUmemGenericAllocationHandle h) {
+              return driver.cuMemRelease != nullptr ? driver.cuMemRelease(h) : CUDA_SUCCESS;
+          }) {}
 
     const DriverApi& api;
     CUdevice device = 0;
-    std::optional<PrimaryContext> context;  // only for drivers that want one for cuMemCreate
-    CUmemGenericAllocationHandle handle = 0;
-
-    ~ProbeResources() {
-        if (handle != 0 && api.cuMemRelease != nullptr) api.cuMemRelease(handle);
-    }
+    std::optional<PrimaryContext> context;             // only for drivers that want one for cuMemCreate
+    OwnedHandle<CUmemGenericAllocationHandle> handle;  // released when the probe goes
 };
 
 CUmemAllocationProp fabric_prop(CUdevice device) {
@@ -44,20 +42,19 @@ void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricPro
     CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
     result.granularity = granularity;
     require_entry(reinterpret_cast<const void*>(api.cuMemCreate), "cuMemCreate", 10020);
-    CUresult r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
+    CUmemGenericAllocationHandle created = 0;
+    CUresult r = api.cuMemCreate(&created, granularity, &prop, 0);
     if (r == CUDA_ERROR_INVALID_CONTEXT) {
-        res.handle = 0;
         res.context.emplace(api, res.device);
         result.needed_context = true;
-        r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
+        created = 0;
+        r = api.cuMemCreate(&created, granularity, &prop, 0);
     }
-    if (r != CUDA_SUCCESS) res.handle = 0;
     check(api, r, "cuMemCreate");
+    res.handle.reset(created);
     CUmemFabricHandle fabric{};
-    CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle, CU_MEM_HANDLE_TYPE_FABRIC, 0);
-    const CUmemGenericAllocationHandle handle = res.handle;
-    res.handle = 0;
-    CU_CALL(api, cuMemRelease, handle);
+    CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle.get(), CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    CU_CALL(api, cuMemRelease, res.handle.release());
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "cuda/driver_api.hpp"
 #include "gpu/memory_props.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -1,8 +1,5 @@
 #include "gpu/imex_channel_access.hpp"
 
-#include <dirent.h>
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,29 +9,19 @@
 namespace cumemctl {
 
 ImexChannelAccess check_imex_channels(const std::string& dir) {
+    const ChannelFolder folder = read_channel_folder(dir);
     ImexChannelAccess a;
     a.dir = dir;
-    const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return a;
-    a.dir_exists = true;
-    DIR* d = fdopendir(fd);
-    if (d == nullptr) {
-        close(fd);
-        return a;
-    }
-    while (const dirent* e = readdir(d)) {
-        const std::string name = e->d_name;
-        if (name.rfind("channel", 0) != 0) continue;
-        struct stat st {};
-        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-        if (!S_ISCHR(st.st_mode)) {
-            a.not_devices.push_back(name);
+    a.dir_exists = folder.exists;
+    for (const ChannelEntry& e : folder.entries) {
+        if (e.name.rfind("channel", 0) != 0) continue;
+        if (e.type != 'c') {
+            a.not_devices.push_back(e.name);
             continue;
         }
-        a.nodes.push_back(name);
-        if (faccessat(dirfd(d), e->d_name, R_OK | W_OK, AT_EACCESS) == 0) a.accessible.push_back(name);
+        a.nodes.push_back(e.name);
+        if (e.usable) a.accessible.push_back(e.name);
     }
-    closedir(d);
     std::sort(a.nodes.begin(), a.nodes.end());
     std::sort(a.accessible.begin(), a.accessible.end());
     std::sort(a.not_devices.begin(), a.not_devices.end());

@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-namespace cumemctl {
+#include "imex/channel_folder.hpp"
 
-// Where the driver looks for channel nodes.
-inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
+namespace cumemctl {
 
 // What the channel folder holds, as this process sees it.
 struct ImexChannelAccess {
@@ -24,7 +23,8 @@ struct ImexChannelAccess {
     std::string describe() const;
 };
 
-// Reads the channel folder (links are not followed). Never throws: an unreadable folder says so.
+// Reads the channel folder through src/imex's model (links are not followed). Never throws: an
+// unreadable folder says so.
 ImexChannelAccess check_imex_channels(const std::string& dir = kImexChannelDir);
 
 }  // namespace cumemctl

@@ -104,14 +104,15 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
     if (!w.constructed) {
         s.result_name = "deadline";
         s.ok = false;
-        throw Error(
-            ExitCode::failed,
-            fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery over "
-                        "{:.3f} s saw it incomplete",
-                        id_, timeout.count(), w.polls, w.waited_seconds),
-            "wait longer with --timeout SECONDS; if it never completes, check that the fabric software "
-            "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink clique",
-            fmt::format("waited for {}", waited_for));
+        throw Error(Problem{
+            .exit_code = ExitCode::failed,
+            .message = fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery "
+                                   "over {:.3f} s saw it incomplete",
+                                   id_, timeout.count(), w.polls, w.waited_seconds),
+            .cause = fmt::format("waited for {}", waited_for),
+            .remedy = "wait longer with --timeout SECONDS; if it never completes, check that the fabric software "
+                      "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink "
+                      "clique"});
     }
     constructed_ = true;
     return w;

@@ -21,9 +21,10 @@ void require_attribute(const DriverApi& api, int device, int attribute, const ch
         out.warnings.push_back(
             fmt::format("device {} does not answer {} ({}); trying anyway", device, name, attribute));
     } else if (*v == 0) {
-        throw Error(ExitCode::unavailable, fmt::format("device {} does not support {}", device, what),
-                    "run 'cumemctl devices' to see which logical endpoint features each device has",
-                    fmt::format("{} ({}) is 0", name, attribute));
+        throw Error(Problem{.exit_code = ExitCode::unavailable,
+                            .message = fmt::format("device {} does not support {}", device, what),
+                            .cause = fmt::format("{} ({}) is 0", name, attribute),
+                            .remedy = "run 'cumemctl devices' to see which logical endpoint features each device has"});
     }
 }
 
@@ -61,8 +62,10 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
         if (req.location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA || !req.location.numa_node) continue;
         const auto closest = device_attribute(api, d, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
         if (!closest || *closest < 0) {
-            throw Error(ExitCode::unavailable, fmt::format("device {} has no host NUMA node to bind memory from", d),
-                        "use --location device", "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1");
+            throw Error(Problem{.exit_code = ExitCode::unavailable,
+                                .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
+                                .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
+                                .remedy = "use --location device"});
         }
         if (*closest != *req.location.numa_node) {
             throw Error(ExitCode::usage,

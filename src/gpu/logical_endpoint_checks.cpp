@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 
 namespace cumemctl {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "cuda/owned_handle.hpp"
 #include "gpu/step_log.hpp"
 
 namespace cumemctl {
@@ -18,50 +19,21 @@ public:
     LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device, bool map,
              std::uint64_t alignment);
 
-    CUmemGenericAllocationHandle handle() const { return created_->handle; }
-    CUdeviceptr ptr() const { return range_ ? range_->ptr : 0; }  // 0 when not mapped
+    CUmemGenericAllocationHandle handle() const { return created_.get(); }
+    CUdeviceptr ptr() const { return range_.get(); }  // 0 when not mapped
     std::uint64_t size() const { return size_; }
     int device() const { return device_; }
     const CUmemAllocationProp& prop() const { return prop_; }
 
 private:
-    // cuMemCreate / cuMemRelease.
-    struct Created {
-        Created(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device);
-        ~Created();
-        Created(const Created&) = delete;
-        Created& operator=(const Created&) = delete;
-        StepLog& log;
-        CUmemGenericAllocationHandle handle = 0;
-    };
-    // cuMemAddressReserve / cuMemAddressFree.
-    struct Range {
-        Range(StepLog& log, std::uint64_t size, std::uint64_t alignment);
-        ~Range();
-        Range(const Range&) = delete;
-        Range& operator=(const Range&) = delete;
-        StepLog& log;
-        CUdeviceptr ptr = 0;
-        std::uint64_t size = 0;
-    };
-    // cuMemMap (+ cuMemSetAccess) / cuMemUnmap.
-    struct Mapped {
-        Mapped(StepLog& log, CUdeviceptr ptr, std::uint64_t size, CUmemGenericAllocationHandle handle, int device);
-        ~Mapped();
-        Mapped(const Mapped&) = delete;
-        Mapped& operator=(const Mapped&) = delete;
-        StepLog& log;
-        CUdeviceptr ptr = 0;
-        std::uint64_t size = 0;
-    };
-
     CUmemAllocationProp prop_{};
     std::uint64_t size_ = 0;
     int device_ = 0;
-    // Declared in the order they are made, so they are undone in reverse.
-    std::optional<Created> created_;
-    std::optional<Range> range_;
-    std::optional<Mapped> mapped_;
+    // OwnedHandles whose destroy call is an undo step of the log; declared in the order they are
+    // made, so they are undone in reverse (also when the constructor fails half-way).
+    OwnedHandle<CUmemGenericAllocationHandle> created_;  // cuMemCreate / cuMemRelease
+    OwnedHandle<CUdeviceptr> range_;                     // cuMemAddressReserve / cuMemAddressFree
+    OwnedHandle<CUdeviceptr> mapped_;                    // cuMemMap (+ cuMemSetAccess) / cuMemUnmap
 };
 
 }  // namespace cumemctl

@@ -69,10 +69,11 @@ void require_logical_endpoints(const LeDriverSupport& support) {
         cause = fmt::format("cuGetProcAddress(\"{}\", version {}) returned {}, symbol status {}", support.missing,
                             support.lookup->version, support.lookup_result, proc_status_name(support.lookup->status));
     }
-    throw Error(
-        ExitCode::unavailable, support.message,
-        fmt::format("logical endpoints need an NVIDIA driver with CUDA {} or newer", cuda_version_string(le::kVersion)),
-        cause);
+    throw Error(Problem{.exit_code = ExitCode::unavailable,
+                        .message = support.message,
+                        .cause = cause,
+                        .remedy = fmt::format("logical endpoints need an NVIDIA driver with CUDA {} or newer",
+                                              cuda_version_string(le::kVersion))});
 }
 
 std::string_view le_support_name(LeSupport support) {

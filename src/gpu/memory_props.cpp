@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpu/devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/index_list.hpp"
 
 namespace cumemctl {

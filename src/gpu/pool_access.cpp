@@ -6,7 +6,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 namespace {

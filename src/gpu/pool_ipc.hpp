@@ -16,7 +16,7 @@
 
 #include "cuda/driver_api.hpp"
 #include "gpu/imex_channel_access.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -8,7 +8,7 @@
 
 #include "gpu/pool_access.hpp"
 #include "gpu/pool_attributes.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl {
@@ -90,12 +90,23 @@ std::uint64_t pool_footprint(const WorkloadPattern& pattern, std::uint64_t granu
     return total;
 }
 
+std::string no_room_message(std::string_view what, std::uint64_t footprint, std::uint64_t available,
+                            std::string_view where) {
+    return fmt::format("{} needs {} ({} bytes) but {} is {} ({} bytes); nothing was allocated", what,
+                       format_size(footprint), footprint, where, format_size(available), available);
+}
+
+NoRoomError::NoRoomError(std::string what_text, std::uint64_t footprint_bytes, std::uint64_t available_bytes,
+                         std::string where_text)
+    : Error(ExitCode::usage, no_room_message(what_text, footprint_bytes, available_bytes, where_text),
+            fmt::format("ask for at most {} in all", format_size(available_bytes))),
+      what(std::move(what_text)),
+      footprint(footprint_bytes),
+      available(available_bytes),
+      where(std::move(where_text)) {}
+
 void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where) {
-    if (footprint <= available) return;
-    throw Error(ExitCode::usage,
-                fmt::format("{} needs {} ({} bytes) but {} is {} ({} bytes); nothing was allocated", what,
-                            format_size(footprint), footprint, where, format_size(available), available),
-                fmt::format("ask for at most {} in all", format_size(available)));
+    if (footprint > available) throw NoRoomError(std::string(what), footprint, available, std::string(where));
 }
 
 }  // namespace cumemctl

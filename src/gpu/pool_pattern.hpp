@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "base/error.hpp"
+
 namespace cumemctl {
 
 // One group of a workload: `count` allocations of `size` bytes.
@@ -38,7 +40,24 @@ WorkloadPattern parse_workload_pattern(std::string_view text);
 // sum of count x size rounded up to `granule` (granule > 0). Throws a usage error on overflow.
 std::uint64_t pool_footprint(const WorkloadPattern& pattern, std::uint64_t granule);
 
-// Throws a usage error, before anything is allocated, when `footprint` bytes do not fit in
+// The usage error of a request that does not fit, found before anything is allocated; `where` says
+// which limit ("device 0's free memory", "the pool's maximum size"), so that a caller can name its own
+// option for a limit the user set.
+class NoRoomError : public Error {
+public:
+    NoRoomError(std::string what, std::uint64_t footprint, std::uint64_t available, std::string where);
+    std::string what;         // the request: "workload '64x16MiB'", "a block of 2 MiB"
+    std::uint64_t footprint;  // bytes it needs
+    std::uint64_t available;  // bytes the limit allows
+    std::string where;        // the limit
+};
+
+// The words for `what` needing `footprint` bytes where `where` allows `available`: the message of
+// NoRoomError, which a caller that rewords `where` builds again with this.
+std::string no_room_message(std::string_view what, std::uint64_t footprint, std::uint64_t available,
+                            std::string_view where);
+
+// Throws NoRoomError, before anything is allocated, when `footprint` bytes do not fit in
 // `available` bytes of `where` (for example "device 0's free memory"). `what` names the request in
 // the message: "workload '64x16MiB'", "a block of 2 MiB".
 void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where);

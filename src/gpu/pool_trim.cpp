@@ -4,7 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/primary_context.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
@@ -56,12 +56,16 @@ TrimVerdict judge_trim(const TrimFigures& f) {
                                              : std::string())};
 }
 
+KeepAboveReservedError::KeepAboveReservedError(std::uint64_t keep_bytes, std::uint64_t reserved_bytes)
+    : Error(ExitCode::usage,
+            fmt::format("keeping {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",
+                        format_size(keep_bytes), keep_bytes, format_size(reserved_bytes), reserved_bytes),
+            fmt::format("keep at most {}, or run a larger workload first", format_size(reserved_bytes))),
+      keep(keep_bytes),
+      reserved(reserved_bytes) {}
+
 void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {
-    if (keep <= reserved) return;
-    throw Error(ExitCode::usage,
-                fmt::format("--keep {} ({} bytes) is more than the pool has reserved: {} ({} bytes)", format_size(keep),
-                            keep, format_size(reserved), reserved),
-                fmt::format("give --keep at most {}, or a larger --exercise workload", format_size(reserved)));
+    if (keep > reserved) throw KeepAboveReservedError(keep, reserved);
 }
 
 TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,

@@ -37,7 +37,16 @@ struct TrimVerdict {
 // granule of where it started, less what the pool kept.
 TrimVerdict judge_trim(const TrimFigures& f);
 
-// Throws a usage error naming both numbers when `keep` is above what the pool has reserved.
+// The usage error of a trim asked to keep more than the pool has reserved, with both numbers as data
+// so that the caller can word it (trim: --keep and --exercise).
+class KeepAboveReservedError : public Error {
+public:
+    KeepAboveReservedError(std::uint64_t keep, std::uint64_t reserved);
+    std::uint64_t keep;
+    std::uint64_t reserved;
+};
+
+// Throws KeepAboveReservedError when `keep` is above what the pool has reserved.
 void require_keep_within(std::uint64_t keep, std::uint64_t reserved);
 
 // What `trim` did: the workload (threshold UINT64_MAX), the figures, how long cuMemPoolTrimTo took,

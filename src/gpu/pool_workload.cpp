@@ -59,18 +59,17 @@ std::uint64_t used_of(const DriverApi& api, CUmemoryPool pool) {
 
 }  // namespace
 
-Stream::Stream(const DriverApi& api) : api_(api) {
+Stream::Stream(const DriverApi& api)
+    : api_(api), stream_([&api](CUstream s) {
+          api.cuStreamSynchronize(s);
+          return api.cuStreamDestroy(s);
+      }) {
     require_entry(reinterpret_cast<const void*>(api.cuStreamDestroy), "cuStreamDestroy", 4000);
-    CU_CALL(api, cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING);
-}
-
-Stream::~Stream() {
-    api_.cuStreamSynchronize(stream_);
-    api_.cuStreamDestroy(stream_);
+    CU_CALL(api, cuStreamCreate, stream_.out(), CU_STREAM_NON_BLOCKING);
 }
 
 void Stream::synchronize() const {
-    CU_CALL(api_, cuStreamSynchronize, stream_);
+    CU_CALL(api_, cuStreamSynchronize, stream_.get());
 }
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
@@ -136,7 +135,7 @@ void require_room(const DriverApi& api, std::string_view what, std::uint64_t foo
         require_fits(what, footprint, current_device_memory(api).free,
                      fmt::format("device {}'s free memory", location.id));
     }
-    if (max_size != 0) require_fits(what, footprint, max_size, "the pool's --max-size");
+    if (max_size != 0) require_fits(what, footprint, max_size, kPoolMaxSizeLimit);
 }
 
 ThresholdOutcome threshold_outcome(const WorkloadResult& w) {

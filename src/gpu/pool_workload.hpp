@@ -8,26 +8,24 @@
 #include <string_view>
 
 #include "cuda/driver_api.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/pool_attributes.hpp"
 #include "gpu/pool_pattern.hpp"
 
 namespace cumemctl {
 
-// A stream of the current context, destroyed (after synchronising) with this object.
+// A non-blocking stream of the current context: an OwnedHandle whose destroy synchronises first.
 class Stream {
 public:
     explicit Stream(const DriverApi& api);
-    ~Stream();
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
 
-    CUstream get() const { return stream_; }
+    CUstream get() const { return stream_.get(); }
     // cuStreamSynchronize: where a pool releases memory above its release threshold.
     void synchronize() const;
 
 private:
     const DriverApi& api_;
-    CUstream stream_ = nullptr;
+    OwnedHandle<CUstream> stream_;
 };
 
 // One block allocated from a pool on a stream (cuMemAllocFromPoolAsync, then synchronised), freed
@@ -71,7 +69,11 @@ struct WorkloadResult {
 WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern,
                             bool read_device_free);
 
-// Refuses (a usage error, before anything is allocated) `footprint` bytes that do not fit in the
+// The limit a pool's maximum size sets, as NoRoomError::where names it; a command words it as its
+// option (--max-size).
+inline constexpr std::string_view kPoolMaxSizeLimit = "the pool's maximum size";
+
+// Refuses (NoRoomError, before anything is allocated) `footprint` bytes that do not fit in the
 // device's free memory (for a device location; read through the current context) or in a pool's
 // maximum size (when not 0). `what` names the request: "workload '64x16MiB'", "a block of 2 MiB".
 void require_room(const DriverApi& api, std::string_view what, std::uint64_t footprint, const CUmemLocation& location,

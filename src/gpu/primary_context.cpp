@@ -8,9 +8,8 @@ PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), d
     require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
     require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
     if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
-    CUcontext ctx = nullptr;
-    CU_CALL(api, cuDevicePrimaryCtxRetain, &ctx, device);
-    const CUresult r = api.cuCtxSetCurrent(ctx);
+    CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
+    const CUresult r = api.cuCtxSetCurrent(context_);
     if (r != CUDA_SUCCESS) {
         api.cuDevicePrimaryCtxRelease(device);
         check(api, r, "cuCtxSetCurrent");

@@ -17,10 +17,13 @@ public:
     PrimaryContext& operator=(const PrimaryContext&) = delete;
 
     int device() const { return device_; }
+    // The retained context.
+    CUcontext get() const { return context_; }
 
 private:
     const DriverApi* api_;
     int device_;
+    CUcontext context_ = nullptr;
     CUcontext previous_ = nullptr;  // current when this one was made
 };
 

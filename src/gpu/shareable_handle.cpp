@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl {

@@ -62,33 +62,32 @@ VerifyResult run_passes(const DriverApi& api, CUdeviceptr ptr, std::size_t size,
     // A blocking stream: it waits for the legacy default stream, so the counters that the synchronous
     // cuMemcpyHtoD below sets up are in place before the check runs.
     OwnedHandle<CUstream> stream(api.cuStreamDestroy);
-    CU_CALL(api, cuStreamCreate, &stream.handle, CU_STREAM_DEFAULT);
+    CU_CALL(api, cuStreamCreate, stream.out(), CU_STREAM_DEFAULT);
     OwnedHandle<CUevent> start(api.cuEventDestroy), filled(api.cuEventDestroy), checked(api.cuEventDestroy);
-    for (CUevent* e : {&start.handle, &filled.handle, &checked.handle})
-        CU_CALL(api, cuEventCreate, e, CU_EVENT_DEFAULT);
+    for (CUevent* e : {start.out(), filled.out(), checked.out()}) CU_CALL(api, cuEventCreate, e, CU_EVENT_DEFAULT);
     OwnedHandle<CUdeviceptr> counters(api.cuMemFree);
-    CU_CALL(api, cuMemAlloc, &counters.handle, sizeof(verify::Counters));
+    CU_CALL(api, cuMemAlloc, counters.out(), sizeof(verify::Counters));
     const verify::Counters initial{0, ~0ULL};
-    CU_CALL(api, cuMemcpyHtoD, counters.handle, &initial, sizeof initial);
-    verify::KernelArgs args{ptr, size / 16, size % 16, seed, counters.handle};
+    CU_CALL(api, cuMemcpyHtoD, counters.get(), &initial, sizeof initial);
+    verify::KernelArgs args{ptr, size / 16, size % 16, seed, counters.get()};
     VerifyResult result;
     result.bytes = size;
     try {
-        CU_CALL(api, cuEventRecord, start.handle, stream.handle);
-        if (fill) launch(api, kernels.fill, kernels.grid, stream.handle, args);
-        CU_CALL(api, cuEventRecord, filled.handle, stream.handle);
-        if (check) launch(api, kernels.check, kernels.grid, stream.handle, args);
-        CU_CALL(api, cuEventRecord, checked.handle, stream.handle);
-        CU_CALL(api, cuEventSynchronize, checked.handle);
+        CU_CALL(api, cuEventRecord, start.get(), stream.get());
+        if (fill) launch(api, kernels.fill, kernels.grid, stream.get(), args);
+        CU_CALL(api, cuEventRecord, filled.get(), stream.get());
+        if (check) launch(api, kernels.check, kernels.grid, stream.get(), args);
+        CU_CALL(api, cuEventRecord, checked.get(), stream.get());
+        CU_CALL(api, cuEventSynchronize, checked.get());
     } catch (Error& e) {
         explain_illegal_address(e, ptr, size);
         throw;
     }
-    if (fill) result.fill_seconds = elapsed_seconds(api, start.handle, filled.handle);
+    if (fill) result.fill_seconds = elapsed_seconds(api, start.get(), filled.get());
     if (check) {
-        result.check_seconds = elapsed_seconds(api, filled.handle, checked.handle);
+        result.check_seconds = elapsed_seconds(api, filled.get(), checked.get());
         verify::Counters found{};
-        CU_CALL(api, cuMemcpyDtoH, &found, counters.handle, sizeof found);
+        CU_CALL(api, cuMemcpyDtoH, &found, counters.get(), sizeof found);
         result.mismatches = found.mismatches;
         if (found.mismatches > 0) result.first_mismatch_offset = found.first_index * 16;
     }

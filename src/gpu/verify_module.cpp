@@ -54,13 +54,13 @@ unsigned long long current_context_id(const DriverApi& api, CUcontext& ctx) {
 VerifyKernels load_kernels(const DriverApi& api) {
     OwnedHandle<CUmodule> module(api.cuModuleUnload);
     try {
-        CU_CALL(api, cuModuleLoadData, &module.handle, cumemctl_verify_fatbin);
+        CU_CALL(api, cuModuleLoadData, module.out(), cumemctl_verify_fatbin);
     } catch (Error& e) {
         explain_load_failure(api, std::move(e));
     }
     VerifyKernels k;
-    CU_CALL(api, cuModuleGetFunction, &k.fill, module.handle, verify::kFillKernel);
-    CU_CALL(api, cuModuleGetFunction, &k.check, module.handle, verify::kCheckKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.fill, module.get(), verify::kFillKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.check, module.get(), verify::kCheckKernel);
     CUdevice dev = 0;
     CU_CALL(api, cuCtxGetDevice, &dev);
     int sms = 0;

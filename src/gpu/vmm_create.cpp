@@ -14,15 +14,11 @@ namespace cumemctl {
 namespace {
 
 // The size to allocate: the one asked when it is a multiple of the granularity, rounded up when
-// asked to, else a usage error naming the granularity and the nearest valid sizes.
+// asked to, else a usage error naming the granularity and the nearest valid sizes (SizeMismatchError).
 std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, bool round) {
     if (size % granularity == 0) return size;
     if (round) return round_up(size, granularity);
-    const Diagnosis d = size_diagnosis(size, granularity);
-    throw Error(
-        ExitCode::usage,
-        fmt::format("size {} is not a multiple of the allocation granularity {}", size, format_size(granularity)),
-        d.remedy, d.cause);
+    throw SizeMismatchError({size, granularity, nearest_valid_sizes(size, granularity)});
 }
 
 // The import check's failure as the first process reports it.

@@ -1,63 +1,37 @@
 #include "gpu/vmm_resources.hpp"
 
-#include <utility>
-
 #include "cuda/driver_call.hpp"
 #include "gpu/peer_access.hpp"
 
 namespace cumemctl {
 
-AllocationHandle::AllocationHandle(AllocationHandle&& other) noexcept
-    : api_(std::exchange(other.api_, nullptr)), handle_(std::exchange(other.handle_, 0)) {}
-
-AllocationHandle& AllocationHandle::operator=(AllocationHandle&& other) noexcept {
-    if (this != &other) {
-        if (api_ != nullptr) api_->cuMemRelease(handle_);
-        api_ = std::exchange(other.api_, nullptr);
-        handle_ = std::exchange(other.handle_, 0);
-    }
-    return *this;
-}
-
-AllocationHandle::~AllocationHandle() {
-    if (api_ != nullptr) api_->cuMemRelease(handle_);
-}
+AllocationHandle::AllocationHandle(const DriverApi& api, CUmemGenericAllocationHandle handle)
+    : api_(&api), handle_([&api](CUmemGenericAllocationHandle h) { return api.cuMemRelease(h); }, handle) {}
 
 void AllocationHandle::release() {
-    if (api_ == nullptr) return;
-    check(*api_, api_->cuMemRelease(handle_), "cuMemRelease");
-    api_ = nullptr;
+    if (handle_) check(*api_, handle_.destroy(), "cuMemRelease");
 }
 
-AddressRange::AddressRange(const DriverApi& api, std::size_t size, std::size_t alignment) : api_(&api), size_(size) {
+AddressRange::AddressRange(const DriverApi& api, std::size_t size, std::size_t alignment)
+    : api_(&api), size_(size), range_([&api, size](CUdeviceptr p) { return api.cuMemAddressFree(p, size); }) {
     require_entry(reinterpret_cast<const void*>(api.cuMemAddressFree), "cuMemAddressFree", 10020);
-    CU_CALL(api, cuMemAddressReserve, &base_, size, alignment, 0, 0);
-}
-
-AddressRange::~AddressRange() {
-    if (api_ != nullptr) api_->cuMemAddressFree(base_, size_);
+    CU_CALL(api, cuMemAddressReserve, range_.out(), size, alignment, 0, 0);
+    base_ = range_.get();
 }
 
 void AddressRange::free() {
-    if (api_ == nullptr) return;
-    check(*api_, api_->cuMemAddressFree(base_, size_), "cuMemAddressFree");
-    api_ = nullptr;
+    if (range_) check(*api_, range_.destroy(), "cuMemAddressFree");
 }
 
 Mapping::Mapping(const DriverApi& api, CUdeviceptr ptr, std::size_t size, CUmemGenericAllocationHandle handle)
-    : api_(&api), ptr_(ptr), size_(size) {
+    : api_(&api), mapped_([&api, size](CUdeviceptr p) { return api.cuMemUnmap(p, size); }) {
     require_entry(reinterpret_cast<const void*>(api.cuMemUnmap), "cuMemUnmap", 10020);
     CU_CALL(api, cuMemMap, ptr, size, 0, handle, 0);
-}
-
-Mapping::~Mapping() {
-    if (api_ != nullptr) api_->cuMemUnmap(ptr_, size_);
+    mapped_.reset(ptr);
 }
 
 void Mapping::unmap() {
-    if (api_ == nullptr) return;
-    check(*api_, api_->cuMemUnmap(ptr_, size_), "cuMemUnmap");
-    api_ = nullptr;
+    if (mapped_) check(*api_, mapped_.destroy(), "cuMemUnmap");
 }
 
 void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, const std::vector<int>& devices) {

@@ -9,7 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
+#include "imex/channel_folder.hpp"
 
 namespace cumemctl {
 namespace {

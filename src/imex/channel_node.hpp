@@ -9,9 +9,6 @@
 
 namespace cumemctl {
 
-// The folder under the device root's dev/ that holds the channel nodes.
-inline constexpr std::string_view kImexChannelDirName = "nvidia-caps-imex-channels";
-
 // What is at a node's path.
 enum class NodeKind { missing, char_device, block_device, regular_file, directory, symlink, fifo, socket };
 

@@ -25,10 +25,11 @@ int read_major(const ImexSetupRequest& request) {
         "load the NVIDIA kernel module (modprobe nvidia), or point --proc-devices at a copy of /proc/devices");
     const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
     if (!major || *major == 0) {
-        throw Error(ExitCode::unavailable,
-                    fmt::format("{} lists no character device '{}'", request.proc_devices, kImexChannelsDeviceName),
-                    "load an NVIDIA kernel module with IMEX channel support (modprobe nvidia), then run again",
-                    "the NVIDIA driver registers IMEX channels only when it is loaded and supports them");
+        throw Error(Problem{
+            .exit_code = ExitCode::unavailable,
+            .message = fmt::format("{} lists no character device '{}'", request.proc_devices, kImexChannelsDeviceName),
+            .cause = "the NVIDIA driver registers IMEX channels only when it is loaded and supports them",
+            .remedy = "load an NVIDIA kernel module with IMEX channel support (modprobe nvidia), then run again"});
     }
     return *major;
 }
@@ -41,24 +42,21 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
     result.count_from_params = result.params.imex_channel_count.has_value();
     result.count = result.params.imex_channel_count.value_or(kDefaultImexChannelCount);
     if (!result.count_from_params) {
-        Problem w{ExitCode::ok,
-                  fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
-                              request.params, kDefaultImexChannelCount),
-                  "",
-                  "point --params at the params file of the loaded driver to use its count",
-                  {},
-                  {}};
+        Problem w{
+            .exit_code = ExitCode::ok,
+            .message = fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
+                                   request.params, kDefaultImexChannelCount),
+            .remedy = "point --params at the params file of the loaded driver to use its count"};
         result.warnings.push_back(std::move(w));
     }
     if (result.params.create_imex_channel0.value_or(false)) {
-        Problem w{ExitCode::ok,
-                  "the driver was loaded with CreateImexChannel0=1: it makes channel0 itself, open to every user, "
-                  "so every user can share fabric memory through it",
-                  "",
-                  "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
-                  "user a channel with --owner",
-                  {},
-                  {}};
+        Problem w{.exit_code = ExitCode::ok,
+                  .message =
+                      "the driver was loaded with CreateImexChannel0=1: it makes channel0 itself, open to every user, "
+                      "so every user can share fabric memory through it",
+                  .remedy =
+                      "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
+                      "user a channel with --owner"};
         result.warnings.push_back(std::move(w));
     }
 }
@@ -97,23 +95,18 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     d.state = dir.state;
     d.action = dir.created ? Action::created : d.exists || removing ? Action::unchanged : Action::planned;
     if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
-        result.warnings.push_back(
-            Problem{ExitCode::ok,
-                    fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
-                    "",
-                    fmt::format("chown root:root {}", d.path),
-                    {},
-                    {}});
+        result.warnings.push_back(Problem{
+            .exit_code = ExitCode::ok,
+            .message = fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
+            .remedy = fmt::format("chown root:root {}", d.path)});
     }
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
-            ExitCode::ok,
-            fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
-                        (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
-            "",
-            fmt::format("chmod 0755 {}", d.path),
-            {},
-            {}});
+            .exit_code = ExitCode::ok,
+            .message =
+                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
+                            (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
+            .remedy = fmt::format("chmod 0755 {}", d.path)});
     }
 }
 
@@ -175,34 +168,26 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
     }
     if (first_error != nullptr) {
         const bool permission = is_permission(first_error->error_number);
-        result.errors.push_back(
-            Problem{permission ? ExitCode::permission : ExitCode::failed,
-                    fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
-                    "",
-                    permission ? kRootRemedy : "check the file system that holds the channel folder",
-                    {},
-                    {}});
+        result.errors.push_back(Problem{
+            .exit_code = permission ? ExitCode::permission : ExitCode::failed,
+            .message = fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
+            .remedy = permission ? kRootRemedy : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{
-            ExitCode::failed,
-            fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
-                        and_more(refusals)),
-            "",
-            wrong_device ? "--force replaces (or removes) a device node of the wrong type or number; anything else "
-                           "at a channel's path must be moved away by hand"
-                         : "imex-setup never touches anything but a device node: move it away by hand and run again",
-            {},
-            {}});
+            .exit_code = ExitCode::failed,
+            .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
+                                   and_more(refusals)),
+            .remedy = wrong_device
+                          ? "--force replaces (or removes) a device node of the wrong type or number; anything else "
+                            "at a channel's path must be moved away by hand"
+                          : "imex-setup never touches anything but a device node: move it away by hand and run again"});
     }
     if (request.check && differences > 0) {
-        result.errors.push_back(
-            Problem{ExitCode::failed,
-                    fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
-                    "",
-                    "run the same command without --check to make the changes (--dry-run shows them)",
-                    {},
-                    {}});
+        result.errors.push_back(Problem{
+            .exit_code = ExitCode::failed,
+            .message = fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
+            .remedy = "run the same command without --check to make the changes (--dry-run shows them)"});
     }
 }
 

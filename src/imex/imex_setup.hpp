@@ -11,7 +11,7 @@
 
 #include "imex/channel_apply.hpp"
 #include "imex/nvidia_params.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/user_group.hpp"
 
 namespace cumemctl {

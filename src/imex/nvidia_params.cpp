@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 namespace {

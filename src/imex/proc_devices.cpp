@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 namespace {
@@ -79,7 +79,8 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
         if (section != Section::character || entry.name != name) return;
         if (found && *found != entry.major) {
             throw_unreadable_line(source, line,
-                                  fmt::format("{} listed again with another major (first {})", name, *found), kDevicesRemedy);
+                                  fmt::format("{} listed again with another major (first {})", name, *found),
+                                  kDevicesRemedy);
         }
         found = entry.major;
     });

@@ -9,21 +9,14 @@
 
 #include <nlohmann/json.hpp>
 
-#include "report/error.hpp"
+#include "cuda/driver_info.hpp"
+#include "base/error.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl {
 
 inline constexpr const char* kSchemaName = "cumemctl.report";
 inline constexpr int kSchemaVersion = 1;
-
-// What the report says about the driver library: which one, whether it loaded, and its version.
-struct DriverInfo {
-    std::string library;  // the path or soname that was tried
-    bool loaded = false;
-    int version = 0;    // cuDriverGetVersion, 0 when unknown
-    std::string error;  // why it did not load, empty when it did
-};
 
 // A table for people: a title, column headings and rows of cells, with notes printed under it.
 struct Table {

@@ -13,7 +13,7 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl {

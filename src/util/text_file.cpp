@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl {

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl {
 namespace {

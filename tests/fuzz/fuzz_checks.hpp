@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 namespace fuzz {
 

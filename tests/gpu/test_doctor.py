@@ -2,6 +2,7 @@
 queries (cuda.bindings), its prediction for fabric handles with what cuMemCreate(FABRIC) really does,
 its Prometheus output is parsed with prometheus_client where that is installed, and its time is
 measured (the target is under 2 s on one H200)."""
+import ctypes
 import json
 import subprocess
 import sys
@@ -30,6 +31,33 @@ def fabric_create_result(ordinal):
     cu.cuCtxSetCurrent(cu.CUcontext(0))
     cu.cuDevicePrimaryCtxRelease(ordinal)
     return err.name
+
+
+LE_ENTRY_POINTS = ("cuLogicalEndpointIdReserve", "cuLogicalEndpointCreate", "cuLogicalEndpointQuery",
+                   "cuLogicalEndpointBindMem", "cuLogicalEndpointDestroy")
+
+
+def le_entry_points_found():
+    """Whether the driver's cuGetProcAddress_v2, asked at CUDA 13.3 as cumemctl asks, has every logical
+    endpoint entry point that doctor's check needs (through ctypes: an independent reader)."""
+    lib = ctypes.CDLL("libcuda.so.1")
+    lib.cuGetProcAddress_v2.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int,
+                                        ctypes.c_uint64, ctypes.POINTER(ctypes.c_int)]
+    for name in LE_ENTRY_POINTS:
+        fn, status = ctypes.c_void_p(), ctypes.c_int(-1)
+        if lib.cuGetProcAddress_v2(name.encode(), ctypes.byref(fn), 13030, 0, ctypes.byref(status)) != 0 \
+                or not fn.value:
+            return False
+    return True
+
+
+def expected_le_status(ordinal):
+    """doctor's logical-endpoints status as the driver's own answers predict it: skip without the unicast
+    and multicast attributes (153, 154), pass where every entry point resolves, warn otherwise."""
+    unicast, multicast = direct.attribute(ordinal, 153), direct.attribute(ordinal, 154)
+    if not unicast and not multicast:
+        return "skip"
+    return "pass" if le_entry_points_found() else "warn"
 
 
 def main(binary):
@@ -67,9 +95,11 @@ def main(binary):
         if host["status"] == "pass":
             c.eq(f"gpu{o} host-alloc checked host-numa exactly where the device has it",
                  "host-numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
-        le = direct.attribute(o, 153)
-        c.eq(f"gpu{o} logical endpoints status", checks[("logical-endpoints", o)]["status"],
-             "skip" if not le else checks[("logical-endpoints", o)]["status"])
+        le = checks[("logical-endpoints", o)]
+        c.eq(f"gpu{o} logical endpoints status ({le['reason']})", le["status"], expected_le_status(o))
+        unicast = direct.attribute(o, 153)
+        c.eq(f"gpu{o} logical endpoints: unicast", le["details"]["unicast"],
+             None if unicast is None else bool(unicast))
     imex = checks[("imex-channels", None)]
     if direct.attribute(0, 128):
         real = fabric_create_result(0)

@@ -69,3 +69,27 @@ TEST_CASE("select_devices tells a bad list from a device that does not exist") {
         }
     }
 }
+
+TEST_CASE("parse_device_list checks a list's syntax without a driver, and select checks the devices") {
+    auto usage = [](std::string_view spec) {
+        try {
+            parse_device_list(spec);
+        } catch (const Error& e) {
+            return e.exit_code() == ExitCode::usage;
+        }
+        return false;
+    };
+    CHECK(usage("x"));
+    CHECK(usage(""));
+    CHECK(usage("3-1"));
+    CHECK(usage("-1"));
+    CHECK(parse_device_list("all").select(3) == std::vector<int>{0, 1, 2});
+    const DeviceList seven = parse_device_list("7");  // syntax only: no device count yet
+    CHECK(seven.select(8) == std::vector<int>{7});
+    try {
+        seven.select(2);
+        FAIL("device 7 of 2 accepted");
+    } catch (const Error& e) {
+        CHECK(e.exit_code() == ExitCode::unavailable);
+    }
+}

@@ -228,3 +228,20 @@ TEST_CASE("nearest_valid_sizes gives the multiples around a size") {
     CHECK(top.upper == max - max % g);
     CHECK(top.lower == top.upper - g);
 }
+
+TEST_CASE("size_diagnosis gives the nearest sizes as data and a remedy that names no option") {
+    const std::uint64_t g = 2ULL << 20;
+    const Diagnosis d = size_diagnosis(12345, g);
+    CHECK(d.exit_code == ExitCode::usage);
+    REQUIRE(d.size);
+    CHECK(d.size->size == 12345);
+    CHECK(d.size->granularity == g);
+    CHECK(d.size->nearest.lower == g);
+    CHECK(d.size->nearest.upper == 2 * g);
+    CHECK(contains(d.cause, "the nearest valid sizes are 2 MiB (2097152 bytes) and 4 MiB (4194304 bytes)"));
+    CHECK(d.remedy.find("--") == std::string::npos);
+    const SizeMismatchError e(*d.size);
+    CHECK(e.problem().message == "size 12345 is not a multiple of the allocation granularity 2 MiB");
+    CHECK(e.problem().cause == d.cause);
+    CHECK(e.mismatch.nearest.upper == 2 * g);
+}

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/file_mode.hpp"
 #include "util/user_group.hpp"
 

@@ -12,7 +12,7 @@
 
 #include "imex/channel_apply.hpp"
 #include "imex/channel_dir.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "imex/proc_devices.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 

@@ -9,6 +9,7 @@
 #include "doctor/imex_survey.hpp"
 
 using namespace cumemctl::doctor;
+using cumemctl::ChannelEntry;
 namespace fs = std::filesystem;
 
 namespace {
@@ -69,14 +70,14 @@ TEST_CASE("channel nodes: wrong major, wrong minor, beyond the channel count") {
     ChannelSurvey s;
     s.major = 511;
     s.channel_count = 4;
-    ChannelNode n{"channel2", 2, 'c', 511, 2, 0, 0, 0600, true};
+    ChannelEntry n{"channel2", 2, 'c', 511, 2, 0, 0, 0600, true};
     CHECK(channel_node_problem(n, s).empty());
     n.major = 195;
     CHECK(channel_node_problem(n, s) == "channel2 has device number 195:2, not the IMEX channel major 511");
     n.major = 511;
     n.minor = 3;
     CHECK(channel_node_problem(n, s) == "channel2 has minor 3, not 2");
-    n = ChannelNode{"channel9", 9, 'c', 511, 9, 0, 0, 0600, true};
+    n = ChannelEntry{"channel9", 9, 'c', 511, 9, 0, 0, 0600, true};
     CHECK(channel_node_problem(n, s) == "channel9 is beyond the driver's ImexChannelCount (4)");
     CHECK(octal_mode(0666) == "0666");
     CHECK(octal_mode(0100600) == "0600");

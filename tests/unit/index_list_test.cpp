@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/index_list.hpp"
 
 using namespace cumemctl;

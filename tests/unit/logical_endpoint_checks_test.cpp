@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gpu/logical_endpoint_checks.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/size.hpp"
 
 using namespace cumemctl;

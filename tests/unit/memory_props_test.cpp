@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gpu/memory_props.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 

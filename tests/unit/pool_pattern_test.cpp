@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "gpu/pool_pattern.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 
@@ -65,10 +65,16 @@ TEST_CASE("require_fits refuses a workload above what is free, naming both figur
     try {
         require_fits("workload '64x16MiB'", GiB, GiB - 1, "device 0's free memory");
         FAIL("accepted");
-    } catch (const Error& e) {
+    } catch (const NoRoomError& e) {
         CHECK(e.exit_code() == ExitCode::usage);
         CHECK(e.problem().message ==
               "workload '64x16MiB' needs 1 GiB (1073741824 bytes) but device 0's free memory is 1024.00 MiB "
               "(1073741823 bytes); nothing was allocated");
+        // The figures as data, for a caller that words the limit as its own option.
+        CHECK(e.footprint == GiB);
+        CHECK(e.available == GiB - 1);
+        CHECK(e.where == "device 0's free memory");
+        CHECK(no_room_message(e.what, e.footprint, e.available, "the pool's --max-size").find("--max-size") !=
+              std::string::npos);
     }
 }

@@ -2,7 +2,7 @@
 
 #include "gpu/pool_trim.hpp"
 #include "gpu/pool_workload.hpp"
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 using namespace cumemctl;
 
@@ -48,15 +48,20 @@ TEST_CASE("judge_trim with --keep counts what the pool keeps") {
     CHECK_FALSE(judge_trim(figures(100 * MiB, 96 * MiB, 99 * GiB)).returned);
 }
 
-TEST_CASE("require_keep_within refuses --keep above what is reserved, with both numbers") {
+TEST_CASE("require_keep_within refuses keeping more than is reserved, with both numbers and no option") {
     CHECK_NOTHROW(require_keep_within(GiB, GiB));
     try {
         require_keep_within(2 * GiB, GiB);
         FAIL("accepted");
-    } catch (const Error& e) {
+    } catch (const KeepAboveReservedError& e) {
         CHECK(e.exit_code() == ExitCode::usage);
+        CHECK(e.keep == 2 * GiB);
+        CHECK(e.reserved == GiB);
         CHECK(e.problem().message ==
-              "--keep 2 GiB (2147483648 bytes) is more than the pool has reserved: 1 GiB (1073741824 bytes)");
+              "keeping 2 GiB (2147483648 bytes) is more than the pool has reserved: 1 GiB (1073741824 bytes)");
+        // The core names no command-line option: the caller (trim, doctor) words that.
+        CHECK(e.problem().message.find("--") == std::string::npos);
+        CHECK(e.problem().remedy.find("--") == std::string::npos);
     }
 }
 

@@ -13,8 +13,8 @@ TEST_CASE("the first error decides the exit code and warnings keep it") {
     r.command = "devices";
     r.add_warning("careful");
     CHECK(r.ok());
-    r.add_error(Problem{ExitCode::unavailable, "no driver", "", "install it", std::nullopt, std::nullopt});
-    r.add_error(Problem{ExitCode::failed, "second", "", "", std::nullopt, std::nullopt});
+    r.add_error(Problem{.exit_code = ExitCode::unavailable, .message = "no driver", .remedy = "install it"});
+    r.add_error(Problem{.exit_code = ExitCode::failed, .message = "second"});
     CHECK(r.exit_code == ExitCode::unavailable);
     const auto j = to_json(r);
     CHECK(j["ok"] == false);
@@ -49,7 +49,7 @@ TEST_CASE("the table renderer aligns columns and the problem writer gives the re
     render_table(t, out, false);
     CHECK(out.str() == "Title\n  a          long heading\n  wide cell  x\n  a note\n");
     Report r;
-    r.add_error(Problem{ExitCode::usage, "bad size", "", "use 2MiB", std::nullopt, std::nullopt});
+    r.add_error(Problem{.exit_code = ExitCode::usage, .message = "bad size", .remedy = "use 2MiB"});
     std::ostringstream err;
     write_problems(r, err);
     CHECK(err.str() == "cumemctl: error: bad size\n  hint: use 2MiB\n");

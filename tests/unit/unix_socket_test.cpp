@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "report/error.hpp"
+#include "base/error.hpp"
 #include "util/open_fds.hpp"
 #include "util/unix_socket.hpp"
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "report/exit_code.hpp"
+#include "base/exit_code.hpp"
 
 namespace cumemctl {
 
@@ -18,19 +18,25 @@ struct DriverFailure {
 };
 
 // A problem as a person reads it: message (what happened), cause (why), remedy (what to do).
+// Build it with designated initializers (Problem{.message = ..., .remedy = ...}), never positionally.
+// (Every field has an initializer, so that a designated initializer may leave any of them out.)
 struct Problem {
     ExitCode exit_code = ExitCode::failed;
-    std::string message;
-    std::string cause;
-    std::string remedy;
-    std::optional<DriverFailure> driver;
-    std::optional<int> device;
+    std::string message{};
+    std::string cause{};
+    std::string remedy{};
+    std::optional<DriverFailure> driver{};
+    std::optional<int> device{};
 };
 
 // The exception that core code throws; commands turn it into a report entry and an exit code.
+// Built as Error(code, message, remedy) -- what happened and what to do, the two lines a person reads --
+// or, with a cause, from a Problem with designated initializers, in field order:
+//     throw Error(Problem{.exit_code = ExitCode::usage, .message = ..., .cause = ..., .remedy = ...});
+// There is no positional form with a cause, so a cause and a remedy cannot change places.
 class Error : public std::runtime_error {
 public:
-    Error(ExitCode code, std::string message, std::string remedy = {}, std::string cause = {});
+    Error(ExitCode code, std::string message, std::string remedy = {});
     explicit Error(Problem problem);
 
     ExitCode exit_code() const { return problem_.exit_code; }

@@ -1,4 +1,4 @@
-#include "report/error.hpp"
+#include "base/error.hpp"
 
 #include <utility>
 
@@ -20,8 +20,8 @@ std::string_view exit_code_name(ExitCode code) {
     return "failed";
 }
 
-Error::Error(ExitCode code, std::string message, std::string remedy, std::string cause)
-    : Error(Problem{code, std::move(message), std::move(cause), std::move(remedy), std::nullopt, std::nullopt}) {}
+Error::Error(ExitCode code, std::string message, std::string remedy)
+    : Error(Problem{.exit_code = code, .message = std::move(message), .remedy = std::move(remedy)}) {}
 
 Error::Error(Problem problem) : std::runtime_error(problem.message), problem_(std::move(problem)) {}
 

@@ -1,0 +1,44 @@
+// The pool options that create --pool, pool-stats and trim share: see pool_options.hpp.
+#include "pool_options.hpp"
+
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+
+void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
+    add_location_options(app, memory);
+    app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")
+        ->capture_default_str();
+}
+
+PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
+    if (memory.compression || memory.rdma || memory.tile_pool) {
+        throw Error(ExitCode::usage, "--compression, --rdma and --tile-pool do not apply to pools",
+                    "cuMemPoolCreate has no such properties: leave them out, or create without --pool");
+    }
+    PoolRequest r;
+    r.location = parse_location(memory.location);
+    r.handle_type = parse_handle_type(memory.handle_type);
+    r.max_size = parse_size(o.max_size);
+    return r;
+}
+
+Error in_option_words(const NoRoomError& e) {
+    Problem p = e.problem();
+    if (e.where == kPoolMaxSizeLimit)
+        p.message = no_room_message(e.what, e.footprint, e.available, "the pool's --max-size");
+    return Error(std::move(p));
+}
+
+PoolSelection pool_selection(const std::string& pool, const MemoryOptions& memory, const PoolOptions& o) {
+    PoolSelection s;
+    s.choice = parse_pool_choice(pool);
+    s.request = pool_request(memory, o);
+    if (s.choice != PoolChoice::new_pool &&
+        (s.request.handle_type != CU_MEM_HANDLE_TYPE_NONE || s.request.max_size != 0)) {
+        throw Error(ExitCode::usage, "--handle-type and --max-size describe a new pool", "add --pool new");
+    }
+    return s;
+}
+
+}  // namespace cumemctl::cmd

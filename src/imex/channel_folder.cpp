@@ -1,0 +1,75 @@
+#include "imex/channel_folder.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <charconv>
+
+namespace cumemctl {
+
+int channel_number(std::string_view name) {
+    if (name.rfind("channel", 0) != 0 || name.size() == 7) return -1;
+    const std::string_view digits = name.substr(7);
+    if (digits.size() > 1 && digits[0] == '0') return -1;
+    int n = -1;
+    auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    return ec == std::errc{} && ptr == digits.data() + digits.size() ? n : -1;
+}
+
+char node_type_letter(NodeKind kind) {
+    switch (kind) {
+        case NodeKind::char_device:
+            return 'c';
+        case NodeKind::block_device:
+            return 'b';
+        case NodeKind::directory:
+            return 'd';
+        case NodeKind::symlink:
+            return 'l';
+        case NodeKind::regular_file:
+            return 'f';
+        default:
+            return '?';
+    }
+}
+
+ChannelFolder read_channel_folder(const std::string& path) {
+    ChannelFolder folder;
+    folder.path = path;
+    const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return folder;
+    DIR* dir = fdopendir(fd);
+    if (dir == nullptr) {
+        close(fd);
+        return folder;
+    }
+    folder.exists = true;
+    while (const dirent* e = readdir(dir)) {
+        const std::string name = e->d_name;
+        if (name == "." || name == "..") continue;
+        struct stat st {};
+        if (fstatat(dirfd(dir), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        const NodeState state = node_state_from_stat(st);
+        ChannelEntry n;
+        n.name = name;
+        n.channel = channel_number(name);
+        n.type = node_type_letter(state.kind);
+        n.major = state.major;
+        n.minor = state.minor;
+        n.uid = state.uid;
+        n.gid = state.gid;
+        n.mode = state.mode;
+        n.usable = n.type == 'c' && faccessat(dirfd(dir), e->d_name, R_OK | W_OK, AT_EACCESS) == 0;
+        folder.entries.push_back(std::move(n));
+    }
+    closedir(dir);
+    std::sort(folder.entries.begin(), folder.entries.end(), [](const ChannelEntry& a, const ChannelEntry& b) {
+        return a.channel != b.channel ? a.channel < b.channel : a.name < b.name;
+    });
+    return folder;
+}
+
+}  // namespace cumemctl

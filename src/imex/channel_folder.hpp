@@ -1,0 +1,51 @@
+// The IMEX channel folder as the driver sees it: the one place that knows its path and reads it.
+// imex-setup provisions it (channel_dir.*, channel_apply.*), doctor surveys it and the diagnosis of a
+// refused fabric handle describes it, all through this model.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "imex/channel_node.hpp"
+
+namespace cumemctl {
+
+// Where the driver looks for channel nodes.
+inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
+
+// The folder's name under dev/ ("nvidia-caps-imex-channels").
+inline constexpr std::string_view kImexChannelDirName = std::string_view(kImexChannelDir).substr(5);
+
+// One entry of the channel folder as found (links are not followed).
+struct ChannelEntry {
+    std::string name;    // "channel0"
+    int channel = -1;    // N of channelN; -1 for any other name
+    char type = '?';     // 'c' character device, 'b' block, 'd' folder, 'l' link, 'f' file, '?' other
+    unsigned major = 0;  // device numbers (character and block devices)
+    unsigned minor = 0;
+    unsigned uid = 0;
+    unsigned gid = 0;
+    unsigned mode = 0;    // permission bits (07777)
+    bool usable = false;  // a character device this process may read and write
+};
+
+// The folder: whether it exists (as a folder, not through a link) and every entry, sorted by channel
+// number, then name (names that are not channelN first).
+struct ChannelFolder {
+    std::string path;
+    bool exists = false;
+    std::vector<ChannelEntry> entries;
+};
+
+// N of "channelN" (digits only, no leading zeros beyond "0"), or -1.
+int channel_number(std::string_view name);
+
+// The letter of ChannelEntry::type for a kind of node.
+char node_type_letter(NodeKind kind);
+
+// Reads the folder at `path` (opened without following links). Never throws: a folder that cannot be
+// opened reads as not existing.
+ChannelFolder read_channel_folder(const std::string& path);
+
+}  // namespace cumemctl
