@@ -15,6 +15,8 @@
 #include "gpu/pool_trim.hpp"
 #include "gpu/verify_json.hpp"
 #include "gpu/vmm_create.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::doctor {
@@ -22,18 +24,11 @@ namespace {
 
 // How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has
 // not answered by then is hung, and doctor must still finish.
-constexpr int kSecondProcessTimeoutMs = 20000;
+constexpr ipc::Timeout kSecondProcessTimeout{20000};
 
 // Whether the device's capability is known and set.
 bool has(DeviceState& device, std::string_view key) {
     return capability_of(device.info(), key).value_or(0) != 0;
-}
-
-template <typename Step>
-nlohmann::json steps_json(const std::vector<Step>& steps) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& s : steps) out.push_back(to_json(s));
-    return out;
 }
 
 // A failed operation as a check's outcome: the error's message, cause and remedy, and what was done.
@@ -72,7 +67,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     request.imex_channel_dir = ctx.path(kImexChannelDir);
     request.executable = "/proc/self/exe";
     request.libcuda = ctx.driver->info().library;
-    request.import_timeout_ms = kSecondProcessTimeoutMs;
+    request.import_timeout = kSecondProcessTimeout;
     CreateResult result;
     try {
         run_create(device.api(), request, result);
@@ -143,11 +138,11 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     std::random_device random;
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
-    ipc.timeout = std::chrono::milliseconds(kSecondProcessTimeoutMs);
+    ipc.timeout = kSecondProcessTimeout;
     ipc.imex_channel_dir = ctx.path(kImexChannelDir);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
-    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps)}};
-    if (r.outcome.problem) return failed(*r.outcome.problem, std::move(details));
+    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
+    if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
     return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
                                           "and found the pattern",
                                           format_size(size)),

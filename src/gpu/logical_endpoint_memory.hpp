@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "gpu/step_log.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
 

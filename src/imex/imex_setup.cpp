@@ -15,7 +15,7 @@
 namespace cumemctl {
 namespace {
 
-constexpr const char* kRootRemedy =
+constexpr const char* kSetupRootRemedy =
     "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, CAP_CHOWN "
     "and write access to /dev (--check and --dry-run need neither)";
 
@@ -179,7 +179,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             Problem{permission ? ExitCode::permission : ExitCode::failed,
                     fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
                     "",
-                    permission ? kRootRemedy : "check the file system that holds the channel folder",
+                    permission ? kSetupRootRemedy : "check the file system that holds the channel folder",
                     {},
                     {}});
     }
