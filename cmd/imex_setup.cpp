@@ -4,6 +4,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "imex/channel_verify.hpp"
+#include "steps/step_json.hpp"
 #include "imex/imex_setup.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
@@ -154,6 +155,7 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
     nlohmann::json j{{"ok", got.ok},   {"device", v.device},     {"uid", got.uid},
                      {"gid", got.gid}, {"as", format_owner(as)}, {"granularity", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
+    j["steps"] = steps_json(got.steps);
     report.results["verify"] = std::move(j);
     Table t{
         "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};

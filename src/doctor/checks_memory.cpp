@@ -176,20 +176,23 @@ CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
 CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
     if (!has(*device, "fabric")) return CheckOutcome::skip("the device does not support fabric handles");
     device->context();
+    StepLog log;
     try {
-        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir));
+        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir), log);
         return CheckOutcome::pass(
             fmt::format("{} of fabric-handle memory created and exported", format_size(p.granularity)),
-            {{"size_bytes", p.granularity}});
+            {{"size_bytes", p.granularity}, {"steps", steps_json(log.steps())}});
     } catch (const Error& e) {
         // CUDA_ERROR_NOT_PERMITTED: this process can open no IMEX channel, a set-up step that imex-setup
         // does: a warning, as for imex-channels, with the diagnosis (which names the channel folder as
         // found) in the details. Anything else is a failure.
         const Problem& p = e.problem();
-        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") return outcome_from_error(p);
+        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") {
+            return failed(p, {{"steps", steps_json(log.steps())}});
+        }
         CheckOutcome o = CheckOutcome::warn(
             fmt::format("{} ({}): this process can open no IMEX channel", p.driver->call, p.driver->name), p.remedy,
-            {{"cause", p.cause}});
+            {{"cause", p.cause}, {"steps", steps_json(log.steps())}});
         o.driver = p.driver;
         return o;
     }

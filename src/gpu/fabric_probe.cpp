@@ -38,35 +38,48 @@ CUmemAllocationProp fabric_prop(CUdevice device) {
     return prop;
 }
 
-void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricProbe& result) {
+void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricProbe& result, StepLog& log) {
     const DriverApi& api = res.api;
-    std::size_t granularity = 0;
-    CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-    result.granularity = granularity;
+    log.time("granularity", "cuMemGetAllocationGranularity", [&] {
+        std::size_t granularity = 0;
+        CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        result.granularity = granularity;
+    });
     require_entry(reinterpret_cast<const void*>(api.cuMemCreate), "cuMemCreate", 10020);
-    CUresult r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
-    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+    log.time("create", "cuMemCreate", [&] {
+        CUresult r = api.cuMemCreate(&res.handle, result.granularity, &prop, 0);
+        if (r == CUDA_ERROR_INVALID_CONTEXT) {
+            res.handle = 0;
+            res.context.emplace(api, res.device);
+            result.needed_context = true;
+            r = api.cuMemCreate(&res.handle, result.granularity, &prop, 0);
+        }
+        if (r != CUDA_SUCCESS) res.handle = 0;
+        check(api, r, "cuMemCreate");
+    });
+    log.time("export", "cuMemExportToShareableHandle", [&] {
+        CUmemFabricHandle fabric{};
+        CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    });
+    log.time("release", "cuMemRelease", [&] {
+        const CUmemGenericAllocationHandle handle = res.handle;
         res.handle = 0;
-        res.context.emplace(api, res.device);
-        result.needed_context = true;
-        r = api.cuMemCreate(&res.handle, granularity, &prop, 0);
-    }
-    if (r != CUDA_SUCCESS) res.handle = 0;
-    check(api, r, "cuMemCreate");
-    CUmemFabricHandle fabric{};
-    CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle, CU_MEM_HANDLE_TYPE_FABRIC, 0);
-    const CUmemGenericAllocationHandle handle = res.handle;
-    res.handle = 0;
-    CU_CALL(api, cuMemRelease, handle);
+        CU_CALL(api, cuMemRelease, handle);
+    });
 }
 
 }  // namespace
 
 FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir) {
+    StepLog log;
+    return probe_fabric_handle(api, device, imex_channel_dir, log);
+}
+
+FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir, StepLog& log) {
     FabricProbe result;
     result.device = device;
     ProbeResources res{api};
-    CU_CALL(api, cuDeviceGet, &res.device, device);
+    log.time("device", "cuDeviceGet", [&] { CU_CALL(api, cuDeviceGet, &res.device, device); });
     const std::optional<int> fabric =
         device_attribute(api, res.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED);
     if (fabric && *fabric == 0) {
@@ -82,7 +95,7 @@ FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::str
     }
     const CUmemAllocationProp prop = fabric_prop(res.device);
     try {
-        probe_steps(res, prop, result);
+        probe_steps(res, prop, result, log);
     } catch (Error& e) {
         DiagnosisContext context;
         context.device = device;
