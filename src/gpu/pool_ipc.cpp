@@ -68,6 +68,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
     if (!out.attempt("start importer", [&] {
             ipc::SpawnRequest spawn;
             spawn.args = {"__pool-import", "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda", r.libcuda};
+            spawn.executable = r.executable;
             spawn.pass_fd = child_socket;
             child.emplace(ipc::Process::spawn(spawn));
             return fmt::format("a second cumemctl process, pid {}", child->pid());

@@ -15,6 +15,7 @@
 
 #include "cuda/driver_api.hpp"
 #include "gpu/imex_channel_access.hpp"
+#include "ipc/process.hpp"
 #include "ipc/timeout.hpp"
 #include "report/error.hpp"
 #include "steps/step_log.hpp"
@@ -31,6 +32,7 @@ struct IpcRequest {
     std::uint64_t size = 0;                          // bytes of the block at `ptr`
     std::uint64_t seed = 0;                          // the pattern's seed
     std::string libcuda;                             // the driver library the importer loads
+    std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
     std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
     ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
 };
