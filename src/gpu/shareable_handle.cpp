@@ -7,14 +7,13 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "ipc/hex.hpp"
 #include "report/error.hpp"
 
 namespace cumemctl {
 
 std::string ExportedHandle::fabric_hex() const {
-    std::string hex;
-    for (unsigned char b : fabric.data) hex += fmt::format("{:02x}", b);
-    return hex;
+    return ipc::to_hex(fabric.data, sizeof fabric.data);
 }
 
 ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle handle,
