@@ -49,8 +49,11 @@ Process Process::spawn(const SpawnRequest& request) {
     posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa.actions, STDERR_FILENO, STDOUT_FILENO);
     if (moved.valid()) posix_spawn_file_actions_adddup2(&fa.actions, moved.get(), kChildSocketFd);
-    // Everything above the descriptors it needs is closed, close-on-exec or not.
+        // Everything above the descriptors it needs is closed, close-on-exec or not (glibc 2.34 on; before
+        // that, only close-on-exec keeps a descriptor out, and every one this program opens has it).
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     posix_spawn_file_actions_addclosefrom_np(&fa.actions, moved.valid() ? kChildSocketFd + 1 : kChildSocketFd);
+#endif
     std::vector<std::string> argv_text{"cumemctl"};
     argv_text.insert(argv_text.end(), request.args.begin(), request.args.end());
     std::vector<std::string> env_text = environment_with(environ, request.env);
