@@ -2,8 +2,6 @@
 
 #include <unistd.h>
 
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "gpu/device_mapping.hpp"

@@ -1,7 +1,5 @@
 #include "gpu/pool_ipc.hpp"
 
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
@@ -9,10 +7,10 @@
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/verify.hpp"
-#include "report/report.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/hex.hpp"
 #include "ipc/process.hpp"
+#include "report/report.hpp"
 #include "util/size.hpp"
 #include "util/unix_socket.hpp"
 
