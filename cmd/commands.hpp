@@ -16,6 +16,7 @@ void register_import_check(CLI::App& root, const Globals& globals, Runner& runne
 void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner);
 void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
 void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
+void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner);
 void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
 void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 

@@ -11,20 +11,19 @@
 #include "gpu/pool_create.hpp"
 #include "gpu/primary_context.hpp"
 #include "pool_report.hpp"
+#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
 namespace {
 
 nlohmann::json result_json(const CreatePoolResult& r) {
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto& s : r.outcome.steps) steps.push_back(to_json(s));
     auto attrs = [](const std::optional<PoolAttributes>& a) {
         return a ? attributes_json(*a) : nlohmann::json(nullptr);
     };
-    nlohmann::json j{{"pool", pool_info_json(r.pool)},      {"size_bytes", r.size},
-                     {"after_alloc", attrs(r.after_alloc)}, {"after_free", attrs(r.after_free)},
-                     {"steps", std::move(steps)},           {"ok", r.outcome.passed()}};
+    nlohmann::json j{{"pool", pool_info_json(r.pool)},         {"size_bytes", r.size},
+                     {"after_alloc", attrs(r.after_alloc)},    {"after_free", attrs(r.after_free)},
+                     {"steps", steps_json(r.outcome.steps())}, {"ok", r.outcome.passed()}};
     j["access"] = access_json(r.access);
     j["checks"] = device_checks_json(r.checks);
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
@@ -49,12 +48,7 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
         pool.rows.push_back({"free memory and descriptors after",
                              compare(*r.before, *r.after).balanced() ? "as before" : "different (see the warning)"});
     }
-    Table steps{fmt::format("Steps on GPU {}", device), {"process", "step", "result", "time", "detail"}, {}, {}};
-    for (const auto& s : r.outcome.steps) {
-        steps.rows.push_back(
-            {s.process, s.step, s.ok ? "ok" : "fail", fmt::format("{:.3f} ms", s.seconds * 1e3), s.detail});
-    }
-    return {std::move(pool), std::move(steps)};
+    return {std::move(pool), steps_table(fmt::format("Steps on GPU {}", device), r.outcome.steps())};
 }
 
 }  // namespace
@@ -124,8 +118,8 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                 report.results["devices"].push_back(std::move(j));
                 for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
                 if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, device);
-                if (r.outcome.problem) {
-                    Problem p = *r.outcome.problem;
+                if (r.outcome.problem()) {
+                    Problem p = *r.outcome.problem();
                     p.device = device;
                     report.add_error(std::move(p));
                 }

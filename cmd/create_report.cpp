@@ -5,6 +5,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/memory_props.hpp"
 #include "gpu/verify_json.hpp"
+#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -22,12 +23,6 @@ nlohmann::json prop_json(const CUmemAllocationProp& p) {
             {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
             {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
             {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}};
-}
-
-nlohmann::json steps_json(const std::vector<TimedStep>& steps) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const auto& s : steps) j.push_back(to_json(s));
-    return j;
 }
 
 nlohmann::json export_json(const ExportInfo& e) {
@@ -118,14 +113,6 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
     if (r.before && r.after) {
         row("free memory", fmt::format("{} before, {} after", r.before->free_bytes, r.after->free_bytes));
         row("open descriptors", fmt::format("{} before, {} after", r.before->fds.size(), r.after->fds.size()));
-    }
-    return t;
-}
-
-Table steps_table(std::string title, const std::vector<TimedStep>& steps) {
-    Table t{std::move(title), {"step", "call", "ms", "result"}, {}, {}};
-    for (const auto& s : steps) {
-        t.rows.push_back({s.name, s.call, fmt::format("{:.3f}", s.seconds * 1e3), s.ok ? "ok" : "fail"});
     }
     return t;
 }

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "imex/channel_verify.hpp"
 #include "imex/imex_setup.hpp"
+#include "steps/step_json.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
@@ -159,6 +160,7 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
     nlohmann::json j{{"ok", got.ok},   {"device", v.device},     {"uid", got.uid},
                      {"gid", got.gid}, {"as", format_owner(as)}, {"granularity", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
+    j["steps"] = steps_json(got.steps);
     report.results["verify"] = std::move(j);
     Table t{
         "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};

@@ -6,6 +6,7 @@
 #include "gpu/imex_channel_access.hpp"
 #include "gpu/import_check.hpp"
 #include "gpu/memory_props.hpp"
+#include "ipc/process.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
@@ -23,6 +24,7 @@ struct ImportCheckOptions {
 
 Report run_import_check_command(const ImportCheckOptions& o, const Globals& globals) {
     UniqueFd socket(o.socket_fd);
+    ipc::die_with_parent();
     Report report;
     report.command = kImportCheckCommand;
     ImportCheckRequest request;

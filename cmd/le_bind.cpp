@@ -7,6 +7,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/logical_endpoint_bind.hpp"
 #include "util/index_list.hpp"
+#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -138,17 +139,7 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
                          {"bound", b.bound}});
     }
     j["bindings"] = binds;
-    nlohmann::json steps = nlohmann::json::array();
-    for (const auto& s : o.steps) {
-        steps.push_back({{"step", s.name},
-                         {"call", s.call},
-                         {"result", s.result_name},
-                         {"ok", s.ok},
-                         {"seconds", s.seconds},
-                         {"detail", s.detail},
-                         {"undo", s.undo}});
-    }
-    j["steps"] = steps;
+    j["steps"] = steps_json(o.steps);
     j["completed"] = o.completed;
     return j;
 }
@@ -188,10 +179,8 @@ Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
     return t;
 }
 
-Table steps_table(const LeBindOutcome& o) {
-    Table t{"Steps", {"step", "call", "result", "time", "detail"}, {}, {}};
-    for (const auto& s : o.steps)
-        t.rows.push_back({s.name, s.call, s.ok ? "ok" : s.result_name, ms(s.seconds), s.detail});
+Table le_steps_table(const LeBindOutcome& o) {
+    Table t = steps_table("Steps", o.steps);
     if (o.completed && !o.steps.empty()) t.notes.push_back("everything made was undone");
     return t;
 }
@@ -199,7 +188,7 @@ Table steps_table(const LeBindOutcome& o) {
 void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o) {
     report.results = outcome_json(r, o);
     report.tables.push_back(summary_table(r, o));
-    if (!o.steps.empty()) report.tables.push_back(steps_table(o));
+    if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
         report.add_warning(fmt::format("with these limits, {}", o.violation->message),

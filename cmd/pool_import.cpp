@@ -1,11 +1,10 @@
 // `cumemctl __pool-import` (hidden): the second process of create --pool --ipc-check. It imports the
 // pool and pointer that the first process sends over the socket at --socket-fd, checks the pattern,
 // frees its import and reports its steps back over the same socket; its own stdout is discarded.
-#include <chrono>
-
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/pool_ipc.hpp"
+#include "ipc/process.hpp"
 
 namespace cumemctl::cmd {
 
@@ -17,7 +16,8 @@ void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner
     app->callback([socket, &globals, &runner] {
         runner = [socket, &globals] {
             return run_with_driver("__pool-import", globals, [&](Report&, Driver& driver, int) {
-                serve_pool_import(driver.api(), *socket, std::chrono::seconds(60));
+                ipc::die_with_parent();
+                serve_pool_import(driver.api(), *socket, kPoolImportTimeout);
             });
         };
     });

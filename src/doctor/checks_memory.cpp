@@ -15,6 +15,8 @@
 #include "gpu/pool_trim.hpp"
 #include "gpu/verify_json.hpp"
 #include "gpu/vmm_create.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::doctor {
@@ -22,18 +24,11 @@ namespace {
 
 // How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has
 // not answered by then is hung, and doctor must still finish.
-constexpr int kSecondProcessTimeoutMs = 20000;
+constexpr ipc::Timeout kSecondProcessTimeout{20000};
 
 // Whether the device's capability is known and set.
 bool has(DeviceState& device, std::string_view key) {
     return capability_of(device.info(), key).value_or(0) != 0;
-}
-
-template <typename Step>
-nlohmann::json steps_json(const std::vector<Step>& steps) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& s : steps) out.push_back(to_json(s));
-    return out;
 }
 
 // A failed operation as a check's outcome: the error's message, cause and remedy, and what was done.
@@ -72,7 +67,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     request.imex_channel_dir = ctx.path(kImexChannelDir);
     request.executable = "/proc/self/exe";
     request.libcuda = ctx.driver->info().library;
-    request.import_timeout_ms = kSecondProcessTimeoutMs;
+    request.import_timeout = kSecondProcessTimeout;
     CreateResult result;
     try {
         run_create(device.api(), request, result);
@@ -143,11 +138,11 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     std::random_device random;
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
-    ipc.timeout = std::chrono::milliseconds(kSecondProcessTimeoutMs);
+    ipc.timeout = kSecondProcessTimeout;
     ipc.imex_channel_dir = ctx.path(kImexChannelDir);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
-    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps)}};
-    if (r.outcome.problem) return failed(*r.outcome.problem, std::move(details));
+    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
+    if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
     return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
                                           "and found the pattern",
                                           format_size(size)),
@@ -181,20 +176,23 @@ CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
 CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
     if (!has(*device, "fabric")) return CheckOutcome::skip("the device does not support fabric handles");
     device->context();
+    StepLog log;
     try {
-        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir));
+        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir), log);
         return CheckOutcome::pass(
             fmt::format("{} of fabric-handle memory created and exported", format_size(p.granularity)),
-            {{"size_bytes", p.granularity}});
+            {{"size_bytes", p.granularity}, {"steps", steps_json(log.steps())}});
     } catch (const Error& e) {
         // CUDA_ERROR_NOT_PERMITTED: this process can open no IMEX channel, a set-up step that imex-setup
         // does: a warning, as for imex-channels, with the diagnosis (which names the channel folder as
         // found) in the details. Anything else is a failure.
         const Problem& p = e.problem();
-        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") return outcome_from_error(p);
+        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") {
+            return failed(p, {{"steps", steps_json(log.steps())}});
+        }
         CheckOutcome o = CheckOutcome::warn(
             fmt::format("{} ({}): this process can open no IMEX channel", p.driver->call, p.driver->name), p.remedy,
-            {{"cause", p.cause}});
+            {{"cause", p.cause}, {"steps", steps_json(log.steps())}});
         o.driver = p.driver;
         return o;
     }

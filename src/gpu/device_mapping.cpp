@@ -3,23 +3,15 @@
 namespace cumemctl {
 
 DeviceMapping::DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size,
-                             std::size_t alignment, const std::vector<int>& devices, std::vector<TimedStep>& steps,
-                             const Diagnoser& diagnose) {
-    timed_step(
-        steps, "reserve", "cuMemAddressReserve", [&] { range_.emplace(api, size, alignment); }, diagnose);
-    timed_step(
-        steps, "map", "cuMemMap", [&] { mapping_.emplace(api, range_->base(), size, handle); }, diagnose);
-    timed_step(
-        steps, "access", "cuMemSetAccess", [&] { grant_device_access(api, range_->base(), size, devices); }, diagnose);
+                             std::size_t alignment, const std::vector<int>& devices, StepLog& steps) {
+    steps.time("reserve", "cuMemAddressReserve", [&] { range_.emplace(api, size, alignment); });
+    steps.time("map", "cuMemMap", [&] { mapping_.emplace(api, range_->base(), size, handle); });
+    steps.time("access", "cuMemSetAccess", [&] { grant_device_access(api, range_->base(), size, devices); });
 }
 
-void DeviceMapping::release(std::vector<TimedStep>& steps, const Diagnoser& diagnose) {
-    if (mapping_)
-        timed_step(
-            steps, "unmap", "cuMemUnmap", [&] { mapping_->unmap(); }, diagnose);
-    if (range_)
-        timed_step(
-            steps, "free-address", "cuMemAddressFree", [&] { range_->free(); }, diagnose);
+void DeviceMapping::release(StepLog& steps) {
+    if (mapping_) steps.time("unmap", "cuMemUnmap", [&] { mapping_->unmap(); });
+    if (range_) steps.time("free-address", "cuMemAddressFree", [&] { range_->free(); });
 }
 
 }  // namespace cumemctl

@@ -1,4 +1,4 @@
-// An allocation mapped read-write for one device, set up and torn down as timed steps: reserve an
+// An allocation mapped read-write for one device, set up and torn down as steps: reserve an
 // address range, map the allocation into it, grant one or more devices access; then unmap and free the range. create
 // and its import check both do this.
 #pragma once
@@ -8,13 +8,10 @@
 #include <optional>
 #include <vector>
 
-#include "gpu/timed_step.hpp"
 #include "gpu/vmm_resources.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
-
-// Adds a diagnosis to a failed step's problem.
-using Diagnoser = std::function<void(Problem&)>;
 
 // The guards of a mapped allocation; what is set up is released in reverse order when it goes.
 class DeviceMapping {
@@ -23,12 +20,12 @@ public:
     // `size` bytes of `handle`, aligned to `alignment`, read-write for each of `devices` (one call).
     // Throws Error after recording the failed step (and releasing what was set up).
     DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size, std::size_t alignment,
-                  const std::vector<int>& devices, std::vector<TimedStep>& steps, const Diagnoser& diagnose);
+                  const std::vector<int>& devices, StepLog& steps);
 
     CUdeviceptr address() const { return range_->base(); }
 
     // Steps "unmap" (cuMemUnmap) and "free-address" (cuMemAddressFree). Throws Error on failure.
-    void release(std::vector<TimedStep>& steps, const Diagnoser& diagnose);
+    void release(StepLog& steps);
 
 private:
     std::optional<AddressRange> range_;  // declared first: destroyed last

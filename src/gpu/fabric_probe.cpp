@@ -36,34 +36,45 @@ CUmemAllocationProp fabric_prop(CUdevice device) {
     return prop;
 }
 
-void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricProbe& result) {
+void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricProbe& result, StepLog& log) {
     const DriverApi& api = res.api;
-    std::size_t granularity = 0;
-    CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
-    result.granularity = granularity;
+    log.time("granularity", "cuMemGetAllocationGranularity", [&] {
+        std::size_t granularity = 0;
+        CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+        result.granularity = granularity;
+    });
     require_entry(reinterpret_cast<const void*>(api.cuMemCreate), "cuMemCreate", 10020);
-    CUmemGenericAllocationHandle created = 0;
-    CUresult r = api.cuMemCreate(&created, granularity, &prop, 0);
-    if (r == CUDA_ERROR_INVALID_CONTEXT) {
-        res.context.emplace(api, res.device);
-        result.needed_context = true;
-        created = 0;
-        r = api.cuMemCreate(&created, granularity, &prop, 0);
-    }
-    check(api, r, "cuMemCreate");
-    res.handle.reset(created);
-    CUmemFabricHandle fabric{};
-    CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle.get(), CU_MEM_HANDLE_TYPE_FABRIC, 0);
-    CU_CALL(api, cuMemRelease, res.handle.release());
+    log.time("create", "cuMemCreate", [&] {
+        CUmemGenericAllocationHandle created = 0;
+        CUresult r = api.cuMemCreate(&created, result.granularity, &prop, 0);
+        if (r == CUDA_ERROR_INVALID_CONTEXT) {
+            res.context.emplace(api, res.device);
+            result.needed_context = true;
+            created = 0;
+            r = api.cuMemCreate(&created, result.granularity, &prop, 0);
+        }
+        check(api, r, "cuMemCreate");
+        res.handle.reset(created);
+    });
+    log.time("export", "cuMemExportToShareableHandle", [&] {
+        CUmemFabricHandle fabric{};
+        CU_CALL(api, cuMemExportToShareableHandle, &fabric, res.handle.get(), CU_MEM_HANDLE_TYPE_FABRIC, 0);
+    });
+    log.time("release", "cuMemRelease", [&] { CU_CALL(api, cuMemRelease, res.handle.release()); });
 }
 
 }  // namespace
 
 FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir) {
+    StepLog log;
+    return probe_fabric_handle(api, device, imex_channel_dir, log);
+}
+
+FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir, StepLog& log) {
     FabricProbe result;
     result.device = device;
     ProbeResources res{api};
-    CU_CALL(api, cuDeviceGet, &res.device, device);
+    log.time("device", "cuDeviceGet", [&] { CU_CALL(api, cuDeviceGet, &res.device, device); });
     const std::optional<int> fabric =
         device_attribute(api, res.device, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED);
     if (fabric && *fabric == 0) {
@@ -79,7 +90,7 @@ FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::str
     }
     const CUmemAllocationProp prop = fabric_prop(res.device);
     try {
-        probe_steps(res, prop, result);
+        probe_steps(res, prop, result, log);
     } catch (Error& e) {
         DiagnosisContext context;
         context.device = device;

@@ -8,6 +8,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/imex_channel_access.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
 
@@ -26,5 +27,9 @@ struct FabricProbe {
 // the device has no fabric handles.
 FabricProbe probe_fabric_handle(const DriverApi& api, int device,
                                 const std::string& imex_channel_dir = kImexChannelDir);
+
+// The same, recording the steps "device", "granularity", "create", "export" and "release" in `log`
+// (the failed one too: the diagnosis is added after it was recorded).
+FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir, StepLog& log);
 
 }  // namespace cumemctl

@@ -1,8 +1,9 @@
 // The import check of `create --import-check`: a second process imports the exported handle, maps it
 // and checks the pattern the first process wrote. The second process is the cumemctl binary itself,
-// started fresh (posix_spawn, so no CUDA state crosses a fork) with a hidden subcommand; the handle
-// travels over a Unix socket (a descriptor with SCM_RIGHTS, or the fabric handle's 64 bytes) and the
-// second process answers on the same socket with its steps and findings as JSON.
+// started fresh (ipc::Process, so no CUDA state crosses a fork) with a hidden subcommand; the handle
+// travels in an ipc::Envelope over a Unix socket (a descriptor with SCM_RIGHTS, or the fabric handle
+// in hex) and the second process answers on the same socket with an envelope: its steps, its problem
+// and its check.
 #pragma once
 
 #include <cstdint>
@@ -12,8 +13,10 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/shareable_handle.hpp"
-#include "gpu/timed_step.hpp"
 #include "gpu/verify.hpp"
+#include "ipc/process.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step.hpp"
 
 namespace cumemctl {
 
@@ -21,27 +24,27 @@ namespace cumemctl {
 inline constexpr const char* kImportCheckCommand = "internal-import-check";
 
 // The descriptor number on which the second process finds its end of the socket.
-inline constexpr int kImportCheckSocketFd = 3;
+inline constexpr int kImportCheckSocketFd = ipc::kChildSocketFd;
 
 // What the second process is told (on its command line): where the driver is, which device, the
 // allocation's size and handle type, and the pattern's seed.
 struct ImportCheckRequest {
-    std::string executable;  // the cumemctl binary to start (the parent passes /proc/self/exe)
-    std::string libcuda;     // the driver library to load: the one the first process loaded
+    std::string executable = ipc::kSelfExecutable;  // the cumemctl binary to start
+    std::string libcuda;                            // the driver library to load: the one the first process loaded
     int device = 0;
     std::uint64_t size = 0;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     std::uint64_t seed = 0;
     std::uint64_t alignment = 0;   // of the address range to reserve: the allocation's granularity
     std::string imex_channel_dir;  // for the diagnosis of a refused fabric import
-    int timeout_ms = 120000;       // how long the first process waits for the answer
+    ipc::Timeout timeout{120000};  // how long either process waits for the other
 };
 
 // What the second process reported, and how it ended.
 struct ImportCheckResult {
     int pid = 0;
     int exit_status = -1;               // its exit code; 128 + N when killed by signal N; -1 unknown
-    std::vector<TimedStep> steps;       // its own steps, in order
+    std::vector<steps::Step> steps;     // its own steps, in order (process "importer")
     std::optional<VerifyResult> check;  // check_pattern over the imported mapping
     std::optional<Problem> problem;     // why it failed, diagnosed where it could be
     bool ok() const { return !problem && check && check->ok(); }

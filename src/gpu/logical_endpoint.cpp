@@ -11,8 +11,8 @@
 namespace cumemctl {
 
 LeIdRange::LeIdRange(StepLog& log, std::uint32_t count) : log_(log), count_(count) {
-    Step& s = log_.call(fmt::format("reserve {} endpoint id{}", count, count == 1 ? "" : "s"),
-                        "cuLogicalEndpointIdReserve", log_.api().cuLogicalEndpointIdReserve, &base_, count);
+    steps::Step& s = log_.call(fmt::format("reserve {} endpoint id{}", count, count == 1 ? "" : "s"),
+                               "cuLogicalEndpointIdReserve", log_.api().cuLogicalEndpointIdReserve, &base_, count);
     s.detail = describe();
 }
 
@@ -87,18 +87,18 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
         w = poll_constructed(log_.api(), id_, 1, timeout);
     } catch (const Error& e) {
         Problem p = e.problem();
-        Step& s = log_.note(fmt::format("wait for endpoint {}", id_), sw.seconds(), p.message);
+        steps::Step& s = log_.note(fmt::format("wait for endpoint {}", id_), sw.seconds(), p.message);
         s.call = "cuLogicalEndpointQuery";
         s.ok = false;
         if (p.driver) {
             s.result = p.driver->code;
             s.result_name = p.driver->name;
-            log_.explain(p, static_cast<CUresult>(p.driver->code), p.driver->call);
+            log_.diagnose(p);
         }
         throw Error(std::move(p));
     }
-    Step& s = log_.note(fmt::format("wait for endpoint {}", id_), w.waited_seconds,
-                        fmt::format("{} poll{} of cuLogicalEndpointQuery", w.polls, w.polls == 1 ? "" : "s"));
+    steps::Step& s = log_.note(fmt::format("wait for endpoint {}", id_), w.waited_seconds,
+                               fmt::format("{} poll{} of cuLogicalEndpointQuery", w.polls, w.polls == 1 ? "" : "s"));
     s.call = "cuLogicalEndpointQuery";
     s.result_name = "CUDA_SUCCESS";
     if (!w.constructed) {
@@ -157,12 +157,13 @@ LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, 
     if (auto v = check_bind_plan(plan, limits)) refuse(*v);
     const auto& api = log_.api();
     const std::string what = fmt::format("bind on device {}", device);
-    Step& s = by_address_ ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
-                                      static_cast<CUdevice>(device), plan.offset,
-                                      reinterpret_cast<void*>(source.ptr + plan.mem_offset), plan.bind_size, 0ULL)
-                          : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
-                                      static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
-                                      plan.bind_size, 0ULL);
+    steps::Step& s = by_address_
+                         ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
+                                     static_cast<CUdevice>(device), plan.offset,
+                                     reinterpret_cast<void*>(source.ptr + plan.mem_offset), plan.bind_size, 0ULL)
+                         : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
+                                     static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
+                                     plan.bind_size, 0ULL);
     s.detail = fmt::format("{} at endpoint offset {} from memory offset {}", format_size(plan.bind_size),
                            format_size(plan.offset), format_size(plan.mem_offset));
 }

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpu/logical_endpoint_checks.hpp"
-#include "gpu/step_log.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
 

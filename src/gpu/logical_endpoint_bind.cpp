@@ -98,7 +98,7 @@ CUlogicalEndpointProp endpoint_prop(const LeBindRequest& req) {
 LeLimits ask_limits(StepLog& log, const CUlogicalEndpointProp& prop) {
     LeLimits l;
     cuuint64_t align = 0, max = 0;
-    Step& s =
+    steps::Step& s =
         log.call("ask limits", "cuLogicalEndpointGetLimits", log.api().cuLogicalEndpointGetLimits, &align, &max, &prop);
     s.detail = fmt::format("bind alignment {}, max size {}", format_size(align), format_size(max));
     if (align == 0) {
@@ -116,7 +116,7 @@ std::uint64_t ask_granularity(StepLog& log, const LeBindRequest& req, const std:
     for (std::size_t i = 0; i < props.size(); ++i) {
         const CUmemAllocationProp& p = props[i];
         size_t one = 0;
-        Step& s = log.call(
+        steps::Step& s = log.call(
             fmt::format("ask granularity of {} memory for device {}", location_name(p.location), req.devices[i]),
             "cuMemGetAllocationGranularity", log.api().cuMemGetAllocationGranularity, &one, &p,
             CU_MEM_ALLOC_GRANULARITY_MINIMUM);
@@ -211,7 +211,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
 }  // namespace
 
 void run_le_bind(const Driver& driver, const LeBindRequest& request, LeBindOutcome& out) {
-    StepLog log(driver.api(), explain_le_failure);
+    StepLog log(driver.api(), diagnose_le_failure);
     try {
         run_steps(log, driver, request, out);
     } catch (...) {

@@ -54,7 +54,7 @@ struct LeBindOutcome {
     std::optional<LeQueryWait> import_query;  // construction of the re-imported endpoint (fabric)
     bool exported = false;
     std::vector<LeDeviceBinding> bindings;
-    std::vector<Step> steps;
+    std::vector<steps::Step> steps;
     std::vector<Problem> undo_failures;
     bool completed = false;  // every step ran, and every undo
 };

@@ -85,4 +85,8 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
     }
 }
 
+void diagnose_le_failure(Problem& problem) {
+    if (problem.driver) explain_le_failure(problem, static_cast<CUresult>(problem.driver->code), problem.driver->call);
+}
+
 }  // namespace cumemctl

@@ -11,7 +11,10 @@ namespace cumemctl {
 
 // Fills problem.cause and problem.remedy for a failed call of the logical endpoint flow (the
 // cuLogicalEndpoint* family and the cuMem* calls that make the bound memory). Leaves other results as
-// they are. Fits StepLog's Explainer.
+// they are.
 void explain_le_failure(Problem& problem, CUresult result, const std::string& call);
+
+// The same for a problem that carries its failed call (problem.driver); a StepLog's Diagnoser.
+void diagnose_le_failure(Problem& problem);
 
 }  // namespace cumemctl

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "cuda/owned_handle.hpp"
-#include "gpu/step_log.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
 

@@ -63,9 +63,8 @@ std::string grant_pool_access(const DriverApi& api, CUmemoryPool pool, int devic
 // Fills the block from `device` and checks it from each other listed device, one step each.
 void check_block_access(const DriverApi& api, CUdeviceptr block, int device, const std::vector<int>& access,
                         CreatePoolResult& r) {
-    const char* me = "exporter";
     const std::uint64_t seed = random_pattern_seed();
-    if (!r.outcome.run(me, "fill", [&] {
+    if (!r.outcome.attempt("fill", [&] {
             const VerifyResult v = fill_pattern(api, block, r.size, seed);
             return fmt::format("device {}: {:.1f} GB/s", device, v.fill_gbps);
         })) {
@@ -74,7 +73,7 @@ void check_block_access(const DriverApi& api, CUdeviceptr block, int device, con
     for (int d : access_devices(device, access)) {
         if (d == device) continue;
         const std::string step = fmt::format("check from device {}", d);
-        if (!r.outcome.run(me, step.c_str(), [&] {
+        if (!r.outcome.attempt(step, [&] {
                 const VerifyResult v = check_from_device(api, d, block, r.size, seed);
                 r.checks.push_back({d, v});
                 if (!v.ok()) throw pattern_mismatch(fmt::format("the check from device {}", d), v);
@@ -89,23 +88,21 @@ void check_block_access(const DriverApi& api, CUdeviceptr block, int device, con
 void create_allocate_share(const DriverApi& api, int device, const PoolRequest& request, const CUmemLocation& location,
                            std::optional<IpcRequest>& ipc, const std::vector<int>& access, CreatePoolResult& r) {
     const std::uint64_t size = r.size;
-    const char* me = "exporter";
     Stopwatch watch;
     OwnedPool pool(api, device, request);
     r.pool = pool.info();
-    r.outcome.steps.push_back({me, "create pool", true,
-                               fmt::format("cuMemPoolCreate at {}, handle types {}, max size {}",
-                                           pool_location_name(location), handle_type_name(request.handle_type),
-                                           request.max_size == 0 ? "driver default" : format_size(request.max_size)),
-                               watch.seconds()});
-    if (!access.empty() && !r.outcome.run(me, "set access", [&] {
+    r.outcome.note("create pool", watch.seconds(),
+                   fmt::format("cuMemPoolCreate at {}, handle types {}, max size {}", pool_location_name(location),
+                               handle_type_name(request.handle_type),
+                               request.max_size == 0 ? "driver default" : format_size(request.max_size)));
+    if (!access.empty() && !r.outcome.attempt("set access", [&] {
             return grant_pool_access(api, pool.handle(), device, pool_owner(location, device), access, r);
         })) {
         return;
     }
     const Stream stream(api);
     std::optional<PoolAllocation> block;
-    if (!r.outcome.run(me, "allocate", [&] {
+    if (!r.outcome.attempt("allocate", [&] {
             block.emplace(api, pool.handle(), size, stream);
             r.after_alloc = read_pool_attributes(api, pool.handle());
             return fmt::format("{} from the pool ({} reserved)", format_size(size),
@@ -121,16 +118,16 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
         ipc->handle_type = request.handle_type;
         run_pool_ipc_check(api, pool.handle(), block->get(), *ipc, r.outcome);
     }
-    if (r.outcome.run(me, "free", [&] {
+    if (r.outcome.attempt("free", [&] {
             block->free();
             r.after_free = read_pool_attributes(api, pool.handle());
             const bool importer_freed = std::any_of(
-                r.outcome.steps.begin(), r.outcome.steps.end(),
-                [](const IpcStep& s) { return s.process == "importer" && s.step == "free import" && s.ok; });
+                r.outcome.steps().begin(), r.outcome.steps().end(),
+                [](const steps::Step& s) { return s.process == "importer" && s.name == "free import" && s.ok; });
             return std::string(importer_freed ? "cuMemFreeAsync, after the importer freed its import"
                                               : "cuMemFreeAsync");
         })) {
-        r.outcome.run(me, "destroy pool", [&] {
+        r.outcome.attempt("destroy pool", [&] {
             pool.destroy();
             return std::string("cuMemPoolDestroy");
         });
@@ -159,7 +156,7 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
         unload_verify_kernels(api);
         r.after = take_snapshot(api);
     } catch (const Error& e) {
-        if (!r.outcome.problem) r.outcome.problem = e.problem();
+        r.outcome.keep_problem(e.problem());
     }
     return r;
 }

@@ -23,7 +23,7 @@ struct CreatePoolResult {
     std::vector<DeviceAccess> access;           // each --access device's access to the pool, read back
     std::vector<DeviceCheck> checks;            // the block's pattern checked from each other --access device
     bool ipc_checked = false;
-    IpcOutcome outcome;                      // every step, and the problem that stopped them
+    StepLog outcome{{}, "exporter"};         // every step, and the problem that stopped them
     std::optional<ResourceSnapshot> before;  // free memory and descriptors before anything was made
     std::optional<ResourceSnapshot> after;   // and after everything was released (not after a throw)
 };

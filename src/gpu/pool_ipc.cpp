@@ -1,7 +1,5 @@
 #include "gpu/pool_ipc.hpp"
 
-#include <cstring>
-
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
@@ -9,29 +7,15 @@
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/verify.hpp"
+#include "ipc/envelope.hpp"
+#include "ipc/hex.hpp"
+#include "ipc/process.hpp"
 #include "report/report.hpp"
-#include "util/child_process.hpp"
 #include "util/size.hpp"
-#include "util/stopwatch.hpp"
 #include "util/unix_socket.hpp"
 
 namespace cumemctl {
 namespace {
-
-// The descriptor number the importer finds its socket at.
-constexpr int kImporterSocketFd = 3;
-
-std::string to_hex(const unsigned char* data, std::size_t n) {
-    std::string s;
-    for (std::size_t i = 0; i < n; ++i) s += fmt::format("{:02x}", data[i]);
-    return s;
-}
-
-void from_hex(const std::string& hex, unsigned char* data, std::size_t n) {
-    if (hex.size() != 2 * n) throw Error(ExitCode::failed, "internal error: a malformed handle came over the socket");
-    for (std::size_t i = 0; i < n; ++i)
-        data[i] = static_cast<unsigned char>(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-}
 
 // Explains a failed export or import of a pool's handle (a fabric handle refused for want of an
 // IMEX channel, above all) through the diagnosis layer.
@@ -45,10 +29,9 @@ void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAl
 }
 
 // The exporter's steps up to handing pool and pointer to a started importer.
-bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& r, IpcOutcome& out,
-                     int socket, std::optional<ChildProcess>& child, int child_socket) {
-    const char* me = "exporter";
-    if (!out.run(me, "write pattern", [&] {
+bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& r, StepLog& out,
+                     int socket, std::optional<ipc::Process>& child, int child_socket) {
+    if (!out.attempt("write pattern", [&] {
             const VerifyResult v = fill_pattern(api, ptr, r.size, r.seed);
             return fmt::format("{} written ({:.1f} GB/s)", format_size(v.bytes), v.fill_gbps);
         })) {
@@ -56,7 +39,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
     }
     UniqueFd pool_fd;
     CUmemFabricHandle fabric{};
-    if (!out.run(me, "export pool", [&] {
+    if (!out.attempt("export pool", [&] {
             try {
                 if (r.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
                     CU_CALL(api, cuMemPoolExportToShareableHandle, &fabric, pool, r.handle_type, 0);
@@ -74,57 +57,35 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
         return false;
     }
     CUmemPoolPtrExportData data{};
-    if (!out.run(me, "export pointer", [&] {
+    if (!out.attempt("export pointer", [&] {
             CU_CALL(api, cuMemPoolExportPointer, &data, ptr);
             return fmt::format("{} at {:#x}", format_size(r.size), ptr);
         })) {
         return false;
     }
-    if (!out.run(me, "start importer", [&] {
-            child.emplace(ChildProcess::spawn_self(
-                {"__pool-import", "--socket-fd", std::to_string(kImporterSocketFd), "--libcuda", r.libcuda},
-                child_socket, kImporterSocketFd));
+    if (!out.attempt("start importer", [&] {
+            ipc::SpawnRequest spawn;
+            spawn.args = {"__pool-import", "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda", r.libcuda};
+            spawn.executable = r.executable;
+            spawn.pass_fd = child_socket;
+            child.emplace(ipc::Process::spawn(spawn));
             return fmt::format("a second cumemctl process, pid {}", child->pid());
         })) {
         return false;
     }
-    return out.run(me, "send pool and pointer", [&] {
-        const nlohmann::json msg{{"device", r.device},
-                                 {"handle_type", handle_type_name(r.handle_type)},
-                                 {"size", r.size},
-                                 {"seed", r.seed},
-                                 {"pointer", to_hex(data.reserved, sizeof data.reserved)},
-                                 {"fabric_handle", to_hex(fabric.data, sizeof fabric.data)},
-                                 {"imex_channel_dir", r.imex_channel_dir}};
-        send_message(socket, msg.dump(), pool_fd.get());
+    return out.attempt("send pool and pointer", [&] {
+        ipc::Envelope request;
+        request.result = {{"device", r.device},
+                          {"handle_type", handle_type_name(r.handle_type)},
+                          {"size", r.size},
+                          {"seed", r.seed},
+                          {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
+                          {"fabric_handle", ipc::to_hex(fabric.data, sizeof fabric.data)},
+                          {"imex_channel_dir", r.imex_channel_dir}};
+        ipc::send_envelope(socket, request, pool_fd.get());
         return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
                                : std::string("over a Unix socket");
     });
-}
-
-// Appends the importer's steps to `out` and returns the problem it reported, if any.
-std::optional<Problem> take_report(const std::string& text, IpcOutcome& out) {
-    try {
-        const auto j = nlohmann::json::parse(text);
-        for (const auto& s : j.at("steps")) {
-            out.steps.push_back({"importer", s.at("step"), s.at("ok"), s.at("detail"), s.at("seconds")});
-        }
-        if (!j.contains("problem")) return std::nullopt;
-        const auto& p = j["problem"];
-        Problem problem;
-        problem.exit_code = static_cast<ExitCode>(p.at("exit_code").get<int>());
-        problem.message = "importer: " + p.at("message").get<std::string>();
-        problem.cause = p.at("cause");
-        problem.remedy = p.at("remedy");
-        if (p.contains("driver_call")) {
-            const auto& d = p["driver_call"];
-            problem.driver = DriverFailure{d.at("call"), d.at("result"), d.at("name"), d.at("text")};
-        }
-        return problem;
-    } catch (const nlohmann::json::exception& e) {
-        throw Error(ExitCode::failed,
-                    fmt::format("internal error: the importer's report does not parse: {}", e.what()));
-    }
 }
 
 // What the importer holds: freed (the pointer first) on the way out of a step that failed.
@@ -151,45 +112,44 @@ std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
 }
 
 // The importer's steps. A failed import ends them; after a failed pattern check it still frees.
-void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, IpcOutcome& out) {
-    const char* me = "importer";
+void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, StepLog& out) {
     const int device = msg.at("device");
     const auto type = parse_handle_type(msg.at("handle_type").get<std::string>());
     const std::uint64_t size = msg.at("size"), seed = msg.at("seed");
     CUmemPoolPtrExportData data{};
-    from_hex(msg.at("pointer"), data.reserved, sizeof data.reserved);
+    ipc::from_hex(msg.at("pointer").get<std::string>(), data.reserved, sizeof data.reserved);
     CUmemFabricHandle fabric{};
-    from_hex(msg.at("fabric_handle"), fabric.data, sizeof fabric.data);
+    ipc::from_hex(msg.at("fabric_handle").get<std::string>(), fabric.data, sizeof fabric.data);
     std::optional<PrimaryContext> context;
-    if (!out.run(me, "open context", [&] {
+    if (!out.attempt("open context", [&] {
             context.emplace(api, device);
             return fmt::format("primary context of device {}", device);
         })) {
         return;
     }
     Imports imports{api};
-    if (!out.run(me, "import pool",
-                 [&] {
-                     // A POSIX handle is passed as the descriptor's value in the pointer.
-                     void* posix =
-                         reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
-                     void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
-                     try {
-                         CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
-                     } catch (Error& e) {
-                         diagnose_handle_failure(api, e, device, type, msg.at("imex_channel_dir"));
-                         throw;
-                     }
-                     return fmt::format("from the {} handle", handle_type_name(type));
-                 }) ||
-        !out.run(me, "pool access", [&] { return grant_access(api, imports.pool, device); }) ||
-        !out.run(me, "import pointer", [&] {
+    if (!out.attempt("import pool",
+                     [&] {
+                         // A POSIX handle is passed as the descriptor's value in the pointer.
+                         void* posix = reinterpret_cast<void*>(
+                             static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+                         void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
+                         try {
+                             CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                         } catch (Error& e) {
+                             diagnose_handle_failure(api, e, device, type, msg.at("imex_channel_dir"));
+                             throw;
+                         }
+                         return fmt::format("from the {} handle", handle_type_name(type));
+                     }) ||
+        !out.attempt("pool access", [&] { return grant_access(api, imports.pool, device); }) ||
+        !out.attempt("import pointer", [&] {
             CU_CALL(api, cuMemPoolImportPointer, &imports.ptr, imports.pool, &data);
             return fmt::format("{} at {:#x} in this process", format_size(size), imports.ptr);
         })) {
         return;
     }
-    out.run(me, "read pattern", [&] {
+    out.attempt("read pattern", [&] {
         const VerifyResult v = check_pattern(api, imports.ptr, size, seed);
         if (!v.ok()) {
             throw Error(
@@ -199,18 +159,18 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
         }
         return fmt::format("all {} as the exporter wrote them ({:.1f} GB/s)", format_size(size), v.check_gbps);
     });
-    out.run(me, "pool statistics", [&] {
+    out.attempt("pool statistics", [&] {
         cuuint64_t reserved = 0;
         const CUresult r = api.cuMemPoolGetAttribute(imports.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
         if (r == CUDA_SUCCESS) return fmt::format("answered: {} reserved", format_size(reserved));
         return fmt::format("refused with {}: pool statistics are per process",
                            describe_failure(api, r, "cuMemPoolGetAttribute").name);
     });
-    out.run(me, "free import", [&] {
+    out.attempt("free import", [&] {
         CU_CALL(api, cuMemFree, std::exchange(imports.ptr, 0));
         return std::string("cuMemFree on the imported pointer, before the exporter frees");
     });
-    out.run(me, "close imported pool", [&] {
+    out.attempt("close imported pool", [&] {
         CU_CALL(api, cuMemPoolDestroy, std::exchange(imports.pool, nullptr));
         return std::string("cuMemPoolDestroy");
     });
@@ -218,75 +178,54 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, I
 
 }  // namespace
 
-bool IpcOutcome::run(const char* process, const char* step, const std::function<std::string()>& fn) {
-    Stopwatch watch;
-    try {
-        std::string detail = fn();
-        steps.push_back({process, step, true, std::move(detail), watch.seconds()});
-        return true;
-    } catch (const Error& e) {
-        steps.push_back({process, step, false, e.problem().message, watch.seconds()});
-        if (!problem) problem = e.problem();
-        return false;
-    }
-}
-
-nlohmann::json to_json(const IpcStep& step) {
-    return {{"process", step.process},
-            {"step", step.step},
-            {"ok", step.ok},
-            {"detail", step.detail},
-            {"seconds", step.seconds}};
-}
-
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
-                        IpcOutcome& out) {
-    std::optional<ChildProcess> child;
+                        StepLog& out) {
+    std::optional<ipc::Process> child;
     auto sockets = socket_pair();
     const UniqueFd mine = std::move(sockets.first);
     const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, sockets.second.get());
     sockets.second.reset();
     if (!sent) return;
-    const char* me = "exporter";
-    std::optional<Message> report;
-    const bool received = out.run(me, "wait for the importer's report", [&] {
-        report = receive_message(mine.get(), static_cast<int>(request.timeout.count()));
+    std::optional<ipc::Envelope> report;
+    const bool received = out.attempt("wait for the importer's report", [&] {
+        report = ipc::receive_envelope(mine.get(), request.timeout);
         return std::string("received");
     });
     if (received) {
-        out.run(me, "read the importer's report", [&] {
-            std::optional<Problem> theirs_problem = take_report(report->bytes, out);
-            if (!theirs_problem) return std::string("every importer step passed; it freed its import first");
-            std::string message = theirs_problem->message;
-            if (!out.problem) out.problem = std::move(theirs_problem);
+        out.append(report->steps);
+        out.attempt("read the importer's report", [&] {
+            if (!report->problem) return std::string("every importer step passed; it freed its import first");
+            Problem theirs = *report->problem;
+            theirs.message = "importer: " + theirs.message;
+            std::string message = theirs.message;
+            out.keep_problem(std::move(theirs));
             return message;
         });
     }
-    out.run(me, "importer exit", [&] {
+    out.attempt("importer exit", [&] {
         const auto status = child->wait(request.timeout);
         if (!status) throw Error(ExitCode::failed, "the importer did not end in time and was killed");
-        if (*status != 0) throw Error(ExitCode::failed, "the importer " + describe_wait_status(*status));
-        return describe_wait_status(*status);
+        if (*status != 0) throw Error(ExitCode::failed, "the importer " + ipc::describe_wait_status(*status));
+        return ipc::describe_wait_status(*status);
     });
 }
 
-void serve_pool_import(const DriverApi& api, int socket, std::chrono::milliseconds timeout) {
-    Message msg = receive_message(socket, static_cast<int>(timeout.count()));
-    IpcOutcome out;
+void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout) {
+    ipc::Envelope msg = ipc::receive_envelope(socket, timeout);
+    StepLog out({}, "importer");
     try {
-        import_and_check(api, nlohmann::json::parse(msg.bytes), msg.fd.get(), out);
+        import_and_check(api, msg.result, msg.fd.get(), out);
     } catch (const nlohmann::json::exception& e) {
-        out.problem = Problem{
-            ExitCode::failed, fmt::format("internal error: the exporter's message: {}", e.what()), {}, {}, std::nullopt,
-            std::nullopt};
+        out.keep_problem(Problem{.exit_code = ExitCode::failed,
+                                 .message = fmt::format("internal error: the exporter's message: {}", e.what())});
     } catch (const Error& e) {
-        out.problem = e.problem();
+        out.keep_problem(e.problem());
     }
     msg.fd.reset();
-    nlohmann::json reply{{"steps", nlohmann::json::array()}};
-    for (const auto& s : out.steps) reply["steps"].push_back(to_json(s));
-    if (out.problem) reply["problem"] = to_json(*out.problem);
-    send_message(socket, reply.dump());
+    ipc::Envelope reply;
+    reply.steps = out.steps();
+    reply.problem = out.problem();
+    ipc::send_envelope(socket, reply);
 }
 
 }  // namespace cumemctl

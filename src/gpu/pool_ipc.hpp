@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,31 +16,14 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/imex_channel_access.hpp"
 #include "base/error.hpp"
+#include "ipc/process.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step_log.hpp"
 
 namespace cumemctl {
 
-// One step of the check: which process did it, what, whether it worked, what came of it, how long.
-struct IpcStep {
-    std::string process;  // "exporter" or "importer"
-    std::string step;
-    bool ok = false;
-    std::string detail;
-    double seconds = 0;
-};
-
-// The steps so far and the problem that ended the check early, if one did.
-struct IpcOutcome {
-    std::vector<IpcStep> steps;
-    std::optional<Problem> problem;  // the first failure
-    bool passed() const { return !problem; }
-
-    // Runs one step of `process`: records it with its time and the detail `fn` returns. A step that
-    // throws Error is recorded as failed, its problem kept (when it is the first) and false returned.
-    bool run(const char* process, const char* step, const std::function<std::string()>& fn);
-};
-
-// The step as JSON: process, step, ok, detail, seconds.
-nlohmann::json to_json(const IpcStep& step);
+// How long the importer waits for the exporter's message, and the exporter for the importer.
+inline constexpr ipc::Timeout kPoolImportTimeout{60000};
 
 // What the exporter asks of the check.
 struct IpcRequest {
@@ -50,21 +32,23 @@ struct IpcRequest {
     std::uint64_t size = 0;                          // bytes of the block at `ptr`
     std::uint64_t seed = 0;                          // the pattern's seed
     std::string libcuda;                             // the driver library the importer loads
+    std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
     std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
-    std::chrono::milliseconds timeout{60000};        // for each wait on the importer
+    ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
 };
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports
 // pool and pointer, starts the importer, hands both over and waits for its report and its exit.
-// Appends every step to `out`; a failed step ends the check and sets out.problem (a fabric export
+// Appends every step to `out` (the importer's with process "importer"); a failed step ends the check
+// and keeps its problem in `out` (a fabric export
 // refused for want of an IMEX channel is diagnosed). The importer is gone when this returns.
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
-                        IpcOutcome& out);
+                        StepLog& out);
 
 // The importer's part, in the second process: receives the pool and pointer on `socket`, imports
 // them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
-// imported pointer and closes the imported pool, then sends its steps back. Throws Error only when
+// imported pointer and closes the imported pool, then sends its steps back in an ipc::Envelope. Throws Error only when
 // the socket fails (nothing can be reported then).
-void serve_pool_import(const DriverApi& api, int socket, std::chrono::milliseconds timeout);
+void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout);
 
 }  // namespace cumemctl

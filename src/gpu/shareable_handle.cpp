@@ -8,13 +8,12 @@
 
 #include "cuda/driver_call.hpp"
 #include "base/error.hpp"
+#include "ipc/hex.hpp"
 
 namespace cumemctl {
 
 std::string ExportedHandle::fabric_hex() const {
-    std::string hex;
-    for (unsigned char b : fabric.data) hex += fmt::format("{:02x}", b);
-    return hex;
+    return ipc::to_hex(fabric.data, sizeof fabric.data);
 }
 
 ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle handle,

@@ -15,8 +15,9 @@
 #include "gpu/memory_props.hpp"
 #include "gpu/peer_access.hpp"
 #include "gpu/resource_snapshot.hpp"
-#include "gpu/timed_step.hpp"
 #include "gpu/verify.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step.hpp"
 
 namespace cumemctl {
 
@@ -34,9 +35,9 @@ struct CreateRequest {
     bool export_handle = false;  // export the shareable handle
     bool import_check = false;   // a second process imports, maps and checks the pattern
     std::string imex_channel_dir = kImexChannelDir;
-    std::string executable;          // the binary the import check starts
-    std::string libcuda;             // the driver library the import check loads
-    int import_timeout_ms = 120000;  // how long to wait for the import check's answer
+    std::string executable;               // the binary the import check starts
+    std::string libcuda;                  // the driver library the import check loads
+    ipc::Timeout import_timeout{120000};  // how long to wait for the import check's answer
 };
 
 // The exported handle as reported: the descriptor number (valid until create returns) or the
@@ -54,7 +55,7 @@ struct CreateResult {
     std::optional<Granularity> granularity;
     std::optional<CUmemAllocationProp> requested;
     std::optional<CUmemAllocationProp> granted;  // cuMemGetAllocationPropertiesFromHandle
-    std::vector<TimedStep> steps;
+    std::vector<steps::Step> steps;
     std::optional<CUdeviceptr> address;    // where it was mapped
     std::uint64_t seed = 0;                // of the pattern
     std::vector<DeviceAccess> access;      // each device's access, read back after the grant (--access)

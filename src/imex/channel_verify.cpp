@@ -1,14 +1,9 @@
 #include "imex/channel_verify.hpp"
 
-#include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -17,39 +12,19 @@
 #include "cuda/driver.hpp"
 #include "gpu/devices.hpp"
 #include "gpu/fabric_probe.hpp"
-#include "util/unique_fd.hpp"
+#include "ipc/envelope.hpp"
+#include "ipc/process.hpp"
+#include "steps/step_log.hpp"
+#include "util/unix_socket.hpp"
 
 namespace cumemctl {
 namespace {
 
-Problem problem_of(ExitCode code, std::string message, std::string remedy = {}) {
+Problem verify_problem(ExitCode code, std::string message, std::string remedy = {}) {
     Problem p;
     p.exit_code = code;
     p.message = std::move(message);
     p.remedy = std::move(remedy);
-    return p;
-}
-
-nlohmann::json problem_json(const Problem& p) {
-    nlohmann::json j{
-        {"exit_code", static_cast<int>(p.exit_code)}, {"message", p.message}, {"cause", p.cause}, {"remedy", p.remedy}};
-    if (p.device) j["device"] = *p.device;
-    if (p.driver)
-        j["driver"] = {
-            {"call", p.driver->call}, {"code", p.driver->code}, {"name", p.driver->name}, {"text", p.driver->text}};
-    return j;
-}
-
-Problem problem_from(const nlohmann::json& j) {
-    Problem p = problem_of(static_cast<ExitCode>(j.at("exit_code").get<int>()), j.at("message").get<std::string>(),
-                           j.at("remedy").get<std::string>());
-    p.cause = j.at("cause").get<std::string>();
-    if (j.contains("device")) p.device = j["device"].get<int>();
-    if (j.contains("driver")) {
-        const auto& d = j["driver"];
-        p.driver = DriverFailure{d.at("call").get<std::string>(), d.at("code").get<int>(),
-                                 d.at("name").get<std::string>(), d.at("text").get<std::string>()};
-    }
     return p;
 }
 
@@ -70,126 +45,138 @@ void drop_privileges(const Owner& as) {
     }
 }
 
-// The child's whole work, as the JSON it sends back.
-nlohmann::json child_work(const FabricVerifyRequest& request) {
-    nlohmann::json out{{"ok", false}};
-    try {
-        if (request.as) drop_privileges(*request.as);
-        out["uid"] = ::getuid();
-        out["gid"] = ::getgid();
-        Driver driver = Driver::load(request.libcuda);
-        const DriverInfo& info = driver.info();
-        out["driver"] = {
-            {"library", info.library}, {"loaded", info.loaded}, {"version", info.version}, {"error", info.error}};
-        const int count = driver.init();
-        select_devices(std::to_string(request.device), count);
-        const FabricProbe probe = probe_fabric_handle(driver.api(), request.device, request.imex_channel_dir);
-        out["granularity"] = probe.granularity;
-        out["ok"] = true;
-    } catch (const Error& e) {
-        out["problem"] = problem_json(e.problem());
-    } catch (const std::exception& e) {
-        out["problem"] = problem_json(problem_of(ExitCode::failed, std::string("internal error: ") + e.what()));
+// What the child found, as the envelope's result.
+nlohmann::json found_json(const FabricVerifyResult& r) {
+    nlohmann::json j{{"ok", r.ok}, {"uid", r.uid}, {"gid", r.gid}, {"granularity", r.granularity}};
+    if (!r.driver.library.empty()) {
+        j["driver"] = {{"library", r.driver.library},
+                       {"loaded", r.driver.loaded},
+                       {"version", r.driver.version},
+                       {"error", r.driver.error}};
     }
-    return out;
+    return j;
 }
 
-[[noreturn]] void run_child(const FabricVerifyRequest& request, int write_fd) {
-    ::dup2(STDERR_FILENO, STDOUT_FILENO);
-    const std::string text = child_work(request).dump();
-    std::size_t done = 0;
-    while (done < text.size()) {
-        const ssize_t n = ::write(write_fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    ::_exit(0);
-}
-
-// Reads the child's answer until end of file or the deadline; false on timeout.
-bool read_answer(int fd, int timeout_ms, std::string& text) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
-    char buffer[4096];
-    for (;;) {
-        const auto left =
-            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-        if (left.count() <= 0) return false;
-        pollfd p{fd, POLLIN, 0};
-        const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
-        if (ready < 0 && errno == EINTR) continue;
-        if (ready == 0) return false;
-        if (ready < 0) return true;
-        const ssize_t n = ::read(fd, buffer, sizeof buffer);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return true;
-        text.append(buffer, static_cast<std::size_t>(n));
-    }
-}
-
-FabricVerifyResult result_from(const nlohmann::json& j) {
-    FabricVerifyResult r;
+void read_found(const nlohmann::json& j, FabricVerifyResult& r) {
     r.ok = j.at("ok").get<bool>();
-    r.uid = j.value("uid", 0U);
-    r.gid = j.value("gid", 0U);
+    r.uid = j.at("uid").get<uid_t>();
+    r.gid = j.at("gid").get<gid_t>();
+    r.granularity = j.at("granularity").get<std::uint64_t>();
     if (j.contains("driver")) {
         const auto& d = j["driver"];
         r.driver = DriverInfo{d.at("library").get<std::string>(), d.at("loaded").get<bool>(),
                               d.at("version").get<int>(), d.at("error").get<std::string>()};
     }
-    r.granularity = j.value("granularity", std::uint64_t{0});
-    if (j.contains("problem")) r.problem = problem_from(j["problem"]);
-    return r;
+}
+
+// The child's work once its privileges are dropped: load, init, probe.
+void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVerifyResult& r) {
+    Driver driver = log.time("load driver", "dlopen", [&] { return Driver::load(request.libcuda); });
+    r.driver = driver.info();
+    const int count = log.time("init", "cuInit", [&] { return driver.init(); });
+    select_devices(std::to_string(request.device), count);
+    const FabricProbe probe = probe_fabric_handle(driver.api(), request.device, request.imex_channel_dir, log);
+    r.granularity = probe.granularity;
+    r.ok = true;
 }
 
 }  // namespace
 
+std::vector<std::string> fabric_verify_arguments(const FabricVerifyRequest& request) {
+    std::vector<std::string> args{kImexVerifyCommand,
+                                  "--socket-fd",
+                                  std::to_string(ipc::kChildSocketFd),
+                                  "--device",
+                                  std::to_string(request.device),
+                                  "--imex-channel-dir",
+                                  request.imex_channel_dir,
+                                  "--libcuda",
+                                  request.libcuda};
+    if (request.as) {
+        args.insert(args.end(), {"--uid", std::to_string(request.as->uid), "--gid", std::to_string(request.as->gid)});
+        if (!request.as->user.empty()) args.insert(args.end(), {"--user", request.as->user});
+        if (!request.as->group.empty()) args.insert(args.end(), {"--group", request.as->group});
+    }
+    return args;
+}
+
+FabricVerifyResult serve_fabric_verify(const FabricVerifyRequest& request, int socket) {
+    FabricVerifyResult r;
+    StepLog log({}, "verifier");
+    try {
+        if (request.as) {
+            log.time("drop privileges", "setuid", [&] { drop_privileges(*request.as); });
+            ipc::die_with_parent();  // a change of credentials cleared it
+        }
+        r.uid = ::getuid();
+        r.gid = ::getgid();
+        probe_as_child(request, log, r);
+    } catch (const Error& e) {
+        r.problem = e.problem();
+    } catch (const std::exception& e) {
+        r.problem = verify_problem(ExitCode::failed, std::string("internal error: ") + e.what());
+    }
+    r.steps = log.steps();
+    try {
+        ipc::Envelope answer;
+        answer.steps = r.steps;
+        answer.problem = r.problem;
+        answer.result = found_json(r);
+        ipc::send_envelope(socket, answer);
+    } catch (const Error&) {
+        // The parent has gone: there is no one left to tell.
+    }
+    return r;
+}
+
 FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
     FabricVerifyResult result;
     result.driver.library = request.libcuda;
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) {
-        result.problem = problem_of(ExitCode::failed, fmt::format("cannot verify: pipe: {}", std::strerror(errno)));
-        return result;
-    }
-    UniqueFd read_end(fds[0]);
-    UniqueFd write_end(fds[1]);
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        result.problem = problem_of(ExitCode::failed, fmt::format("cannot verify: fork: {}", std::strerror(errno)));
-        return result;
-    }
-    if (pid == 0) {
-        read_end.reset();
-        run_child(request, write_end.get());
-    }
-    write_end.reset();
-    std::string text;
-    const bool finished = read_answer(read_end.get(), request.timeout_ms, text);
-    if (!finished) ::kill(pid, SIGKILL);
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!finished) {
-        result.problem = problem_of(
-            ExitCode::failed, fmt::format("the verification did not finish within {} s", request.timeout_ms / 1000),
-            "the driver hangs; check dmesg and nvidia-smi");
-    } else if (WIFSIGNALED(status)) {
-        result.problem = problem_of(ExitCode::failed,
-                                    fmt::format("the verification process died of signal {} ({})", WTERMSIG(status),
-                                                strsignal(WTERMSIG(status))),
-                                    "run it again; if it keeps dying, the driver crashes in cuMemCreate");
-    } else {
+    try {
+        auto [mine, theirs] = socket_pair();
+        ipc::SpawnRequest spawn;
+        spawn.executable = request.executable;
+        spawn.args = fabric_verify_arguments(request);
+        spawn.pass_fd = theirs.get();
+        ipc::Process child = ipc::Process::spawn(spawn);
+        theirs.reset();
+        std::optional<ipc::Envelope> answer;
+        std::optional<Problem> lost;
         try {
-            result = result_from(nlohmann::json::parse(text));
-            if (result.driver.library.empty()) {
+            answer = ipc::receive_envelope(mine.get(), request.timeout);
+        } catch (const Error& e) {
+            lost = e.problem();
+        }
+        const std::optional<int> status = answer ? child.wait(request.timeout) : std::nullopt;
+        const int final_status = status ? *status : child.kill_and_wait();
+        if (answer) {
+            read_found(answer->result, result);
+            result.steps = std::move(answer->steps);
+            result.problem = std::move(answer->problem);
+            if (result.driver.library.empty() || !answer->result.contains("driver")) {
                 result.driver.library = request.libcuda;
                 result.driver.error = "not loaded: the verification stopped before loading it";
             }
-        } catch (const std::exception& e) {
+        } else if (lost && lost->message.rfind("no message within", 0) == 0) {
             result.problem =
-                problem_of(ExitCode::failed, fmt::format("the verification process gave no answer ({})", e.what()));
+                verify_problem(ExitCode::failed,
+                               fmt::format("the verification did not finish within {}", ipc::describe(request.timeout)),
+                               "the driver hangs; check dmesg and nvidia-smi");
+        } else if (final_status >= 0 && ipc::exit_code_of(final_status) > 128) {
+            const int sig = ipc::exit_code_of(final_status) - 128;
+            result.problem = verify_problem(
+                ExitCode::failed, fmt::format("the verification process died of signal {} ({})", sig, strsignal(sig)),
+                "run it again; if it keeps dying, the driver crashes in cuMemCreate");
+        } else {
+            result.problem = verify_problem(
+                ExitCode::failed,
+                fmt::format("the verification process gave no answer ({})", lost ? lost->message : "no message"));
         }
+    } catch (const Error& e) {
+        result.problem = e.problem();
+    } catch (const nlohmann::json::exception& e) {
+        result.problem = verify_problem(ExitCode::failed,
+                                        fmt::format("the verification process gave no valid answer ({})", e.what()));
     }
     return result;
 }

@@ -1,5 +1,6 @@
-// imex-setup --verify: a child process, as the channel's user where one is given, proves that fabric
-// handles work (gpu/fabric_probe) and reports back over a pipe.
+// imex-setup --verify: a second process of our own executable (ipc::Process, the hidden subcommand
+// kImexVerifyCommand), as the channel's user where one is given, proves that fabric handles work
+// (gpu/fabric_probe) and answers in an ipc::Envelope: its steps, its problem and what it found.
 #pragma once
 
 #include <sys/types.h>
@@ -7,20 +8,27 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/imex_channel_access.hpp"
+#include "ipc/timeout.hpp"
 #include "report/report.hpp"
+#include "steps/step.hpp"
 #include "util/user_group.hpp"
 
 namespace cumemctl {
+
+// The name of the hidden subcommand the second process runs.
+inline constexpr const char* kImexVerifyCommand = "__imex-verify";
 
 // What --verify asks for.
 struct FabricVerifyRequest {
     std::string libcuda;                             // the driver library (choose_libcuda's answer)
     int device = 0;                                  // --device
     std::string imex_channel_dir = kImexChannelDir;  // the folder described when the driver refuses
-    std::optional<Owner> as;  // run the child as this user and group; the caller's own ids otherwise
-    int timeout_ms = 120000;  // a driver that hangs longer is killed and reported
+    std::optional<Owner> as;                    // run the child as this user and group; the caller's own ids otherwise
+    ipc::Timeout timeout{120000};               // a driver that hangs longer is killed and reported
+    std::string executable = "/proc/self/exe";  // the cumemctl binary to start
 };
 
 // What the child found.
@@ -30,14 +38,21 @@ struct FabricVerifyResult {
     uid_t uid = 0;      // who the child ran as
     gid_t gid = 0;
     std::uint64_t granularity = 0;   // the size of the fabric allocation it made
+    std::vector<steps::Step> steps;  // the child's steps (process "verifier")
     std::optional<Problem> problem;  // why it failed (with the IMEX diagnosis for NOT_PERMITTED)
 };
 
-// Forks a child that drops to `as` (supplementary groups, group, then user), loads the driver, creates
-// and exports a fabric-handle allocation on the device and releases it, and writes what happened to
-// a pipe. The caller must not have initialised the driver (a forked child cannot use its parent's)
-// and must be single-threaded. Never throws for what the child found; the child's stdout goes to
-// stderr so that the parent's output stays one document.
+// The command line of the second process, after the executable: the hidden subcommand and its options.
+std::vector<std::string> fabric_verify_arguments(const FabricVerifyRequest& request);
+
+// Starts the second process, which drops to `as` (supplementary groups, group, then user) before it
+// loads the driver, creates and exports a fabric-handle allocation on the device, releases it and
+// answers over a Unix socket. Never throws for what the child found; the child's stdout goes to our
+// stderr so that our output stays one document.
 FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request);
+
+// The second process's side: drops privileges, loads the driver, runs the probe and sends the
+// answer on `socket`. Never throws; returns what it sent.
+FabricVerifyResult serve_fabric_verify(const FabricVerifyRequest& request, int socket);
 
 }  // namespace cumemctl

@@ -15,7 +15,7 @@
 namespace cumemctl {
 namespace {
 
-constexpr const char* kRootRemedy =
+constexpr const char* kSetupRootRemedy =
     "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, CAP_CHOWN "
     "and write access to /dev (--check and --dry-run need neither)";
 
@@ -171,7 +171,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         result.errors.push_back(Problem{
             .exit_code = permission ? ExitCode::permission : ExitCode::failed,
             .message = fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
-            .remedy = permission ? kRootRemedy : "check the file system that holds the channel folder"});
+            .remedy = permission ? kSetupRootRemedy : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{

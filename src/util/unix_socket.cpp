@@ -51,14 +51,15 @@ void send_message(int socket, std::string_view bytes, int fd) {
     if (n < 0) fail("sendmsg", errno);
 }
 
-Message receive_message(int socket, int timeout_ms) {
+Message receive_message(int socket, std::chrono::milliseconds timeout) {
+    const int timeout_ms = static_cast<int>(timeout.count());
     pollfd p{socket, POLLIN, 0};
     int ready = -1;
     do {
         ready = poll(&p, 1, timeout_ms);
     } while (ready < 0 && errno == EINTR);
     if (ready < 0) fail("poll", errno);
-    if (ready == 0) throw Error(ExitCode::failed, fmt::format("no message within {} s", timeout_ms / 1000.0));
+    if (ready == 0) throw Error(ExitCode::failed, fmt::format("no message within {:g} s", timeout_ms / 1000.0));
     std::vector<char> buffer(kMaxMessage);
     iovec iov{buffer.data(), buffer.size()};
     msghdr msg{};

@@ -3,6 +3,7 @@
 // the process that imports it, and how that process reports back.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,8 +25,8 @@ struct Message {
     UniqueFd fd;
 };
 
-// Receives one message, waiting at most `timeout_ms` milliseconds (-1: no limit). Throws Error
-// (failed) on a timeout, when the peer closed its end without sending, or on a system error.
-Message receive_message(int socket, int timeout_ms);
+// Receives one message, waiting at most `timeout` (ipc::Timeout). Throws Error (failed) on a timeout,
+// when the peer closed its end without sending, or on a system error.
+Message receive_message(int socket, std::chrono::milliseconds timeout);
 
 }  // namespace cumemctl

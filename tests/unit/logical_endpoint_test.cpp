@@ -198,7 +198,7 @@ TEST_CASE("a request that breaks a rule is refused before anything is made") {
 TEST_CASE("binding rules are checked before the driver: construction, owner, team") {
     reset();
     const DriverApi api = le_table();
-    StepLog log(api, explain_le_failure);
+    StepLog log(api, diagnose_le_failure);
     CUlogicalEndpointProp prop{};
     prop.type = static_cast<CUlogicalEndpointType>(le::kTypeUnicast);
     prop.unicast.device = 0;

@@ -18,7 +18,7 @@ TEST_CASE("a message carries bytes and a descriptor that refers to the same file
     REQUIRE(std::fputs("shared", f) >= 0);
     std::fflush(f);
     send_message(a.get(), "posix-fd", fileno(f));
-    const Message m = receive_message(b.get(), 1000);
+    const Message m = receive_message(b.get(), std::chrono::milliseconds(1000));
     CHECK(m.bytes == "posix-fd");
     REQUIRE(m.fd.valid());
     CHECK(m.fd.get() != fileno(f));
@@ -29,16 +29,18 @@ TEST_CASE("a message carries bytes and a descriptor that refers to the same file
     std::fclose(f);
 
     send_message(b.get(), std::string(64, '\x7f'));
-    const Message plain = receive_message(a.get(), 1000);
+    const Message plain = receive_message(a.get(), std::chrono::milliseconds(1000));
     CHECK(plain.bytes.size() == 64);
     CHECK_FALSE(plain.fd.valid());
 }
 
 TEST_CASE("receive_message fails on a timeout and on a closed peer") {
     auto [a, b] = socket_pair();
-    CHECK_THROWS_WITH_AS(receive_message(a.get(), 10), doctest::Contains("no message within"), Error);
+    CHECK_THROWS_WITH_AS(receive_message(a.get(), std::chrono::milliseconds(10)),
+                         doctest::Contains("no message within"), Error);
     b.reset();
-    CHECK_THROWS_WITH_AS(receive_message(a.get(), 1000), doctest::Contains("closed the connection"), Error);
+    CHECK_THROWS_WITH_AS(receive_message(a.get(), std::chrono::milliseconds(1000)),
+                         doctest::Contains("closed the connection"), Error);
     CHECK_THROWS_AS(send_message(a.get(), "x"), Error);
 }
 

@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include "driver_table.hpp"
-#include "gpu/timed_step.hpp"
 #include "gpu/vmm_resources.hpp"
 
 using namespace cumemctl;
@@ -85,27 +84,4 @@ TEST_CASE("the guards release what they hold, once, on every path") {
     }
     CHECK(calls().unmap == 0);
     CHECK(calls().free == 1);
-}
-
-TEST_CASE("timed_step records each step, lets a failure be diagnosed and rethrows it") {
-    std::vector<TimedStep> steps;
-    CHECK(timed_step(
-              steps, "one", "cuOne", [] { return 7; }, [](Problem&) {}) == 7);
-    bool diagnosed = false;
-    CHECK_THROWS_WITH_AS(timed_step(
-                             steps, "two", "cuTwo", [] { throw Error(ExitCode::failed, "two failed"); },
-                             [&](Problem& p) {
-                                 diagnosed = true;
-                                 p.cause = "because";
-                             }),
-                         "two failed", Error);
-    CHECK(diagnosed);
-    REQUIRE(steps.size() == 2);
-    CHECK(steps[0].ok);
-    CHECK(steps[0].call == "cuOne");
-    CHECK_FALSE(steps[1].ok);
-    const TimedStep back = step_from_json(to_json(steps[1]));
-    CHECK(back.name == "two");
-    CHECK_FALSE(back.ok);
-    CHECK(back.seconds == steps[1].seconds);
 }

@@ -1,0 +1,57 @@
+// `cumemctl __imex-verify` (hidden): the second process of imex-setup --verify. It drops to --uid and
+// --gid (with --user's supplementary groups) before it loads the driver, makes and exports one
+// fabric-handle allocation, and answers over the socket at --socket-fd; it prints nothing.
+#include "command.hpp"
+#include "commands.hpp"
+#include "imex/channel_verify.hpp"
+#include "ipc/process.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+struct ImexVerifyOptions {
+    int socket_fd = ipc::kChildSocketFd;
+    int device = 0;
+    std::string imex_channel_dir = kImexChannelDir;
+    std::optional<unsigned> uid;
+    std::optional<unsigned> gid;
+    std::string user;
+    std::string group;
+};
+
+Report run_imex_verify_command(const ImexVerifyOptions& o, const Globals& globals) {
+    UniqueFd socket(o.socket_fd);
+    ipc::die_with_parent();
+    FabricVerifyRequest request;
+    request.libcuda = choose_libcuda(globals.libcuda);
+    request.device = o.device;
+    request.imex_channel_dir = o.imex_channel_dir;
+    if (o.uid && o.gid) request.as = Owner{*o.uid, *o.gid, o.user, o.group};
+    const FabricVerifyResult result = serve_fabric_verify(request, socket.get());
+    Report report;
+    report.command = kImexVerifyCommand;
+    if (result.problem) {
+        report.exit_code = result.problem->exit_code == ExitCode::ok ? ExitCode::failed : result.problem->exit_code;
+    }
+    return report;
+}
+
+}  // namespace
+
+void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<ImexVerifyOptions>();
+    CLI::App* app = root.add_subcommand(kImexVerifyCommand, "internal: the second process of imex-setup --verify");
+    app->group("");  // hidden from --help
+    app->add_option("--socket-fd", opts->socket_fd)->required();
+    app->add_option("--device", opts->device)->required();
+    app->add_option("--imex-channel-dir", opts->imex_channel_dir);
+    app->add_option("--uid", opts->uid);
+    app->add_option("--gid", opts->gid);
+    app->add_option("--user", opts->user);
+    app->add_option("--group", opts->group);
+    app->callback(
+        [opts, &globals, &runner] { runner = [opts, &globals] { return run_imex_verify_command(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

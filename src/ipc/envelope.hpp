@@ -1,0 +1,37 @@
+// The one message envelope between our processes, over a Unix socket (util/unix_socket: one send is
+// one receive, a descriptor alongside with SCM_RIGHTS): {"steps", "problem", "result"}. A child's
+// answer carries its steps, the problem that stopped it (the one Problem wire format) and what it
+// found; a parent's request carries what it asks in "result" (no steps, no problem).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "ipc/timeout.hpp"
+#include "base/error.hpp"
+#include "steps/step.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cumemctl::ipc {
+
+// One message.
+struct Envelope {
+    std::vector<steps::Step> steps;  // what the sender did, in order
+    std::optional<Problem> problem;  // why it stopped, if it did
+    nlohmann::json result;           // what it found (an answer) or what it asks (a request); null when nothing
+    UniqueFd fd;                     // a descriptor that came with it (received only)
+};
+
+nlohmann::json to_json(const Envelope& envelope);
+// An envelope from its JSON; throws Error (failed) when malformed.
+Envelope envelope_from_json(const nlohmann::json& j);
+
+// Sends `envelope` as one message, with `fd` attached when it is not -1. Throws Error (failed).
+void send_envelope(int socket, const Envelope& envelope, int fd = -1);
+// Receives one envelope, waiting at most `timeout`. Throws Error (failed) on a timeout, a closed
+// peer or a malformed message.
+Envelope receive_envelope(int socket, Timeout timeout);
+
+}  // namespace cumemctl::ipc

@@ -1,0 +1,73 @@
+// Second processes of our own executable: the one way to start one. The child is /proc/self/exe (or a
+// program named for tests) with chosen arguments, the parent's environment with chosen variables set
+// or replaced (a later change sets CUDA_VISIBLE_DEVICES), and exactly the descriptors it needs: stdin
+// from /dev/null, stdout onto our stderr (our own stdout stays one document), our stderr, and the
+// passed socket at a fixed number; nothing else crosses. The child is killed and reaped when its
+// owner (the Process object) goes while it runs, and dies with us where it calls die_with_parent().
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ipc/timeout.hpp"
+
+namespace cumemctl::ipc {
+
+// Where a child finds the socket to its parent.
+inline constexpr int kChildSocketFd = 3;
+// Our own executable.
+inline constexpr const char* kSelfExecutable = "/proc/self/exe";
+
+// What to start.
+struct SpawnRequest {
+    std::string executable = kSelfExecutable;
+    std::vector<std::string> args;                         // argv[1..]; argv[0] is "cumemctl"
+    std::vector<std::pair<std::string, std::string>> env;  // set (or replace) in the child's environment
+    int pass_fd = -1;                                      // handed to the child as kChildSocketFd; -1: none
+};
+
+// A started child process, waited for exactly once.
+class Process {
+public:
+    // Starts the child. Throws Error (failed) when it cannot start.
+    static Process spawn(const SpawnRequest& request);
+
+    Process(Process&& other) noexcept;
+    Process& operator=(Process&& other) noexcept;
+    Process(const Process&) = delete;
+    Process& operator=(const Process&) = delete;
+    // Kills (SIGKILL) and reaps a child that still runs.
+    ~Process();
+
+    pid_t pid() const { return pid_; }
+    // Whether the child has not been reaped yet.
+    bool running() const { return pid_ > 0; }
+
+    // Waits at most `timeout` for the child to end and returns its wait status; nullopt when it
+    // still runs then. Throws Error (failed) when waitpid fails.
+    std::optional<int> wait(Timeout timeout);
+    // Kills the child (SIGKILL) and reaps it; its wait status (-1 when it was reaped already).
+    int kill_and_wait();
+
+private:
+    explicit Process(pid_t pid) : pid_(pid) {}
+    pid_t pid_ = -1;  // -1 once reaped
+};
+
+// The environment `env` (NAME=value strings, as environ) with `overrides` set or replaced.
+std::vector<std::string> environment_with(const char* const* env,
+                                          const std::vector<std::pair<std::string, std::string>>& overrides);
+
+// "exited with status N" or "killed by signal N (NAME)" for a wait status.
+std::string describe_wait_status(int status);
+// A wait status as an exit code: the exit status, or 128 + N when signal N ended the process.
+int exit_code_of(int status);
+
+// In a child: asks the kernel to kill this process when its parent goes (PR_SET_PDEATHSIG).
+void die_with_parent();
+
+}  // namespace cumemctl::ipc

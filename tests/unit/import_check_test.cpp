@@ -1,0 +1,94 @@
+// create --import-check's second process: the whole round trip through the fake driver with the
+// built binary, the second process's side on its own, and a second process that never answers.
+#include <doctest/doctest.h>
+
+#include "fake_driver.hpp"
+#include "gpu/import_check.hpp"
+#include "gpu/vmm_create.hpp"
+#include "ipc/envelope.hpp"
+#include "util/unix_socket.hpp"
+
+using namespace cumemctl;
+using namespace std::chrono_literals;
+
+namespace {
+
+ImportCheckRequest import_request_for_test() {
+    ImportCheckRequest r;
+    r.executable = CUMEMCTL_BINARY;
+    r.libcuda = FAKECUDA_LIBRARY;
+    r.device = 1;
+    r.size = 2 << 20;
+    r.alignment = 2 << 20;
+    r.timeout = 20000ms;
+    return r;
+}
+
+}  // namespace
+
+TEST_CASE("create's import check: a second cumemctl imports, maps and checks the pattern, and says so") {
+    CreateRequest r;
+    r.device = 1;
+    r.size = 2 << 20;
+    r.memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    r.map = r.export_handle = r.import_check = true;
+    r.executable = CUMEMCTL_BINARY;
+    r.libcuda = FAKECUDA_LIBRARY;
+    CreateResult result;
+    run_create(testing_driver::fake_driver().api(), r, result);
+    REQUIRE(result.import_check.has_value());
+    const ImportCheckResult& ic = *result.import_check;
+    CHECK(ic.ok());
+    CHECK(ic.exit_status == 0);
+    CHECK(ic.pid > 0);
+    std::string names;
+    for (const auto& s : ic.steps) {
+        names += s.name + " ";
+        CHECK(s.process == "importer");
+        CHECK(s.ok);
+    }
+    CHECK(names == "receive init context import reserve map access check unmap free-address release ");
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("the import check's side reports a handle that does not arrive whole as a failed import") {
+    auto [parent, child] = socket_pair();
+    ImportCheckRequest request = import_request_for_test();
+    request.handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
+    ipc::Envelope e;
+    e.result = {{"fabric_handle", "abcd"}};
+    ipc::send_envelope(parent.get(), e);
+    const ImportCheckResult r = serve_import_check(testing_driver::fake_driver(), child.get(), request);
+    REQUIRE(r.problem.has_value());
+    CHECK(r.problem->message.find("hex digits") != std::string::npos);
+    REQUIRE(r.steps.size() == 4);
+    CHECK(r.steps[3].name == "import");
+    CHECK_FALSE(r.steps[3].ok);
+    // What went back over the socket is the same.
+    const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);
+    REQUIRE(answer.problem.has_value());
+    CHECK(answer.problem->message == r.problem->message);
+    CHECK(answer.steps.size() == 4);
+    CHECK(answer.result.is_null());
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("a second process that ends without a report is a problem with its exit status") {
+    ImportCheckRequest request = import_request_for_test();
+    request.executable = "/bin/false";
+    ExportedHandle handle;
+    handle.type = CU_MEM_HANDLE_TYPE_FABRIC;
+    const ImportCheckResult r = run_import_check(request, handle);
+    REQUIRE(r.problem.has_value());
+    CHECK(r.problem->message.find("gave no report (exit status 1)") != std::string::npos);
+    CHECK(r.exit_status == 1);
+    CHECK_FALSE(r.ok());
+}
+
+TEST_CASE("the import check's arguments name the hidden subcommand and the socket at 3") {
+    const auto args = import_check_arguments(import_request_for_test());
+    REQUIRE(args.size() > 3);
+    CHECK(args[0] == kImportCheckCommand);
+    CHECK(args[1] == "--socket-fd");
+    CHECK(args[2] == "3");
+}

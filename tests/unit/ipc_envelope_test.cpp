@@ -1,0 +1,84 @@
+// The message envelope, the Problem wire format and the hex encoding between our processes.
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "ipc/envelope.hpp"
+#include "ipc/hex.hpp"
+#include "ipc/problem_wire.hpp"
+#include "util/unix_socket.hpp"
+
+using namespace cumemctl;
+using namespace std::chrono_literals;
+
+TEST_CASE("a Problem survives the wire with its driver failure and device") {
+    Problem p;
+    p.exit_code = ExitCode::permission;
+    p.message = "cuMemCreate failed";
+    p.cause = "no IMEX channel";
+    p.remedy = "run imex-setup";
+    p.device = 2;
+    p.driver = DriverFailure{"cuMemCreate", 800, "CUDA_ERROR_NOT_PERMITTED", "operation not permitted"};
+    const Problem back = ipc::problem_from_json(ipc::problem_to_json(p));
+    CHECK(back.exit_code == p.exit_code);
+    CHECK(back.message == p.message);
+    CHECK(back.cause == p.cause);
+    CHECK(back.remedy == p.remedy);
+    CHECK(back.device == p.device);
+    REQUIRE(back.driver.has_value());
+    CHECK(back.driver->call == "cuMemCreate");
+    CHECK(back.driver->code == 800);
+    CHECK(back.driver->name == "CUDA_ERROR_NOT_PERMITTED");
+    CHECK(back.driver->text == "operation not permitted");
+    const Problem plain = ipc::problem_from_json(ipc::problem_to_json(Problem{}));
+    CHECK_FALSE(plain.driver.has_value());
+    CHECK_FALSE(plain.device.has_value());
+    CHECK_THROWS_AS(ipc::problem_from_json(nlohmann::json{{"message", "x"}}), nlohmann::json::exception);
+}
+
+TEST_CASE("an envelope crosses a socket with its steps, problem, result and descriptor") {
+    auto [a, b] = socket_pair();
+    ipc::Envelope e;
+    e.steps.push_back(
+        {"import", "cuMemImportFromShareableHandle", 0, "CUDA_SUCCESS", true, 0.1, "fd", false, "importer"});
+    e.problem = Problem{
+        .exit_code = ExitCode::failed, .message = "it broke", .cause = "why", .remedy = "what to do", .device = 1};
+    e.result = {{"answer", 42}};
+    const UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ipc::send_envelope(a.get(), e, devnull.get());
+    const ipc::Envelope got = ipc::receive_envelope(b.get(), 1000ms);
+    REQUIRE(got.steps.size() == 1);
+    CHECK(got.steps[0].name == "import");
+    CHECK(got.steps[0].process == "importer");
+    REQUIRE(got.problem.has_value());
+    CHECK(got.problem->message == "it broke");
+    CHECK(got.problem->device == 1);
+    CHECK(got.result["answer"] == 42);
+    CHECK(got.fd.valid());
+
+    ipc::send_envelope(a.get(), ipc::Envelope{});
+    const ipc::Envelope empty = ipc::receive_envelope(b.get(), 1000ms);
+    CHECK(empty.steps.empty());
+    CHECK_FALSE(empty.problem.has_value());
+    CHECK(empty.result.is_null());
+    CHECK_FALSE(empty.fd.valid());
+}
+
+TEST_CASE("receive_envelope fails on a timeout and on a message that is no envelope") {
+    auto [a, b] = socket_pair();
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 10ms), doctest::Contains("no message within"), Error);
+    send_message(a.get(), "not json");
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("not JSON"), Error);
+    send_message(a.get(), R"({"steps": []})");
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("malformed"), Error);
+}
+
+TEST_CASE("hex encodes bytes and refuses what is not hex of the right length") {
+    const unsigned char bytes[] = {0x00, 0x7f, 0xab, 0xff};
+    CHECK(ipc::to_hex(bytes, sizeof bytes) == "007fabff");
+    unsigned char back[4] = {};
+    ipc::from_hex("007FABff", back, sizeof back);
+    CHECK(std::equal(back, back + 4, bytes));
+    CHECK_THROWS_AS(ipc::from_hex("007fab", back, sizeof back), Error);
+    CHECK_THROWS_AS(ipc::from_hex("007fabzz", back, sizeof back), Error);
+}

@@ -1,0 +1,58 @@
+// create --pool --ipc-check: the exporter and a second cumemctl (the built binary) share a pool
+// through the fake driver; the importer's side answers a malformed request with a problem.
+#include <doctest/doctest.h>
+
+#include "fake_driver.hpp"
+#include "gpu/pool_create.hpp"
+#include "gpu/pool_ipc.hpp"
+#include "ipc/envelope.hpp"
+#include "util/unix_socket.hpp"
+
+using namespace cumemctl;
+using namespace std::chrono_literals;
+
+TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in order, and passes") {
+    testing_driver::use_fake_device(0);
+    const DriverApi& api = testing_driver::fake_driver().api();
+    PoolRequest request;
+    request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    IpcRequest ipc;
+    ipc.seed = 7;
+    ipc.libcuda = FAKECUDA_LIBRARY;
+    ipc.executable = CUMEMCTL_BINARY;
+    ipc.timeout = 20000ms;
+    const CreatePoolResult r = create_pool_and_check(api, 0, request, 2 << 20, ipc);
+    CHECK(r.outcome.passed());
+    CHECK(r.ipc_checked);
+    std::string exporter, importer;
+    for (const auto& s : r.outcome.steps()) {
+        CHECK(s.ok);
+        (s.process == "importer" ? importer : exporter) += s.name + ", ";
+    }
+    CHECK(importer ==
+          "open context, import pool, pool access, import pointer, read pattern, pool statistics, free import, "
+          "close imported pool, ");
+    CHECK(exporter ==
+          "create pool, allocate, write pattern, export pool, export pointer, start importer, send pool and pointer, "
+          "wait for the importer's report, read the importer's report, importer exit, free, destroy pool, ");
+    CHECK(r.outcome.steps().back().process == "exporter");
+    api.cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("an importer whose request is malformed answers with the problem and no import") {
+    auto [exporter, importer] = socket_pair();
+    ipc::Envelope request;
+    request.result = {{"device", 0}};
+    ipc::send_envelope(exporter.get(), request);
+    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 1000ms);
+    const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
+    REQUIRE(answer.problem.has_value());
+    CHECK(answer.problem->message.find("the exporter's message") != std::string::npos);
+    CHECK(answer.steps.empty());
+}
+
+TEST_CASE("an importer that gets no request gives up at its timeout") {
+    auto [exporter, importer] = socket_pair();
+    CHECK_THROWS_WITH_AS(serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 10ms),
+                         doctest::Contains("no message within"), Error);
+}

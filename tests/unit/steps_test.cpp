@@ -1,0 +1,121 @@
+// The one step model: recording in each style, undo steps, the JSON round trip and the table.
+#include <doctest/doctest.h>
+
+#include "driver_table.hpp"
+#include "steps/step_json.hpp"
+#include "steps/step_log.hpp"
+
+using namespace cumemctl;
+
+namespace {
+
+CUresult steps_test_ok(int) {
+    return CUDA_SUCCESS;
+}
+CUresult steps_test_fails(int) {
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+}  // namespace
+
+TEST_CASE("StepLog::time records each step, lets a failure be diagnosed and rethrows it") {
+    bool diagnosed = false;
+    StepLog log([&](Problem& p) {
+        diagnosed = true;
+        p.cause = "because";
+    });
+    CHECK(log.time("one", "cuOne", [] { return 7; }) == 7);
+    Problem failure;
+    failure.message = "two failed";
+    failure.driver = DriverFailure{"cuTwo", 1, "CUDA_ERROR_INVALID_VALUE", "invalid argument"};
+    try {
+        log.time("two", "cuTwo", [&] { throw Error(failure); });
+        FAIL("no throw");
+    } catch (const Error& e) {
+        CHECK(e.problem().cause == "because");
+    }
+    CHECK(diagnosed);
+    REQUIRE(log.steps().size() == 2);
+    CHECK(log.steps()[0].ok);
+    CHECK(log.steps()[0].call == "cuOne");
+    CHECK_FALSE(log.steps()[1].ok);
+    CHECK(log.steps()[1].result == 1);
+    CHECK(log.steps()[1].result_name == "CUDA_ERROR_INVALID_VALUE");
+    CHECK(log.passed());  // time() rethrows; the caller keeps the problem
+}
+
+TEST_CASE("StepLog::attempt keeps the first problem and the message as the failed step's detail") {
+    StepLog log({}, "exporter");
+    CHECK(log.attempt("first", [] { return std::string("fine"); }));
+    CHECK_FALSE(log.attempt("second", []() -> std::string { throw Error(ExitCode::failed, "second broke"); }));
+    CHECK_FALSE(log.attempt("third", []() -> std::string { throw Error(ExitCode::usage, "third broke"); }));
+    REQUIRE(log.steps().size() == 3);
+    CHECK(log.steps()[0].detail == "fine");
+    CHECK(log.steps()[0].process == "exporter");
+    CHECK(log.steps()[1].detail == "second broke");
+    REQUIRE(log.problem().has_value());
+    CHECK(log.problem()->message == "second broke");
+    CHECK_FALSE(log.passed());
+    log.append({steps::Step{"theirs", "", std::nullopt, "", true, 0.5, "", false, "importer"}});
+    CHECK(log.steps().back().process == "importer");
+}
+
+TEST_CASE("StepLog::call and undo record the driver's answer; an undo failure is kept, not thrown") {
+    const DriverApi api = testing_driver::table();
+    StepLog log(api, [](Problem& p) { p.remedy = "do this"; });
+    CHECK(log.call("good", "cuGood", steps_test_ok, 1).result_name == "CUDA_SUCCESS");
+    CHECK_THROWS_WITH_AS(log.call("bad", "cuBad", steps_test_fails, 1), doctest::Contains("bad: cuBad failed"), Error);
+    log.undo("undo good", "cuUndo", steps_test_ok, 1);
+    log.undo("undo bad", "cuUndoBad", steps_test_fails, 1);
+    CUresult (*missing)(int) = nullptr;
+    log.undo("undo missing", "cuMissing", missing, 1);
+    REQUIRE(log.steps().size() == 5);
+    CHECK_FALSE(log.steps()[1].ok);
+    CHECK(log.steps()[1].result == static_cast<int>(CUDA_ERROR_INVALID_VALUE));
+    CHECK(log.steps()[2].undo);
+    CHECK(log.steps()[2].ok);
+    CHECK_FALSE(log.steps()[3].ok);
+    CHECK(log.steps()[4].detail == "the driver lacks this entry point");
+    REQUIRE(log.undo_failures().size() == 2);
+    CHECK(log.undo_failures()[0].message.rfind("cleanup: undo bad", 0) == 0);
+}
+
+TEST_CASE("a step survives the JSON round trip with every key present") {
+    steps::Step s{
+        "import",  "cuMemImportFromShareableHandle", 1, "CUDA_ERROR_INVALID_VALUE", false, 0.25, "from fd 5", true,
+        "importer"};
+    const nlohmann::json j = steps::to_json(s);
+    for (const char* key : {"step", "call", "result", "code", "ok", "seconds", "detail", "undo", "process"}) {
+        CHECK(j.contains(key));
+    }
+    const steps::Step back = steps::step_from_json(j);
+    CHECK(back.name == s.name);
+    CHECK(back.call == s.call);
+    CHECK(back.result == s.result);
+    CHECK(back.result_name == s.result_name);
+    CHECK(back.ok == s.ok);
+    CHECK(back.seconds == s.seconds);
+    CHECK(back.detail == s.detail);
+    CHECK(back.undo == s.undo);
+    CHECK(back.process == s.process);
+    const steps::Step plain{"note", "", std::nullopt, "", true, 0, "", false, ""};
+    CHECK(steps::to_json(plain)["code"].is_null());
+    CHECK_FALSE(steps::step_from_json(steps::to_json(plain)).result.has_value());
+    CHECK(steps::steps_from_json(steps_json({s, plain})).size() == 2);
+    CHECK_THROWS_AS(steps::step_from_json(nlohmann::json{{"step", "x"}}), nlohmann::json::exception);
+}
+
+TEST_CASE("the steps table has one set of columns, with process only when a second process is in it") {
+    steps::Step mine{"create", "cuMemCreate", 0, "CUDA_SUCCESS", true, 0.0012345, "", false, ""};
+    steps::Step failed{"map", "cuMemMap", std::nullopt, "", false, 0, "", false, ""};
+    const Table t = steps_table("Steps", {mine, failed});
+    CHECK(t.columns == std::vector<std::string>{"step", "call", "result", "time", "detail"});
+    CHECK(t.rows[0] == std::vector<std::string>{"create", "cuMemCreate", "ok", "1.234 ms", ""});
+    CHECK(t.rows[1][2] == "fail");
+    steps::Step theirs = mine;
+    theirs.process = "importer";
+    const Table both = steps_table("Steps", {mine, theirs});
+    CHECK(both.columns.front() == "process");
+    CHECK(both.rows[0][0] == "-");
+    CHECK(both.rows[1][0] == "importer");
+}
