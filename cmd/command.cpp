@@ -8,6 +8,16 @@ Driver open_driver(const Globals& globals) {
     return Driver::load(choose_libcuda(globals.libcuda));
 }
 
+nvml::Library open_nvml(const Globals& globals) {
+    return nvml::Library::load(nvml::choose_libnvml(globals.libnvml));
+}
+
+nlohmann::json nvml_json(const nvml::LibraryInfo& info) {
+    nlohmann::json j{{"library", info.library}, {"loaded", info.loaded}, {"driver_version", info.driver_version}};
+    if (!info.error.empty()) j["error"] = info.error;
+    return j;
+}
+
 Report run_guarded(const std::string& command, const std::function<void(Report&)>& body) {
     Report report;
     report.command = command;

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cuda/driver.hpp"
+#include "nvml/nvml.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {
@@ -20,6 +21,7 @@ struct Globals {
     bool json = false;      // --json: one JSON document on stdout
     std::string format;     // --format table|json|prometheus (json is the same as --json)
     std::string libcuda;    // --libcuda PATH
+    std::string libnvml;    // --libnvml PATH
     bool no_color = false;  // --no-color
 };
 
@@ -31,6 +33,14 @@ using Registrar = void (*)(CLI::App& root, const Globals& globals, Runner& runne
 
 // Loads the driver that the globals name (--libcuda, CUMEMCTL_LIBCUDA, libcuda.so.1).
 Driver open_driver(const Globals& globals);
+
+// Loads NVML as the globals name it (--libnvml, CUMEMCTL_LIBNVML, libnvidia-ml.so.1); never throws (a
+// library that cannot be used says why). Commands that use it load it on a thread of its own while the
+// driver initialises, so that it adds nothing to their time.
+nvml::Library open_nvml(const Globals& globals);
+
+// NVML's identity for a report's results: {"library", "loaded", "driver_version", "error"}.
+nlohmann::json nvml_json(const nvml::LibraryInfo& info);
 
 // Runs `body` with a fresh report for `command`: catches Error into report errors, and any other
 // exception as an internal failure, so that a report always comes back.

@@ -1,5 +1,6 @@
 // `cumemctl devices`: what each device's memory system supports.
 #include <algorithm>
+#include <future>
 
 #include <fmt/format.h>
 
@@ -46,6 +47,9 @@ nlohmann::json device_json(const DeviceInfo& d) {
                      {"capabilities", caps}};
     j["free_bytes"] = d.free_bytes ? nlohmann::json(*d.free_bytes) : nlohmann::json(nullptr);
     if (!d.free_error.empty()) j["free_error"] = d.free_error;
+    j["free_source"] = d.free_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.free_source);
+    j["nvml"] = d.nvml ? nvml::to_json(*d.nvml) : nlohmann::json(nullptr);
+    if (!d.nvml_error.empty()) j["nvml_error"] = d.nvml_error;
     return j;
 }
 
@@ -63,13 +67,66 @@ Table devices_table(const std::vector<DeviceInfo>& devices) {
     row("uuid", [](const DeviceInfo& d) { return d.uuid.empty() ? "unknown" : d.uuid; });
     row("compute capability", [](const DeviceInfo& d) { return fmt::format("{}.{}", d.cc_major, d.cc_minor); });
     row("total memory", [](const DeviceInfo& d) { return format_size(d.total_bytes); });
-    row("free memory",
-        [](const DeviceInfo& d) { return d.free_bytes ? format_size(*d.free_bytes) : std::string("unknown"); });
+    row("free memory", [](const DeviceInfo& d) {
+        if (!d.free_bytes) return std::string("unknown");
+        return fmt::format("{} ({})", format_size(*d.free_bytes), d.free_source == "nvml" ? "NVML" : "context");
+    });
+    const bool any_nvml = std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.nvml; });
+    if (any_nvml) {
+        auto size_or = [](const std::optional<std::uint64_t>& v) {
+            return v ? format_size(*v) : std::string("unknown");
+        };
+        row("reserved memory", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->reserved) : "unknown"; });
+        row("BAR1", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->bar1_total) : "unknown"; });
+        row("ECC", [](const DeviceInfo& d) {
+            if (!d.nvml || !d.nvml->ecc_enabled) return std::string("unknown");
+            if (!*d.nvml->ecc_enabled) return std::string("off");
+            return d.nvml->ecc_uncorrected_volatile
+                       ? fmt::format("on, {} uncorrectable since reset", *d.nvml->ecc_uncorrected_volatile)
+                       : std::string("on");
+        });
+        row("remapped rows", [](const DeviceInfo& d) {
+            if (!d.nvml || !d.nvml->remapped_rows) return std::string("unknown");
+            const auto& r = *d.nvml->remapped_rows;
+            return fmt::format("{} corr., {} unc.{}{}", r.corrected, r.uncorrected, r.pending ? ", PENDING" : "",
+                               r.failure ? ", FAILED" : "");
+        });
+        auto on_off = [](const std::optional<bool>& v) { return !v ? std::string("unknown") : *v ? "on" : "off"; };
+        row("persistence mode",
+            [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->persistence_mode) : "unknown"; });
+        row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
+    }
     for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
         row(std::string(capability_catalogue()[i].label),
             [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
     }
     return t;
+}
+
+// The gauges of what NVML knows of a device's memory, labelled with the device's UUID beside its ordinal
+// (so that they join with dcgm-exporter's series).
+void add_nvml_metrics(Report& report, const DeviceInfo& d, const std::string& dev) {
+    const nvml::MemoryHealth& h = *d.nvml;
+    const MetricLabels labels{{"device", dev}, {"uuid", d.uuid}};
+    auto gauge = [&](const char* name, const char* help, const auto& value) {
+        if (value) report.add_metric(name, help, labels, static_cast<double>(*value));
+    };
+    gauge("device_memory_used_bytes", "a device's used memory as NVML reports it, bytes", h.used);
+    gauge("device_memory_reserved_bytes", "a device's memory reserved by the driver and firmware, bytes", h.reserved);
+    gauge("device_bar1_total_bytes", "a device's BAR1 aperture, bytes", h.bar1_total);
+    gauge("device_ecc_uncorrected_volatile", "uncorrectable ECC errors since the last GPU reset",
+          h.ecc_uncorrected_volatile);
+    if (h.remapped_rows) {
+        const auto& r = *h.remapped_rows;
+        report.add_metric("device_remapped_rows", "rows remapped, by the kind of error that caused it",
+                          {{"device", dev}, {"uuid", d.uuid}, {"kind", "correctable"}}, r.corrected);
+        report.add_metric("device_remapped_rows", "rows remapped, by the kind of error that caused it",
+                          {{"device", dev}, {"uuid", d.uuid}, {"kind", "uncorrectable"}}, r.uncorrected);
+        report.add_metric("device_remap_pending", "a row remap waits for the next GPU reset (1) or not (0)", labels,
+                          r.pending ? 1 : 0);
+        report.add_metric("device_remap_failure", "a row remap could not be made (1) or not (0)", labels,
+                          r.failure ? 1 : 0);
+    }
 }
 
 // The Prometheus gauges of `devices`: count, identity, memory and every known capability.
@@ -84,12 +141,16 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
                            {"pci_bus_id", d.pci_bus_id},
                            {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)}},
                           1);
-        report.add_metric("device_memory_total_bytes", "a device's memory, bytes", {{"device", dev}},
+        report.add_metric("device_memory_total_bytes", "a device's memory, bytes", {{"device", dev}, {"uuid", d.uuid}},
                           static_cast<double>(d.total_bytes));
         if (d.free_bytes) {
-            report.add_metric("device_memory_free_bytes", "a device's free memory as cuMemGetInfo reports it, bytes",
-                              {{"device", dev}}, static_cast<double>(*d.free_bytes));
+            report.add_metric("device_memory_free_bytes",
+                              "a device's free memory, bytes (source nvml: device-wide; context: cuMemGetInfo in "
+                              "cumemctl's own context)",
+                              {{"device", dev}, {"uuid", d.uuid}, {"source", d.free_source}},
+                              static_cast<double>(*d.free_bytes));
         }
+        if (d.nvml) add_nvml_metrics(report, d, dev);
         for (const auto& cap : d.capabilities) {
             if (!cap.value) continue;  // unknown to this driver: no sample
             if (cap.key == "host_numa_id") {
@@ -113,12 +174,19 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
 }
 
 Report run_devices(const DevicesOptions& opts, const Globals& globals) {
+    // NVML loads on its own thread while the driver loads and initialises (it needs no context).
+    std::future<nvml::Library> nvml_load;
+    if (!opts.no_free) nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_command(
         "devices", globals, opts, [&](Report& report, Driver& driver, int count, const DevicesPlan& plan) {
             const auto selected = plan.devices.select(count);
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
-            if (!plan.no_free) query_free_memory(driver.api(), devices);
+            std::optional<nvml::Library> nvml;
+            if (!plan.no_free) {
+                nvml.emplace(nvml_load.get());
+                query_memory(driver.api(), *nvml, devices, true);
+            }
             nlohmann::json list = nlohmann::json::array();
             for (const auto& d : devices) {
                 list.push_back(device_json(d));
@@ -128,6 +196,7 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
                 }
             }
             report.results = {{"device_count", count}, {"devices", std::move(list)}};
+            report.results["nvml"] = nvml ? nvml_json(nvml->info()) : nlohmann::json(nullptr);
             add_device_metrics(report, devices, count);
             if (count == 0) {
                 report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
@@ -143,7 +212,8 @@ void register_devices(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<DevicesOptions>();
     CLI::App* app = root.add_subcommand("devices", "what each device's memory system supports");
     add_device_option(*app, opts->devices);
-    app->add_flag("--no-free", opts->no_free, "skip free memory (it needs a context on each device)");
+    app->add_flag("--no-free", opts->no_free,
+                  "skip free memory: NVML's figures, and the context on each device that NVML cannot answer for");
     app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_devices(*opts, globals); }; });
 }
 

@@ -1,6 +1,7 @@
 // `cumemctl doctor`: whether this node's CUDA memory system works, check by check.
 #include <algorithm>
 #include <cstdlib>
+#include <future>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -157,10 +158,13 @@ Report list_checks() {
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) return list_checks();
     // doctor loads the driver without initialising it: the driver check says what is wrong with it.
+    // NVML (for memory-health) loads on its own thread while the driver loads and initialises.
+    auto nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
         Driver driver = open_driver(globals);
         report.driver = driver.info();
-        fill_report(report, run_doctor(driver, options));
+        const nvml::Library nvml = nvml_load.get();
+        fill_report(report, run_doctor(driver, options, &nvml));
     });
 }
 

@@ -107,6 +107,9 @@ int run(int argc, char** argv) {
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format, "output format: table, json or prometheus (doctor, devices, pool-stats)")
         ->check(CLI::IsMember({"table", "json", "prometheus"}));
+    app.add_option("--libnvml", globals.libnvml,
+                   "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
+        ->type_name("PATH");
     app.add_option("--libcuda", globals.libcuda,
                    "the driver library to load (default: $CUMEMCTL_LIBCUDA or libcuda.so.1)")
         ->type_name("PATH");

@@ -93,13 +93,14 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options) {
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml) {
     Stopwatch total;
     DoctorRun run;
     // A malformed device list is a usage error whether or not there is a driver.
     if (options.devices != "all") select_devices(options.devices, 1 << 20);
     DoctorContext ctx;
     ctx.driver = &driver;
+    ctx.nvml = nvml;
     ctx.options = options;
     for (const CheckSpec* spec : selected(options, CheckScope::setup))
         run.results.push_back(run_one(*spec, ctx, nullptr));

@@ -21,7 +21,8 @@ struct DoctorRun {
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist
 // (unavailable); a check never throws out of here.
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options);
+// `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr);
 
 // How many results have each status, indexed by CheckStatus (pass, warn, fail, skip).
 std::array<int, 4> count_statuses(const std::vector<CheckResult>& results);

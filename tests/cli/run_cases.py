@@ -6,7 +6,10 @@ A case file holds cases separated by blank lines. Each case is a list of directi
 
     NAME    what the case shows (required, first)
     PROFILE h200                      fake driver profile (tests/fakecuda/profiles/h200.json); sets
-                                      FAKECUDA_PROFILE and CUMEMCTL_LIBCUDA to the fake driver
+                                      FAKECUDA_PROFILE, CUMEMCTL_LIBCUDA to the fake driver and
+                                      CUMEMCTL_LIBNVML to the fake NVML (tests/fakenvml), which reads the
+                                      same profile; without PROFILE, CUMEMCTL_LIBNVML names a path that
+                                      does not exist (no test sees the machine's own NVML)
     NEEDS   root | PROGRAM            skip the case unless running as root / PROGRAM is on PATH
     ENV     NAME=VALUE                one more environment variable (repeatable)
     SETUP   shell command             run before RUN, must succeed (repeatable)
@@ -192,6 +195,7 @@ def run_case(case, args, validator):
     tmp = tempfile.mkdtemp(prefix="cumemctl-cli-")
     try:
         subst = {"cumemctl": args.binary, "fake": args.fake, "not_a_driver": args.not_a_driver,
+                 "fakenvml": args.fake_nvml, "fakenvml_minimal": args.fake_nvml_minimal,
                  "profiles": args.profiles, "tmp": tmp, "cli": os.path.dirname(os.path.abspath(__file__)),
                  "source": os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))}
         # Only {name} of the names above expands; other braces (JSON, shell) stay as they are.
@@ -199,9 +203,12 @@ def run_case(case, args, validator):
         env = dict(os.environ)
         env.pop("CUMEMCTL_LIBCUDA", None)
         env.pop("NO_COLOR", None)
+        env.pop("FAKENVML_INJECT", None)
+        env["CUMEMCTL_LIBNVML"] = "/nonexistent/libnvidia-ml.so.1"
         if "profile" in case:
             env["FAKECUDA_PROFILE"] = os.path.join(args.profiles, case["profile"] + ".json")
             env["CUMEMCTL_LIBCUDA"] = args.fake
+            env["CUMEMCTL_LIBNVML"] = args.fake_nvml
         env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
         for k, v in case["env"].items():
             env[k] = expand(v)
@@ -266,6 +273,8 @@ def main():
     ap.add_argument("--binary", required=True)
     ap.add_argument("--fake", required=True)
     ap.add_argument("--not-a-driver", required=True)
+    ap.add_argument("--fake-nvml", required=True)
+    ap.add_argument("--fake-nvml-minimal", required=True)
     ap.add_argument("--profiles", required=True)
     ap.add_argument("--schema", required=True)
     ap.add_argument("--filter", default="", help="run only cases whose name contains this")

@@ -2,7 +2,9 @@
 // driver's profile (FAKECUDA_PROFILE), loaded through the real seam (--libnvml or CUMEMCTL_LIBNVML).
 // Its devices come in the reverse of the profile's (the driver's) order, as NVML's PCI order differs
 // from CUDA's, so that only matching by UUID finds the right one. A device's optional "nvml" object in
-// the profile gives its memory health (see README.md); FAKENVML_INJECT="call=code,call:ORDINAL=code"
+// the profile gives its memory health: reserved, used (beyond the profile's baseline_used), uuid,
+// bar1_total, ecc_enabled, ecc_pending, ecc_{un,}corrected_{volatile,aggregate}, remapped_rows {corrected,
+// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}]; FAKENVML_INJECT="call=code,call:ORDINAL=code"
 // makes a call fail (for every device, or for the profile's device ORDINAL). Built a second time with
 // FAKENVML_MINIMAL, it exports only the required entry points (an older NVML).
 #include <unistd.h>
@@ -79,8 +81,9 @@ Return load_profile(State& s) {
         for (const auto& d : profile.at("devices")) {
             FakeDevice f;
             f.ordinal = ordinal++;
-            f.uuid = format_uuid(d.at("uuid").get<std::string>());
             f.nvml = d.value("nvml", nlohmann::json::object());
+            // "nvml": {"uuid": ...} gives NVML another UUID than the driver's (a device NVML does not list).
+            f.uuid = format_uuid(f.nvml.value("uuid", d.at("uuid").get<std::string>()));
             f.reserved = f.nvml.value("reserved", 644939776ULL);
             f.total = d.at("total").get<unsigned long long>() + f.reserved;
             f.used = d.value("baseline_used", 0ULL) + f.nvml.value("used", 0ULL);
