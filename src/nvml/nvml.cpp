@@ -45,6 +45,9 @@ Library Library::load(const std::string& library) {
         if (l.api_.system_get_driver_version(version, sizeof version) == kSuccess) l.info_.driver_version = version;
     }
     l.info_.loaded = true;
+    // Listed once here, on the loading thread: callers then ask from several threads (doctor's device
+    // checks run one thread per device) and only read.
+    l.enumerate();
     return l;
 }
 
@@ -53,6 +56,7 @@ Library Library::from_table(const Api& api) {
     l.api_ = api;
     l.info_.library = "(table)";
     l.info_.loaded = true;
+    l.enumerate();
     return l;
 }
 
@@ -61,7 +65,6 @@ Library::Library(Library&& other) noexcept
       initialised_(std::exchange(other.initialised_, false)),
       api_(std::exchange(other.api_, Api{})),
       info_(std::move(other.info_)),
-      enumerated_(other.enumerated_),
       enumerate_error_(std::move(other.enumerate_error_)),
       by_uuid_(std::move(other.by_uuid_)) {}
 
@@ -72,7 +75,6 @@ Library& Library::operator=(Library&& other) noexcept {
         initialised_ = std::exchange(other.initialised_, false);
         api_ = std::exchange(other.api_, Api{});
         info_ = std::move(other.info_);
-        enumerated_ = other.enumerated_;
         enumerate_error_ = std::move(other.enumerate_error_);
         by_uuid_ = std::move(other.by_uuid_);
     }
@@ -89,9 +91,7 @@ std::string Library::describe(std::string_view call, Return result) const {
     return fmt::format("{}: {} ({})", call, text != nullptr ? text : "unknown error", result);
 }
 
-void Library::enumerate() const {
-    if (enumerated_) return;
-    enumerated_ = true;
+void Library::enumerate() {
     unsigned int count = 0;
     if (const Return r = api_.device_get_count(&count); r != kSuccess) {
         enumerate_error_ = describe("nvmlDeviceGetCount_v2", r);
@@ -118,7 +118,6 @@ std::optional<Device> Library::device_by_uuid(const std::string& uuid, std::stri
         if (why != nullptr) *why = info_.error;
         return std::nullopt;
     }
-    enumerate();
     if (const auto it = by_uuid_.find(uuid); it != by_uuid_.end()) return it->second;
     if (why != nullptr) {
         *why = enumerate_error_.empty() ? fmt::format("NVML lists no device with UUID {}", uuid)

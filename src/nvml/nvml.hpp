@@ -47,23 +47,23 @@ public:
     // "nvmlDeviceGetRemappedRows: Not Supported (3)": a failed call with NVML's own words.
     std::string describe(std::string_view call, Return result) const;
 
-    // The device whose UUID is `uuid` ("GPU-xxxxxxxx-..." as cumemctl prints CUDA's), found by UUID and
-    // never by index (NVML counts in PCI order and ignores CUDA_VISIBLE_DEVICES). nullopt with `why`
-    // set when NVML does not list it or cannot be asked.
+    // Thread-safe (a const lookup in what load() listed). The device whose UUID is `uuid` ("GPU-xxxxxxxx-..." as
+    // cumemctl prints CUDA's), found by UUID and never by index (NVML counts in PCI order and ignores
+    // CUDA_VISIBLE_DEVICES). nullopt with `why` set when NVML does not list it or cannot be asked.
     std::optional<Device> device_by_uuid(const std::string& uuid, std::string* why = nullptr) const;
 
 private:
     Library() = default;
-    // Lists NVML's devices by UUID once.
-    void enumerate() const;
+    // Lists NVML's devices by UUID, once, when the library is loaded; after that the object is only
+    // read, so that several threads may look devices up at once.
+    void enumerate();
 
     void* handle_ = nullptr;
     bool initialised_ = false;
     Api api_{};
     LibraryInfo info_{};
-    mutable bool enumerated_ = false;
-    mutable std::string enumerate_error_;
-    mutable std::map<std::string, Device, std::less<>> by_uuid_;
+    std::string enumerate_error_;
+    std::map<std::string, Device, std::less<>> by_uuid_;
 };
 
 }  // namespace cumemctl::nvml

@@ -50,7 +50,8 @@ def main(binary):
         c.eq(f"gpu{o} free memory from", d.get("free_source"), "nvml")
         fb = g.find("fb_memory_usage")
         c.eq(f"gpu{o} total MiB", n.get("total", 0) // MiB, mib(fb.findtext("total")))
-        c.eq(f"gpu{o} reserved MiB", n.get("reserved", 0) // MiB, mib(fb.findtext("reserved")))
+        # nvidia-smi rounds the reserved memory up to whole MiB (644939776 bytes shows as 616 MiB).
+        c.eq(f"gpu{o} reserved MiB", -(-n.get("reserved", 0) // MiB), mib(fb.findtext("reserved")))
         # cuDeviceTotalMem is NVML's v2 total less the reserved memory.
         c.eq(f"gpu{o} total - reserved", n.get("total", 0) - n.get("reserved", 0), d["total_bytes"])
         # Used and free move with other processes: within 64 MiB of nvidia-smi's a moment later.

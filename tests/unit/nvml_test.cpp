@@ -3,9 +3,12 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -192,4 +195,19 @@ TEST_CASE("process_memory finds this process where NVML lists it, and says why w
     CHECK(why.find("does not list process") != std::string::npos);
     setenv("FAKENVML_SELF_USED", "1616904192", 1);
     CHECK(process_memory(nvml, a, getpid(), &why) == 1616904192ULL);
+}
+
+TEST_CASE("devices are looked up from several threads at once (doctor's per-device threads)") {
+    TwoDeviceProfile profile;
+    const Library nvml = Library::load(FAKENVML_LIBRARY);
+    REQUIRE(nvml.loaded());
+    std::vector<std::thread> threads;
+    std::atomic<int> found{0};
+    for (int i = 0; i < 8; ++i) {
+        threads.emplace_back([&nvml, &found, i] {
+            if (nvml.device_by_uuid(i % 2 == 0 ? kUuidA : kUuidB)) ++found;
+        });
+    }
+    for (auto& t : threads) t.join();
+    CHECK(found == 8);
 }
