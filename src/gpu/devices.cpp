@@ -1,6 +1,8 @@
 #include "gpu/devices.hpp"
 
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -150,6 +152,22 @@ void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<D
     threads.reserve(by_context.size());
     for (DeviceInfo* d : by_context) threads.emplace_back([&api, d] { read_free(api, *d); });
     for (auto& t : threads) t.join();
+}
+
+ChildDeviceView child_device_view(const DriverApi& api, int ordinal) {
+    ChildDeviceView view{ordinal, {}};
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr && std::strstr(visible, "MIG")) {
+        return view;
+    }
+    CUdevice dev = 0;
+    CUuuid uuid{};
+    if (api.cuDeviceGetUuid == nullptr || api.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+        api.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
+        return view;
+    }
+    view.ordinal = 0;
+    view.env = {{"CUDA_VISIBLE_DEVICES", format_uuid(uuid)}};
+    return view;
 }
 
 nlohmann::json capabilities_json(const std::vector<Capability>& capabilities) {

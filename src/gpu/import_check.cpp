@@ -78,7 +78,7 @@ std::vector<std::string> import_check_arguments(const ImportCheckRequest& reques
             "--socket-fd",
             std::to_string(kImportCheckSocketFd),
             "--device",
-            std::to_string(request.device),
+            std::to_string(request.child_device >= 0 ? request.child_device : request.device),
             "--size",
             std::to_string(request.size),
             "--handle-type",
@@ -105,6 +105,7 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
         spawn.executable = request.executable;
         spawn.args = import_check_arguments(request);
         spawn.pass_fd = theirs.get();
+        spawn.env = request.child_env;
         ipc::Process child = ipc::Process::spawn(spawn);
         theirs.reset();
         r.pid = child.pid();
@@ -118,7 +119,8 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
         } catch (const Error& e) {
             lost = e.problem();
         } catch (const nlohmann::json::exception& e) {
-            lost = Problem{.exit_code = ExitCode::failed, .message = fmt::format("its report is not valid: {}", e.what())};
+            lost =
+                Problem{.exit_code = ExitCode::failed, .message = fmt::format("its report is not valid: {}", e.what())};
         }
         int status = -1;
         if (lost) {

@@ -38,6 +38,10 @@ struct ImportCheckRequest {
     std::uint64_t alignment = 0;   // of the address range to reserve: the allocation's granularity
     std::string imex_channel_dir;  // for the diagnosis of a refused fabric import
     ipc::Timeout timeout{120000};  // how long either process waits for the other
+    // The device as the second process sees it, and the environment that makes it so (gpu/devices'
+    // child_device_view: CUDA_VISIBLE_DEVICES set to the device's UUID); by default the same ordinal.
+    int child_device = -1;
+    std::vector<std::pair<std::string, std::string>> child_env;
 };
 
 // What the second process reported, and how it ended.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "gpu/devices.hpp"
 #include "gpu/diagnosis.hpp"
 #include "gpu/memory_props.hpp"
 #include "gpu/primary_context.hpp"
@@ -31,6 +32,8 @@ void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAl
 // The exporter's steps up to handing pool and pointer to a started importer.
 bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& r, StepLog& out,
                      int socket, std::optional<ipc::Process>& child, int child_socket) {
+    // The importer sees only the pool's device (CUDA_VISIBLE_DEVICES), as its ordinal view.ordinal.
+    const ChildDeviceView view = child_device_view(api, r.device);
     if (!out.attempt("write pattern", [&] {
             const VerifyResult v = fill_pattern(api, ptr, r.size, r.seed);
             return fmt::format("{} written ({:.1f} GB/s)", format_size(v.bytes), v.fill_gbps);
@@ -68,6 +71,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
             spawn.args = {"__pool-import", "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda", r.libcuda};
             spawn.executable = r.executable;
             spawn.pass_fd = child_socket;
+            spawn.env = view.env;
             child.emplace(ipc::Process::spawn(spawn));
             return fmt::format("a second cumemctl process, pid {}", child->pid());
         })) {
@@ -75,7 +79,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
     }
     return out.attempt("send pool and pointer", [&] {
         ipc::Envelope request;
-        request.result = {{"device", r.device},
+        request.result = {{"device", view.ordinal},
                           {"handle_type", handle_type_name(r.handle_type)},
                           {"size", r.size},
                           {"seed", r.seed},
@@ -123,7 +127,10 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, S
     std::optional<PrimaryContext> context;
     if (!out.attempt("open context", [&] {
             context.emplace(api, device);
-            return fmt::format("primary context of device {}", device);
+            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+            return visible != nullptr
+                       ? fmt::format("primary context of device {} (CUDA_VISIBLE_DEVICES={})", device, visible)
+                       : fmt::format("primary context of device {}", device);
         })) {
         return;
     }

@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/device_mapping.hpp"
+#include "gpu/devices.hpp"
 #include "gpu/diagnosis.hpp"
 #include "gpu/primary_context.hpp"
 #include "gpu/shareable_handle.hpp"
@@ -99,8 +100,13 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
                                      exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? exported->fabric_hex() : ""};
     }
     if (request.import_check && !failure) {
-        result.import_check = log.time("import-check", "posix_spawn",
-                                       [&] { return run_import_check(import_request(request, result), *exported); });
+        result.import_check = log.time("import-check", "posix_spawn", [&] {
+            ImportCheckRequest check = import_request(request, result);
+            const ChildDeviceView view = child_device_view(api, check.device);
+            check.child_device = view.ordinal;
+            check.child_env = view.env;
+            return run_import_check(check, *exported);
+        });
         failure = import_failure(*result.import_check);
     }
     if (mapping) mapping->release(log);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,6 +13,58 @@
 
 namespace fake {
 namespace {
+
+// CUDA_VISIBLE_DEVICES as the driver reads it: a comma list of ordinals or UUIDs ("GPU-" and a unique
+// prefix of the hex, dashes allowed); the devices are kept in the list's order and renumbered from 0, and
+// the profile's per-device "peers" are renumbered with them. An entry that matches nothing ends the list,
+// as the driver does.
+std::string uuid_hex_of(std::string text) {
+    if (text.rfind("GPU-", 0) == 0) text = text.substr(4);
+    std::string hex;
+    for (char c : text) {
+        if (c != '-') hex += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return hex;
+}
+
+void apply_visible_devices(State& s) {
+    const char* env = std::getenv("CUDA_VISIBLE_DEVICES");
+    if (env == nullptr) return;
+    std::vector<int> kept;
+    std::string list = env;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        std::size_t end = list.find(',', start);
+        if (end == std::string::npos) end = list.size();
+        const std::string item = list.substr(start, end - start);
+        start = end + 1;
+        int match = -1;
+        if (!item.empty() && std::isdigit(static_cast<unsigned char>(item[0]))) {
+            const int i = std::atoi(item.c_str());
+            if (i >= 0 && i < static_cast<int>(s.devices.size())) match = i;
+        } else if (item.rfind("GPU-", 0) == 0) {
+            const std::string prefix = uuid_hex_of(item);
+            for (std::size_t i = 0; i < s.devices.size(); ++i) {
+                if (!prefix.empty() && s.devices[i].uuid_hex.rfind(prefix, 0) == 0) match = static_cast<int>(i);
+            }
+        }
+        if (match < 0) break;
+        kept.push_back(match);
+    }
+    std::vector<Device> visible;
+    for (int old : kept) visible.push_back(s.devices[static_cast<std::size_t>(old)]);
+    for (auto& d : visible) {
+        if (!d.extra.contains("peers")) continue;
+        nlohmann::json peers = nlohmann::json::array();
+        for (const auto& p : d.extra["peers"]) {
+            for (std::size_t n = 0; n < kept.size(); ++n) {
+                if (kept[n] == p.get<int>()) peers.push_back(static_cast<int>(n));
+            }
+        }
+        d.extra["peers"] = peers;
+    }
+    s.devices = std::move(visible);
+}
 
 struct ResultName {
     CUresult code;
@@ -93,6 +146,7 @@ void load_profile(State& s) {
         dev.extra = d;
         s.devices.push_back(std::move(dev));
     }
+    apply_visible_devices(s);
     for (const auto& i : p.value("inject", nlohmann::json::array())) {
         s.injections.push_back(Injection{i.at("call").get<std::string>(),
                                          result_from_name(i.at("result").get<std::string>()), i.value("nth", 1),

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cstdlib>
+
 #include "driver_table.hpp"
 #include "gpu/devices.hpp"
 
@@ -92,4 +94,29 @@ TEST_CASE("parse_device_list checks a list's syntax without a driver, and select
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
     }
+}
+
+TEST_CASE("child_device_view: a second process sees only the device, by UUID, as its device 0") {
+    auto& m = testing_driver::model();
+    m = testing_driver::Model{};
+    m.device_count = 2;
+    const auto api = testing_driver::table();
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    ChildDeviceView view = child_device_view(api, 1);
+    CHECK(view.ordinal == 0);
+    REQUIRE(view.env.size() == 1);
+    CHECK(view.env[0].first == "CUDA_VISIBLE_DEVICES");
+    CHECK(view.env[0].second == "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    // Where this process sees MIG instances, the child sees what it sees (a MIG UUID is not GPU-...).
+    setenv("CUDA_VISIBLE_DEVICES", "MIG-0a1b2c3d-0000-0000-0000-000000000000", 1);
+    view = child_device_view(api, 1);
+    CHECK(view.ordinal == 1);
+    CHECK(view.env.empty());
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    // Without cuDeviceGetUuid the child keeps the ordinal.
+    auto no_uuid = api;
+    no_uuid.cuDeviceGetUuid = nullptr;
+    view = child_device_view(no_uuid, 1);
+    CHECK(view.ordinal == 1);
+    CHECK(view.env.empty());
 }
