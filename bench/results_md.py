@@ -130,9 +130,11 @@ def render(results):
         lines += ["**SMOKE RUN against the fake driver: these numbers are not results.**", ""]
     gpus = ", ".join(env.get("gpus") or ["no GPU found"])
     smi = "; ".join(env.get("nvidia_smi") or [])
-    lines += [f"Measured {env['date']} on `{env['host']}` ({env['cpus']} CPUs, Linux {env['kernel']}): {gpus}, "
+    # The GPU count and the commit go in the text; the machine's host name and paths do not.
+    lines += [f"Measured {env['date']} on {len(env.get('gpus') or [])} GPU(s) ({env['cpus']} CPUs, Linux "
+              f"{env['kernel']}): {gpus}, "
               f"driver {env.get('driver_version', 'unknown')}{' (' + smi + ')' if smi else ''}.",
-              f"Binary: {env.get('cumemctl')}; tree {env.get('git') or 'unknown'}. Python: {env['python']}, "
+              f"Binary: {env.get('cumemctl')}; tree {env.get('git') or 'unknown'}. Python {env['python'].rsplit(' ', 1)[-1]}, "
               f"cuda.bindings {env.get('cuda_bindings') or 'absent'}.",
               f"Runs: {results['settings']['warmups']} warm-up(s), then up to {results['settings']['runs']} timed "
               f"runs ({results['settings']['heavy_runs']} for doctor and create); the whole run took "
