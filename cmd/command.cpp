@@ -2,6 +2,10 @@
 
 #include <exception>
 
+#include <fmt/format.h>
+
+#include "base/interrupt.hpp"
+
 namespace cumemctl::cmd {
 
 Driver open_driver(const Globals& globals) {
@@ -18,6 +22,12 @@ nlohmann::json nvml_json(const nvml::LibraryInfo& info) {
     return j;
 }
 
+Problem interrupted_problem(const Interrupted& stop) {
+    return Problem{.exit_code = stop.exit_code(),
+                   .message = fmt::format("{}: the run stopped; what it had made was released", stop.what()),
+                   .remedy = "run the command again to finish it"};
+}
+
 Report run_guarded(const std::string& command, const std::function<void(Report&)>& body) {
     Report report;
     report.command = command;
@@ -25,6 +35,9 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
         body(report);
     } catch (const Error& e) {
         report.add_error(e.problem());
+    } catch (const Interrupted& e) {
+        report.add_error(interrupted_problem(e));
+        report.exit_code = e.exit_code();  // the stop decides the exit code, whatever came before
     } catch (const std::exception& e) {
         Problem p;
         p.exit_code = ExitCode::failed;

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "base/interrupt.hpp"
 #include "cuda/driver.hpp"
 #include "nvml/nvml.hpp"
 #include "report/report.hpp"
@@ -42,7 +43,11 @@ nvml::Library open_nvml(const Globals& globals);
 // NVML's identity for a report's results: {"library", "loaded", "driver_version", "error"}.
 nlohmann::json nvml_json(const nvml::LibraryInfo& info);
 
-// Runs `body` with a fresh report for `command`: catches Error into report errors, and any other
+// The report's error for a run that SIGINT or SIGTERM stopped (exit 130 or 143).
+Problem interrupted_problem(const Interrupted& stop);
+
+// Runs `body` with a fresh report for `command`: catches Error into report errors, Interrupted (SIGINT,
+// SIGTERM: the guards have released what was made) into an error with exit 130 or 143, and any other
 // exception as an internal failure, so that a report always comes back.
 Report run_guarded(const std::string& command, const std::function<void(Report&)>& body);
 

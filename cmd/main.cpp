@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
@@ -147,10 +148,15 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-// The one catch: anything that escapes a command is an internal error (exit 1), never a crash.
+// The one catch: a stop request (SIGINT, SIGTERM) that escapes a command exits 130 or 143; anything
+// else is an internal error (exit 1), never a crash.
 int main(int argc, char** argv) {
+    cumemctl::install_interrupt_handler();
     try {
         return run(argc, argv);
+    } catch (const cumemctl::Interrupted& e) {
+        std::cerr << "cumemctl: error: " << e.what() << '\n';
+        return static_cast<int>(e.exit_code());
     } catch (const std::exception& e) {
         std::cerr << "cumemctl: error: internal error: " << e.what() << '\n';
         return static_cast<int>(ExitCode::failed);

@@ -16,6 +16,10 @@ std::string_view exit_code_name(ExitCode code) {
             return "unavailable";
         case ExitCode::permission:
             return "permission";
+        case ExitCode::interrupted:
+            return "interrupted";
+        case ExitCode::terminated:
+            return "terminated";
     }
     return "failed";
 }

@@ -6,10 +6,19 @@
 namespace cumemctl {
 
 // 0 success; 1 a check or operation failed; 2 usage; 3 unavailable (no driver, device or feature);
-// 4 permission denied.
-enum class ExitCode : int { ok = 0, failed = 1, usage = 2, unavailable = 3, permission = 4 };
+// 4 permission denied; 130 and 143 stopped by SIGINT or SIGTERM (128 + the signal, as shells count).
+enum class ExitCode : int {
+    ok = 0,
+    failed = 1,
+    usage = 2,
+    unavailable = 3,
+    permission = 4,
+    interrupted = 130,
+    terminated = 143
+};
 
-// The name used in JSON reports: "ok", "failed", "usage", "unavailable", "permission".
+// The name used in JSON reports: "ok", "failed", "usage", "unavailable", "permission",
+// "interrupted", "terminated".
 std::string_view exit_code_name(ExitCode code);
 
 }  // namespace cumemctl

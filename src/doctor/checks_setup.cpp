@@ -1,6 +1,5 @@
 // The setup checks: the driver loads and initialises, and it sees devices.
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -8,6 +7,7 @@
 
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
+#include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
 namespace {
@@ -19,10 +19,10 @@ std::string version_string(int version) {
 // The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
 // /proc/driver/nvidia/version; empty where neither says.
 std::string kernel_module_version(const DoctorContext& ctx) {
-    std::ifstream sys(ctx.path("/sys/module/nvidia/version"));
+    std::istringstream sys(try_read_text_file(ctx.path("/sys/module/nvidia/version")).value_or(""));
     std::string version;
     if (sys >> version) return version;
-    std::ifstream proc(ctx.path("/proc/driver/nvidia/version"));
+    std::istringstream proc(try_read_text_file(ctx.path("/proc/driver/nvidia/version")).value_or(""));
     std::string line;
     while (std::getline(proc, line)) {
         const auto at = line.find("Kernel Module");

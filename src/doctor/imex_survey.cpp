@@ -1,7 +1,6 @@
 #include "doctor/imex_survey.hpp"
 
 #include <charconv>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -9,25 +8,22 @@
 #include "imex/nvidia_params.hpp"
 #include "imex/proc_devices.hpp"
 #include "base/error.hpp"
+#include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
 
 ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelSurvey s;
-    std::ifstream devices(sysroot + "/proc/devices");
-    s.proc_devices_read = static_cast<bool>(devices);
+    const auto devices = try_read_text_file(sysroot + "/proc/devices");
+    s.proc_devices_read = devices.has_value();
     try {
         if (devices) {
-            std::stringstream text;
-            text << devices.rdbuf();
-            const auto major = find_char_major(text.str(), kImexChannelsDeviceName, "/proc/devices");
+            const auto major = find_char_major(*devices, kImexChannelsDeviceName, "/proc/devices");
             if (major) s.major = static_cast<unsigned>(*major);
         }
-        std::ifstream params(sysroot + "/proc/driver/nvidia/params");
+        const auto params = try_read_text_file(sysroot + "/proc/driver/nvidia/params");
         if (params) {
-            std::stringstream text;
-            text << params.rdbuf();
-            const NvidiaParams p = parse_nvidia_params(text.str(), "/proc/driver/nvidia/params");
+            const NvidiaParams p = parse_nvidia_params(*params, "/proc/driver/nvidia/params");
             if (p.imex_channel_count) s.channel_count = static_cast<int>(*p.imex_channel_count);
             if (p.create_imex_channel0) s.create_channel0 = *p.create_imex_channel0 ? 1 : 0;
         }
@@ -60,7 +56,7 @@ std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& 
 
 UserSurvey survey_users(const std::string& sysroot) {
     UserSurvey u;
-    std::ifstream nss(sysroot + "/etc/nsswitch.conf");
+    std::istringstream nss(try_read_text_file(sysroot + "/etc/nsswitch.conf").value_or(""));
     std::string line;
     while (std::getline(nss, line)) {
         if (line.rfind("passwd:", 0) != 0) continue;
@@ -73,8 +69,9 @@ UserSurvey survey_users(const std::string& sysroot) {
             }
         }
     }
-    std::ifstream passwd(sysroot + "/etc/passwd");
-    if (!passwd) {
+    const auto passwd_text = try_read_text_file(sysroot + "/etc/passwd");
+    std::istringstream passwd(passwd_text.value_or(""));
+    if (!passwd_text) {
         u.why = "/etc/passwd cannot be read (counted as multi-user)";
         return u;
     }

@@ -4,6 +4,7 @@
 #include <memory>
 #include <thread>
 
+#include "base/interrupt.hpp"
 #include "doctor/registry.hpp"
 #include "util/stopwatch.hpp"
 
@@ -67,8 +68,16 @@ std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope 
 void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run) {
     const std::size_t n = ctx.devices.size();
     std::vector<std::vector<CheckResult>> per_device(n);
+    // A stop request (SIGINT, SIGTERM) ends a device's checks between checks, or inside one at a step:
+    // the thread stops there, and the caller throws Interrupted once every thread has ended.
     auto work = [&](std::size_t i) {
-        for (const CheckSpec* spec : specs) per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
+        try {
+            for (const CheckSpec* spec : specs) {
+                check_interrupted();
+                per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
+            }
+        } catch (const Interrupted&) {
+        }
         ctx.devices[i]->finish();
     };
     if (n == 1) {
@@ -79,6 +88,7 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
         for (std::size_t i = 0; i < n; ++i) threads.emplace_back(work, i);
         for (auto& t : threads) t.join();
     }
+    check_interrupted();
     for (auto& results : per_device) {
         for (auto& r : results) run.results.push_back(std::move(r));
     }
@@ -102,8 +112,10 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     ctx.driver = &driver;
     ctx.nvml = nvml;
     ctx.options = options;
-    for (const CheckSpec* spec : selected(options, CheckScope::setup))
+    for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
+        check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
+    }
     ctx.ensure_initialised();
     run.device_count = ctx.device_count;
     std::vector<std::unique_ptr<DeviceState>> states;
@@ -116,8 +128,10 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     }
     const auto device_specs = selected(options, CheckScope::device);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
-    for (const CheckSpec* spec : selected(options, CheckScope::node))
+    for (const CheckSpec* spec : selected(options, CheckScope::node)) {
+        check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
+    }
     run.seconds = total.seconds();
     return run;
 }

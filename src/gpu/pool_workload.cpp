@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/primary_context.hpp"
 #include "util/stopwatch.hpp"
@@ -110,6 +111,7 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
     Stopwatch watch;
     for (const auto& item : pattern.items) {
         for (std::uint64_t i = 0; i < item.count; ++i) {
+            check_interrupted();  // SIGINT/SIGTERM: HeldBlocks frees what was allocated
             CUdeviceptr p = 0;
             CU_CALL(api, cuMemAllocFromPoolAsync, &p, item.size, pool, stream.get());
             held.add(p);
@@ -119,6 +121,7 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
     r.alloc_seconds = watch.lap();
     r.after_alloc = snapshot(api, pool, read_device_free);
     watch.lap();
+    check_interrupted();
     held.free_all();
     r.free_seconds = watch.lap();
     r.after_free = snapshot(api, pool, read_device_free);

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
 #include "gpu/verify_module.hpp"
@@ -83,6 +84,7 @@ VerifyResult run_passes(const DriverApi& api, CUdeviceptr ptr, std::size_t size,
         explain_illegal_address(e, ptr, size);
         throw;
     }
+    check_interrupted();  // the kernels may have run long: a stop request ends the run here
     if (fill) result.fill_seconds = elapsed_seconds(api, start.get(), filled.get());
     if (check) {
         result.check_seconds = elapsed_seconds(api, filled.get(), checked.get());

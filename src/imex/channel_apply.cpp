@@ -1,6 +1,8 @@
 #include "imex/channel_apply.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -216,6 +218,46 @@ ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions
     out.action = Action::error;
     out.error = "the node kept changing while imex-setup worked on it (another process is changing it)";
     return out;
+}
+
+std::optional<pid_t> temporary_owner(std::string_view name) {
+    // ".channel<N>.cumemctl-<PID>-<SEQ>-<RANDOM>"
+    constexpr std::string_view kPrefix = ".channel", kMarker = ".cumemctl-";
+    if (name.substr(0, kPrefix.size()) != kPrefix) return std::nullopt;
+    std::size_t i = kPrefix.size();
+    const std::size_t digits = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9') ++i;
+    if (i == digits || name.substr(i, kMarker.size()) != kMarker) return std::nullopt;
+    i += kMarker.size();
+    long long pid = 0;
+    const std::size_t pid_start = i;
+    while (i < name.size() && name[i] >= '0' && name[i] <= '9' && pid < (1LL << 32)) pid = pid * 10 + (name[i++] - '0');
+    if (i == pid_start || i >= name.size() || name[i] != '-' || pid <= 0 || pid >= (1LL << 31)) return std::nullopt;
+    return static_cast<pid_t>(pid);
+}
+
+std::vector<std::string> remove_stale_temporaries(int dir_fd) {
+    std::vector<std::string> removed;
+    // A second descriptor for the listing: fdopendir takes the one it is given.
+    const int list_fd = ::openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (list_fd < 0) return removed;
+    DIR* dir = ::fdopendir(list_fd);
+    if (dir == nullptr) {
+        ::close(list_fd);
+        return removed;
+    }
+    std::vector<std::string> names;
+    while (const dirent* e = ::readdir(dir)) names.emplace_back(e->d_name);
+    ::closedir(dir);
+    for (const auto& name : names) {
+        const auto pid = temporary_owner(name);
+        // A run that still lives may be between its mknod and its rename.
+        if (!pid || ::kill(*pid, 0) == 0 || errno != ESRCH) continue;
+        const Observation o = observe_node(dir_fd, name);
+        if (o.error != 0 || o.state.kind != NodeKind::char_device) continue;
+        if (::unlinkat(dir_fd, name.c_str(), 0) == 0) removed.push_back(name);
+    }
+    return removed;
 }
 
 }  // namespace cumemctl

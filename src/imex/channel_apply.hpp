@@ -3,8 +3,12 @@
 // with its owner and mode, then renamed into place).
 #pragma once
 
+#include <sys/types.h>
+
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "imex/channel_plan.hpp"
 
@@ -41,5 +45,14 @@ ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptio
 // Brings one channel to what was asked: looks, plans and changes; when another process changes the node
 // between the look and the change (EEXIST on create, ENOENT on a fix or removal), looks again.
 ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options);
+
+// The process that made the hidden temporary node `name` (".channel7.cumemctl-PID-SEQ-RANDOM", the
+// name apply_channel gives a node between its mknodat and its rename), or nullopt for any other name.
+std::optional<pid_t> temporary_owner(std::string_view name);
+
+// Removes the hidden temporary nodes in `dir_fd` whose run has gone (a crash or SIGKILL between the
+// mknodat and the rename leaves one): character devices only, never one of a process that still
+// lives. Returns the names removed.
+std::vector<std::string> remove_stale_temporaries(int dir_fd);
 
 }  // namespace cumemctl

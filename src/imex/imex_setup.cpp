@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "imex/channel_dir.hpp"
 #include "imex/proc_devices.hpp"
 #include "util/file_mode.hpp"
@@ -121,8 +122,18 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     const PlanOptions options{request.remove, request.force};
     const bool changing = !request.check && !request.dry_run;
     const int fd = dir.fd.valid() ? dir.fd.get() : -1;
+    if (changing && fd >= 0) {
+        for (const auto& name : remove_stale_temporaries(fd)) {
+            result.warnings.push_back(Problem{
+                .exit_code = ExitCode::ok,
+                .message =
+                    fmt::format("removed {}/{}: a temporary node that an interrupted run left", dir.path, name)});
+        }
+    }
     bool stopped = false;
     for (int channel : selected) {
+        // A stop request (SIGINT, SIGTERM) ends the run between channels: every node is whole.
+        check_interrupted();
         const NodeSpec want{channel, static_cast<unsigned>(result.major), result.owner.uid, result.owner.gid,
                             result.mode};
         ChannelOutcome out;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::ipc {
@@ -80,7 +81,28 @@ Process& Process::operator=(Process&& other) noexcept {
 }
 
 Process::~Process() {
-    kill_and_wait();
+    stop_and_wait(kStopGrace);
+}
+
+int Process::stop_and_wait(Timeout grace) noexcept {
+    if (pid_ <= 0) return -1;
+    // Our own executable unwinds on SIGTERM (its guards release what it made); give it `grace`.
+    ::kill(pid_, SIGTERM);
+    const auto deadline = std::chrono::steady_clock::now() + grace;
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        const pid_t r = waitpid(pid_, &status, WNOHANG);
+        if (r == pid_) {
+            pid_ = -1;
+            return status;
+        }
+        if (r < 0 && errno != EINTR) {
+            pid_ = -1;
+            return -1;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return kill_and_wait();
 }
 
 int Process::kill_and_wait() {
@@ -110,6 +132,8 @@ std::optional<int> Process::wait(Timeout timeout) {
             throw Error(ExitCode::failed, fmt::format("waitpid: {}", std::strerror(errno)));
         }
         if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        // A stop request ends the wait; the owner's destructor then ends the child.
+        check_interrupted();
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
 }

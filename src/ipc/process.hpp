@@ -2,8 +2,9 @@
 // program named for tests) with chosen arguments, the parent's environment with chosen variables set
 // or replaced (a later change sets CUDA_VISIBLE_DEVICES), and exactly the descriptors it needs: stdin
 // from /dev/null, stdout onto our stderr (our own stdout stays one document), our stderr, and the
-// passed socket at a fixed number; nothing else crosses. The child is killed and reaped when its
-// owner (the Process object) goes while it runs, and dies with us where it calls die_with_parent().
+// passed socket at a fixed number; nothing else crosses. The child is ended and reaped when its
+// owner (the Process object) goes while it runs (SIGTERM, so that it unwinds and releases what it made,
+// then SIGKILL after a grace time), and dies with us where it calls die_with_parent().
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +17,9 @@
 #include "ipc/timeout.hpp"
 
 namespace cumemctl::ipc {
+
+// How long a child that its owner drops while it runs has to end on SIGTERM before SIGKILL.
+inline constexpr Timeout kStopGrace{3000};
 
 // Where a child finds the socket to its parent.
 inline constexpr int kChildSocketFd = 3;
@@ -40,7 +44,7 @@ public:
     Process& operator=(Process&& other) noexcept;
     Process(const Process&) = delete;
     Process& operator=(const Process&) = delete;
-    // Kills (SIGKILL) and reaps a child that still runs.
+    // Ends (stop_and_wait with kStopGrace) and reaps a child that still runs.
     ~Process();
 
     pid_t pid() const { return pid_; }
@@ -48,10 +52,14 @@ public:
     bool running() const { return pid_ > 0; }
 
     // Waits at most `timeout` for the child to end and returns its wait status; nullopt when it
-    // still runs then. Throws Error (failed) when waitpid fails.
+    // still runs then. Throws Error (failed) when waitpid fails, Interrupted when SIGINT or SIGTERM came
+    // (the child still runs: the owner's destructor ends it).
     std::optional<int> wait(Timeout timeout);
     // Kills the child (SIGKILL) and reaps it; its wait status (-1 when it was reaped already).
     int kill_and_wait();
+    // Asks the child to stop (SIGTERM), waits at most `grace`, then kills (SIGKILL) and reaps it; its
+    // wait status (-1 when it was reaped already).
+    int stop_and_wait(Timeout grace) noexcept;
 
 private:
     explicit Process(pid_t pid) : pid_(pid) {}

@@ -7,6 +7,7 @@
 namespace cumemctl::steps {
 
 bool StepLog::attempt(std::string name, const std::function<std::string()>& fn, std::string call) {
+    check_interrupted();
     Stopwatch watch;
     try {
         std::string detail = fn();

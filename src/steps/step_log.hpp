@@ -1,4 +1,6 @@
-// The one step recorder. It runs work as steps and records each with its time and result, in three
+// The one step recorder. Steps are the safe points of a stop request: `time`, `attempt` and `call`
+// throw Interrupted (base/interrupt) before they start once SIGINT or SIGTERM came; `undo` never does.
+// It runs work as steps and records each with its time and result, in three
 // styles that every operation shares: `time` (the work throws Error, which is diagnosed, recorded and
 // rethrown), `attempt` (the work returns a detail; a failure is recorded, the first problem kept and
 // false returned) and `call`/`undo`/`note` (one driver entry point; an undo never throws and keeps its
@@ -14,6 +16,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
 #include "steps/step.hpp"
 #include "util/stopwatch.hpp"
 
@@ -38,6 +41,7 @@ public:
     // rethrown. Returns what fn returns.
     template <class Fn>
     auto time(std::string name, std::string call, Fn&& fn) -> decltype(fn()) {
+        check_interrupted();
         Stopwatch watch;
         try {
             if constexpr (std::is_void_v<decltype(fn())>) {
@@ -63,6 +67,7 @@ public:
     // point is missing or the call fails. Needs the driver constructor.
     template <typename Fn, typename... Args>
     Step& call(std::string name, const char* entry, Fn fn, Args... args) {
+        check_interrupted();
         require_entry(reinterpret_cast<const void*>(fn), entry, 0);
         Stopwatch sw;
         const CUresult r = fn(args...);

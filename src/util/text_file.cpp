@@ -38,4 +38,12 @@ std::string read_text_file(const std::string& path, const std::string& what, con
     return text;
 }
 
+std::optional<std::string> try_read_text_file(const std::string& path) {
+    try {
+        return read_text_file(path, "", "");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace cumemctl

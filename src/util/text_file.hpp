@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 
 namespace cumemctl {
@@ -13,5 +14,10 @@ inline constexpr std::size_t kMaxTextFileBytes = 1 << 20;
 // unavailable (exit 3) when it does not exist or cannot be read, permission (exit 4) when access is
 // denied; the message names `what` (e.g. "--proc-devices") and the remedy is `remedy`.
 std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy);
+
+// The same, for a file that may be absent or unreadable: nullopt then. Like read_text_file it opens
+// close-on-exec (std::ifstream does not), so that no second process started meanwhile from another
+// thread inherits it.
+std::optional<std::string> try_read_text_file(const std::string& path);
 
 }  // namespace cumemctl

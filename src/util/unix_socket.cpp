@@ -3,19 +3,24 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/interrupt.hpp"
 
 namespace cumemctl {
 namespace {
 
 // The largest message either side sends: a report of a few kilobytes.
 constexpr std::size_t kMaxMessage = 1 << 20;
+// How long one poll waits before looking for a stop request again.
+constexpr std::int64_t kPollSliceMs = 100;
 
 [[noreturn]] void fail(const char* what, int err) {
     throw Error(ExitCode::failed, fmt::format("{} failed: {}", what, std::strerror(err)));
@@ -53,11 +58,20 @@ void send_message(int socket, std::string_view bytes, int fd) {
 
 Message receive_message(int socket, std::chrono::milliseconds timeout) {
     const int timeout_ms = static_cast<int>(timeout.count());
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd p{socket, POLLIN, 0};
-    int ready = -1;
-    do {
-        ready = poll(&p, 1, timeout_ms);
-    } while (ready < 0 && errno == EINTR);
+    int ready = 0;
+    // In slices, so that a stop request (SIGINT, SIGTERM) ends the wait even when another thread took
+    // the signal; an EINTR ends a slice at once.
+    while (true) {
+        check_interrupted();
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        const bool last = left.count() <= kPollSliceMs;
+        ready = poll(&p, 1, static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, kPollSliceMs)));
+        if (ready < 0 && errno == EINTR) continue;
+        if (ready != 0 || last) break;
+    }
     if (ready < 0) fail("poll", errno);
     if (ready == 0) throw Error(ExitCode::failed, fmt::format("no message within {:g} s", timeout_ms / 1000.0));
     std::vector<char> buffer(kMaxMessage);

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <chrono>
 
 namespace fake {
 namespace {
@@ -158,6 +160,15 @@ void load_profile(State& s) {
     add_injections(s, std::getenv("FAKECUDA_INJECT"));
     const char* loaded_by = std::getenv("FAKECUDA_LOADED_BY");
     if (loaded_by != nullptr && *loaded_by != '\0') add_injections(s, std::getenv("FAKECUDA_INJECT_CHILD"));
+    if (const char* d = std::getenv("FAKECUDA_DELAY_MS"); d != nullptr && *d != '\0') {
+        std::stringstream ss(d);
+        std::string item;
+        while (std::getline(ss, item, ';')) {
+            const auto colon = item.find(':');
+            if (colon == std::string::npos) die("FAKECUDA_DELAY_MS: expected call:ms[;call:ms]: " + item);
+            s.delays.emplace_back(item.substr(0, colon), std::stoi(item.substr(colon + 1)));
+        }
+    }
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 
@@ -223,6 +234,12 @@ const char* result_text(CUresult r) {
 
 std::optional<CUresult> injected(const char* call) {
     State& s = state();
+    for (const auto& [name, ms] : s.delays) {
+        if (name != call) continue;
+        std::fprintf(stderr, "fakecuda: delay %s %d ms (pid %d)\n", call, ms, static_cast<int>(getpid()));
+        std::fflush(stderr);
+        std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+    }
     std::lock_guard<std::mutex> lock(s.mutex);
     const int n = ++s.call_counts[call];
     for (const auto& inj : s.injections) {

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -60,6 +61,7 @@ struct State {
     std::vector<Device> devices;
     std::vector<std::string> missing_entry_points;
     std::vector<Injection> injections;
+    std::vector<std::pair<std::string, int>> delays;  // FAKECUDA_DELAY_MS: call, milliseconds
     std::map<std::string, int> call_counts;
     nlohmann::json profile;
 };
@@ -75,6 +77,8 @@ const char* result_name(CUresult r);
 const char* result_text(CUresult r);
 
 // Counts a call and returns the injected failure for it, if any. Call at the top of every entry point.
+// A call named in FAKECUDA_DELAY_MS ("call:ms;call2:ms") first says "fakecuda: delay CALL MS ms (pid
+// N)" on stderr and sleeps that long: a slow driver, so that tests can send a signal mid-run.
 std::optional<CUresult> injected(const char* call);
 
 // The device for an ordinal, or nullptr.

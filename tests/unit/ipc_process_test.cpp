@@ -8,7 +8,9 @@
 #include <cerrno>
 #include <filesystem>
 #include <set>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "ipc/process.hpp"
 #include "base/error.hpp"
@@ -138,4 +140,28 @@ TEST_CASE("an exit status comes back, and a program that cannot start is an erro
 TEST_CASE("ipc::describe says a timeout in seconds") {
     CHECK(ipc::describe(ipc::Timeout{20000}) == "20 s");
     CHECK(ipc::describe(ipc::Timeout{500}) == "0.5 s");
+}
+
+TEST_CASE("children started at once from several threads (doctor's per-device threads) get only their own socket") {
+    // Each thread holds its own "exported" descriptor, one of them without close-on-exec as a driver's
+    // export might be, and starts a child with its own socket: no child may see another thread's.
+    constexpr int kThreads = 4;
+    std::vector<std::set<int>> seen(kThreads);
+    std::vector<std::string> sockets(kThreads), passed(kThreads);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < kThreads; ++i) {
+        threads.emplace_back([&, i] {
+            auto [mine, theirs] = socket_pair();
+            const UniqueFd exported(::open("/dev/null", i % 2 == 0 ? O_RDONLY : O_RDONLY | O_CLOEXEC));
+            ipc::Process child = sleeper(theirs.get());
+            passed[i] = link_of(fmt::format("/proc/self/fd/{}", theirs.get()));
+            seen[i] = settled_fds_of(child.pid(), {0, 1, 2, 3});
+            sockets[i] = link_of(fmt::format("/proc/{}/fd/3", child.pid()));
+        });
+    }
+    for (auto& t : threads) t.join();
+    for (int i = 0; i < kThreads; ++i) {
+        CHECK(seen[i] == std::set<int>{0, 1, 2, 3});
+        CHECK(sockets[i] == passed[i]);
+    }
 }

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Sends a signal to a cumemctl run once it is under way, bpftrace-style for the signal cases:
+#     signal_run.sh SIGNAL WHEN DIR [--child] -- COMMAND...
+# starts COMMAND in the background (stdout to DIR/out, stderr to DIR/err), waits (up to 90 s, so that a
+# loaded machine is no problem) until WHEN holds -- "stderr:TEXT": TEXT appears in its stderr (the fake
+# driver's "fakecuda: delay ..." line), "file:PATH": PATH exists -- sends SIGNAL (INT or TERM) to it,
+# waits for it, then writes its stdout and stderr through and exits with its exit code. It fails (exit
+# 99) when WHEN never held, and (exit 98) when a process that was its child at the signal still exists
+# afterwards: a second process must be ended and reaped. With --child the signal goes to COMMAND's
+# child instead (COMMAND is a wrapper such as strace that runs cumemctl).
+set -u
+signal=$1 when=$2 dir=$3 to_child=0
+shift 3
+[[ $1 == --child ]] && to_child=1 && shift
+shift
+"$@" >"$dir/out" 2>"$dir/err" &
+pid=$!
+held=0
+for _ in $(seq 900); do
+  case $when in
+    stderr:*) grep -qF -- "${when#stderr:}" "$dir/err" && held=1 ;;
+    file:*) [[ -e ${when#file:} ]] && held=1 ;;
+  esac
+  ((held)) && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+target=$pid
+((to_child)) && target=$(pgrep -P "$pid" | head -1)
+children=$(pgrep -P "${target:-$pid}" | tr '\n' ' ')
+if ((held)); then
+  kill -"$signal" "${target:-$pid}"
+fi
+wait "$pid"
+rc=$?
+cat "$dir/out"
+cat "$dir/err" >&2
+if ((!held)); then
+  echo "signal_run: '$when' never held; the command exited $rc first" >&2
+  exit 99
+fi
+for c in $children; do
+  if kill -0 "$c" 2>/dev/null; then
+    echo "signal_run: child $c ($(cat /proc/"$c"/cmdline 2>/dev/null | tr '\0' ' ')) still exists" >&2
+    exit 98
+  fi
+done
+echo "signal_run: sent SIG$signal to ${target:-$pid} (children then: ${children:-none}); it exited $rc" >&2
+exit "$rc"
