@@ -27,7 +27,7 @@ nlohmann::json result_json(const CreatePoolResult& r) {
     j["access"] = access_json(r.access);
     j["checks"] = device_checks_json(r.checks);
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
-    j["resources"] = r.before ? resources_json(*r.before, r.after) : nlohmann::json(nullptr);
+    j["resources"] = r.before ? resources_json(*r.before, r.after, r.outcome.steps()) : nlohmann::json(nullptr);
     return j;
 }
 
@@ -45,8 +45,10 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
     add_access_rows(pool, r.access, r.checks);
     if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
     if (r.before && r.after) {
-        pool.rows.push_back({"free memory and descriptors after",
+        pool.rows.push_back({"descriptors and handles after",
                              compare(*r.before, *r.after).balanced() ? "as before" : "different (see the warning)"});
+        pool.rows.push_back({"device free memory", fmt::format("{} before, {} after ({})", r.before->free_bytes,
+                                                               r.after->free_bytes, kDeviceFreeScope)});
     }
     return {std::move(pool), steps_table(fmt::format("Steps on GPU {}", device), r.outcome.steps())};
 }
@@ -117,7 +119,7 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                 j["ordinal"] = device;
                 report.results["devices"].push_back(std::move(j));
                 for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
-                if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, device);
+                if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, r.outcome.steps(), device);
                 if (r.outcome.problem()) {
                     Problem p = *r.outcome.problem();
                     p.device = device;

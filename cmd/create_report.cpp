@@ -65,7 +65,7 @@ nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
         {"export", or_null(r.exported, export_json)},
         {"import_check", or_null(r.import_check, import_json)},
         {"steps", steps_json(r.steps)},
-        {"resources", r.before ? resources_json(*r.before, r.after) : nlohmann::json(nullptr)}};
+        {"resources", r.before ? resources_json(*r.before, r.after, r.steps) : nlohmann::json(nullptr)}};
     if (r.address) j["seed"] = r.seed;
     return j;
 }
@@ -111,7 +111,8 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
                                         ic.exit_status, ic.check ? ": " + verify_text(*ic.check) : ""));
     }
     if (r.before && r.after) {
-        row("free memory", fmt::format("{} before, {} after", r.before->free_bytes, r.after->free_bytes));
+        row("free memory",
+            fmt::format("{} before, {} after ({})", r.before->free_bytes, r.after->free_bytes, kDeviceFreeScope));
         row("open descriptors", fmt::format("{} before, {} after", r.before->fds.size(), r.after->fds.size()));
     }
     return t;
@@ -123,7 +124,7 @@ void add_warnings(Report& report, const CreateRequest& q, const CreateResult& r)
         report.add_warning("generic compression was asked for and not granted: the allocation is not compressible",
                            "the driver decides; see CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED", q.device);
     }
-    if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, q.device);
+    if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, r.steps, q.device);
 }
 
 }  // namespace
@@ -161,34 +162,46 @@ void add_access_rows(Table& table, const std::vector<DeviceAccess>& access, cons
     }
 }
 
-nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after) {
-    nlohmann::json j{{"free_bytes_before", before.free_bytes},
+nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after,
+                              const std::vector<steps::Step>& steps) {
+    nlohmann::json j{{"device_free_bytes_before", before.free_bytes},
+                     {"device_free_bytes_after", nullptr},
+                     {"device_free_scope", kDeviceFreeScope},
                      {"open_fds_before", before.fds.size()},
-                     {"free_bytes_after", nullptr},
-                     {"open_fds_after", nullptr}};
+                     {"open_fds_after", nullptr},
+                     {"failed_releases", failed_releases(steps)},
+                     {"handles_not_released", nullptr}};
     if (after) {
         const ResourceDelta d = compare(before, *after);
-        j["free_bytes_after"] = after->free_bytes;
+        j["device_free_bytes_after"] = after->free_bytes;
         j["open_fds_after"] = after->fds.size();
-        j["free_bytes_delta"] = d.free_bytes;
+        j["device_free_bytes_delta"] = d.free_bytes;
         j["open_fds_delta"] = d.fds;
         j["new_fds"] = d.new_fds;
+        j["handles_not_released"] = d.lost_handles;
         j["balanced"] = d.balanced();
     }
     return j;
 }
 
-void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after, int device) {
+void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after,
+                     const std::vector<steps::Step>& steps, int device) {
     const ResourceDelta d = compare(before, after);
     if (d.balanced()) return;
-    report.add_warning(
-        fmt::format("resources differ after create: free memory {:+} bytes, descriptors {:+}{}", d.free_bytes, d.fds,
-                    d.new_fds.empty() ? "" : fmt::format(" (new: {})", fmt::join(d.new_fds, ", "))),
-        "the driver keeps a little bookkeeping in this process's context after an export until the context goes "
-        "(on an H200 with driver 580.159.04: 2 MiB to 2 MiB + 64 KiB after create --pool --ipc-check; free memory "
-        "seen from another process after this one ended was unchanged), and another process may have changed the "
-        "device's free memory; a larger difference, or a new descriptor, is a leak: report it",
-        device);
+    std::vector<std::string> parts;
+    if (d.fds != 0 || !d.new_fds.empty()) {
+        parts.push_back(fmt::format("descriptors {:+}{}", d.fds,
+                                    d.new_fds.empty() ? "" : fmt::format(" (new: {})", fmt::join(d.new_fds, ", "))));
+    }
+    if (d.lost_handles != 0) {
+        const std::vector<std::string> refused = failed_releases(steps);
+        parts.push_back(fmt::format("{} handle{} not released{}", d.lost_handles, d.lost_handles == 1 ? "" : "s",
+                                    refused.empty() ? "" : fmt::format(" ({})", fmt::join(refused, ", "))));
+    }
+    report.add_warning(fmt::format("resources differ after create: {}", fmt::join(parts, "; ")),
+                       "this process did not give back what it made (a descriptor still open, or a release the "
+                       "driver refused): a leak until the process ends; report it with the driver version",
+                       device);
 }
 
 void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result) {

@@ -7,6 +7,7 @@
 #include "gpu/devices.hpp"
 #include "gpu/pool_trim.hpp"
 #include "gpu/primary_context.hpp"
+#include "gpu/resource_snapshot.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
@@ -58,11 +59,11 @@ Table trim_table(int device, const TrimResult& r) {
             {},
             {}};
     t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
-              {"device free", format_size(f.free_before_trim), format_size(f.free_after_trim)},
-              {"device free at start", format_size(f.free_at_start), ""},
+              {"device free (device-wide)", format_size(f.free_before_trim), format_size(f.free_after_trim)},
+              {"device free at start (device-wide)", format_size(f.free_at_start), ""},
               {"cuMemPoolTrimTo", "", fmt::format("{:.3f} ms", r.trim_seconds * 1e3)},
               {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
-    t.notes = {r.verdict.reason, kPerProcessNote};
+    t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
     return t;
 }
 
@@ -118,7 +119,8 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
                     .message =
                         fmt::format("trim on GPU {}: the memory did not come back: {}", device, r.verdict.reason),
                     .remedy =
-                        "another process may be allocating on this GPU at the same time; run again on an idle GPU",
+                        "the driver kept pool memory that cuMemPoolTrimTo should have released; run again, and if "
+                        "it stays, report it with the driver version",
                     .device = device};
                 report.add_error(std::move(p));
             }

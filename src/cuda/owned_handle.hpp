@@ -4,12 +4,21 @@
 // where a create call writes it, release() gives it up, reset() and destroy() end it early.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <utility>
 
 #include <cuda.h>
 
 namespace cumemctl {
+
+// How many handles this thread's guards could not give back: a guard whose last destroy the driver
+// refused (the handle is then lost until the process ends). Snapshots read it before and after an
+// operation, so that a leak verdict rests on what this process made and released.
+inline std::uint64_t& lost_handle_count() {
+    thread_local std::uint64_t count = 0;
+    return count;
+}
 
 // Owns one driver handle (CUstream, CUevent, CUmodule, CUdeviceptr, an allocation handle, a mapped
 // or reserved address). `Destroy` takes the handle and returns the driver's answer; for calls that
@@ -50,9 +59,10 @@ public:
     }
     // Gives up ownership: the handle is no longer destroyed here.
     Handle release() { return std::exchange(handle_, Handle{}); }
-    // Destroys the handle now (errors ignored) and holds `next` instead.
+    // Destroys the handle now and holds `next` instead; a refused destroy is not thrown (this runs on
+    // error paths) but counted in lost_handle_count().
     void reset(Handle next = Handle{}) {
-        if (handle_ != Handle{} && destroy_) destroy_(handle_);
+        if (handle_ != Handle{} && destroy_ && destroy_(handle_) != CUDA_SUCCESS) ++lost_handle_count();
         handle_ = next;
     }
     // Destroys the handle now and returns the driver's answer; when the driver refuses, the guard

@@ -13,6 +13,7 @@
 #include "gpu/pool_create.hpp"
 #include "gpu/pool_pattern.hpp"
 #include "gpu/pool_trim.hpp"
+#include "gpu/resource_snapshot.hpp"
 #include "gpu/verify_json.hpp"
 #include "gpu/vmm_create.hpp"
 #include "ipc/timeout.hpp"
@@ -34,6 +35,23 @@ bool has(DeviceState& device, std::string_view key) {
 // A failed operation as a check's outcome: the error's message, cause and remedy, and what was done.
 CheckOutcome failed(const Problem& problem, nlohmann::json details) {
     return outcome_from_error(problem).with_details(std::move(details));
+}
+
+// A check's failure when this thread did not give back what it made: a handle that a guard could not
+// release (the refused release calls of `steps` named). Descriptors are the process's, shared by the
+// device threads, and device free memory other processes move: neither plays a part.
+std::optional<CheckOutcome> leak_outcome(const std::optional<ResourceSnapshot>& before,
+                                         const std::optional<ResourceSnapshot>& after,
+                                         const std::vector<steps::Step>& steps, nlohmann::json& details) {
+    if (!before || !after) return std::nullopt;
+    const ResourceDelta d = compare(*before, *after);
+    details["handles_not_released"] = d.lost_handles;
+    if (d.lost_handles == 0) return std::nullopt;
+    const std::vector<std::string> refused = failed_releases(steps);
+    return CheckOutcome::fail(fmt::format("this process did not give back what it made: {} handle{} not released{}",
+                                          d.lost_handles, d.lost_handles == 1 ? "" : "s",
+                                          refused.empty() ? "" : fmt::format(" ({})", fmt::join(refused, ", "))),
+                              "a leak in this process until it ends: report it with the driver version", details);
 }
 
 // What one create did, for a check's details.
@@ -74,7 +92,9 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     } catch (const Error& e) {
         return {create_details(result), failed(e.problem(), create_details(result))};
     }
-    return {create_details(result), std::nullopt};
+    nlohmann::json details = create_details(result);
+    if (auto leak = leak_outcome(result.before, result.after, result.steps, details)) return {details, leak};
+    return {details, std::nullopt};
 }
 
 }  // namespace
@@ -116,9 +136,8 @@ CheckOutcome check_pool_trim(DoctorContext&, DeviceState* device) {
     details["trim_seconds"] = r.trim_seconds;
     if (!r.verdict.returned) {
         return CheckOutcome::fail(r.verdict.reason,
-                                  "another process may have taken or given back device memory meanwhile: run "
-                                  "'cumemctl trim' on an idle device; if it fails there too, report it with the "
-                                  "driver version",
+                                  "the driver kept pool memory that cuMemPoolTrimTo should have released: run "
+                                  "'cumemctl trim' to see it again; if it stays, report it with the driver version",
                                   std::move(details));
     }
     return CheckOutcome::pass(r.verdict.reason, std::move(details));
@@ -143,6 +162,7 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
     nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
     if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
+    if (auto leak = leak_outcome(r.before, r.after, r.outcome.steps(), details)) return *leak;
     return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
                                           "and found the pattern",
                                           format_size(size)),

@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "doctor/check.hpp"
+#include "gpu/diagnosis.hpp"
 
 namespace cumemctl::doctor {
 
@@ -40,8 +41,14 @@ CUcontext DeviceState::context() {
     try {
         require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
         context_.emplace(api_, ordinal_);
-    } catch (const Error& e) {
+    } catch (Error& e) {
+        // The reason and a remedy a person can act on: a device held in exclusive-process mode by another
+        // process, or one out of memory, is a result of the context check, not a crash nor a leak.
+        DiagnosisContext diagnosis;
+        diagnosis.device = ordinal_;
+        diagnose_problem(api_, e.problem(), diagnosis);
         context_error_ = e.what();
+        if (!e.problem().cause.empty()) context_error_ += ": " + e.problem().cause;
         throw;
     }
     return context_->get();

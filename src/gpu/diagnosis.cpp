@@ -128,6 +128,25 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
                      ExitCode::permission};
 }
 
+// Whether a failed call was the one that makes a context.
+bool context_call(const DriverFailure& failure) {
+    return failure.call == "cuDevicePrimaryCtxRetain" || failure.call == "cuCtxCreate";
+}
+
+// CUDA_ERROR_DEVICE_UNAVAILABLE: the device's compute mode lets no context of this process on it.
+Diagnosis unavailable_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
+    const auto mode = read_attribute(api, device_of(c), CU_DEVICE_ATTRIBUTE_COMPUTE_MODE);
+    const std::string why =
+        mode == static_cast<int>(CU_COMPUTEMODE_PROHIBITED)
+            ? std::string("its compute mode is prohibited")
+            : std::string("it is in exclusive-process compute mode and another process holds its context");
+    return Diagnosis{
+        fmt::format("device {} is unavailable to this process: {}; nothing was allocated on it", device_of(c), why),
+        "run this again when that process has ended (nvidia-smi lists it; 'nvidia-smi -q -d COMPUTE' "
+        "shows the mode), or have an administrator set the default mode (nvidia-smi -c DEFAULT)",
+        ExitCode::unavailable};
+}
+
 Diagnosis oom_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
     const std::string asked = c.size ? fmt::format("; {} were asked for", format_size(*c.size)) : std::string();
     const bool host = c.prop && c.prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE;
@@ -237,7 +256,17 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
                              "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
                              ExitCode::unavailable};
         case CUDA_ERROR_OUT_OF_MEMORY:
+            if (context_call(failure)) {
+                return Diagnosis{fmt::format("device {} has no memory left for a context: other processes hold it; "
+                                             "nothing was allocated on it",
+                                             device_of(c)),
+                                 "run this again when the processes that hold the device's memory have ended or "
+                                 "freed it (nvidia-smi lists them)",
+                                 ExitCode::failed};
+            }
             return oom_diagnosis(api, c);
+        case CUDA_ERROR_DEVICE_UNAVAILABLE:
+            return unavailable_diagnosis(api, c);
         case CUDA_ERROR_INVALID_VALUE:
             return invalid_value_diagnosis(api, c);
         case CUDA_ERROR_SYSTEM_NOT_READY:

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/devices.hpp"
 #include "base/error.hpp"
 
@@ -176,11 +177,14 @@ OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& reques
 }
 
 OwnedPool::~OwnedPool() {
-    if (info_.handle != nullptr) api_.cuMemPoolDestroy(info_.handle);
+    // A pool the driver will not destroy is lost until the process ends: counted, as a guard counts it.
+    if (info_.handle != nullptr && api_.cuMemPoolDestroy(info_.handle) != CUDA_SUCCESS) ++lost_handle_count();
 }
 
 void OwnedPool::destroy() {
-    CU_CALL(api_, cuMemPoolDestroy, std::exchange(info_.handle, nullptr));
+    // Refused, the pool stays held and the destructor tries once more.
+    CU_CALL(api_, cuMemPoolDestroy, info_.handle);
+    info_.handle = nullptr;
 }
 
 }  // namespace cumemctl

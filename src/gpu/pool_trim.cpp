@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/primary_context.hpp"
+#include "gpu/resource_snapshot.hpp"
 #include "base/error.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
@@ -36,24 +37,15 @@ private:
 }  // namespace
 
 TrimVerdict judge_trim(const TrimFigures& f) {
-    if (f.reserved_after > f.keep) {
+    if (f.reserved_after > f.keep + f.granule) {
         return {false, fmt::format("the pool still holds {} after trimming to keep {}", format_size(f.reserved_after),
                                    format_size(f.keep))};
     }
-    // Where free memory should be: where it started, less what the pool still keeps.
-    const std::uint64_t expected = f.free_at_start > f.reserved_after ? f.free_at_start - f.reserved_after : 0;
-    if (f.free_after_trim + f.granule < expected) {
-        return {false, fmt::format("device free memory is {} below where it started (less the {} kept), more than "
-                                   "one granule ({})",
-                                   format_size(expected - f.free_after_trim), format_size(f.reserved_after),
-                                   format_size(f.granule))};
-    }
-    const std::uint64_t back = f.free_after_trim > f.free_before_trim ? f.free_after_trim - f.free_before_trim : 0;
+    const std::uint64_t back = f.reserved_before > f.reserved_after ? f.reserved_before - f.reserved_after : 0;
     return {true,
-            fmt::format("{} came back to the device; free memory is within one granule ({}) of where it started{}",
-                        format_size(back), format_size(f.granule),
-                        f.reserved_after > 0 ? fmt::format(", less the {} kept", format_size(f.reserved_after))
-                                             : std::string())};
+            fmt::format("{} came back to the device; the pool holds {} after trimming to keep {}, within one "
+                        "granule ({})",
+                        format_size(back), format_size(f.reserved_after), format_size(f.keep), format_size(f.granule))};
 }
 
 KeepAboveReservedError::KeepAboveReservedError(std::uint64_t keep_bytes, std::uint64_t reserved_bytes)
@@ -98,7 +90,8 @@ nlohmann::json to_json(const TrimFigures& f) {
             {"reserved_after_bytes", f.reserved_after},
             {"device_free_at_start_bytes", f.free_at_start},
             {"device_free_before_trim_bytes", f.free_before_trim},
-            {"device_free_after_trim_bytes", f.free_after_trim}};
+            {"device_free_after_trim_bytes", f.free_after_trim},
+            {"device_free_scope", kDeviceFreeScope}};
 }
 
 }  // namespace cumemctl

@@ -1,5 +1,6 @@
 // Trimming a pool: run a workload with a release threshold that keeps everything reserved,
-// synchronise, cuMemPoolTrimTo(keep), and check that the memory came back to the device.
+// synchronise, cuMemPoolTrimTo(keep), and check that the pool gave its memory back to the device. The
+// verdict rests on the pool's own reserved memory; the device's free memory is shown, never judged.
 #pragma once
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 namespace cumemctl {
 
-// The device memory figures a trim is judged on, in bytes.
+// The figures of a trim, in bytes: the pool's (judged) and the device's (device-wide, shown only).
 struct TrimFigures {
     std::uint64_t keep = 0;              // cuMemPoolTrimTo's minBytesToKeep
     std::uint64_t granule = 0;           // the location's allocation granularity: the tolerance
@@ -24,7 +25,7 @@ struct TrimFigures {
 };
 
 // The figures as JSON: keep_bytes, granule_bytes, reserved_{before,after}_bytes,
-// device_free_{at_start,before_trim,after_trim}_bytes.
+// device_free_{at_start,before_trim,after_trim}_bytes and device_free_scope (their label).
 nlohmann::json to_json(const TrimFigures& f);
 
 // The check's answer: whether the memory came back, and why (one sentence either way).
@@ -33,8 +34,8 @@ struct TrimVerdict {
     std::string reason;
 };
 
-// Passes when the pool kept at most `keep` bytes and the device's free memory is back within one
-// granule of where it started, less what the pool kept.
+// Passes when the pool's reserved memory after the trim (CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT) is at most
+// `keep`, within one granule. Device free memory plays no part: other processes move it.
 TrimVerdict judge_trim(const TrimFigures& f);
 
 // The usage error of a trim asked to keep more than the pool has reserved, with both numbers as data

@@ -8,6 +8,7 @@
 
 #include "base/interrupt.hpp"
 #include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/primary_context.hpp"
 #include "util/stopwatch.hpp"
 
@@ -88,14 +89,16 @@ PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uin
 
 PoolAllocation::~PoolAllocation() {
     if (ptr_ == 0) return;
-    api_.cuMemFreeAsync(ptr_, stream_.get());
+    // A block the driver will not free is lost until the process ends: counted, as a guard counts it.
+    if (api_.cuMemFreeAsync(ptr_, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
     api_.cuStreamSynchronize(stream_.get());
 }
 
 void PoolAllocation::free() {
     if (ptr_ == 0) return;
-    const CUdeviceptr p = std::exchange(ptr_, 0);
-    CU_CALL(api_, cuMemFreeAsync, p, stream_.get());
+    // Refused, the block stays held and the destructor tries once more.
+    CU_CALL(api_, cuMemFreeAsync, ptr_, stream_.get());
+    ptr_ = 0;
     stream_.synchronize();
 }
 

@@ -2,6 +2,9 @@
 // memory information that needs one.
 #include "fake_context.hpp"
 
+#include <algorithm>
+#include <cstdlib>
+
 #include "fake_memory.hpp"
 
 namespace fake {
@@ -33,6 +36,9 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
+    // A device whose profile says "held_by_other_process": true is in exclusive-process compute mode and
+    // another process has its context: the driver refuses a second one.
+    if (d->extra.value("held_by_other_process", false)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
     ++d->context_refs;
     *pctx = context_of(dev);
     return CUDA_SUCCESS;
@@ -81,6 +87,17 @@ CUresult cuMemGetInfo_v2(size_t* free, size_t* total) {
     if (free == nullptr || total == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     *free = d->total - d->used;
+    // FAKECUDA_OTHER_PROCESS_DELTA=BYTES (signed): every call after the first finds free memory moved by
+    // that much more, as another process allocating (or freeing) on the GPU, or the driver's per-context
+    // bookkeeping, would move it between two reads.
+    static long long calls = 0;
+    if (++calls > 1) {
+        if (const char* delta = std::getenv("FAKECUDA_OTHER_PROCESS_DELTA"); delta != nullptr && *delta != '\0') {
+            const long long moved = std::strtoll(delta, nullptr, 10) * (calls - 1);
+            const long long now = static_cast<long long>(*free) + moved;
+            *free = static_cast<size_t>(std::clamp<long long>(now, 0, static_cast<long long>(d->total)));
+        }
+    }
     *total = d->total;
     return CUDA_SUCCESS;
 }

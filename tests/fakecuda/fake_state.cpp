@@ -84,6 +84,7 @@ const ResultName kResults[] = {
     FAKE_RESULT(CUDA_ERROR_DEINITIALIZED, "driver shutting down"),
     FAKE_RESULT(CUDA_ERROR_NO_DEVICE, "no CUDA-capable device is detected"),
     FAKE_RESULT(CUDA_ERROR_INVALID_DEVICE, "invalid device ordinal"),
+    FAKE_RESULT(CUDA_ERROR_DEVICE_UNAVAILABLE, "CUDA-capable device(s) is/are busy or unavailable"),
     FAKE_RESULT(CUDA_ERROR_INVALID_CONTEXT, "invalid device context"),
     FAKE_RESULT(CUDA_ERROR_INVALID_HANDLE, "invalid resource handle"),
     FAKE_RESULT(CUDA_ERROR_NOT_FOUND, "named symbol not found"),

@@ -79,12 +79,12 @@ class Run:
         c.eq(f"{name}: free memory seen from here, after vs before", after, before)
         res = self.results.get("resources") or {}
         if res:
-            # Inside its own context the driver may keep a little bookkeeping for an exported handle
-            # (64 KiB seen for posix-fd on the H200) until the context goes; the check from here, after
-            # the process ended, is the leak check. Inside, less than one granule may differ.
-            delta = abs(res.get("free_bytes_after", 0) - res["free_bytes_before"])
-            c.true(f"{name}: free memory in cumemctl, after vs before, within one granule", delta < (2 << 20),
-                   f"differs by {delta} bytes")
+            # Inside its own context the driver keeps a little bookkeeping (one granule on two H200s) until
+            # the context goes, and other processes move device free memory: cumemctl shows it, labelled
+            # device-wide, and judges only what it made and released (descriptors, handles).
+            print(f"        device free memory in cumemctl, after - before: {res.get('device_free_bytes_delta')}")
+            c.eq(f"{name}: cumemctl's verdict: balanced", res.get("balanced"), True)
+            c.eq(f"{name}: no handle left unreleased", res.get("handles_not_released"), 0)
             c.eq(f"{name}: descriptors in cumemctl, after vs before", res.get("open_fds_after"), res["open_fds_before"])
             if res.get("new_fds"):
                 print(f"        new descriptors: {res['new_fds']}")

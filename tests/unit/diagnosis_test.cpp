@@ -245,3 +245,35 @@ TEST_CASE("size_diagnosis gives the nearest sizes as data and a remedy that name
     CHECK(e.problem().cause == d.cause);
     CHECK(e.mismatch.nearest.upper == 2 * g);
 }
+
+TEST_CASE("DEVICE_UNAVAILABLE on a context says the device is held by another process, and what to do") {
+    auto& m = testing_driver::model();
+    m = testing_driver::Model{};
+    const auto api = testing_driver::table();
+    DiagnosisContext c;
+    c.device = 0;
+    auto d = diagnose(api, failure(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuDevicePrimaryCtxRetain"), c);
+    REQUIRE(d);
+    CHECK(d->cause ==
+          "device 0 is unavailable to this process: it is in exclusive-process compute mode and another process "
+          "holds its context; nothing was allocated on it");
+    CHECK(contains(d->remedy, "nvidia-smi -c DEFAULT"));
+    CHECK(d->exit_code == ExitCode::unavailable);
+    m.attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_MODE] = CU_COMPUTEMODE_PROHIBITED;
+    d = diagnose(api, failure(CUDA_ERROR_DEVICE_UNAVAILABLE, "cuCtxCreate"), c);
+    REQUIRE(d);
+    CHECK(contains(d->cause, "its compute mode is prohibited"));
+    m = testing_driver::Model{};
+}
+
+TEST_CASE("OUT_OF_MEMORY on a context says the device has no memory left for one") {
+    const auto api = testing_driver::table();
+    DiagnosisContext c;
+    c.device = 1;
+    const auto d = diagnose(api, failure(CUDA_ERROR_OUT_OF_MEMORY, "cuDevicePrimaryCtxRetain"), c);
+    REQUIRE(d);
+    CHECK(d->cause ==
+          "device 1 has no memory left for a context: other processes hold it; nothing was allocated on it");
+    CHECK(contains(d->remedy, "nvidia-smi"));
+    CHECK(d->exit_code == ExitCode::failed);
+}

@@ -75,3 +75,18 @@ TEST_CASE("OwnedHandle::destroy reports the driver's answer and keeps a handle t
     CHECK(calls == 3);
     CHECK(reset_me.get() == 5);
 }
+
+TEST_CASE("a guard whose destroy the driver refuses counts a lost handle; one it retries successfully does not") {
+    const std::uint64_t start = lost_handle_count();
+    int refusals = 1;
+    auto flaky = [&refusals](int) { return refusals-- > 0 ? CUDA_ERROR_UNKNOWN : CUDA_SUCCESS; };
+    {
+        OwnedHandle<int> a(flaky, 3);
+        CHECK(a.destroy() == CUDA_ERROR_UNKNOWN);  // refused once: the guard still holds it
+    }                                              // the retry when it goes succeeds
+    CHECK(lost_handle_count() == start);
+    {
+        OwnedHandle<int> b([](int) { return CUDA_ERROR_UNKNOWN; }, 4);
+    }
+    CHECK(lost_handle_count() == start + 1);
+}

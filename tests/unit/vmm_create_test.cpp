@@ -135,9 +135,12 @@ static void fail_every_call(const CreateRequest& request) {
             }
             if (name == "cuMemFree") {
                 // The driver refused to free a verify counter buffer (freed on the way out, not
-                // retried): the memory is gone. The first is the owner's, and create's own snapshots
-                // say so; later ones were made in a peer's context, on that device.
+                // retried): the memory is gone. create's own snapshots say so from what this process
+                // made (a handle its guard could not give back), whichever device's buffer it was;
+                // device free memory is shown only: the first is the owner's, later ones a peer's.
                 REQUIRE(result.after);
+                CHECK(compare(*result.before, *result.after).lost_handles == 1);
+                CHECK_FALSE(compare(*result.before, *result.after).balanced());
                 if (nth == 1) CHECK(compare(*result.before, *result.after).free_bytes < 0);
                 if (nth > 1) CHECK(compare(*result.before, *result.after).free_bytes == 0);
                 CHECK(all_free_memory() < all_before);
