@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "driver_table.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 
 using namespace cumemctl;
 
