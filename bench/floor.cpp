@@ -38,7 +38,7 @@ struct Api {
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
 };
 
-// The attributes `devices` reports, in its order: the capability catalogue of src/gpu/devices.cpp
+// The attributes `devices` reports, in its order: the capability catalogue of src/gpu/device/devices.cpp
 // (153 to 156 are the CUDA 13.3 logical-endpoint attributes, refused by older drivers).
 constexpr int kCapabilityAttributes[] = {
     CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
@@ -178,7 +178,7 @@ std::string granularity_text(const Api& a, const CUmemAllocationProp& prop, CUme
 
 // `granularity`: for each device, location (device, host, the device's host NUMA node) x handle type
 // (none, posix-fd, fabric) x flag set (none, generic compression, GPUDirect RDMA, tile pool), minimum
-// and recommended, as `cumemctl granularity` asks them by default (src/gpu/granularity.cpp). A device
+// and recommended, as `cumemctl granularity` asks them by default (src/gpu/device/granularity.cpp). A device
 // without a host NUMA node has no host-numa rows (cumemctl reports them as skipped, with no query).
 int run_granularity(const Api& a) {
     int version = 0;

@@ -13,7 +13,7 @@ from cuda.bindings import driver as cu
 SUCCESS = cu.CUresult.CUDA_SUCCESS
 INVALID_VALUE = cu.CUresult.CUDA_ERROR_INVALID_VALUE
 
-# The attributes `devices` reports, in its order (src/gpu/devices.cpp); 153-156 are CUDA 13.3's.
+# The attributes `devices` reports, in its order (src/gpu/device/devices.cpp); 153-156 are CUDA 13.3's.
 CAPABILITY_ATTRIBUTES = (102, 115, 119, 103, 128, 110, 107, 134, 145, 141, 144, 142, 132, 153, 154, 155, 156)
 CC_MAJOR, CC_MINOR, HOST_NUMA_ID = 75, 76, 134
 

@@ -7,9 +7,9 @@
 #include <fmt/format.h>
 
 #include "create_report.hpp"
-#include "gpu/devices.hpp"
-#include "gpu/pool_create.hpp"
-#include "gpu/primary_context.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/pool/pool_create.hpp"
+#include "gpu/device/primary_context.hpp"
 #include "pool_report.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"

@@ -10,7 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "command.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 #include "pool_options.hpp"
 
 namespace cumemctl::cmd {

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "gpu/devices.hpp"
-#include "gpu/memory_props.hpp"
-#include "gpu/verify_json.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/verify/verify_json.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 

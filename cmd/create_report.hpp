@@ -5,9 +5,9 @@
 #include <optional>
 #include <vector>
 
-#include "gpu/peer_access.hpp"
-#include "gpu/resource_snapshot.hpp"
-#include "gpu/vmm_create.hpp"
+#include "gpu/device/peer_access.hpp"
+#include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu/vmm/vmm_create.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {

@@ -6,7 +6,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {

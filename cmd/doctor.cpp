@@ -9,7 +9,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "doctor/registry.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 #include "doctor/runner.hpp"
 
 namespace cumemctl::cmd {

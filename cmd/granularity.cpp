@@ -4,8 +4,8 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/devices.hpp"
-#include "gpu/granularity.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/granularity.hpp"
 #include "memory_options.hpp"
 #include "util/size.hpp"
 

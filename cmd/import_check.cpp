@@ -3,9 +3,9 @@
 // exit code is the check's; it prints nothing (its report went over the socket).
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/imex_channel_access.hpp"
-#include "gpu/import_check.hpp"
-#include "gpu/memory_props.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
+#include "gpu/vmm/import_check.hpp"
+#include "gpu/device/memory_props.hpp"
 #include "ipc/process.hpp"
 #include "util/unique_fd.hpp"
 

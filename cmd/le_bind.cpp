@@ -4,8 +4,8 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/devices.hpp"
-#include "gpu/logical_endpoint_bind.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/le/logical_endpoint_bind.hpp"
 #include "util/index_list.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"

@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gpu/granularity.hpp"
-#include "gpu/memory_props.hpp"
+#include "gpu/device/granularity.hpp"
+#include "gpu/device/memory_props.hpp"
 
 namespace cumemctl::cmd {
 

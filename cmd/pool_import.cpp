@@ -3,7 +3,7 @@
 // frees its import and reports its steps back over the same socket; its own stdout is discarded.
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/pool_ipc.hpp"
+#include "gpu/pool/pool_ipc.hpp"
 #include "ipc/process.hpp"
 
 namespace cumemctl::cmd {

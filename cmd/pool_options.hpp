@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "gpu/pool_access.hpp"
-#include "gpu/pool_workload.hpp"
+#include "gpu/pool/pool_access.hpp"
+#include "gpu/pool/pool_workload.hpp"
 #include "memory_options.hpp"
 
 namespace cumemctl::cmd {

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {

@@ -8,8 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "gpu/pool_access.hpp"
-#include "gpu/pool_workload.hpp"
+#include "gpu/pool/pool_access.hpp"
+#include "gpu/pool/pool_workload.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {

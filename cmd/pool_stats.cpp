@@ -4,9 +4,9 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "gpu/devices.hpp"
-#include "gpu/pool_overview.hpp"
-#include "gpu/primary_context.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/pool/pool_overview.hpp"
+#include "gpu/device/primary_context.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"

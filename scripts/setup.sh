@@ -34,7 +34,7 @@ if [[ ! -f "${CUDA_HOME:-/usr/local/cuda}/include/cuda.h" ]]; then
   echo "setup: the CUDA toolkit is missing: install it so that ${CUDA_HOME:-/usr/local/cuda}/include/cuda.h exists" >&2
   exit 1
 fi
-# nvcc builds the verify kernels that the binary embeds (src/gpu/verify_kernels.cu).
+# nvcc builds the verify kernels that the binary embeds (src/gpu/verify/verify_kernels.cu).
 if [[ ! -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]] && ! command -v nvcc >/dev/null; then
   echo "setup: nvcc is missing: install the CUDA toolkit's compiler (cuda-nvcc) in ${CUDA_HOME:-/usr/local/cuda}" >&2
   exit 1

@@ -4,7 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "doctor/check.hpp"
-#include "gpu/diagnosis.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 
 namespace cumemctl::doctor {
 

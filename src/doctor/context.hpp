@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "cuda/driver.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 #include "base/error.hpp"
-#include "gpu/primary_context.hpp"
+#include "gpu/device/primary_context.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::doctor {

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
-#include "gpu/devices.hpp"
-#include "gpu/fabric_probe.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/diagnosis/fabric_probe.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/process.hpp"
 #include "steps/step_log.hpp"

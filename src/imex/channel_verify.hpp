@@ -1,6 +1,6 @@
 // imex-setup --verify: a second process of our own executable (ipc::Process, the hidden subcommand
 // kImexVerifyCommand), as the channel's user where one is given, proves that fabric handles work
-// (gpu/fabric_probe) and answers in an ipc::Envelope: its steps, its problem and what it found.
+// (gpu/diagnosis/fabric_probe) and answers in an ipc::Envelope: its steps, its problem and what it found.
 #pragma once
 
 #include <sys/types.h>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/imex_channel_access.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
 #include "ipc/timeout.hpp"
 #include "report/report.hpp"
 #include "steps/step.hpp"

@@ -1,7 +1,7 @@
 // The fake driver's modules and kernels. cuModuleLoadData accepts a fatbin (checked by its header:
 // magic 0xBA55ED50, version 1, 16-byte header) and refuses anything else with
 // CUDA_ERROR_INVALID_IMAGE; a module offers the verify kernels by name; cuLaunchKernel runs them at once
-// on the host over the (host-addressed) device memory, with the pattern of src/gpu/verify_pattern.hpp,
+// on the host over the (host-addressed) device memory, with the pattern of src/gpu/verify/verify_pattern.hpp,
 // so that the memory holds what the CUDA kernels would write, bit for bit. A range that is not mapped
 // and accessible to the device of the current context fails the launch with CUDA_ERROR_ILLEGAL_ADDRESS
 // (the real driver reports it at the next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module
@@ -20,7 +20,7 @@
 
 #include "fake_context.hpp"
 #include "fake_memory.hpp"
-#include "gpu/verify_pattern.hpp"
+#include "gpu/verify/verify_pattern.hpp"
 
 namespace {
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU tier: the verify kernels on a real GPU (tests/gpu/verify_probe, built beside the binary named by
 # $1, e.g. build/cmd/cumemctl -> build/tests/gpu/verify_probe). For 1 GiB and 16 GiB buffers: the
-# kernels write exactly the pattern of src/gpu/verify_pattern.hpp (which the fake driver emulates),
+# kernels write exactly the pattern of src/gpu/verify/verify_pattern.hpp (which the fake driver emulates),
 # a changed byte is found at its word's offset, a clean buffer has no mismatch, and the fill and the
 # check each reach at least 90% of the device-to-device copy bandwidth measured on the same bytes
 # (verify: bytes written, or read, per second; copy: bytes read plus written per second).

@@ -21,8 +21,8 @@
 
 #include "cuda/driver.hpp"
 #include "cuda/driver_call.hpp"
-#include "gpu/verify.hpp"
-#include "gpu/verify_pattern.hpp"
+#include "gpu/verify/verify.hpp"
+#include "gpu/verify/verify_pattern.hpp"
 #include "util/size.hpp"
 
 using namespace cumemctl;

@@ -3,7 +3,7 @@
 #include <cstdlib>
 
 #include "driver_table.hpp"
-#include "gpu/devices.hpp"
+#include "gpu/device/devices.hpp"
 
 using namespace cumemctl;
 

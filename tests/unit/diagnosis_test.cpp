@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "driver_table.hpp"
-#include "gpu/diagnosis.hpp"
-#include "gpu/memory_props.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu/device/memory_props.hpp"
 
 using namespace cumemctl;
 namespace fs = std::filesystem;

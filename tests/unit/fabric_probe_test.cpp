@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "driver_table.hpp"
-#include "gpu/fabric_probe.hpp"
+#include "gpu/diagnosis/fabric_probe.hpp"
 
 using namespace cumemctl;
 

@@ -4,7 +4,7 @@
 #include <tuple>
 
 #include "driver_table.hpp"
-#include "gpu/granularity.hpp"
+#include "gpu/device/granularity.hpp"
 
 using namespace cumemctl;
 

@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "fake_driver.hpp"
-#include "gpu/import_check.hpp"
-#include "gpu/vmm_create.hpp"
+#include "gpu/vmm/import_check.hpp"
+#include "gpu/vmm/vmm_create.hpp"
 #include "ipc/envelope.hpp"
 #include "util/unix_socket.hpp"
 

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gpu/logical_endpoint_checks.hpp"
+#include "gpu/le/logical_endpoint_checks.hpp"
 #include "base/error.hpp"
 #include "util/size.hpp"
 

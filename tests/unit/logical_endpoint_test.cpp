@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "driver_table.hpp"
-#include "gpu/logical_endpoint_bind.hpp"
-#include "gpu/logical_endpoint_diagnosis.hpp"
+#include "gpu/le/logical_endpoint_bind.hpp"
+#include "gpu/le/logical_endpoint_diagnosis.hpp"
 
 using namespace cumemctl;
 

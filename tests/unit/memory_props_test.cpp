@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gpu/memory_props.hpp"
+#include "gpu/device/memory_props.hpp"
 #include "base/error.hpp"
 
 using namespace cumemctl;

@@ -7,9 +7,9 @@
 #include "cuda/driver_call.hpp"
 #include "driver_table.hpp"
 #include "fake_driver.hpp"
-#include "gpu/peer_access.hpp"
-#include "gpu/verify.hpp"
-#include "gpu/vmm_resources.hpp"
+#include "gpu/device/peer_access.hpp"
+#include "gpu/verify/verify.hpp"
+#include "gpu/vmm/vmm_resources.hpp"
 
 using namespace cumemctl;
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "driver_table.hpp"
-#include "gpu/pool_access.hpp"
+#include "gpu/pool/pool_access.hpp"
 
 using namespace cumemctl;
 

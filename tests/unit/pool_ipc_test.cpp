@@ -3,8 +3,8 @@
 #include <doctest/doctest.h>
 
 #include "fake_driver.hpp"
-#include "gpu/pool_create.hpp"
-#include "gpu/pool_ipc.hpp"
+#include "gpu/pool/pool_create.hpp"
+#include "gpu/pool/pool_ipc.hpp"
 #include "ipc/envelope.hpp"
 #include "util/unix_socket.hpp"
 

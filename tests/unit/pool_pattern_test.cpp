@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gpu/pool_pattern.hpp"
+#include "gpu/pool/pool_pattern.hpp"
 #include "base/error.hpp"
 
 using namespace cumemctl;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
-#include "gpu/pool_trim.hpp"
-#include "gpu/pool_workload.hpp"
+#include "gpu/pool/pool_trim.hpp"
+#include "gpu/pool/pool_workload.hpp"
 #include "base/error.hpp"
 
 using namespace cumemctl;

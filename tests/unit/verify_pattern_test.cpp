@@ -4,7 +4,7 @@
 #include <set>
 #include <utility>
 
-#include "gpu/verify_pattern.hpp"
+#include "gpu/verify/verify_pattern.hpp"
 
 using namespace cumemctl::verify;
 

@@ -10,9 +10,9 @@
 
 #include "cuda/driver_call.hpp"
 #include "fake_driver.hpp"
-#include "gpu/verify.hpp"
-#include "gpu/verify_module.hpp"
-#include "gpu/verify_pattern.hpp"
+#include "gpu/verify/verify.hpp"
+#include "gpu/verify/verify_module.hpp"
+#include "gpu/verify/verify_pattern.hpp"
 #include "hooked_api.hpp"
 
 using namespace cumemctl;

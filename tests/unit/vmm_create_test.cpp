@@ -7,7 +7,7 @@
 #include <string>
 
 #include "fake_driver.hpp"
-#include "gpu/vmm_create.hpp"
+#include "gpu/vmm/vmm_create.hpp"
 #include "hooked_api.hpp"
 
 using namespace cumemctl;

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "driver_table.hpp"
-#include "gpu/vmm_resources.hpp"
+#include "gpu/vmm/vmm_resources.hpp"
 
 using namespace cumemctl;
 

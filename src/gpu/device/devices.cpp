@@ -1,0 +1,199 @@
+#include "gpu/device/devices.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "util/index_list.hpp"
+
+namespace cumemctl {
+
+const std::vector<Capability>& capability_catalogue() {
+    static const std::vector<Capability> caps{
+        {"vmm", "VMM (cuMemCreate)", CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, {}},
+        {"memory_pools", "memory pools", CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, {}},
+        {"pool_handle_types", "pool IPC handle types", CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, {}},
+        {"posix_fd", "POSIX-fd handles", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, {}},
+        {"fabric", "fabric handles", CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, {}},
+        {"gpudirect_rdma_vmm",
+         "GPUDirect RDMA with VMM",
+         CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
+         {}},
+        {"generic_compression", "generic compression", CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, {}},
+        {"host_numa_id", "host NUMA id", CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, {}},
+        {"host_vmm", "host VMM", CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, {}},
+        {"host_numa_vmm", "host-NUMA VMM", CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, {}},
+        {"host_pools", "host pools", CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, {}},
+        {"host_numa_pools", "host-NUMA pools", CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, {}},
+        {"multicast", "multicast", CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, {}},
+        {"le_unicast", "logical endpoints: unicast", le::kAttrUnicastSupported, {}},
+        {"le_multicast", "logical endpoints: multicast", le::kAttrMulticastSupported, {}},
+        {"le_counted_ops", "logical endpoints: counted ops", le::kAttrCountedOpsSupported, {}},
+        {"le_unicast_owner_access", "logical endpoints: owner access", le::kAttrUnicastAccessOnOwnerSupported, {}},
+    };
+    return caps;
+}
+
+std::vector<int> select_devices(std::string_view spec, int count) {
+    // Parse against an unlimited count first, so that a device that does not exist is told apart
+    // from text that is not a device list.
+    constexpr int kAny = 1 << 20;
+    std::vector<int> wanted =
+        spec == "all" ? parse_index_list(spec, count, "device") : parse_index_list(spec, kAny, "device", false);
+    for (int d : wanted) {
+        if (d >= count) {
+            throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
+                        count == 0   ? "this node has no CUDA device"
+                        : count == 1 ? "this node has one CUDA device: 0"
+                                     : fmt::format("this node has {} CUDA devices: 0 to {}", count, count - 1));
+        }
+    }
+    return wanted;
+}
+
+DeviceList parse_device_list(std::string_view spec) {
+    if (spec != "all") parse_index_list(spec, 1 << 20, "device", false);
+    return DeviceList{std::string(spec)};
+}
+
+std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute) {
+    int value = 0;
+    const CUresult r = api.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(attribute), ordinal);
+    if (r == CUDA_ERROR_INVALID_VALUE) return std::nullopt;
+    check(api, r, "cuDeviceGetAttribute");
+    return value;
+}
+
+std::string format_uuid(const CUuuid& uuid) {
+    std::string hex;
+    for (int i = 0; i < 16; ++i) {
+        if (i == 4 || i == 6 || i == 8 || i == 10) hex += '-';
+        hex += fmt::format("{:02x}", static_cast<unsigned char>(uuid.bytes[i]));
+    }
+    return "GPU-" + hex;
+}
+
+DeviceInfo query_device(const DriverApi& api, int ordinal) {
+    DeviceInfo info;
+    info.ordinal = ordinal;
+    CUdevice dev = 0;
+    check(api, api.cuDeviceGet(&dev, ordinal), "cuDeviceGet");
+    char name[256] = {};
+    check(api, api.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
+    info.name = name;
+    if (api.cuDeviceGetUuid != nullptr) {
+        CUuuid uuid{};
+        if (api.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) info.uuid = format_uuid(uuid);
+    }
+    if (api.cuDeviceGetPCIBusId != nullptr) {
+        char bus[32] = {};
+        if (api.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) info.pci_bus_id = bus;
+    }
+    info.cc_major = device_attribute(api, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).value_or(0);
+    info.cc_minor = device_attribute(api, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).value_or(0);
+    size_t total = 0;
+    check(api, api.cuDeviceTotalMem(&total, dev), "cuDeviceTotalMem");
+    info.total_bytes = total;
+    info.capabilities = capability_catalogue();
+    for (auto& cap : info.capabilities) cap.value = device_attribute(api, dev, cap.attribute);
+    return info;
+}
+
+namespace {
+
+// Free memory of one device through its primary context; the context is released again.
+void read_free(const DriverApi& api, DeviceInfo& info) {
+    try {
+        const PrimaryContext context(api, info.ordinal);
+        info.free_bytes = current_device_memory(api).free;
+        info.free_source = "context";
+    } catch (const Error& e) {
+        info.free_error = e.what();
+    }
+}
+
+}  // namespace
+
+void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices) {
+    if (devices.size() == 1) {
+        read_free(api, devices.front());
+        return;
+    }
+    std::vector<std::thread> threads;
+    threads.reserve(devices.size());
+    for (auto& d : devices) threads.emplace_back([&api, &d] { read_free(api, d); });
+    for (auto& t : threads) t.join();
+}
+
+void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<DeviceInfo>& devices, bool free_memory) {
+    std::vector<DeviceInfo*> by_context;
+    for (auto& d : devices) {
+        std::string why;
+        const auto handle = d.uuid.empty() ? std::nullopt : nvml.device_by_uuid(d.uuid, &why);
+        if (!handle) {
+            d.nvml_error = d.uuid.empty() ? "the driver gives no UUID to find the device in NVML by" : why;
+        } else {
+            d.nvml = nvml::query_memory_health(nvml, *handle);
+            if (d.nvml->free) {
+                d.free_bytes = d.nvml->free;
+                d.free_source = "nvml";
+                continue;
+            }
+        }
+        by_context.push_back(&d);
+    }
+    if (!free_memory || by_context.empty()) return;
+    std::vector<std::thread> threads;
+    threads.reserve(by_context.size());
+    for (DeviceInfo* d : by_context) threads.emplace_back([&api, d] { read_free(api, *d); });
+    for (auto& t : threads) t.join();
+}
+
+ChildDeviceView child_device_view(const DriverApi& api, int ordinal) {
+    ChildDeviceView view{ordinal, {}};
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr && std::strstr(visible, "MIG")) {
+        return view;
+    }
+    CUdevice dev = 0;
+    CUuuid uuid{};
+    if (api.cuDeviceGetUuid == nullptr || api.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS ||
+        api.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
+        return view;
+    }
+    view.ordinal = 0;
+    view.env = {{"CUDA_VISIBLE_DEVICES", format_uuid(uuid)}};
+    return view;
+}
+
+nlohmann::json capabilities_json(const std::vector<Capability>& capabilities) {
+    nlohmann::json caps = nlohmann::json::object();
+    for (const auto& cap : capabilities) {
+        const std::string key(cap.key);
+        if (!cap.value) {
+            caps[key] = nullptr;
+        } else if (cap.key == "host_numa_id") {
+            caps[key] = *cap.value;
+        } else if (cap.key == "pool_handle_types") {
+            caps[key] = handle_type_names(*cap.value);
+        } else {
+            caps[key] = *cap.value != 0;
+        }
+    }
+    return caps;
+}
+
+std::vector<std::string> handle_type_names(int mask) {
+    std::vector<std::string> names;
+    if (mask & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) names.emplace_back("posix-fd");
+    if (mask & CU_MEM_HANDLE_TYPE_WIN32) names.emplace_back("win32");
+    if (mask & CU_MEM_HANDLE_TYPE_WIN32_KMT) names.emplace_back("win32-kmt");
+    if (mask & CU_MEM_HANDLE_TYPE_FABRIC) names.emplace_back("fabric");
+    return names;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,85 @@
+#include "gpu/device/granularity.hpp"
+
+#include "cuda/driver_call.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
+
+namespace cumemctl {
+
+Granularity allocation_granularity(const DriverApi& api, const CUmemAllocationProp& prop) {
+    Granularity g;
+    std::size_t value = 0;
+    CU_CALL(api, cuMemGetAllocationGranularity, &value, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
+    g.minimum = value;
+    CU_CALL(api, cuMemGetAllocationGranularity, &value, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+    g.recommended = value;
+    return g;
+}
+
+std::vector<MemoryRequest> single_flag_sets() {
+    std::vector<MemoryRequest> sets(4);
+    sets[1].compression = true;
+    sets[2].rdma = true;
+    sets[3].tile_pool = true;
+    return sets;
+}
+
+namespace {
+
+GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& request) {
+    GranularityRow row;
+    row.device = device;
+    row.request = request;
+    CUmemAllocationProp prop{};
+    try {
+        prop = allocation_prop(api, request, device);
+    } catch (const Error& e) {
+        row.status = GranularityRow::Status::skipped;
+        row.problem = e.problem();
+        return row;
+    }
+    row.location = prop.location;
+    try {
+        row.granularity = allocation_granularity(api, prop);
+    } catch (const Error& e) {
+        row.status = GranularityRow::Status::refused;
+        row.problem = e.problem();
+        DiagnosisContext context;
+        context.device = device;
+        context.prop = prop;
+        diagnose_problem(api, *row.problem, context);
+    }
+    return row;
+}
+
+}  // namespace
+
+std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::vector<int>& devices,
+                                              const GranularitySelection& selection) {
+    std::vector<GranularityRow> rows;
+    for (int device : devices) {
+        for (const auto& location : selection.locations) {
+            for (const auto type : selection.handle_types) {
+                for (MemoryRequest request : selection.flag_sets) {
+                    request.location = location;
+                    request.handle_type = type;
+                    rows.push_back(query_row(api, device, request));
+                }
+            }
+        }
+    }
+    return rows;
+}
+
+std::string status_name(GranularityRow::Status status) {
+    switch (status) {
+        case GranularityRow::Status::ok:
+            return "ok";
+        case GranularityRow::Status::refused:
+            return "refused";
+        case GranularityRow::Status::skipped:
+            return "skipped";
+    }
+    return "ok";
+}
+
+}  // namespace cumemctl

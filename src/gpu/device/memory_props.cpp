@@ -1,0 +1,175 @@
+#include "gpu/device/memory_props.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "gpu/device/devices.hpp"
+#include "base/error.hpp"
+#include "util/index_list.hpp"
+
+namespace cumemctl {
+namespace {
+
+// Splits "a,b,c" into its items; an empty item is a usage error naming `what`.
+std::vector<std::string_view> split_list(std::string_view text, std::string_view what, std::string_view remedy) {
+    std::vector<std::string_view> items;
+    std::size_t start = 0;
+    while (true) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view item = text.substr(start, comma - start);
+        if (item.empty())
+            throw Error(ExitCode::usage, fmt::format("invalid {} list '{}'", what, text), std::string(remedy));
+        items.push_back(item);
+        if (comma == text.size()) return items;
+        start = comma + 1;
+    }
+}
+
+bool same_spec(const LocationSpec& a, const LocationSpec& b) {
+    return a.type == b.type && a.numa_node == b.numa_node;
+}
+
+}  // namespace
+
+LocationSpec parse_location(std::string_view text) {
+    if (text == "device") return {CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt};
+    if (text == "host") return {CU_MEM_LOCATION_TYPE_HOST, std::nullopt};
+    if (text == "host-numa") return {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt};
+    constexpr std::string_view prefix = "host-numa:";
+    if (text.substr(0, prefix.size()) == prefix) {
+        return {CU_MEM_LOCATION_TYPE_HOST_NUMA, parse_index(text.substr(prefix.size()), 1 << 16, "NUMA node")};
+    }
+    throw Error(ExitCode::usage, fmt::format("invalid location '{}'", text),
+                "give device, host, host-numa (the node closest to the device) or host-numa:N");
+}
+
+std::vector<LocationSpec> parse_location_list(std::string_view text) {
+    if (text == "all") {
+        return {{CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt},
+                {CU_MEM_LOCATION_TYPE_HOST, std::nullopt},
+                {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt}};
+    }
+    std::vector<LocationSpec> out;
+    for (std::string_view item :
+         split_list(text, "location", "give locations separated by commas: device,host,host-numa:1")) {
+        const LocationSpec spec = parse_location(item);
+        if (std::none_of(out.begin(), out.end(), [&](const LocationSpec& s) { return same_spec(s, spec); })) {
+            out.push_back(spec);
+        }
+    }
+    return out;
+}
+
+std::string location_spec_name(const LocationSpec& spec) {
+    switch (spec.type) {
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return "device";
+        case CU_MEM_LOCATION_TYPE_HOST:
+            return "host";
+        default:
+            return spec.numa_node ? fmt::format("host-numa:{}", *spec.numa_node) : "host-numa";
+    }
+}
+
+CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, int device) {
+    CUmemLocation loc{};
+    loc.type = spec.type;
+    if (spec.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        loc.id = device;
+    } else if (spec.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
+        if (spec.numa_node) {
+            loc.id = *spec.numa_node;
+        } else {
+            const auto id = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
+            if (!id || *id < 0) {
+                throw Error(ExitCode::unavailable,
+                            fmt::format("device {} has no host NUMA node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {})",
+                                        device, id ? std::to_string(*id) : "unknown to this driver"),
+                            "use --location host, or name a node with --location host-numa:N");
+            }
+            loc.id = *id;
+        }
+    }
+    return loc;
+}
+
+std::string location_name(const CUmemLocation& location) {
+    switch (location.type) {
+        case CU_MEM_LOCATION_TYPE_DEVICE:
+            return "device";
+        case CU_MEM_LOCATION_TYPE_HOST:
+            return "host";
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+            return fmt::format("host-numa:{}", location.id);
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+            return "host-numa-current";
+        default:
+            return fmt::format("location-type-{}", static_cast<int>(location.type));
+    }
+}
+
+CUmemAllocationHandleType parse_handle_type(std::string_view text) {
+    if (text == "none") return CU_MEM_HANDLE_TYPE_NONE;
+    if (text == "posix-fd") return CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    if (text == "fabric") return CU_MEM_HANDLE_TYPE_FABRIC;
+    throw Error(ExitCode::usage, fmt::format("invalid handle type '{}'", text), "give none, posix-fd or fabric");
+}
+
+std::vector<CUmemAllocationHandleType> parse_handle_type_list(std::string_view text) {
+    if (text == "all") {
+        return {CU_MEM_HANDLE_TYPE_NONE, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_HANDLE_TYPE_FABRIC};
+    }
+    std::vector<CUmemAllocationHandleType> out;
+    for (std::string_view item :
+         split_list(text, "handle type", "give handle types separated by commas: none,posix-fd,fabric")) {
+        const CUmemAllocationHandleType type = parse_handle_type(item);
+        if (std::find(out.begin(), out.end(), type) == out.end()) out.push_back(type);
+    }
+    return out;
+}
+
+std::string handle_type_name(unsigned int mask) {
+    if (mask == 0) return "none";
+    const auto names = handle_type_names(static_cast<int>(mask));
+    return fmt::format("{}", fmt::join(names, ","));
+}
+
+std::vector<std::string> flag_names(const MemoryRequest& request) {
+    std::vector<std::string> names;
+    if (request.compression) names.emplace_back("compression");
+    if (request.rdma) names.emplace_back("rdma");
+    if (request.tile_pool) names.emplace_back("tile-pool");
+    return names;
+}
+
+std::vector<std::string> flag_names(const CUmemAllocationProp& prop) {
+    MemoryRequest r;
+    r.compression = prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
+    r.rdma = prop.allocFlags.gpuDirectRDMACapable != 0;
+    r.tile_pool = (prop.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0;
+    return flag_names(r);
+}
+
+std::string describe_prop(const CUmemAllocationProp& prop) {
+    const std::string where = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE
+                                  ? fmt::format("device {}", prop.location.id)
+                                  : location_name(prop.location);
+    const auto flags = flag_names(prop);
+    return fmt::format("location {}, handle type {}, flags {}", where, handle_type_name(prop.requestedHandleTypes),
+                       flags.empty() ? std::string("none") : fmt::format("{}", fmt::join(flags, "+")));
+}
+
+CUmemAllocationProp allocation_prop(const DriverApi& api, const MemoryRequest& request, int device) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location = resolve_location(api, request.location, device);
+    prop.requestedHandleTypes = request.handle_type;
+    prop.allocFlags.compressionType =
+        request.compression ? static_cast<unsigned char>(CU_MEM_ALLOCATION_COMP_GENERIC) : 0;
+    prop.allocFlags.gpuDirectRDMACapable = request.rdma ? 1 : 0;
+    prop.allocFlags.usage = request.tile_pool ? CU_MEM_CREATE_USAGE_TILE_POOL : 0;
+    return prop;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,30 @@
+#include "gpu/device/primary_context.hpp"
+
+#include "cuda/driver_call.hpp"
+
+namespace cumemctl {
+
+PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
+    require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
+    require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
+    if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
+    CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
+    const CUresult r = api.cuCtxSetCurrent(context_);
+    if (r != CUDA_SUCCESS) {
+        api.cuDevicePrimaryCtxRelease(device);
+        check(api, r, "cuCtxSetCurrent");
+    }
+}
+
+PrimaryContext::~PrimaryContext() {
+    api_->cuCtxSetCurrent(previous_);
+    api_->cuDevicePrimaryCtxRelease(device_);
+}
+
+DeviceMemory current_device_memory(const DriverApi& api) {
+    DeviceMemory m;
+    CU_CALL(api, cuMemGetInfo, &m.free, &m.total);
+    return m;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,238 @@
+#include "gpu/pool/pool_ipc.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu/verify/verify.hpp"
+#include "ipc/envelope.hpp"
+#include "ipc/hex.hpp"
+#include "ipc/process.hpp"
+#include "report/report.hpp"
+#include "util/size.hpp"
+#include "util/unix_socket.hpp"
+
+namespace cumemctl {
+namespace {
+
+// Explains a failed export or import of a pool's handle (a fabric handle refused for want of an
+// IMEX channel, above all) through the diagnosis layer.
+void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAllocationHandleType type,
+                             const std::string& imex_channel_dir) {
+    DiagnosisContext context;
+    context.device = device;
+    context.handle_type = type;
+    context.imex_channel_dir = imex_channel_dir;
+    diagnose_problem(api, e.problem(), context);
+}
+
+// The exporter's steps up to handing pool and pointer to a started importer.
+bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& r, StepLog& out,
+                     int socket, std::optional<ipc::Process>& child, int child_socket) {
+    // The importer sees only the pool's device (CUDA_VISIBLE_DEVICES), as its ordinal view.ordinal.
+    const ChildDeviceView view = child_device_view(api, r.device);
+    if (!out.attempt("write pattern", [&] {
+            const VerifyResult v = fill_pattern(api, ptr, r.size, r.seed);
+            return fmt::format("{} written ({:.1f} GB/s)", format_size(v.bytes), v.fill_gbps);
+        })) {
+        return false;
+    }
+    UniqueFd pool_fd;
+    CUmemFabricHandle fabric{};
+    if (!out.attempt("export pool", [&] {
+            try {
+                if (r.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
+                    CU_CALL(api, cuMemPoolExportToShareableHandle, &fabric, pool, r.handle_type, 0);
+                    return std::string("fabric handle");
+                }
+                int fd = -1;
+                CU_CALL(api, cuMemPoolExportToShareableHandle, &fd, pool, r.handle_type, 0);
+                pool_fd.reset(fd);
+                return fmt::format("POSIX file descriptor {}", fd);
+            } catch (Error& e) {
+                diagnose_handle_failure(api, e, r.device, r.handle_type, r.imex_channel_dir);
+                throw;
+            }
+        })) {
+        return false;
+    }
+    CUmemPoolPtrExportData data{};
+    if (!out.attempt("export pointer", [&] {
+            CU_CALL(api, cuMemPoolExportPointer, &data, ptr);
+            return fmt::format("{} at {:#x}", format_size(r.size), ptr);
+        })) {
+        return false;
+    }
+    if (!out.attempt("start importer", [&] {
+            ipc::SpawnRequest spawn;
+            spawn.args = {"__pool-import", "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda", r.libcuda};
+            spawn.executable = r.executable;
+            spawn.pass_fd = child_socket;
+            spawn.env = view.env;
+            child.emplace(ipc::Process::spawn(spawn));
+            return fmt::format("a second cumemctl process, pid {}", child->pid());
+        })) {
+        return false;
+    }
+    return out.attempt("send pool and pointer", [&] {
+        ipc::Envelope request;
+        request.result = {{"device", view.ordinal},
+                          {"handle_type", handle_type_name(r.handle_type)},
+                          {"size", r.size},
+                          {"seed", r.seed},
+                          {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
+                          {"fabric_handle", ipc::to_hex(fabric.data, sizeof fabric.data)},
+                          {"imex_channel_dir", r.imex_channel_dir}};
+        ipc::send_envelope(socket, request, pool_fd.get());
+        return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
+                               : std::string("over a Unix socket");
+    });
+}
+
+// What the importer holds: freed (the pointer first) on the way out of a step that failed.
+struct Imports {
+    const DriverApi& api;
+    CUmemoryPool pool = nullptr;
+    CUdeviceptr ptr = 0;
+    ~Imports() {
+        if (ptr != 0) api.cuMemFree(ptr);
+        if (pool != nullptr) api.cuMemPoolDestroy(pool);
+    }
+};
+
+// Gives `device` read-write access to an imported pool where it has less (as NVIDIA's IPC sample does).
+std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
+    CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
+    CUmemAccess_flags flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    CU_CALL(api, cuMemPoolGetAccess, &flags, pool, &location);
+    if (flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) return fmt::format("device {} may read and write", device);
+    const CUmemAccessDesc desc{location, CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+    CU_CALL(api, cuMemPoolSetAccess, pool, &desc, 1);
+    return fmt::format("granted device {} read-write access (it had {})", device,
+                       flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? "read" : "none");
+}
+
+// The importer's steps. A failed import ends them; after a failed pattern check it still frees.
+void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, StepLog& out) {
+    const int device = msg.at("device");
+    const auto type = parse_handle_type(msg.at("handle_type").get<std::string>());
+    const std::uint64_t size = msg.at("size"), seed = msg.at("seed");
+    CUmemPoolPtrExportData data{};
+    ipc::from_hex(msg.at("pointer").get<std::string>(), data.reserved, sizeof data.reserved);
+    CUmemFabricHandle fabric{};
+    ipc::from_hex(msg.at("fabric_handle").get<std::string>(), fabric.data, sizeof fabric.data);
+    std::optional<PrimaryContext> context;
+    if (!out.attempt("open context", [&] {
+            context.emplace(api, device);
+            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+            return visible != nullptr
+                       ? fmt::format("primary context of device {} (CUDA_VISIBLE_DEVICES={})", device, visible)
+                       : fmt::format("primary context of device {}", device);
+        })) {
+        return;
+    }
+    Imports imports{api};
+    if (!out.attempt("import pool",
+                     [&] {
+                         // A POSIX handle is passed as the descriptor's value in the pointer.
+                         void* posix = reinterpret_cast<void*>(
+                             static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+                         void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
+                         try {
+                             CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                         } catch (Error& e) {
+                             diagnose_handle_failure(api, e, device, type, msg.at("imex_channel_dir"));
+                             throw;
+                         }
+                         return fmt::format("from the {} handle", handle_type_name(type));
+                     }) ||
+        !out.attempt("pool access", [&] { return grant_access(api, imports.pool, device); }) ||
+        !out.attempt("import pointer", [&] {
+            CU_CALL(api, cuMemPoolImportPointer, &imports.ptr, imports.pool, &data);
+            return fmt::format("{} at {:#x} in this process", format_size(size), imports.ptr);
+        })) {
+        return;
+    }
+    out.attempt("read pattern", [&] {
+        const VerifyResult v = check_pattern(api, imports.ptr, size, seed);
+        if (!v.ok()) {
+            throw Error(
+                ExitCode::failed,
+                fmt::format("{} of {} 16-byte words differ from what the exporter wrote, the first at offset {}",
+                            v.mismatches, (size + 15) / 16, v.first_mismatch_offset));
+        }
+        return fmt::format("all {} as the exporter wrote them ({:.1f} GB/s)", format_size(size), v.check_gbps);
+    });
+    out.attempt("pool statistics", [&] {
+        cuuint64_t reserved = 0;
+        const CUresult r = api.cuMemPoolGetAttribute(imports.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
+        if (r == CUDA_SUCCESS) return fmt::format("answered: {} reserved", format_size(reserved));
+        return fmt::format("refused with {}: pool statistics are per process",
+                           describe_failure(api, r, "cuMemPoolGetAttribute").name);
+    });
+    out.attempt("free import", [&] {
+        CU_CALL(api, cuMemFree, std::exchange(imports.ptr, 0));
+        return std::string("cuMemFree on the imported pointer, before the exporter frees");
+    });
+    out.attempt("close imported pool", [&] {
+        CU_CALL(api, cuMemPoolDestroy, std::exchange(imports.pool, nullptr));
+        return std::string("cuMemPoolDestroy");
+    });
+}
+
+}  // namespace
+
+void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
+                        StepLog& out) {
+    std::optional<ipc::Process> child;
+    auto sockets = socket_pair();
+    const UniqueFd mine = std::move(sockets.first);
+    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, sockets.second.get());
+    sockets.second.reset();
+    if (!sent) return;
+    std::optional<ipc::Envelope> report;
+    const bool received = out.attempt("wait for the importer's report", [&] {
+        report = ipc::receive_envelope(mine.get(), request.timeout);
+        return std::string("received");
+    });
+    if (received) {
+        out.append(report->steps);
+        out.attempt("read the importer's report", [&] {
+            if (!report->problem) return std::string("every importer step passed; it freed its import first");
+            Problem theirs = *report->problem;
+            theirs.message = "importer: " + theirs.message;
+            std::string message = theirs.message;
+            out.keep_problem(std::move(theirs));
+            return message;
+        });
+    }
+    out.attempt("importer exit", [&] {
+        const auto status = child->wait(request.timeout);
+        if (!status) throw Error(ExitCode::failed, "the importer did not end in time and was killed");
+        if (*status != 0) throw Error(ExitCode::failed, "the importer " + ipc::describe_wait_status(*status));
+        return ipc::describe_wait_status(*status);
+    });
+}
+
+void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout) {
+    ipc::Envelope msg = ipc::receive_envelope(socket, timeout);
+    StepLog out({}, "importer");
+    try {
+        import_and_check(api, msg.result, msg.fd.get(), out);
+    } catch (const nlohmann::json::exception& e) {
+        out.keep_problem(Problem{.exit_code = ExitCode::failed,
+                                 .message = fmt::format("internal error: the exporter's message: {}", e.what())});
+    } catch (const Error& e) {
+        out.keep_problem(e.problem());
+    }
+    msg.fd.reset();
+    ipc::Envelope reply;
+    reply.steps = out.steps();
+    reply.problem = out.problem();
+    ipc::send_envelope(socket, reply);
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,54 @@
+// Sharing a pool between two processes, as an IPC-enabled memory resource does: the exporter writes a
+// pattern into a block of its pool, exports the pool (a POSIX file descriptor over a Unix socket with
+// SCM_RIGHTS, or a fabric handle) and the block's pointer; a second, fresh cumemctl process imports
+// both, checks the pattern, frees its import and closes the imported pool, and only then reports, so
+// that the exporter frees last. Every step is recorded with its process, result and time.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuda/driver_api.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
+#include "base/error.hpp"
+#include "ipc/process.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step_log.hpp"
+
+namespace cumemctl {
+
+// How long the importer waits for the exporter's message, and the exporter for the importer.
+inline constexpr ipc::Timeout kPoolImportTimeout{60000};
+
+// What the exporter asks of the check.
+struct IpcRequest {
+    int device = 0;
+    CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    std::uint64_t size = 0;                          // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                          // the pattern's seed
+    std::string libcuda;                             // the driver library the importer loads
+    std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
+    std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
+    ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
+};
+
+// The exporter's part, with the current context on the pool's device: writes the pattern, exports
+// pool and pointer, starts the importer, hands both over and waits for its report and its exit.
+// Appends every step to `out` (the importer's with process "importer"); a failed step ends the check
+// and keeps its problem in `out` (a fabric export
+// refused for want of an IMEX channel is diagnosed). The importer is gone when this returns.
+void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
+                        StepLog& out);
+
+// The importer's part, in the second process: receives the pool and pointer on `socket`, imports
+// them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
+// imported pointer and closes the imported pool, then sends its steps back in an ipc::Envelope. Throws Error only when
+// the socket fails (nothing can be reported then).
+void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout);
+
+}  // namespace cumemctl

@@ -1,0 +1,97 @@
+#include "gpu/pool/pool_trim.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/vmm/resource_snapshot.hpp"
+#include "base/error.hpp"
+#include "util/size.hpp"
+#include "util/stopwatch.hpp"
+
+namespace cumemctl {
+namespace {
+
+// Sets a pool's release threshold for the guard's life; afterwards restores it and trims the pool
+// back to what it had reserved at the start.
+class ThresholdGuard {
+public:
+    ThresholdGuard(const DriverApi& api, CUmemoryPool pool, std::uint64_t threshold)
+        : api_(api), pool_(pool), start_(read_pool_attributes(api, pool)) {
+        set_release_threshold(api, pool, threshold);
+    }
+    ~ThresholdGuard() {
+        cuuint64_t value = start_.release_threshold;
+        api_.cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
+        api_.cuMemPoolTrimTo(pool_, start_.reserved_current);
+    }
+    ThresholdGuard(const ThresholdGuard&) = delete;
+    ThresholdGuard& operator=(const ThresholdGuard&) = delete;
+
+private:
+    const DriverApi& api_;
+    CUmemoryPool pool_;
+    PoolAttributes start_;
+};
+
+}  // namespace
+
+TrimVerdict judge_trim(const TrimFigures& f) {
+    if (f.reserved_after > f.keep + f.granule) {
+        return {false, fmt::format("the pool still holds {} after trimming to keep {}", format_size(f.reserved_after),
+                                   format_size(f.keep))};
+    }
+    const std::uint64_t back = f.reserved_before > f.reserved_after ? f.reserved_before - f.reserved_after : 0;
+    return {true,
+            fmt::format("{} came back to the device; the pool holds {} after trimming to keep {}, within one "
+                        "granule ({})",
+                        format_size(back), format_size(f.reserved_after), format_size(f.keep), format_size(f.granule))};
+}
+
+KeepAboveReservedError::KeepAboveReservedError(std::uint64_t keep_bytes, std::uint64_t reserved_bytes)
+    : Error(ExitCode::usage,
+            fmt::format("keeping {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",
+                        format_size(keep_bytes), keep_bytes, format_size(reserved_bytes), reserved_bytes),
+            fmt::format("keep at most {}, or run a larger workload first", format_size(reserved_bytes))),
+      keep(keep_bytes),
+      reserved(reserved_bytes) {}
+
+void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {
+    if (keep > reserved) throw KeepAboveReservedError(keep, reserved);
+}
+
+TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,
+                    std::uint64_t granule) {
+    require_entry(reinterpret_cast<const void*>(api.cuMemPoolTrimTo), "cuMemPoolTrimTo", 11020);
+    require_entry(reinterpret_cast<const void*>(api.cuMemPoolSetAttribute), "cuMemPoolSetAttribute", 11020);
+    TrimResult r;
+    const ThresholdGuard guard(api, pool, kKeepEverything);
+    r.workload = run_workload(api, pool, pattern, true);
+    TrimFigures& f = r.figures;
+    f.keep = keep;
+    f.granule = granule;
+    f.free_at_start = r.workload.before.device_free.value_or(0);
+    f.free_before_trim = r.workload.after_sync.device_free.value_or(0);
+    f.reserved_before = r.workload.after_sync.pool.reserved_current;
+    require_keep_within(keep, f.reserved_before);
+    Stopwatch watch;
+    CU_CALL(api, cuMemPoolTrimTo, pool, keep);
+    r.trim_seconds = watch.seconds();
+    f.reserved_after = read_pool_attributes(api, pool).reserved_current;
+    f.free_after_trim = current_device_memory(api).free;
+    r.verdict = judge_trim(f);
+    return r;
+}
+
+nlohmann::json to_json(const TrimFigures& f) {
+    return {{"keep_bytes", f.keep},
+            {"granule_bytes", f.granule},
+            {"reserved_before_bytes", f.reserved_before},
+            {"reserved_after_bytes", f.reserved_after},
+            {"device_free_at_start_bytes", f.free_at_start},
+            {"device_free_before_trim_bytes", f.free_before_trim},
+            {"device_free_after_trim_bytes", f.free_after_trim},
+            {"device_free_scope", kDeviceFreeScope}};
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,177 @@
+#include "gpu/pool/pool_workload.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/interrupt.hpp"
+#include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "util/stopwatch.hpp"
+
+namespace cumemctl {
+namespace {
+
+// Blocks allocated on a stream; whatever is still held is freed (and the stream synchronised) when
+// the object goes, so that an error halfway leaves nothing behind.
+class HeldBlocks {
+public:
+    HeldBlocks(const DriverApi& api, const Stream& stream) : api_(api), stream_(stream) {}
+    ~HeldBlocks() {
+        if (blocks_.empty()) return;
+        for (CUdeviceptr p : blocks_) api_.cuMemFreeAsync(p, stream_.get());
+        api_.cuStreamSynchronize(stream_.get());
+    }
+    HeldBlocks(const HeldBlocks&) = delete;
+    HeldBlocks& operator=(const HeldBlocks&) = delete;
+
+    void add(CUdeviceptr p) { blocks_.push_back(p); }
+    // Frees every block (stream-ordered, not synchronised) and forgets them.
+    void free_all() {
+        for (std::size_t i = 0; i < blocks_.size(); ++i) {
+            const CUresult r = api_.cuMemFreeAsync(blocks_[i], stream_.get());
+            if (r != CUDA_SUCCESS) {
+                blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+                check(api_, r, "cuMemFreeAsync");
+            }
+        }
+        blocks_.clear();
+    }
+    std::size_t size() const { return blocks_.size(); }
+
+private:
+    const DriverApi& api_;
+    const Stream& stream_;
+    std::vector<CUdeviceptr> blocks_;
+};
+
+PoolSnapshot snapshot(const DriverApi& api, CUmemoryPool pool, bool read_device_free) {
+    PoolSnapshot s;
+    s.pool = read_pool_attributes(api, pool);
+    if (read_device_free) s.device_free = current_device_memory(api).free;
+    return s;
+}
+
+std::uint64_t used_of(const DriverApi& api, CUmemoryPool pool) {
+    return read_pool_attributes(api, pool).used_current;
+}
+
+}  // namespace
+
+Stream::Stream(const DriverApi& api)
+    : api_(api), stream_([&api](CUstream s) {
+          api.cuStreamSynchronize(s);
+          return api.cuStreamDestroy(s);
+      }) {
+    require_entry(reinterpret_cast<const void*>(api.cuStreamDestroy), "cuStreamDestroy", 4000);
+    CU_CALL(api, cuStreamCreate, stream_.out(), CU_STREAM_NON_BLOCKING);
+}
+
+void Stream::synchronize() const {
+    CU_CALL(api_, cuStreamSynchronize, stream_.get());
+}
+
+PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
+    : api_(api), stream_(stream) {
+    require_entry(reinterpret_cast<const void*>(api.cuMemFreeAsync), "cuMemFreeAsync", 11020);
+    CU_CALL(api, cuMemAllocFromPoolAsync, &ptr_, size, pool, stream.get());
+    try {
+        stream.synchronize();
+    } catch (...) {
+        api_.cuMemFreeAsync(std::exchange(ptr_, 0), stream.get());
+        api_.cuStreamSynchronize(stream.get());
+        throw;
+    }
+}
+
+PoolAllocation::~PoolAllocation() {
+    if (ptr_ == 0) return;
+    // A block the driver will not free is lost until the process ends: counted, as a guard counts it.
+    if (api_.cuMemFreeAsync(ptr_, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
+    api_.cuStreamSynchronize(stream_.get());
+}
+
+void PoolAllocation::free() {
+    if (ptr_ == 0) return;
+    // Refused, the block stays held and the destructor tries once more.
+    CU_CALL(api_, cuMemFreeAsync, ptr_, stream_.get());
+    ptr_ = 0;
+    stream_.synchronize();
+}
+
+WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern,
+                            bool read_device_free) {
+    require_entry(reinterpret_cast<const void*>(api.cuMemFreeAsync), "cuMemFreeAsync", 11020);
+    WorkloadResult r;
+    r.allocations = pattern.allocations();
+    r.bytes = pattern.bytes();
+    const Stream stream(api);
+    HeldBlocks held(api, stream);
+    r.before = snapshot(api, pool, read_device_free);
+    Stopwatch watch;
+    for (const auto& item : pattern.items) {
+        for (std::uint64_t i = 0; i < item.count; ++i) {
+            check_interrupted();  // SIGINT/SIGTERM: HeldBlocks frees what was allocated
+            CUdeviceptr p = 0;
+            CU_CALL(api, cuMemAllocFromPoolAsync, &p, item.size, pool, stream.get());
+            held.add(p);
+        }
+    }
+    stream.synchronize();
+    r.alloc_seconds = watch.lap();
+    r.after_alloc = snapshot(api, pool, read_device_free);
+    watch.lap();
+    check_interrupted();
+    held.free_all();
+    r.free_seconds = watch.lap();
+    r.after_free = snapshot(api, pool, read_device_free);
+    watch.lap();
+    stream.synchronize();
+    r.sync_seconds = watch.lap();
+    r.after_sync = snapshot(api, pool, read_device_free);
+    return r;
+}
+
+void require_room(const DriverApi& api, std::string_view what, std::uint64_t footprint, const CUmemLocation& location,
+                  std::uint64_t max_size) {
+    if (location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        require_fits(what, footprint, current_device_memory(api).free,
+                     fmt::format("device {}'s free memory", location.id));
+    }
+    if (max_size != 0) require_fits(what, footprint, max_size, kPoolMaxSizeLimit);
+}
+
+ThresholdOutcome threshold_outcome(const WorkloadResult& w) {
+    ThresholdOutcome o;
+    const std::uint64_t threshold = w.after_free.pool.release_threshold;
+    const std::uint64_t held = w.after_free.pool.reserved_current;
+    o.keeps_all = threshold >= held;
+    o.expected_at_most = o.keeps_all ? held : std::max(threshold, w.after_sync.pool.used_current);
+    o.holds = o.keeps_all ? w.after_sync.pool.reserved_current == held
+                          : w.after_sync.pool.reserved_current <= o.expected_at_most;
+    return o;
+}
+
+CurrentPoolDraw draw_from_current(const DriverApi& api, CUmemoryPool new_pool, CUmemoryPool default_pool,
+                                  std::uint64_t size) {
+    CurrentPoolDraw d;
+    d.size = size;
+    const Stream stream(api);
+    HeldBlocks held(api, stream);
+    d.new_used_before = used_of(api, new_pool);
+    d.default_used_before = used_of(api, default_pool);
+    CUdeviceptr p = 0;
+    CU_CALL(api, cuMemAllocAsync, &p, size, stream.get());
+    held.add(p);
+    stream.synchronize();
+    d.new_used_during = used_of(api, new_pool);
+    d.default_used_during = used_of(api, default_pool);
+    held.free_all();
+    stream.synchronize();
+    return d;
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,105 @@
+#include "gpu/verify/verify_module.hpp"
+
+#include <map>
+#include <mutex>
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
+#include "gpu/verify/verify_pattern.hpp"
+
+// The fatbin's first and one-past-last bytes, defined by verify_fatbin.S.
+extern "C" const unsigned char cumemctl_verify_fatbin[];
+extern "C" const unsigned char cumemctl_verify_fatbin_end[];
+
+namespace cumemctl {
+namespace {
+
+// Loaded kernels by context id; entries of destroyed contexts are never used again (ids are unique).
+std::mutex cache_mutex;
+std::map<unsigned long long, VerifyKernels> cache;
+
+// The unique id of the current context, put in `ctx`; `ctx` stays null (id 0) when none is current.
+unsigned long long current_context_id(const DriverApi& api, CUcontext& ctx) {
+    ctx = nullptr;
+    CU_CALL(api, cuCtxGetCurrent, &ctx);
+    if (ctx == nullptr) return 0;
+    unsigned long long id = 0;
+    CU_CALL(api, cuCtxGetId, ctx, &id);
+    return id;
+}
+
+// Adds why a module load failed: the code the fatbin holds against the device and driver.
+[[noreturn]] void explain_load_failure(const DriverApi& api, Error error) {
+    CUdevice dev = 0;
+    int major = 0, minor = 0, driver = 0;
+    if (api.cuCtxGetDevice != nullptr && api.cuCtxGetDevice(&dev) == CUDA_SUCCESS) {
+        api.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev);
+        api.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev);
+    }
+    api.cuDriverGetVersion(&driver);
+    auto& p = error.problem();
+    p.cause = fmt::format(
+        "the embedded verify kernels hold {} (built with CUDA {}); the device has compute "
+        "capability {}.{} and the driver supports CUDA {}.{}",
+        CUMEMCTL_VERIFY_CODE, CUMEMCTL_NVCC_VERSION, major, minor, driver / 1000, driver % 1000 / 10);
+    p.remedy =
+        "upgrade the NVIDIA driver to one that supports this CUDA version, or rebuild cumemctl with an "
+        "nvcc that targets this device";
+    throw std::move(error);
+}
+
+// Loads the module into the current context and finds its kernels and the one-wave grid.
+VerifyKernels load_kernels(const DriverApi& api) {
+    OwnedHandle<CUmodule> module(api.cuModuleUnload);
+    try {
+        CU_CALL(api, cuModuleLoadData, module.out(), cumemctl_verify_fatbin);
+    } catch (Error& e) {
+        explain_load_failure(api, std::move(e));
+    }
+    VerifyKernels k;
+    CU_CALL(api, cuModuleGetFunction, &k.fill, module.get(), verify::kFillKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.check, module.get(), verify::kCheckKernel);
+    CUdevice dev = 0;
+    CU_CALL(api, cuCtxGetDevice, &dev);
+    int sms = 0;
+    CU_CALL(api, cuDeviceGetAttribute, &sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev);
+    k.grid = static_cast<unsigned>(sms > 0 ? sms : 1) * verify::kBlocksPerSm;
+    k.module = module.release();
+    return k;
+}
+
+}  // namespace
+
+std::span<const unsigned char> verify_fatbin() {
+    return {cumemctl_verify_fatbin, static_cast<std::size_t>(cumemctl_verify_fatbin_end - cumemctl_verify_fatbin)};
+}
+
+VerifyKernels verify_kernels(const DriverApi& api) {
+    CUcontext ctx = nullptr;
+    const unsigned long long id = current_context_id(api, ctx);
+    if (ctx == nullptr) {
+        throw Error(ExitCode::failed, "cannot verify memory: no CUDA context is current on this thread",
+                    "internal error: make the device's context current (cuCtxSetCurrent) before verifying");
+    }
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    if (const auto it = cache.find(id); it != cache.end()) return it->second;
+    const VerifyKernels k = load_kernels(api);
+    cache.emplace(id, k);
+    return k;
+}
+
+void unload_verify_kernels(const DriverApi& api) {
+    CUcontext ctx = nullptr;
+    const unsigned long long id = current_context_id(api, ctx);
+    if (ctx == nullptr) return;
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto it = cache.find(id);
+    if (it == cache.end()) return;
+    const CUmodule module = it->second.module;
+    cache.erase(it);
+    CU_CALL(api, cuModuleUnload, module);
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,184 @@
+#include "gpu/vmm/vmm_create.hpp"
+
+#include <fmt/format.h>
+
+#include "cuda/driver_call.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu/verify/verify_module.hpp"
+#include "gpu/vmm/device_mapping.hpp"
+#include "gpu/vmm/shareable_handle.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl {
+namespace {
+
+// The size to allocate: the one asked when it is a multiple of the granularity, rounded up when
+// asked to, else a usage error naming the granularity and the nearest valid sizes (SizeMismatchError).
+std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, bool round) {
+    if (size % granularity == 0) return size;
+    if (round) return round_up(size, granularity);
+    throw SizeMismatchError({size, granularity, nearest_valid_sizes(size, granularity)});
+}
+
+// The import check's failure as the first process reports it.
+std::optional<Error> import_failure(const ImportCheckResult& r) {
+    if (r.problem) {
+        Problem p = *r.problem;
+        p.message = "import check: " + p.message;
+        return Error(std::move(p));
+    }
+    if (!r.check) return Error(ExitCode::failed, "import check: the second process reported no check");
+    if (!r.check->ok()) return pattern_mismatch("import check: the second process", *r.check);
+    return std::nullopt;
+}
+
+ImportCheckRequest import_request(const CreateRequest& request, const CreateResult& result) {
+    ImportCheckRequest r;
+    r.executable = request.executable;
+    r.libcuda = request.libcuda;
+    r.device = request.device;
+    r.size = result.size;
+    r.handle_type = request.memory.handle_type;
+    r.seed = result.seed;
+    r.alignment = result.granularity->minimum;
+    r.imex_channel_dir = request.imex_channel_dir;
+    r.timeout = request.import_timeout;
+    return r;
+}
+
+// The devices that may touch the mapping (--access) and the pattern checked from each one other than
+// the device that wrote it; a mismatch is returned (reported after the teardown).
+std::optional<Error> check_access(const DriverApi& api, const CreateRequest& request, CreateResult& result,
+                                  StepLog& log) {
+    const CUdeviceptr at = *result.address;
+    const std::vector<int> devices = access_devices(request.device, request.access);
+    const int owner = request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? request.device : -1;
+    result.access = log.time("read-access", "cuMemGetAccess", [&] { return mapping_access(api, at, owner, devices); });
+    if (!request.verify || !result.verify->ok()) return std::nullopt;
+    for (std::size_t i = 1; i < devices.size(); ++i) {
+        const int d = devices[i];
+        const VerifyResult v = log.time(fmt::format("check-from-{}", d), "check_pattern",
+                                        [&] { return check_from_device(api, d, at, result.size, result.seed); });
+        result.peer_checks.push_back({d, v});
+        if (!v.ok()) return pattern_mismatch(fmt::format("the check from device {}", d), v);
+    }
+    return std::nullopt;
+}
+
+// Mapping, the pattern, export and the import check, on an allocation that exists. Returns the first
+// check failure (reported after the teardown); throws Error for a failed call.
+std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& request, CreateResult& result,
+                                    const AllocationHandle& handle, StepLog& log) {
+    std::optional<Error> failure;
+    std::optional<DeviceMapping> mapping;
+    if (request.map) {
+        mapping.emplace(api, handle.get(), result.size, result.granularity->minimum,
+                        access_devices(request.device, request.access), log);
+        result.address = mapping->address();
+        result.seed = random_pattern_seed();
+        const CUdeviceptr at = mapping->address();
+        if (request.verify) {
+            result.verify =
+                log.time("verify", "fill_and_check", [&] { return fill_and_check(api, at, result.size, result.seed); });
+            if (!result.verify->ok()) failure = pattern_mismatch("verify", *result.verify);
+        } else if (request.import_check) {
+            result.fill =
+                log.time("fill", "fill_pattern", [&] { return fill_pattern(api, at, result.size, result.seed); });
+        }
+        if (!request.access.empty()) {
+            std::optional<Error> peer_failure = check_access(api, request, result, log);
+            if (!failure) failure = std::move(peer_failure);
+        }
+    }
+    std::optional<ExportedHandle> exported;
+    if (request.export_handle) {
+        exported = log.time("export", "cuMemExportToShareableHandle",
+                            [&] { return export_handle(api, handle.get(), request.memory.handle_type); });
+        result.exported = ExportInfo{exported->type, exported->fd.get(),
+                                     exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? exported->fabric_hex() : ""};
+    }
+    if (request.import_check && !failure) {
+        result.import_check = log.time("import-check", "posix_spawn", [&] {
+            ImportCheckRequest check = import_request(request, result);
+            const ChildDeviceView view = child_device_view(api, check.device);
+            check.child_device = view.ordinal;
+            check.child_env = view.env;
+            return run_import_check(check, *exported);
+        });
+        failure = import_failure(*result.import_check);
+    }
+    if (mapping) mapping->release(log);
+    return failure;
+}
+
+// Everything after the context: granularity, size, cuMemCreate, properties, use, release.
+void create_steps(const DriverApi& api, const CreateRequest& request, DiagnosisContext& context, CreateResult& result,
+                  StepLog& log) {
+    const CUmemAllocationProp prop = allocation_prop(api, request.memory, request.device);
+    result.requested = prop;
+    context.prop = prop;
+    result.granularity =
+        log.time("granularity", "cuMemGetAllocationGranularity", [&] { return allocation_granularity(api, prop); });
+    context.granularity = result.granularity->minimum;
+    result.size = allocation_size(request.size, result.granularity->minimum, request.round_up);
+    context.size = result.size;
+    AllocationHandle handle = log.time("create", "cuMemCreate", [&] {
+        CUmemGenericAllocationHandle h = 0;
+        CU_CALL(api, cuMemCreate, &h, result.size, &prop, 0);
+        return AllocationHandle(api, h);
+    });
+    result.granted = log.time("properties", "cuMemGetAllocationPropertiesFromHandle", [&] {
+        CUmemAllocationProp granted{};
+        CU_CALL(api, cuMemGetAllocationPropertiesFromHandle, &granted, handle.get());
+        return granted;
+    });
+    std::optional<Error> failure = use_allocation(api, request, result, handle, log);
+    log.time("release", "cuMemRelease", [&] { handle.release(); });
+    if (failure) throw *failure;
+}
+
+}  // namespace
+
+void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result) {
+    result.requested_size = request.size;
+    DiagnosisContext context;
+    context.device = request.device;
+    context.size = request.size;
+    context.imex_channel_dir = request.imex_channel_dir;
+    StepLog log([&](Problem& p) { diagnose_problem(api, p, context); });
+    // The steps are the result's on every way out, a failure included.
+    struct KeepSteps {
+        StepLog& log;
+        CreateResult& result;
+        ~KeepSteps() { result.steps = log.steps(); }
+    } keep{log, result};
+    if (!request.access.empty() && request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+        log.time("peer-access", "cuDeviceCanAccessPeer",
+                 [&] { require_peer_access(api, request.device, request.access); });
+    }
+    std::optional<PrimaryContext> ctx;
+    log.time("context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.device); });
+    result.before = log.time("snapshot", "cuMemGetInfo", [&] { return take_snapshot(api); });
+    // The verify kernels stay loaded in the context until unloaded: unload them before the second
+    // snapshot, so that it compares like with like.
+    const bool kernels = request.verify || request.import_check;
+    try {
+        create_steps(api, request, context, result, log);
+    } catch (const Error&) {
+        try {
+            if (kernels) unload_verify_kernels(api);
+            result.after = take_snapshot(api);
+        } catch (const Error&) {
+            // The first failure is the one to report.
+        }
+        throw;
+    }
+    if (kernels) {
+        log.time("unload-kernels", "cuModuleUnload", [&] { unload_verify_kernels(api); });
+    }
+    result.after = log.time("snapshot", "cuMemGetInfo", [&] { return take_snapshot(api); });
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,78 @@
+// `create`'s core: one allocation through the virtual memory management path (cuMemCreate), with
+// what the driver granted, and optionally mapped, verified on the device, exported and checked from
+// a second process; every step timed, every resource released on every path.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/driver_api.hpp"
+#include "gpu/device/granularity.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
+#include "gpu/vmm/import_check.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/device/peer_access.hpp"
+#include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu/verify/verify.hpp"
+#include "ipc/timeout.hpp"
+#include "steps/step.hpp"
+
+namespace cumemctl {
+
+// What create is asked to do. The command makes the implications hold: verify and import_check
+// imply map, import_check implies export_handle.
+struct CreateRequest {
+    int device = 0;
+    MemoryRequest memory;
+    std::uint64_t size = 0;      // as asked, above 0
+    bool round_up = false;       // round a size that is not a multiple of the granularity up
+    bool map = false;            // reserve, map and grant the device read-write access
+    std::vector<int> access;     // --access: more devices granted read-write access (needs map;
+                                 // existing; peer access to device memory checked first)
+    bool verify = false;         // fill and check the pattern on the device
+    bool export_handle = false;  // export the shareable handle
+    bool import_check = false;   // a second process imports, maps and checks the pattern
+    std::string imex_channel_dir = kImexChannelDir;
+    std::string executable;               // the binary the import check starts
+    std::string libcuda;                  // the driver library the import check loads
+    ipc::Timeout import_timeout{120000};  // how long to wait for the import check's answer
+};
+
+// The exported handle as reported: the descriptor number (valid until create returns) or the
+// fabric handle in hex.
+struct ExportInfo {
+    CUmemAllocationHandleType type = CU_MEM_HANDLE_TYPE_NONE;
+    int fd = -1;
+    std::string fabric_hex;
+};
+
+// What create did; filled as it goes, so that after a failure it still holds every step before it.
+struct CreateResult {
+    std::uint64_t requested_size = 0;
+    std::uint64_t size = 0;  // what was asked of cuMemCreate
+    std::optional<Granularity> granularity;
+    std::optional<CUmemAllocationProp> requested;
+    std::optional<CUmemAllocationProp> granted;  // cuMemGetAllocationPropertiesFromHandle
+    std::vector<steps::Step> steps;
+    std::optional<CUdeviceptr> address;    // where it was mapped
+    std::uint64_t seed = 0;                // of the pattern
+    std::vector<DeviceAccess> access;      // each device's access, read back after the grant (--access)
+    std::optional<VerifyResult> verify;    // fill and check (--verify)
+    std::vector<DeviceCheck> peer_checks;  // the pattern checked from each other --access device
+    std::optional<VerifyResult> fill;      // the fill alone (--import-check without --verify)
+    std::optional<ExportInfo> exported;
+    std::optional<ImportCheckResult> import_check;
+    std::optional<ResourceSnapshot> before;  // taken in the context, before anything was made
+    std::optional<ResourceSnapshot> after;   // taken in the context, after everything was released
+};
+
+// Runs create in the device's primary context. Throws Error (diagnosed) for the first failure, after
+// releasing everything; `result` then holds the steps so far and, where they could be taken, both
+// snapshots. A size that is not a multiple of the granularity is refused before cuMemCreate (usage)
+// unless round_up. With `access`, a device that cannot reach the owning device's memory as a peer is
+// refused before the context is made (unavailable).
+void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result);
+
+}  // namespace cumemctl
