@@ -1,15 +1,18 @@
 #include <doctest/doctest.h>
 
+#include "units.hpp"
+
 #include "gpu/le/logical_endpoint_checks.hpp"
 #include "base/error.hpp"
 #include "util/size.hpp"
 
 using namespace cumemctl;
 
+using testing_units::GiB;
+using testing_units::MiB;
+
 namespace {
 
-constexpr std::uint64_t MiB = 1ULL << 20;
-constexpr std::uint64_t GiB = 1ULL << 30;
 const LeLimits kLimits{2 * MiB, 64 * GiB};
 
 // The suggestions of a violation as "option=value" strings, for compact checks.

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include "units.hpp"
+
 #include <string>
 #include <vector>
 
@@ -9,9 +11,10 @@
 
 using namespace cumemctl;
 
-namespace {
+using testing_units::GiB;
+using testing_units::MiB;
 
-constexpr std::uint64_t MiB = 1ULL << 20;
+namespace {
 
 // What the logical endpoint lambdas answer, and the calls they saw in order.
 struct LeModel {

@@ -1,13 +1,16 @@
 #include <doctest/doctest.h>
 
+#include "units.hpp"
+
 #include "gpu/pool/pool_pattern.hpp"
 #include "base/error.hpp"
 
 using namespace cumemctl;
 
+using testing_units::GiB;
+using testing_units::MiB;
+
 namespace {
-constexpr std::uint64_t MiB = 1ULL << 20;
-constexpr std::uint64_t GiB = 1ULL << 30;
 
 // The usage error's message, or "" when the text parses.
 std::string refusal(const char* text) {

@@ -1,14 +1,17 @@
 #include <doctest/doctest.h>
 
+#include "units.hpp"
+
 #include "gpu/pool/pool_trim.hpp"
 #include "gpu/pool/pool_workload.hpp"
 #include "base/error.hpp"
 
 using namespace cumemctl;
 
+using testing_units::GiB;
+using testing_units::MiB;
+
 namespace {
-constexpr std::uint64_t MiB = 1ULL << 20;
-constexpr std::uint64_t GiB = 1ULL << 30;
 
 // A trim of a 1 GiB pool on a device with 100 GiB free at the start.
 TrimFigures figures(std::uint64_t keep, std::uint64_t reserved_after, std::uint64_t free_after) {
