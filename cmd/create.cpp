@@ -15,6 +15,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 // create's options checked before the driver is loaded: the request, and the device lists whose

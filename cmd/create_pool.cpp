@@ -15,6 +15,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 nlohmann::json result_json(const CreatePoolResult& r) {

@@ -32,10 +32,10 @@ void require_pool_flag(const PoolOptions& o);
 
 // create --pool's options checked before the driver is loaded.
 struct CreatePoolPlan {
-    PoolRequest request;
-    std::uint64_t size = 0;            // the block
-    DeviceList devices;                // --device
-    std::optional<DeviceList> access;  // --access
+    gpu::PoolRequest request;
+    std::uint64_t size = 0;                 // the block
+    gpu::DeviceList devices;                // --device
+    std::optional<gpu::DeviceList> access;  // --access
 };
 
 // create --pool's options as typed: the pool options, the memory options and create's own.

@@ -14,27 +14,28 @@ namespace cumemctl::cmd {
 
 // Fills report.results and report.tables from what create did (also after a failure), and adds
 // warnings: compression asked for and not granted; descriptors that differ or releases that failed.
-void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result);
+void fill_create_report(Report& report, const gpu::CreateRequest& request, const gpu::CreateResult& result);
 
 // Device free memory (device-wide, labelled so: shown, not judged) and this process's descriptors before
 // and after (after null where it was not taken), their deltas, the new descriptors, the release calls of
 // `steps` the driver refused (failed_releases), the handles no guard could give back
 // (handles_not_released) and whether everything this process made was given back (balanced); create
 // and create --pool report these.
-nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after,
+nlohmann::json resources_json(const gpu::ResourceSnapshot& before, const std::optional<gpu::ResourceSnapshot>& after,
                               const std::vector<steps::Step>& steps);
 
 // Each device's access ([{"device", "access", "peer"}]) and the checks from other devices
 // ([{"device", and the verify result's fields}]), for create --access and create --pool --access.
-nlohmann::json access_json(const std::vector<DeviceAccess>& access);
-nlohmann::json device_checks_json(const std::vector<DeviceCheck>& checks);
+nlohmann::json access_json(const std::vector<gpu::DeviceAccess>& access);
+nlohmann::json device_checks_json(const std::vector<gpu::DeviceCheck>& checks);
 
 // Table rows for the same: "access" (one line) and "check from GPU N" per check.
-void add_access_rows(Table& table, const std::vector<DeviceAccess>& access, const std::vector<DeviceCheck>& checks);
+void add_access_rows(Table& table, const std::vector<gpu::DeviceAccess>& access,
+                     const std::vector<gpu::DeviceCheck>& checks);
 
 // Warns when this process's descriptors differ after an operation on `device`, or a handle it made was
 // not given back (the refused release calls of `steps` named). Device free memory never warns.
-void warn_unbalanced(Report& report, const ResourceSnapshot& before, const ResourceSnapshot& after,
+void warn_unbalanced(Report& report, const gpu::ResourceSnapshot& before, const gpu::ResourceSnapshot& after,
                      const std::vector<steps::Step>& steps, int device);
 
 }  // namespace cumemctl::cmd

@@ -10,6 +10,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 // The options, checked before the driver is loaded.

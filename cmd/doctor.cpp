@@ -13,6 +13,7 @@
 #include "doctor/runner.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 using namespace cumemctl::doctor;

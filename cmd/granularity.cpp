@@ -10,6 +10,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 // The options parsed, before the driver is loaded, so that a usage error is one whatever the driver.

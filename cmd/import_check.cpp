@@ -10,6 +10,7 @@
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 struct ImportCheckOptions {

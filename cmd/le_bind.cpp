@@ -11,6 +11,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 struct LeBindOptions {

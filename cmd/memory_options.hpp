@@ -19,10 +19,10 @@ struct MemoryOptions {
     bool rdma = false;
     bool tile_pool = false;
 
-    MemoryRequest to_request() const {
-        MemoryRequest r;
-        r.location = parse_location(location);
-        r.handle_type = parse_handle_type(handle_type);
+    gpu::MemoryRequest to_request() const {
+        gpu::MemoryRequest r;
+        r.location = gpu::parse_location(location);
+        r.handle_type = gpu::parse_handle_type(handle_type);
         r.compression = compression;
         r.rdma = rdma;
         r.tile_pool = tile_pool;
@@ -54,18 +54,18 @@ struct MemoryFilters {
     bool rdma = false;
     bool tile_pool = false;
 
-    GranularitySelection to_selection() const {
-        GranularitySelection s;
-        s.locations = parse_location_list(locations);
-        s.handle_types = parse_handle_type_list(handle_types);
+    gpu::GranularitySelection to_selection() const {
+        gpu::GranularitySelection s;
+        s.locations = gpu::parse_location_list(locations);
+        s.handle_types = gpu::parse_handle_type_list(handle_types);
         if (compression || rdma || tile_pool) {
-            MemoryRequest flags;
+            gpu::MemoryRequest flags;
             flags.compression = compression;
             flags.rdma = rdma;
             flags.tile_pool = tile_pool;
             s.flag_sets = {flags};
         } else {
-            s.flag_sets = single_flag_sets();
+            s.flag_sets = gpu::single_flag_sets();
         }
         return s;
     }

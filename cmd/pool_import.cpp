@@ -7,6 +7,7 @@
 #include "ipc/process.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 
 void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner) {
     auto socket = std::make_shared<int>(-1);

@@ -4,6 +4,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 
 void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
     add_location_options(app, memory);

@@ -24,27 +24,27 @@ void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o);
 
 // The pool asked for. Throws usage errors: a bad location, handle type or size, and --compression,
 // --rdma or --tile-pool, which cuMemPoolCreate has no field for.
-PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
+gpu::PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o);
 
 // The pool a pool-stats or trim run acts on (--pool default|current|new) with the new pool's request,
 // checked: --handle-type and --max-size describe a new pool only.
 struct PoolSelection {
-    PoolChoice choice = PoolChoice::default_pool;
-    PoolRequest request;
+    gpu::PoolChoice choice = gpu::PoolChoice::default_pool;
+    gpu::PoolRequest request;
 };
 
 // Parses --pool and the new-pool options together (usage errors).
 PoolSelection pool_selection(const std::string& pool, const MemoryOptions& memory, const PoolOptions& o);
 
 // The core's "does not fit" error in the words of these options: the pool's maximum size is --max-size.
-Error in_option_words(const NoRoomError& e);
+Error in_option_words(const gpu::NoRoomError& e);
 
 // Runs core pool work and rethrows its NoRoomError in the words of these options.
 template <class Work>
 decltype(auto) with_pool_option_words(Work&& work) {
     try {
         return work();
-    } catch (const NoRoomError& e) {
+    } catch (const gpu::NoRoomError& e) {
         throw in_option_words(e);
     }
 }

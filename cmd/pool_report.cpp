@@ -6,6 +6,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 std::string yes_no(bool b) {

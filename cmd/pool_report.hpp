@@ -20,33 +20,33 @@ inline constexpr const char* kPerProcessNote =
     "processes on the GPU";
 
 // A pool's attributes as JSON: sizes in bytes, policies as booleans.
-nlohmann::json attributes_json(const PoolAttributes& a);
+nlohmann::json attributes_json(const gpu::PoolAttributes& a);
 
 // A pool as JSON: location, allocation type, the entry point that returned it, and handle types and
 // maximum size (null where not known: a pool this process did not create).
-nlohmann::json pool_info_json(const PoolInfo& p);
+nlohmann::json pool_info_json(const gpu::PoolInfo& p);
 
 // A workload as JSON: pattern, counts, the four snapshots, times and rates.
-nlohmann::json workload_json(const WorkloadPattern& pattern, const WorkloadResult& w);
+nlohmann::json workload_json(const gpu::WorkloadPattern& pattern, const gpu::WorkloadResult& w);
 
 // A table of attributes with one column per named pool.
-Table attributes_table(std::string title, const std::vector<std::pair<std::string, PoolAttributes>>& columns);
+Table attributes_table(std::string title, const std::vector<std::pair<std::string, gpu::PoolAttributes>>& columns);
 
 // The workload's table: before, after alloc, after free and after sync, with times as notes.
-Table workload_table(std::string title, const WorkloadPattern& pattern, const WorkloadResult& w);
+Table workload_table(std::string title, const gpu::WorkloadPattern& pattern, const gpu::WorkloadResult& w);
 
 // Adds a pool's attributes as Prometheus gauges (pool_reserved_bytes, pool_used_bytes, their high-water
 // marks, pool_release_threshold_bytes, pool_reuse_policy) with `labels`; the help says they are this
 // process's.
-void add_attribute_metrics(Report& report, const MetricLabels& labels, const PoolAttributes& a);
+void add_attribute_metrics(Report& report, const MetricLabels& labels, const gpu::PoolAttributes& a);
 
 // Adds a workload as gauges: reserved and used bytes at each moment (label phase), the seconds of each
 // step (label step) and the allocation count.
-void add_workload_metrics(Report& report, const MetricLabels& labels, const WorkloadResult& w);
+void add_workload_metrics(Report& report, const MetricLabels& labels, const gpu::WorkloadResult& w);
 
 // A pool's handle types and maximum size for table cells ("unknown" where not known).
-std::string handle_types_text(const PoolInfo& p);
-std::string max_size_text(const PoolInfo& p);
+std::string handle_types_text(const gpu::PoolInfo& p);
+std::string max_size_text(const gpu::PoolInfo& p);
 
 // A release threshold for people: human units, or "UINT64_MAX (keep everything)".
 std::string threshold_text(std::uint64_t threshold);

@@ -12,6 +12,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 namespace {
 
 // The options, parsed and checked before the driver is loaded.

@@ -7,6 +7,7 @@
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::doctor {
+using namespace gpu;
 namespace {
 
 std::string yes_no(std::optional<int> v) {

@@ -21,6 +21,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::doctor {
+using namespace gpu;
 namespace {
 
 // How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has

@@ -5,6 +5,7 @@
 #include "nvml/memory_health.hpp"
 
 namespace cumemctl::doctor {
+using namespace gpu;
 
 CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {

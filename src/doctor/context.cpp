@@ -7,6 +7,7 @@
 #include "gpu/diagnosis/diagnosis.hpp"
 
 namespace cumemctl::doctor {
+using namespace gpu;
 
 std::optional<int> capability_of(const DeviceInfo& info, std::string_view key) {
     for (const auto& c : info.capabilities) {

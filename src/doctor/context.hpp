@@ -17,7 +17,7 @@ namespace cumemctl::doctor {
 
 // The driver's answer for a capability key of the catalogue ("vmm", "fabric"); nullopt where the
 // driver does not know it.
-std::optional<int> capability_of(const DeviceInfo& info, std::string_view key);
+std::optional<int> capability_of(const gpu::DeviceInfo& info, std::string_view key);
 
 // What `doctor` was asked for.
 struct DoctorOptions {
@@ -40,7 +40,7 @@ public:
 
     // The device's attributes and capabilities (no context needed); queried once. Throws Error when
     // the query fails, and CheckSkipped on later calls.
-    const DeviceInfo& info();
+    const gpu::DeviceInfo& info();
 
     // The device's primary context, current on the calling thread; retained once (the operations of
     // src/gpu/ that checks call restore it when they return). Throws Error when it cannot be made, and
@@ -56,9 +56,9 @@ public:
 private:
     const DriverApi& api_;
     int ordinal_;
-    std::optional<DeviceInfo> info_;
+    std::optional<gpu::DeviceInfo> info_;
     std::string info_error_;
-    std::optional<PrimaryContext> context_;  // the one primary-context holder of src/gpu
+    std::optional<gpu::PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
 };
 

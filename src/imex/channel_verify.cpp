@@ -18,6 +18,7 @@
 #include "util/unix_socket.hpp"
 
 namespace cumemctl {
+using namespace gpu;
 namespace {
 
 Problem verify_problem(ExitCode code, std::string message, std::string remedy = {}) {

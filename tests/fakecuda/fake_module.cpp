@@ -24,7 +24,7 @@
 
 namespace {
 
-namespace pattern = cumemctl::verify;
+namespace pattern = cumemctl::gpu::verify;
 
 // The kernels a fake module holds.
 enum class Kernel { fill, check };

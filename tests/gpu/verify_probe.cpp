@@ -26,6 +26,7 @@
 #include "util/size.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 using nlohmann::json;
 
 namespace {

@@ -6,6 +6,7 @@
 #include "gpu/device/devices.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 TEST_CASE("query_device reads attributes and reports unknown ones as unknown") {
     auto& m = testing_driver::model();

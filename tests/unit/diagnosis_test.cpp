@@ -13,6 +13,7 @@
 #include "gpu/device/memory_props.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 namespace fs = std::filesystem;
 
 namespace {

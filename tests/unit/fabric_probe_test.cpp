@@ -4,6 +4,7 @@
 #include "gpu/diagnosis/fabric_probe.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 namespace {
 

@@ -7,6 +7,7 @@
 #include "gpu/device/granularity.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 namespace {
 

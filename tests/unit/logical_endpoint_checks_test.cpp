@@ -7,6 +7,7 @@
 #include "util/size.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 using testing_units::GiB;
 using testing_units::MiB;

@@ -10,6 +10,7 @@
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 using testing_units::GiB;
 using testing_units::MiB;

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 namespace {
 ExitCode code_of(void (*fn)()) {

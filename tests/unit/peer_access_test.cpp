@@ -12,6 +12,7 @@
 #include "gpu/vmm/vmm_resources.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 TEST_CASE("access_devices puts the device first and drops repeats, keeping the listed order") {
     CHECK(access_devices(1, {}) == std::vector<int>{1});

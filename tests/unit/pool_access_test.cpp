@@ -6,6 +6,7 @@
 #include "gpu/pool/pool_access.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 namespace {
 

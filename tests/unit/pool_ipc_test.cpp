@@ -9,6 +9,7 @@
 #include "util/unix_socket.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 using namespace std::chrono_literals;
 
 TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in order, and passes") {

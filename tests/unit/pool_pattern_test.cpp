@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 using testing_units::GiB;
 using testing_units::MiB;

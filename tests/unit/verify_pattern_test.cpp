@@ -6,7 +6,7 @@
 
 #include "gpu/verify/verify_pattern.hpp"
 
-using namespace cumemctl::verify;
+using namespace cumemctl::gpu::verify;
 
 TEST_CASE("mix64 is SplitMix64's output function") {
     // The first outputs of SplitMix64 seeded with 0 (Vigna's reference splitmix64.c): state k * gamma.

@@ -16,6 +16,7 @@
 #include "hooked_api.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 using testing_driver::fake_driver;
 using testing_driver::hooks;
 

@@ -11,6 +11,7 @@
 #include "hooked_api.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 using testing_driver::hooks;
 
 namespace {

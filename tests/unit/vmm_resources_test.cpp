@@ -4,6 +4,7 @@
 #include "gpu/vmm/vmm_resources.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 
 namespace {
 

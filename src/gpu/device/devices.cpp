@@ -11,7 +11,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "util/index_list.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 const std::vector<Capability>& capability_catalogue() {
     static const std::vector<Capability> caps{
@@ -196,4 +196,4 @@ std::vector<std::string> handle_type_names(int mask) {
     return names;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -13,7 +13,7 @@
 #include "cuda/driver.hpp"
 #include "nvml/memory_health.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // One memory capability: a stable key for JSON, a label for tables, the attribute it comes from, and
 // the driver's answer (nullopt where this driver does not know the attribute: "unknown", not "no").
@@ -97,4 +97,4 @@ ChildDeviceView child_device_view(const DriverApi& api, int ordinal);
 // Formats a CUuuid as NVIDIA tools do: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
 std::string format_uuid(const CUuuid& uuid);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

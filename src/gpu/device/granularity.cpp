@@ -3,7 +3,7 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 Granularity allocation_granularity(const DriverApi& api, const CUmemAllocationProp& prop) {
     Granularity g;
@@ -82,4 +82,4 @@ std::string status_name(GranularityRow::Status status) {
     return "ok";
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

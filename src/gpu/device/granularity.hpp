@@ -11,7 +11,7 @@
 #include "gpu/device/memory_props.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The two granularities the driver gives for a property set, in bytes.
 struct Granularity {
@@ -53,4 +53,4 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
 // "ok", "refused", "skipped".
 std::string status_name(GranularityRow::Status status);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

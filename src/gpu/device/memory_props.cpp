@@ -8,7 +8,7 @@
 #include "base/error.hpp"
 #include "util/index_list.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Splits "a,b,c" into its items; an empty item is a usage error naming `what`.
@@ -172,4 +172,4 @@ CUmemAllocationProp allocation_prop(const DriverApi& api, const MemoryRequest& r
     return prop;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 
 #include "cuda/driver_api.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // A location as typed: device, host, or host-numa with an optional node (defaulting to the device's).
 struct LocationSpec {
@@ -65,4 +65,4 @@ std::string describe_prop(const CUmemAllocationProp& prop);
 // The CUmemAllocationProp of a request on a device (pinned memory).
 CUmemAllocationProp allocation_prop(const DriverApi& api, const MemoryRequest& request, int device);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -8,7 +8,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/verify/verify_module.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 std::vector<int> access_devices(int device, const std::vector<int>& listed) {
     std::vector<int> devices{device};
@@ -99,4 +99,4 @@ VerifyResult check_from_device(const DriverApi& api, int device, CUdeviceptr ptr
     }
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/verify/verify.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // One device's access as the driver reports it (cuMemGetAccess or cuMemPoolGetAccess).
 struct DeviceAccess {
@@ -54,4 +54,4 @@ std::vector<DeviceAccess> pool_device_access(const DriverApi& api, CUmemoryPool 
 // current again. Throws Error (the context is released and the caller's restored on every path).
 VerifyResult check_from_device(const DriverApi& api, int device, CUdeviceptr ptr, std::size_t size, std::uint64_t seed);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

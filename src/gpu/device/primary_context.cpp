@@ -2,7 +2,7 @@
 
 #include "cuda/driver_call.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
     require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
@@ -27,4 +27,4 @@ DeviceMemory current_device_memory(const DriverApi& api) {
     return m;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

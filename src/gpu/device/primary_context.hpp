@@ -4,7 +4,7 @@
 
 #include "cuda/driver_api.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // Retains the primary context of `device` and makes it current; on destruction makes the context
 // that was current before current again (none, usually; the owning device's when a peer device
@@ -34,4 +34,4 @@ struct DeviceMemory {
 };
 DeviceMemory current_device_memory(const DriverApi& api);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #include "gpu/device/memory_props.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // A device attribute that must be 1 for what was asked, with its name and what it enables.
@@ -299,4 +299,4 @@ void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisCon
     problem.exit_code = d->exit_code;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What the caller asked of the failed call, beyond the CUresult.
 struct DiagnosisContext {
@@ -70,4 +70,4 @@ Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity);
 // The valid sizes nearest to `size` for a granularity (see NearestSizes).
 NearestSizes nearest_valid_sizes(std::uint64_t size, std::uint64_t granularity);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -10,7 +10,7 @@
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/device/primary_context.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Releases an allocation handle and then, if one was made, the primary context, whatever happens in
@@ -104,4 +104,4 @@ FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::str
     return result;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

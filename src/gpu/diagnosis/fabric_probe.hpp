@@ -10,7 +10,7 @@
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "steps/step_log.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What a probe that worked found.
 struct FabricProbe {
@@ -32,4 +32,4 @@ FabricProbe probe_fabric_handle(const DriverApi& api, int device,
 // (the failed one too: the diagnosis is added after it was recorded).
 FabricProbe probe_fabric_handle(const DriverApi& api, int device, const std::string& imex_channel_dir, StepLog& log);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 ImexChannelAccess check_imex_channels(const std::string& dir) {
     const ChannelFolder folder = read_channel_folder(dir);
@@ -43,4 +43,4 @@ std::string ImexChannelAccess::describe() const {
     return fmt::format("{} holds no channel node", dir);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -8,7 +8,7 @@
 
 #include "imex/channel_folder.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What the channel folder holds, as this process sees it.
 struct ImexChannelAccess {
@@ -27,4 +27,4 @@ struct ImexChannelAccess {
 // unreadable folder says so.
 ImexChannelAccess check_imex_channels(const std::string& dir = kImexChannelDir);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -8,7 +8,7 @@
 
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 LeIdRange::LeIdRange(StepLog& log, std::uint32_t count) : log_(log), count_(count) {
     steps::Step& s = log_.call(fmt::format("reserve {} endpoint id{}", count, count == 1 ? "" : "s"),
@@ -173,4 +173,4 @@ LeBinding::~LeBinding() {
               log_.api().cuLogicalEndpointUnbind, id_, static_cast<CUdevice>(device_), plan_.offset, plan_.bind_size);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

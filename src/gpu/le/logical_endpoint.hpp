@@ -12,7 +12,7 @@
 #include "gpu/le/logical_endpoint_checks.hpp"
 #include "steps/step_log.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // A range of logical endpoint IDs from cuLogicalEndpointIdReserve; released when destroyed.
 class LeIdRange {
@@ -114,4 +114,4 @@ private:
     bool by_address_ = false;
 };
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 #include "gpu/le/logical_endpoint_memory.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Requires a logical endpoint attribute to be set on a device: 0 is unavailable (exit 3); an attribute
@@ -225,4 +225,4 @@ void run_le_bind(const Driver& driver, const LeBindRequest& request, LeBindOutco
     out.completed = out.undo_failures.empty();
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -14,7 +14,7 @@
 #include "gpu/le/logical_endpoint_support.hpp"
 #include "gpu/device/memory_props.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What le-bind is asked to do.
 struct LeBindRequest {
@@ -64,4 +64,4 @@ struct LeBindOutcome {
 // out.undo_failures.
 void run_le_bind(const Driver& driver, const LeBindRequest& request, LeBindOutcome& out);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -8,7 +8,7 @@
 #include "base/error.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 using u64 = std::uint64_t;
@@ -121,4 +121,4 @@ void refuse(const LeViolation& violation) {
                                 : fmt::format("nearest valid: {}", fmt::join(options, " or ")));
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

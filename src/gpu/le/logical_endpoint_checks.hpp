@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What cuLogicalEndpointGetLimits answered for a set of properties. The checks below need
 // bind_alignment > 0; callers refuse a driver answer of 0 first.
@@ -55,4 +55,4 @@ std::string size_argument(std::uint64_t bytes);
 // Throws Error (usage, exit 2) with the violation's message and its nearest values as the remedy.
 [[noreturn]] void refuse(const LeViolation& violation);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -1,6 +1,6 @@
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 bool is_memory(const std::string& call) {
@@ -89,4 +89,4 @@ void diagnose_le_failure(Problem& problem) {
     if (problem.driver) explain_le_failure(problem, static_cast<CUresult>(problem.driver->code), problem.driver->call);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -7,7 +7,7 @@
 #include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // Fills problem.cause and problem.remedy for a failed call of the logical endpoint flow (the
 // cuLogicalEndpoint* family and the cuMem* calls that make the bound memory). Leaves other results as
@@ -17,4 +17,4 @@ void explain_le_failure(Problem& problem, CUresult result, const std::string& ca
 // The same for a problem that carries its failed call (problem.driver); a StepLog's Diagnoser.
 void diagnose_le_failure(Problem& problem);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

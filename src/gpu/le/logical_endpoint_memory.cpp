@@ -5,7 +5,7 @@
 #include "gpu/device/memory_props.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device, bool map,
                    std::uint64_t alignment)
@@ -52,4 +52,4 @@ LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t 
              ptr, static_cast<size_t>(size), &access, size_t{1});
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

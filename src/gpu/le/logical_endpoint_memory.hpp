@@ -9,7 +9,7 @@
 #include "cuda/owned_handle.hpp"
 #include "steps/step_log.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // One allocation for one device's binding, optionally mapped.
 class LeMemory {
@@ -36,4 +36,4 @@ private:
     OwnedHandle<CUdeviceptr> mapped_;                    // cuMemMap (+ cuMemSetAccess) / cuMemUnmap
 };
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

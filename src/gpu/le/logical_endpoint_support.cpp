@@ -7,7 +7,7 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // The logical endpoint entry points of the driver table, by name, in the order of driver_api.hpp.
@@ -119,4 +119,4 @@ LeDeviceSupport le_device_support(const Driver& driver, const LeDriverSupport& d
     return s;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

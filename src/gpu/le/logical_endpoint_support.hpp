@@ -9,7 +9,7 @@
 
 #include "cuda/driver.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What the driver says about logical endpoints as a whole.
 struct LeDriverSupport {
@@ -54,4 +54,4 @@ struct LeDeviceSupport {
 // the driver refuses with an error other than "invalid value" makes it unknown with that error.
 LeDeviceSupport le_device_support(const Driver& driver, const LeDriverSupport& drv, int device);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 bool is_device_pinned(const CUmemLocation& location, CUmemAllocationType type) {
@@ -187,4 +187,4 @@ void OwnedPool::destroy() {
     info_.handle = nullptr;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -12,7 +12,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/device/memory_props.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // Which pool a command works on.
 enum class PoolChoice { default_pool, current_pool, new_pool };
@@ -86,4 +86,4 @@ private:
     PoolInfo info_;
 };
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

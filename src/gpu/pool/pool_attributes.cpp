@@ -2,7 +2,7 @@
 
 #include "cuda/driver_call.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 std::uint64_t get_u64(const DriverApi& api, CUmemoryPool pool, CUmemPool_attribute attr) {
@@ -46,4 +46,4 @@ void reset_high_water_marks(const DriverApi& api, CUmemoryPool pool) {
     set_u64(api, pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

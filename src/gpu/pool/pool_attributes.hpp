@@ -7,7 +7,7 @@
 
 #include "cuda/driver_api.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // Every attribute of one pool at one moment.
 struct PoolAttributes {
@@ -33,4 +33,4 @@ void set_release_threshold(const DriverApi& api, CUmemoryPool pool, std::uint64_
 // Resets both high-water marks (the driver accepts only zero for them).
 void reset_high_water_marks(const DriverApi& api, CUmemoryPool pool);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -15,7 +15,7 @@
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Refuses an IPC check of a fabric pool before the driver is asked when this process can open no IMEX
@@ -161,4 +161,4 @@ CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const P
     return r;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -12,7 +12,7 @@
 #include "gpu/pool/pool_ipc.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What create --pool did on one device.
 struct CreatePoolResult {
@@ -40,4 +40,4 @@ struct CreatePoolResult {
 CreatePoolResult create_pool_and_check(const DriverApi& api, int device, const PoolRequest& request, std::uint64_t size,
                                        std::optional<IpcRequest> ipc, const std::vector<int>& access = {});
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -15,7 +15,7 @@
 #include "util/size.hpp"
 #include "util/unix_socket.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Explains a failed export or import of a pool's handle (a fabric handle refused for want of an
@@ -235,4 +235,4 @@ void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout) {
     ipc::send_envelope(socket, reply);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -20,7 +20,7 @@
 #include "ipc/timeout.hpp"
 #include "steps/step_log.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // How long the importer waits for the exporter's message, and the exporter for the importer.
 inline constexpr ipc::Timeout kPoolImportTimeout{60000};
@@ -51,4 +51,4 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
 // the socket fails (nothing can be reported then).
 void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -2,7 +2,7 @@
 
 #include "gpu/device/devices.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Reads the default and current pool of a location and their attributes.
@@ -53,4 +53,4 @@ std::vector<LocationPools> list_location_pools(const DriverApi& api, int device)
     return out;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

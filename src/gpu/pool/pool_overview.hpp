@@ -10,7 +10,7 @@
 #include "gpu/pool/pool_attributes.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The pools of one location and allocation type.
 struct LocationPools {
@@ -26,4 +26,4 @@ struct LocationPools {
 // the others say why they are not available in `unavailable`. Needs no context.
 std::vector<LocationPools> list_location_pools(const DriverApi& api, int device);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

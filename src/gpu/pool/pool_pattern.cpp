@@ -9,7 +9,7 @@
 #include "base/error.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
@@ -109,4 +109,4 @@ void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t 
     if (footprint > available) throw NoRoomError(std::string(what), footprint, available, std::string(where));
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // One group of a workload: `count` allocations of `size` bytes.
 struct WorkloadItem {
@@ -62,4 +62,4 @@ std::string no_room_message(std::string_view what, std::uint64_t footprint, std:
 // the message: "workload '64x16MiB'", "a block of 2 MiB".
 void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Sets a pool's release threshold for the guard's life; afterwards restores it and trims the pool
@@ -94,4 +94,4 @@ nlohmann::json to_json(const TrimFigures& f) {
             {"device_free_scope", kDeviceFreeScope}};
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/pool/pool_workload.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The figures of a trim, in bytes: the pool's (judged) and the device's (device-wide, shown only).
 struct TrimFigures {
@@ -65,4 +65,4 @@ struct TrimResult {
 TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,
                     std::uint64_t granule);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -12,7 +12,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "util/stopwatch.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Blocks allocated on a stream; whatever is still held is freed (and the stream synchronised) when
@@ -174,4 +174,4 @@ CurrentPoolDraw draw_from_current(const DriverApi& api, CUmemoryPool new_pool, C
     return d;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -12,7 +12,7 @@
 #include "gpu/pool/pool_attributes.hpp"
 #include "gpu/pool/pool_pattern.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // A non-blocking stream of the current context: an OwnedHandle whose destroy synchronises first.
 class Stream {
@@ -107,4 +107,4 @@ struct CurrentPoolDraw {
 CurrentPoolDraw draw_from_current(const DriverApi& api, CUmemoryPool new_pool, CUmemoryPool default_pool,
                                   std::uint64_t size);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -12,7 +12,7 @@
 #include "gpu/verify/verify_module.hpp"
 #include "gpu/verify/verify_pattern.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Refuses what the kernels cannot do: an empty range, or one not aligned for 16-byte accesses.
@@ -125,4 +125,4 @@ Error pattern_mismatch(const std::string& what, const VerifyResult& v) {
                  "(nvidia-smi -q -d ECC,ROW_REMAPPER)");
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -17,7 +17,7 @@
 #include "cuda/driver_api.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What a fill or check did: bytes covered, mismatching 16-byte words and the first one's offset,
 // and the time and bandwidth of each pass (bytes written, or bytes read, per second).
@@ -52,4 +52,4 @@ std::uint64_t random_pattern_seed();
 // first at byte offset X, with the remedy.
 Error pattern_mismatch(const std::string& what, const VerifyResult& v);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

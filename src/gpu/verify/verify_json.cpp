@@ -1,6 +1,6 @@
 #include "gpu/verify/verify_json.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 nlohmann::json to_json(const VerifyResult& r) {
     return {{"bytes", r.bytes},
@@ -26,4 +26,4 @@ VerifyResult verify_result_from_json(const nlohmann::json& j) {
     return r;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

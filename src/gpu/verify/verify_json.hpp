@@ -5,7 +5,7 @@
 
 #include "gpu/verify/verify.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // {"bytes", "mismatches", "first_mismatch_offset" (null when none), "fill_seconds", "check_seconds",
 // "fill_gbps", "check_gbps", "ok"}.
@@ -14,4 +14,4 @@ nlohmann::json to_json(const VerifyResult& result);
 // The inverse of to_json; throws nlohmann::json::exception on a malformed document.
 VerifyResult verify_result_from_json(const nlohmann::json& j);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -3,22 +3,22 @@
 // library embeds (verify_fatbin.S) and loads with cuModuleLoadData; no CUDA runtime is involved.
 #include "gpu/verify/verify_pattern.hpp"
 
-using cumemctl::verify::Counters;
-using cumemctl::verify::KernelArgs;
-using cumemctl::verify::kBlocksPerSm;
-using cumemctl::verify::kThreads;
-using cumemctl::verify::kUnroll;
-using cumemctl::verify::pattern_byte;
-using cumemctl::verify::pattern_word;
-using cumemctl::verify::Word;
+using cumemctl::gpu::verify::Counters;
+using cumemctl::gpu::verify::kBlocksPerSm;
+using cumemctl::gpu::verify::KernelArgs;
+using cumemctl::gpu::verify::kThreads;
+using cumemctl::gpu::verify::kUnroll;
+using cumemctl::gpu::verify::pattern_byte;
+using cumemctl::gpu::verify::pattern_word;
+using cumemctl::gpu::verify::Word;
 
 namespace {
 
 // The pattern word as a 16-byte vector: x, y = lo; z, w = hi (little-endian, as the host lays it out).
 __device__ __forceinline__ uint4 pattern_vector(unsigned long long index, unsigned long long seed) {
     const Word w = pattern_word(index, seed);
-    return make_uint4(static_cast<unsigned>(w.lo), static_cast<unsigned>(w.lo >> 32),
-                      static_cast<unsigned>(w.hi), static_cast<unsigned>(w.hi >> 32));
+    return make_uint4(static_cast<unsigned>(w.lo), static_cast<unsigned>(w.lo >> 32), static_cast<unsigned>(w.hi),
+                      static_cast<unsigned>(w.hi >> 32));
 }
 
 // Whether the 0..15 tail bytes after the last whole word differ from the pattern.

@@ -13,7 +13,7 @@
 extern "C" const unsigned char cumemctl_verify_fatbin[];
 extern "C" const unsigned char cumemctl_verify_fatbin_end[];
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // Loaded kernels by context id; entries of destroyed contexts are never used again (ids are unique).
@@ -102,4 +102,4 @@ void unload_verify_kernels(const DriverApi& api) {
     CU_CALL(api, cuModuleUnload, module);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -7,7 +7,7 @@
 
 #include "cuda/driver_api.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The verify kernels of one context, and the grid that fills its device in one wave.
 struct VerifyKernels {
@@ -29,4 +29,4 @@ VerifyKernels verify_kernels(const DriverApi& api);
 // before and after while keeping its context. Does nothing without a current context.
 void unload_verify_kernels(const DriverApi& api);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #define CUMEMCTL_HOST_DEVICE inline
 #endif
 
-namespace cumemctl::verify {
+namespace cumemctl::gpu::verify {
 
 // The names of the two kernels in the embedded module (extern "C", so not mangled).
 inline constexpr const char* kFillKernel = "cumemctl_verify_fill";
@@ -70,4 +70,4 @@ CUMEMCTL_HOST_DEVICE unsigned char pattern_byte(const Word& w, unsigned i) {
     return static_cast<unsigned char>(half >> (8 * (i % 8)));
 }
 
-}  // namespace cumemctl::verify
+}  // namespace cumemctl::gpu::verify

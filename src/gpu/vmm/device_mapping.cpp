@@ -1,6 +1,6 @@
 #include "gpu/vmm/device_mapping.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 DeviceMapping::DeviceMapping(const DriverApi& api, CUmemGenericAllocationHandle handle, std::size_t size,
                              std::size_t alignment, const std::vector<int>& devices, StepLog& steps) {
@@ -14,4 +14,4 @@ void DeviceMapping::release(StepLog& steps) {
     if (range_) steps.time("free-address", "cuMemAddressFree", [&] { range_->free(); });
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

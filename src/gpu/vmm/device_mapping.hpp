@@ -11,7 +11,7 @@
 #include "gpu/vmm/vmm_resources.hpp"
 #include "steps/step_log.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The guards of a mapped allocation; what is set up is released in reverse order when it goes.
 class DeviceMapping {
@@ -32,4 +32,4 @@ private:
     std::optional<Mapping> mapping_;
 };
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

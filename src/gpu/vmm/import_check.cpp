@@ -15,7 +15,7 @@
 #include "steps/step_log.hpp"
 #include "util/unix_socket.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // The handle as the first process sends it: the descriptor alongside, or the fabric handle in hex.
@@ -93,9 +93,9 @@ std::vector<std::string> import_check_arguments(const ImportCheckRequest& reques
             request.libcuda};
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle) {
     ImportCheckResult r;
@@ -173,4 +173,4 @@ ImportCheckResult serve_import_check(Driver& driver, int socket, const ImportChe
     return r;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

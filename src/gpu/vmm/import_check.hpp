@@ -18,7 +18,7 @@
 #include "ipc/timeout.hpp"
 #include "steps/step.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // The name of the hidden subcommand the second process runs.
 inline constexpr const char* kImportCheckCommand = "internal-import-check";
@@ -66,4 +66,4 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
 // checks, releases everything, and sends the result back. Never throws; returns what it sent.
 ImportCheckResult serve_import_check(Driver& driver, int socket, const ImportCheckRequest& request);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

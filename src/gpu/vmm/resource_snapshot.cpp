@@ -8,7 +8,7 @@
 #include <array>
 #include <string_view>
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 namespace {
 
@@ -66,4 +66,4 @@ std::vector<std::string> failed_releases(const std::vector<steps::Step>& steps) 
     return failed;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -13,7 +13,7 @@
 #include "cuda/driver_api.hpp"
 #include "steps/step.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // Free memory of the current context's device and the open descriptors (less the driver's own
 // /dev/nvidia* files, which it opens on first use and keeps).
@@ -47,4 +47,4 @@ ResourceDelta compare(const ResourceSnapshot& before, const ResourceSnapshot& af
 // once more when it goes; whether that gave the handle back is ResourceDelta::lost_handles.
 std::vector<std::string> failed_releases(const std::vector<steps::Step>& steps);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -10,7 +10,7 @@
 #include "base/error.hpp"
 #include "ipc/hex.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 std::string ExportedHandle::fabric_hex() const {
     return ipc::to_hex(fabric.data, sizeof fabric.data);
@@ -50,4 +50,4 @@ AllocationHandle import_fabric(const DriverApi& api, const CUmemFabricHandle& fa
     return AllocationHandle(api, handle);
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -8,7 +8,7 @@
 #include "gpu/vmm/vmm_resources.hpp"
 #include "util/unique_fd.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // An exported handle. The descriptor is owned: closed when the handle goes.
 struct ExportedHandle {
@@ -29,4 +29,4 @@ ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle 
 AllocationHandle import_posix_fd(const DriverApi& api, int fd);
 AllocationHandle import_fabric(const DriverApi& api, const CUmemFabricHandle& fabric);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

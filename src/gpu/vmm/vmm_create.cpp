@@ -11,7 +11,7 @@
 #include "gpu/vmm/shareable_handle.hpp"
 #include "util/size.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 namespace {
 
 // The size to allocate: the one asked when it is a multiple of the granularity, rounded up when
@@ -181,4 +181,4 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
     result.after = log.time("snapshot", "cuMemGetInfo", [&] { return take_snapshot(api); });
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -19,7 +19,7 @@
 #include "ipc/timeout.hpp"
 #include "steps/step.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // What create is asked to do. The command makes the implications hold: verify and import_check
 // imply map, import_check implies export_handle.
@@ -75,4 +75,4 @@ struct CreateResult {
 // refused before the context is made (unavailable).
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -3,7 +3,7 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/device/peer_access.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 AllocationHandle::AllocationHandle(const DriverApi& api, CUmemGenericAllocationHandle handle)
     : api_(&api), handle_([&api](CUmemGenericAllocationHandle h) { return api.cuMemRelease(h); }, handle) {}
@@ -39,4 +39,4 @@ void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size
     CU_CALL(api, cuMemSetAccess, ptr, size, descs.data(), descs.size());
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu

@@ -11,7 +11,7 @@
 #include "cuda/driver_api.hpp"
 #include "cuda/owned_handle.hpp"
 
-namespace cumemctl {
+namespace cumemctl::gpu {
 
 // A CUmemGenericAllocationHandle from cuMemCreate or cuMemImportFromShareableHandle.
 class AllocationHandle {
@@ -66,4 +66,4 @@ private:
 // descriptor per device); throws Error.
 void grant_device_access(const DriverApi& api, CUdeviceptr ptr, std::size_t size, const std::vector<int>& devices);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::gpu
