@@ -11,6 +11,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace imex;
 namespace {
 
 struct ImexSetupOptions {

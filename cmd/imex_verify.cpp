@@ -8,12 +8,13 @@
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
+using namespace imex;
 namespace {
 
 struct ImexVerifyOptions {
     int socket_fd = ipc::kChildSocketFd;
     int device = 0;
-    std::string imex_channel_dir = kImexChannelDir;
+    std::string imex_channel_dir = imex::kImexChannelDir;
     std::optional<unsigned> uid;
     std::optional<unsigned> gid;
     std::string user;

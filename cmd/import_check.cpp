@@ -20,7 +20,7 @@ struct ImportCheckOptions {
     std::string handle_type = "posix-fd";
     std::uint64_t seed = 0;
     std::uint64_t alignment = 0;
-    std::string imex_channel_dir = kImexChannelDir;
+    std::string imex_channel_dir = imex::kImexChannelDir;
 };
 
 Report run_import_check_command(const ImportCheckOptions& o, const Globals& globals) {

@@ -9,6 +9,7 @@
 #include "doctor/registry.hpp"
 
 namespace cumemctl::doctor {
+using namespace imex;
 namespace {
 
 // Whether any selected device supports fabric handles (a device that cannot be queried does not).
@@ -31,7 +32,7 @@ std::string create_remedy(const ChannelSurvey& survey) {
     return fmt::format(
         "create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
         "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
-        kImexChannelDir, major);
+        imex::kImexChannelDir, major);
 }
 
 std::string describe(const ChannelEntry& n) {
@@ -43,10 +44,10 @@ std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector
     for (const auto& n : survey.nodes) {
         const std::string problem = channel_node_problem(n, survey);
         if (!problem.empty()) {
-            return CheckOutcome::fail(problem + fmt::format(" in {}", kImexChannelDir),
+            return CheckOutcome::fail(problem + fmt::format(" in {}", imex::kImexChannelDir),
                                       fmt::format("replace it: sudo cumemctl imex-setup --force; or remove it and "
                                                   "sudo mknod {}/{} c {} {}",
-                                                  kImexChannelDir, n.name, survey.major.value_or(0), n.channel));
+                                                  imex::kImexChannelDir, n.name, survey.major.value_or(0), n.channel));
         }
         if (n.channel >= 0) good.push_back(&n);
     }
@@ -82,7 +83,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     if (good.empty()) {
         return CheckOutcome::warn(
             fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED",
-                        kImexChannelDir),
+                        imex::kImexChannelDir),
             create_remedy(survey), details);
     }
     const ChannelEntry* usable = nullptr;
@@ -109,7 +110,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
             return CheckOutcome::warn(reason,
                                       fmt::format("give each user a channel of their own: sudo chown USER {0}/{1} && "
                                                   "sudo chmod 0600 {0}/{1} (or cumemctl imex-setup)",
-                                                  kImexChannelDir, n->name),
+                                                  imex::kImexChannelDir, n->name),
                                       details);
         }
     }

@@ -83,7 +83,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     request.verify = true;
     request.export_handle = import_check;
     request.import_check = import_check;
-    request.imex_channel_dir = ctx.path(kImexChannelDir);
+    request.imex_channel_dir = ctx.path(imex::kImexChannelDir);
     request.executable = "/proc/self/exe";
     request.libcuda = ctx.driver->info().library;
     request.import_timeout = kSecondProcessTimeout;
@@ -159,7 +159,7 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
     ipc.timeout = kSecondProcessTimeout;
-    ipc.imex_channel_dir = ctx.path(kImexChannelDir);
+    ipc.imex_channel_dir = ctx.path(imex::kImexChannelDir);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
     nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
     if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
@@ -199,7 +199,8 @@ CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
     device->context();
     StepLog log;
     try {
-        const FabricProbe p = probe_fabric_handle(device->api(), device->ordinal(), ctx.path(kImexChannelDir), log);
+        const FabricProbe p =
+            probe_fabric_handle(device->api(), device->ordinal(), ctx.path(imex::kImexChannelDir), log);
         return CheckOutcome::pass(
             fmt::format("{} of fabric-handle memory created and exported", format_size(p.granularity)),
             {{"size_bytes", p.granularity}, {"steps", steps_json(log.steps())}});

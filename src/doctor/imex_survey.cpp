@@ -11,6 +11,7 @@
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
+using namespace imex;
 
 ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelSurvey s;
@@ -30,7 +31,7 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
     } catch (const Error& e) {
         s.unreadable = e.what();
     }
-    ChannelFolder folder = read_channel_folder(sysroot + kImexChannelDir);
+    ChannelFolder folder = read_channel_folder(sysroot + imex::kImexChannelDir);
     s.dir_exists = folder.exists;
     s.nodes = std::move(folder.entries);
     return s;
@@ -115,7 +116,7 @@ nlohmann::json to_json(const ChannelSurvey& survey) {
                          {"usable", n.usable},
                          {"problem", channel_node_problem(n, survey)}});
     }
-    return {{"directory", kImexChannelDir},
+    return {{"directory", imex::kImexChannelDir},
             {"directory_exists", survey.dir_exists},
             {"major", opt(survey.major)},
             {"channel_count", opt(survey.channel_count)},

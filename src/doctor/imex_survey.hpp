@@ -20,7 +20,7 @@ struct ChannelSurvey {
     std::optional<int> channel_count;    // ImexChannelCount of /proc/driver/nvidia/params
     std::optional<int> create_channel0;  // CreateImexChannel0 of the same
     bool dir_exists = false;
-    std::vector<ChannelEntry> nodes;  // every entry of the folder (src/imex/channel_folder), by channel
+    std::vector<imex::ChannelEntry> nodes;  // every entry of the folder (src/imex/channel_folder), by channel
 };
 
 // Surveys /proc/devices, /proc/driver/nvidia/params (parsed by src/imex/, as imex-setup reads them)
@@ -28,7 +28,7 @@ struct ChannelSurvey {
 ChannelSurvey survey_channels(const std::string& sysroot);
 
 // What a channel node is wrong in ("" when it is a sound channel node): type, major, minor.
-std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& survey);
+std::string channel_node_problem(const imex::ChannelEntry& node, const ChannelSurvey& survey);
 
 // Whether more than one person uses the node: two or more login accounts (uid >= 1000, a login
 // shell) in /etc/passwd, or accounts from a directory service (sss, ldap, nis, winbind) in

@@ -15,7 +15,7 @@
 
 #include <fmt/format.h>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 // How often one channel is looked at again when other processes keep changing it.
@@ -260,4 +260,4 @@ std::vector<std::string> remove_stale_temporaries(int dir_fd) {
     return removed;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

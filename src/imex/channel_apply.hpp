@@ -12,7 +12,7 @@
 
 #include "imex/channel_plan.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // What became of one channel (the report's "action").
 enum class Action { created, unchanged, fixed, replaced, removed, planned, refused, error };
@@ -55,4 +55,4 @@ std::optional<pid_t> temporary_owner(std::string_view name);
 // lives. Returns the names removed.
 std::vector<std::string> remove_stale_temporaries(int dir_fd);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -12,7 +12,7 @@
 #include "base/error.hpp"
 #include "imex/channel_folder.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 constexpr const char* kRootRemedy = "run imex-setup as root (making device nodes needs CAP_MKNOD, and /dev is root's)";
@@ -108,4 +108,4 @@ void undo_channel_dir(ChannelDir& dir) {
     }
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -7,7 +7,7 @@
 #include "imex/channel_node.hpp"
 #include "util/unique_fd.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // The open channel folder, or the knowledge that it is missing.
 struct ChannelDir {
@@ -32,4 +32,4 @@ ChannelDir open_channel_dir(const std::string& dev_root, bool create);
 // left half-done. Best effort; another run's nodes in it keep it.
 void undo_channel_dir(ChannelDir& dir);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

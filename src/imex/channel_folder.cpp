@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <charconv>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 int channel_number(std::string_view name) {
     if (name.rfind("channel", 0) != 0 || name.size() == 7) return -1;
@@ -72,4 +72,4 @@ ChannelFolder read_channel_folder(const std::string& path) {
     return folder;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -9,7 +9,7 @@
 
 #include "imex/channel_node.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // Where the driver looks for channel nodes.
 inline constexpr const char* kImexChannelDir = "/dev/nvidia-caps-imex-channels";
@@ -48,4 +48,4 @@ char node_type_letter(NodeKind kind);
 // opened reads as not existing.
 ChannelFolder read_channel_folder(const std::string& path);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 std::string channel_name(int channel) {
     return fmt::format("channel{}", channel);
@@ -93,4 +93,4 @@ NodeState node_state_from_stat(const struct stat& st) {
     return s;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

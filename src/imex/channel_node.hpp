@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // What is at a node's path.
 enum class NodeKind { missing, char_device, block_device, regular_file, directory, symlink, fifo, socket };
@@ -49,4 +49,4 @@ std::string_view node_kind_key(NodeKind kind);
 // The state that lstat (fstatat with AT_SYMLINK_NOFOLLOW) results describe.
 NodeState node_state_from_stat(const struct stat& st);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

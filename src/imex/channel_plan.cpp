@@ -4,7 +4,7 @@
 
 #include "util/file_mode.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 bool is_device_node(NodeKind kind) {
@@ -77,4 +77,4 @@ std::string_view change_name(Change change) {
     return "none";
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -7,7 +7,7 @@
 
 #include "imex/channel_node.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // What has to happen to one node.
 enum class Change {
@@ -39,4 +39,4 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
 // The name of a change for JSON and tables: "none", "create", "fix", "replace", "remove", "refuse".
 std::string_view change_name(Change change);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -17,7 +17,7 @@
 #include "steps/step_log.hpp"
 #include "util/unix_socket.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 using namespace gpu;
 namespace {
 
@@ -182,4 +182,4 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
     return result;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

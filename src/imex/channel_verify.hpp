@@ -16,7 +16,7 @@
 #include "steps/step.hpp"
 #include "util/user_group.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // The name of the hidden subcommand the second process runs.
 inline constexpr const char* kImexVerifyCommand = "__imex-verify";
@@ -55,4 +55,4 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request);
 // answer on `socket`. Never throws; returns what it sent.
 FabricVerifyResult serve_fabric_verify(const FabricVerifyRequest& request, int socket);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -13,7 +13,7 @@
 #include "util/index_list.hpp"
 #include "util/text_file.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 constexpr const char* kSetupRootRemedy =
@@ -218,4 +218,4 @@ ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     return result;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -14,7 +14,7 @@
 #include "base/error.hpp"
 #include "util/user_group.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // What imex-setup is asked to do: the command's options, parsed and resolved.
 struct ImexSetupRequest {
@@ -59,4 +59,4 @@ struct ImexSetupResult {
 // 4). What happens to each channel (refusals, failures, differences under --check) is in the result.
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -7,7 +7,7 @@
 #include "imex/proc_line.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 constexpr std::string_view kParamsRemedy =
@@ -73,4 +73,4 @@ NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source)
     return params;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string_view>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // The channel count the driver uses when its params file does not say (NVIDIA's default).
 inline constexpr std::uint32_t kDefaultImexChannelCount = 2048;
@@ -31,4 +31,4 @@ struct NvidiaParams {
 // number in range, or one of the five listed twice.
 NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -5,7 +5,7 @@
 #include "imex/proc_line.hpp"
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 namespace {
 
 constexpr std::string_view kDevicesRemedy =
@@ -91,4 +91,4 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
     return found;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

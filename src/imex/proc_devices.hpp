@@ -4,7 +4,7 @@
 #include <optional>
 #include <string_view>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // The character-device name under which the NVIDIA driver registers the IMEX channels.
 inline constexpr std::string_view kImexChannelsDeviceName = "nvidia-caps-imex-channels";
@@ -18,4 +18,4 @@ inline constexpr int kMaxMajor = 4095;
 // of /proc/devices, or when the name is listed twice with different majors.
 std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -4,7 +4,7 @@
 
 #include "base/error.hpp"
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 std::string quote_line(std::string_view line) {
     constexpr std::size_t kMax = 80;
@@ -33,4 +33,4 @@ std::string_view trim_blanks(std::string_view text) {
     return text;
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-namespace cumemctl {
+namespace cumemctl::imex {
 
 // One line of a text file: its 1-based number and its text without the newline.
 struct ProcLine {
@@ -43,4 +43,4 @@ constexpr bool is_blank(char c) {
 // `text` without leading and trailing blanks.
 std::string_view trim_blanks(std::string_view text);
 
-}  // namespace cumemctl
+}  // namespace cumemctl::imex

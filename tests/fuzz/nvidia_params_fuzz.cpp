@@ -10,7 +10,7 @@
 
 namespace {
 
-bool same(const cumemctl::NvidiaParams& a, const cumemctl::NvidiaParams& b) {
+bool same(const cumemctl::imex::NvidiaParams& a, const cumemctl::imex::NvidiaParams& b) {
     return a.imex_channel_count == b.imex_channel_count && a.create_imex_channel0 == b.create_imex_channel0 &&
            a.device_file_mode == b.device_file_mode && a.device_file_uid == b.device_file_uid &&
            a.device_file_gid == b.device_file_gid;
@@ -21,12 +21,12 @@ bool same(const cumemctl::NvidiaParams& a, const cumemctl::NvidiaParams& b) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string text(reinterpret_cast<const char*>(data), size);
     try {
-        const cumemctl::NvidiaParams p = cumemctl::parse_nvidia_params(text, fuzz::kSource);
-        fuzz::require(p.imex_channel_count.value_or(0) <= cumemctl::kMaxImexChannelCount);
+        const cumemctl::imex::NvidiaParams p = cumemctl::imex::parse_nvidia_params(text, fuzz::kSource);
+        fuzz::require(p.imex_channel_count.value_or(0) <= cumemctl::imex::kMaxImexChannelCount);
         fuzz::require(p.device_file_mode.value_or(0) <= 07777);
         fuzz::require(p.device_file_uid.value_or(0) != 0xffffffffU);
         fuzz::require(p.device_file_gid.value_or(0) != 0xffffffffU);
-        fuzz::require(same(p, cumemctl::parse_nvidia_params(text + "\n", fuzz::kSource)));
+        fuzz::require(same(p, cumemctl::imex::parse_nvidia_params(text + "\n", fuzz::kSource)));
     } catch (const cumemctl::Error& e) {
         fuzz::check_error(e);
     }

@@ -11,10 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
         const std::optional<int> major =
-            cumemctl::find_char_major(text, cumemctl::kImexChannelsDeviceName, fuzz::kSource);
+            cumemctl::imex::find_char_major(text, cumemctl::imex::kImexChannelsDeviceName, fuzz::kSource);
         if (major) {
-            fuzz::require(*major >= 0 && *major <= cumemctl::kMaxMajor);
-            fuzz::require(text.find(cumemctl::kImexChannelsDeviceName) != std::string_view::npos);
+            fuzz::require(*major >= 0 && *major <= cumemctl::imex::kMaxMajor);
+            fuzz::require(text.find(cumemctl::imex::kImexChannelsDeviceName) != std::string_view::npos);
             fuzz::require(text.find(std::to_string(*major)) != std::string_view::npos);
         }
     } catch (const cumemctl::Error& e) {

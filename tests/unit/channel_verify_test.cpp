@@ -9,6 +9,7 @@
 #include "imex/channel_verify.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::imex;
 using namespace std::chrono_literals;
 
 namespace {

@@ -15,6 +15,7 @@
 #include "base/error.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::imex;
 
 namespace {
 

@@ -9,6 +9,7 @@
 #include "imex/channel_folder.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::imex;
 namespace fs = std::filesystem;
 
 namespace {
@@ -26,7 +27,7 @@ struct TempChannelFolder {
 }  // namespace
 
 TEST_CASE("the channel folder's path is one constant, and its name under dev/ comes from it") {
-    CHECK(std::string(kImexChannelDir) == "/dev/nvidia-caps-imex-channels");
+    CHECK(std::string(imex::kImexChannelDir) == "/dev/nvidia-caps-imex-channels");
     CHECK(kImexChannelDirName == "nvidia-caps-imex-channels");
 }
 

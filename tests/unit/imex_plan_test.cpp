@@ -5,6 +5,7 @@
 #include "imex/channel_plan.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::imex;
 
 namespace {
 

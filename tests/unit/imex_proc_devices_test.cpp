@@ -6,6 +6,7 @@
 #include "base/error.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::imex;
 
 namespace {
 

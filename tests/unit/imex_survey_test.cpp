@@ -9,7 +9,7 @@
 #include "doctor/imex_survey.hpp"
 
 using namespace cumemctl::doctor;
-using cumemctl::ChannelEntry;
+using cumemctl::imex::ChannelEntry;
 namespace fs = std::filesystem;
 
 namespace {

@@ -20,7 +20,7 @@ struct DiagnosisContext {
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_NONE;  // export and import calls
     std::optional<std::uint64_t> size;                                // bytes asked for
     std::optional<std::uint64_t> granularity;                         // the minimum granularity, where known
-    std::string imex_channel_dir = kImexChannelDir;                   // where the driver looks for IMEX channels
+    std::string imex_channel_dir = imex::kImexChannelDir;             // where the driver looks for IMEX channels
 };
 
 // The valid sizes nearest to `size` for a granularity: the multiple below (when above 0) and the one

@@ -26,7 +26,7 @@ struct FabricProbe {
 // channel, described from `imex_channel_dir` as this process sees it); unavailable (exit 3) where
 // the device has no fabric handles.
 FabricProbe probe_fabric_handle(const DriverApi& api, int device,
-                                const std::string& imex_channel_dir = kImexChannelDir);
+                                const std::string& imex_channel_dir = imex::kImexChannelDir);
 
 // The same, recording the steps "device", "granularity", "create", "export" and "release" in `log`
 // (the failed one too: the diagnosis is added after it was recorded).

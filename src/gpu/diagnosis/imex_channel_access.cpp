@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 namespace cumemctl::gpu {
+using namespace imex;
 
 ImexChannelAccess check_imex_channels(const std::string& dir) {
     const ChannelFolder folder = read_channel_folder(dir);

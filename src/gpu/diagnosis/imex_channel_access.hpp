@@ -25,6 +25,6 @@ struct ImexChannelAccess {
 
 // Reads the channel folder through src/imex's model (links are not followed). Never throws: an
 // unreadable folder says so.
-ImexChannelAccess check_imex_channels(const std::string& dir = kImexChannelDir);
+ImexChannelAccess check_imex_channels(const std::string& dir = imex::kImexChannelDir);
 
 }  // namespace cumemctl::gpu

@@ -29,12 +29,12 @@ inline constexpr ipc::Timeout kPoolImportTimeout{60000};
 struct IpcRequest {
     int device = 0;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    std::uint64_t size = 0;                          // bytes of the block at `ptr`
-    std::uint64_t seed = 0;                          // the pattern's seed
-    std::string libcuda;                             // the driver library the importer loads
-    std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
-    std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
-    ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
+    std::uint64_t size = 0;                                // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                                // the pattern's seed
+    std::string libcuda;                                   // the driver library the importer loads
+    std::string executable = ipc::kSelfExecutable;         // the cumemctl binary the importer runs
+    std::string imex_channel_dir = imex::kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
+    ipc::Timeout timeout = kPoolImportTimeout;             // for each wait on the importer
 };
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports

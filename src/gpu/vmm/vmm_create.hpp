@@ -34,7 +34,7 @@ struct CreateRequest {
     bool verify = false;         // fill and check the pattern on the device
     bool export_handle = false;  // export the shareable handle
     bool import_check = false;   // a second process imports, maps and checks the pattern
-    std::string imex_channel_dir = kImexChannelDir;
+    std::string imex_channel_dir = imex::kImexChannelDir;
     std::string executable;               // the binary the import check starts
     std::string libcuda;                  // the driver library the import check loads
     ipc::Timeout import_timeout{120000};  // how long to wait for the import check's answer
