@@ -25,7 +25,7 @@ chmod 0755 "$dir"
 mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/work"
 chmod 1777 "$dir/work"
 export SLURM_CONF=$dir/slurm.conf SLURM_TEST_DIR=$dir
-started=0
+started=0 child=""
 
 log_tail() {
   for f in "$dir"/log/*.log; do
@@ -43,6 +43,11 @@ live_pid() {
 stop() {
   local status=$? pids=() pid f i
   trap - EXIT INT TERM
+  set +e  # everything below is tried, whatever fails
+  if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
   if ((started)); then
     # The cluster's own jobs first, through Slurm: their slurmstepd processes are not the daemons'
     # children once those have daemonised.
@@ -73,15 +78,21 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 # Ports: a free block of four (slurmctld, n1..n3), so that two clusters never meet.
-base=0
-for ((i = 0; i < 50; i++)); do
-  candidate=$((20000 + (RANDOM % 400) * 10))
-  if ! ss -Htln | awk '{print $4}' | grep -Eq ":($candidate|$((candidate + 1))|$((candidate + 2))|$((candidate + 3)))\$"; then
-    base=$candidate
+base=$(/usr/bin/python3 - <<'PY'
+import random, socket
+for _ in range(100):
+    base = random.randrange(20000, 30000, 10)
+    try:
+        socks = [socket.create_server(("127.0.0.1", base + i)) for i in range(4)]
+    except OSError:
+        continue
+    for s in socks:
+        s.close()
+    print(base)
     break
-  fi
-done
-((base)) || { echo "cluster.sh: no free ports" >&2; exit 1; }
+PY
+)
+[[ -n $base ]] || { echo "cluster.sh: no free block of four ports" >&2; exit 1; }
 host=$(hostname -s)
 
 cat >"$SLURM_CONF" <<EOF
@@ -135,6 +146,13 @@ if [[ $(sinfo -h -o %T 2>/dev/null | sort -u) != idle ]]; then
   exit 1
 fi
 echo "cluster.sh: 3 nodes idle after $((SECONDS - start)) s (ports $base-$((base + 3)), $dir)"
+# In the background, so that a signal to this script stops the cluster at once (stop() ends it first).
+(
+  trap - EXIT INT TERM
+  exec "$@"
+) &
+child=$!
 status=0
-"$@" || status=$?
+wait "$child" || status=$?
+child=""
 exit "$status"

@@ -12,7 +12,7 @@ build=$(cd "$1" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 
 missing=()
-for tool in slurmctld slurmd srun sinfo squeue scancel pdsh dshbak prometheus-node-exporter promtool setpriv ss; do
+for tool in slurmctld slurmd srun sinfo squeue scancel pdsh dshbak prometheus-node-exporter promtool setpriv; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || missing+=(python3-prometheus-client)
