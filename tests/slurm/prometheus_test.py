@@ -6,6 +6,7 @@ prometheus-node-exporter started on a loopback port reading that folder, its /me
     prometheus_test.py [TEST...]     (tests: promtool node_exporter)
 """
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -20,8 +21,19 @@ from harness import SOURCE, Failure, check, describe, fake_env, main, sh
 COMMANDS = ("doctor", "devices", "pool-stats")
 
 
+def doc_block():
+    """The first command block of docs/fleet.md's Prometheus section: the loop that writes the files."""
+    with open(os.path.join(SOURCE, "docs/fleet.md"), encoding="utf-8") as f:
+        text = f.read()
+    body = re.search(r"^## Prometheus.*?\n(.*?)(?=^## |\Z)", text, re.S | re.M).group(1)
+    block = re.sub(r"^    ", "", re.search(r"(?:^    .*\n)+", body, re.M).group(0), flags=re.M)
+    check(re.match(r"dir=\S+", block) and "mv " in block, f"docs/fleet.md's Prometheus block: {block}")
+    return block
+
+
 def write_textfiles(d):
-    """The loop of docs/fleet.md, for each command: into DIR/textfile/cumemctl-COMMAND.prom."""
+    """Runs docs/fleet.md's loop with its folder DIR/textfile, a bare cumemctl the built binary with the
+    fake driver; returns the folder."""
     root = os.path.join(d, "root")
     subprocess.run([os.path.join(SOURCE, "tests/cli/sysroot.sh"), root, "--channel", "0:0600"], check=True)
     env = fake_env("h200", CUMEMCTL_SYSROOT=root,
@@ -29,11 +41,9 @@ def write_textfiles(d):
                    PATH=os.path.dirname(os.environ["CUMEMCTL"]) + ":" + os.environ["PATH"])
     textfile = os.path.join(d, "textfile")
     os.makedirs(textfile)
-    for command in COMMANDS:
-        p = sh(f'dir={textfile}\n'
-               f'cumemctl {command} --format prometheus > "$dir/cumemctl-{command}.prom.$$"\n'
-               f'mv "$dir/cumemctl-{command}.prom.$$" "$dir/cumemctl-{command}.prom"', env=env)
-        check(p.returncode == 0, f"{command} --format prometheus: {describe(p)}")
+    command = re.sub(r"^dir=\S+", f"dir={textfile}", doc_block())
+    p = sh(command, env=env)
+    check(p.returncode == 0, f"docs/fleet.md's\n{command}: {describe(p)}")
     names = sorted(os.listdir(textfile))
     check(names == sorted(f"cumemctl-{c}.prom" for c in COMMANDS), f"the textfile folder holds {names}")
     return textfile
