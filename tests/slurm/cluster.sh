@@ -51,7 +51,9 @@ stop() {
   if ((started)); then
     # The cluster's own jobs first, through Slurm: their slurmstepd processes are not the daemons'
     # children once those have daemonised.
-    scancel --full --quiet $(squeue -h -o %i 2>/dev/null) 2>/dev/null || true
+    local jobs=()
+    mapfile -t jobs < <(squeue -h -o %i 2>/dev/null)
+    ((${#jobs[@]} == 0)) || scancel --full --quiet "${jobs[@]}" 2>/dev/null
     for ((i = 0; i < 50; i++)); do
       [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
       sleep 0.2
