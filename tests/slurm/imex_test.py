@@ -120,6 +120,21 @@ def test_by_hand_taken():
         check(run_script(d, "epilog", 102).returncode == 0 and 3 in channel_nodes(d), "the epilog removed it")
 
 
+def test_by_hand_epilog_fails():
+    """An epilog that cannot remove its job's node (something else now lies there) exits 1, so Slurm
+    drains the node, and keeps the record, so that no other job gets the channel there."""
+    with Scratch(first=1, last=4) as d:
+        check(run_script(d, "prolog", 101).returncode == 0, "prolog of job 101")
+        node = os.path.join(d, "root", CHANNELS, "channel2")
+        os.unlink(node)
+        open(node, "w").close()  # a regular file: imex-setup never touches one
+        p = run_script(d, "epilog", 101)
+        check(p.returncode == 1 and "could not remove" in p.stderr, f"epilog: {describe(p)}")
+        check(records(d) == ["channel2", "lock"], f"the record should stay: {records(d)}")
+        p = run_script(d, "prolog", 105)  # the same channel: still held by job 101
+        check(p.returncode == 0 and "held by job 101" in p.stderr and os.path.isfile(node), f"prolog 105: {describe(p)}")
+
+
 def test_by_hand_no_imex():
     """A driver without IMEX channels: the job gets none and the node is not drained."""
     with Scratch(major=False) as d:
@@ -253,5 +268,5 @@ if __name__ == "__main__":
         prepare(sys.argv[2])
         sys.exit(0)
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
-          "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
+          "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
           "jobs": test_jobs})
