@@ -16,13 +16,13 @@ for tool in slurmctld slurmd srun sinfo squeue scancel pdsh dshbak prometheus-no
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || missing+=(python3-prometheus-client)
-[[ $(id -u) -eq 0 ]] || missing+=("root (slurmd runs jobs as their users; the prolog makes device nodes)")
+[[ $(id -u) -eq 0 ]] || missing+=("root (slurmd starts jobs as their users, the prolog makes device nodes)")
 if ((${#missing[@]})); then
   if [[ -n ${CI:-}${CUMEMCTL_CI:-} ]]; then
-    echo "fleet tests: FAILED: missing in CI: ${missing[*]} (scripts/setup.sh installs the packages)" >&2
+    echo "fleet tests: FAILED: missing in CI: ${missing[*]} (scripts/setup.sh installs the packages; run as root)" >&2
     exit 1
   fi
-  echo "fleet tests: SKIPPED: missing ${missing[*]} (scripts/setup.sh installs the packages)"
+  echo "fleet tests: SKIPPED: missing ${missing[*]} (scripts/setup.sh installs the packages; run as root)"
   exit 0
 fi
 
