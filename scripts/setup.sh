@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs what building and testing cumemctl needs, from Debian's packages. Idempotent: when every
+# Installs what building and testing cumemctl needs, from Debian's packages (the fleet stage of
+# scripts/test.sh runs a Slurm cluster, pdsh and Prometheus' node exporter and promtool from them; they
+# are installed, never started: tests/slurm starts what it needs and stops it). Idempotent: when every
 # package is there it changes nothing and says so. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -9,6 +11,8 @@ packages=(
   python3 python3-jsonschema python3-prometheus-client
   groff-base man-db bash-completion zsh
   clang libclang-rt-14-dev
+  python3-yaml python3-kubernetes
+  slurm-wlm pdsh prometheus-node-exporter prometheus
 )
 
 missing=()
@@ -25,8 +29,16 @@ else
   sudo_cmd=()
   if [[ $(id -u) -ne 0 ]]; then sudo_cmd=(sudo); fi
   export DEBIAN_FRONTEND=noninteractive
+  # The daemons among them (slurmctld, slurmd, munge, prometheus, prometheus-node-exporter) are not to
+  # be started by their packages' scripts: where no policy-rc.d says so already (Docker images have
+  # one), one refuses every start for the time of the install.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    "${sudo_cmd[@]}" sh -c "printf '#!/bin/sh\\n# cumemctl scripts/setup.sh: no service starts during its apt-get install\\nexit 101\\n' >$policy && chmod 0755 $policy"
+    trap '"${sudo_cmd[@]}" rm -f "$policy"' EXIT
+  fi
   "${sudo_cmd[@]}" apt-get update -qq
-  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null
 fi
 
 # The CUDA toolkit (headers, and nvcc for the verification kernels) is not a Debian package here.

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Sets up, builds and runs every test: the release build, then a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer, then a bounded libFuzzer run over the /proc parsers (FUZZ_SECONDS, default 20
-# per target), which runs beside the sanitizer build's tests. The GPU tier (scripts/gpu-check.sh) is
-# separate: it needs a GPU. Each stage's time is printed at the end.
+# per target), which runs beside the sanitizer build's tests, and so does the fleet stage
+# (tests/slurm/run.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands on a one-machine Slurm
+# cluster, against the release build; root). The GPU tier (scripts/gpu-check.sh) is separate: it needs
+# a GPU. Each stage's time is printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -47,21 +49,40 @@ mkdir -p build-fuzz
 fuzz >build-fuzz/stage.log 2>&1 &
 fuzz_pid=$!
 
-echo "== sanitizer tests, fuzz (libFuzzer, ${fuzz_seconds} s per target) beside them"
+# The fleet stage: Slurm, pdsh, node_exporter and promtool for real, against the release build. It
+# skips (saying so) only where the packages are missing outside CI.
+fleet() {
+  local start=$SECONDS status=0
+  tests/slurm/run.sh build || status=$?
+  echo "fleet stage: $((SECONDS - start)) s"
+  return "$status"
+}
+fleet >build/fleet-stage.log 2>&1 &
+fleet_pid=$!
+
+echo "== sanitizer tests, fuzz (libFuzzer, ${fuzz_seconds} s per target) and the fleet stage beside them"
 sanitizer_status=0
-# compat13030 (a compile test), man and install ran in the release stage; the sanitizers add nothing there.
+# compat13030 (a compile test), man, install and k8s-manifests ran in the release stage; the sanitizers
+# add nothing there.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$jobs" -E '^(compat13030|man|install)$' || sanitizer_status=$?
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" -E '^(compat13030|man|install|k8s-manifests)$' || sanitizer_status=$?
 end_stage "sanitizer tests"
 fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?
 end_stage "fuzz (after the tests)"
 echo "== fuzz log"
 cat build-fuzz/stage.log
+fleet_status=0
+wait "$fleet_pid" || fleet_status=$?
+end_stage "fleet (after the fuzz)"
+echo "== fleet log"
+cat build/fleet-stage.log
+fleet_seconds=$(sed -n 's/^fleet stage: \([0-9]*\) s$/\1/p' build/fleet-stage.log)
+stages+=("$(printf '%-28s %4d s' "fleet, on its own" "${fleet_seconds:-0}")")
 
 echo "== stage times"
 printf '%s\n' "${stages[@]}"
-if ((sanitizer_status != 0 || fuzz_status != 0)); then
-  echo "failed: sanitizer tests exit $sanitizer_status, fuzz exit $fuzz_status" >&2
+if ((sanitizer_status != 0 || fuzz_status != 0 || fleet_status != 0)); then
+  echo "failed: sanitizer tests exit $sanitizer_status, fuzz exit $fuzz_status, fleet exit $fleet_status" >&2
   exit 1
 fi

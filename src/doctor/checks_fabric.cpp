@@ -100,8 +100,12 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     const UserSurvey users = survey_users(ctx.options.sysroot);
     details["multi_user"] = users.multi_user;
     details["multi_user_reason"] = users.why;
+    // Slurm's switch/nvidia_imex (24.05 and later) gives each job step a tmpfs of its own on the folder,
+    // in the step's mount namespace, holding only the job's channel with mode 0666: the namespace, not
+    // the mode, keeps other jobs out.
+    const bool private_folder = private_step_folder(survey);
     for (const ChannelEntry* n : good) {
-        if ((n->mode & 0006) == 0) continue;
+        if ((n->mode & 0006) == 0 || private_folder) continue;
         const std::string reason = fmt::format(
             "{} is open to every user ({}) on a node with {}: all their processes "
             "can share fabric memory",
@@ -113,6 +117,14 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
                                                   imex::kImexChannelDir, n->name),
                                       details);
         }
+    }
+    if (private_folder) {
+        return CheckOutcome::pass(
+            fmt::format("{} usable; the folder is a tmpfs of its own holding only this channel: private to "
+                        "this job step's mount namespace (as Slurm's switch/nvidia_imex makes it), whatever "
+                        "the mode",
+                        describe(*usable)),
+            std::move(details));
     }
     return CheckOutcome::pass(
         fmt::format("{} usable; {} channel node{}", describe(*usable), good.size(), good.size() == 1 ? "" : "s"),

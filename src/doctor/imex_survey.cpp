@@ -34,7 +34,30 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelFolder folder = read_channel_folder(sysroot + imex::kImexChannelDir);
     s.dir_exists = folder.exists;
     s.nodes = std::move(folder.entries);
+    s.dir_mount_type =
+        mount_type_at(try_read_text_file(sysroot + "/proc/self/mountinfo").value_or(""), kImexChannelDir);
     return s;
+}
+
+std::string mount_type_at(std::string_view mountinfo, std::string_view path) {
+    // A line: ID PARENT MAJOR:MINOR ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
+    std::string type;
+    std::istringstream lines{std::string(mountinfo)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream fields(line);
+        std::string id, parent, device, root, mount_point;
+        if (!(fields >> id >> parent >> device >> root >> mount_point) || mount_point != path) continue;
+        std::string field;
+        while (fields >> field && field != "-") {
+        }
+        if (field == "-" && fields >> field) type = field;
+    }
+    return type;
+}
+
+bool private_step_folder(const ChannelSurvey& survey) {
+    return survey.dir_mount_type == "tmpfs" && survey.nodes.size() == 1 && survey.nodes.front().channel >= 0;
 }
 
 std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& survey) {
@@ -121,6 +144,9 @@ nlohmann::json to_json(const ChannelSurvey& survey) {
             {"major", opt(survey.major)},
             {"channel_count", opt(survey.channel_count)},
             {"create_channel0", opt(survey.create_channel0)},
+            {"directory_mount",
+             survey.dir_mount_type.empty() ? nlohmann::json(nullptr) : nlohmann::json(survey.dir_mount_type)},
+            {"private_to_step", private_step_folder(survey)},
             {"nodes", std::move(nodes)}};
 }
 

@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,18 @@ struct ChannelSurvey {
     std::optional<int> create_channel0;  // CreateImexChannel0 of the same
     bool dir_exists = false;
     std::vector<imex::ChannelEntry> nodes;  // every entry of the folder (src/imex/channel_folder), by channel
+    // The file system type when the folder is a mount point of its own in /proc/self/mountinfo (Slurm's
+    // switch/nvidia_imex mounts a tmpfs there in each job step's mount namespace), "" when it is not.
+    std::string dir_mount_type;
 };
+
+// The file system type mounted at `path` according to a /proc/self/mountinfo text (the last mount there,
+// which hides those before it), or "" when nothing is mounted at exactly that path.
+std::string mount_type_at(std::string_view mountinfo, std::string_view path);
+
+// Whether the folder is private to this process's mount namespace as Slurm's switch/nvidia_imex makes it
+// for a job step: a tmpfs mounted on the folder itself that holds one entry, a channel node.
+bool private_step_folder(const ChannelSurvey& survey);
 
 // Surveys /proc/devices, /proc/driver/nvidia/params (parsed by src/imex/, as imex-setup reads them)
 // and the channel folder under `sysroot`. Never throws: what cannot be parsed is in `unreadable`.

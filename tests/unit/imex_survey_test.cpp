@@ -103,3 +103,42 @@ TEST_CASE("multi-user: login accounts in /etc/passwd, or a directory service") {
     CHECK(u.why == "accounts from a directory service (sss in /etc/nsswitch.conf)");
     CHECK(survey_users("/nonexistent-root").multi_user);
 }
+
+TEST_CASE("the channel folder's own mount, from /proc/self/mountinfo") {
+    const std::string mountinfo =
+        "22 1 0:21 / / rw,relatime shared:1 - ext4 /dev/sda1 rw\n"
+        "25 22 0:5 / /dev rw,nosuid shared:2 - devtmpfs udev rw,size=100k\n"
+        "31 25 0:30 / /dev/nvidia-caps-imex-channels-old rw - tmpfs tmpfs rw\n"
+        "40 25 0:33 / /dev/nvidia-caps-imex-channels rw,nosuid master:7 - tmpfs tmpfs rw,mode=755\n";
+    CHECK(mount_type_at(mountinfo, "/dev/nvidia-caps-imex-channels") == "tmpfs");
+    CHECK(mount_type_at(mountinfo, "/dev") == "devtmpfs");
+    CHECK(mount_type_at(mountinfo, "/dev/nvidia-caps") == "");
+    CHECK(mount_type_at("", "/dev") == "");
+    CHECK(mount_type_at("garbage\n1 2\n", "/dev") == "");
+    // A later mount at the same place hides the earlier one.
+    CHECK(mount_type_at(mountinfo + "41 40 0:34 / /dev/nvidia-caps-imex-channels rw - overlay o rw\n",
+                        "/dev/nvidia-caps-imex-channels") == "overlay");
+}
+
+TEST_CASE("a folder private to a job step: a tmpfs of its own holding one channel node") {
+    TempRoot root;
+    root.write("/proc/self/mountinfo",
+               "22 1 0:21 / / rw - ext4 /dev/sda1 rw\n"
+               "40 22 0:33 / /dev/nvidia-caps-imex-channels rw - tmpfs tmpfs rw\n");
+    root.write("/dev/nvidia-caps-imex-channels/channel5", "");
+    ChannelSurvey s = survey_channels(root.path.string());
+    CHECK(s.dir_mount_type == "tmpfs");
+    CHECK(private_step_folder(s));
+    CHECK(to_json(s)["private_to_step"] == true);
+    CHECK(to_json(s)["directory_mount"] == "tmpfs");
+    // Two channels: not what Slurm makes.
+    root.write("/dev/nvidia-caps-imex-channels/channel6", "");
+    CHECK_FALSE(private_step_folder(survey_channels(root.path.string())));
+    // No mount of its own (the host's /dev): not private.
+    fs::remove(root.path / "dev/nvidia-caps-imex-channels/channel6");
+    root.write("/proc/self/mountinfo", "22 1 0:21 / / rw - ext4 /dev/sda1 rw\n");
+    s = survey_channels(root.path.string());
+    CHECK(s.dir_mount_type.empty());
+    CHECK_FALSE(private_step_folder(s));
+    CHECK(to_json(s)["directory_mount"].is_null());
+}

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# A Slurm cluster on this one machine, for tests: slurmctld and three slurmd "nodes" n1..n3, with
+# auth/none (insecure: tests only), no systemd, no cgroups, everything in a temporary folder.
+#   cluster.sh [--prolog FILE] [--epilog FILE] -- COMMAND [ARGS...]
+# Starts the cluster, waits until every node is idle, runs COMMAND with SLURM_CONF set (and
+# SLURM_TEST_DIR: the temporary folder, world-readable, with a world-writable work/ inside), and
+# stops what it started on exit, whether COMMAND passed, failed or the script was interrupted: first
+# the cluster's own jobs (scancel), then the daemons, then the folder. Exits with COMMAND's status.
+# Needs root (slurmd runs jobs as their users) and Debian's slurm-wlm 22.05 (Slurm 22.05 or later).
+set -euo pipefail
+prolog="" epilog=""
+while (($#)); do
+  case $1 in
+    --prolog) prolog=$(realpath "$2"); shift 2 ;;
+    --epilog) epilog=$(realpath "$2"); shift 2 ;;
+    --) shift; break ;;
+    *) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+(($#)) || { echo "usage: cluster.sh [--prolog FILE] [--epilog FILE] -- COMMAND [ARGS...]" >&2; exit 2; }
+[[ $(id -u) -eq 0 ]] || { echo "cluster.sh: needs root (slurmd starts jobs as their users)" >&2; exit 2; }
+
+dir=$(mktemp -d /tmp/cumemctl-slurm.XXXXXX)
+chmod 0755 "$dir"
+mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/work"
+chmod 1777 "$dir/work"
+export SLURM_CONF=$dir/slurm.conf SLURM_TEST_DIR=$dir
+started=0 child=""
+
+log_tail() {
+  for f in "$dir"/log/*.log; do
+    [[ -f $f ]] && { echo "--- $f"; tail -15 "$f"; }
+  done
+}
+
+# The pid a daemon wrote to its pid file, if that process is still alive.
+live_pid() {
+  local pid
+  pid=$(cat "$1" 2>/dev/null) || return 1
+  [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
+stop() {
+  local status=$? pids=() pid f i
+  trap - EXIT INT TERM
+  set +e  # everything below is tried, whatever fails
+  if [[ -n $child ]] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM "$child" 2>/dev/null
+    wait "$child" 2>/dev/null
+  fi
+  if ((started)); then
+    # The cluster's own jobs first, through Slurm: their slurmstepd processes are not the daemons'
+    # children once those have daemonised.
+    local jobs=()
+    mapfile -t jobs < <(squeue -h -o %i 2>/dev/null)
+    ((${#jobs[@]} == 0)) || scancel --full --quiet "${jobs[@]}" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do
+      [[ -z $(squeue -h -o %i 2>/dev/null) ]] && break
+      sleep 0.2
+    done
+  fi
+  for f in "$dir"/slurmd.*.pid "$dir"/slurmctld.pid; do
+    [[ -f $f ]] && pid=$(live_pid "$f") && pids+=("$pid") && kill -TERM "$pid" 2>/dev/null
+  done
+  for ((i = 0; i < 50; i++)); do
+    local alive=()
+    for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive+=("$pid"); done
+    ((${#alive[@]})) || break
+    sleep 0.2
+  done
+  for pid in "${pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null && { echo "cluster.sh: pid $pid did not stop, killing it" >&2; kill -KILL "$pid"; }
+  done
+  ((status == 0)) || log_tail >&2
+  rm -rf "$dir"
+  exit "$status"
+}
+trap stop EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# Ports: a free block of four (slurmctld, n1..n3), so that two clusters never meet.
+base=$(/usr/bin/python3 - <<'PY'
+import random, socket
+for _ in range(100):
+    base = random.randrange(20000, 30000, 10)
+    try:
+        socks = [socket.create_server(("127.0.0.1", base + i)) for i in range(4)]
+    except OSError:
+        continue
+    for s in socks:
+        s.close()
+    print(base)
+    break
+PY
+)
+[[ -n $base ]] || { echo "cluster.sh: no free block of four ports" >&2; exit 1; }
+host=$(hostname -s)
+
+cat >"$SLURM_CONF" <<EOF
+ClusterName=cumemctl-test
+SlurmctldHost=$host(127.0.0.1)
+SlurmctldPort=$base
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/none
+CredType=cred/none
+StateSaveLocation=$dir/state
+SlurmdSpoolDir=$dir/spool/%n
+SlurmctldPidFile=$dir/slurmctld.pid
+SlurmdPidFile=$dir/slurmd.%n.pid
+SlurmctldLogFile=$dir/log/slurmctld.log
+SlurmdLogFile=$dir/log/slurmd.%n.log
+SlurmdDebug=info
+SlurmctldDebug=info
+SlurmdParameters=config_overrides
+ProctrackType=proctrack/pgid
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SwitchType=switch/none
+MpiDefault=none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+ReturnToService=2
+PrologFlags=Alloc
+${prolog:+Prolog=$prolog}
+${epilog:+Epilog=$epilog}
+NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=2 RealMemory=1000 State=UNKNOWN
+PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
+EOF
+
+start=$SECONDS
+started=1
+slurmctld -i
+for n in n1 n2 n3; do
+  mkdir -p "$dir/spool/$n"
+  slurmd -N "$n"
+done
+for ((i = 0; i < 150; i++)); do
+  [[ $(sinfo -h -o %T 2>/dev/null | sort -u) == idle ]] && break
+  sleep 0.2
+done
+if [[ $(sinfo -h -o %T 2>/dev/null | sort -u) != idle ]]; then
+  echo "cluster.sh: the nodes are not idle after 30 s:" >&2
+  sinfo >&2 || true
+  exit 1
+fi
+echo "cluster.sh: 3 nodes idle after $((SECONDS - start)) s (ports $base-$((base + 3)), $dir)"
+# In the background, so that a signal to this script stops the cluster at once (stop() ends it first).
+(
+  trap - EXIT INT TERM
+  exec "$@"
+) &
+child=$!
+status=0
+wait "$child" || status=$?
+child=""
+exit "$status"

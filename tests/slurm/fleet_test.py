@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""docs/fleet.md's Slurm and pdsh commands, run for real: the indented command blocks of its "Slurm"
+and "pdsh" sections, srun on the one-machine cluster (tests/slurm/cluster.sh; SLURM_CONF set), pdsh in
+exec mode, against the fake driver. Node n3 sees no GPU, so its doctor fails; n1 and n2 pass or warn.
+    fleet_test.py [TEST...]     (tests: srun_doc pdsh_doc pdsh_exit)
+"""
+import glob
+import os
+import re
+import shutil
+import tempfile
+
+from harness import CUMEMCTL, SOURCE, check, describe, fleet_json, main, sh, write_node_wrapper
+
+NODES = ["n1", "n2", "n3"]
+FAILING = "n3"
+
+
+def workdir():
+    """A folder that every job's user can use (in the cluster's world-writable work/ where there is
+    one), with shared/bin/cumemctl: the node wrapper (tests/slurm/harness.py)."""
+    base = os.path.join(os.environ["SLURM_TEST_DIR"], "work") if "SLURM_TEST_DIR" in os.environ else None
+    d = tempfile.mkdtemp(prefix="fleet.", dir=base)
+    os.chmod(d, 0o755)
+    write_node_wrapper(os.path.join(d, "shared/bin/cumemctl"), failing_nodes=[FAILING])
+    return d
+
+
+def expect_summary(results, what):
+    """The summary of n1..n3: three nodes, n3 failed in devices, the others not failed, no bad input."""
+    nodes = {n["host"]: n for n in results["nodes"]}
+    check(sorted(nodes) == NODES, f"{what}: nodes {sorted(nodes)}, expected {NODES}")
+    check(results["node_count"] == 3, f"{what}: node_count {results['node_count']}")
+    check(nodes[FAILING]["status"] == "fail" and "devices" in nodes[FAILING]["failed"],
+          f"{what}: {FAILING} should fail in devices: {nodes[FAILING]}")
+    for n in NODES:
+        if n != FAILING:
+            check(nodes[n]["status"] in ("pass", "warn"), f"{what}: {n} is {nodes[n]['status']}")
+    check(not results.get("input_problems"), f"{what}: input problems {results.get('input_problems')}")
+
+
+def doc_blocks(section):
+    """The shell blocks (indented four spaces) of a section of docs/fleet.md, continuation lines joined,
+    made to run here: /shared/bin/cumemctl is the node wrapper of the work folder, a bare cumemctl the
+    built binary, --nodes=64 and gpu[001-128] the three nodes, and pdsh runs in exec mode (no ssh),
+    giving each name its CUMEMCTL_HOST through %h."""
+    with open(os.path.join(SOURCE, "docs/fleet.md"), encoding="utf-8") as f:
+        text = f.read()
+    body = re.search(rf"^## {section}\n(.*?)(?=^## )", text, re.S | re.M).group(1)
+    blocks = []
+    for block in re.findall(r"(?:^    .*\n)+", body, re.M):
+        command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", block, flags=re.M))
+        command = command.replace("/shared/bin/cumemctl", "shared/bin/cumemctl").replace("--nodes=64", "--nodes=3")
+        command = command.replace("'gpu[001-128]'", "'n[1-3]'")
+        command = re.sub(r"\bpdsh (.*?)shared/bin/cumemctl", r"pdsh -R exec \1env CUMEMCTL_HOST=%h shared/bin/cumemctl",
+                         command)
+        blocks.append(command)
+    check(len(blocks) >= 2, f"the {section} section of docs/fleet.md has {len(blocks)} command blocks")
+    return blocks
+
+
+def run_doc_block(command):
+    """Runs a block in a fresh work folder, three times (what interleaves does not do so every time), and
+    checks what its last command says: cumemctl fleet, n1..n3 with n3 failed and every input read; or
+    (the pdsh -S block) that a node failed."""
+    for attempt in range(3):
+        d = workdir()
+        try:
+            env = dict(os.environ, PATH=os.path.dirname(CUMEMCTL) + ":" + os.environ["PATH"])
+            p = sh(command, env=env, cwd=d)
+            what = f"docs/fleet.md's\n{command}(run {attempt + 1})"
+            if "cumemctl fleet" not in command.splitlines()[-1]:
+                check("a node failed" in p.stdout, f"{what}: should say that a node failed: {describe(p)}")
+                check(sorted(os.listdir(os.path.join(d, "reports"))) == NODES,
+                      f"{what}: reports/ holds {os.listdir(os.path.join(d, 'reports'))}")
+                continue
+            check(p.returncode == 1, f"{what}: fleet should exit 1 (n3 failed): {describe(p)}")
+            check(re.search(r"^cumemctl fleet: 3 nodes \(1 failed, .*\), 3 reports$", p.stdout, re.M),
+                  f"{what}: fleet's summary: {describe(p)}")
+            check(re.search(r"^ +n3 +fail .*fail: devices", p.stdout, re.M), f"{what}: n3's row: {p.stdout}")
+            check("cumemctl: error" not in p.stderr, f"{what}: {p.stderr}")
+            inputs = sorted(glob.glob(os.path.join(d, "reports/*"))) or glob.glob(os.path.join(d, "all.json"))
+            if inputs:
+                _, results = fleet_json(inputs, d)
+                expect_summary(results, what)
+        finally:
+            shutil.rmtree(d)
+
+
+def test_srun_doc():
+    """Every command block of docs/fleet.md's Slurm section, on the cluster."""
+    for command in doc_blocks("Slurm"):
+        run_doc_block(command)
+
+
+def test_pdsh_doc():
+    """Every command block of docs/fleet.md's pdsh section, in pdsh's exec mode."""
+    for command in doc_blocks("pdsh"):
+        run_doc_block(command)
+
+
+PDSH = "pdsh -R exec -w 'n[1-3]' env CUMEMCTL_HOST=%h shared/bin/cumemctl doctor --json"
+
+
+def test_pdsh_exit():
+    """What docs/fleet.md says of pdsh's exit code: 0 although n3's doctor failed (named on stderr);
+    with -S the largest exit code, doctor's 1."""
+    d = workdir()
+    try:
+        p = sh(PDSH + " > /dev/null", cwd=d)
+        check(p.returncode == 0, f"pdsh without -S: {describe(p)}")
+        check(re.search(r"n3: .*exit code 1", p.stderr), f"pdsh names n3's exit code on stderr: {p.stderr}")
+        p = sh(PDSH.replace("pdsh ", "pdsh -S ") + " > /dev/null", cwd=d)
+        check(p.returncode == 1, f"pdsh -S should exit 1 (doctor's exit code on n3): {describe(p)}")
+    finally:
+        shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    main({"srun_doc": test_srun_doc, "pdsh_doc": test_pdsh_doc, "pdsh_exit": test_pdsh_exit})

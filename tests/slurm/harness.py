@@ -1,0 +1,90 @@
+"""What the fleet tests (tests/slurm/*_test.py) share: the built binary and fake driver (from the
+environment that tests/slurm/run.sh sets), a wrapper that plays /shared/bin/cumemctl on a node, and
+small checks that stop the test with a message."""
+import json
+import os
+import shlex
+import subprocess
+import sys
+import time
+
+CUMEMCTL = os.environ["CUMEMCTL"]  # the built binary
+FAKECUDA = os.environ["FAKECUDA"]  # the fake driver (tests/fakecuda)
+FAKENVML = os.environ["FAKENVML"]  # the fake NVML
+PROFILES = os.environ["PROFILES"]  # tests/fakecuda/profiles
+SOURCE = os.environ["SOURCE"]  # the source tree
+
+
+class Failure(Exception):
+    pass
+
+
+def check(condition, message):
+    if not condition:
+        raise Failure(message)
+
+
+def fake_env(profile="h200", **extra):
+    """The environment of a node whose driver is the fake one with `profile`."""
+    env = dict(os.environ)
+    env.update(CUMEMCTL_LIBCUDA=FAKECUDA, CUMEMCTL_LIBNVML=FAKENVML,
+               FAKECUDA_PROFILE=os.path.join(PROFILES, profile + ".json"))
+    env.update(extra)
+    return env
+
+
+def sh(command, env=None, cwd=None, timeout=120):
+    """Runs a shell command line (as docs/fleet.md writes it) and returns the completed process."""
+    return subprocess.run(["bash", "-c", command], env=env, cwd=cwd, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def describe(p):
+    return f"exit {p.returncode}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
+
+
+def write_node_wrapper(path, failing_nodes=()):
+    """Writes the program that plays /shared/bin/cumemctl on every node of the one-machine cluster: the
+    real binary with the fake driver, named after the node (all "nodes" here share one host name, so
+    CUMEMCTL_HOST comes from Slurm's SLURMD_NODENAME where pdsh's %h did not give it). The nodes in
+    `failing_nodes` see no GPU (profile no-gpu), so their doctor fails."""
+    cases = "".join(f"  {n}) profile=no-gpu ;;\n" for n in failing_nodes)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"""#!/bin/sh
+# /shared/bin/cumemctl of a test node (tests/slurm/harness.py): the fake driver, the node's name.
+host=${{CUMEMCTL_HOST:-${{SLURMD_NODENAME:-}}}}
+[ -z "$host" ] || export CUMEMCTL_HOST="$host"
+profile=h200
+case $host in
+{cases}esac
+export CUMEMCTL_LIBCUDA={shlex.quote(FAKECUDA)} CUMEMCTL_LIBNVML={shlex.quote(FAKENVML)}
+export FAKECUDA_PROFILE={shlex.quote(PROFILES)}/$profile.json
+exec {shlex.quote(CUMEMCTL)} "$@"
+""")
+    os.chmod(path, 0o755)
+
+
+def fleet_json(paths, cwd, stdin=None):
+    """`cumemctl fleet --json` of the given arguments: (exit code, the results object)."""
+    p = subprocess.run([CUMEMCTL, "fleet", "--json", *paths], cwd=cwd, input=stdin, capture_output=True,
+                       text=True, timeout=60)
+    try:
+        return p.returncode, json.loads(p.stdout)["results"]
+    except (ValueError, KeyError) as e:
+        raise Failure(f"fleet --json did not give a report ({e}): {describe(p)}")
+
+
+def main(tests):
+    """Runs the named test functions (all of them without arguments), printing each one's time."""
+    names = sys.argv[1:] or list(tests)
+    failed = 0
+    for name in names:
+        start = time.monotonic()
+        try:
+            tests[name]()
+            print(f"  ok    {name} ({time.monotonic() - start:.1f} s)", flush=True)
+        except Failure as e:
+            failed += 1
+            print(f"  FAIL  {name} ({time.monotonic() - start:.1f} s): {e}", flush=True)
+    sys.exit(1 if failed else 0)

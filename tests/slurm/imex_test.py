@@ -1,0 +1,272 @@
+#!/usr/bin/python3
+"""The per-job IMEX channel prolog and epilog (packaging/slurm), against a temporary device root:
+run by hand as slurmd runs them (no PATH, Slurm's variables only), and in jobs of the one-machine
+cluster (tests/slurm/cluster.sh started with them as Prolog and Epilog).
+    imex_test.py prepare DIR      copies the scripts into DIR/scripts with settings for DIR (before the
+                                  cluster starts: its slurm.conf names DIR/scripts/imex-prolog)
+    imex_test.py [TEST...]        the tests (by-hand tests need nothing; job tests need the cluster,
+                                  started with the scripts of $IMEX_TEST_DIR)
+"""
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+from harness import CUMEMCTL, SOURCE, Failure, check, describe, main
+
+CHANNELS = "dev/nvidia-caps-imex-channels"
+NOBODY, DAEMON = 65534, 1  # two users that every Debian system has
+
+
+def prepare(d, first=1, last=2047, major=True):
+    """DIR/root: a system root with a fake /proc (tests/cli/sysroot.sh, IMEX major 511 unless
+    major=False); DIR/scripts: the prolog, the epilog and their settings."""
+    subprocess.run([os.path.join(SOURCE, "tests/cli/sysroot.sh"), os.path.join(d, "root")]
+                   + ([] if major else ["--no-major"]), check=True)
+    scripts = os.path.join(d, "scripts")
+    os.makedirs(scripts, exist_ok=True)
+    for name in ("imex-channel", "imex-prolog", "imex-epilog"):
+        shutil.copy2(os.path.join(SOURCE, "packaging/slurm", name), scripts)
+    with open(os.path.join(scripts, "imex-channels.conf"), "w", encoding="utf-8") as f:
+        f.write(f"# written by tests/slurm/imex_test.py\nCUMEMCTL={CUMEMCTL}\nDEV_ROOT={d}/root\n"
+                f"FIRST_CHANNEL={first}\nLAST_CHANNEL={last}\nSTATE_DIR={d}/state\n"
+                f"PROC_DEVICES={d}/root/proc/devices\nNVIDIA_PARAMS={d}/root/proc/driver/nvidia/params\n"
+                f"LOG_FILE={d}/log\n")
+    os.chmod(d, 0o755)
+    return d
+
+
+def channel_nodes(d):
+    """{channel number: (uid, mode, is a character device)} of DIR/root/dev/nvidia-caps-imex-channels."""
+    nodes = {}
+    for path in glob.glob(os.path.join(d, "root", CHANNELS, "channel*")):
+        st = os.lstat(path)
+        nodes[int(path.rsplit("channel", 1)[1])] = (st.st_uid, st.st_mode & 0o7777, (st.st_mode & 0o170000) == 0o020000)
+    return nodes
+
+
+def records(d):
+    return sorted(os.listdir(os.path.join(d, "state"))) if os.path.isdir(os.path.join(d, "state")) else []
+
+
+def log(d):
+    try:
+        with open(os.path.join(d, "log"), encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+def run_script(d, which, job, uid=NOBODY, gid=NOBODY, node="n1"):
+    """Runs DIR/scripts/imex-prolog or imex-epilog as slurmd does: as root, no PATH, Slurm's variables."""
+    env = {"SLURM_JOB_ID": str(job), "SLURM_JOB_UID": str(uid), "SLURM_JOB_GID": str(gid),
+           "SLURM_JOB_USER": "nobody", "SLURMD_NODENAME": node,
+           "SLURM_SCRIPT_CONTEXT": "prolog_slurmd" if which == "prolog" else "epilog_slurmd"}
+    return subprocess.run([os.path.join(d, "scripts", "imex-" + which)], env=env, capture_output=True, text=True,
+                          timeout=30)
+
+
+class Scratch:
+    """A temporary folder prepared as above, removed afterwards."""
+
+    def __init__(self, **kw):
+        self.kw = kw
+
+    def __enter__(self):
+        self.d = prepare(tempfile.mkdtemp(prefix="cumemctl-imex."), **self.kw)
+        return self.d
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.d)
+
+
+def test_by_hand_start_end():
+    """The prolog gives job 101 channel 1 + 101 mod 4 = 2, owned by its user, 0600; the epilog removes it."""
+    with Scratch(first=1, last=4) as d:
+        p = run_script(d, "prolog", 101)
+        check(p.returncode == 0, f"prolog: {describe(p)}")
+        check(channel_nodes(d) == {2: (NOBODY, 0o600, True)}, f"after the prolog: {channel_nodes(d)}")
+        check(records(d) == ["channel2", "lock"], f"records {records(d)}")
+        p = run_script(d, "prolog", 101, node="n2")  # another node of the job, sharing this /dev
+        check(p.returncode == 0 and channel_nodes(d) == {2: (NOBODY, 0o600, True)}, f"second prolog: {describe(p)}")
+        p = run_script(d, "epilog", 101)
+        check(p.returncode == 0, f"epilog: {describe(p)}")
+        check(channel_nodes(d) == {} and records(d) == ["lock"], f"after the epilog: {channel_nodes(d)} {records(d)}")
+        p = run_script(d, "epilog", 101, node="n2")
+        check(p.returncode == 0, f"a second epilog: {describe(p)}")
+
+
+def test_by_hand_taken():
+    """A channel held by another job, or made by someone else, stays as it is; the prolog exits 0 (the
+    node is not drained) and says that the job runs without a channel here."""
+    with Scratch(first=1, last=4) as d:
+        check(run_script(d, "prolog", 101, uid=DAEMON, gid=DAEMON).returncode == 0, "prolog of job 101")
+        p = run_script(d, "prolog", 105)  # 105 mod 4 == 101 mod 4: channel 2 again
+        check(p.returncode == 0, f"a taken channel must not fail the prolog: {describe(p)}")
+        check(channel_nodes(d) == {2: (DAEMON, 0o600, True)}, f"job 101's channel changed: {channel_nodes(d)}")
+        check("channel 2 is held by job 101" in log(d), f"log: {log(d)}")
+        check(run_script(d, "epilog", 105).returncode == 0 and channel_nodes(d) == {2: (DAEMON, 0o600, True)},
+              "job 105's epilog removed job 101's channel")
+        check(run_script(d, "epilog", 101).returncode == 0 and channel_nodes(d) == {}, "job 101's epilog")
+        # A node that no job holds (an administrator's): left alone.
+        os.mknod(os.path.join(d, "root", CHANNELS, "channel3"), 0o020600, os.makedev(511, 3))
+        p = run_script(d, "prolog", 102)
+        check(p.returncode == 0 and channel_nodes(d) == {3: (0, 0o600, True)}, f"someone else's node: {describe(p)}")
+        check("made by someone else" in log(d), f"log: {log(d)}")
+        check(run_script(d, "epilog", 102).returncode == 0 and 3 in channel_nodes(d), "the epilog removed it")
+
+
+def test_by_hand_epilog_fails():
+    """An epilog that cannot remove its job's node (something else now lies there) exits 1, so Slurm
+    drains the node, and keeps the record, so that no other job gets the channel there."""
+    with Scratch(first=1, last=4) as d:
+        check(run_script(d, "prolog", 101).returncode == 0, "prolog of job 101")
+        node = os.path.join(d, "root", CHANNELS, "channel2")
+        os.unlink(node)
+        open(node, "w").close()  # a regular file: imex-setup never touches one
+        p = run_script(d, "epilog", 101)
+        check(p.returncode == 1 and "could not remove" in p.stderr, f"epilog: {describe(p)}")
+        check(records(d) == ["channel2", "lock"], f"the record should stay: {records(d)}")
+        p = run_script(d, "prolog", 105)  # the same channel: still held by job 101
+        check(p.returncode == 0 and "held by job 101" in p.stderr and os.path.isfile(node), f"prolog 105: {describe(p)}")
+
+
+def test_by_hand_no_imex():
+    """A driver without IMEX channels: the job gets none and the node is not drained."""
+    with Scratch(major=False) as d:
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0, f"prolog without IMEX channels: {describe(p)}")
+        check(channel_nodes(d) == {} and records(d) == ["lock"], f"{channel_nodes(d)} {records(d)}")
+        check("no IMEX channels here" in log(d), f"log: {log(d)}")
+        check(run_script(d, "epilog", 7).returncode == 0, "epilog")
+
+
+def test_by_hand_bad_settings():
+    """A setting that cannot be followed fails the prolog (Slurm drains the node: the operator must look)."""
+    with Scratch() as d:
+        conf = os.path.join(d, "scripts", "imex-channels.conf")
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write("FIRST_CHANNEL=9\nLAST_CHANNEL=3\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 1 and "FIRST_CHANNEL" in p.stderr, f"FIRST > LAST: {describe(p)}")
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write("FIRST_CHANNEL=1\nLAST_CHANNEL=5000\n")  # beyond the driver's 2048 channels
+        p = run_script(d, "prolog", 4999)
+        check(p.returncode == 1 and channel_nodes(d) == {} and records(d) == ["lock"], f"channel 5000: {describe(p)}")
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write("LAST_CHANEL=5\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 1 and "unknown setting LAST_CHANEL" in p.stderr, f"a misspelt key: {describe(p)}")
+
+
+# Each task of a job: writes what it sees in the channel folder (obs.1), waits for `phase2`, looks
+# again (obs.2), waits for `go`. A line per node: "path uid mode type", "usable path" when it can open it.
+TASK = r"""
+set -eu
+look() {
+  out=$WORK/$TAG.$SLURMD_NODENAME.$1
+  { echo "job $SLURM_JOB_ID uid $(id -u) node $SLURMD_NODENAME"
+    for f in $CHDIR/*; do
+      [ -e "$f" ] || continue
+      stat -c '%n %u %a %F' "$f"
+      if [ -r "$f" ] && [ -w "$f" ]; then echo "usable $f"; fi
+    done; } >"$out.tmp"
+  mv "$out.tmp" "$out"
+}
+look 1
+while [ ! -e "$WORK/phase2" ]; do sleep 0.1; done
+look 2
+while [ ! -e "$WORK/go" ]; do sleep 0.1; done
+"""
+
+
+def wait_for(predicate, seconds, what):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise Failure(f"timed out after {seconds} s waiting for {what}")
+
+
+def read_obs(work, tag, phase):
+    """{node: (job, uid, {channel: (uid, mode, type)}, set of usable channels)} of one job's tasks."""
+    obs = {}
+    for node in ("n1", "n2", "n3"):
+        with open(os.path.join(work, f"{tag}.{node}.{phase}"), encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        m = re.fullmatch(r"job (\d+) uid (\d+) node (\S+)", lines[0])
+        seen, usable = {}, set()
+        for line in lines[1:]:
+            if line.startswith("usable "):
+                usable.add(int(line.rsplit("channel", 1)[1]))
+            else:
+                path, uid, mode, kind = line.split(" ", 3)
+                seen[int(path.rsplit("channel", 1)[1])] = (int(uid), mode, kind)
+        obs[node] = (int(m.group(1)), int(m.group(2)), seen, usable)
+    return obs
+
+
+def test_jobs():
+    """Two jobs at once on n1..n3, of users nobody and daemon: each sees on every node one channel it can
+    open, FIRST + job mod count, owned by its user with mode 0600, and cannot open the other's; after
+    both, no channel node and no record is left."""
+    d = os.environ["IMEX_TEST_DIR"]
+    work = tempfile.mkdtemp(prefix="imex.", dir=os.path.join(os.environ["SLURM_TEST_DIR"], "work"))
+    os.chmod(work, 0o777)
+    env = dict(os.environ, WORK=work, CHDIR=os.path.join(d, "root", CHANNELS))
+    jobs = []
+    try:
+        for tag, user in (("A", NOBODY), ("B", DAEMON)):
+            jobs.append(subprocess.Popen(
+                ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+                 "srun", "--nodes=3", "--ntasks-per-node=1", f"--job-name=imex-{tag}", "sh", "-c", TASK],
+                env=dict(env, TAG=tag), cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+            wait_for(lambda: len(glob.glob(os.path.join(work, f"{tag}.*.1"))) == 3, 30, f"job {tag}'s tasks")
+        open(os.path.join(work, "phase2"), "w").close()
+        wait_for(lambda: len(glob.glob(os.path.join(work, "*.*.2"))) == 6, 30, "the second look")
+        open(os.path.join(work, "go"), "w").close()
+        for p in jobs:
+            out, _ = p.communicate(timeout=30)
+            check(p.returncode == 0, f"srun exit {p.returncode}: {out}")
+        a1, b1, a2 = read_obs(work, "A", 1), read_obs(work, "B", 1), read_obs(work, "A", 2)
+        channel = {}
+        for tag, user, obs in (("A", NOBODY, a1), ("B", DAEMON, b1)):
+            job_ids = {o[0] for o in obs.values()}
+            check(len(job_ids) == 1, f"job {tag}: tasks in jobs {job_ids}")
+            job = job_ids.pop()
+            channel[tag] = 1 + job % 2047
+            for node, (_, uid, seen, usable) in obs.items():
+                check(uid == user, f"job {tag} on {node} ran as uid {uid}")
+                check(usable == {channel[tag]}, f"job {tag} (job id {job}) on {node} can open {usable}, "
+                                                f"expected only channel {channel[tag]}: {seen}")
+                check(seen[channel[tag]] == (user, "600", "character special file"),
+                      f"job {tag} on {node}: its channel is {seen[channel[tag]]}")
+            for node in ("n1", "n2", "n3"):
+                check(f"job {job} on {node}: channel {channel[tag]} for uid {user}" in log(d),
+                      f"no prolog line for job {job} on {node}:\n{log(d)}")
+        check(channel["A"] != channel["B"], f"both jobs got channel {channel['A']}")
+        for node, (_, _, seen, usable) in a2.items():
+            check(channel["B"] in seen and channel["B"] not in usable,
+                  f"job A on {node} while B ran: sees {seen}, can open {usable}")
+        wait_for(lambda: channel_nodes(d) == {} and records(d) == ["lock"], 15,
+                 f"the epilogs to remove the channels (left: {channel_nodes(d)}, records {records(d)})")
+    finally:
+        for p in jobs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "prepare":
+        prepare(sys.argv[2])
+        sys.exit(0)
+    main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
+          "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
+          "jobs": test_jobs})
