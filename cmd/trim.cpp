@@ -35,8 +35,10 @@ struct TrimOptions {
 
     TrimPlan check() const {
         if (parse_location(memory.location).type != CU_MEM_LOCATION_TYPE_DEVICE) {
-            throw Error(ExitCode::usage, "trim checks device free memory, so it works on device pools",
-                        "leave out --location or give --location device");
+            throw Error(
+                ExitCode::usage,
+                "trim works on device pools: it shows the device's free memory beside the pool's reserved memory",
+                "leave out --location or give --location device");
         }
         return {parse_device_list(devices), pool_selection(pool, memory, new_pool), parse_workload_pattern(exercise),
                 parse_size(keep)};

@@ -161,7 +161,7 @@ TEST_CASE("OwnedPool says a host NUMA node the driver refuses is unavailable") {
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
         CHECK(e.problem().message.find("the driver has no pool location host-numa:5 for device 0") == 0);
-        CHECK(e.problem().remedy == "device 0's host NUMA node is 0: use --location host-numa or host-numa:0");
+        CHECK(e.problem().remedy == "device 0's host NUMA node is 0: ask for location host-numa or host-numa:0");
     }
     CHECK(pm().destroyed == 0);
 }

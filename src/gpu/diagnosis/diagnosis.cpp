@@ -182,7 +182,7 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
         return Diagnosis{fmt::format("host allocations cannot be shared: the driver takes only handle type none "
                                      "with location host, not {}",
                                      handle_type_name(p.requestedHandleTypes)),
-                         "use --handle-type none with --location host, or --location host-numa to share host memory",
+                         "ask for handle type none with location host, or for location host-numa to share host memory",
                          ExitCode::usage};
     }
     if (p.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -194,7 +194,7 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
             return Diagnosis{fmt::format("the driver refused host NUMA node {}: it may not exist (device {}'s "
                                          "nearest node is {})",
                                          p.location.id, device_of(c), *nearest),
-                             fmt::format("use --location host-numa (node {}) or a node that exists", *nearest),
+                             fmt::format("ask for location host-numa (node {}) or a node that exists", *nearest),
                              ExitCode::unavailable};
         }
     }

@@ -123,11 +123,11 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
     if (location.type == CU_MEM_LOCATION_TYPE_HOST) {
         require_attribute(api, device, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
                           "CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED", "host memory pools",
-                          "use --location device, or a driver with host pools (CUDA 12.6+)");
+                          "ask for device memory (location device), or use a driver with host pools (CUDA 12.6+)");
     } else if (location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
         require_attribute(api, device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
                           "CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED", "host-NUMA memory pools",
-                          "use --location device or host, or a driver with host-NUMA pools");
+                          "ask for location device or host, or use a driver with host-NUMA pools");
     }
     if (handle_type == CU_MEM_HANDLE_TYPE_NONE) return;
     const int mask = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES).value_or(0);
@@ -137,8 +137,8 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
         fmt::format(
             "device {}'s pools do not support {} handles (CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: {})",
             device, handle_type_name(handle_type), handle_type_name(static_cast<unsigned>(mask))),
-        mask == 0 ? "use --handle-type none: this device's pools cannot be shared between processes"
-                  : fmt::format("use --handle-type {}", handle_type_names(mask).front()));
+        mask == 0 ? "ask for handle type none: this device's pools cannot be shared between processes"
+                  : fmt::format("ask for handle type {}", handle_type_names(mask).front()));
 }
 
 OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& request) : api_(api) {
@@ -161,10 +161,10 @@ OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& reques
             e.problem().message = fmt::format("the driver has no pool location {} for device {}: {}",
                                               pool_location_name(location), device, e.problem().message);
             e.problem().remedy = own && *own >= 0 ? fmt::format(
-                                                        "device {}'s host NUMA node is {}: use --location "
+                                                        "device {}'s host NUMA node is {}: ask for location "
                                                         "host-numa or host-numa:{}",
                                                         device, *own, *own)
-                                                  : "use --location host";
+                                                  : "ask for location host";
         }
         throw;
     }
