@@ -20,9 +20,13 @@ namespace {
 class HeldBlocks {
 public:
     HeldBlocks(const DriverApi& api, const Stream& stream) : api_(api), stream_(stream) {}
+    // On an error or a signal: frees what is still held; a block the driver refuses to free is counted in
+    // lost_handle_count(), as every guard counts what it could not give back.
     ~HeldBlocks() {
         if (blocks_.empty()) return;
-        for (CUdeviceptr p : blocks_) api_.cuMemFreeAsync(p, stream_.get());
+        for (CUdeviceptr p : blocks_) {
+            if (api_.cuMemFreeAsync(p, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
+        }
         api_.cuStreamSynchronize(stream_.get());
     }
     HeldBlocks(const HeldBlocks&) = delete;
