@@ -16,11 +16,15 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "base/error.hpp"
+#include "ipc/child.hpp"
 #include "ipc/process.hpp"
 #include "ipc/timeout.hpp"
 #include "steps/step_log.hpp"
 
 namespace cumemctl {
+
+// The hidden subcommand the importer runs.
+inline constexpr const char* kPoolImportCommand = "__pool-import";
 
 // How long the importer waits for the exporter's message, and the exporter for the importer.
 inline constexpr ipc::Timeout kPoolImportTimeout{60000};
@@ -35,7 +39,16 @@ struct IpcRequest {
     std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
     std::string imex_channel_dir = kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
     ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
+    // The importer where it was started ahead (start_pool_importer), taken by the check; else the
+    // check starts one.
+    std::optional<ipc::Child>* importer = nullptr;
 };
+
+// Starts the importer of `request` (its device, driver and executable count) ahead of the pool: it
+// initialises the driver and retains the device's context, then waits (kPoolImportTimeout) for the
+// exporter's message, so that its start-up overlaps what this process does meanwhile. Throws Error
+// (failed) when it cannot start. Dropping it unused closes its socket and ends it.
+ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request);
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports
 // pool and pointer, starts the importer, hands both over and waits for its report and its exit.
@@ -45,10 +58,11 @@ struct IpcRequest {
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
                         StepLog& out);
 
-// The importer's part, in the second process: receives the pool and pointer on `socket`, imports
-// them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
+// The importer's part, in the second process: retains the context of `device` (as this process sees
+// it), receives the pool and pointer on `socket` (even after a failed context: one request, one
+// answer), imports them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
 // imported pointer and closes the imported pool, then sends its steps back in an ipc::Envelope. Throws Error only when
 // the socket fails (nothing can be reported then).
-void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout);
+void serve_pool_import(const DriverApi& api, int socket, int device, ipc::Timeout timeout);
 
 }  // namespace cumemctl
