@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
@@ -119,9 +120,9 @@ nlohmann::json create_details(const CreateResult& r) {
 
 // The create that a check runs: one granule of `memory` through create's steps (with `import_check`,
 // a second process imports the POSIX fd, maps it and checks the pattern).
-CreateRequest create_request(DoctorContext& ctx, DeviceState& device, const MemoryRequest& memory, bool import_check) {
+CreateRequest create_request(DoctorContext& ctx, int ordinal, const MemoryRequest& memory, bool import_check) {
     CreateRequest request;
-    request.device = device.ordinal();
+    request.device = ordinal;
     request.memory = memory;
     request.size = 1;
     request.round_up = true;
@@ -143,10 +144,10 @@ MemoryRequest posix_fd_memory() {
 }
 
 // The IPC check of ipc-pool (the pool's device, size and handle type are filled in by create_pool_and_check).
-IpcRequest ipc_request(DoctorContext& ctx, DeviceState& device) {
+IpcRequest ipc_request(DoctorContext& ctx, int ordinal) {
     IpcRequest ipc;
     std::random_device random;
-    ipc.device = device.ordinal();
+    ipc.device = ordinal;
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
     ipc.timeout = kSecondProcessTimeout;
@@ -175,7 +176,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
                                                                     const MemoryRequest& memory, bool import_check,
                                                                     std::string_view check = {}) {
     device.context();
-    CreateRequest request = create_request(ctx, device, memory, import_check);
+    CreateRequest request = create_request(ctx, device.ordinal(), memory, import_check);
     std::optional<ipc::Child> early;
     if (import_check) {
         early = device.take_child(check);
@@ -205,16 +206,42 @@ void start_second_processes(DoctorContext& ctx, DeviceState& device, const std::
     const DeviceInfo* info = device.peek_info();
     // A child that cannot start is left to the check, which starts its own and reports why it failed.
     try {
-        if (posix && posix_fd_ipc_applies(info)) {
+        if (posix && posix_fd_ipc_applies(info) && !device.has_child(kCheckPosixFdIpc)) {
             device.keep_child(
                 kCheckPosixFdIpc,
-                start_create_importer(device.api(), create_request(ctx, device, posix_fd_memory(), true)));
+                start_create_importer(device.api(), create_request(ctx, device.ordinal(), posix_fd_memory(), true)));
         }
-        if (pool && ipc_pool_applies(info)) {
-            device.keep_child(kCheckIpcPool, start_pool_importer(device.api(), ipc_request(ctx, device)));
+        if (pool && ipc_pool_applies(info) && !device.has_child(kCheckIpcPool)) {
+            device.keep_child(kCheckIpcPool, start_pool_importer(device.api(), ipc_request(ctx, device.ordinal())));
         }
     } catch (const Error&) {
     }
+}
+
+std::vector<EarlyChild> start_second_processes_early(DoctorContext& ctx, const std::vector<std::string_view>& checks) {
+    std::vector<EarlyChild> out;
+    const auto selected = [&](std::string_view id) {
+        return std::find(checks.begin(), checks.end(), id) != checks.end();
+    };
+    const bool posix = selected(kCheckPosixFdIpc), pool = selected(kCheckIpcPool);
+    // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
+    if ((!posix && !pool) || ctx.driver == nullptr || !ctx.driver->loaded() || ctx.nvml == nullptr ||
+        !ctx.nvml->loaded() || ctx.options.devices != "all" || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
+        return out;
+    }
+    try {
+        for (const std::string& uuid : ctx.nvml->uuids()) {
+            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
+            if (posix) {
+                out.push_back({uuid, kCheckPosixFdIpc,
+                               start_create_importer(create_request(ctx, 0, posix_fd_memory(), true), view)});
+            }
+            if (pool) out.push_back({uuid, kCheckIpcPool, start_pool_importer(ipc_request(ctx, 0), view)});
+        }
+    } catch (const Error&) {
+        // What started is used; the rest is left to the device's own start.
+    }
+    return out;
 }
 
 CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device) {
@@ -268,7 +295,7 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     PoolRequest request;
     request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     const std::uint64_t size = pool_granule(api, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device->ordinal()});
-    IpcRequest ipc = ipc_request(ctx, *device);
+    IpcRequest ipc = ipc_request(ctx, device->ordinal());
     std::optional<ipc::Child> early = device->take_child(kCheckIpcPool);
     ipc.importer = &early;
     NvmlProcessMemory nvml_memory(ctx, *device);

@@ -79,6 +79,13 @@ std::optional<ipc::Child> DeviceState::take_child(std::string_view check) {
     return std::nullopt;
 }
 
+bool DeviceState::has_child(std::string_view check) const {
+    for (const auto& [id, child] : children_) {
+        if (id == check) return true;
+    }
+    return false;
+}
+
 void DeviceState::finish() {
     // Every socket first, so that the children end together, then each is reaped.
     for (auto& [check, child] : children_) child.socket.reset();

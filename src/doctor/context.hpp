@@ -59,6 +59,7 @@ public:
     // checks before it), and the check taking it; nullopt where none was started.
     void keep_child(std::string_view check, ipc::Child child);
     std::optional<ipc::Child> take_child(std::string_view check);
+    bool has_child(std::string_view check) const;
 
     // Stops the second processes that no check took (their sockets closed first: they end on their
     // own), then releases the context if one was retained (on the thread that ran the checks).
@@ -72,6 +73,14 @@ private:
     std::string info_error_;
     std::optional<PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
+};
+
+// A second process started at doctor's start, before cuInit, for the GPU NVML names `uuid`: handed
+// to the DeviceState of the device with that UUID once the driver lists the devices.
+struct EarlyChild {
+    std::string uuid;
+    std::string check;
+    ipc::Child child;
 };
 
 // The node-wide state every check may read. The runner fills it in order: the driver (loaded or

@@ -32,8 +32,7 @@ void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAl
 
 // The importer's command line: the hidden subcommand, the socket, the driver and the device as the
 // importer sees it (only that device: CUDA_VISIBLE_DEVICES, see child_device_view).
-ipc::SpawnRequest importer_spawn(const DriverApi& api, const IpcRequest& r) {
-    const ChildDeviceView view = child_device_view(api, r.device);
+ipc::SpawnRequest importer_spawn(const ChildDeviceView& view, const IpcRequest& r) {
     ipc::SpawnRequest spawn;
     spawn.args = {kPoolImportCommand, "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda",
                   r.libcuda,          "--device",    std::to_string(view.ordinal)};
@@ -80,7 +79,7 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
     }
     if (!out.attempt("start importer", [&] {
             if (child) return fmt::format("a second cumemctl process, pid {}, started ahead", child->process.pid());
-            child.emplace(ipc::spawn_connected(importer_spawn(api, r)));
+            child.emplace(ipc::spawn_connected(importer_spawn(child_device_view(api, r.device), r)));
             return fmt::format("a second cumemctl process, pid {}", child->process.pid());
         })) {
         return false;
@@ -183,7 +182,11 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
 }  // namespace
 
 ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request) {
-    return ipc::spawn_connected(importer_spawn(api, request));
+    return start_pool_importer(request, child_device_view(api, request.device));
+}
+
+ipc::Child start_pool_importer(const IpcRequest& request, const ChildDeviceView& view) {
+    return ipc::spawn_connected(importer_spawn(view, request));
 }
 
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver_api.hpp"
+#include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "base/error.hpp"
 #include "ipc/child.hpp"
@@ -49,6 +50,8 @@ struct IpcRequest {
 // exporter's message, so that its start-up overlaps what this process does meanwhile. Throws Error
 // (failed) when it cannot start. Dropping it unused closes its socket and ends it.
 ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request);
+// The same before cuInit, with the device as the importer will see it (`view`).
+ipc::Child start_pool_importer(const IpcRequest& request, const ChildDeviceView& view);
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports
 // pool and pointer, starts the importer, hands both over and waits for its report and its exit.

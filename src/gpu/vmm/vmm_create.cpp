@@ -36,7 +36,8 @@ std::optional<Error> import_failure(const ImportCheckResult& r) {
 
 // The import check's request: what its second process is told on its command line (the device as it
 // sees it: child_device_view), and with the handle, the allocation (where there is one yet).
-ImportCheckRequest import_request(const DriverApi& api, const CreateRequest& request, const CreateResult* result) {
+ImportCheckRequest import_request(const ChildDeviceView& view, const CreateRequest& request,
+                                  const CreateResult* result) {
     ImportCheckRequest r;
     r.executable = request.executable;
     r.libcuda = request.libcuda;
@@ -44,7 +45,6 @@ ImportCheckRequest import_request(const DriverApi& api, const CreateRequest& req
     r.handle_type = request.memory.handle_type;
     r.imex_channel_dir = request.imex_channel_dir;
     r.timeout = request.import_timeout;
-    const ChildDeviceView view = child_device_view(api, request.device);
     r.child_device = view.ordinal;
     r.child_env = view.env;
     if (result != nullptr) {
@@ -110,7 +110,8 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
         result.import_check = log.time("import-check", "posix_spawn", [&] {
             std::optional<ipc::Child> started;
             if (request.importer != nullptr) started = std::exchange(*request.importer, std::nullopt);
-            return run_import_check(import_request(api, request, &result), *exported, std::move(started));
+            return run_import_check(import_request(child_device_view(api, request.device), request, &result), *exported,
+                                    std::move(started));
         });
         failure = import_failure(*result.import_check);
     }
@@ -147,7 +148,11 @@ void create_steps(const DriverApi& api, const CreateRequest& request, DiagnosisC
 }  // namespace
 
 ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& request) {
-    return start_import_check(import_request(api, request, nullptr));
+    return start_create_importer(request, child_device_view(api, request.device));
+}
+
+ipc::Child start_create_importer(const CreateRequest& request, const ChildDeviceView& view) {
+    return start_import_check(import_request(view, request, nullptr));
 }
 
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result) {

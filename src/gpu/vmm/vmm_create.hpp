@@ -11,6 +11,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
+#include "gpu/device/devices.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/peer_access.hpp"
@@ -82,5 +83,8 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
 // request.importer): it initialises the driver and retains the device's context meanwhile. Throws
 // Error (failed) when it cannot start.
 ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& request);
+// The same before cuInit, with the device as the child will see it (`view`, e.g. CUDA_VISIBLE_DEVICES
+// set to a UUID that NVML listed).
+ipc::Child start_create_importer(const CreateRequest& request, const ChildDeviceView& view);
 
 }  // namespace cumemctl
