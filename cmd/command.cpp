@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "ipc/process.hpp"
+#include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
 
@@ -55,6 +57,16 @@ Report run_with_driver(const std::string& command, const Globals& globals,
         report.driver = driver.info();
         const int count = driver.init();
         body(report, driver, count);
+    });
+}
+
+Report run_second_process(const std::string& command, int socket_fd,
+                          const std::function<std::optional<Problem>(int socket)>& serve) {
+    const UniqueFd socket(socket_fd);
+    ipc::die_with_parent();
+    return run_guarded(command, [&](Report& report) {
+        const std::optional<Problem> problem = serve(socket.get());
+        if (problem) report.exit_code = problem->exit_code == ExitCode::ok ? ExitCode::failed : problem->exit_code;
     });
 }
 

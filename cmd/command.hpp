@@ -56,6 +56,14 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
 Report run_with_driver(const std::string& command, const Globals& globals,
                        const std::function<void(Report&, Driver&, int device_count)>& body);
 
+// The frame of the hidden subcommands that run as a second process (internal-import-check,
+// __imex-verify, __pool-import): takes the socket at `socket_fd` (closed when this returns), asks the
+// kernel to end this process with its parent, and runs `serve`, which answers over the socket and
+// returns the problem that stopped it, if any: the exit code (failed where the problem names none).
+// What escapes `serve` (a driver that does not load, a socket that fails) goes through run_guarded.
+Report run_second_process(const std::string& command, int socket_fd,
+                          const std::function<std::optional<Problem>(int socket)>& serve);
+
 // Runs a command in its two phases. First `options.check()` turns the options as typed into typed
 // values (sizes, lists, numbers, device lists), throwing usage errors (exit 2) before anything is
 // loaded, so that a usage error is one whatever the driver; then `body(report, checked)` runs. Every

@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
+#include "util/phase_timing.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -183,10 +184,12 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             const auto selected = plan.devices.select(count);
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
+            mark_phase("query devices (attributes, no context)");
             std::optional<nvml::Library> nvml;
             if (!plan.no_free) {
                 nvml.emplace(nvml_load.get());
                 query_memory(driver.api(), *nvml, devices, true);
+                mark_phase("memory (NVML, contexts where NVML cannot answer)");
             }
             nlohmann::json list = nlohmann::json::array();
             for (const auto& d : devices) {

@@ -94,12 +94,22 @@ Table results_table(const DoctorRun& run, const std::string& host) {
     return t;
 }
 
+// A check's labels: the check, and for a device's check its ordinal and UUID (as devices and
+// dcgm-exporter label their series; no uuid where it is unknown).
+MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
+    MetricLabels labels{{"check", r.check}};
+    if (!r.device) return labels;
+    labels.emplace_back("device", std::to_string(*r.device));
+    const std::string uuid = uuid_of(run, *r.device);
+    if (!uuid.empty()) labels.emplace_back("uuid", uuid);
+    return labels;
+}
+
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
                                                 CheckStatus::skip};
     for (const auto& r : run.results) {
-        MetricLabels base{{"check", r.check}};
-        if (r.device) base.emplace_back("device", std::to_string(*r.device));
+        const MetricLabels base = check_labels(run, r);
         for (CheckStatus s : kStatuses) {
             MetricLabels labels = base;
             labels.emplace_back("status", std::string(status_name(s)));
@@ -108,9 +118,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
         }
     }
     for (const auto& r : run.results) {
-        MetricLabels labels{{"check", r.check}};
-        if (r.device) labels.emplace_back("device", std::to_string(*r.device));
-        report.add_metric("check_duration_seconds", "how long a doctor check took", std::move(labels), r.seconds);
+        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r), r.seconds);
     }
     const auto counts = count_statuses(run.results);
     for (CheckStatus s : kStatuses) {

@@ -5,7 +5,6 @@
 #include "commands.hpp"
 #include "imex/channel_verify.hpp"
 #include "ipc/process.hpp"
-#include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
 using namespace imex;
@@ -22,20 +21,14 @@ struct ImexVerifyOptions {
 };
 
 Report run_imex_verify_command(const ImexVerifyOptions& o, const Globals& globals) {
-    UniqueFd socket(o.socket_fd);
-    ipc::die_with_parent();
-    FabricVerifyRequest request;
-    request.libcuda = choose_libcuda(globals.libcuda);
-    request.device = o.device;
-    request.imex_channel_dir = o.imex_channel_dir;
-    if (o.uid && o.gid) request.as = Owner{*o.uid, *o.gid, o.user, o.group};
-    const FabricVerifyResult result = serve_fabric_verify(request, socket.get());
-    Report report;
-    report.command = kImexVerifyCommand;
-    if (result.problem) {
-        report.exit_code = result.problem->exit_code == ExitCode::ok ? ExitCode::failed : result.problem->exit_code;
-    }
-    return report;
+    return run_second_process(kImexVerifyCommand, o.socket_fd, [&](int socket) {
+        FabricVerifyRequest request;
+        request.libcuda = choose_libcuda(globals.libcuda);
+        request.device = o.device;
+        request.imex_channel_dir = o.imex_channel_dir;
+        if (o.uid && o.gid) request.as = Owner{*o.uid, *o.gid, o.user, o.group};
+        return serve_fabric_verify(request, socket).problem;
+    });
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
+#include "util/phase_timing.hpp"
 #include "util/version.hpp"
 
 namespace {
@@ -137,13 +138,18 @@ int run(int argc, char** argv) {
             usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
             as_asked);
     }
+    cumemctl::mark_phase("parse");
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
         if (globals.format == "prometheus") as_table.format = "table";
         return emit(*refused, as_table);
     }
-    return emit(runner(), globals);
+    Report report = runner();
+    cumemctl::mark_phase("command");
+    const int code = emit(report, globals);
+    cumemctl::mark_phase("render");
+    return code;
 }
 
 }  // namespace
@@ -151,6 +157,7 @@ int run(int argc, char** argv) {
 // The one catch: a stop request (SIGINT, SIGTERM) that escapes a command exits 130 or 143; anything
 // else is an internal error (exit 1), never a crash.
 int main(int argc, char** argv) {
+    cumemctl::mark_phase("main (exec, loader, static initialisers)");
     cumemctl::install_interrupt_handler();
     try {
         return run(argc, argv);

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "util/phase_timing.hpp"
 
 namespace cumemctl {
 
@@ -21,6 +22,7 @@ Driver Driver::load(const std::string& library) {
     Driver d;
     d.info_.library = library;
     d.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    mark_phase("dlopen libcuda");
     if (d.handle_ == nullptr) {
         const char* why = dlerror();
         d.info_.error = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown error");
@@ -55,6 +57,7 @@ Driver Driver::load(const std::string& library) {
     }
     CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_RESOLVE_ENTRY)
 #undef CUMEMCTL_RESOLVE_ENTRY
+    mark_phase("cuGetProcAddress for every entry point");
     if (!missing.empty()) {
         d.info_.error = fmt::format("{} lacks the entry point {}", library, missing);
         d.api_ = DriverApi{};
@@ -131,6 +134,7 @@ int Driver::init() {
     }
     if (device_count_ >= 0) return device_count_;
     const CUresult r = api_.cuInit(0);
+    mark_phase("cuInit");
     if (r == CUDA_ERROR_NO_DEVICE) {
         device_count_ = 0;
         return 0;

@@ -16,6 +16,8 @@ namespace cumemctl::doctor {
 inline constexpr const char* kCheckDriver = "driver";              // its details: kDetailKernelModule
 inline constexpr const char* kCheckDevices = "devices";            // its details: kDetailNames
 inline constexpr const char* kCheckCapabilities = "capabilities";  // its details: kDetailCapabilities
+inline constexpr const char* kCheckPosixFdIpc = "posix-fd-ipc";    // the checks whose second process starts ahead
+inline constexpr const char* kCheckIpcPool = "ipc-pool";
 inline constexpr const char* kDetailKernelModule = "kernel_module";
 inline constexpr const char* kDetailNames = "names";
 inline constexpr const char* kDetailCapabilities = "capabilities";

@@ -3,6 +3,10 @@
 // an operation of src/gpu/ (the one behind create, trim or create --pool) with the smallest size the
 // driver allows, and holds the device's primary context (DeviceState) so that the operation's own
 // retain never makes a second one. A failed check keeps the operation's steps in its details.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <random>
 
 #include <fmt/format.h>
@@ -17,6 +21,7 @@
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "ipc/timeout.hpp"
+#include "nvml/memory_health.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -38,21 +43,67 @@ CheckOutcome failed(const Problem& problem, nlohmann::json details) {
     return outcome_from_error(problem).with_details(std::move(details));
 }
 
+// This process's memory on the device as NVML counts it, before and after a check's work: evidence
+// beside the verdict, which rests on this process's own handles. NVML lists host PIDs: inside a
+// container without the host's PID namespace it does not list this process, and that is said, not
+// judged. Nothing without NVML.
+class NvmlProcessMemory {
+public:
+    NvmlProcessMemory(DoctorContext& ctx, DeviceState& device) {
+        if (ctx.nvml == nullptr || !ctx.nvml->loaded()) return;
+        const DeviceInfo* info = device.peek_info();
+        if (info == nullptr || info->uuid.empty()) return;
+        nvml_ = ctx.nvml;
+        handle_ = nvml_->device_by_uuid(info->uuid, &why_);
+        if (handle_) before_ = nvml::process_memory(*nvml_, *handle_, getpid(), &why_);
+    }
+
+    // {"source": "nvml", "before_bytes", "after_bytes", "delta_bytes"} or {"unavailable": why}; null
+    // without NVML.
+    nlohmann::json after() {
+        if (nvml_ == nullptr) return nullptr;
+        std::optional<std::uint64_t> now;
+        if (handle_ && before_) now = nvml::process_memory(*nvml_, *handle_, getpid(), &why_);
+        if (!before_ || !now) return {{"unavailable", why_}};
+        delta_ = static_cast<std::int64_t>(*now) - static_cast<std::int64_t>(*before_);
+        return {{"source", "nvml"}, {"before_bytes", *before_}, {"after_bytes", *now}, {"delta_bytes", *delta_}};
+    }
+
+    // What NVML counts more for this process after than before, where it said both.
+    std::optional<std::int64_t> delta() const { return delta_; }
+
+private:
+    const nvml::Library* nvml_ = nullptr;
+    std::optional<nvml::Device> handle_;
+    std::optional<std::uint64_t> before_;
+    std::optional<std::int64_t> delta_;
+    std::string why_;
+};
+
 // A check's failure when this thread did not give back what it made: a handle that a guard could not
 // release (the refused release calls of `steps` named). Descriptors are the process's, shared by the
 // device threads, and device free memory other processes move: neither plays a part.
+// NVML's count of this process's memory (`memory`) goes into the details as evidence; it adds to the
+// reason of a failure, and decides nothing.
 std::optional<CheckOutcome> leak_outcome(const std::optional<ResourceSnapshot>& before,
                                          const std::optional<ResourceSnapshot>& after,
-                                         const std::vector<steps::Step>& steps, nlohmann::json& details) {
+                                         const std::vector<steps::Step>& steps, nlohmann::json& details,
+                                         NvmlProcessMemory& memory) {
+    if (const nlohmann::json evidence = memory.after(); !evidence.is_null()) details["process_memory"] = evidence;
     if (!before || !after) return std::nullopt;
     const ResourceDelta d = compare(*before, *after);
     details["handles_not_released"] = d.lost_handles;
     if (d.lost_handles == 0) return std::nullopt;
     const std::vector<std::string> refused = failed_releases(steps);
-    return CheckOutcome::fail(fmt::format("this process did not give back what it made: {} handle{} not released{}",
-                                          d.lost_handles, d.lost_handles == 1 ? "" : "s",
-                                          refused.empty() ? "" : fmt::format(" ({})", fmt::join(refused, ", "))),
-                              "a leak in this process until it ends: report it with the driver version", details);
+    const auto grew = memory.delta();
+    return CheckOutcome::fail(
+        fmt::format("this process did not give back what it made: {} handle{} not released{}{}", d.lost_handles,
+                    d.lost_handles == 1 ? "" : "s",
+                    refused.empty() ? "" : fmt::format(" ({})", fmt::join(refused, ", ")),
+                    grew && *grew > 0 ? fmt::format("; NVML counts {} more for this process on the device",
+                                                    format_size(static_cast<std::uint64_t>(*grew)))
+                                      : ""),
+        "a leak in this process until it ends: report it with the driver version", details);
 }
 
 // What one create did, for a check's details.
@@ -68,14 +119,11 @@ nlohmann::json create_details(const CreateResult& r) {
     return j;
 }
 
-// One granule of `memory` through create's steps: cuMemCreate, map, fill and check on the device (and
-// with `import_check`, a second process imports the POSIX fd, maps it and checks the pattern), then
-// everything released. Returns the details and, on failure, the outcome.
-std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
-                                                                    const MemoryRequest& memory, bool import_check) {
-    device.context();
+// The create that a check runs: one granule of `memory` through create's steps (with `import_check`,
+// a second process imports the POSIX fd, maps it and checks the pattern).
+CreateRequest create_request(DoctorContext& ctx, int ordinal, const MemoryRequest& memory, bool import_check) {
     CreateRequest request;
-    request.device = device.ordinal();
+    request.device = ordinal;
     request.memory = memory;
     request.size = 1;
     request.round_up = true;
@@ -83,10 +131,59 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     request.verify = true;
     request.export_handle = import_check;
     request.import_check = import_check;
-    request.imex_channel_dir = ctx.path(imex::kImexChannelDir);
-    request.executable = "/proc/self/exe";
+    request.imex_channel_dir = ctx.path(kImexChannelDir);
+    request.executable = ipc::kSelfExecutable;
     request.libcuda = ctx.driver->info().library;
     request.import_timeout = kSecondProcessTimeout;
+    return request;
+}
+
+MemoryRequest posix_fd_memory() {
+    MemoryRequest memory;
+    memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return memory;
+}
+
+// The IPC check of ipc-pool (the pool's device, size and handle type are filled in by create_pool_and_check).
+IpcRequest ipc_request(DoctorContext& ctx, int ordinal) {
+    IpcRequest ipc;
+    std::random_device random;
+    ipc.device = ordinal;
+    ipc.seed = (std::uint64_t{random()} << 32) | random();
+    ipc.libcuda = ctx.driver->info().library;
+    ipc.timeout = kSecondProcessTimeout;
+    ipc.imex_channel_dir = ctx.path(kImexChannelDir);
+    return ipc;
+}
+
+// Whether the capability is set in `info` (null: unknown, so no).
+bool has_capability(const DeviceInfo* info, std::string_view key) {
+    return info != nullptr && capability_of(*info, key).value_or(0) != 0;
+}
+
+bool posix_fd_ipc_applies(const DeviceInfo* info) {
+    return has_capability(info, "vmm") && has_capability(info, "posix_fd");
+}
+
+bool ipc_pool_applies(const DeviceInfo* info) {
+    return has_capability(info, "memory_pools") &&
+           (capability_of(*info, "pool_handle_types").value_or(0) & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0;
+}
+
+// The create of a check through create's steps, then everything released; with `import_check` the
+// second process started ahead for `check` where there is one. Returns the details and, on failure,
+// the outcome.
+std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
+                                                                    const MemoryRequest& memory, bool import_check,
+                                                                    std::string_view check = {}) {
+    device.context();
+    CreateRequest request = create_request(ctx, device.ordinal(), memory, import_check);
+    std::optional<ipc::Child> early;
+    if (import_check) {
+        early = device.take_child(check);
+        request.importer = &early;
+    }
+    NvmlProcessMemory nvml_memory(ctx, device);
     CreateResult result;
     try {
         run_create(device.api(), request, result);
@@ -94,11 +191,59 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
         return {create_details(result), failed(e.problem(), create_details(result))};
     }
     nlohmann::json details = create_details(result);
-    if (auto leak = leak_outcome(result.before, result.after, result.steps, details)) return {details, leak};
+    if (auto leak = leak_outcome(result.before, result.after, result.steps, details, nvml_memory))
+        return {details, leak};
     return {details, std::nullopt};
 }
 
 }  // namespace
+
+void start_second_processes(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks) {
+    const auto selected = [&](std::string_view id) {
+        return std::find(checks.begin(), checks.end(), id) != checks.end();
+    };
+    const bool posix = selected(kCheckPosixFdIpc), pool = selected(kCheckIpcPool);
+    if ((!posix && !pool) || ctx.driver == nullptr) return;
+    const DeviceInfo* info = device.peek_info();
+    // A child that cannot start is left to the check, which starts its own and reports why it failed.
+    try {
+        if (posix && posix_fd_ipc_applies(info) && !device.has_child(kCheckPosixFdIpc)) {
+            device.keep_child(
+                kCheckPosixFdIpc,
+                start_create_importer(device.api(), create_request(ctx, device.ordinal(), posix_fd_memory(), true)));
+        }
+        if (pool && ipc_pool_applies(info) && !device.has_child(kCheckIpcPool)) {
+            device.keep_child(kCheckIpcPool, start_pool_importer(device.api(), ipc_request(ctx, device.ordinal())));
+        }
+    } catch (const Error&) {
+    }
+}
+
+std::vector<EarlyChild> start_second_processes_early(DoctorContext& ctx, const std::vector<std::string_view>& checks) {
+    std::vector<EarlyChild> out;
+    const auto selected = [&](std::string_view id) {
+        return std::find(checks.begin(), checks.end(), id) != checks.end();
+    };
+    const bool posix = selected(kCheckPosixFdIpc), pool = selected(kCheckIpcPool);
+    // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
+    if ((!posix && !pool) || ctx.driver == nullptr || !ctx.driver->loaded() || ctx.nvml == nullptr ||
+        !ctx.nvml->loaded() || ctx.options.devices != "all" || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
+        return out;
+    }
+    try {
+        for (const std::string& uuid : ctx.nvml->uuids()) {
+            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
+            if (posix) {
+                out.push_back({uuid, kCheckPosixFdIpc,
+                               start_create_importer(create_request(ctx, 0, posix_fd_memory(), true), view)});
+            }
+            if (pool) out.push_back({uuid, kCheckIpcPool, start_pool_importer(ipc_request(ctx, 0), view)});
+        }
+    } catch (const Error&) {
+        // What started is used; the rest is left to the device's own start.
+    }
+    return out;
+}
 
 CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device) {
     if (!has(*device, "vmm")) return CheckOutcome::skip("the device does not support VMM (see capabilities)");
@@ -109,12 +254,10 @@ CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device) {
 }
 
 CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device) {
-    if (!has(*device, "vmm") || !has(*device, "posix_fd")) {
+    if (!posix_fd_ipc_applies(&device->info())) {
         return CheckOutcome::skip("the device does not support VMM with POSIX-fd handles (see capabilities)");
     }
-    MemoryRequest memory;
-    memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    auto [details, failure] = small_create(ctx, *device, memory, true);
+    auto [details, failure] = small_create(ctx, *device, posix_fd_memory(), true, kCheckPosixFdIpc);
     if (failure) return *failure;
     const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
     return CheckOutcome::pass("a second process imported the POSIX fd of " + size + ", mapped it and found the pattern",
@@ -145,8 +288,7 @@ CheckOutcome check_pool_trim(DoctorContext&, DeviceState* device) {
 }
 
 CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
-    const auto types = capability_of(device->info(), "pool_handle_types");
-    if (!has(*device, "memory_pools") || (types.value_or(0) & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) == 0) {
+    if (!ipc_pool_applies(&device->info())) {
         return CheckOutcome::skip("the device's pools cannot export POSIX-fd handles (see capabilities)");
     }
     device->context();
@@ -154,16 +296,14 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     PoolRequest request;
     request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     const std::uint64_t size = pool_granule(api, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device->ordinal()});
-    IpcRequest ipc;
-    std::random_device random;
-    ipc.seed = (std::uint64_t{random()} << 32) | random();
-    ipc.libcuda = ctx.driver->info().library;
-    ipc.timeout = kSecondProcessTimeout;
-    ipc.imex_channel_dir = ctx.path(imex::kImexChannelDir);
+    IpcRequest ipc = ipc_request(ctx, device->ordinal());
+    std::optional<ipc::Child> early = device->take_child(kCheckIpcPool);
+    ipc.importer = &early;
+    NvmlProcessMemory nvml_memory(ctx, *device);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
     nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
     if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
-    if (auto leak = leak_outcome(r.before, r.after, r.outcome.steps(), details)) return *leak;
+    if (auto leak = leak_outcome(r.before, r.after, r.outcome.steps(), details, nvml_memory)) return *leak;
     return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
                                           "and found the pattern",
                                           format_size(size)),

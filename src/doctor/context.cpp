@@ -55,7 +55,42 @@ CUcontext DeviceState::context() {
     return context_->get();
 }
 
+const DeviceInfo* DeviceState::peek_info() noexcept {
+    if (info_) return &*info_;
+    if (!info_error_.empty()) return nullptr;
+    try {
+        info_ = query_device(api_, ordinal_);
+        return &*info_;
+    } catch (...) {  // info() queries again and reports it; a stop request is seen at the next check
+        return nullptr;
+    }
+}
+
+void DeviceState::keep_child(std::string_view check, ipc::Child child) {
+    children_.emplace_back(std::string(check), std::move(child));
+}
+
+std::optional<ipc::Child> DeviceState::take_child(std::string_view check) {
+    for (auto it = children_.begin(); it != children_.end(); ++it) {
+        if (it->first != check) continue;
+        std::optional<ipc::Child> child(std::move(it->second));
+        children_.erase(it);
+        return child;
+    }
+    return std::nullopt;
+}
+
+bool DeviceState::has_child(std::string_view check) const {
+    for (const auto& [id, child] : children_) {
+        if (id == check) return true;
+    }
+    return false;
+}
+
 void DeviceState::finish() {
+    // Every socket first, so that the children end together, then each is reaped.
+    for (auto& [check, child] : children_) child.socket.reset();
+    children_.clear();
     context_.reset();
 }
 

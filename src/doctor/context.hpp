@@ -11,6 +11,7 @@
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
 #include "gpu/device/primary_context.hpp"
+#include "ipc/child.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::doctor {
@@ -50,16 +51,36 @@ public:
     // Whether a context is held (a check that needs none may still read free memory cheaply).
     bool has_context() const { return context_.has_value(); }
 
-    // Releases the context if one was retained (on the thread that ran the checks).
+    // The attributes where they can be queried, without recording a failure (info() reports it):
+    // for deciding early what to start ahead. Null where the query fails.
+    const gpu::DeviceInfo* peek_info() noexcept;
+
+    // A second process started ahead for check `check` of this device (its start-up overlaps the
+    // checks before it), and the check taking it; nullopt where none was started.
+    void keep_child(std::string_view check, ipc::Child child);
+    std::optional<ipc::Child> take_child(std::string_view check);
+    bool has_child(std::string_view check) const;
+
+    // Stops the second processes that no check took (their sockets closed first: they end on their
+    // own), then releases the context if one was retained (on the thread that ran the checks).
     void finish();
 
 private:
     const DriverApi& api_;
     int ordinal_;
+    std::vector<std::pair<std::string, ipc::Child>> children_;
     std::optional<gpu::DeviceInfo> info_;
     std::string info_error_;
     std::optional<gpu::PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
+};
+
+// A second process started at doctor's start, before cuInit, for the GPU NVML names `uuid`: handed
+// to the DeviceState of the device with that UUID once the driver lists the devices.
+struct EarlyChild {
+    std::string uuid;
+    std::string check;
+    ipc::Child child;
 };
 
 // The node-wide state every check may read. The runner fills it in order: the driver (loaded or

@@ -64,14 +64,19 @@ std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope 
     return out;
 }
 
-// Runs every device's checks, one thread per device (none for a single device).
+// Runs every device's checks, one thread per device (none for a single device), each after starting
+// the device's second processes ahead.
 void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run) {
     const std::size_t n = ctx.devices.size();
     std::vector<std::vector<CheckResult>> per_device(n);
     // A stop request (SIGINT, SIGTERM) ends a device's checks between checks, or inside one at a step:
     // the thread stops there, and the caller throws Interrupted once every thread has ended.
+    std::vector<std::string_view> ids;
+    for (const CheckSpec* spec : specs) ids.push_back(spec->id);
     auto work = [&](std::size_t i) {
         try {
+            // The second processes of this device's checks first: their start-up overlaps the checks.
+            start_second_processes(ctx, *ctx.devices[i], ids);
             for (const CheckSpec* spec : specs) {
                 check_interrupted();
                 per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
@@ -94,6 +99,23 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
     }
 }
 
+// Gives each device the second processes started early for its UUID. Those left (a GPU the driver
+// does not show) get their sockets closed, so that they end once started; they are reaped when `early`
+// goes.
+void hand_over(std::vector<EarlyChild>& early, const std::vector<std::unique_ptr<DeviceState>>& states) {
+    if (early.empty()) return;
+    for (const auto& state : states) {
+        const DeviceInfo* info = state->peek_info();
+        if (info == nullptr || info->uuid.empty()) continue;
+        for (auto& e : early) {
+            if (e.child.socket.valid() && e.uuid == info->uuid && !state->has_child(e.check)) {
+                state->keep_child(e.check, std::move(e.child));
+            }
+        }
+    }
+    for (auto& e : early) e.child.socket.reset();
+}
+
 }  // namespace
 
 CheckOutcome outcome_from_error(const Problem& problem) {
@@ -112,6 +134,11 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     ctx.driver = &driver;
     ctx.nvml = nvml;
     ctx.options = options;
+    const auto device_specs = selected(options, CheckScope::device);
+    std::vector<std::string_view> device_ids;
+    for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
+    // The second processes first, where NVML names the GPUs: their start-up overlaps this cuInit.
+    std::vector<EarlyChild> early = start_second_processes_early(ctx, device_ids);
     for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
@@ -126,14 +153,26 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
             ctx.devices.push_back(states.back().get());
         }
     }
-    const auto device_specs = selected(options, CheckScope::device);
+    hand_over(early, states);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    // The UUIDs for the metrics (so that they join with dcgm-exporter's): no context needed.
+    for (const auto& state : states) {
+        const DeviceInfo* info = state->peek_info();
+        run.uuids.push_back(info != nullptr ? info->uuid : "");
+    }
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
     }
     run.seconds = total.seconds();
     return run;
+}
+
+std::string uuid_of(const DoctorRun& run, int ordinal) {
+    for (std::size_t i = 0; i < run.devices.size() && i < run.uuids.size(); ++i) {
+        if (run.devices[i] == ordinal) return run.uuids[i];
+    }
+    return {};
 }
 
 std::array<int, 4> count_statuses(const std::vector<CheckResult>& results) {

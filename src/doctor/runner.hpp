@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <string>
 #include <vector>
 
 #include "doctor/check.hpp"
@@ -15,8 +16,12 @@ struct DoctorRun {
     std::vector<CheckResult> results;  // setup checks, then device 0's, device 1's, ..., then node checks
     int device_count = -1;             // what the driver reports; -1 where it could not say
     std::vector<int> devices;          // the devices that were examined
+    std::vector<std::string> uuids;    // their UUIDs (GPU-...), in the same order; "" where unknown
     double seconds = 0;                // the whole run, wall clock
 };
+
+// The UUID of examined device `ordinal` in `run`, or "" where it is unknown.
+std::string uuid_of(const DoctorRun& run, int ordinal);
 
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist

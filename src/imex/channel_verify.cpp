@@ -12,6 +12,7 @@
 #include "cuda/driver.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
+#include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/process.hpp"
 #include "steps/step_log.hpp"
@@ -134,22 +135,19 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
     FabricVerifyResult result;
     result.driver.library = request.libcuda;
     try {
-        auto [mine, theirs] = socket_pair();
         ipc::SpawnRequest spawn;
         spawn.executable = request.executable;
         spawn.args = fabric_verify_arguments(request);
-        spawn.pass_fd = theirs.get();
-        ipc::Process child = ipc::Process::spawn(spawn);
-        theirs.reset();
+        ipc::Child child = ipc::spawn_connected(std::move(spawn));
         std::optional<ipc::Envelope> answer;
         std::optional<Problem> lost;
         try {
-            answer = ipc::receive_envelope(mine.get(), request.timeout);
+            answer = ipc::receive_envelope(child.socket.get(), request.timeout);
         } catch (const Error& e) {
             lost = e.problem();
         }
-        const std::optional<int> status = answer ? child.wait(request.timeout) : std::nullopt;
-        const int final_status = status ? *status : child.kill_and_wait();
+        const std::optional<int> status = answer ? child.process.wait(request.timeout) : std::nullopt;
+        const int final_status = status ? *status : child.process.kill_and_wait();
         if (answer) {
             read_found(answer->result, result);
             result.steps = std::move(answer->steps);

@@ -88,21 +88,9 @@ int Process::stop_and_wait(Timeout grace) noexcept {
     if (pid_ <= 0) return -1;
     // Our own executable unwinds on SIGTERM (its guards release what it made); give it `grace`.
     ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + grace;
-    while (std::chrono::steady_clock::now() < deadline) {
-        int status = 0;
-        const pid_t r = waitpid(pid_, &status, WNOHANG);
-        if (r == pid_) {
-            pid_ = -1;
-            return status;
-        }
-        if (r < 0 && errno != EINTR) {
-            pid_ = -1;
-            return -1;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    return kill_and_wait();
+    int error = 0;
+    const auto status = reap_until(std::chrono::steady_clock::now() + grace, false, error);
+    return status ? *status : kill_and_wait();
 }
 
 int Process::kill_and_wait() {
@@ -119,7 +107,15 @@ int Process::kill_and_wait() {
 
 std::optional<int> Process::wait(Timeout timeout) {
     if (pid_ <= 0) throw Error(ExitCode::failed, "internal error: waiting for a process that was reaped");
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int error = 0;
+    const auto status = reap_until(std::chrono::steady_clock::now() + timeout, true, error);
+    if (status && *status == -1 && error != 0) {
+        throw Error(ExitCode::failed, fmt::format("waitpid: {}", std::strerror(error)));
+    }
+    return status;
+}
+
+std::optional<int> Process::reap_until(std::chrono::steady_clock::time_point deadline, bool interruptible, int& error) {
     while (true) {
         int status = 0;
         const pid_t r = waitpid(pid_, &status, WNOHANG);
@@ -128,12 +124,13 @@ std::optional<int> Process::wait(Timeout timeout) {
             return status;
         }
         if (r < 0 && errno != EINTR) {
+            error = errno;
             pid_ = -1;
-            throw Error(ExitCode::failed, fmt::format("waitpid: {}", std::strerror(errno)));
+            return -1;
         }
         if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-        // A stop request ends the wait; the owner's destructor then ends the child.
-        check_interrupted();
+        // A stop request ends an interruptible wait; the owner's destructor then ends the child.
+        if (interruptible) check_interrupted();
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
 }

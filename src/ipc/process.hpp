@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <utility>
@@ -63,6 +64,10 @@ public:
 
 private:
     explicit Process(pid_t pid) : pid_(pid) {}
+    // Reaps the child without blocking, polling until it ends or `deadline` passes: its wait status,
+    // nullopt when it still runs then, or -1 with `error` set when waitpid failed (the child is
+    // forgotten). With `interruptible`, a stop request ends the wait by throwing Interrupted.
+    std::optional<int> reap_until(std::chrono::steady_clock::time_point deadline, bool interruptible, int& error);
     pid_t pid_ = -1;  // -1 once reaped
 };
 

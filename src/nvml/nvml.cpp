@@ -113,6 +113,12 @@ void Library::enumerate() {
     }
 }
 
+std::vector<std::string> Library::uuids() const {
+    std::vector<std::string> out;
+    for (const auto& [uuid, device] : by_uuid_) out.push_back(uuid);
+    return out;
+}
+
 std::optional<Device> Library::device_by_uuid(const std::string& uuid, std::string* why) const {
     if (!loaded()) {
         if (why != nullptr) *why = info_.error;

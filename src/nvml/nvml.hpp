@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "nvml/nvml_api.hpp"
 
@@ -51,6 +52,10 @@ public:
     // cumemctl prints CUDA's), found by UUID and never by index (NVML counts in PCI order and ignores
     // CUDA_VISIBLE_DEVICES). nullopt with `why` set when NVML does not list it or cannot be asked.
     std::optional<Device> device_by_uuid(const std::string& uuid, std::string* why = nullptr) const;
+
+    // The UUIDs of the devices NVML lists ("GPU-..."), in UUID order: every GPU of the node, whatever
+    // CUDA_VISIBLE_DEVICES says. Empty where NVML is not loaded or could not list them.
+    std::vector<std::string> uuids() const;
 
 private:
     Library() = default;

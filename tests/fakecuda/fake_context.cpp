@@ -35,10 +35,21 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     fake::Device* d = fake::device(dev);
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> lock(fake::state().mutex);
     // A device whose profile says "held_by_other_process": true is in exclusive-process compute mode and
     // another process has its context: the driver refuses a second one.
     if (d->extra.value("held_by_other_process", false)) return CUDA_ERROR_DEVICE_UNAVAILABLE;
+    bool create = false;
+    {
+        std::lock_guard<std::mutex> lock(fake::state().mutex);
+        create = d->context_refs == 0;
+    }
+    if (create && fake::state().context_ms > 0) {
+        // Making a context costs its time, one at a time in a process (FAKECUDA_COST_MS).
+        static std::mutex creating;
+        std::lock_guard<std::mutex> one_at_a_time(creating);
+        fake::spend(fake::state().context_ms);
+    }
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
     ++d->context_refs;
     *pctx = context_of(dev);
     return CUDA_SUCCESS;

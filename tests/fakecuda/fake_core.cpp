@@ -83,6 +83,7 @@ CUresult cuInit(unsigned int flags) {
     fake::State& s = fake::state();
     if (s.init_error != CUDA_SUCCESS) return s.init_error;
     if (s.devices.empty()) return CUDA_ERROR_NO_DEVICE;
+    if (!s.initialised) fake::spend(s.init_base_ms + s.init_per_device_ms * static_cast<int>(s.devices.size()));
     s.initialised = true;
     return CUDA_SUCCESS;
 }

@@ -170,6 +170,24 @@ void load_profile(State& s) {
             s.delays.emplace_back(item.substr(0, colon), std::stoi(item.substr(colon + 1)));
         }
     }
+    // FAKECUDA_COST_MS="init:BASE+PER_DEVICE;context:MS" (either part may be left out).
+    if (const char* c = std::getenv("FAKECUDA_COST_MS"); c != nullptr && *c != '\0') {
+        std::stringstream ss(c);
+        std::string item;
+        while (std::getline(ss, item, ';')) {
+            const auto colon = item.find(':');
+            const std::string what = item.substr(0, colon);
+            const std::string value = colon == std::string::npos ? "" : item.substr(colon + 1);
+            if (what == "init" && value.find('+') != std::string::npos) {
+                s.init_base_ms = std::stoi(value.substr(0, value.find('+')));
+                s.init_per_device_ms = std::stoi(value.substr(value.find('+') + 1));
+            } else if (what == "context" && !value.empty()) {
+                s.context_ms = std::stoi(value);
+            } else {
+                die("FAKECUDA_COST_MS: expected init:BASE+PER_DEVICE;context:MS: " + item);
+            }
+        }
+    }
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 
@@ -248,6 +266,10 @@ std::optional<CUresult> injected(const char* call) {
         if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) return inj.result;
     }
     return std::nullopt;
+}
+
+void spend(int ms) {
+    if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 Device* device(int ordinal) {

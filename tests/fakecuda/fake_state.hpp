@@ -62,6 +62,12 @@ struct State {
     std::vector<std::string> missing_entry_points;
     std::vector<Injection> injections;
     std::vector<std::pair<std::string, int>> delays;  // FAKECUDA_DELAY_MS: call, milliseconds
+    // FAKECUDA_COST_MS: what the real driver's start-up costs, silently (a model of N GPUs, not a
+    // signal case): cuInit takes init_base + init_per_device for each visible device; making a primary
+    // context takes context, one at a time in a process (the real driver serialises it across threads).
+    int init_base_ms = 0;
+    int init_per_device_ms = 0;
+    int context_ms = 0;
     std::map<std::string, int> call_counts;
     nlohmann::json profile;
 };
@@ -80,6 +86,9 @@ const char* result_text(CUresult r);
 // A call named in FAKECUDA_DELAY_MS ("call:ms;call2:ms") first says "fakecuda: delay CALL MS ms (pid
 // N)" on stderr and sleeps that long: a slow driver, so that tests can send a signal mid-run.
 std::optional<CUresult> injected(const char* call);
+
+// Sleeps `ms` milliseconds (a FAKECUDA_COST_MS cost); nothing for 0.
+void spend(int ms);
 
 // The device for an ordinal, or nullptr.
 Device* device(int ordinal);

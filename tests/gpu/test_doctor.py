@@ -97,6 +97,27 @@ def main(binary):
                  "host-numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
         le = checks[("logical-endpoints", o)]
         c.eq(f"gpu{o} logical endpoints status ({le['reason']})", le["status"], expected_le_status(o))
+        # The second processes were started ahead (at doctor's start where NVML names the GPUs) and saw only
+        # this GPU, by its UUID.
+        uuid = cap["uuid"]
+        steps = checks[("ipc-pool", o)]["details"]["steps"]
+        start = [x for x in steps if x["step"] == "start importer"]
+        c.true(f"gpu{o} ipc-pool's importer was started ahead", bool(start) and start[0]["detail"].endswith(
+            "started ahead"), start and start[0]["detail"])
+        ctx = [x for x in steps if x["process"] == "importer" and x["step"] == "open context"]
+        c.true(f"gpu{o} ipc-pool's importer saw only {uuid}", bool(ctx) and f"CUDA_VISIBLE_DEVICES={uuid}" in
+               ctx[0]["detail"], ctx and ctx[0]["detail"])
+        importer = checks[("posix-fd-ipc", o)]["details"]["importer"]["steps"]
+        c.eq(f"gpu{o} posix-fd-ipc's importer made its context before the handle came",
+             [x["step"] for x in importer[:3]], ["init", "context", "receive"])
+        print(f"  gpu{o} posix-fd-ipc importer: init {importer[0]['seconds']:.3f}s, context "
+              f"{importer[1]['seconds']:.3f}s, waited for the handle {importer[2]['seconds']:.3f}s")
+        # This process's memory from NVML: evidence beside the verdict (unavailable in a container without the
+        # host's PID namespace, and then said so).
+        memory = checks[("vmm", o)]["details"].get("process_memory")
+        print(f"  gpu{o} vmm process_memory: {memory}")
+        c.true(f"gpu{o} vmm carries NVML's count of this process or why not",
+               memory is not None and ("delta_bytes" in memory or "unavailable" in memory), memory)
         unicast = direct.attribute(o, 153)
         c.eq(f"gpu{o} logical endpoints: unicast", le["details"]["unicast"],
              None if unicast is None else bool(unicast))
@@ -125,6 +146,10 @@ def main(binary):
         hit = [s for s in samples if s.name == "cumemctl_check_status" and s.labels.get("check") == "context"
                and s.labels.get("status") == "pass"]
         c.eq("Prometheus: context passes on every device", sum(s.value for s in hit), count)
+        uuids = {str(o): checks[("capabilities", o)]["details"]["uuid"] for o in range(count)}
+        c.true("Prometheus: every device's check series carries its UUID beside the ordinal",
+               all(s.labels.get("uuid") == uuids[s.labels["device"]] for s in samples
+                   if s.name in ("cumemctl_check_status", "cumemctl_check_duration_seconds") and "device" in s.labels))
     c.done()
 
 

@@ -1,8 +1,10 @@
 #include <doctest/doctest.h>
+#include <signal.h>
 
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "driver_table.hpp"
+#include "ipc/child.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::doctor;
@@ -178,4 +180,46 @@ TEST_CASE("an allocating check on a driver without the entry points it needs fai
     CHECK(find(run, "posix-fd-ipc", 0).outcome.status == CheckStatus::skip);  // no POSIX-fd attribute
     CHECK(find(run, "fabric-alloc", 0).outcome.status == CheckStatus::skip);  // no fabric handles
     CHECK(testing_driver::model().retained == 0);
+}
+
+TEST_CASE("doctor's run names each examined device's UUID, for the metrics") {
+    h200_like(2);
+    Driver driver = Driver::from_table(testing_driver::table(), 13000);
+    DoctorOptions options;
+    options.checks = {"capabilities"};
+    const DoctorRun run = run_doctor(driver, options);
+    REQUIRE(run.uuids.size() == 2);
+    // The table's devices share one UUID: 00112233-4455-...
+    CHECK(uuid_of(run, 0) == "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    CHECK(uuid_of(run, 1) == run.uuids[1]);
+    CHECK(uuid_of(run, 5).empty());
+}
+
+TEST_CASE("a device's second processes started ahead: a check takes its own, finish ends the ones left") {
+    h200_like(1);
+    Driver driver = Driver::from_table(testing_driver::table(), 13000);
+    driver.init();
+    ipc::SpawnRequest waiting;
+    waiting.executable = "/bin/sh";
+    waiting.args = {"-c", "cat <&3 >/dev/null"};  // ends when its socket closes, as cumemctl's children do
+    pid_t left = -1;
+    {
+        DeviceState device(driver.api(), 0);
+        device.keep_child(kCheckPosixFdIpc, ipc::spawn_connected(waiting));
+        device.keep_child(kCheckIpcPool, ipc::spawn_connected(waiting));
+        CHECK_FALSE(device.take_child("vmm").has_value());
+        std::optional<ipc::Child> taken = device.take_child(kCheckIpcPool);
+        REQUIRE(taken.has_value());
+        CHECK_FALSE(device.take_child(kCheckIpcPool).has_value());
+        std::optional<ipc::Child> other = device.take_child(kCheckPosixFdIpc);
+        REQUIRE(other.has_value());
+        left = other->process.pid();
+        device.keep_child(kCheckPosixFdIpc, std::move(*other));
+        const auto start = std::chrono::steady_clock::now();
+        device.finish();
+        // Ended by its closed socket, not by the stop's grace time.
+        CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
+        CHECK(::kill(left, 0) == -1);
+        CHECK(taken->process.running());
+    }
 }

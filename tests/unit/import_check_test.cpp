@@ -48,8 +48,48 @@ TEST_CASE("create's import check: a second cumemctl imports, maps and checks the
         CHECK(s.process == "importer");
         CHECK(s.ok);
     }
-    CHECK(names == "receive init context import reserve map access check unmap free-address release ");
+    CHECK(names == "init context receive import reserve map access check unmap free-address release ");
     testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("an import check started ahead of the allocation is the one create uses, told the size with the handle") {
+    CreateRequest r;
+    r.device = 1;
+    r.size = 4 << 20;
+    r.memory.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    r.map = r.export_handle = r.import_check = true;
+    r.executable = CUMEMCTL_BINARY;
+    r.libcuda = FAKECUDA_LIBRARY;
+    const DriverApi& api = testing_driver::fake_driver().api();
+    std::optional<ipc::Child> early = start_create_importer(api, r);
+    const int pid = early->process.pid();
+    r.importer = &early;
+    CreateResult result;
+    run_create(api, r, result);
+    CHECK_FALSE(early.has_value());
+    REQUIRE(result.import_check.has_value());
+    CHECK(result.import_check->ok());
+    CHECK(result.import_check->pid == pid);
+    REQUIRE(result.import_check->check.has_value());
+    CHECK(result.import_check->check->bytes == result.size);
+    api.cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("an import check whose driver fails still takes the handle, then answers with the failure") {
+    auto [parent, child] = socket_pair();
+    ImportCheckRequest request = import_request_for_test();
+    request.device = 99;  // no such device: the context fails before the handle is taken
+    ipc::Envelope e;
+    e.result = {{"posix_fd", true}};
+    ipc::send_envelope(parent.get(), e);
+    const ImportCheckResult r = serve_import_check(testing_driver::fake_driver(), child.get(), request);
+    REQUIRE(r.problem.has_value());
+    REQUIRE(r.steps.size() == 2);
+    CHECK(r.steps[1].name == "context");
+    CHECK_FALSE(r.steps[1].ok);
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(child.get(), 10ms), doctest::Contains("no message within"), Error);
+    const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);
+    CHECK(answer.problem.has_value());
 }
 
 TEST_CASE("the import check's side reports a handle that does not arrive whole as a failed import") {

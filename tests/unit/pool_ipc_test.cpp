@@ -45,15 +45,59 @@ TEST_CASE("an importer whose request is malformed answers with the problem and n
     ipc::Envelope request;
     request.result = {{"device", 0}};
     ipc::send_envelope(exporter.get(), request);
-    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 1000ms);
+    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 0, 1000ms);
     const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
     CHECK(answer.problem->message.find("the exporter's message") != std::string::npos);
-    CHECK(answer.steps.empty());
+    // Only the context, made before the message came.
+    REQUIRE(answer.steps.size() == 1);
+    CHECK(answer.steps[0].name == "open context");
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
+}
+
+TEST_CASE("an importer whose context fails still takes the exporter's message, then answers with the failure") {
+    auto [exporter, importer] = socket_pair();
+    ipc::Envelope request;
+    request.result = {{"handle_type", "posix-fd"}};
+    ipc::send_envelope(exporter.get(), request);
+    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 99, 1000ms);
+    const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
+    REQUIRE(answer.problem.has_value());
+    REQUIRE(answer.steps.size() == 1);
+    CHECK(answer.steps[0].name == "open context");
+    CHECK_FALSE(answer.steps[0].ok);
+    // The message was taken: nothing is left queued for the importer.
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(importer.get(), 10ms), doctest::Contains("no message within"), Error);
+}
+
+TEST_CASE("an importer started ahead of the pool is the one the check uses") {
+    testing_driver::use_fake_device(0);
+    const DriverApi& api = testing_driver::fake_driver().api();
+    PoolRequest request;
+    request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    IpcRequest ipc;
+    ipc.seed = 11;
+    ipc.libcuda = FAKECUDA_LIBRARY;
+    ipc.executable = CUMEMCTL_BINARY;
+    ipc.timeout = 20000ms;
+    std::optional<ipc::Child> early = start_pool_importer(api, ipc);
+    const pid_t pid = early->process.pid();
+    ipc.importer = &early;
+    const CreatePoolResult r = create_pool_and_check(api, 0, request, 2 << 20, ipc);
+    CHECK(r.outcome.passed());
+    CHECK_FALSE(early.has_value());
+    bool seen = false;
+    for (const auto& s : r.outcome.steps()) {
+        if (s.name != "start importer") continue;
+        seen = true;
+        CHECK(s.detail == fmt::format("a second cumemctl process, pid {}, started ahead", pid));
+    }
+    CHECK(seen);
+    api.cuCtxSetCurrent(nullptr);
 }
 
 TEST_CASE("an importer that gets no request gives up at its timeout") {
     auto [exporter, importer] = socket_pair();
-    CHECK_THROWS_WITH_AS(serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 10ms),
+    CHECK_THROWS_WITH_AS(serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 0, 10ms),
                          doctest::Contains("no message within"), Error);
 }

@@ -117,17 +117,24 @@ void read_free(const DriverApi& api, DeviceInfo& info) {
     }
 }
 
-}  // namespace
-
-void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices) {
+// Free memory of each device through its primary context, one thread per device (none for one).
+void read_free_each(const DriverApi& api, const std::vector<DeviceInfo*>& devices) {
     if (devices.size() == 1) {
-        read_free(api, devices.front());
+        read_free(api, *devices.front());
         return;
     }
     std::vector<std::thread> threads;
     threads.reserve(devices.size());
-    for (auto& d : devices) threads.emplace_back([&api, &d] { read_free(api, d); });
+    for (DeviceInfo* d : devices) threads.emplace_back([&api, d] { read_free(api, *d); });
     for (auto& t : threads) t.join();
+}
+
+}  // namespace
+
+void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices) {
+    std::vector<DeviceInfo*> all;
+    for (auto& d : devices) all.push_back(&d);
+    read_free_each(api, all);
 }
 
 void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<DeviceInfo>& devices, bool free_memory) {
@@ -148,10 +155,7 @@ void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<D
         by_context.push_back(&d);
     }
     if (!free_memory || by_context.empty()) return;
-    std::vector<std::thread> threads;
-    threads.reserve(by_context.size());
-    for (DeviceInfo* d : by_context) threads.emplace_back([&api, d] { read_free(api, *d); });
-    for (auto& t : threads) t.join();
+    read_free_each(api, by_context);
 }
 
 ChildDeviceView child_device_view(const DriverApi& api, int ordinal) {

@@ -8,6 +8,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/verify/verify.hpp"
+#include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/hex.hpp"
 #include "ipc/process.hpp"
@@ -29,11 +30,21 @@ void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAl
     diagnose_problem(api, e.problem(), context);
 }
 
-// The exporter's steps up to handing pool and pointer to a started importer.
+// The importer's command line: the hidden subcommand, the socket, the driver and the device as the
+// importer sees it (only that device: CUDA_VISIBLE_DEVICES, see child_device_view).
+ipc::SpawnRequest importer_spawn(const ChildDeviceView& view, const IpcRequest& r) {
+    ipc::SpawnRequest spawn;
+    spawn.args = {kPoolImportCommand, "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda",
+                  r.libcuda,          "--device",    std::to_string(view.ordinal)};
+    spawn.executable = r.executable;
+    spawn.env = view.env;
+    return spawn;
+}
+
+// The exporter's steps up to handing pool and pointer to the importer (`child`, started here where it
+// was not started ahead).
 bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& r, StepLog& out,
-                     int socket, std::optional<ipc::Process>& child, int child_socket) {
-    // The importer sees only the pool's device (CUDA_VISIBLE_DEVICES), as its ordinal view.ordinal.
-    const ChildDeviceView view = child_device_view(api, r.device);
+                     std::optional<ipc::Child>& child) {
     if (!out.attempt("write pattern", [&] {
             const VerifyResult v = fill_pattern(api, ptr, r.size, r.seed);
             return fmt::format("{} written ({:.1f} GB/s)", format_size(v.bytes), v.fill_gbps);
@@ -67,26 +78,21 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
         return false;
     }
     if (!out.attempt("start importer", [&] {
-            ipc::SpawnRequest spawn;
-            spawn.args = {"__pool-import", "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda", r.libcuda};
-            spawn.executable = r.executable;
-            spawn.pass_fd = child_socket;
-            spawn.env = view.env;
-            child.emplace(ipc::Process::spawn(spawn));
-            return fmt::format("a second cumemctl process, pid {}", child->pid());
+            if (child) return fmt::format("a second cumemctl process, pid {}, started ahead", child->process.pid());
+            child.emplace(ipc::spawn_connected(importer_spawn(child_device_view(api, r.device), r)));
+            return fmt::format("a second cumemctl process, pid {}", child->process.pid());
         })) {
         return false;
     }
     return out.attempt("send pool and pointer", [&] {
         ipc::Envelope request;
-        request.result = {{"device", view.ordinal},
-                          {"handle_type", handle_type_name(r.handle_type)},
+        request.result = {{"handle_type", handle_type_name(r.handle_type)},
                           {"size", r.size},
                           {"seed", r.seed},
                           {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
                           {"fabric_handle", ipc::to_hex(fabric.data, sizeof fabric.data)},
                           {"imex_channel_dir", r.imex_channel_dir}};
-        ipc::send_envelope(socket, request, pool_fd.get());
+        ipc::send_envelope(child->socket.get(), request, pool_fd.get());
         return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
                                : std::string("over a Unix socket");
     });
@@ -115,25 +121,15 @@ std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
                        flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? "read" : "none");
 }
 
-// The importer's steps. A failed import ends them; after a failed pattern check it still frees.
-void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, StepLog& out) {
-    const int device = msg.at("device");
+// The importer's steps once the exporter's message came (the context is current). A failed import ends
+// them; after a failed pattern check it still frees.
+void import_and_check(const DriverApi& api, int device, const nlohmann::json& msg, int fd, StepLog& out) {
     const auto type = parse_handle_type(msg.at("handle_type").get<std::string>());
     const std::uint64_t size = msg.at("size"), seed = msg.at("seed");
     CUmemPoolPtrExportData data{};
     ipc::from_hex(msg.at("pointer").get<std::string>(), data.reserved, sizeof data.reserved);
     CUmemFabricHandle fabric{};
     ipc::from_hex(msg.at("fabric_handle").get<std::string>(), fabric.data, sizeof fabric.data);
-    std::optional<PrimaryContext> context;
-    if (!out.attempt("open context", [&] {
-            context.emplace(api, device);
-            const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-            return visible != nullptr
-                       ? fmt::format("primary context of device {} (CUDA_VISIBLE_DEVICES={})", device, visible)
-                       : fmt::format("primary context of device {}", device);
-        })) {
-        return;
-    }
     Imports imports{api};
     if (!out.attempt("import pool",
                      [&] {
@@ -185,17 +181,22 @@ void import_and_check(const DriverApi& api, const nlohmann::json& msg, int fd, S
 
 }  // namespace
 
+ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request) {
+    return start_pool_importer(request, child_device_view(api, request.device));
+}
+
+ipc::Child start_pool_importer(const IpcRequest& request, const ChildDeviceView& view) {
+    return ipc::spawn_connected(importer_spawn(view, request));
+}
+
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
                         StepLog& out) {
-    std::optional<ipc::Process> child;
-    auto sockets = socket_pair();
-    const UniqueFd mine = std::move(sockets.first);
-    const bool sent = export_and_send(api, pool, ptr, request, out, mine.get(), child, sockets.second.get());
-    sockets.second.reset();
-    if (!sent) return;
+    std::optional<ipc::Child> child;
+    if (request.importer != nullptr) child = std::exchange(*request.importer, std::nullopt);
+    if (!export_and_send(api, pool, ptr, request, out, child)) return;
     std::optional<ipc::Envelope> report;
     const bool received = out.attempt("wait for the importer's report", [&] {
-        report = ipc::receive_envelope(mine.get(), request.timeout);
+        report = ipc::receive_envelope(child->socket.get(), request.timeout);
         return std::string("received");
     });
     if (received) {
@@ -210,25 +211,38 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
         });
     }
     out.attempt("importer exit", [&] {
-        const auto status = child->wait(request.timeout);
+        const auto status = child->process.wait(request.timeout);
         if (!status) throw Error(ExitCode::failed, "the importer did not end in time and was killed");
         if (*status != 0) throw Error(ExitCode::failed, "the importer " + ipc::describe_wait_status(*status));
         return ipc::describe_wait_status(*status);
     });
 }
 
-void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout) {
-    ipc::Envelope msg = ipc::receive_envelope(socket, timeout);
+void serve_pool_import(const DriverApi& api, int socket, int device, ipc::Timeout timeout) {
     StepLog out({}, "importer");
-    try {
-        import_and_check(api, msg.result, msg.fd.get(), out);
-    } catch (const nlohmann::json::exception& e) {
-        out.keep_problem(Problem{.exit_code = ExitCode::failed,
-                                 .message = fmt::format("internal error: the exporter's message: {}", e.what())});
-    } catch (const Error& e) {
-        out.keep_problem(e.problem());
+    // The context first: the importer's start-up, which overlaps the exporter's work when it was
+    // started ahead. Then the exporter's message, taken even after a failure (one request, one answer).
+    std::optional<PrimaryContext> context;
+    const bool ready = out.attempt("open context", [&] {
+        context.emplace(api, device);
+        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        return visible != nullptr
+                   ? fmt::format("primary context of device {} (CUDA_VISIBLE_DEVICES={})", device, visible)
+                   : fmt::format("primary context of device {}", device);
+    });
+    ipc::Envelope msg = ipc::receive_envelope(socket, timeout);
+    if (ready) {
+        try {
+            import_and_check(api, device, msg.result, msg.fd.get(), out);
+        } catch (const nlohmann::json::exception& e) {
+            out.keep_problem(Problem{.exit_code = ExitCode::failed,
+                                     .message = fmt::format("internal error: the exporter's message: {}", e.what())});
+        } catch (const Error& e) {
+            out.keep_problem(e.problem());
+        }
     }
     msg.fd.reset();
+    context.reset();
     ipc::Envelope reply;
     reply.steps = out.steps();
     reply.problem = out.problem();

@@ -14,13 +14,18 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver_api.hpp"
+#include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "base/error.hpp"
+#include "ipc/child.hpp"
 #include "ipc/process.hpp"
 #include "ipc/timeout.hpp"
 #include "steps/step_log.hpp"
 
 namespace cumemctl::gpu {
+
+// The hidden subcommand the importer runs.
+inline constexpr const char* kPoolImportCommand = "__pool-import";
 
 // How long the importer waits for the exporter's message, and the exporter for the importer.
 inline constexpr ipc::Timeout kPoolImportTimeout{60000};
@@ -29,13 +34,24 @@ inline constexpr ipc::Timeout kPoolImportTimeout{60000};
 struct IpcRequest {
     int device = 0;
     CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    std::uint64_t size = 0;                                // bytes of the block at `ptr`
-    std::uint64_t seed = 0;                                // the pattern's seed
-    std::string libcuda;                                   // the driver library the importer loads
-    std::string executable = ipc::kSelfExecutable;         // the cumemctl binary the importer runs
+    std::uint64_t size = 0;                          // bytes of the block at `ptr`
+    std::uint64_t seed = 0;                          // the pattern's seed
+    std::string libcuda;                             // the driver library the importer loads
+    std::string executable = ipc::kSelfExecutable;   // the cumemctl binary the importer runs
     std::string imex_channel_dir = imex::kImexChannelDir;  // where the driver looks for IMEX channels (diagnosis)
-    ipc::Timeout timeout = kPoolImportTimeout;             // for each wait on the importer
+    ipc::Timeout timeout = kPoolImportTimeout;       // for each wait on the importer
+    // The importer where it was started ahead (start_pool_importer), taken by the check; else the
+    // check starts one.
+    std::optional<ipc::Child>* importer = nullptr;
 };
+
+// Starts the importer of `request` (its device, driver and executable count) ahead of the pool: it
+// initialises the driver and retains the device's context, then waits (kPoolImportTimeout) for the
+// exporter's message, so that its start-up overlaps what this process does meanwhile. Throws Error
+// (failed) when it cannot start. Dropping it unused closes its socket and ends it.
+ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request);
+// The same before cuInit, with the device as the importer will see it (`view`).
+ipc::Child start_pool_importer(const IpcRequest& request, const ChildDeviceView& view);
 
 // The exporter's part, with the current context on the pool's device: writes the pattern, exports
 // pool and pointer, starts the importer, hands both over and waits for its report and its exit.
@@ -45,10 +61,11 @@ struct IpcRequest {
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
                         StepLog& out);
 
-// The importer's part, in the second process: receives the pool and pointer on `socket`, imports
-// them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
+// The importer's part, in the second process: retains the context of `device` (as this process sees
+// it), receives the pool and pointer on `socket` (even after a failed context: one request, one
+// answer), imports them, checks the pattern, asks the imported pool for statistics (per process: refused), frees the
 // imported pointer and closes the imported pool, then sends its steps back in an ipc::Envelope. Throws Error only when
 // the socket fails (nothing can be reported then).
-void serve_pool_import(const DriverApi& api, int socket, ipc::Timeout timeout);
+void serve_pool_import(const DriverApi& api, int socket, int device, ipc::Timeout timeout);
 
 }  // namespace cumemctl::gpu

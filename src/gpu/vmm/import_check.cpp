@@ -9,6 +9,7 @@
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/verify/verify_json.hpp"
+#include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/hex.hpp"
 #include "report/report.hpp"
@@ -18,14 +19,17 @@
 namespace cumemctl::gpu {
 namespace {
 
-// The handle as the first process sends it: the descriptor alongside, or the fabric handle in hex.
-void send_handle(int socket, const ExportedHandle& handle) {
+// The handle as the first process sends it: the descriptor alongside, or the fabric handle in hex; with
+// the allocation's size, alignment and the pattern's seed (known only now: the second process may have
+// started before the allocation was made).
+void send_handle(int socket, const ImportCheckRequest& request, const ExportedHandle& handle) {
     ipc::Envelope e;
+    e.result = {{"size", request.size}, {"alignment", request.alignment}, {"seed", request.seed}};
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) {
-        e.result = {{"fabric_handle", ipc::to_hex(handle.fabric.data, sizeof handle.fabric.data)}};
+        e.result["fabric_handle"] = ipc::to_hex(handle.fabric.data, sizeof handle.fabric.data);
         ipc::send_envelope(socket, e);
     } else {
-        e.result = {{"posix_fd", true}};
+        e.result["posix_fd"] = true;
         ipc::send_envelope(socket, e, handle.fd.get());
     }
 }
@@ -48,13 +52,23 @@ AllocationHandle import_received(const DriverApi& api, const ipc::Envelope& mess
     return import_posix_fd(api, message.fd.get());
 }
 
-// The second process's work once the handle has arrived: import, map, check, release.
-void import_map_check(Driver& driver, const ipc::Envelope& message, const ImportCheckRequest& request, StepLog& log,
+// The second process's work: the driver and the device's context first (its start-up, which overlaps
+// the first process's work when it was started early), then the handle: import, map, check, release.
+// `receiving` is set once it waits for the handle (so that a failure before that still takes it).
+void import_map_check(Driver& driver, int socket, ImportCheckRequest request, StepLog& log, bool& receiving,
                       ImportCheckResult& r) {
     log.time("init", "cuInit", [&] { driver.init(); });
     const DriverApi& api = driver.api();
     std::optional<PrimaryContext> ctx;
     log.time("context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.device); });
+    receiving = true;
+    const ipc::Envelope message =
+        log.time("receive", "recvmsg", [&] { return ipc::receive_envelope(socket, request.timeout); });
+    if (message.result.is_object()) {
+        request.size = message.result.value("size", request.size);
+        request.alignment = message.result.value("alignment", request.alignment);
+        request.seed = message.result.value("seed", request.seed);
+    }
     AllocationHandle handle = log.time("import", "cuMemImportFromShareableHandle",
                                        [&] { return import_received(api, message, request.handle_type); });
     DeviceMapping mapping(api, handle.get(), request.size, request.alignment, {request.device}, log);
@@ -79,14 +93,8 @@ std::vector<std::string> import_check_arguments(const ImportCheckRequest& reques
             std::to_string(kImportCheckSocketFd),
             "--device",
             std::to_string(request.child_device >= 0 ? request.child_device : request.device),
-            "--size",
-            std::to_string(request.size),
             "--handle-type",
             handle_type_name(request.handle_type),
-            "--seed",
-            std::to_string(request.seed),
-            "--alignment",
-            std::to_string(request.alignment),
             "--imex-channel-dir",
             request.imex_channel_dir,
             "--libcuda",
@@ -97,22 +105,24 @@ std::vector<std::string> import_check_arguments(const ImportCheckRequest& reques
 
 namespace cumemctl::gpu {
 
-ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle) {
+ipc::Child start_import_check(const ImportCheckRequest& request) {
+    ipc::SpawnRequest spawn;
+    spawn.executable = request.executable;
+    spawn.args = import_check_arguments(request);
+    spawn.env = request.child_env;
+    return ipc::spawn_connected(std::move(spawn));
+}
+
+ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle,
+                                   std::optional<ipc::Child> started) {
     ImportCheckResult r;
     try {
-        auto [mine, theirs] = socket_pair();
-        ipc::SpawnRequest spawn;
-        spawn.executable = request.executable;
-        spawn.args = import_check_arguments(request);
-        spawn.pass_fd = theirs.get();
-        spawn.env = request.child_env;
-        ipc::Process child = ipc::Process::spawn(spawn);
-        theirs.reset();
-        r.pid = child.pid();
+        ipc::Child child = started ? std::move(*started) : start_import_check(request);
+        r.pid = child.process.pid();
         std::optional<Problem> lost;
         try {
-            send_handle(mine.get(), handle);
-            ipc::Envelope reply = ipc::receive_envelope(mine.get(), request.timeout);
+            send_handle(child.socket.get(), request, handle);
+            ipc::Envelope reply = ipc::receive_envelope(child.socket.get(), request.timeout);
             r.steps = std::move(reply.steps);
             r.problem = std::move(reply.problem);
             if (!reply.result.is_null()) r.check = verify_result_from_json(reply.result);
@@ -124,10 +134,10 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
         }
         int status = -1;
         if (lost) {
-            status = child.kill_and_wait();
+            status = child.process.kill_and_wait();
         } else {
-            const auto ended = child.wait(request.timeout);
-            status = ended ? *ended : child.kill_and_wait();
+            const auto ended = child.process.wait(request.timeout);
+            status = ended ? *ended : child.process.kill_and_wait();
         }
         r.exit_status = ipc::exit_code_of(status);
         if (lost) {
@@ -151,14 +161,21 @@ ImportCheckResult serve_import_check(Driver& driver, int socket, const ImportChe
     context.size = request.size;
     context.imex_channel_dir = request.imex_channel_dir;
     StepLog log([&](Problem& p) { diagnose_problem(driver.api(), p, context); }, "importer");
+    bool receiving = false;
     try {
-        const ipc::Envelope message =
-            log.time("receive", "recvmsg", [&] { return ipc::receive_envelope(socket, request.timeout); });
-        import_map_check(driver, message, request, log, r);
+        import_map_check(driver, socket, request, log, receiving, r);
     } catch (const Error& e) {
         r.problem = e.problem();
     } catch (const std::exception& e) {
         r.problem = internal_problem(e);
+    }
+    // One request, one answer: a failure before the handle came still takes it (the first process may
+    // send it late, or close its end), so that its send never meets a closed socket.
+    if (!receiving) {
+        try {
+            ipc::receive_envelope(socket, request.timeout);
+        } catch (const Error&) {
+        }
     }
     r.steps = log.steps();
     try {

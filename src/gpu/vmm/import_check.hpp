@@ -14,6 +14,7 @@
 #include "cuda/driver.hpp"
 #include "gpu/vmm/shareable_handle.hpp"
 #include "gpu/verify/verify.hpp"
+#include "ipc/child.hpp"
 #include "ipc/process.hpp"
 #include "ipc/timeout.hpp"
 #include "steps/step.hpp"
@@ -26,8 +27,9 @@ inline constexpr const char* kImportCheckCommand = "internal-import-check";
 // The descriptor number on which the second process finds its end of the socket.
 inline constexpr int kImportCheckSocketFd = ipc::kChildSocketFd;
 
-// What the second process is told (on its command line): where the driver is, which device, the
-// allocation's size and handle type, and the pattern's seed.
+// What the second process is told: on its command line where the driver is, which device and the
+// handle type (all known before the allocation exists, so that it can start early); with the handle,
+// the allocation's size and alignment and the pattern's seed.
 struct ImportCheckRequest {
     std::string executable = ipc::kSelfExecutable;  // the cumemctl binary to start
     std::string libcuda;                            // the driver library to load: the one the first process loaded
@@ -57,13 +59,22 @@ struct ImportCheckResult {
 // The command line of the second process, after the executable: the hidden subcommand and its options.
 std::vector<std::string> import_check_arguments(const ImportCheckRequest& request);
 
-// The first process's side: starts the second process, sends it the handle and waits for its report.
-// Never throws for what goes wrong on the other side: the result's problem says it. The second
-// process is always waited for (killed first if it does not answer in time).
-ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle);
+// Starts the second process ahead of the handle: it initialises the driver and retains the device's
+// context, then waits (request.timeout) for the handle, so that its start-up overlaps what this
+// process does meanwhile. Only the command-line fields of `request` count. Throws Error (failed) when
+// it cannot start. Dropping the child unused closes its socket and ends it.
+ipc::Child start_import_check(const ImportCheckRequest& request);
 
-// The second process's side: receives the handle on `socket`, initialises `driver`, imports, maps and
-// checks, releases everything, and sends the result back. Never throws; returns what it sent.
+// The first process's side: sends the handle to the second process (`started`, else one started now)
+// and waits for its report. Never throws for what goes wrong on the other side: the result's problem
+// says it. The second process is always waited for (killed first if it does not answer in time).
+ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle,
+                                   std::optional<ipc::Child> started = std::nullopt);
+
+// The second process's side: initialises `driver` and retains the device's context, receives the
+// handle on `socket`, imports, maps and checks, releases everything, and sends the result back. It
+// takes the handle's message even after a failure before it (one request, one answer). Never throws;
+// returns what it sent.
 ImportCheckResult serve_import_check(Driver& driver, int socket, const ImportCheckRequest& request);
 
 }  // namespace cumemctl::gpu

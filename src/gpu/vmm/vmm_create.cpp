@@ -34,17 +34,24 @@ std::optional<Error> import_failure(const ImportCheckResult& r) {
     return std::nullopt;
 }
 
-ImportCheckRequest import_request(const CreateRequest& request, const CreateResult& result) {
+// The import check's request: what its second process is told on its command line (the device as it
+// sees it: child_device_view), and with the handle, the allocation (where there is one yet).
+ImportCheckRequest import_request(const ChildDeviceView& view, const CreateRequest& request,
+                                  const CreateResult* result) {
     ImportCheckRequest r;
     r.executable = request.executable;
     r.libcuda = request.libcuda;
     r.device = request.device;
-    r.size = result.size;
     r.handle_type = request.memory.handle_type;
-    r.seed = result.seed;
-    r.alignment = result.granularity->minimum;
     r.imex_channel_dir = request.imex_channel_dir;
     r.timeout = request.import_timeout;
+    r.child_device = view.ordinal;
+    r.child_env = view.env;
+    if (result != nullptr) {
+        r.size = result->size;
+        r.seed = result->seed;
+        r.alignment = result->granularity->minimum;
+    }
     return r;
 }
 
@@ -101,11 +108,10 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
     }
     if (request.import_check && !failure) {
         result.import_check = log.time("import-check", "posix_spawn", [&] {
-            ImportCheckRequest check = import_request(request, result);
-            const ChildDeviceView view = child_device_view(api, check.device);
-            check.child_device = view.ordinal;
-            check.child_env = view.env;
-            return run_import_check(check, *exported);
+            std::optional<ipc::Child> started;
+            if (request.importer != nullptr) started = std::exchange(*request.importer, std::nullopt);
+            return run_import_check(import_request(child_device_view(api, request.device), request, &result), *exported,
+                                    std::move(started));
         });
         failure = import_failure(*result.import_check);
     }
@@ -140,6 +146,14 @@ void create_steps(const DriverApi& api, const CreateRequest& request, DiagnosisC
 }
 
 }  // namespace
+
+ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& request) {
+    return start_create_importer(request, child_device_view(api, request.device));
+}
+
+ipc::Child start_create_importer(const CreateRequest& request, const ChildDeviceView& view) {
+    return start_import_check(import_request(view, request, nullptr));
+}
 
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result) {
     result.requested_size = request.size;

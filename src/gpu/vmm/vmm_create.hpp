@@ -11,6 +11,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
+#include "gpu/device/devices.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/peer_access.hpp"
@@ -38,6 +39,9 @@ struct CreateRequest {
     std::string executable;               // the binary the import check starts
     std::string libcuda;                  // the driver library the import check loads
     ipc::Timeout import_timeout{120000};  // how long to wait for the import check's answer
+    // The import check's second process where it was started ahead (start_create_importer), taken by
+    // the import check; else the import check starts one.
+    std::optional<ipc::Child>* importer = nullptr;
 };
 
 // The exported handle as reported: the descriptor number (valid until create returns) or the
@@ -74,5 +78,13 @@ struct CreateResult {
 // unless round_up. With `access`, a device that cannot reach the owning device's memory as a peer is
 // refused before the context is made (unavailable).
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result);
+
+// The import check's second process of `request`, started ahead of the allocation (for
+// request.importer): it initialises the driver and retains the device's context meanwhile. Throws
+// Error (failed) when it cannot start.
+ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& request);
+// The same before cuInit, with the device as the child will see it (`view`, e.g. CUDA_VISIBLE_DEVICES
+// set to a UUID that NVML listed).
+ipc::Child start_create_importer(const CreateRequest& request, const ChildDeviceView& view);
 
 }  // namespace cumemctl::gpu
