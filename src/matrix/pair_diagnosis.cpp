@@ -84,6 +84,12 @@ Cell checked_cell(const Card& mine, const Card& peer, const VerifyResult& check)
 Cell failed_cell(const Card& mine, const Card& peer, Problem problem, bool fabric) {
     std::string kind = diagnosis_of(problem);
     problem.message = fmt::format("{} reading {}: {}", who(mine), who(peer), problem.message);
+    if (fabric && kind == "imex-channel" && mine.rank != peer.rank) {
+        problem.cause += (problem.cause.empty() ? "" : "; ") +
+                         fmt::format("{} may import only memory exported through an IMEX channel its user may open "
+                                     "too: the same channel number on both nodes",
+                                     who(mine));
+    }
     if (fabric && kind == "driver") {
         kind = "imex-domain";
         problem.cause = fmt::format("{} and {} are not in one IMEX domain, or the IMEX service is not running on "

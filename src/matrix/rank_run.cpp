@@ -246,10 +246,10 @@ void fill_row(const DriverApi& api, const RankRequest& request, const OwnMemory*
 }
 
 // Publishes `name` and remembers it as this rank's; a failure is recorded (and returned false).
-bool publish(const RendezvousDir& dir, const std::string& name, const std::string& content,
+bool publish(const RendezvousDir& dir, const std::string& step, const std::string& name, const std::string& content,
              std::vector<std::string>& mine, StepLog& log, std::optional<Problem>& problem) {
     try {
-        log.time("publish", "linkat", [&] { dir.publish(name, content); });
+        log.time(step, "linkat", [&] { dir.publish(name, content); });
         mine.push_back(name);
         return true;
     } catch (const Error& e) {
@@ -264,7 +264,7 @@ void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& r
              std::vector<std::string>& mine, StepLog& log) {
     const std::string& run = request.id.run;
     std::optional<Problem> ignored;
-    if (!publish(dir, done_name(run, request.id.rank), "{}", mine, log, ignored)) return;
+    if (!publish(dir, "publish-done", done_name(run, request.id.rank), "{}", mine, log, ignored)) return;
     std::set<int> with_rows;
     for (const auto& [r, row] : result.rows) {
         if (r != request.id.rank) with_rows.insert(r);
@@ -282,12 +282,14 @@ void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& r
     for (const int r : with_rows) {
         if (!late.contains(r)) rows_left.push_back(row_name(run, r));
     }
-    dir.remove(card_name(run, request.id.rank));
-    dir.remove(row_name(run, request.id.rank));
+    const std::string done = done_name(run, request.id.rank);
+    for (const auto& name : mine) {
+        if (name != done) dir.remove(name);
+    }
     const std::vector<std::string> left = wait_for_gone(dir, rows_left, request);
     if (!left.empty()) result.warnings.push_back(fmt::format("{} file(s) of other ranks were still there", left.size()));
     mine.clear();
-    dir.remove(done_name(run, request.id.rank));
+    dir.remove(done);
 }
 
 // Everything after the context: the phases of the run.
@@ -307,7 +309,13 @@ void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankReque
         own.reset();
     }
     result.card.error = result.problem;
-    publish(dir, card_name(run, request.id.rank), to_json(result.card).dump(), mine, log, result.problem);
+    if (!publish(dir, "publish-card", card_name(run, request.id.rank), to_json(result.card).dump(), mine, log,
+                 result.problem)) {
+        // The name is taken (another run of the same name, or a stray file): this rank takes no part.
+        result.row = Row{run, request.id.rank, result.card.host, {}};
+        for (int j = 0; j < request.id.ranks; ++j) result.row.cells.push_back(own_failure_cell(j, *result.problem));
+        return;
+    }
     if (result.problem) own.reset();
     std::map<int, UniqueFd> fds;
     if (request.exchange != nullptr) {
@@ -332,7 +340,7 @@ void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankReque
              result.missing_cards.empty() ? "every card is in" : "never came: rank " + list_ranks(result.missing_cards));
     fill_row(api, request, own ? &*own : nullptr, fds, result, log);
     fds.clear();
-    publish(dir, row_name(run, request.id.rank), to_json(result.row).dump(), mine, log, result.problem);
+    publish(dir, "publish-row", row_name(run, request.id.rank), to_json(result.row).dump(), mine, log, result.problem);
     result.rows[request.id.rank] = result.row;
     std::set<int> expected;
     for (const auto& [r, card] : result.cards) {

@@ -47,9 +47,11 @@ RendezvousDir RendezvousDir::open(const std::string& path) {
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd.valid()) {
         const int e = errno;
+        struct stat link {};
+        const bool is_link = e == ELOOP || (lstat(path.c_str(), &link) == 0 && S_ISLNK(link.st_mode));
         throw Error(Problem{.exit_code = ExitCode::usage,
                             .message = fmt::format("cannot use {} as the rendezvous folder: {}", path,
-                                                   e == ELOOP ? "it is a symbolic link" : errno_text(e)),
+                                                   is_link ? "it is a symbolic link" : errno_text(e)),
                             .remedy = "give a folder that every rank sees, e.g. on a shared file system"});
     }
     struct stat st {};

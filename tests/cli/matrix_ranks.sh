@@ -4,11 +4,12 @@
 #   matrix_ranks.sh CUMEMCTL FOLDER N [fabric-matrix options...]
 # MATRIX_SKIP="2 3": ranks not started (a rank that never comes). MATRIX_ENV_R="NAME=VALUE ...": more
 # environment for rank R only. MATRIX_TERM=R: SIGTERM to rank R once its card is in the folder.
-# Each rank's JSON goes to FOLDER.R.json and its exit code to FOLDER.R.rc; rank 0's JSON is printed
-# (when rank 0 was started), and the script exits with rank 0's exit code.
+# Each rank's JSON goes to OUT.R.json and its exit code to OUT.R.rc (OUT: $MATRIX_OUT, else FOLDER);
+# rank 0's JSON is printed (when rank 0 was started), and the script exits with rank 0's exit code.
 set -u
 bin=$1 dir=$2 n=$3
 shift 3
+out=${MATRIX_OUT:-$dir}
 mkdir -p "$dir"
 chmod 700 "$dir"
 pids=()
@@ -18,10 +19,10 @@ for ((r = 0; r < n; r++)); do
     (
         # shellcheck disable=SC2086
         env CUMEMCTL_HOST="node-$r" ${!extra_var:-} "$bin" fabric-matrix --dir "$dir" --rank "$r" --ranks "$n" \
-            --json "$@" >"$dir.$r.json" 2>"$dir.$r.err" &
-        echo $! >"$dir.$r.pid"
+            --json "$@" >"$out.$r.json" 2>"$out.$r.err" &
+        echo $! >"$out.$r.pid"
         wait $!
-        echo $? >"$dir.$r.rc"
+        echo $? >"$out.$r.rc"
     ) &
     pids+=($!)
     if [[ "${MATRIX_TERM:-}" == "$r" ]]; then
@@ -30,14 +31,14 @@ for ((r = 0; r < n; r++)); do
             sleep 0.01
         done
         for _ in $(seq 1 500); do
-            [[ -s "$dir.$r.pid" ]] && break
+            [[ -s "$out.$r.pid" ]] && break
             sleep 0.01
         done
-        kill -TERM "$(cat "$dir.$r.pid")"
+        kill -TERM "$(cat "$out.$r.pid")"
     fi
 done
 wait "${pids[@]}"
-if [[ -e "$dir.0.json" ]]; then
-    cat "$dir.0.json"
-    exit "$(cat "$dir.0.rc")"
+if [[ -e "$out.0.json" ]]; then
+    cat "$out.0.json"
+    exit "$(cat "$out.0.rc")"
 fi
