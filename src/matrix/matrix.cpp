@@ -204,4 +204,35 @@ MatrixInput read_folder(const RendezvousDir& dir, const std::string& run) {
     return in;
 }
 
+std::vector<MatrixInput> inputs_from_reports(const std::vector<nlohmann::json>& reports) {
+    std::vector<MatrixInput> out;
+    for (const auto& report : reports) {
+        if (!report.is_object() || report.value("command", "") != "fabric-matrix") continue;
+        const nlohmann::json results = report.value("results", nlohmann::json::object());
+        if (!results.is_object() || results.value("mode", "") != "rank") continue;
+        const std::string run = results.value("run", "");
+        const int rank = results.value("rank", -1);
+        const int ranks = results.value("ranks", 0);
+        if (rank < 0 || ranks < 1 || rank >= ranks || ranks > kMaxRanks) continue;
+        auto it = std::find_if(out.begin(), out.end(), [&](const MatrixInput& m) { return m.run == run; });
+        if (it == out.end()) {
+            out.push_back(MatrixInput{run, ranks, {}, {}, {}, ipc::Timeout{60000}});
+            it = out.end() - 1;
+        }
+        if (ranks != it->ranks) {
+            it->refused[rank] = fmt::format("its report counts {} ranks, not {}", ranks, it->ranks);
+            continue;
+        }
+        try {
+            it->cards[rank] = card_from_json(results.at("card"));
+            it->rows[rank] = row_from_json(results.at("row"), ranks);
+        } catch (const Error& e) {
+            it->refused[rank] = fmt::format("its report is not valid: {}", e.what());
+        } catch (const nlohmann::json::exception& e) {
+            it->refused[rank] = fmt::format("its report is not valid: {}", e.what());
+        }
+    }
+    return out;
+}
+
 }  // namespace cumemctl::matrix

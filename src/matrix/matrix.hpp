@@ -62,4 +62,9 @@ std::vector<std::string> runs_in_folder(const RendezvousDir& dir);
 // cards). Throws Error (failed) when the folder holds no valid card of that run.
 MatrixInput read_folder(const RendezvousDir& dir, const std::string& run);
 
+// The inputs of every run found in fabric-matrix reports of distributed ranks (a report's results hold
+// its rank's card and row), one per run name, in order of first appearance; a card or row that does
+// not parse is refused for its rank.
+std::vector<MatrixInput> inputs_from_reports(const std::vector<nlohmann::json>& reports);
+
 }  // namespace cumemctl::matrix
