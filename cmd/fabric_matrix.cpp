@@ -86,7 +86,8 @@ MatrixOptions::Plan MatrixOptions::check() const {
             p.local_count = n;
         }
         if (rank || ranks || device || run) {
-            throw Error(ExitCode::usage, "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
+            throw Error(ExitCode::usage,
+                        "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
                         "leave them out, or use --dir for a distributed run");
         }
         return p;
@@ -108,9 +109,9 @@ MatrixOptions::Plan MatrixOptions::check() const {
 // The exit code of a matrix: 0 when every pair passed, else 1 with an error that says how many failed.
 void judge(Report& report, const Matrix& m) {
     if (m.passed()) return;
-    report.add_error(Problem{.message = fmt::format("{} of {} pairs of the fabric matrix failed", m.failed_pairs,
-                                                    m.ranks * m.ranks),
-                             .remedy = "the failing pairs table (or results.matrix) gives each pair's diagnosis"});
+    report.add_error(
+        Problem{.message = fmt::format("{} of {} pairs of the fabric matrix failed", m.failed_pairs, m.ranks * m.ranks),
+                .remedy = "the failing pairs table (or results.matrix) gives each pair's diagnosis"});
 }
 
 // A rank's own problem as the command reports it: no support stays exit 3, anything else is a failure.
@@ -122,7 +123,8 @@ Problem as_rank_failure(Problem p) {
 void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p) {
     const int n = p.local_count.value_or(count);
     if (n > count) {
-        throw Error(ExitCode::unavailable, fmt::format("--local {} asks for {} GPUs, and this node has {}", n, n, count),
+        throw Error(ExitCode::unavailable,
+                    fmt::format("--local {} asks for {} GPUs, and this node has {}", n, n, count),
                     fmt::format("give --local {} or less, or --local all", count));
     }
     require_handle_support(driver.api(), 0, p.handle_type);
@@ -147,12 +149,9 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
                          {"steps", steps::steps_json(r.steps)}});
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
     }
-    report.results = {{"mode", "local"},
-                      {"handle_type", handle_type_name(p.handle_type)},
-                      {"folder", result.folder},
-                      {"kept", o.keep},
-                      {"ranks", ranks},
-                      {"matrix", to_json(m)}};
+    report.results = {{"mode", "local"},         {"handle_type", handle_type_name(p.handle_type)},
+                      {"folder", result.folder}, {"kept", o.keep},
+                      {"ranks", ranks},          {"matrix", to_json(m)}};
     report.tables = matrix_tables(m);
     if (o.keep) report.tables.front().notes.push_back("the rendezvous files are kept in " + result.folder);
     for (const auto& r : result.ranks) {
@@ -265,8 +264,9 @@ void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runn
         ->type_name("DIR");
     app->add_option("--summary", o->summary, "print the matrix of a run whose files are in DIR (--keep)")
         ->type_name("DIR");
-    app->add_option("--rank", o->rank, "this rank (default: from SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, "
-                                       "JOB_COMPLETION_INDEX)");
+    app->add_option("--rank", o->rank,
+                    "this rank (default: from SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+                    "JOB_COMPLETION_INDEX)");
     app->add_option("--ranks", o->ranks, "the number of ranks (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE)");
     app->add_option("-d,--device", o->device, "this rank's device (default: the local rank, else 0)");
     app->add_option("--run", o->run, "the run's name, which keeps runs in one folder apart (default: SLURM_JOB_ID)");

@@ -179,8 +179,8 @@ Report run_fleet(const FleetOptions& opts) {
 
 void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
     auto opts = std::make_shared<FleetOptions>();
-    CLI::App* app =
-        root.add_subcommand("fleet", "summarise many nodes' doctor, devices and fabric-matrix reports (JSON files, - for stdin)");
+    CLI::App* app = root.add_subcommand(
+        "fleet", "summarise many nodes' doctor, devices and fabric-matrix reports (JSON files, - for stdin)");
     app->add_option("reports", opts->inputs,
                     "report files (JSON from --json; several in one file are fine), - for stdin")
         ->required()

@@ -67,7 +67,8 @@ Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
         problem = e.problem();
     }
     try {
-        if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !exchange.offered()) exchange.offer(o.rank, -1, problem);
+        if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !exchange.offered())
+            exchange.offer(o.rank, -1, problem);
         ipc::Envelope answer;
         answer.steps = result.steps;
         answer.problem = problem;

@@ -37,7 +37,8 @@ void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& inp
     try {
         if (j.contains("card") && !j["card"].is_null()) input.cards[r] = card_from_json(j["card"]);
         if (j.contains("row") && !j["row"].is_null()) input.rows[r] = row_from_json(j["row"], input.ranks);
-        for (const auto& w : j.value("warnings", nlohmann::json::array())) rank.warnings.push_back(w.get<std::string>());
+        for (const auto& w : j.value("warnings", nlohmann::json::array()))
+            rank.warnings.push_back(w.get<std::string>());
     } catch (const Error& e) {
         input.refused[r] = fmt::format("its answer is not valid: {}", e.what());
     } catch (const nlohmann::json::exception& e) {

@@ -68,7 +68,8 @@ Matrix build_matrix(const MatrixInput& in) {
                 row.push_back(c);
             }
         }
-        m.failed_pairs += static_cast<int>(std::count_if(row.begin(), row.end(), [](const Cell& c) { return !c.passed(); }));
+        m.failed_pairs +=
+            static_cast<int>(std::count_if(row.begin(), row.end(), [](const Cell& c) { return !c.passed(); }));
         m.cells.push_back(std::move(row));
     }
     return m;
@@ -89,14 +90,14 @@ nlohmann::json to_json(const Matrix& m) {
         for (const auto& c : row) cells.push_back(to_json(c));
         rows.push_back(cells);
     }
-    return {{"run", m.run},   {"ranks", m.ranks},       {"passed", m.passed()},
-            {"failed_pairs", m.failed_pairs}, {"rank_info", ranks}, {"cells", rows}};
+    return {{"run", m.run},       {"ranks", m.ranks}, {"passed", m.passed()}, {"failed_pairs", m.failed_pairs},
+            {"rank_info", ranks}, {"cells", rows}};
 }
 
 std::vector<Table> matrix_tables(const Matrix& m) {
     Table grid;
-    grid.title = fmt::format("Fabric matrix, run {}: GB/s read by each rank (row) from each rank's memory (column)",
-                             m.run);
+    grid.title =
+        fmt::format("Fabric matrix, run {}: GB/s read by each rank (row) from each rank's memory (column)", m.run);
     grid.columns.push_back("reader");
     for (int j = 0; j < m.ranks; ++j) grid.columns.push_back(std::to_string(j));
     for (int i = 0; i < m.ranks; ++i) {

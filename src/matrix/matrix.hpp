@@ -21,10 +21,10 @@ namespace cumemctl::matrix {
 // One rank as the matrix names it.
 struct RankInfo {
     int rank = 0;
-    std::string host;      // empty where it never came
+    std::string host;  // empty where it never came
     int device = -1;
     std::string gpu_uuid;
-    std::string state;     // "ok", "failed" (no memory to offer), "missing", "invalid-file"
+    std::string state;  // "ok", "failed" (no memory to offer), "missing", "invalid-file"
 };
 
 // The matrix.

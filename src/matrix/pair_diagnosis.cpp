@@ -86,17 +86,20 @@ Cell failed_cell(const Card& mine, const Card& peer, Problem problem, bool fabri
     problem.message = fmt::format("{} reading {}: {}", who(mine), who(peer), problem.message);
     if (fabric && kind == "imex-channel" && mine.rank != peer.rank) {
         problem.cause += (problem.cause.empty() ? "" : "; ") +
-                         fmt::format("{} may import only memory exported through an IMEX channel its user may open "
-                                     "too: the same channel number on both nodes",
-                                     who(mine));
+                         fmt::format(
+                             "{} may import only memory exported through an IMEX channel its user may open "
+                             "too: the same channel number on both nodes",
+                             who(mine));
     }
     if (fabric && kind == "driver") {
         kind = "imex-domain";
-        problem.cause = fmt::format("{} and {} are not in one IMEX domain, or the IMEX service is not running on "
-                                    "one of them{}",
-                                    who(mine), who(peer), problem.cause.empty() ? "" : " (" + problem.cause + ")");
-        problem.remedy = "check that both nodes are listed in the same IMEX domain (nodes_config.cfg) and that "
-                         "nvidia-imex runs on each (systemctl status nvidia-imex)";
+        problem.cause = fmt::format(
+            "{} and {} are not in one IMEX domain, or the IMEX service is not running on "
+            "one of them{}",
+            who(mine), who(peer), problem.cause.empty() ? "" : " (" + problem.cause + ")");
+        problem.remedy =
+            "check that both nodes are listed in the same IMEX domain (nodes_config.cfg) and that "
+            "nvidia-imex runs on each (systemctl status nvidia-imex)";
     }
     return failure(peer.rank, kind, std::move(problem));
 }
@@ -115,10 +118,11 @@ Cell refused_file_cell(int peer, const std::string& why) {
 }
 
 Cell missing_cell(int peer, ipc::Timeout timeout) {
-    return failure(peer, "missing",
-                   Problem{.message = fmt::format("rank {} never came: no card within {}", peer, ipc::describe(timeout)),
-                           .cause = "the rank was not started, started late, or cannot see the rendezvous folder",
-                           .remedy = "start every rank, on a folder every node sees, or allow a longer timeout"});
+    return failure(
+        peer, "missing",
+        Problem{.message = fmt::format("rank {} never came: no card within {}", peer, ipc::describe(timeout)),
+                .cause = "the rank was not started, started late, or cannot see the rendezvous folder",
+                .remedy = "start every rank, on a folder every node sees, or allow a longer timeout"});
 }
 
 }  // namespace cumemctl::matrix

@@ -184,8 +184,9 @@ Cell read_peer(const DriverApi& api, const RankRequest& request, const OwnMemory
     context.handle_type = request.handle_type;
     context.size = peer.size;
     context.imex_channel_dir = request.imex_channel_dir;
-    StepLog log(api, [&](Problem& p) { diagnose_problem(api, p, context); },
-                fmt::format("rank {} reads rank {}", mine.rank, peer.rank));
+    StepLog log(
+        api, [&](Problem& p) { diagnose_problem(api, p, context); },
+        fmt::format("rank {} reads rank {}", mine.rank, peer.rank));
     try {
         AllocationHandle handle = log.time("import", "cuMemImportFromShareableHandle", [&] {
             if (request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC) {
@@ -260,8 +261,8 @@ bool publish(const RendezvousDir& dir, const std::string& step, const std::strin
 
 // The end: done, wait until every rank is done, remove this rank's card and row, wait until every
 // rank has removed its own, remove done.
-void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& result,
-             std::vector<std::string>& mine, StepLog& log) {
+void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& result, std::vector<std::string>& mine,
+             StepLog& log) {
     const std::string& run = request.id.run;
     std::optional<Problem> ignored;
     if (!publish(dir, "publish-done", done_name(run, request.id.rank), "{}", mine, log, ignored)) return;
@@ -274,9 +275,10 @@ void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& r
         dir, with_rows, [&](int r) { return done_name(run, r); }, 64, request, [](int, const FileRead&) {});
     log.note("wait-done", watch.seconds(), late.empty() ? "every rank is done" : "late: " + list_ranks(late));
     if (!late.empty()) {
-        result.warnings.push_back(fmt::format("rank(s) {} did not finish within {}; this rank's files are removed "
-                                              "anyway",
-                                              list_ranks(late), ipc::describe(request.timeout)));
+        result.warnings.push_back(
+            fmt::format("rank(s) {} did not finish within {}; this rank's files are removed "
+                        "anyway",
+                        list_ranks(late), ipc::describe(request.timeout)));
     }
     std::vector<std::string> rows_left;
     for (const int r : with_rows) {
@@ -287,7 +289,8 @@ void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& r
         if (name != done) dir.remove(name);
     }
     const std::vector<std::string> left = wait_for_gone(dir, rows_left, request);
-    if (!left.empty()) result.warnings.push_back(fmt::format("{} file(s) of other ranks were still there", left.size()));
+    if (!left.empty())
+        result.warnings.push_back(fmt::format("{} file(s) of other ranks were still there", left.size()));
     mine.clear();
     dir.remove(done);
 }
@@ -336,8 +339,9 @@ void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankReque
     result.missing_cards = wait_for_files(
         dir, others, [&](int r) { return card_name(run, r); }, kMaxCardBytes, request,
         [&](int r, const FileRead& f) { take_card(r, f, request.id, result); });
-    log.note("wait-cards", watch.seconds(),
-             result.missing_cards.empty() ? "every card is in" : "never came: rank " + list_ranks(result.missing_cards));
+    log.note(
+        "wait-cards", watch.seconds(),
+        result.missing_cards.empty() ? "every card is in" : "never came: rank " + list_ranks(result.missing_cards));
     fill_row(api, request, own ? &*own : nullptr, fds, result, log);
     fds.clear();
     publish(dir, "publish-row", row_name(run, request.id.rank), to_json(result.row).dump(), mine, log, result.problem);
@@ -375,7 +379,8 @@ void run_rank(const DriverApi& api, const RendezvousDir& dir, const RankRequest&
     context.device = request.id.device;
     context.handle_type = request.handle_type;
     context.imex_channel_dir = request.imex_channel_dir;
-    StepLog log(api, [&](Problem& p) { diagnose_problem(api, p, context); }, fmt::format("rank {}", request.id.rank));
+    StepLog log(
+        api, [&](Problem& p) { diagnose_problem(api, p, context); }, fmt::format("rank {}", request.id.rank));
     std::vector<std::string> mine;  // the files this rank published and has not removed
     struct KeepSteps {
         StepLog& log;

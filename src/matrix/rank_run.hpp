@@ -38,12 +38,12 @@ struct RankRequest {
 
 // What the rank did and saw.
 struct RankResult {
-    Card card;                          // as published
-    Row row;                            // as published
-    std::map<int, Card> cards;          // every valid card seen, this rank's own included
-    std::map<int, Row> rows;            // every valid row seen, this rank's own included
-    std::map<int, std::string> refused; // rank -> why its file in the folder was not used
-    std::set<int> missing_cards;        // ranks whose card never came
+    Card card;                           // as published
+    Row row;                             // as published
+    std::map<int, Card> cards;           // every valid card seen, this rank's own included
+    std::map<int, Row> rows;             // every valid row seen, this rank's own included
+    std::map<int, std::string> refused;  // rank -> why its file in the folder was not used
+    std::set<int> missing_cards;         // ranks whose card never came
     std::vector<steps::Step> steps;
     std::optional<Problem> problem;     // why this rank had no memory to offer (then every cell fails)
     std::vector<std::string> warnings;  // the end of the run that was not tidy

@@ -45,7 +45,8 @@ public:
         const auto& v = at(key);
         if (!v.is_number_integer()) invalid(fmt::format("{}: '{}' is not an integer", what_, key));
         const auto n = v.get<std::int64_t>();
-        if (n < low || n > high || (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
+        if (n < low || n > high ||
+            (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
             invalid(fmt::format("{}: '{}' is outside {}-{}", what_, key, low, high));
         }
         return n;
@@ -82,8 +83,8 @@ public:
         if (p.has("device")) out.device = static_cast<int>(p.integer("device", 0, 1 << 20));
         if (p.has("driver_call")) {
             Fields d(p.at("driver_call"), fmt::format("{}: driver_call", what_));
-            out.driver = DriverFailure{d.text("call"), static_cast<int>(d.integer("result", 0, 1 << 20)), d.text("name"),
-                                       d.text("text")};
+            out.driver = DriverFailure{d.text("call"), static_cast<int>(d.integer("result", 0, 1 << 20)),
+                                       d.text("name"), d.text("text")};
             d.done();
         }
         p.done();
@@ -141,22 +142,14 @@ std::string done_name(const std::string& run, int rank) {
 }
 
 nlohmann::json to_json(const Card& c) {
-    return {{"format", kCardFormat},
-            {"format_version", kFormatVersion},
-            {"run", c.run},
-            {"rank", c.rank},
-            {"ranks", c.ranks},
-            {"host", c.host},
-            {"device", c.device},
-            {"gpu_uuid", c.gpu_uuid},
-            {"size", c.size},
-            {"handle_type", c.handle_type},
-            {"handle", c.handle},
-            {"seed", c.seed},
-            {"version", c.version},
-            {"driver_version", c.driver_version},
-            {"pid", c.pid},
-            {"error", problem_or_null(c.error)}};
+    return {{"format", kCardFormat}, {"format_version", kFormatVersion},
+            {"run", c.run},          {"rank", c.rank},
+            {"ranks", c.ranks},      {"host", c.host},
+            {"device", c.device},    {"gpu_uuid", c.gpu_uuid},
+            {"size", c.size},        {"handle_type", c.handle_type},
+            {"handle", c.handle},    {"seed", c.seed},
+            {"version", c.version},  {"driver_version", c.driver_version},
+            {"pid", c.pid},          {"error", problem_or_null(c.error)}};
 }
 
 nlohmann::json to_json(const Cell& c) {
@@ -171,8 +164,9 @@ nlohmann::json to_json(const Cell& c) {
 nlohmann::json to_json(const Row& r) {
     nlohmann::json cells = nlohmann::json::array();
     for (const auto& c : r.cells) cells.push_back(to_json(c));
-    return {{"format", kRowFormat}, {"format_version", kFormatVersion}, {"run", r.run},
-            {"rank", r.rank},       {"host", r.host},                  {"cells", cells}};
+    return {{"format", kRowFormat}, {"format_version", kFormatVersion},
+            {"run", r.run},         {"rank", r.rank},
+            {"host", r.host},       {"cells", cells}};
 }
 
 Card card_from_json(const nlohmann::json& j) {

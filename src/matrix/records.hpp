@@ -28,8 +28,8 @@ struct Card {
     int rank = 0;
     int ranks = 1;
     std::string host;
-    int device = 0;         // the device ordinal as this rank sees it
-    std::string gpu_uuid;   // GPU-..., empty where unknown
+    int device = 0;        // the device ordinal as this rank sees it
+    std::string gpu_uuid;  // GPU-..., empty where unknown
     std::uint64_t size = 0;
     std::string handle_type;  // "fabric" or "posix-fd"
     std::string handle;       // the fabric handle in hex (128 digits); empty for posix-fd (the socket carries it)
@@ -42,10 +42,10 @@ struct Card {
 
 // What one importer found for one exporter's memory.
 struct Cell {
-    int peer = 0;                 // the exporting rank
-    std::string status;           // "pass", "fail"
-    std::string diagnosis;        // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
-    std::optional<double> gbps;   // the read's bandwidth, when the check ran
+    int peer = 0;                // the exporting rank
+    std::string status;          // "pass", "fail"
+    std::string diagnosis;       // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
+    std::optional<double> gbps;  // the read's bandwidth, when the check ran
     std::optional<double> seconds;
     std::optional<Problem> problem;
     bool passed() const { return status == "pass"; }

@@ -36,9 +36,10 @@ bool write_all(int fd, const std::string& content) {
 
 std::optional<std::string> unsafe_folder_reason(mode_t mode) {
     if ((mode & (S_IWGRP | S_IWOTH)) != 0 && (mode & S_ISVTX) == 0) {
-        return fmt::format("its mode {:04o} lets {} write it without the sticky bit, so anyone could replace a "
-                           "rank's file",
-                           mode & 07777, (mode & S_IWOTH) != 0 ? "others" : "the group");
+        return fmt::format(
+            "its mode {:04o} lets {} write it without the sticky bit, so anyone could replace a "
+            "rank's file",
+            mode & 07777, (mode & S_IWOTH) != 0 ? "others" : "the group");
     }
     return std::nullopt;
 }

@@ -20,8 +20,8 @@ namespace cumemctl::matrix {
 // What reading one file of the folder found: nothing yet, its content, or why it cannot be used.
 struct FileRead {
     bool present = false;
-    std::string content;   // when present and usable
-    std::string refusal;   // when present but refused: "is a symbolic link", "is 9000000 bytes, more than ..."
+    std::string content;  // when present and usable
+    std::string refusal;  // when present but refused: "is a symbolic link", "is 9000000 bytes, more than ..."
     bool usable() const { return present && refusal.empty(); }
 };
 

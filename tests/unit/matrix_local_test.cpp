@@ -33,7 +33,8 @@ TEST_CASE("the coordinator hands each rank the other ranks' descriptors; a rank 
     const auto got1 = e1.collect(3, 5000ms);
     broker.join();
     REQUIRE(got0.size() == 1);  // rank 2 had none
-    struct stat a {}, b {};
+    struct stat a {
+    }, b{};
     fstat(got0.at(1).get(), &a);
     fstat(f1.get(), &b);
     CHECK(a.st_ino == b.st_ino);
@@ -57,10 +58,30 @@ TEST_CASE("a --local rank's command line names its folder, rank, device and hand
     r.keep = true;
     r.libcuda = "/lib/x.so";
     const auto args = local_rank_arguments(r, "/tmp/f", 1, 0);
-    const std::vector<std::string> want{kMatrixRankCommand, "--socket-fd", "3", "--dir", "/tmp/f", "--run", "local",
-                                        "--rank", "1", "--ranks", "2", "--device", "0", "--size", "4194304",
-                                        "--handle-type", "posix-fd", "--timeout-ms", "2500", "--imex-channel-dir",
-                                        "/dev/nvidia-caps-imex-channels", "--libcuda", "/lib/x.so", "--keep"};
+    const std::vector<std::string> want{kMatrixRankCommand,
+                                        "--socket-fd",
+                                        "3",
+                                        "--dir",
+                                        "/tmp/f",
+                                        "--run",
+                                        "local",
+                                        "--rank",
+                                        "1",
+                                        "--ranks",
+                                        "2",
+                                        "--device",
+                                        "0",
+                                        "--size",
+                                        "4194304",
+                                        "--handle-type",
+                                        "posix-fd",
+                                        "--timeout-ms",
+                                        "2500",
+                                        "--imex-channel-dir",
+                                        "/dev/nvidia-caps-imex-channels",
+                                        "--libcuda",
+                                        "/lib/x.so",
+                                        "--keep"};
     CHECK(args == want);
 }
 

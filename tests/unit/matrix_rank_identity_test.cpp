@@ -43,8 +43,8 @@ TEST_CASE("Slurm gives rank, count, local rank (the device) and the job id (the 
 }
 
 TEST_CASE("given values win over the launcher's") {
-    const auto id = resolve_rank_identity({2, 4, 3, std::string("mine")},
-                                          env_of({{"SLURM_PROCID", "13"}, {"SLURM_NTASKS", "64"}}));
+    const auto id =
+        resolve_rank_identity({2, 4, 3, std::string("mine")}, env_of({{"SLURM_PROCID", "13"}, {"SLURM_NTASKS", "64"}}));
     CHECK(id.rank == 2);
     CHECK(id.ranks == 4);
     CHECK(id.device == 3);
@@ -53,9 +53,9 @@ TEST_CASE("given values win over the launcher's") {
 }
 
 TEST_CASE("Open MPI, PMIx and an Indexed Job") {
-    auto id = resolve_rank_identity({}, env_of({{"OMPI_COMM_WORLD_RANK", "3"},
-                                                {"OMPI_COMM_WORLD_SIZE", "8"},
-                                                {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
+    auto id = resolve_rank_identity(
+        {},
+        env_of({{"OMPI_COMM_WORLD_RANK", "3"}, {"OMPI_COMM_WORLD_SIZE", "8"}, {"OMPI_COMM_WORLD_LOCAL_RANK", "3"}}));
     CHECK(id.rank == 3);
     CHECK(id.ranks == 8);
     CHECK(id.device == 3);
@@ -64,7 +64,8 @@ TEST_CASE("Open MPI, PMIx and an Indexed Job") {
     CHECK(id.rank == 1);
     CHECK(id.device == 0);
     CHECK(id.device_source == "default");
-    id = resolve_rank_identity({std::nullopt, 16, std::nullopt, std::nullopt}, env_of({{"JOB_COMPLETION_INDEX", "15"}}));
+    id =
+        resolve_rank_identity({std::nullopt, 16, std::nullopt, std::nullopt}, env_of({{"JOB_COMPLETION_INDEX", "15"}}));
     CHECK(id.rank == 15);
     CHECK(id.rank_source == "JOB_COMPLETION_INDEX");
     CHECK(usage_message({}, env_of({{"JOB_COMPLETION_INDEX", "1"}})).find("number of ranks is unknown") !=
