@@ -123,12 +123,19 @@ std::vector<Table> matrix_tables(const Matrix& m) {
     failures.wrap_last = true;
     std::set<std::string> remedies;
     for (int i = 0; i < m.ranks; ++i) {
-        for (const auto& c : m.cells[static_cast<std::size_t>(i)]) {
+        const auto& row = m.cells[static_cast<std::size_t>(i)];
+        // A row whose every cell failed the same way (a rank without memory, or without a row) is one line.
+        const bool one_line = std::all_of(row.begin(), row.end(), [&](const Cell& c) {
+            return !c.passed() && c.diagnosis == row.front().diagnosis &&
+                   (c.problem ? c.problem->message : "") == (row.front().problem ? row.front().problem->message : "");
+        });
+        for (const auto& c : row) {
             if (c.passed()) continue;
             std::string what = c.problem ? c.problem->message : "";
             if (c.problem && !c.problem->cause.empty()) what += "; cause: " + c.problem->cause;
-            failures.rows.push_back({std::to_string(i), std::to_string(c.peer), c.diagnosis, what});
+            failures.rows.push_back({std::to_string(i), one_line ? "all" : std::to_string(c.peer), c.diagnosis, what});
             if (c.problem && !c.problem->remedy.empty()) remedies.insert(c.problem->remedy);
+            if (one_line) break;
         }
     }
     for (const auto& r : remedies) failures.notes.push_back("hint: " + r);
