@@ -96,7 +96,12 @@ LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
         LocalRank rank;
         rank.rank = r;
         rank.device = request.devices[static_cast<std::size_t>(r)];
-        const ChildDeviceView view = child_device_view(api, rank.device);
+        // A fabric handle is made to cross nodes, so a rank that sees only its own GPU shows what a rank on
+        // another node sees. A posix-fd handle stays within a node, and its import may need the device that
+        // holds the memory: those ranks see every GPU and use their own by its ordinal.
+        const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
+                                         ? child_device_view(api, rank.device)
+                                         : ChildDeviceView{rank.device, {}};
         auto [mine, theirs] = socket_pair();
         ipc::SpawnRequest spawn;
         spawn.executable = request.executable;

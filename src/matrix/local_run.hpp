@@ -1,5 +1,6 @@
 // fabric-matrix --local: one rank per GPU of this node, each a second process of our own executable
-// (ipc::Process) that sees only its GPU (CUDA_VISIBLE_DEVICES set to the GPU's UUID), meeting in a
+// (ipc::Process) that sees only its GPU with fabric handles (CUDA_VISIBLE_DEVICES set to the GPU's
+// UUID, as a rank on another node would; with posix-fd handles it sees every GPU), meeting in a
 // private temporary folder; with posix-fd handles the descriptors travel over each rank's socket
 // through this process (fd_exchange). Each rank answers on its socket with its steps, its problem,
 // its card and its row; this process builds the matrix from them.
