@@ -16,8 +16,8 @@
 namespace cumemctl::matrix {
 
 // The largest files a reader takes: a card, and a row (a cell per rank).
-inline constexpr std::size_t kMaxCardBytes = 16 * 1024;
-inline constexpr std::size_t kMaxRowBytes = 16 * 1024 * 1024;
+inline constexpr std::size_t kMaxCardBytes = std::size_t{16} * 1024;
+inline constexpr std::size_t kMaxRowBytes = std::size_t{16} * 1024 * 1024;
 // The largest allocation a rank maps from a card.
 inline constexpr std::uint64_t kMaxMatrixSize = std::uint64_t{1} << 40;
 
