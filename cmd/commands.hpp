@@ -18,6 +18,9 @@ void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
 void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
 void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner);
 void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
+// fabric-matrix, and the hidden rank process of its --local mode.
+void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runner);
+void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner);
 void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

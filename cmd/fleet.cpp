@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "matrix/matrix.hpp"
 #include "fleet/fleet.hpp"
 
 namespace cumemctl::cmd {
@@ -120,6 +121,20 @@ void add_tables(Report& report, const FleetSummary& s) {
     }
 }
 
+// The matrix of every fabric-matrix run whose ranks' reports are among the inputs.
+void add_fabric_matrices(Report& report, const std::vector<SourcedReport>& reports) {
+    std::vector<nlohmann::json> docs;
+    for (const auto& r : reports) docs.push_back(r.report);
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& input : matrix::inputs_from_reports(docs)) {
+        const matrix::Matrix m = matrix::build_matrix(input);
+        out.push_back(matrix::to_json(m));
+        for (auto& t : matrix::matrix_tables(m)) report.tables.push_back(std::move(t));
+        if (!m.passed()) report.mark_failed();
+    }
+    report.results["fabric_matrices"] = std::move(out);
+}
+
 Report run_fleet(const FleetOptions& opts) {
     return run_guarded("fleet", [&](Report& report) {
         std::vector<InputProblem> problems;
@@ -155,6 +170,7 @@ Report run_fleet(const FleetOptions& opts) {
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});
         }
+        add_fabric_matrices(report, reports);
         if (any_failing(summary)) report.mark_failed();
     });
 }
@@ -163,8 +179,8 @@ Report run_fleet(const FleetOptions& opts) {
 
 void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
     auto opts = std::make_shared<FleetOptions>();
-    CLI::App* app =
-        root.add_subcommand("fleet", "summarise many nodes' doctor and devices reports (JSON files, - for stdin)");
+    CLI::App* app = root.add_subcommand(
+        "fleet", "summarise many nodes' doctor, devices and fabric-matrix reports (JSON files, - for stdin)");
     app->add_option("reports", opts->inputs,
                     "report files (JSON from --json; several in one file are fine), - for stdin")
         ->required()

@@ -30,8 +30,8 @@ std::string unusable(const nlohmann::json& doc) {
         return fmt::format("not a cumemctl report (it has no \"schema\": \"{}\")", kSchemaName);
     }
     const std::string command = doc.value("command", "");
-    if (command != "doctor" && command != "devices") {
-        return fmt::format("a report of '{}': fleet reads doctor and devices reports", command);
+    if (command != "doctor" && command != "devices" && command != "fabric-matrix") {
+        return fmt::format("a report of '{}': fleet reads doctor, devices and fabric-matrix reports", command);
     }
     return {};
 }
@@ -243,6 +243,8 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
     s.reports = static_cast<int>(reports.size());
     std::map<std::string, std::vector<const SourcedReport*>> by_host;
     for (const auto& r : reports) {
+        // A fabric-matrix report describes a pair matrix, not a node (matrix/matrix builds it).
+        if (r.report.value("command", "") == "fabric-matrix") continue;
         const std::string host = r.report.value("host", "");
         by_host[host.empty() ? r.source : host].push_back(&r);
     }

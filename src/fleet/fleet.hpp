@@ -67,7 +67,7 @@ struct FleetSummary {
 std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
                                         std::vector<InputProblem>& problems);
 
-// Builds the fleet summary from the reports.
+// Builds the fleet summary from the reports (fabric-matrix reports aside: they make no node).
 FleetSummary summarise(const std::vector<SourcedReport>& reports);
 
 // Whether any node failed a check or has a report that was not ok.

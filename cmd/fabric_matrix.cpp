@@ -1,0 +1,287 @@
+// `cumemctl fabric-matrix`: every rank (one process and one GPU each) makes memory, exports it and
+// reads every other rank's memory through its handle; the answer is an N x N matrix with the read
+// bandwidth of every pair and a diagnosis for every pair that fails. Three ways in: --local (one rank
+// per GPU of this node, started here), --dir (this process is one rank of a distributed run), and
+// --summary (the matrix of a run whose files were kept). The core is src/matrix/.
+#include <charconv>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
+#include "matrix/local_run.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rank_run.hpp"
+#include "steps/step_json.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+using namespace gpu;
+using namespace imex;
+namespace {
+
+using namespace cumemctl::matrix;
+
+// The options as typed.
+struct MatrixOptions {
+    bool local_given = false;
+    std::string local;  // N or all ("" when --local came without a value: all)
+    std::string dir;
+    std::string summary;
+    std::optional<int> rank;
+    std::optional<int> ranks;
+    std::optional<int> device;
+    std::optional<std::string> run;
+    std::string size;
+    std::string handle_type = "fabric";
+    double timeout = 60;
+    bool keep = false;
+
+    struct Plan {
+        enum class Mode { local, rank, summary } mode = Mode::local;
+        std::optional<int> local_count;  // nullopt: all
+        RankIdentity id;                 // rank mode
+        std::uint64_t size = 0;
+        CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
+        ipc::Timeout timeout{60000};
+        std::string imex_channel_dir = kImexChannelDir;
+    };
+    Plan check() const;
+};
+
+MatrixOptions::Plan MatrixOptions::check() const {
+    Plan p;
+    const int modes = (local_given ? 1 : 0) + (dir.empty() ? 0 : 1) + (summary.empty() ? 0 : 1);
+    if (modes != 1) {
+        throw Error(ExitCode::usage, "fabric-matrix takes one of --local, --dir and --summary",
+                    "give --local to check this node's GPUs, --dir DIR on every rank of a distributed run, or "
+                    "--summary DIR for a run whose files were kept");
+    }
+    p.handle_type = parse_handle_type(handle_type);
+    if (p.handle_type != CU_MEM_HANDLE_TYPE_FABRIC && p.handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+        throw Error(ExitCode::usage, fmt::format("fabric-matrix cannot share '{}' handles", handle_type),
+                    "give --handle-type fabric or posix-fd");
+    }
+    if (!(timeout > 0) || timeout > 86400) {
+        throw Error(ExitCode::usage, fmt::format("invalid timeout {}", timeout), "give 0 < --timeout <= 86400 seconds");
+    }
+    p.timeout = ipc::Timeout{static_cast<std::int64_t>(timeout * 1000)};
+    if (!size.empty()) {
+        p.size = parse_size(size);
+        if (p.size == 0 || p.size > kMaxMatrixSize) {
+            throw Error(ExitCode::usage, fmt::format("invalid size '{}'", size), "give a size from 1 byte to 1TiB");
+        }
+    }
+    if (const char* d = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); d != nullptr && *d != '\0') p.imex_channel_dir = d;
+    if (local_given) {
+        p.mode = Plan::Mode::local;
+        if (!local.empty() && local != "all") {
+            int n = 0;
+            const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), n);
+            if (ec != std::errc() || end != local.data() + local.size() || n < 1) {
+                throw Error(ExitCode::usage, fmt::format("invalid --local '{}'", local),
+                            "give --local N (ranks, one per GPU, at least 1) or --local all");
+            }
+            p.local_count = n;
+        }
+        if (rank || ranks || device || run) {
+            throw Error(ExitCode::usage,
+                        "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
+                        "leave them out, or use --dir for a distributed run");
+        }
+        return p;
+    }
+    if (!summary.empty()) {
+        p.mode = Plan::Mode::summary;
+        if (run) check_run_name(*run);
+        return p;
+    }
+    p.mode = Plan::Mode::rank;
+    if (p.handle_type != CU_MEM_HANDLE_TYPE_FABRIC) {
+        throw Error(ExitCode::usage, "posix-fd handles cannot travel through a folder",
+                    "use --handle-type fabric with --dir, or --local --handle-type posix-fd on one node");
+    }
+    p.id = resolve_rank_identity(RankGiven{rank, ranks, device, run}, process_environment());
+    return p;
+}
+
+// The exit code of a matrix: 0 when every pair passed, else 1 with an error that says how many failed.
+void judge(Report& report, const Matrix& m) {
+    if (m.passed()) return;
+    report.add_error(
+        Problem{.message = fmt::format("{} of {} pairs of the fabric matrix failed", m.failed_pairs, m.ranks * m.ranks),
+                .remedy = "the failing pairs table (or results.matrix) gives each pair's diagnosis"});
+}
+
+// A rank's own problem as the command reports it: no support stays exit 3, anything else is a failure.
+Problem as_rank_failure(Problem p) {
+    if (p.exit_code != ExitCode::unavailable && p.exit_code != ExitCode::usage) p.exit_code = ExitCode::failed;
+    return p;
+}
+
+void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+    const int n = p.local_count.value_or(count);
+    if (n > count) {
+        throw Error(ExitCode::unavailable,
+                    fmt::format("--local {} asks for {} GPUs, and this node has {}", n, n, count),
+                    fmt::format("give --local {} or less, or --local all", count));
+    }
+    require_handle_support(driver.api(), 0, p.handle_type);
+    LocalRequest request;
+    for (int d = 0; d < n; ++d) request.devices.push_back(d);
+    request.size = p.size;
+    request.handle_type = p.handle_type;
+    request.timeout = p.timeout;
+    request.keep = o.keep;
+    request.imex_channel_dir = p.imex_channel_dir;
+    request.libcuda = driver.info().library;
+    const LocalResult result = run_local(driver.api(), request);
+    const Matrix m = build_matrix(result.input);
+    nlohmann::json ranks = nlohmann::json::array();
+    for (const auto& r : result.ranks) {
+        ranks.push_back({{"rank", r.rank},
+                         {"device", r.device},
+                         {"pid", r.pid},
+                         {"exit_status", r.exit_status},
+                         {"problem", r.problem ? to_json(*r.problem) : nlohmann::json(nullptr)},
+                         {"warnings", r.warnings},
+                         {"steps", steps::steps_json(r.steps)}});
+        for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
+    }
+    report.results = {{"mode", "local"},         {"handle_type", handle_type_name(p.handle_type)},
+                      {"folder", result.folder}, {"kept", o.keep},
+                      {"ranks", ranks},          {"matrix", to_json(m)}};
+    report.tables = matrix_tables(m);
+    if (o.keep) report.tables.front().notes.push_back("the rendezvous files are kept in " + result.folder);
+    for (const auto& r : result.ranks) {
+        if (r.problem && r.problem->exit_code == ExitCode::unavailable) report.add_error(*r.problem);
+    }
+    judge(report, m);
+}
+
+// A one-row table: this rank's reads.
+Table row_table(const Row& row) {
+    Table t;
+    t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
+    t.columns = {"owner", "result", "GB/s", "diagnosis"};
+    for (const auto& c : row.cells) {
+        t.rows.push_back({std::to_string(c.peer), c.status, c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
+                          c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
+    }
+    t.wrap_last = true;
+    return t;
+}
+
+void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+    RendezvousDir dir = RendezvousDir::open(o.dir);
+    RankRequest request;
+    request.id = p.id;
+    request.size = p.size;
+    request.handle_type = p.handle_type;
+    request.timeout = p.timeout;
+    request.keep = o.keep;
+    request.imex_channel_dir = p.imex_channel_dir;
+    request.driver_version = driver.version();
+    RankResult result;
+    run_rank(driver.api(), dir, request, result);
+    MatrixInput input{p.id.run, p.id.ranks, result.cards, result.rows, result.refused, p.timeout};
+    const Matrix m = build_matrix(input);
+    report.results = {{"mode", "rank"},
+                      {"run", p.id.run},
+                      {"folder", dir.path()},
+                      {"rank", p.id.rank},
+                      {"ranks", p.id.ranks},
+                      {"rank_source", p.id.rank_source},
+                      {"device", p.id.device},
+                      {"device_source", p.id.device_source},
+                      {"handle_type", handle_type_name(p.handle_type)},
+                      {"card", to_json(result.card)},
+                      {"row", to_json(result.row)},
+                      {"steps", steps::steps_json(result.steps)},
+                      {"matrix", p.id.rank == 0 ? to_json(m) : nlohmann::json(nullptr)}};
+    if (p.id.rank == 0) {
+        report.tables = matrix_tables(m);
+    } else {
+        report.tables.push_back(row_table(result.row));
+    }
+    report.tables.push_back(steps::steps_table("Steps", result.steps));
+    for (const auto& w : result.warnings) report.add_warning(w);
+    if (result.problem) report.add_error(as_rank_failure(*result.problem));
+    judge(report, m);
+}
+
+void run_summary_mode(Report& report, const MatrixOptions& o) {
+    RendezvousDir dir = RendezvousDir::open(o.summary);
+    std::string run;
+    if (o.run) {
+        run = *o.run;
+    } else {
+        const auto runs = runs_in_folder(dir);
+        if (runs.size() != 1) {
+            throw Error(ExitCode::usage,
+                        runs.empty() ? fmt::format("{} holds no fabric-matrix run", dir.path())
+                                     : fmt::format("{} holds {} runs: {}", dir.path(), runs.size(),
+                                                   fmt::format("{}", fmt::join(runs, ", "))),
+                        "give --run NAME");
+        }
+        run = runs.front();
+    }
+    MatrixInput input = read_folder(dir, run);
+    input.timeout = ipc::Timeout{static_cast<std::int64_t>(o.timeout * 1000)};
+    const Matrix m = build_matrix(input);
+    report.results = {{"mode", "summary"}, {"run", run}, {"folder", dir.path()}, {"matrix", to_json(m)}};
+    report.tables = matrix_tables(m);
+    judge(report, m);
+}
+
+Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
+    return run_checked("fabric-matrix", o, [&](Report& report, const MatrixOptions::Plan& p) {
+        if (p.mode == MatrixOptions::Plan::Mode::summary) return run_summary_mode(report, o);
+        Driver driver = open_driver(globals);
+        report.driver = driver.info();
+        const int count = driver.init();
+        if (p.mode == MatrixOptions::Plan::Mode::local) return run_local_mode(report, driver, count, o, p);
+        if (p.id.device >= count) {
+            throw Error(ExitCode::unavailable, fmt::format("device {} does not exist ({} devices)", p.id.device, count),
+                        "give --device, or start one rank per GPU");
+        }
+        run_rank_mode(report, driver, o, p);
+    });
+}
+
+}  // namespace
+
+void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto o = std::make_shared<MatrixOptions>();
+    CLI::App* app = root.add_subcommand(
+        "fabric-matrix", "check that every GPU can import, map and read every other GPU's memory (fabric handles)");
+    CLI::Option* local =
+        app->add_option("--local", o->local, "one rank per GPU of this node: N GPUs or all (the default)")
+            ->expected(0, 1)
+            ->type_name("[N|all]");
+    app->add_option("--dir", o->dir, "this process is one rank; the rendezvous folder every rank sees")
+        ->type_name("DIR");
+    app->add_option("--summary", o->summary, "print the matrix of a run whose files are in DIR (--keep)")
+        ->type_name("DIR");
+    app->add_option("--rank", o->rank,
+                    "this rank (default: from SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+                    "JOB_COMPLETION_INDEX)");
+    app->add_option("--ranks", o->ranks, "the number of ranks (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE)");
+    app->add_option("-d,--device", o->device, "this rank's device (default: the local rank, else 0)");
+    app->add_option("--run", o->run, "the run's name, which keeps runs in one folder apart (default: SLURM_JOB_ID)");
+    app->add_option("--size", o->size, "bytes per rank (default: one recommended granule; rounded up)");
+    app->add_option("--handle-type", o->handle_type, "fabric, or posix-fd (with --local)")
+        ->check(CLI::IsMember({"fabric", "posix-fd"}))
+        ->capture_default_str();
+    app->add_option("--timeout", o->timeout, "seconds each wait for the other ranks may take")->capture_default_str();
+    app->add_flag("--keep", o->keep, "leave the files in the rendezvous folder (for --summary)");
+    app->callback([o, local, &globals, &runner] {
+        o->local_given = local->count() > 0;
+        runner = [o, &globals] { return run_fabric_matrix(*o, globals); };
+    });
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,106 @@
+// The hidden subcommand that fabric-matrix --local starts once per GPU: one rank, on the device it
+// sees (CUDA_VISIBLE_DEVICES names only its GPU), meeting the others in the folder the coordinator
+// made; with posix-fd handles its descriptor travels over the socket on descriptor 3. It answers on
+// that socket (its steps, its problem, its card and row) and prints nothing.
+#include "command.hpp"
+#include "commands.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
+#include "ipc/envelope.hpp"
+#include "ipc/process.hpp"
+#include "matrix/local_run.hpp"
+#include "util/unique_fd.hpp"
+
+namespace cumemctl::cmd {
+using namespace gpu;
+using namespace imex;
+namespace {
+
+struct MatrixRankOptions {
+    int socket_fd = ipc::kChildSocketFd;
+    std::string dir;
+    std::string run = matrix::kLocalRunName;
+    int rank = 0;
+    int ranks = 1;
+    int device = 0;
+    std::uint64_t size = 0;
+    std::string handle_type = "fabric";
+    std::int64_t timeout_ms = 60000;
+    std::string imex_channel_dir = kImexChannelDir;
+    bool keep = false;
+};
+
+// The rank's exit code: its own problem's, else 1 when a cell of its row failed.
+ExitCode rank_exit_code(const std::optional<Problem>& problem, const matrix::RankResult& result) {
+    if (problem) return problem->exit_code == ExitCode::ok ? ExitCode::failed : problem->exit_code;
+    for (const auto& c : result.row.cells) {
+        if (!c.passed()) return ExitCode::failed;
+    }
+    return ExitCode::ok;
+}
+
+Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
+    UniqueFd socket(o.socket_fd);
+    ipc::die_with_parent();
+    Report report;
+    report.command = matrix::kMatrixRankCommand;
+    const auto type = parse_handle_type(o.handle_type);
+    const matrix::DescriptorExchange exchange(socket.get());
+    matrix::RankResult result;
+    std::optional<Problem> problem;
+    bool ran = false;
+    try {
+        Driver driver = open_driver(globals);
+        driver.init();
+        const matrix::RendezvousDir dir = matrix::RendezvousDir::open(o.dir);
+        matrix::RankRequest request;
+        request.id = matrix::RankIdentity{o.rank, o.ranks, o.device, o.run, "coordinator", "coordinator"};
+        request.size = o.size;
+        request.handle_type = type;
+        request.timeout = ipc::Timeout{o.timeout_ms};
+        request.keep = o.keep;
+        request.imex_channel_dir = o.imex_channel_dir;
+        request.driver_version = driver.version();
+        if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) request.exchange = &exchange;
+        ran = true;
+        matrix::run_rank(driver.api(), dir, request, result);
+        problem = result.problem;
+    } catch (const Error& e) {
+        problem = e.problem();
+    }
+    try {
+        if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !exchange.offered())
+            exchange.offer(o.rank, -1, problem);
+        ipc::Envelope answer;
+        answer.steps = result.steps;
+        answer.problem = problem;
+        if (ran) answer.result = matrix::rank_answer_json(result);
+        ipc::send_envelope(socket.get(), answer);
+    } catch (const Error&) {
+        // The coordinator has gone: there is no one left to tell.
+    }
+    report.exit_code = rank_exit_code(problem, result);
+    return report;
+}
+
+}  // namespace
+
+void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto o = std::make_shared<MatrixRankOptions>();
+    CLI::App* app = root.add_subcommand(matrix::kMatrixRankCommand, "internal: one rank of fabric-matrix --local");
+    app->group("");  // hidden from --help
+    app->add_option("--socket-fd", o->socket_fd)->required();
+    app->add_option("--dir", o->dir)->required();
+    app->add_option("--run", o->run);
+    app->add_option("--rank", o->rank)->required();
+    app->add_option("--ranks", o->ranks)->required();
+    app->add_option("--device", o->device)->required();
+    app->add_option("--size", o->size);
+    app->add_option("--handle-type", o->handle_type)->check(CLI::IsMember({"posix-fd", "fabric"}));
+    app->add_option("--timeout-ms", o->timeout_ms);
+    app->add_option("--imex-channel-dir", o->imex_channel_dir);
+    app->add_flag("--keep", o->keep);
+    app->callback([o, &globals, &runner] { runner = [o, &globals] { return run_matrix_rank(*o, globals); }; });
+}
+
+}  // namespace cumemctl::cmd

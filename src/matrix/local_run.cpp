@@ -1,0 +1,150 @@
+#include "matrix/local_run.hpp"
+
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "gpu/device/devices.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "ipc/envelope.hpp"
+#include "matrix/pair_diagnosis.hpp"
+#include "util/unix_socket.hpp"
+
+namespace cumemctl::matrix {
+using namespace gpu;
+namespace {
+
+// The folder, removed when the run ends unless it is kept.
+struct FolderGuard {
+    RendezvousDir& dir;
+    bool keep;
+    ~FolderGuard() {
+        if (!keep) dir.remove_all();
+    }
+};
+
+// A started rank: its process and our end of its socket.
+struct Started {
+    UniqueFd socket;
+    ipc::Process process;
+};
+
+// Takes rank r's answer into the result and the matrix input.
+void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& input) {
+    rank.steps = std::move(answer.steps);
+    rank.problem = std::move(answer.problem);
+    const nlohmann::json& j = answer.result;
+    if (!j.is_object()) return;
+    try {
+        if (j.contains("card") && !j["card"].is_null()) input.cards[r] = card_from_json(j["card"]);
+        if (j.contains("row") && !j["row"].is_null()) input.rows[r] = row_from_json(j["row"], input.ranks);
+        for (const auto& w : j.value("warnings", nlohmann::json::array()))
+            rank.warnings.push_back(w.get<std::string>());
+    } catch (const Error& e) {
+        input.refused[r] = fmt::format("its answer is not valid: {}", e.what());
+    } catch (const nlohmann::json::exception& e) {
+        input.refused[r] = fmt::format("its answer is not valid: {}", e.what());
+    }
+}
+
+}  // namespace
+
+std::vector<std::string> local_rank_arguments(const LocalRequest& request, const std::string& folder, int rank,
+                                              int child_device) {
+    std::vector<std::string> args{kMatrixRankCommand,
+                                  "--socket-fd",
+                                  std::to_string(ipc::kChildSocketFd),
+                                  "--dir",
+                                  folder,
+                                  "--run",
+                                  kLocalRunName,
+                                  "--rank",
+                                  std::to_string(rank),
+                                  "--ranks",
+                                  std::to_string(request.devices.size()),
+                                  "--device",
+                                  std::to_string(child_device),
+                                  "--size",
+                                  std::to_string(request.size),
+                                  "--handle-type",
+                                  handle_type_name(request.handle_type),
+                                  "--timeout-ms",
+                                  std::to_string(request.timeout.count()),
+                                  "--imex-channel-dir",
+                                  request.imex_channel_dir,
+                                  "--libcuda",
+                                  request.libcuda};
+    if (request.keep) args.emplace_back("--keep");
+    return args;
+}
+
+nlohmann::json rank_answer_json(const RankResult& result) {
+    return {{"card", to_json(result.card)}, {"row", to_json(result.row)}, {"warnings", result.warnings}};
+}
+
+LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
+    LocalResult out;
+    RendezvousDir dir = RendezvousDir::make_private();
+    FolderGuard guard{dir, request.keep};
+    out.folder = dir.path();
+    const int n = static_cast<int>(request.devices.size());
+    out.input.run = kLocalRunName;
+    out.input.ranks = n;
+    out.input.timeout = request.timeout;
+    std::vector<Started> started;
+    std::vector<int> sockets;
+    for (int r = 0; r < n; ++r) {
+        LocalRank rank;
+        rank.rank = r;
+        rank.device = request.devices[static_cast<std::size_t>(r)];
+        // A fabric handle is made to cross nodes, so a rank that sees only its own GPU shows what a rank on
+        // another node sees. A posix-fd handle stays within a node, and its import may need the device that
+        // holds the memory: those ranks see every GPU and use their own by its ordinal.
+        const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
+                                         ? child_device_view(api, rank.device)
+                                         : ChildDeviceView{rank.device, {}};
+        auto [mine, theirs] = socket_pair();
+        ipc::SpawnRequest spawn;
+        spawn.executable = request.executable;
+        spawn.args = local_rank_arguments(request, dir.path(), r, view.ordinal);
+        spawn.env = view.env;
+        spawn.pass_fd = theirs.get();
+        started.push_back(Started{std::move(mine), ipc::Process::spawn(spawn)});
+        rank.pid = started.back().process.pid();
+        sockets.push_back(started.back().socket.get());
+        out.ranks.push_back(std::move(rank));
+    }
+    if (request.handle_type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) broker_descriptors(sockets, request.timeout);
+    // A rank waits at most three times the timeout (cards, rows, the end), and then answers.
+    const ipc::Timeout answer_limit = request.timeout * 3 + ipc::Timeout{30000};
+    for (int r = 0; r < n; ++r) {
+        auto& rank = out.ranks[static_cast<std::size_t>(r)];
+        auto& s = started[static_cast<std::size_t>(r)];
+        std::optional<Problem> lost;
+        try {
+            ipc::Envelope answer = ipc::receive_envelope(s.socket.get(), answer_limit);
+            take_answer(answer, r, rank, out.input);
+            // The matrix names the device as this process counts them (the rank saw only its own, as 0).
+            if (auto card = out.input.cards.find(r); card != out.input.cards.end()) card->second.device = rank.device;
+        } catch (const Error& e) {
+            lost = e.problem();
+        }
+        std::optional<int> ended;
+        if (!lost) ended = s.process.wait(request.timeout);
+        rank.exit_status = ipc::exit_code_of(ended ? *ended : s.process.kill_and_wait());
+        if (lost) {
+            lost->message = fmt::format("rank {} (pid {}) gave no answer (exit status {}): {}", r, rank.pid,
+                                        rank.exit_status, lost->message);
+            rank.problem = std::move(lost);
+        }
+        if (rank.problem && !out.input.rows.contains(r)) {
+            // A rank that failed before its run: every cell of its row says why.
+            Row row{kLocalRunName, r, "", {}};
+            for (int j = 0; j < n; ++j) row.cells.push_back(own_failure_cell(j, *rank.problem));
+            out.input.rows[r] = std::move(row);
+        }
+    }
+    return out;
+}
+
+}  // namespace cumemctl::matrix

@@ -1,0 +1,128 @@
+#include "matrix/pair_diagnosis.hpp"
+
+#include <fmt/format.h>
+
+namespace cumemctl::matrix {
+namespace {
+
+Cell failure(int peer, std::string diagnosis, Problem problem) {
+    Cell c;
+    c.peer = peer;
+    c.status = "fail";
+    c.diagnosis = std::move(diagnosis);
+    c.problem = std::move(problem);
+    return c;
+}
+
+std::string who(const Card& card) {
+    return fmt::format("rank {} ({})", card.rank, card.host);
+}
+
+std::string driver_text(int version) {
+    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
+}
+
+}  // namespace
+
+std::string diagnosis_of(const Problem& problem) {
+    if (problem.driver && problem.driver->name == "CUDA_ERROR_NOT_PERMITTED") return "imex-channel";
+    if (problem.exit_code == ExitCode::unavailable) return "no-support";
+    if (problem.driver) return "driver";
+    return "failed";
+}
+
+std::optional<Cell> refuse_pair(const Card& mine, const Card& peer, std::uint64_t granularity) {
+    if (peer.error) {
+        return failure(peer.rank, "rank-failed",
+                       Problem{.message = fmt::format("{} had no memory to offer: {}", who(peer), peer.error->message),
+                               .cause = peer.error->cause,
+                               .remedy = peer.error->remedy});
+    }
+    if (peer.version != mine.version || peer.driver_version != mine.driver_version) {
+        return failure(peer.rank, "version",
+                       Problem{.message = fmt::format("{} runs cumemctl {} on driver {}, this rank cumemctl {} on "
+                                                      "driver {}",
+                                                      who(peer), peer.version, driver_text(peer.driver_version),
+                                                      mine.version, driver_text(mine.driver_version)),
+                               .cause = "the ranks run different cumemctl or driver versions",
+                               .remedy = "run the same cumemctl and the same driver on every node"});
+    }
+    if (peer.handle_type != mine.handle_type) {
+        return failure(peer.rank, "invalid-file",
+                       Problem{.message = fmt::format("{} offers a {} handle, this rank uses {}", who(peer),
+                                                      peer.handle_type, mine.handle_type),
+                               .remedy = "run every rank with the same handle type"});
+    }
+    if (granularity == 0 || peer.size % granularity != 0) {
+        return failure(peer.rank, "invalid-file",
+                       Problem{.message = fmt::format("{} offers {} bytes, not a multiple of this rank's granularity "
+                                                      "{}",
+                                                      who(peer), peer.size, granularity),
+                               .remedy = "run every rank with the same size on the same kind of GPU"});
+    }
+    return std::nullopt;
+}
+
+Cell checked_cell(const Card& mine, const Card& peer, const VerifyResult& check) {
+    Cell c;
+    c.peer = peer.rank;
+    c.gbps = check.check_gbps;
+    c.seconds = check.check_seconds;
+    if (check.ok()) {
+        c.status = "pass";
+        return c;
+    }
+    Problem p = pattern_mismatch(fmt::format("{} reading {}", who(mine), who(peer)), check).problem();
+    p.cause = mine.rank == peer.rank ? "the memory does not hold what this rank wrote"
+                                     : "the data read across the fabric differ from what the exporting rank wrote";
+    Cell f = failure(peer.rank, "mismatch", std::move(p));
+    f.gbps = c.gbps;
+    f.seconds = c.seconds;
+    return f;
+}
+
+Cell failed_cell(const Card& mine, const Card& peer, Problem problem, bool fabric) {
+    std::string kind = diagnosis_of(problem);
+    problem.message = fmt::format("{} reading {}: {}", who(mine), who(peer), problem.message);
+    if (fabric && kind == "imex-channel" && mine.rank != peer.rank) {
+        problem.cause += (problem.cause.empty() ? "" : "; ") +
+                         fmt::format(
+                             "{} may import only memory exported through an IMEX channel its user may open "
+                             "too: the same channel number on both nodes",
+                             who(mine));
+    }
+    if (fabric && kind == "driver") {
+        kind = "imex-domain";
+        problem.cause = fmt::format(
+            "{} and {} are not in one IMEX domain, or the IMEX service is not running on "
+            "one of them{}",
+            who(mine), who(peer), problem.cause.empty() ? "" : " (" + problem.cause + ")");
+        problem.remedy =
+            "check that both nodes are listed in the same IMEX domain (nodes_config.cfg) and that "
+            "nvidia-imex runs on each (systemctl status nvidia-imex)";
+    }
+    return failure(peer.rank, kind, std::move(problem));
+}
+
+Cell own_failure_cell(int peer, const Problem& problem) {
+    Problem p = problem;
+    p.message = "this rank had no memory of its own: " + p.message;
+    return failure(peer, diagnosis_of(problem), std::move(p));
+}
+
+Cell refused_file_cell(int peer, const std::string& why) {
+    return failure(peer, "invalid-file",
+                   Problem{.message = fmt::format("rank {}: {}", peer, why),
+                           .cause = "the rendezvous folder holds a file this rank does not trust or cannot read",
+                           .remedy = "remove stray files from the folder, and let only this user write it"});
+}
+
+Cell missing_cell(int peer, ipc::Timeout timeout) {
+    return failure(
+        peer, "missing",
+        Problem{.message = fmt::format("rank {} never came: no card within {}", peer, ipc::describe(timeout)),
+                .cause = "the rank was not started, started late, or cannot see the rendezvous folder",
+                .remedy = "start every rank, on a folder every node sees, or allow a longer timeout"});
+}
+
+}  // namespace cumemctl::matrix

@@ -1,0 +1,245 @@
+#include "matrix/records.hpp"
+
+#include <cmath>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "ipc/problem_wire.hpp"
+#include "matrix/rank_identity.hpp"
+
+namespace cumemctl::matrix {
+namespace {
+
+constexpr const char* kCardFormat = "cumemctl.fabric-matrix.card";
+constexpr const char* kRowFormat = "cumemctl.fabric-matrix.row";
+constexpr int kFormatVersion = 1;
+// The longest text field a reader takes (a problem's message, a host name).
+constexpr std::size_t kMaxText = 4096;
+
+[[noreturn]] void invalid(const std::string& what) {
+    throw Error(ExitCode::failed, what);
+}
+
+// An object's fields, read strictly: each read names the field; keys that are not read are refused by done().
+class Fields {
+public:
+    Fields(const nlohmann::json& j, std::string what) : j_(j), what_(std::move(what)) {
+        if (!j_.is_object()) invalid(fmt::format("{} is not a JSON object", what_));
+    }
+    const nlohmann::json& at(const std::string& key) {
+        seen_.insert(key);
+        const auto it = j_.find(key);
+        if (it == j_.end()) invalid(fmt::format("{} has no '{}'", what_, key));
+        return *it;
+    }
+    bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
+    std::string text(const std::string& key) {
+        const auto& v = at(key);
+        if (!v.is_string() || v.get_ref<const std::string&>().size() > kMaxText) {
+            invalid(fmt::format("{}: '{}' is not a string of at most {} characters", what_, key, kMaxText));
+        }
+        return v.get<std::string>();
+    }
+    std::int64_t integer(const std::string& key, std::int64_t low, std::int64_t high) {
+        const auto& v = at(key);
+        if (!v.is_number_integer()) invalid(fmt::format("{}: '{}' is not an integer", what_, key));
+        const auto n = v.get<std::int64_t>();
+        if (n < low || n > high ||
+            (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
+            invalid(fmt::format("{}: '{}' is outside {}-{}", what_, key, low, high));
+        }
+        return n;
+    }
+    std::uint64_t unsigned_integer(const std::string& key) {
+        const auto& v = at(key);
+        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
+            invalid(fmt::format("{}: '{}' is not an unsigned integer", what_, key));
+        }
+        return v.get<std::uint64_t>();
+    }
+    std::optional<double> number_or_null(const std::string& key) {
+        const auto& v = at(key);
+        if (v.is_null()) return std::nullopt;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
+            invalid(fmt::format("{}: '{}' is not a number of 0 or more", what_, key));
+        }
+        return v.get<double>();
+    }
+    std::optional<Problem> problem_or_null(const std::string& key) {
+        const auto& v = at(key);
+        if (v.is_null()) return std::nullopt;
+        Fields p(v, fmt::format("{}: '{}'", what_, key));
+        Problem out;
+        out.message = p.text("message");
+        out.cause = p.text("cause");
+        out.remedy = p.text("remedy");
+        const auto code = p.integer("exit_code", 0, 143);
+        if (code != 0 && code != 1 && code != 2 && code != 3 && code != 4 && code != 130 && code != 143) {
+            invalid(fmt::format("{}: exit code {} is none of cumemctl's", what_, code));
+        }
+        out.exit_code = static_cast<ExitCode>(code);
+        p.text("kind");
+        if (p.has("device")) out.device = static_cast<int>(p.integer("device", 0, 1 << 20));
+        if (p.has("driver_call")) {
+            Fields d(p.at("driver_call"), fmt::format("{}: driver_call", what_));
+            out.driver = DriverFailure{d.text("call"), static_cast<int>(d.integer("result", 0, 1 << 20)),
+                                       d.text("name"), d.text("text")};
+            d.done();
+        }
+        p.done();
+        return out;
+    }
+    void done() const {
+        for (const auto& [key, value] : j_.items()) {
+            if (!seen_.contains(key)) invalid(fmt::format("{} has an unknown field '{}'", what_, key));
+        }
+    }
+
+private:
+    const nlohmann::json& j_;
+    std::string what_;
+    std::set<std::string> seen_;
+};
+
+nlohmann::json problem_or_null(const std::optional<Problem>& p) {
+    return p ? ipc::problem_to_json(*p) : nlohmann::json(nullptr);
+}
+
+nlohmann::json parse_text(const std::string& text, const char* what) {
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        invalid(fmt::format("the {} is not JSON", what));
+    }
+}
+
+// The format and version every file starts with.
+void check_format(Fields& f, const char* format) {
+    if (f.text("format") != format) invalid(fmt::format("the file is no {}", format));
+    if (f.integer("format_version", 0, 1 << 20) != kFormatVersion) {
+        invalid(fmt::format("the file has another format version (this cumemctl reads {})", kFormatVersion));
+    }
+}
+
+bool is_hex(const std::string& s) {
+    for (const char c : s) {
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    }
+    return true;
+}
+
+}  // namespace
+
+std::string card_name(const std::string& run, int rank) {
+    return fmt::format("{}.card.{}", run, rank);
+}
+std::string row_name(const std::string& run, int rank) {
+    return fmt::format("{}.row.{}", run, rank);
+}
+std::string done_name(const std::string& run, int rank) {
+    return fmt::format("{}.done.{}", run, rank);
+}
+
+nlohmann::json to_json(const Card& c) {
+    return {{"format", kCardFormat}, {"format_version", kFormatVersion},
+            {"run", c.run},          {"rank", c.rank},
+            {"ranks", c.ranks},      {"host", c.host},
+            {"device", c.device},    {"gpu_uuid", c.gpu_uuid},
+            {"size", c.size},        {"handle_type", c.handle_type},
+            {"handle", c.handle},    {"seed", c.seed},
+            {"version", c.version},  {"driver_version", c.driver_version},
+            {"pid", c.pid},          {"error", problem_or_null(c.error)}};
+}
+
+nlohmann::json to_json(const Cell& c) {
+    return {{"peer", c.peer},
+            {"status", c.status},
+            {"diagnosis", c.diagnosis},
+            {"gbps", c.gbps ? nlohmann::json(*c.gbps) : nlohmann::json(nullptr)},
+            {"seconds", c.seconds ? nlohmann::json(*c.seconds) : nlohmann::json(nullptr)},
+            {"problem", problem_or_null(c.problem)}};
+}
+
+nlohmann::json to_json(const Row& r) {
+    nlohmann::json cells = nlohmann::json::array();
+    for (const auto& c : r.cells) cells.push_back(to_json(c));
+    return {{"format", kRowFormat}, {"format_version", kFormatVersion},
+            {"run", r.run},         {"rank", r.rank},
+            {"host", r.host},       {"cells", cells}};
+}
+
+Card card_from_json(const nlohmann::json& j) {
+    Fields f(j, "the card");
+    check_format(f, kCardFormat);
+    Card c;
+    c.run = f.text("run");
+    c.ranks = static_cast<int>(f.integer("ranks", 1, kMaxRanks));
+    c.rank = static_cast<int>(f.integer("rank", 0, c.ranks - 1));
+    c.host = f.text("host");
+    c.device = static_cast<int>(f.integer("device", 0, 1 << 20));
+    c.gpu_uuid = f.text("gpu_uuid");
+    c.size = f.unsigned_integer("size");
+    c.handle_type = f.text("handle_type");
+    c.handle = f.text("handle");
+    c.seed = f.unsigned_integer("seed");
+    c.version = f.text("version");
+    c.driver_version = static_cast<int>(f.integer("driver_version", 0, 1 << 30));
+    c.pid = static_cast<int>(f.integer("pid", 0, 1 << 30));
+    c.error = f.problem_or_null("error");
+    f.done();
+    if (c.handle_type != "fabric" && c.handle_type != "posix-fd") {
+        invalid(fmt::format("the card's handle type '{}' is neither fabric nor posix-fd", c.handle_type));
+    }
+    if (!c.error) {
+        if (c.size == 0 || c.size > kMaxMatrixSize) {
+            invalid(fmt::format("the card's size {} is outside 1-{} bytes", c.size, kMaxMatrixSize));
+        }
+        if (c.handle_type == "fabric" && (c.handle.size() != 128 || !is_hex(c.handle))) {
+            invalid("the card's fabric handle is not 128 lowercase hex digits");
+        }
+        if (c.handle_type == "posix-fd" && !c.handle.empty()) invalid("the card of a posix-fd handle holds a handle");
+    }
+    return c;
+}
+
+Card parse_card(const std::string& text) {
+    return card_from_json(parse_text(text, "card"));
+}
+
+Row row_from_json(const nlohmann::json& j, int ranks) {
+    Fields f(j, "the row");
+    check_format(f, kRowFormat);
+    Row r;
+    r.run = f.text("run");
+    r.rank = static_cast<int>(f.integer("rank", 0, ranks - 1));
+    r.host = f.text("host");
+    const auto& cells = f.at("cells");
+    if (!cells.is_array() || cells.size() != static_cast<std::size_t>(ranks)) {
+        invalid(fmt::format("the row's cells are not a list of {}", ranks));
+    }
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+        Fields c(cells[i], fmt::format("the row's cell {}", i));
+        Cell cell;
+        cell.peer = static_cast<int>(c.integer("peer", 0, ranks - 1));
+        if (cell.peer != static_cast<int>(i)) invalid(fmt::format("the row's cell {} names peer {}", i, cell.peer));
+        cell.status = c.text("status");
+        if (cell.status != "pass" && cell.status != "fail") {
+            invalid(fmt::format("the row's cell {} has status '{}'", i, cell.status));
+        }
+        cell.diagnosis = c.text("diagnosis");
+        cell.gbps = c.number_or_null("gbps");
+        cell.seconds = c.number_or_null("seconds");
+        cell.problem = c.problem_or_null("problem");
+        c.done();
+        r.cells.push_back(std::move(cell));
+    }
+    f.done();
+    return r;
+}
+
+Row parse_row(const std::string& text, int ranks) {
+    return row_from_json(parse_text(text, "row"), ranks);
+}
+
+}  // namespace cumemctl::matrix

@@ -1,0 +1,78 @@
+// What the ranks of a fabric-matrix run publish in the rendezvous folder: each rank's card (who it is
+// and the handle to its memory) and its row (what it found reading every other rank's memory), their
+// file names, and their JSON with a strict parser: a file from the shared folder is untrusted, so every
+// field is checked for presence, type and range, and nothing else is accepted.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/error.hpp"
+
+namespace cumemctl::matrix {
+
+// The largest files a reader takes: a card, and a row (a cell per rank).
+inline constexpr std::size_t kMaxCardBytes = std::size_t{16} * 1024;
+inline constexpr std::size_t kMaxRowBytes = std::size_t{16} * 1024 * 1024;
+// The largest allocation a rank maps from a card.
+inline constexpr std::uint64_t kMaxMatrixSize = std::uint64_t{1} << 40;
+
+// A rank's card: published once its memory is made, filled and exported (or with `error` when it
+// could not be).
+struct Card {
+    std::string run;
+    int rank = 0;
+    int ranks = 1;
+    std::string host;
+    int device = 0;        // the device ordinal as this rank sees it
+    std::string gpu_uuid;  // GPU-..., empty where unknown
+    std::uint64_t size = 0;
+    std::string handle_type;  // "fabric" or "posix-fd"
+    std::string handle;       // the fabric handle in hex (128 digits); empty for posix-fd (the socket carries it)
+    std::uint64_t seed = 0;   // of the pattern written over the memory
+    std::string version;      // cumemctl's
+    int driver_version = 0;
+    int pid = 0;
+    std::optional<Problem> error;  // why this rank has no memory to offer
+};
+
+// What one importer found for one exporter's memory.
+struct Cell {
+    int peer = 0;                // the exporting rank
+    std::string status;          // "pass", "fail"
+    std::string diagnosis;       // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
+    std::optional<double> gbps;  // the read's bandwidth, when the check ran
+    std::optional<double> seconds;
+    std::optional<Problem> problem;
+    bool passed() const { return status == "pass"; }
+};
+
+// A rank's row: a cell per rank (its own: the pattern read back by its own device).
+struct Row {
+    std::string run;
+    int rank = 0;
+    std::string host;
+    std::vector<Cell> cells;
+};
+
+// The file names in the folder: "RUN.card.R", "RUN.row.R", "RUN.done.R".
+std::string card_name(const std::string& run, int rank);
+std::string row_name(const std::string& run, int rank);
+std::string done_name(const std::string& run, int rank);
+
+nlohmann::json to_json(const Card& card);
+nlohmann::json to_json(const Cell& cell);
+nlohmann::json to_json(const Row& row);
+
+// Strict parsers of untrusted text: throw Error (failed) naming what is wrong.
+Card parse_card(const std::string& text);
+Row parse_row(const std::string& text, int ranks);
+// The same from JSON already parsed (a report's results).
+Card card_from_json(const nlohmann::json& j);
+Row row_from_json(const nlohmann::json& j, int ranks);
+
+}  // namespace cumemctl::matrix
