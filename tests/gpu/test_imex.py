@@ -195,7 +195,8 @@ def main(binary):
                  d.get("create"))
             c.eq("before: direct fabric cuMemCreate", d.get("create"), "CUDA_ERROR_NOT_PERMITTED")
             c.eq("before: the diagnosis names the IMEX channel", "IMEX channel node" in err.get("cause", ""), True)
-            c.eq("before: --dry-run made nothing", os.path.exists(FOLDER), False)
+            after = sorted(os.listdir(FOLDER)) if os.path.isdir(FOLDER) else None
+            c.eq("before: --dry-run made nothing", after, before if folder_existed else None)
             if has_create(binary):
                 code, doc = create_fabric(binary)
                 errs = (doc or {}).get("errors") or [{}]
