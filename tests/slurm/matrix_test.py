@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import CUMEMCTL, SOURCE, Failure, check, describe, fleet_json, main, write_node_wrapper
+from harness import SOURCE, Failure, check, describe, fleet_json, main, write_node_wrapper
 
 NODES, PER_NODE = 3, 2
 RANKS = NODES * PER_NODE

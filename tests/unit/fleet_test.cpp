@@ -107,6 +107,7 @@ TEST_CASE("a report whose schema or command is not text is an input problem") {
     REQUIRE(reports.size() == 1);
     CHECK(reports[0].report["host"] == "a");
     REQUIRE(problems.size() == 2);
-    CHECK(problems[0].message == "document 1: a cumemctl report without a \"command\" that names the command it came from");
+    CHECK(problems[0].message ==
+          "document 1: a cumemctl report without a \"command\" that names the command it came from");
     CHECK(problems[1].message.find("document 2: not a cumemctl report") == 0);
 }

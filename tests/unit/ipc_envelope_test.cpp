@@ -40,8 +40,8 @@ TEST_CASE("a problem whose exit code is none of the documented ones is a malform
     nlohmann::json j = ipc::problem_to_json(Problem{.exit_code = ExitCode::terminated, .message = "stopped"});
     CHECK(ipc::problem_from_json(j).exit_code == ExitCode::terminated);
     for (const nlohmann::json& bad : {nlohmann::json(5), nlohmann::json(-1), nlohmann::json(255), nlohmann::json(129),
-                                     nlohmann::json(18446744073709551615ULL), nlohmann::json(4294967297LL),
-                                     nlohmann::json(1.5), nlohmann::json("1"), nlohmann::json(nullptr)}) {
+                                      nlohmann::json(18446744073709551615ULL), nlohmann::json(4294967297LL),
+                                      nlohmann::json(1.5), nlohmann::json("1"), nlohmann::json(nullptr)}) {
         CAPTURE(bad.dump());
         j["exit_code"] = bad;
         CHECK_THROWS_AS(ipc::problem_from_json(j), nlohmann::json::exception);
