@@ -24,6 +24,14 @@ std::string_view exit_code_name(ExitCode code) {
     return "failed";
 }
 
+std::optional<ExitCode> exit_code_from_number(long long number) {
+    for (const ExitCode code : {ExitCode::ok, ExitCode::failed, ExitCode::usage, ExitCode::unavailable,
+                                ExitCode::permission, ExitCode::interrupted, ExitCode::terminated}) {
+        if (static_cast<long long>(code) == number) return code;
+    }
+    return std::nullopt;
+}
+
 Error::Error(ExitCode code, std::string message, std::string remedy)
     : Error(Problem{.exit_code = code, .message = std::move(message), .remedy = std::move(remedy)}) {}
 

@@ -1,6 +1,7 @@
 // The process exit codes of the design: the only numbers cumemctl ever exits with.
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 namespace cumemctl {
@@ -20,5 +21,9 @@ enum class ExitCode : int {
 // The name used in JSON reports: "ok", "failed", "usage", "unavailable", "permission",
 // "interrupted", "terminated".
 std::string_view exit_code_name(ExitCode code);
+
+// The exit code of that number, or nothing when the number is none of the documented ones above (a
+// number read from another process or a file is checked here before it becomes an ExitCode).
+std::optional<ExitCode> exit_code_from_number(long long number);
 
 }  // namespace cumemctl

@@ -24,13 +24,28 @@ std::string text_of(const nlohmann::json& v) {
     return v.dump();
 }
 
+// A text field of a report object, or "" where it is missing or not text.
+std::string text_field(const nlohmann::json& doc, const char* key) {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Whether a report of `command` describes a node (its status and properties): doctor and devices do;
+// a fabric-matrix report describes a pair matrix instead (matrix/matrix builds it).
+bool describes_node(const std::string& command) {
+    return command == "doctor" || command == "devices";
+}
+
 // Why a document cannot be summarised, or "" when it can.
 std::string unusable(const nlohmann::json& doc) {
-    if (!doc.is_object() || doc.value("schema", "") != kSchemaName) {
+    if (!doc.is_object() || text_field(doc, "schema") != kSchemaName) {
         return fmt::format("not a cumemctl report (it has no \"schema\": \"{}\")", kSchemaName);
     }
-    const std::string command = doc.value("command", "");
-    if (command != "doctor" && command != "devices" && command != "fabric-matrix") {
+    if (!doc.contains("command") || !doc["command"].is_string()) {
+        return "a cumemctl report without a \"command\" that names the command it came from";
+    }
+    const std::string command = text_field(doc, "command");
+    if (!describes_node(command) && command != "fabric-matrix") {
         return fmt::format("a report of '{}': fleet reads doctor, devices and fabric-matrix reports", command);
     }
     return {};
@@ -93,6 +108,7 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
     const auto& driver = latest.value("driver", nlohmann::json::object());
     node.properties["driver"] = driver.value("loaded", false) ? driver.value("version_string", "?") : "not loaded";
     node.properties["cumemctl"] = latest.value("tool", nlohmann::json::object()).value("version", "?");
+    // summarise gives every node a doctor or a devices report (describes_node), so one of them is there.
     const nlohmann::json& counted = doctor != nullptr ? *doctor : *devices;
     const auto count = results_of(counted).value("device_count", nlohmann::json());
     if (count.is_number_integer()) node.properties["gpus"] = std::to_string(count.get<int>());
@@ -243,9 +259,10 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
     s.reports = static_cast<int>(reports.size());
     std::map<std::string, std::vector<const SourcedReport*>> by_host;
     for (const auto& r : reports) {
-        // A fabric-matrix report describes a pair matrix, not a node (matrix/matrix builds it).
-        if (r.report.value("command", "") == "fabric-matrix") continue;
-        const std::string host = r.report.value("host", "");
+        // Only doctor and devices reports make nodes; any other report (fabric-matrix: a pair matrix,
+        // which matrix/matrix builds) is left out here, so that every node has one of them.
+        if (!describes_node(text_field(r.report, "command"))) continue;
+        const std::string host = text_field(r.report, "host");
         by_host[host.empty() ? r.source : host].push_back(&r);
     }
     for (const auto& [host, list] : by_host) {

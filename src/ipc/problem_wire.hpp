@@ -12,7 +12,8 @@ namespace cumemctl::ipc {
 // The problem as it travels (the same JSON as a report's error).
 nlohmann::json problem_to_json(const Problem& problem);
 
-// A problem from that JSON; throws nlohmann::json::exception when malformed.
+// A problem from that JSON; throws nlohmann::json::exception when malformed: a field missing or of
+// the wrong type, or an exit code that is none of the documented ones (base/exit_code.hpp).
 Problem problem_from_json(const nlohmann::json& j);
 
 }  // namespace cumemctl::ipc

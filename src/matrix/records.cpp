@@ -75,10 +75,9 @@ public:
         out.cause = p.text("cause");
         out.remedy = p.text("remedy");
         const auto code = p.integer("exit_code", 0, 143);
-        if (code != 0 && code != 1 && code != 2 && code != 3 && code != 4 && code != 130 && code != 143) {
-            invalid(fmt::format("{}: exit code {} is none of cumemctl's", what_, code));
-        }
-        out.exit_code = static_cast<ExitCode>(code);
+        const auto exit_code = exit_code_from_number(code);
+        if (!exit_code) invalid(fmt::format("{}: exit code {} is none of cumemctl's", what_, code));
+        out.exit_code = *exit_code;
         p.text("kind");
         if (p.has("device")) out.device = static_cast<int>(p.integer("device", 0, 1 << 20));
         if (p.has("driver_call")) {

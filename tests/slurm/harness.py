@@ -43,24 +43,34 @@ def describe(p):
     return f"exit {p.returncode}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
 
 
-def write_node_wrapper(path, failing_nodes=()):
+def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=None, rank_env=None):
     """Writes the program that plays /shared/bin/cumemctl on every node of the one-machine cluster: the
     real binary with the fake driver, named after the node (all "nodes" here share one host name, so
-    CUMEMCTL_HOST comes from Slurm's SLURMD_NODENAME where pdsh's %h did not give it). The nodes in
-    `failing_nodes` see no GPU (profile no-gpu), so their doctor fails."""
+    CUMEMCTL_HOST comes from Slurm's SLURMD_NODENAME where pdsh's %h did not give it). Every node has
+    the fake `profile`, except the nodes in `failing_nodes`, which see no GPU (profile no-gpu), so their
+    doctor fails. `imex_channel_dir`: the folder of IMEX channel nodes that the fake driver (and
+    cumemctl's diagnosis) looks in. `rank_env`: {rank: {NAME: VALUE}}, more environment for the Slurm
+    task whose SLURM_PROCID is that rank only (e.g. FAKECUDA_INJECT to make one rank's call fail)."""
     cases = "".join(f"  {n}) profile=no-gpu ;;\n" for n in failing_nodes)
+    ranks = "".join(f"  {int(r)}) export {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} ;;\n"
+                    for r, env in (rank_env or {}).items())
+    imex = ""
+    if imex_channel_dir is not None:
+        imex = f"export FAKECUDA_IMEX_DIR={shlex.quote(imex_channel_dir)} CUMEMCTL_IMEX_CHANNEL_DIR={shlex.quote(imex_channel_dir)}\n"
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"""#!/bin/sh
 # /shared/bin/cumemctl of a test node (tests/slurm/harness.py): the fake driver, the node's name.
 host=${{CUMEMCTL_HOST:-${{SLURMD_NODENAME:-}}}}
 [ -z "$host" ] || export CUMEMCTL_HOST="$host"
-profile=h200
+profile={shlex.quote(profile)}
 case $host in
 {cases}esac
+case ${{SLURM_PROCID:-}} in
+{ranks}esac
 export CUMEMCTL_LIBCUDA={shlex.quote(FAKECUDA)} CUMEMCTL_LIBNVML={shlex.quote(FAKENVML)}
 export FAKECUDA_PROFILE={shlex.quote(PROFILES)}/$profile.json
-exec {shlex.quote(CUMEMCTL)} "$@"
+{imex}exec {shlex.quote(CUMEMCTL)} "$@"
 """)
     os.chmod(path, 0o755)
 

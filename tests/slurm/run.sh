@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The fleet stage of scripts/test.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands and the
-# per-job IMEX channel prolog and epilog (packaging/slurm), run for real against the fake driver of
-# the build in BUILD_DIR, on a one-machine Slurm cluster (cluster.sh). Prints each test's time.
+# The fleet stage of scripts/test.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands (fabric-matrix
+# under srun among them) and the per-job IMEX channel prolog and epilog (packaging/slurm), run for real
+# against the fake driver of the build in BUILD_DIR, on a one-machine Slurm cluster (cluster.sh).
+# Prints each test's time.
 #   tests/slurm/run.sh BUILD_DIR
 # Needs root and Debian's slurm-wlm, pdsh, prometheus-node-exporter, prometheus (promtool) and
 # python3-prometheus-client (scripts/setup.sh installs them). Without them it says what is missing and
@@ -40,14 +41,7 @@ if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
   echo "== fleet tests on the cluster"
   (cd "$here" && $py fleet_test.py srun_doc) || status=1
   (cd "$here" && $py imex_test.py jobs) || status=1
-  # PLACE FOR "fabric-matrix under srun" (issue 16, item 3), once `cumemctl fabric-matrix` (issue 15)
-  # lands: srun -N 3 --ntasks-per-node=2 cumemctl fabric-matrix --dir DIR, ranks and local ranks from
-  # Slurm's environment, every pair passing; with one rank's import made to fail, the matrix names it.
-  if grep -q "^ *fabric-matrix" <<<"$("$CUMEMCTL" --help)"; then
-    echo "  TODO  fabric_matrix: cumemctl has fabric-matrix now: write its srun test here (issue 16, item 3)"
-  else
-    echo "  skip  fabric_matrix: no cumemctl fabric-matrix yet (issue 15)"
-  fi
+  (cd "$here" && $py matrix_test.py srun_pass srun_import_refused) || status=1
   exit "$status"
 fi
 

@@ -81,3 +81,33 @@ TEST_CASE("a tie has no majority and lists every node") {
     CHECK(s.differences[0].differing.size() == 2);
     CHECK_FALSE(any_failing(s));
 }
+
+TEST_CASE("only doctor and devices reports make nodes: a host with none of them is no node, not a crash") {
+    // read_reports lets fabric-matrix reports through (matrix/matrix reads them), and summarise may be
+    // given any report: neither may make a node without a doctor or devices report behind it.
+    std::vector<SourcedReport> reports{
+        {"m", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": "fabric-matrix", "host": "m1",
+                                       "results": {"mode": "rank"}})")},
+        {"p", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": "pool-stats", "host": "p1"})")},
+        {"q", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": 5, "host": ["q1"]})")},
+        {"d", nlohmann::json::parse(doctor_report("n1", "13.0", "pass", kPass))}};
+    const FleetSummary s = summarise(reports);
+    CHECK(s.reports == 4);
+    REQUIRE(s.nodes.size() == 1);
+    CHECK(s.nodes[0].host == "n1");
+    CHECK(s.nodes[0].status == "pass");
+    CHECK_FALSE(any_failing(s));
+}
+
+TEST_CASE("a report whose schema or command is not text is an input problem") {
+    std::istringstream in(R"({"schema": "cumemctl.report", "command": 5} {"schema": 1, "command": "doctor"} )" +
+                          doctor_report("a", "13.0", "pass", kPass));
+    std::vector<InputProblem> problems;
+    const auto reports = read_reports(in, "f", problems);
+    REQUIRE(reports.size() == 1);
+    CHECK(reports[0].report["host"] == "a");
+    REQUIRE(problems.size() == 2);
+    CHECK(problems[0].message ==
+          "document 1: a cumemctl report without a \"command\" that names the command it came from");
+    CHECK(problems[1].message.find("document 2: not a cumemctl report") == 0);
+}

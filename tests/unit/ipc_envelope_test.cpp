@@ -36,6 +36,44 @@ TEST_CASE("a Problem survives the wire with its driver failure and device") {
     CHECK_THROWS_AS(ipc::problem_from_json(nlohmann::json{{"message", "x"}}), nlohmann::json::exception);
 }
 
+TEST_CASE("a problem whose exit code is none of the documented ones is a malformed message") {
+    nlohmann::json j = ipc::problem_to_json(Problem{.exit_code = ExitCode::terminated, .message = "stopped"});
+    CHECK(ipc::problem_from_json(j).exit_code == ExitCode::terminated);
+    for (const nlohmann::json& bad : {nlohmann::json(5), nlohmann::json(-1), nlohmann::json(255), nlohmann::json(129),
+                                      nlohmann::json(18446744073709551615ULL), nlohmann::json(4294967297LL),
+                                      nlohmann::json(1.5), nlohmann::json("1"), nlohmann::json(nullptr)}) {
+        CAPTURE(bad.dump());
+        j["exit_code"] = bad;
+        CHECK_THROWS_AS(ipc::problem_from_json(j), nlohmann::json::exception);
+    }
+    // Through the envelope, the malformed problem is an error that says so, never a wrong exit code.
+    ipc::Envelope e;
+    e.problem = Problem{.exit_code = ExitCode::failed, .message = "x"};
+    nlohmann::json wire = ipc::to_json(e);
+    wire["problem"]["exit_code"] = 7;
+    try {
+        ipc::envelope_from_json(wire);
+        FAIL("a malformed envelope was accepted");
+    } catch (const Error& err) {
+        CHECK(err.exit_code() == ExitCode::failed);
+        CHECK(std::string(err.what()).find("exit_code 7 is none of cumemctl's exit codes") != std::string::npos);
+    }
+}
+
+TEST_CASE("exit_code_from_number knows exactly the documented exit codes") {
+    CHECK(exit_code_from_number(0) == ExitCode::ok);
+    CHECK(exit_code_from_number(1) == ExitCode::failed);
+    CHECK(exit_code_from_number(2) == ExitCode::usage);
+    CHECK(exit_code_from_number(3) == ExitCode::unavailable);
+    CHECK(exit_code_from_number(4) == ExitCode::permission);
+    CHECK(exit_code_from_number(130) == ExitCode::interrupted);
+    CHECK(exit_code_from_number(143) == ExitCode::terminated);
+    for (const long long n : {-1LL, 5LL, 70LL, 128LL, 131LL, 256LL + 1, 1LL << 40}) {
+        CAPTURE(n);
+        CHECK_FALSE(exit_code_from_number(n).has_value());
+    }
+}
+
 TEST_CASE("an envelope crosses a socket with its steps, problem, result and descriptor") {
     auto [a, b] = socket_pair();
     ipc::Envelope e;

@@ -1,0 +1,177 @@
+#!/usr/bin/python3
+"""`cumemctl fabric-matrix` under srun (issue 16, item 3): the command block of docs/fleet.md's
+"fabric-matrix" / "Slurm" section, run as written on the one-machine cluster (tests/slurm/cluster.sh;
+SLURM_CONF set) with 3 nodes and 2 tasks per node: 6 ranks whose rank, count, local rank (the GPU) and
+run name come from Slurm's environment, against the fake driver with four GPUs per node (gb200x4), as
+an ordinary user (nobody) whose IMEX channel is the one the cluster's prolog gave the job (when the
+cluster runs it: IMEX_TEST_DIR), else one made here.
+    matrix_test.py [TEST...]     (tests: srun_pass srun_import_refused)
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from harness import SOURCE, Failure, check, describe, fleet_json, main, write_node_wrapper
+
+NODES, PER_NODE = 3, 2
+RANKS = NODES * PER_NODE
+USER = 65534  # nobody
+REFUSED_RANK = 4  # on n3, local rank 0
+INJECT = "cuMemImportFromShareableHandle=CUDA_ERROR_NOT_PERMITTED@1x100"
+
+
+def doc_block():
+    """The command block of docs/fleet.md's fabric-matrix Slurm section, continuation lines joined, made
+    to run here: /shared is the work folder, 16 nodes of 4 GPUs are 3 of 2, and cumemctl is found on
+    PATH (the node wrapper, as a cluster's cumemctl would be)."""
+    with open(os.path.join(SOURCE, "docs/fleet.md"), encoding="utf-8") as f:
+        text = f.read()
+    section = re.search(r"^## fabric-matrix.*?\n(.*?)(?=^## )", text, re.S | re.M)
+    check(section, "docs/fleet.md has no fabric-matrix section")
+    slurm = re.search(r"^### Slurm\n(.*?)(?=^### )", section.group(1), re.S | re.M)
+    check(slurm, "docs/fleet.md's fabric-matrix section has no Slurm part")
+    blocks = re.findall(r"(?:^    .*\n)+", slurm.group(1), re.M)
+    check(len(blocks) == 1, f"the fabric-matrix Slurm part of docs/fleet.md has {len(blocks)} command blocks")
+    command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", blocks[0], flags=re.M))
+    for documented in ("/shared/", "-N 16", "--ntasks-per-node=4", "srun", "--output=", "--error=",
+                       "cumemctl fabric-matrix --dir", "cumemctl fleet"):
+        check(documented in command, f"docs/fleet.md's fabric-matrix srun block lost '{documented}':\n{command}")
+    return (command.replace("/shared/", "./").replace("-N 16", f"-N {NODES}")
+            .replace("--ntasks-per-node=4", f"--ntasks-per-node={PER_NODE}"))
+
+
+def run_matrix(rank_env=None):
+    """Runs the documented block as user nobody in a fresh work folder; returns (the finished process,
+    the folder, the job id, {rank: its JSON report}, the channel folder)."""
+    base = os.path.join(os.environ["SLURM_TEST_DIR"], "work")
+    d = tempfile.mkdtemp(prefix="matrix.", dir=base)
+    os.chown(d, USER, USER)
+    if "IMEX_TEST_DIR" in os.environ:  # the per-job channel the cluster's prolog makes (imex_test.py)
+        channels = os.path.join(os.environ["IMEX_TEST_DIR"], "root/dev/nvidia-caps-imex-channels")
+    else:
+        channels = os.path.join(d, "imex-channels")
+        os.mkdir(channels)
+        os.mknod(os.path.join(channels, "channel0"), 0o020600, os.makedev(511, 0))
+        os.chown(os.path.join(channels, "channel0"), USER, USER)
+    write_node_wrapper(os.path.join(d, "bin/cumemctl"), profile="gb200x4", imex_channel_dir=channels,
+                       rank_env=rank_env)
+    command = doc_block()
+    env = dict(os.environ, PATH=os.path.join(d, "bin") + ":" + os.environ["PATH"])
+    p = subprocess.run(["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "bash", "-c", command],
+                       env=env, cwd=d, capture_output=True, text=True, timeout=120)
+    what = f"docs/fleet.md's\n{command}\n"
+    outputs = glob.glob(os.path.join(d, "run-*-*.json"))
+    jobs = {re.fullmatch(r"run-(\d+)-\d+\.json", os.path.basename(o)).group(1) for o in outputs}
+    check(len(jobs) == 1 and len(outputs) == RANKS, f"{what}: outputs {sorted(outputs)}: {describe(p)}")
+    job = jobs.pop()
+    reports = {}
+    for r in range(RANKS):
+        path = os.path.join(d, f"run-{job}-{r}.json")
+        try:
+            with open(path, encoding="utf-8") as f:
+                reports[r] = json.load(f)
+        except ValueError as e:
+            raise Failure(f"rank {r}'s output is not one JSON report ({e}): {open(path).read()[-2000:]}")
+    check(os.listdir(os.path.join(d, "run")) == [], f"the rendezvous folder keeps {os.listdir(os.path.join(d, 'run'))}")
+    return p, d, job, reports, what
+
+
+def errors_of(d, job, rank):
+    """What a rank wrote on standard error (srun's --error file of the documented block)."""
+    with open(os.path.join(d, f"run-{job}-{rank}.err"), encoding="utf-8") as f:
+        return f.read()
+
+
+def check_ranks(reports, job):
+    """What every rank took from Slurm: its rank and the count (SLURM_PROCID, SLURM_NTASKS), its GPU
+    (SLURM_LOCALID: 0 and 1 on each node, so two ranks of a node never share one) and the run (the
+    job id); rank 0's matrix names every rank's node and GPU."""
+    for r, rep in reports.items():
+        res = rep["results"]
+        check(rep["command"] == "fabric-matrix" and res["mode"] == "rank", f"rank {r}: {res.get('mode')}")
+        check((res["rank"], res["ranks"], res["rank_source"]) == (r, RANKS, "SLURM_PROCID"),
+              f"rank {r}: rank {res['rank']} of {res['ranks']} from {res['rank_source']}")
+        check((res["device"], res["device_source"]) == (r % PER_NODE, "SLURM_LOCALID"),
+              f"rank {r}: device {res['device']} from {res['device_source']}")
+        check(res["run"] == job, f"rank {r}: run {res['run']}, expected the job id {job}")
+        check(rep["host"] == f"n{r // PER_NODE + 1}", f"rank {r} ran on {rep['host']}")
+        check((res["matrix"] is None) == (r != 0), f"rank {r}: the matrix is rank 0's alone")
+    info = reports[0]["results"]["matrix"]["rank_info"]
+    placed = [(i["rank"], i["host"], i["device"]) for i in info]
+    expected = [(r, f"n{r // PER_NODE + 1}", r % PER_NODE) for r in range(RANKS)]
+    check(placed == expected, f"rank 0's matrix places the ranks {placed}, expected {expected}")
+
+
+def test_srun_pass():
+    """Every pair of the 6 ranks passes: srun and fleet exit 0, every rank's report is ok, rank 0's
+    matrix and fleet's (from all reports) have 36 passing cells."""
+    p, d, job, reports, what = run_matrix()
+    try:
+        check(p.returncode == 0, f"{what}: should exit 0: {describe(p)}")
+        check_ranks(reports, job)
+        for r, rep in reports.items():
+            check(rep["ok"] and rep["exit_code"] == 0, f"rank {r} failed: {rep.get('errors')}")
+            cells = rep["results"]["row"]["cells"]
+            check([c["status"] for c in cells] == ["pass"] * RANKS, f"rank {r}'s row: {cells}")
+            err = errors_of(d, job, r)
+            check(err == "", f"rank {r}'s standard error: {err}")
+        m = reports[0]["results"]["matrix"]
+        check(m["passed"] and m["failed_pairs"] == 0, f"rank 0's matrix: {m}")
+        check(all(c["status"] == "pass" for row in m["cells"] for c in row) and len(m["cells"]) == RANKS,
+              f"rank 0's cells: {m['cells']}")
+        check(re.search(rf"^\s*every pair of {RANKS} ranks passed$", p.stdout, re.M), f"fleet's table: {describe(p)}")
+        code, results = fleet_json(sorted(glob.glob(os.path.join(d, "run-*.json"))), d)
+        check(code == 0, f"fleet --json exit {code}: {results}")
+        fm = results["fabric_matrices"]
+        check(len(fm) == 1 and fm[0]["run"] == job and fm[0]["ranks"] == RANKS and fm[0]["passed"],
+              f"fleet's matrices: {fm}")
+    finally:
+        shutil.rmtree(d)
+
+
+def test_srun_import_refused():
+    """Rank 4's imports are refused (CUDA_ERROR_NOT_PERMITTED, injected through the wrapper for
+    SLURM_PROCID 4 only): its row fails against every other rank with the IMEX diagnosis, naming rank 4
+    and its node, and every other pair passes; every rank exits 1, so srun does; rank 0's report and
+    fleet over all the reports say the same."""
+    p, d, job, reports, what = run_matrix({REFUSED_RANK: {"FAKECUDA_INJECT": INJECT}})
+    try:
+        check(p.returncode == 1, f"{what}: fleet should exit 1: {describe(p)}")
+        check_ranks(reports, job)
+        failed = f"{RANKS - 1} of {RANKS * RANKS} pairs of the fabric matrix failed"
+        for r, rep in reports.items():
+            check(rep["exit_code"] == 1 and rep["errors"][0]["message"] == failed,
+                  f"rank {r}: exit {rep['exit_code']}, errors {rep.get('errors')}")
+            err = errors_of(d, job, r)
+            check(f"cumemctl: error: {failed}" in err, f"rank {r}'s standard error (--error): {err}")
+        code, results = fleet_json(sorted(glob.glob(os.path.join(d, "run-*.json"))), d)
+        check(code == 1, f"fleet --json exit {code}: {results}")
+        check(len(results["fabric_matrices"]) == 1, f"fleet's matrices: {results['fabric_matrices']}")
+        refused_node = f"n{REFUSED_RANK // PER_NODE + 1}"
+        for source, m in (("rank 0's report", reports[0]["results"]["matrix"]),
+                          ("fleet", results["fabric_matrices"][0])):
+            check(not m["passed"] and m["failed_pairs"] == RANKS - 1, f"{source}: {m['failed_pairs']} failed pairs")
+            for i, row in enumerate(m["cells"]):
+                for j, c in enumerate(row):
+                    if i != REFUSED_RANK or i == j:
+                        check(c["status"] == "pass", f"{source}: rank {i} reading rank {j}: {c}")
+                        continue
+                    message = (f"rank {i} ({refused_node}) reading rank {j} (n{j // PER_NODE + 1}): "
+                               "cuMemImportFromShareableHandle failed: CUDA_ERROR_NOT_PERMITTED")
+                    check(c["status"] == "fail" and c["diagnosis"] == "imex-channel"
+                          and c["problem"]["message"].startswith(message),
+                          f"{source}: rank {i} reading rank {j} should fail with '{message}': {c}")
+        for j in range(RANKS):  # fleet's table for people: the failing pairs, each with rank 4's node
+            pair = rf"^\s*{REFUSED_RANK}\s+{j}\s+imex-channel\s+rank {REFUSED_RANK} \({refused_node}\) reading rank {j} "
+            check((re.search(pair, p.stdout, re.M) is not None) == (j != REFUSED_RANK),
+                  f"fleet's table of failing pairs, rank {REFUSED_RANK} reading rank {j}: {describe(p)}")
+    finally:
+        shutil.rmtree(d)
+
+
+if __name__ == "__main__":
+    main({"srun_pass": test_srun_pass, "srun_import_refused": test_srun_import_refused})
