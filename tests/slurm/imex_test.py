@@ -44,13 +44,19 @@ def channel_nodes(d):
     """{channel number: (uid, mode, is a character device)} of DIR/root/dev/nvidia-caps-imex-channels."""
     nodes = {}
     for path in glob.glob(os.path.join(d, "root", CHANNELS, "channel*")):
-        st = os.lstat(path)
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:  # an epilog removed it between the listing and here: it is gone
+            continue
         nodes[int(path.rsplit("channel", 1)[1])] = (st.st_uid, st.st_mode & 0o7777, (st.st_mode & 0o170000) == 0o020000)
     return nodes
 
 
 def records(d):
-    return sorted(os.listdir(os.path.join(d, "state"))) if os.path.isdir(os.path.join(d, "state")) else []
+    try:
+        return sorted(os.listdir(os.path.join(d, "state")))
+    except FileNotFoundError:
+        return []
 
 
 def log(d):
