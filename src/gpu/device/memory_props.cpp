@@ -86,7 +86,7 @@ CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, i
                 throw Error(ExitCode::unavailable,
                             fmt::format("device {} has no host NUMA node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {})",
                                         device, id ? std::to_string(*id) : "unknown to this driver"),
-                            "use --location host, or name a node with --location host-numa:N");
+                            "ask for location host, or name a node (location host-numa:N)");
             }
             loc.id = *id;
         }
