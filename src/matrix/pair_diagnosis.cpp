@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 namespace cumemctl::matrix {
+using namespace gpu;
 namespace {
 
 Cell failure(int peer, std::string diagnosis, Problem problem) {
