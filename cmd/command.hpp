@@ -56,8 +56,8 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
 Report run_with_driver(const std::string& command, const Globals& globals,
                        const std::function<void(Report&, Driver&, int device_count)>& body);
 
-// The frame of the hidden subcommands that run as a second process (internal-import-check,
-// __imex-verify, __pool-import): takes the socket at `socket_fd` (closed when this returns), asks the
+// The frame of the hidden subcommands that run as a second process (__importer, __imex-verify,
+// internal-matrix-rank): takes the socket at `socket_fd` (closed when this returns), asks the
 // kernel to end this process with its parent, and runs `serve`, which answers over the socket and
 // returns the problem that stopped it, if any: the exit code (failed where the problem names none).
 // What escapes `serve` (a driver that does not load, a socket that fails) goes through run_guarded.

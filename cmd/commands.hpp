@@ -11,11 +11,10 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
 void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner);
 void register_granularity(CLI::App& root, const Globals& globals, Runner& runner);
 void register_create(CLI::App& root, const Globals& globals, Runner& runner);
-// The hidden second process of create --import-check.
-void register_import_check(CLI::App& root, const Globals& globals, Runner& runner);
+// The hidden second process of the IPC checks (create --import-check, create --pool --ipc-check, doctor).
+void register_importer(CLI::App& root, const Globals& globals, Runner& runner);
 void register_pool_stats(CLI::App& root, const Globals& globals, Runner& runner);
 void register_trim(CLI::App& root, const Globals& globals, Runner& runner);
-void register_pool_import(CLI::App& root, const Globals& globals, Runner& runner);
 void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner);
 void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
 // fabric-matrix, and the hidden rank process of its --local mode.

@@ -24,9 +24,9 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
-    register_doctor, register_devices,       register_imex_setup,  register_le_bind,    register_granularity,
-    register_create, register_import_check,  register_pool_stats,  register_trim,       register_pool_import,
-    register_fleet,  register_fabric_matrix, register_matrix_rank, register_completion, register_imex_verify,
+    register_doctor,        register_devices,     register_imex_setup, register_le_bind,     register_granularity,
+    register_create,        register_importer,    register_pool_stats, register_trim,        register_fleet,
+    register_fabric_matrix, register_matrix_rank, register_completion, register_imex_verify,
 };
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.

@@ -111,8 +111,10 @@ nlohmann::json create_details(const CreateResult& r) {
     nlohmann::json j{{"size_bytes", r.size}, {"steps", steps_json(r.steps)}};
     if (r.verify) j["verify"] = to_json(*r.verify);
     if (r.import_check) {
+        // Its exit status where it ended (a failed exchange); an importer that answered serves on.
         j["importer"] = {{"pid", r.import_check->pid},
-                         {"exit_status", r.import_check->exit_status},
+                         {"exit_status", r.import_check->exit_status >= 0 ? nlohmann::json(r.import_check->exit_status)
+                                                                          : nlohmann::json(nullptr)},
                          {"steps", steps_json(r.import_check->steps)}};
         if (r.import_check->check) j["importer"]["verify"] = to_json(*r.import_check->check);
     }
@@ -171,17 +173,15 @@ bool ipc_pool_applies(const DeviceInfo* info) {
 }
 
 // The create of a check through create's steps, then everything released; with `import_check` the
-// second process started ahead for `check` where there is one. Returns the details and, on failure,
-// the outcome.
+// device's importer (started ahead where it was, and kept for the device's next IPC check). Returns
+// the details and, on failure, the outcome.
 std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
-                                                                    const MemoryRequest& memory, bool import_check,
-                                                                    std::string_view check = {}) {
+                                                                    const MemoryRequest& memory, bool import_check) {
     device.context();
     CreateRequest request = create_request(ctx, device.ordinal(), memory, import_check);
-    std::optional<ipc::Child> early;
     if (import_check) {
-        early = device.take_child(check);
-        request.importer = &early;
+        request.importer = &device.importer();
+        request.keep_importer = true;
     }
     NvmlProcessMemory nvml_memory(ctx, device);
     CreateResult result;
@@ -198,46 +198,39 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
 
 }  // namespace
 
-void start_second_processes(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks) {
+void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks) {
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
-    const bool posix = selected(kCheckPosixFdIpc), pool = selected(kCheckIpcPool);
-    if ((!posix && !pool) || ctx.driver == nullptr) return;
+    if (ctx.driver == nullptr || device.importer()) return;
     const DeviceInfo* info = device.peek_info();
-    // A child that cannot start is left to the check, which starts its own and reports why it failed.
+    if (!(selected(kCheckPosixFdIpc) && posix_fd_ipc_applies(info)) &&
+        !(selected(kCheckIpcPool) && ipc_pool_applies(info))) {
+        return;
+    }
     try {
-        if (posix && posix_fd_ipc_applies(info) && !device.has_child(kCheckPosixFdIpc)) {
-            device.keep_child(
-                kCheckPosixFdIpc,
-                start_create_importer(device.api(), create_request(ctx, device.ordinal(), posix_fd_memory(), true)));
-        }
-        if (pool && ipc_pool_applies(info) && !device.has_child(kCheckIpcPool)) {
-            device.keep_child(kCheckIpcPool, start_pool_importer(device.api(), ipc_request(ctx, device.ordinal())));
-        }
+        device.importer() = gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library,
+                                                              child_device_view(device.api(), device.ordinal())});
     } catch (const Error&) {
     }
 }
 
-std::vector<EarlyChild> start_second_processes_early(DoctorContext& ctx, const std::vector<std::string_view>& checks) {
-    std::vector<EarlyChild> out;
+std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::vector<std::string_view>& checks) {
+    std::vector<EarlyImporter> out;
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
-    const bool posix = selected(kCheckPosixFdIpc), pool = selected(kCheckIpcPool);
     // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
-    if ((!posix && !pool) || ctx.driver == nullptr || !ctx.driver->loaded() || ctx.nvml == nullptr ||
-        !ctx.nvml->loaded() || ctx.options.devices != "all" || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
+    if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
+        ctx.nvml == nullptr || !ctx.nvml->loaded() || ctx.options.devices != "all" ||
+        std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }
     try {
         for (const std::string& uuid : ctx.nvml->uuids()) {
             const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
-            if (posix) {
-                out.push_back({uuid, kCheckPosixFdIpc,
-                               start_create_importer(create_request(ctx, 0, posix_fd_memory(), true), view)});
-            }
-            if (pool) out.push_back({uuid, kCheckIpcPool, start_pool_importer(ipc_request(ctx, 0), view)});
+            out.push_back(
+                {uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});
         }
     } catch (const Error&) {
         // What started is used; the rest is left to the device's own start.
@@ -257,7 +250,7 @@ CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device) {
     if (!posix_fd_ipc_applies(&device->info())) {
         return CheckOutcome::skip("the device does not support VMM with POSIX-fd handles (see capabilities)");
     }
-    auto [details, failure] = small_create(ctx, *device, posix_fd_memory(), true, kCheckPosixFdIpc);
+    auto [details, failure] = small_create(ctx, *device, posix_fd_memory(), true);
     if (failure) return *failure;
     const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
     return CheckOutcome::pass("a second process imported the POSIX fd of " + size + ", mapped it and found the pattern",
@@ -297,8 +290,8 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     request.handle_type = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
     const std::uint64_t size = pool_granule(api, CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, device->ordinal()});
     IpcRequest ipc = ipc_request(ctx, device->ordinal());
-    std::optional<ipc::Child> early = device->take_child(kCheckIpcPool);
-    ipc.importer = &early;
+    ipc.importer = &device->importer();
+    ipc.keep_importer = true;
     NvmlProcessMemory nvml_memory(ctx, *device);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
     nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};

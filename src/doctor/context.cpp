@@ -8,6 +8,13 @@
 
 namespace cumemctl::doctor {
 using namespace gpu;
+namespace {
+
+// How long doctor waits for an importer to end once its socket is closed (its context going is the
+// most of it) before the Process stops it.
+constexpr ipc::Timeout kImporterEndWait{5000};
+
+}  // namespace
 
 std::optional<int> capability_of(const DeviceInfo& info, std::string_view key) {
     for (const auto& c : info.capabilities) {
@@ -66,32 +73,15 @@ const DeviceInfo* DeviceState::peek_info() noexcept {
     }
 }
 
-void DeviceState::keep_child(std::string_view check, ipc::Child child) {
-    children_.emplace_back(std::string(check), std::move(child));
-}
-
-std::optional<ipc::Child> DeviceState::take_child(std::string_view check) {
-    for (auto it = children_.begin(); it != children_.end(); ++it) {
-        if (it->first != check) continue;
-        std::optional<ipc::Child> child(std::move(it->second));
-        children_.erase(it);
-        return child;
-    }
-    return std::nullopt;
-}
-
-bool DeviceState::has_child(std::string_view check) const {
-    for (const auto& [id, child] : children_) {
-        if (id == check) return true;
-    }
-    return false;
-}
-
 void DeviceState::finish() {
-    // Every socket first, so that the children end together, then each is reaped.
-    for (auto& [check, child] : children_) child.socket.reset();
-    children_.clear();
+    if (importer_) importer_->socket.reset();
     context_.reset();
+    if (!importer_) return;
+    try {
+        importer_->process.wait(kImporterEndWait);
+    } catch (...) {  // a stop request: the Process ends it below
+    }
+    importer_.reset();
 }
 
 void DoctorContext::ensure_initialised() {

@@ -55,31 +55,29 @@ public:
     // for deciding early what to start ahead. Null where the query fails.
     const gpu::DeviceInfo* peek_info() noexcept;
 
-    // A second process started ahead for check `check` of this device (its start-up overlaps the
-    // checks before it), and the check taking it; nullopt where none was started.
-    void keep_child(std::string_view check, ipc::Child child);
-    std::optional<ipc::Child> take_child(std::string_view check);
-    bool has_child(std::string_view check) const;
+    // The device's importer (gpu/importer): the second process of its IPC checks, started ahead (its
+    // start-up overlaps the checks before them) and kept between them; empty where none was started or
+    // one was ended. The checks take it from here and give it back.
+    std::optional<ipc::Child>& importer() { return importer_; }
 
-    // Stops the second processes that no check took (their sockets closed first: they end on their
-    // own), then releases the context if one was retained (on the thread that ran the checks).
+    // Ends the importer (its socket closed: it has no request left and ends on its own), releases the
+    // context if one was retained (on the thread that ran the checks), then waits for the importer.
     void finish();
 
 private:
     const DriverApi& api_;
     int ordinal_;
-    std::vector<std::pair<std::string, ipc::Child>> children_;
+    std::optional<ipc::Child> importer_;
     std::optional<gpu::DeviceInfo> info_;
     std::string info_error_;
     std::optional<gpu::PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
 };
 
-// A second process started at doctor's start, before cuInit, for the GPU NVML names `uuid`: handed
-// to the DeviceState of the device with that UUID once the driver lists the devices.
-struct EarlyChild {
+// An importer started at doctor's start, before cuInit, for the GPU NVML names `uuid`: handed to the
+// DeviceState of the device with that UUID once the driver lists the devices.
+struct EarlyImporter {
     std::string uuid;
-    std::string check;
     ipc::Child child;
 };
 

@@ -39,18 +39,19 @@ const std::vector<CheckSpec>& check_catalogue();
 // usage error that lists the ids there are. Returns the ids in catalogue order, without repeats.
 std::vector<std::string> parse_check_list(std::string_view text);
 
-// Starts, for the checks among `checks` that run a second process on `device` (posix-fd-ipc,
-// ipc-pool) and that the device supports, that process now, so that its start-up (cuInit, its
-// context) overlaps the device's checks before them; the check takes it (DeviceState::take_child).
-// Never throws: a process that cannot start is left to its check.
-void start_second_processes(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
+// Starts the device's importer (gpu/importer: the one second process that serves its posix-fd-ipc and
+// ipc-pool checks) now, where one of them is among `checks`, applies to the device and none was
+// started early, so that its start-up (cuInit, its context) overlaps the device's checks before them;
+// the checks take it from DeviceState::importer() and give it back. Never throws: an importer that
+// cannot start is left to the checks, which start their own and report why it failed.
+void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
 
 // The same at doctor's start, before cuInit, for every GPU that NVML lists (CUDA_VISIBLE_DEVICES set
 // to its UUID), so that their start-up overlaps the driver's initialisation in this process too: only
 // where NVML is loaded, every device is asked for and CUDA_VISIBLE_DEVICES hides none (else the
-// driver's devices may not be NVML's). Capabilities are not known yet: a process whose check does not
-// apply is ended with the device's checks. Never throws.
-std::vector<EarlyChild> start_second_processes_early(DoctorContext& ctx, const std::vector<std::string_view>& checks);
+// driver's devices may not be NVML's). Capabilities are not known yet: an importer whose checks do
+// not apply is ended with the device's checks. Never throws.
+std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::vector<std::string_view>& checks);
 
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);

@@ -65,7 +65,7 @@ std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope 
 }
 
 // Runs every device's checks, one thread per device (none for a single device), each after starting
-// the device's second processes ahead.
+// the device's importer ahead.
 void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run) {
     const std::size_t n = ctx.devices.size();
     std::vector<std::vector<CheckResult>> per_device(n);
@@ -75,8 +75,8 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
     for (const CheckSpec* spec : specs) ids.push_back(spec->id);
     auto work = [&](std::size_t i) {
         try {
-            // The second processes of this device's checks first: their start-up overlaps the checks.
-            start_second_processes(ctx, *ctx.devices[i], ids);
+            // The device's importer first: its start-up overlaps the checks before its own.
+            start_importer(ctx, *ctx.devices[i], ids);
             for (const CheckSpec* spec : specs) {
                 check_interrupted();
                 per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
@@ -99,17 +99,17 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
     }
 }
 
-// Gives each device the second processes started early for its UUID. Those left (a GPU the driver
-// does not show) get their sockets closed, so that they end once started; they are reaped when `early`
-// goes.
-void hand_over(std::vector<EarlyChild>& early, const std::vector<std::unique_ptr<DeviceState>>& states) {
+// Gives each device the importer started early for its UUID. Those left (a GPU the driver does not
+// show) get their sockets closed, so that they end once started; they are reaped when `early` goes.
+void hand_over(std::vector<EarlyImporter>& early, const std::vector<std::unique_ptr<DeviceState>>& states) {
     if (early.empty()) return;
     for (const auto& state : states) {
         const DeviceInfo* info = state->peek_info();
-        if (info == nullptr || info->uuid.empty()) continue;
+        if (info == nullptr || info->uuid.empty() || state->importer()) continue;
         for (auto& e : early) {
-            if (e.child.socket.valid() && e.uuid == info->uuid && !state->has_child(e.check)) {
-                state->keep_child(e.check, std::move(e.child));
+            if (e.child.socket.valid() && e.uuid == info->uuid) {
+                state->importer() = std::move(e.child);
+                break;
             }
         }
     }
@@ -137,8 +137,8 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     const auto device_specs = selected(options, CheckScope::device);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
-    // The second processes first, where NVML names the GPUs: their start-up overlaps this cuInit.
-    std::vector<EarlyChild> early = start_second_processes_early(ctx, device_ids);
+    // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
+    std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
     for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));

@@ -31,8 +31,9 @@ void send_envelope(int socket, const Envelope& envelope, int fd) {
     send_message(socket, to_json(envelope).dump(), fd);
 }
 
-Envelope receive_envelope(int socket, Timeout timeout) {
-    Message m = receive_message(socket, timeout);
+namespace {
+
+Envelope parse_envelope(Message m) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(m.bytes);
@@ -42,6 +43,18 @@ Envelope receive_envelope(int socket, Timeout timeout) {
     Envelope e = envelope_from_json(j);
     e.fd = std::move(m.fd);
     return e;
+}
+
+}  // namespace
+
+Envelope receive_envelope(int socket, Timeout timeout) {
+    return parse_envelope(receive_message(socket, timeout));
+}
+
+std::optional<Envelope> receive_envelope_or_end(int socket, Timeout timeout) {
+    std::optional<Message> m = receive_message_or_end(socket, timeout);
+    if (!m) return std::nullopt;
+    return parse_envelope(std::move(*m));
 }
 
 }  // namespace cumemctl::ipc

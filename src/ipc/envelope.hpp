@@ -33,5 +33,8 @@ void send_envelope(int socket, const Envelope& envelope, int fd = -1);
 // Receives one envelope, waiting at most `timeout`. Throws Error (failed) on a timeout, a closed
 // peer or a malformed message.
 Envelope receive_envelope(int socket, Timeout timeout);
+// The same, where the peer closing its end without a message is an answer (nullopt): how a process
+// serving a sequence of requests learns that none is left.
+std::optional<Envelope> receive_envelope_or_end(int socket, Timeout timeout);
 
 }  // namespace cumemctl::ipc

@@ -56,7 +56,7 @@ void send_message(int socket, std::string_view bytes, int fd) {
     if (n < 0) fail("sendmsg", errno);
 }
 
-Message receive_message(int socket, std::chrono::milliseconds timeout) {
+std::optional<Message> receive_message_or_end(int socket, std::chrono::milliseconds timeout) {
     const int timeout_ms = static_cast<int>(timeout.count());
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd p{socket, POLLIN, 0};
@@ -95,10 +95,16 @@ Message receive_message(int socket, std::chrono::milliseconds timeout) {
             m.fd.reset(fd);
         }
     }
-    if (n == 0) throw Error(ExitCode::failed, "the other process closed the connection without a message");
+    if (n == 0) return std::nullopt;
     if (msg.msg_flags & MSG_TRUNC) throw Error(ExitCode::failed, "a message was larger than expected");
     m.bytes.assign(buffer.data(), static_cast<std::size_t>(n));
     return m;
+}
+
+Message receive_message(int socket, std::chrono::milliseconds timeout) {
+    std::optional<Message> m = receive_message_or_end(socket, timeout);
+    if (!m) throw Error(ExitCode::failed, "the other process closed the connection without a message");
+    return std::move(*m);
 }
 
 }  // namespace cumemctl

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,5 +29,8 @@ struct Message {
 // Receives one message, waiting at most `timeout` (ipc::Timeout). Throws Error (failed) on a timeout,
 // when the peer closed its end without sending, or on a system error.
 Message receive_message(int socket, std::chrono::milliseconds timeout);
+// The same, where the peer closing its end without sending is an answer too (nullopt): for a process
+// that serves requests until its parent has none left.
+std::optional<Message> receive_message_or_end(int socket, std::chrono::milliseconds timeout);
 
 }  // namespace cumemctl

@@ -97,17 +97,20 @@ def main(binary):
                  "host-numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
         le = checks[("logical-endpoints", o)]
         c.eq(f"gpu{o} logical endpoints status ({le['reason']})", le["status"], expected_le_status(o))
-        # The second processes were started ahead (at doctor's start where NVML names the GPUs) and saw only
-        # this GPU, by its UUID.
+        # The device's importer was started ahead (at doctor's start where NVML names the GPUs), saw only
+        # this GPU, by its UUID, and served both IPC checks: one process.
         uuid = cap["uuid"]
         steps = checks[("ipc-pool", o)]["details"]["steps"]
         start = [x for x in steps if x["step"] == "start importer"]
         c.true(f"gpu{o} ipc-pool's importer was started ahead", bool(start) and start[0]["detail"].endswith(
             "started ahead"), start and start[0]["detail"])
-        ctx = [x for x in steps if x["process"] == "importer" and x["step"] == "open context"]
+        ctx = [x for x in steps if x["process"] == "importer" and x["step"] == "context"]
         c.true(f"gpu{o} ipc-pool's importer saw only {uuid}", bool(ctx) and f"CUDA_VISIBLE_DEVICES={uuid}" in
                ctx[0]["detail"], ctx and ctx[0]["detail"])
-        importer = checks[("posix-fd-ipc", o)]["details"]["importer"]["steps"]
+        fd_importer = checks[("posix-fd-ipc", o)]["details"]["importer"]
+        c.true(f"gpu{o} ipc-pool used posix-fd-ipc's importer (pid {fd_importer['pid']})",
+               bool(start) and f"pid {fd_importer['pid']}," in start[0]["detail"], start and start[0]["detail"])
+        importer = fd_importer["steps"]
         c.eq(f"gpu{o} posix-fd-ipc's importer made its context before the handle came",
              [x["step"] for x in importer[:3]], ["init", "context", "receive"])
         print(f"  gpu{o} posix-fd-ipc importer: init {importer[0]['seconds']:.3f}s, context "

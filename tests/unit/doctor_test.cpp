@@ -195,31 +195,28 @@ TEST_CASE("doctor's run names each examined device's UUID, for the metrics") {
     CHECK(uuid_of(run, 5).empty());
 }
 
-TEST_CASE("a device's second processes started ahead: a check takes its own, finish ends the ones left") {
+TEST_CASE("a device's importer: the checks take it and give it back; finish ends it by closing its socket") {
     h200_like(1);
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
     driver.init();
     ipc::SpawnRequest waiting;
     waiting.executable = "/bin/sh";
-    waiting.args = {"-c", "cat <&3 >/dev/null"};  // ends when its socket closes, as cumemctl's children do
-    pid_t left = -1;
+    waiting.args = {"-c", "cat <&3 >/dev/null"};  // ends when its socket closes, as the importer does
+    pid_t pid = -1;
     {
         DeviceState device(driver.api(), 0);
-        device.keep_child(kCheckPosixFdIpc, ipc::spawn_connected(waiting));
-        device.keep_child(kCheckIpcPool, ipc::spawn_connected(waiting));
-        CHECK_FALSE(device.take_child("vmm").has_value());
-        std::optional<ipc::Child> taken = device.take_child(kCheckIpcPool);
+        CHECK_FALSE(device.importer().has_value());
+        device.importer() = ipc::spawn_connected(waiting);
+        pid = device.importer()->process.pid();
+        std::optional<ipc::Child> taken = std::exchange(device.importer(), std::nullopt);
         REQUIRE(taken.has_value());
-        CHECK_FALSE(device.take_child(kCheckIpcPool).has_value());
-        std::optional<ipc::Child> other = device.take_child(kCheckPosixFdIpc);
-        REQUIRE(other.has_value());
-        left = other->process.pid();
-        device.keep_child(kCheckPosixFdIpc, std::move(*other));
+        CHECK_FALSE(device.importer().has_value());
+        device.importer() = std::move(taken);
         const auto start = std::chrono::steady_clock::now();
         device.finish();
-        // Ended by its closed socket, not by the stop's grace time.
+        // Ended by its closed socket and reaped, not stopped after a grace time.
         CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-        CHECK(::kill(left, 0) == -1);
-        CHECK(taken->process.running());
+        CHECK_FALSE(device.importer().has_value());
+        CHECK(::kill(pid, 0) == -1);
     }
 }

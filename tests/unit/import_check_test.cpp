@@ -8,6 +8,8 @@
 #include "ipc/envelope.hpp"
 #include "util/unix_socket.hpp"
 
+#include <sys/socket.h>
+
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 using namespace std::chrono_literals;
@@ -77,39 +79,38 @@ TEST_CASE("an import check started ahead of the allocation is the one create use
 
 TEST_CASE("an import check whose driver fails still takes the handle, then answers with the failure") {
     auto [parent, child] = socket_pair();
-    ImportCheckRequest request = import_request_for_test();
-    request.device = 99;  // no such device: the context fails before the handle is taken
     ipc::Envelope e;
-    e.result = {{"posix_fd", true}};
+    e.result = {{"service", kImportCheckService}, {"posix_fd", true}};
     ipc::send_envelope(parent.get(), e);
-    const ImportCheckResult r = serve_import_check(testing_driver::fake_driver(), child.get(), request);
-    REQUIRE(r.problem.has_value());
-    REQUIRE(r.steps.size() == 2);
-    CHECK(r.steps[1].name == "context");
-    CHECK_FALSE(r.steps[1].ok);
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(child.get(), 10ms), doctest::Contains("no message within"), Error);
+    shutdown(parent.get(), SHUT_WR);  // no request after this one
+    // No such device: the context fails before the handle is taken.
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 99, 1000ms);
+    REQUIRE(exit.has_value());
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(child.get(), 10ms), doctest::Contains("closed the connection"), Error);
     const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);
-    CHECK(answer.problem.has_value());
+    REQUIRE(answer.problem.has_value());
+    CHECK(answer.problem->message == exit->message);
+    REQUIRE(answer.steps.size() == 2);
+    CHECK(answer.steps[1].name == "context");
+    CHECK_FALSE(answer.steps[1].ok);
 }
 
 TEST_CASE("the import check's side reports a handle that does not arrive whole as a failed import") {
     auto [parent, child] = socket_pair();
-    ImportCheckRequest request = import_request_for_test();
-    request.handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
     ipc::Envelope e;
-    e.result = {{"fabric_handle", "abcd"}};
+    e.result = {{"service", kImportCheckService}, {"handle_type", "fabric"}, {"fabric_handle", "abcd"}};
     ipc::send_envelope(parent.get(), e);
-    const ImportCheckResult r = serve_import_check(testing_driver::fake_driver(), child.get(), request);
-    REQUIRE(r.problem.has_value());
-    CHECK(r.problem->message.find("hex digits") != std::string::npos);
-    REQUIRE(r.steps.size() == 4);
-    CHECK(r.steps[3].name == "import");
-    CHECK_FALSE(r.steps[3].ok);
-    // What went back over the socket is the same.
+    shutdown(parent.get(), SHUT_WR);
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 1, 1000ms);
+    REQUIRE(exit.has_value());
+    CHECK(exit->message.find("hex digits") != std::string::npos);
     const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
-    CHECK(answer.problem->message == r.problem->message);
-    CHECK(answer.steps.size() == 4);
+    CHECK(answer.problem->message == exit->message);
+    REQUIRE(answer.steps.size() == 4);
+    CHECK(answer.steps[2].name == "receive");
+    CHECK(answer.steps[3].name == "import");
+    CHECK_FALSE(answer.steps[3].ok);
     CHECK(answer.result.is_null());
     testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
 }
@@ -126,10 +127,13 @@ TEST_CASE("a second process that ends without a report is a problem with its exi
     CHECK_FALSE(r.ok());
 }
 
-TEST_CASE("the import check's arguments name the hidden subcommand and the socket at 3") {
-    const auto args = import_check_arguments(import_request_for_test());
-    REQUIRE(args.size() > 3);
-    CHECK(args[0] == kImportCheckCommand);
+TEST_CASE("the importer's arguments name the hidden subcommand, the socket at 3 and the device as it sees it") {
+    const auto args = importer_arguments(import_check_start(import_request_for_test()));
+    REQUIRE(args.size() == 7);
+    CHECK(args[0] == kImporterCommand);
     CHECK(args[1] == "--socket-fd");
     CHECK(args[2] == "3");
+    CHECK(args[3] == "--device");
+    CHECK(args[4] == "1");
+    CHECK(args[6] == FAKECUDA_LIBRARY);
 }

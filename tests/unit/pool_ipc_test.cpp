@@ -8,6 +8,8 @@
 #include "ipc/envelope.hpp"
 #include "util/unix_socket.hpp"
 
+#include <sys/socket.h>
+
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 using namespace std::chrono_literals;
@@ -31,7 +33,8 @@ TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in o
         (s.process == "importer" ? importer : exporter) += s.name + ", ";
     }
     CHECK(importer ==
-          "open context, import pool, pool access, import pointer, read pattern, pool statistics, free import, "
+          "init, context, receive, import pool, pool access, import pointer, read pattern, pool statistics, "
+          "free import, "
           "close imported pool, ");
     CHECK(exporter ==
           "create pool, allocate, write pattern, export pool, export pointer, start importer, send pool and pointer, "
@@ -43,31 +46,38 @@ TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in o
 TEST_CASE("an importer whose request is malformed answers with the problem and no import") {
     auto [exporter, importer] = socket_pair();
     ipc::Envelope request;
-    request.result = {{"device", 0}};
+    request.result = {{"service", kPoolImportService}, {"device", 0}};
     ipc::send_envelope(exporter.get(), request);
-    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 0, 1000ms);
+    shutdown(exporter.get(), SHUT_WR);
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 0, 1000ms);
     const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
     CHECK(answer.problem->message.find("the exporter's message") != std::string::npos);
-    // Only the context, made before the message came.
-    REQUIRE(answer.steps.size() == 1);
-    CHECK(answer.steps[0].name == "open context");
+    REQUIRE(exit.has_value());
+    CHECK(exit->message == answer.problem->message);
+    // Only the start-up and the wait for the message: nothing was imported.
+    REQUIRE(answer.steps.size() == 3);
+    CHECK(answer.steps[1].name == "context");
+    CHECK(answer.steps[2].name == "receive");
     testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
 }
 
 TEST_CASE("an importer whose context fails still takes the exporter's message, then answers with the failure") {
     auto [exporter, importer] = socket_pair();
     ipc::Envelope request;
-    request.result = {{"handle_type", "posix-fd"}};
+    request.result = {{"service", kPoolImportService}, {"handle_type", "posix-fd"}};
     ipc::send_envelope(exporter.get(), request);
-    serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 99, 1000ms);
+    shutdown(exporter.get(), SHUT_WR);
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 99, 1000ms);
+    REQUIRE(exit.has_value());
     const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
-    REQUIRE(answer.steps.size() == 1);
-    CHECK(answer.steps[0].name == "open context");
-    CHECK_FALSE(answer.steps[0].ok);
+    REQUIRE(answer.steps.size() == 2);
+    CHECK(answer.steps[1].name == "context");
+    CHECK_FALSE(answer.steps[1].ok);
     // The message was taken: nothing is left queued for the importer.
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(importer.get(), 10ms), doctest::Contains("no message within"), Error);
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(importer.get(), 10ms), doctest::Contains("closed the connection"),
+                         Error);
 }
 
 TEST_CASE("an importer started ahead of the pool is the one the check uses") {
@@ -96,8 +106,10 @@ TEST_CASE("an importer started ahead of the pool is the one the check uses") {
     api.cuCtxSetCurrent(nullptr);
 }
 
-TEST_CASE("an importer that gets no request gives up at its timeout") {
+TEST_CASE("an importer that gets no request gives up at its timeout, with a problem") {
     auto [exporter, importer] = socket_pair();
-    CHECK_THROWS_WITH_AS(serve_pool_import(testing_driver::fake_driver().api(), importer.get(), 0, 10ms),
-                         doctest::Contains("no message within"), Error);
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 0, 10ms);
+    REQUIRE(exit.has_value());
+    CHECK(exit->message.find("no message within") != std::string::npos);
+    testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
 }

@@ -5,7 +5,6 @@
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
-#include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/verify/verify.hpp"
 #include "ipc/child.hpp"
@@ -28,17 +27,6 @@ void diagnose_handle_failure(const DriverApi& api, Error& e, int device, CUmemAl
     context.handle_type = type;
     context.imex_channel_dir = imex_channel_dir;
     diagnose_problem(api, e.problem(), context);
-}
-
-// The importer's command line: the hidden subcommand, the socket, the driver and the device as the
-// importer sees it (only that device: CUDA_VISIBLE_DEVICES, see child_device_view).
-ipc::SpawnRequest importer_spawn(const ChildDeviceView& view, const IpcRequest& r) {
-    ipc::SpawnRequest spawn;
-    spawn.args = {kPoolImportCommand, "--socket-fd", std::to_string(ipc::kChildSocketFd), "--libcuda",
-                  r.libcuda,          "--device",    std::to_string(view.ordinal)};
-    spawn.executable = r.executable;
-    spawn.env = view.env;
-    return spawn;
 }
 
 // The exporter's steps up to handing pool and pointer to the importer (`child`, started here where it
@@ -79,14 +67,15 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
     }
     if (!out.attempt("start importer", [&] {
             if (child) return fmt::format("a second cumemctl process, pid {}, started ahead", child->process.pid());
-            child.emplace(ipc::spawn_connected(importer_spawn(child_device_view(api, r.device), r)));
+            child.emplace(start_pool_importer(api, r));
             return fmt::format("a second cumemctl process, pid {}", child->process.pid());
         })) {
         return false;
     }
     return out.attempt("send pool and pointer", [&] {
         ipc::Envelope request;
-        request.result = {{"handle_type", handle_type_name(r.handle_type)},
+        request.result = {{"service", kPoolImportService},
+                          {"handle_type", handle_type_name(r.handle_type)},
                           {"size", r.size},
                           {"seed", r.seed},
                           {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
@@ -182,11 +171,7 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
 }  // namespace
 
 ipc::Child start_pool_importer(const DriverApi& api, const IpcRequest& request) {
-    return start_pool_importer(request, child_device_view(api, request.device));
-}
-
-ipc::Child start_pool_importer(const IpcRequest& request, const ChildDeviceView& view) {
-    return ipc::spawn_connected(importer_spawn(view, request));
+    return start_importer(ImporterStart{request.executable, request.libcuda, child_device_view(api, request.device)});
 }
 
 void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, const IpcRequest& request,
@@ -210,43 +195,43 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
             return message;
         });
     }
+    // An importer that answered serves on where the caller keeps it; else it ends (one that did not
+    // answer is killed when its wait runs out).
+    const ImporterSlot slot{request.importer, request.keep_importer && received};
+    if (slot.keep) {
+        release_importer(std::move(*child), slot, request.timeout);
+        return;
+    }
     out.attempt("importer exit", [&] {
-        const auto status = child->process.wait(request.timeout);
-        if (!status) throw Error(ExitCode::failed, "the importer did not end in time and was killed");
-        if (*status != 0) throw Error(ExitCode::failed, "the importer " + ipc::describe_wait_status(*status));
-        return ipc::describe_wait_status(*status);
+        const int status = *release_importer(std::move(*child), slot, request.timeout);
+        const std::string how = ipc::describe_wait_status(status);
+        // Its exit code repeats the problem its report gave.
+        if (status != 0 && !(received && report->problem)) throw Error(ExitCode::failed, "the importer " + how);
+        return how;
     });
 }
 
-void serve_pool_import(const DriverApi& api, int socket, int device, ipc::Timeout timeout) {
+ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Envelope& message) {
     StepLog out({}, "importer");
-    // The context first: the importer's start-up, which overlaps the exporter's work when it was
-    // started ahead. Then the exporter's message, taken even after a failure (one request, one answer).
-    std::optional<PrimaryContext> context;
-    const bool ready = out.attempt("open context", [&] {
-        context.emplace(api, device);
-        const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-        return visible != nullptr
-                   ? fmt::format("primary context of device {} (CUDA_VISIBLE_DEVICES={})", device, visible)
-                   : fmt::format("primary context of device {}", device);
-    });
-    ipc::Envelope msg = ipc::receive_envelope(socket, timeout);
-    if (ready) {
+    out.append(session.startup);
+    ImporterAnswer a;
+    if (session.problem) {
+        a.exit_problem = session.problem;
+    } else {
+        out.note("receive", session.receive_seconds, "the pool and pointer over a Unix socket").call = "recvmsg";
         try {
-            import_and_check(api, device, msg.result, msg.fd.get(), out);
+            import_and_check(*session.api, session.device, message.result, message.fd.get(), out);
         } catch (const nlohmann::json::exception& e) {
             out.keep_problem(Problem{.exit_code = ExitCode::failed,
                                      .message = fmt::format("internal error: the exporter's message: {}", e.what())});
         } catch (const Error& e) {
             out.keep_problem(e.problem());
         }
+        a.exit_problem = out.problem();
     }
-    msg.fd.reset();
-    context.reset();
-    ipc::Envelope reply;
-    reply.steps = out.steps();
-    reply.problem = out.problem();
-    ipc::send_envelope(socket, reply);
+    a.envelope.steps = out.steps();
+    a.envelope.problem = a.exit_problem;
+    return a;
 }
 
 }  // namespace cumemctl::gpu

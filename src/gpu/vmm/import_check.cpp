@@ -1,13 +1,10 @@
 #include "gpu/vmm/import_check.hpp"
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "gpu/vmm/device_mapping.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/device/memory_props.hpp"
-#include "gpu/device/primary_context.hpp"
 #include "gpu/verify/verify_json.hpp"
 #include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
@@ -24,7 +21,12 @@ namespace {
 // started before the allocation was made).
 void send_handle(int socket, const ImportCheckRequest& request, const ExportedHandle& handle) {
     ipc::Envelope e;
-    e.result = {{"size", request.size}, {"alignment", request.alignment}, {"seed", request.seed}};
+    e.result = {{"service", kImportCheckService},
+                {"handle_type", handle_type_name(request.handle_type)},
+                {"imex_channel_dir", request.imex_channel_dir},
+                {"size", request.size},
+                {"alignment", request.alignment},
+                {"seed", request.seed}};
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) {
         e.result["fabric_handle"] = ipc::to_hex(handle.fabric.data, sizeof handle.fabric.data);
         ipc::send_envelope(socket, e);
@@ -52,23 +54,9 @@ AllocationHandle import_received(const DriverApi& api, const ipc::Envelope& mess
     return import_posix_fd(api, message.fd.get());
 }
 
-// The second process's work: the driver and the device's context first (its start-up, which overlaps
-// the first process's work when it was started early), then the handle: import, map, check, release.
-// `receiving` is set once it waits for the handle (so that a failure before that still takes it).
-void import_map_check(Driver& driver, int socket, ImportCheckRequest request, StepLog& log, bool& receiving,
-                      ImportCheckResult& r) {
-    log.time("init", "cuInit", [&] { driver.init(); });
-    const DriverApi& api = driver.api();
-    std::optional<PrimaryContext> ctx;
-    log.time("context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.device); });
-    receiving = true;
-    const ipc::Envelope message =
-        log.time("receive", "recvmsg", [&] { return ipc::receive_envelope(socket, request.timeout); });
-    if (message.result.is_object()) {
-        request.size = message.result.value("size", request.size);
-        request.alignment = message.result.value("alignment", request.alignment);
-        request.seed = message.result.value("seed", request.seed);
-    }
+// The importer's work on one request, its start-up done: import, map, check, release.
+void import_map_check(const DriverApi& api, const ipc::Envelope& message, const ImportCheckRequest& request,
+                      StepLog& log, ImportCheckResult& r) {
     AllocationHandle handle = log.time("import", "cuMemImportFromShareableHandle",
                                        [&] { return import_received(api, message, request.handle_type); });
     DeviceMapping mapping(api, handle.get(), request.size, request.alignment, {request.device}, log);
@@ -87,37 +75,17 @@ Problem internal_problem(const std::exception& e) {
 
 }  // namespace
 
-std::vector<std::string> import_check_arguments(const ImportCheckRequest& request) {
-    return {kImportCheckCommand,
-            "--socket-fd",
-            std::to_string(kImportCheckSocketFd),
-            "--device",
-            std::to_string(request.child_device >= 0 ? request.child_device : request.device),
-            "--handle-type",
-            handle_type_name(request.handle_type),
-            "--imex-channel-dir",
-            request.imex_channel_dir,
-            "--libcuda",
-            request.libcuda};
-}
-
-}  // namespace cumemctl::gpu
-
-namespace cumemctl::gpu {
-
-ipc::Child start_import_check(const ImportCheckRequest& request) {
-    ipc::SpawnRequest spawn;
-    spawn.executable = request.executable;
-    spawn.args = import_check_arguments(request);
-    spawn.env = request.child_env;
-    return ipc::spawn_connected(std::move(spawn));
+ImporterStart import_check_start(const ImportCheckRequest& request) {
+    return ImporterStart{
+        request.executable, request.libcuda,
+        ChildDeviceView{request.child_device >= 0 ? request.child_device : request.device, request.child_env}};
 }
 
 ImportCheckResult run_import_check(const ImportCheckRequest& request, const ExportedHandle& handle,
-                                   std::optional<ipc::Child> started) {
+                                   ImporterSlot importer) {
     ImportCheckResult r;
     try {
-        ipc::Child child = started ? std::move(*started) : start_import_check(request);
+        ipc::Child child = take_importer(importer, import_check_start(request));
         r.pid = child.process.pid();
         std::optional<Problem> lost;
         try {
@@ -132,19 +100,14 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
             lost =
                 Problem{.exit_code = ExitCode::failed, .message = fmt::format("its report is not valid: {}", e.what())};
         }
-        int status = -1;
         if (lost) {
-            status = child.process.kill_and_wait();
-        } else {
-            const auto ended = child.process.wait(request.timeout);
-            status = ended ? *ended : child.process.kill_and_wait();
-        }
-        r.exit_status = ipc::exit_code_of(status);
-        if (lost) {
+            r.exit_status = ipc::exit_code_of(child.process.kill_and_wait());
             lost->message = fmt::format("the import check process (pid {}) gave no report (exit status {}): {}", r.pid,
                                         r.exit_status, lost->message);
             lost->remedy = "run the same create again; if it fails again, report it with the command line";
             r.problem = std::move(lost);
+        } else if (const auto status = release_importer(std::move(child), importer, request.timeout)) {
+            r.exit_status = ipc::exit_code_of(*status);
         }
     } catch (const Error& e) {
         r.problem = e.problem();
@@ -152,42 +115,54 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
     return r;
 }
 
-ImportCheckResult serve_import_check(Driver& driver, int socket, const ImportCheckRequest& request) {
+ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::Envelope& message) {
+    ImportCheckRequest request;
+    request.device = session.device;
     ImportCheckResult r;
-    r.pid = static_cast<int>(getpid());
     DiagnosisContext context;
-    context.device = request.device;
-    context.handle_type = request.handle_type;
-    context.size = request.size;
-    context.imex_channel_dir = request.imex_channel_dir;
-    StepLog log([&](Problem& p) { diagnose_problem(driver.api(), p, context); }, "importer");
-    bool receiving = false;
+    context.device = session.device;
     try {
-        import_map_check(driver, socket, request, log, receiving, r);
-    } catch (const Error& e) {
-        r.problem = e.problem();
+        const nlohmann::json& m = message.result;
+        request.handle_type = parse_handle_type(m.value("handle_type", std::string("posix-fd")));
+        request.imex_channel_dir = m.value("imex_channel_dir", request.imex_channel_dir);
+        request.size = m.value("size", request.size);
+        request.alignment = m.value("alignment", request.alignment);
+        request.seed = m.value("seed", request.seed);
+        context.handle_type = request.handle_type;
+        context.size = request.size;
+        context.imex_channel_dir = request.imex_channel_dir;
     } catch (const std::exception& e) {
         r.problem = internal_problem(e);
     }
-    // One request, one answer: a failure before the handle came still takes it (the first process may
-    // send it late, or close its end), so that its send never meets a closed socket.
-    if (!receiving) {
+    const DriverApi* api = session.api;
+    StepLog log(
+        [api, context](Problem& p) {
+            if (api != nullptr) diagnose_problem(*api, p, context);
+        },
+        "importer");
+    log.append(session.startup);
+    if (session.problem) {
+        r.problem = session.problem;
+    } else if (!r.problem) {
+        log.note("receive", session.receive_seconds, "the handle over a Unix socket").call = "recvmsg";
         try {
-            ipc::receive_envelope(socket, request.timeout);
-        } catch (const Error&) {
+            import_map_check(*session.api, message, request, log, r);
+        } catch (const Error& e) {
+            r.problem = e.problem();
+        } catch (const std::exception& e) {
+            r.problem = internal_problem(e);
         }
     }
-    r.steps = log.steps();
-    try {
-        ipc::Envelope answer;
-        answer.steps = r.steps;
-        answer.problem = r.problem;
-        if (r.check) answer.result = to_json(*r.check);
-        ipc::send_envelope(socket, answer);
-    } catch (const Error&) {
-        // The first process has gone: there is no one left to tell.
+    ImporterAnswer a;
+    a.envelope.steps = log.steps();
+    a.envelope.problem = r.problem;
+    if (r.check) a.envelope.result = to_json(*r.check);
+    if (r.problem) {
+        a.exit_problem = r.problem;
+    } else if (!r.ok()) {
+        a.exit_problem = Problem{.exit_code = ExitCode::failed, .message = "the pattern check failed"};
     }
-    return r;
+    return a;
 }
 
 }  // namespace cumemctl::gpu

@@ -108,10 +108,8 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
     }
     if (request.import_check && !failure) {
         result.import_check = log.time("import-check", "posix_spawn", [&] {
-            std::optional<ipc::Child> started;
-            if (request.importer != nullptr) started = std::exchange(*request.importer, std::nullopt);
             return run_import_check(import_request(child_device_view(api, request.device), request, &result), *exported,
-                                    std::move(started));
+                                    ImporterSlot{request.importer, request.keep_importer});
         });
         failure = import_failure(*result.import_check);
     }
@@ -152,7 +150,7 @@ ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& requ
 }
 
 ipc::Child start_create_importer(const CreateRequest& request, const ChildDeviceView& view) {
-    return start_import_check(import_request(view, request, nullptr));
+    return start_importer(import_check_start(import_request(view, request, nullptr)));
 }
 
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result) {

@@ -40,8 +40,10 @@ struct CreateRequest {
     std::string libcuda;                  // the driver library the import check loads
     ipc::Timeout import_timeout{120000};  // how long to wait for the import check's answer
     // The import check's second process where it was started ahead (start_create_importer), taken by
-    // the import check; else the import check starts one.
+    // the import check; else the import check starts one. With keep_importer it is given back there
+    // afterwards, still serving (gpu/importer: the device's next IPC check uses it), else ended.
     std::optional<ipc::Child>* importer = nullptr;
+    bool keep_importer = false;
 };
 
 // The exported handle as reported: the descriptor number (valid until create returns) or the
@@ -79,9 +81,9 @@ struct CreateResult {
 // refused before the context is made (unavailable).
 void run_create(const DriverApi& api, const CreateRequest& request, CreateResult& result);
 
-// The import check's second process of `request`, started ahead of the allocation (for
-// request.importer): it initialises the driver and retains the device's context meanwhile. Throws
-// Error (failed) when it cannot start.
+// The import check's second process of `request` (an importer, gpu/importer), started ahead of the
+// allocation (for request.importer): it initialises the driver and retains the device's context
+// meanwhile. Throws Error (failed) when it cannot start.
 ipc::Child start_create_importer(const DriverApi& api, const CreateRequest& request);
 // The same before cuInit, with the device as the child will see it (`view`, e.g. CUDA_VISIBLE_DEVICES
 // set to a UUID that NVML listed).
