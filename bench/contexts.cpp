@@ -3,8 +3,11 @@
 // started side by side can be compared: which steps of theirs overlap, which wait for each other).
 // No cumemctl code; bench/contexts.py runs it in the arrangements doctor could use.
 //
-//   bench_contexts steps [--threads]   cuInit, then a primary context and cuMemGetInfo per device
-//                                       (one thread per device with --threads)
+//   bench_contexts steps [--threads|--no-release]
+//                                       cuInit, then a primary context and cuMemGetInfo per device
+//                                       (one thread per device with --threads); the contexts are
+//                                       released before exit, except with --no-release (the exit
+//                                       then ends them)
 //   bench_contexts no-context           which virtual-memory and pool calls work after cuInit with no
 //                                       context current (result codes), on device 0
 //
@@ -94,7 +97,7 @@ DeviceSteps context_steps(const Api& a, int ordinal) {
     return s;
 }
 
-int run_steps(double start, bool threads) {
+int run_steps(double start, bool threads, bool release) {
     const Api a = load_api();
     const double loaded = now_ms();
     check(a.cuInit(0), "cuInit");
@@ -118,7 +121,9 @@ int run_steps(double start, bool threads) {
     }
     std::printf("]}\n");
     std::fflush(stdout);
-    for (int i = 0; i < count; ++i) a.cuDevicePrimaryCtxRelease(i);
+    if (release) {
+        for (int i = 0; i < count; ++i) a.cuDevicePrimaryCtxRelease(i);
+    }
     return 0;
 }
 
@@ -195,8 +200,9 @@ int run_no_context() {
 int main(int argc, char** argv) {
     const double start = now_ms();
     const std::string what = argc > 1 ? argv[1] : "";
-    if (what == "steps") return run_steps(start, argc > 2 && std::strcmp(argv[2], "--threads") == 0);
+    const std::string option = argc > 2 ? argv[2] : "";
+    if (what == "steps") return run_steps(start, option == "--threads", option != "--no-release");
     if (what == "no-context") return run_no_context();
-    std::fprintf(stderr, "usage: bench_contexts steps [--threads] | bench_contexts no-context\n");
+    std::fprintf(stderr, "usage: bench_contexts steps [--threads|--no-release] | bench_contexts no-context\n");
     return 2;
 }

@@ -5,7 +5,8 @@ use, side by side, and when each one's cuInit and contexts began and ended.
     bench/contexts.py BENCH_CONTEXTS [--runs N] [--out FILE]
 
 Arrangements (GPUs named by UUID, from nvidia-smi): one process seeing every GPU (contexts one after
-the other, and on one thread per GPU); one process seeing one GPU; one process per GPU, each seeing only
+the other, and on one thread per GPU); one process seeing one GPU (its context released before it
+exits, or left to the exit: the wall time holds the exit); one process per GPU, each seeing only
 its own; two processes on one GPU; two per GPU; a process seeing every GPU beside one per GPU. Each is
 run --runs times (medians printed). Also prints which virtual-memory calls answer without a context.
 """
@@ -67,6 +68,7 @@ def main():
         "one process, every GPU, contexts in turn": [("all", None, steps)],
         "one process, every GPU, a thread per GPU": [("all", None, ["steps", "--threads"])],
         "one process, one GPU": [("gpu0", gpus[0], steps)],
+        "one process, one GPU, its context left to the exit": [("gpu0", gpus[0], ["steps", "--no-release"])],
         "two processes on one GPU": [("gpu0-a", gpus[0], steps), ("gpu0-b", gpus[0], steps)],
     }
     if len(gpus) > 1:

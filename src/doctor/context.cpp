@@ -5,6 +5,7 @@
 #include "cuda/driver_call.hpp"
 #include "doctor/check.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "util/phase_timing.hpp"
 
 namespace cumemctl::doctor {
 using namespace gpu;
@@ -75,13 +76,17 @@ const DeviceInfo* DeviceState::peek_info() noexcept {
 
 void DeviceState::finish() {
     if (importer_) importer_->socket.reset();
-    context_.reset();
+    if (context_) {
+        context_.reset();
+        mark_phase(fmt::format("doctor: device {} context released", ordinal_));
+    }
     if (!importer_) return;
     try {
         importer_->process.wait(kImporterEndWait);
     } catch (...) {  // a stop request: the Process ends it below
     }
     importer_.reset();
+    mark_phase(fmt::format("doctor: device {} importer ended", ordinal_));
 }
 
 void DoctorContext::ensure_initialised() {

@@ -4,8 +4,11 @@
 #include <memory>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "base/interrupt.hpp"
 #include "doctor/registry.hpp"
+#include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::doctor {
@@ -47,6 +50,10 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
                                        "this is a bug in cumemctl; please report it with the command line");
     }
     r.seconds = watch.seconds();
+    if (phase_timing_enabled()) {
+        mark_phase(device != nullptr ? fmt::format("doctor: {} (device {})", spec.id, device->ordinal())
+                                     : fmt::format("doctor: {}", spec.id));
+    }
     return r;
 }
 
@@ -139,6 +146,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
     std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
+    mark_phase("doctor: importers started early");
     for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
@@ -155,6 +163,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     }
     hand_over(early, states);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    mark_phase("doctor: every device's checks and their end");
     // The UUIDs for the metrics (so that they join with dcgm-exporter's): no context needed.
     for (const auto& state : states) {
         const DeviceInfo* info = state->peek_info();

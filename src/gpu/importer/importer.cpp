@@ -9,6 +9,7 @@
 #include "gpu/pool/pool_ipc.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "steps/step_log.hpp"
+#include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::gpu {
@@ -108,6 +109,7 @@ std::optional<int> release_importer(ipc::Child child, ImporterSlot slot, ipc::Ti
 std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ipc::Timeout wait) {
     std::optional<PrimaryContext> context;
     ImporterSession session = start_up(driver, device, context);
+    mark_phase("importer: start-up (cuInit, context)");
     std::optional<Problem> exit_problem;
     while (true) {
         Stopwatch watch;
@@ -120,7 +122,9 @@ std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ip
         }
         if (!request) break;  // the first process has no request left
         session.receive_seconds = watch.seconds();
+        mark_phase("importer: waited for a request");
         ImporterAnswer a = answer(session, *request);
+        mark_phase("importer: answered");
         request->fd.reset();
         if (!exit_problem && a.exit_problem) exit_problem = a.exit_problem;
         try {
@@ -129,6 +133,8 @@ std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ip
             return exit_problem ? exit_problem : std::optional<Problem>(e.problem());
         }
     }
+    context.reset();
+    mark_phase("importer: no request left, context released");
     return exit_problem;
 }
 
