@@ -1,15 +1,19 @@
 #!/usr/bin/python3
 """A model of doctor on N GPUs from the fake driver (issue 14): doctor runs against the fake driver with
-1, 2, 4 and 8 devices, with the fake's start-up costs of the real driver (FAKECUDA_COST_MS): cuInit
-takes BASE + PER_DEVICE ms for each device the process sees, and each primary context CONTEXT ms, one
-at a time in a process (the real driver serialises context creation across a process's threads).
-The defaults are the H200 figures of issue 14 (cuInit 167 ms with one of two GPUs visible and 307 ms
-with both; a context about 0.2 s). It prints a Markdown table: doctor's wall time, its own per-check
-times, and what is left once the parent's serial part (its cuInit and its N contexts) is taken off:
-flat in N where the second processes overlap (each sees only its own device). A model, not a timed
-test: the fake's costs are sleeps, the work of the checks is the fake's.
+1, 2, 4 and 8 devices, with the fake's costs of the real driver (FAKECUDA_COST_MS): cuInit takes BASE +
+PER_DEVICE ms for each device the process sees; making a primary context CONTEXT ms and releasing it
+RELEASE ms, one at a time on the node (a lock file that every process of the run takes), as the real
+driver does (bench/contexts.py: it makes and releases the contexts of all processes on a node largely
+one at a time, on different GPUs too). The defaults are GPU run 11's H200 figures (cuInit 100-114 ms
+with one GPU visible, 220 ms with two; a context about 100 ms alone; two released in 120 ms).
+--per-process drops the lock (contexts one at a time within a process only: a driver that made
+different processes' contexts at once). It prints a Markdown table: doctor's wall time, the work the
+driver serialises on the node (the N contexts of doctor and the N of its importers, made and
+released), what is left, and the IPC checks' own times. A model, not a timed test: the
+fake's costs are sleeps, the work of the checks is the fake's.
 
-    bench/doctor_model.py BUILD [--devices 1,2,4,8] [--runs 3] [--cost init:27+140;context:200]
+    bench/doctor_model.py BUILD [--devices 1,2,4,8] [--runs 3] [--cost init:5+105;context:100;release:60]
+                                [--per-process]
 """
 import argparse
 import copy
@@ -41,10 +45,10 @@ def profile_with(n, base):
 
 
 def parse_cost(text):
-    """'init:27+140;context:200' -> (27, 140, 200)."""
+    """'init:5+105;context:100;release:60' -> (5, 105, 100, 60)."""
     parts = dict(item.split(":", 1) for item in text.split(";") if item)
     base, per = (int(x) for x in parts.get("init", "0+0").split("+"))
-    return base, per, int(parts.get("context", "0"))
+    return base, per, int(parts.get("context", "0")), int(parts.get("release", "0"))
 
 
 def run_doctor(cumemctl, env):
@@ -73,10 +77,12 @@ def main(argv):
     p.add_argument("build", help="the build folder (cmd/cumemctl, tests/libfakecuda.so)")
     p.add_argument("--devices", default="1,2,4,8")
     p.add_argument("--runs", type=int, default=3)
-    p.add_argument("--cost", default="init:27+140;context:200", help="FAKECUDA_COST_MS")
+    p.add_argument("--cost", default="init:5+105;context:100;release:60", help="FAKECUDA_COST_MS (without lock:)")
+    p.add_argument("--per-process", action="store_true",
+                   help="contexts one at a time within a process only, not on the node")
     args = p.parse_args(argv)
     cumemctl = os.path.join(args.build, "cmd", "cumemctl")
-    base_ms, per_ms, ctx_ms = parse_cost(args.cost)
+    base_ms, per_ms, ctx_ms, release_ms = parse_cost(args.cost)
     with open(os.path.join(REPO, "tests", "fakecuda", "profiles", "h200.json"), encoding="utf-8") as f:
         base = json.load(f)
     rows = []
@@ -87,7 +93,8 @@ def main(argv):
                 json.dump(profile_with(n, base), f)
             env = dict(os.environ, CUMEMCTL_LIBCUDA=os.path.join(args.build, "tests", "libfakecuda.so"),
                        CUMEMCTL_LIBNVML=os.path.join(args.build, "tests", "libfakenvml.so"),
-                       FAKECUDA_PROFILE=path, FAKECUDA_COST_MS=args.cost)
+                       FAKECUDA_PROFILE=path,
+                       FAKECUDA_COST_MS=args.cost if args.per_process else f"{args.cost};lock:{tmp}/node.lock")
             env.pop("CUDA_VISIBLE_DEVICES", None)
             walls, per_check, codes, statuses = [], {}, set(), set()
             for _ in range(args.runs):
@@ -97,15 +104,18 @@ def main(argv):
                 statuses.update(st)
                 for name, secs in checks.items():
                     per_check.setdefault(name, []).append(max(secs))
-            serial = (base_ms + per_ms * n + ctx_ms * n) / 1000
+            # What the lock serialises: two contexts per device (doctor's and its importer's), each made
+            # and released (cuInit is not under it: the importers' contexts overlap doctor's cuInit).
+            serial = 2 * n * (ctx_ms + release_ms) / 1000
             wall = statistics.median(walls)
             rows.append((n, wall, serial, wall - serial,
                          {k: statistics.median(v) for k, v in per_check.items()}, codes, statuses))
             print(f"{n} device(s): doctor {wall:.3f} s", file=sys.stderr)
+    scope = "one at a time within a process" if args.per_process else "one at a time on the node"
     print(f"Model of doctor on N GPUs, fake driver, {datetime.date.today().isoformat()}, commit {git_commit()}; "
           f"FAKECUDA_COST_MS={args.cost} (cuInit {base_ms} + {per_ms} ms per visible device, a context "
-          f"{ctx_ms} ms, serialised in a process); medians of {args.runs} runs.\n")
-    print("| devices | doctor wall | parent's serial part (cuInit + N contexts) | the rest | "
+          f"{ctx_ms} ms to make and {release_ms} ms to release, {scope}); medians of {args.runs} runs.\n")
+    print("| devices | doctor wall | 2N contexts made and released | the rest | "
           "posix-fd-ipc (slowest device) | ipc-pool (slowest device) | exit codes |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for n, wall, serial, rest, checks, codes, _ in rows:

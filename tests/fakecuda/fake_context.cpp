@@ -43,12 +43,8 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
         std::lock_guard<std::mutex> lock(fake::state().mutex);
         create = d->context_refs == 0;
     }
-    if (create && fake::state().context_ms > 0) {
-        // Making a context costs its time, one at a time in a process (FAKECUDA_COST_MS).
-        static std::mutex creating;
-        std::lock_guard<std::mutex> one_at_a_time(creating);
-        fake::spend(fake::state().context_ms);
-    }
+    // Making a context costs its time, one at a time (FAKECUDA_COST_MS).
+    if (create) fake::spend_serialised(fake::state().context_ms);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     ++d->context_refs;
     *pctx = context_of(dev);
@@ -59,9 +55,14 @@ CUresult cuDevicePrimaryCtxRelease(CUdevice dev) {
     FAKE_ENTRY_INIT("cuDevicePrimaryCtxRelease");
     fake::Device* d = fake::device(dev);
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
-    std::lock_guard<std::mutex> lock(fake::state().mutex);
-    if (d->context_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    --d->context_refs;
+    bool last = false;
+    {
+        std::lock_guard<std::mutex> lock(fake::state().mutex);
+        if (d->context_refs == 0) return CUDA_ERROR_INVALID_CONTEXT;
+        last = --d->context_refs == 0;
+    }
+    // Releasing the last reference ends the context: that costs its time too, one at a time.
+    if (last) fake::spend_serialised(fake::state().release_ms);
     return CUDA_SUCCESS;
 }
 

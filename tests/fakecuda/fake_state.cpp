@@ -2,13 +2,16 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <chrono>
@@ -170,7 +173,7 @@ void load_profile(State& s) {
             s.delays.emplace_back(item.substr(0, colon), std::stoi(item.substr(colon + 1)));
         }
     }
-    // FAKECUDA_COST_MS="init:BASE+PER_DEVICE;context:MS" (either part may be left out).
+    // FAKECUDA_COST_MS="init:BASE+PER_DEVICE;context:MS;release:MS;lock:PATH" (any part may be left out).
     if (const char* c = std::getenv("FAKECUDA_COST_MS"); c != nullptr && *c != '\0') {
         std::stringstream ss(c);
         std::string item;
@@ -183,8 +186,12 @@ void load_profile(State& s) {
                 s.init_per_device_ms = std::stoi(value.substr(value.find('+') + 1));
             } else if (what == "context" && !value.empty()) {
                 s.context_ms = std::stoi(value);
+            } else if (what == "release" && !value.empty()) {
+                s.release_ms = std::stoi(value);
+            } else if (what == "lock" && !value.empty()) {
+                s.node_lock = value;
             } else {
-                die("FAKECUDA_COST_MS: expected init:BASE+PER_DEVICE;context:MS: " + item);
+                die("FAKECUDA_COST_MS: expected init:BASE+PER_DEVICE;context:MS;release:MS;lock:PATH: " + item);
             }
         }
     }
@@ -270,6 +277,21 @@ std::optional<CUresult> injected(const char* call) {
 
 void spend(int ms) {
     if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+void spend_serialised(int ms) {
+    if (ms <= 0) return;
+    static std::mutex in_process;
+    const std::lock_guard<std::mutex> lock(in_process);
+    const std::string& path = state().node_lock;
+    const int fd = path.empty() ? -1 : open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (!path.empty() && fd < 0) die("FAKECUDA_COST_MS: cannot open the lock file " + path);
+    if (fd >= 0) {
+        while (flock(fd, LOCK_EX) != 0 && errno == EINTR) {
+        }
+    }
+    spend(ms);
+    if (fd >= 0) close(fd);  // and with it the lock
 }
 
 Device* device(int ordinal) {

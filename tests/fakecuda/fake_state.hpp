@@ -64,10 +64,15 @@ struct State {
     std::vector<std::pair<std::string, int>> delays;  // FAKECUDA_DELAY_MS: call, milliseconds
     // FAKECUDA_COST_MS: what the real driver's start-up costs, silently (a model of N GPUs, not a
     // signal case): cuInit takes init_base + init_per_device for each visible device; making a primary
-    // context takes context, one at a time in a process (the real driver serialises it across threads).
+    // context takes context, releasing the last reference release; both one at a time on the node
+    // where node_lock names a file (every process takes it: the real driver makes and releases the
+    // contexts of all processes largely one at a time, bench/contexts.py), else one at a time in a
+    // process.
     int init_base_ms = 0;
     int init_per_device_ms = 0;
     int context_ms = 0;
+    int release_ms = 0;
+    std::string node_lock;
     std::map<std::string, int> call_counts;
     nlohmann::json profile;
 };
@@ -89,6 +94,9 @@ std::optional<CUresult> injected(const char* call);
 
 // Sleeps `ms` milliseconds (a FAKECUDA_COST_MS cost); nothing for 0.
 void spend(int ms);
+// The same for a context's cost, one at a time: on the node (an exclusive lock on the file
+// FAKECUDA_COST_MS names) or in this process.
+void spend_serialised(int ms);
 
 // The device for an ordinal, or nullptr.
 Device* device(int ordinal);
