@@ -2,6 +2,7 @@
 
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
