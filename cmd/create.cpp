@@ -97,6 +97,9 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
             Problem p = e.problem();
             p.remedy = "give one of those sizes, or add --round-up";
             throw Error(std::move(p));
+        } catch (const NoPeerAccessError& e) {
+            fill_create_report(report, *request, result);
+            throw in_option_words(e);
         } catch (const Error&) {
             fill_create_report(report, *request, result);
             throw;

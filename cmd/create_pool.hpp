@@ -11,6 +11,7 @@
 
 #include "command.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/peer_access.hpp"
 #include "pool_options.hpp"
 
 namespace cumemctl::cmd {
@@ -26,6 +27,10 @@ struct CreatePoolTarget {
     std::string access;                          // --access: devices granted access to the pool
     std::vector<std::string> cumemcreate_flags;  // create's flags given that apply to cuMemCreate only
 };
+
+// The core's "cannot reach the owner's memory" error in create's words: the devices given access are
+// --access (create and create --pool).
+Error in_option_words(const gpu::NoPeerAccessError& e);
 
 // Throws a usage error when a pool option (--ipc-check, --max-size) is given without --pool.
 void require_pool_flag(const PoolOptions& o);

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 namespace cumemctl::matrix {
-using namespace gpu;
 namespace {
 
 Cell failure(int peer, std::string diagnosis, Problem problem) {
@@ -64,7 +63,7 @@ std::optional<Cell> refuse_pair(const Card& mine, const Card& peer, std::uint64_
     return std::nullopt;
 }
 
-Cell checked_cell(const Card& mine, const Card& peer, const VerifyResult& check) {
+Cell checked_cell(const Card& mine, const Card& peer, const gpu::VerifyResult& check) {
     Cell c;
     c.peer = peer.rank;
     c.gbps = check.check_gbps;
@@ -73,7 +72,7 @@ Cell checked_cell(const Card& mine, const Card& peer, const VerifyResult& check)
         c.status = "pass";
         return c;
     }
-    Problem p = pattern_mismatch(fmt::format("{} reading {}", who(mine), who(peer)), check).problem();
+    Problem p = gpu::pattern_mismatch(fmt::format("{} reading {}", who(mine), who(peer)), check).problem();
     p.cause = mine.rank == peer.rank ? "the memory does not hold what this rank wrote"
                                      : "the data read across the fabric differ from what the exporting rank wrote";
     Cell f = failure(peer.rank, "mismatch", std::move(p));

@@ -199,6 +199,45 @@ TEST_CASE("a request that breaks a rule is refused before anything is made") {
     CHECK(out.violation->nearest.size() == 2);
 }
 
+TEST_CASE("a construction that never completes is refused with a remedy that names the timeout property") {
+    reset();
+    model_le().polls_needed = -1;
+    const Driver driver = Driver::from_table(le_table(), 13030);
+    LeBindOutcome out;
+    LeBindRequest r = unicast(4 * MiB);
+    r.timeout_seconds = 0;
+    try {
+        run_le_bind(driver, r, out);
+        FAIL("did not throw");
+    } catch (const LeError& e) {
+        CHECK(e.problem().message.find("endpoint 7 was not constructed within 0 s") == 0);
+        CHECK(e.problem().remedy.find("wait longer (a longer construction timeout); ") == 0);
+        const auto option = [](LeProperty p) { return p == LeProperty::timeout ? std::string("--t") : std::string(); };
+        CHECK(e.in_words(option).remedy.find("wait longer (a longer --t); ") == 0);
+    }
+    CHECK(model_le().calls ==
+          Calls{"GetLimits", "Granularity", "IdReserve", "Create", "Query", "Destroy", "IdRelease"});
+}
+
+TEST_CASE("a request with no device or an unbindable location is refused naming the property") {
+    reset();
+    const Driver driver = Driver::from_table(le_table(), 13030);
+    LeBindOutcome out;
+    LeBindRequest none = unicast(4 * MiB);
+    none.devices.clear();
+    CHECK_THROWS_WITH_AS(run_le_bind(driver, none, out), doctest::Contains("no device to bind on"), LeError);
+    LeBindRequest host = unicast(4 * MiB);
+    host.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    try {
+        run_le_bind(driver, host, out);
+        FAIL("did not throw");
+    } catch (const LeError& e) {
+        CHECK(e.exit_code() == ExitCode::usage);
+        CHECK(e.problem().remedy == "use location device, host-numa (the node closest to each device) or host-numa:N");
+    }
+    CHECK(model_le().calls.empty());
+}
+
 TEST_CASE("binding rules are checked before the driver: construction, owner, team") {
     reset();
     const DriverApi api = le_table();

@@ -54,11 +54,17 @@ TEST_CASE("require_peer_access asks from each other device to the owner and refu
     try {
         require_peer_access(api, 1, {0, 3});
         FAIL("accepted");
-    } catch (const Error& e) {
+    } catch (const NoPeerAccessError& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
         CHECK(e.problem().message == "device 3 cannot access the memory of device 1 (cuDeviceCanAccessPeer: 0)");
-        CHECK(e.problem().remedy.find("leave device 3 out of --access") != std::string::npos);
+        CHECK(e.device == 3);
+        CHECK(e.owner == 1);
+        // The core names the property; a command rebuilds the remedy with its option.
+        CHECK(e.problem().remedy == no_peer_access_remedy(3, "the devices given access"));
+        CHECK(e.problem().remedy.find("leave device 3 out of the devices given access; ") == 0);
+        CHECK(e.problem().remedy.find("--") == std::string::npos);
     }
+    CHECK(no_peer_access_remedy(2, "--access").find("leave device 2 out of --access; peer access needs NVLink") == 0);
 }
 
 TEST_CASE("another device's check fails with an illegal address until it is granted access, then passes") {

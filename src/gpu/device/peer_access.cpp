@@ -30,6 +30,21 @@ std::vector<CUmemAccessDesc> read_write_descs(const std::vector<int>& devices) {
     return descs;
 }
 
+std::string no_peer_access_remedy(int device, std::string_view access) {
+    return fmt::format(
+        "leave device {} out of {}; peer access needs NVLink or PCIe peer-to-peer between the two "
+        "GPUs ('nvidia-smi topo -p2p rw' shows which pairs have it)",
+        device, access);
+}
+
+NoPeerAccessError::NoPeerAccessError(int device_ordinal, int owner_ordinal)
+    : Error(ExitCode::unavailable,
+            fmt::format("device {} cannot access the memory of device {} (cuDeviceCanAccessPeer: 0)", device_ordinal,
+                        owner_ordinal),
+            no_peer_access_remedy(device_ordinal, "the devices given access")),
+      device(device_ordinal),
+      owner(owner_ordinal) {}
+
 void require_peer_access(const DriverApi& api, int owner, const std::vector<int>& devices) {
     if (owner < 0) return;
     for (int d : devices) {
@@ -37,11 +52,7 @@ void require_peer_access(const DriverApi& api, int owner, const std::vector<int>
         int can = 0;
         CU_CALL(api, cuDeviceCanAccessPeer, &can, d, owner);
         if (can != 0) continue;
-        throw Error(ExitCode::unavailable,
-                    fmt::format("device {} cannot access the memory of device {} (cuDeviceCanAccessPeer: 0)", d, owner),
-                    fmt::format("leave device {} out of --access; peer access needs NVLink or PCIe peer-to-peer "
-                                "between the two GPUs ('nvidia-smi topo -p2p rw' shows which pairs have it)",
-                                d));
+        throw NoPeerAccessError(d, owner);
     }
 }
 

@@ -6,8 +6,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 #include "gpu/verify/verify.hpp"
 
@@ -33,8 +36,22 @@ std::vector<int> access_devices(int device, const std::vector<int>& listed);
 // One read-write descriptor per device.
 std::vector<CUmemAccessDesc> read_write_descs(const std::vector<int>& devices);
 
-// Before anything is made: throws "unavailable" (exit 3) naming the pair and the remedy unless every
-// device in `devices` other than `owner` can access `owner`'s memory as a peer (cuDeviceCanAccessPeer).
+// The words for leaving `device` out of `access` (how the caller names the devices given access) when
+// it cannot reach the owner's memory as a peer: the remedy of NoPeerAccessError, which a caller that
+// names the devices otherwise (create: --access) builds again with this.
+std::string no_peer_access_remedy(int device, std::string_view access);
+
+// "unavailable" (exit 3): `device` cannot access `owner`'s memory as a peer (cuDeviceCanAccessPeer
+// said 0). Its remedy names "the devices given access"; a command words it as its option.
+class NoPeerAccessError : public Error {
+public:
+    NoPeerAccessError(int device, int owner);
+    int device;
+    int owner;
+};
+
+// Before anything is made: throws NoPeerAccessError naming the pair unless every device in `devices`
+// other than `owner` can access `owner`'s memory as a peer (cuDeviceCanAccessPeer).
 // owner -1 (host memory): nothing to check, any device may be granted access.
 void require_peer_access(const DriverApi& api, int owner, const std::vector<int>& devices);
 

@@ -73,7 +73,7 @@ void LogicalEndpoint::add_device(int device) {
     if (!multicast()) {
         throw Error(ExitCode::usage,
                     fmt::format("endpoint {} is unicast: devices are added only to multicast endpoints", id_),
-                    "use --type multicast --devices LIST for a team");
+                    "for a team, create a multicast endpoint and add its devices before construction completes");
     }
     log_.call(fmt::format("add device {}", device), "cuLogicalEndpointAddDevice", log_.api().cuLogicalEndpointAddDevice,
               id_, static_cast<CUdevice>(device));
@@ -104,13 +104,13 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
     if (!w.constructed) {
         s.result_name = "deadline";
         s.ok = false;
-        throw Error(Problem{
+        throw LeError(Problem{
             .exit_code = ExitCode::failed,
             .message = fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery "
                                    "over {:.3f} s saw it incomplete",
                                    id_, timeout.count(), w.polls, w.waited_seconds),
             .cause = fmt::format("waited for {}", waited_for),
-            .remedy = "wait longer with --timeout SECONDS; if it never completes, check that the fabric software "
+            .remedy = "wait longer (a longer {timeout}); if it never completes, check that the fabric software "
                       "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink "
                       "clique"});
     }

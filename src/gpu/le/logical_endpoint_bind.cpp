@@ -50,8 +50,10 @@ void check_devices(const DriverApi& api, const LeBindRequest& req, LeBindOutcome
 // The memory of each device's binding. Host-NUMA memory must be on the node closest to the device.
 std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBindRequest& req) {
     if (req.location.type != CU_MEM_LOCATION_TYPE_DEVICE && req.location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA) {
-        throw Error(ExitCode::usage, "logical endpoints bind device or host-NUMA memory",
-                    "use --location device, host-numa (the node closest to each device) or host-numa:N");
+        throw LeError(
+            Problem{.exit_code = ExitCode::usage,
+                    .message = "logical endpoints bind device or host-NUMA memory",
+                    .remedy = "use {location} device, host-numa (the node closest to each device) or host-numa:N"});
     }
     MemoryRequest m;
     m.location = req.location;
@@ -62,19 +64,21 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
         if (req.location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA || !req.location.numa_node) continue;
         const auto closest = device_attribute(api, d, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
         if (!closest || *closest < 0) {
-            throw Error(Problem{.exit_code = ExitCode::unavailable,
-                                .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
-                                .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
-                                .remedy = "use --location device"});
+            throw LeError(Problem{.exit_code = ExitCode::unavailable,
+                                  .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
+                                  .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
+                                  .remedy = "use {location} device"});
         }
         if (*closest != *req.location.numa_node) {
-            throw Error(ExitCode::usage,
-                        fmt::format("host-NUMA node {} is not the node closest to device {} (its "
-                                    "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {}): bound host memory must be on that node",
-                                    *req.location.numa_node, d, *closest),
-                        fmt::format("nearest valid: --location host-numa:{} or --location host-numa (each device's own "
-                                    "node)",
-                                    *closest));
+            throw LeError(Problem{
+                .exit_code = ExitCode::usage,
+                .message =
+                    fmt::format("host-NUMA node {} is not the node closest to device {} (its "
+                                "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {}): bound host memory must be on that node",
+                                *req.location.numa_node, d, *closest),
+                .remedy = fmt::format("nearest valid: {{location}} host-numa:{} or {{location}} host-numa (each "
+                                      "device's own node)",
+                                      *closest)});
         }
     }
     return props;
@@ -178,7 +182,10 @@ void round_trip(StepLog& log, const LeBindRequest& req, const std::vector<CUmemA
 void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeBindOutcome& out) {
     out.support = le_driver_support(driver);
     require_logical_endpoints(out.support);
-    if (req.devices.empty()) throw Error(ExitCode::usage, "no device to bind on", "give --device N or --devices LIST");
+    if (req.devices.empty()) {
+        throw LeError(
+            Problem{.exit_code = ExitCode::usage, .message = "no device to bind on", .remedy = "give {devices}"});
+    }
     const DriverApi& api = driver.api();
     check_devices(api, req, out);
     const auto mprops = memory_props(api, req);

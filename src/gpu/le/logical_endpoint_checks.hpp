@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "gpu/le/logical_endpoint_words.hpp"
+
 namespace cumemctl::gpu {
 
 // What cuLogicalEndpointGetLimits answered for a set of properties. The checks below need
@@ -25,9 +27,10 @@ struct LeBindPlan {
     std::uint64_t bind_size = 0;
 };
 
-// A value that would keep a broken rule: the option and its value.
+// A value that would keep a broken rule: the property and its value (a command names the option
+// that sets the property).
 struct LeSuggestion {
-    std::string option;  // "--offset"
+    LeProperty property = LeProperty::endpoint_size;
     std::uint64_t value = 0;
 };
 
@@ -52,7 +55,11 @@ std::uint64_t largest_bind(std::uint64_t endpoint_size, std::uint64_t allocation
 // A size as an option value that parse_size reads back exactly: "2MiB", "1GiB", "12345".
 std::string size_argument(std::uint64_t bytes);
 
-// Throws Error (usage, exit 2) with the violation's message and its nearest values as the remedy.
+// The remedy of a violation, with a placeholder for each property (le_remedy fills it): "nearest
+// valid: {offset} 2MiB or {offset} 4MiB", or a general one where no value would do.
+std::string nearest_remedy(const LeViolation& violation);
+
+// Throws LeError (usage, exit 2) with the violation's message and its nearest values as the remedy.
 [[noreturn]] void refuse(const LeViolation& violation);
 
 }  // namespace cumemctl::gpu

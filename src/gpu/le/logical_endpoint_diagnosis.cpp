@@ -11,14 +11,14 @@ bool is_bind(const std::string& call) {
     return call == "cuLogicalEndpointBindMem" || call == "cuLogicalEndpointBindAddr";
 }
 
-void set(Problem& p, const char* cause, const char* remedy) {
-    p.cause = cause;
-    p.remedy = remedy;
-}
-
 }  // namespace
 
-void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
+void explain_le_failure(Problem& p, CUresult result, const std::string& call, LeNames names) {
+    // The remedy names the request's properties as `names` does.
+    const auto set = [names](Problem& problem, const char* cause, const char* remedy) {
+        problem.cause = cause;
+        problem.remedy = le_remedy(remedy, names);
+    };
     constexpr const char* kFabricSoftware =
         "start the fabric software (nvidia-fabricmanager, and nvidia-imex on multi-node NVLink systems) and wait "
         "until 'nvidia-smi -q' shows the GPU fabric state as Completed";
@@ -34,7 +34,7 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
                     "release endpoint ids and destroy endpoints that this or other processes hold");
             } else {
                 set(p, "the device has too little free memory for this allocation",
-                    "use a smaller --size, or free memory on the device");
+                    "use a smaller {endpoint_size}, or free memory on the device");
             }
             return;
         case CUDA_ERROR_SYSTEM_NOT_READY:
@@ -57,27 +57,27 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call) {
         case CUDA_ERROR_NOT_PERMITTED:
             set(p, "fabric handles need an IMEX channel this process can open, and there is none",
                 "create an IMEX channel node (cumemctl imex-setup, or /dev/nvidia-caps-imex-channels/channel0), or "
-                "use --handle-type none");
+                "use {handle_type} none");
             return;
         case CUDA_ERROR_NOT_SUPPORTED:
             if (is_memory(call)) {
                 set(p, "the device does not offer memory of this location and handle type for cuMemCreate",
-                    "try --location device, or --handle-type none");
+                    "try {location} device, or {handle_type} none");
                 return;
             }
             set(p, "this device or driver does not support the requested kind of logical endpoint or memory",
-                "check 'cumemctl devices' for the logical endpoint attributes; leave out --counted-ops, "
-                "--handle-type fabric or the host-NUMA location to find which one it is");
+                "check 'cumemctl devices' for the logical endpoint attributes; leave out {counted_ops}, "
+                "{handle_type} fabric or {location} host-numa to find which one it is");
             return;
         case CUDA_ERROR_INVALID_VALUE:
             if (is_memory(call)) {
                 set(p, "the driver does not accept memory of this location and handle type (no granularity for it)",
-                    "try --location device, or --handle-type none; 'cumemctl devices' shows what each device offers");
+                    "try {location} device, or {handle_type} none; 'cumemctl devices' shows what each device offers");
             } else if (is_bind(call)) {
                 set(p,
                     "the driver refused the binding; cumemctl checked alignment, sizes, the device and host-NUMA "
                     "rules first, so the cause is one it cannot check (for example memory the endpoint may not bind)",
-                    "run with --limits-only to see the limits, and compare the request with them");
+                    "compare the request with the limits ({limits_only} shows them)");
             }
             return;
         default:

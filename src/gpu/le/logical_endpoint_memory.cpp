@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device/memory_props.hpp"
+#include "gpu/le/logical_endpoint_words.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::gpu {
@@ -37,10 +38,11 @@ LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t 
         .detail = fmt::format("{} aligned to {}", format_size(size), format_size(alignment));
     range_.reset(ptr);
     if (ptr % alignment != 0) {
-        throw Error(ExitCode::failed,
-                    fmt::format("cuMemAddressReserve returned 0x{:x}, which is not aligned to the bind alignment {}",
-                                ptr, format_size(alignment)),
-                    "this is a driver problem; bind by handle instead (leave out --by-address)");
+        throw LeError(Problem{
+            .exit_code = ExitCode::failed,
+            .message = fmt::format("cuMemAddressReserve returned 0x{:x}, which is not aligned to the bind alignment {}",
+                                   ptr, format_size(alignment)),
+            .remedy = "this is a driver problem; bind by handle instead (leave out {by_address})"});
     }
     log.call("map memory", "cuMemMap", log.api().cuMemMap, ptr, static_cast<size_t>(size), size_t{0}, handle, 0ULL);
     mapped_.reset(ptr);  // from here on a failure unmaps

@@ -30,7 +30,7 @@ ExportedHandle export_handle(const DriverApi& api, CUmemGenericAllocationHandle 
         CU_CALL(api, cuMemExportToShareableHandle, &out.fabric, handle, type, 0);
     } else {
         throw Error(ExitCode::usage, "only posix-fd and fabric handles can be exported",
-                    "give --handle-type posix-fd or fabric");
+                    "ask for handle type posix-fd or fabric");
     }
     return out;
 }
