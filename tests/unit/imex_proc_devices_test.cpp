@@ -30,7 +30,7 @@ std::optional<int> imex_major(const std::string& text) {
 }
 
 // The message of the Error that parsing `text` throws; fails the test when nothing is thrown.
-std::string parse_error(const std::string& text) {
+std::string proc_devices_error(const std::string& text) {
     try {
         imex_major(text);
     } catch (const Error& e) {
@@ -74,34 +74,34 @@ TEST_CASE("spacing, a missing last newline and other sections are read") {
 }
 
 TEST_CASE("a malformed file is an error that names the line") {
-    CHECK(parse_error("Character devices:\n  1 mem\nrubbish\n") ==
+    CHECK(proc_devices_error("Character devices:\n  1 mem\nrubbish\n") ==
           "devices:3: not a heading or a 'MAJOR NAME' line: 'rubbish'");
-    CHECK(parse_error("242 nvidia-caps-imex-channels\n") ==
+    CHECK(proc_devices_error("242 nvidia-caps-imex-channels\n") ==
           "devices:1: a device before any section heading: '242 nvidia-caps-imex-channels'");
     CHECK(
-        parse_error("Character devices:\n4096 nvidia-caps-imex-channels\n").find("devices:2: major number too large") ==
+        proc_devices_error("Character devices:\n4096 nvidia-caps-imex-channels\n").find("devices:2: major number too large") ==
         0);
-    CHECK(parse_error("Character devices:\n99999999999999999999 x\n").find("devices:2: major number too large") == 0);
-    CHECK(parse_error("Character devices:\n242nvidia-caps-imex-channels\n").find("devices:2: no blank") == 0);
-    CHECK(parse_error("Character devices:\n242 \n").find("devices:2: not a device name") == 0);
-    CHECK(parse_error("Character devices:\n242 nvidia caps\n").find("devices:2: not a device name") == 0);
-    CHECK(parse_error("Character devices:\r\n242 nvidia-caps-imex-channels\r\n") ==
+    CHECK(proc_devices_error("Character devices:\n99999999999999999999 x\n").find("devices:2: major number too large") == 0);
+    CHECK(proc_devices_error("Character devices:\n242nvidia-caps-imex-channels\n").find("devices:2: no blank") == 0);
+    CHECK(proc_devices_error("Character devices:\n242 \n").find("devices:2: not a device name") == 0);
+    CHECK(proc_devices_error("Character devices:\n242 nvidia caps\n").find("devices:2: not a device name") == 0);
+    CHECK(proc_devices_error("Character devices:\r\n242 nvidia-caps-imex-channels\r\n") ==
           "devices:1: not a heading or a 'MAJOR NAME' line: 'Character devices:\\x0d'");
-    CHECK(parse_error("Character devices:\n-1 mem\n").find("devices:2:") == 0);
-    CHECK(parse_error("Character devices:\n242 nvidia-caps-imex-channels\n243 nvidia-caps-imex-channels\n")
+    CHECK(proc_devices_error("Character devices:\n-1 mem\n").find("devices:2:") == 0);
+    CHECK(proc_devices_error("Character devices:\n242 nvidia-caps-imex-channels\n243 nvidia-caps-imex-channels\n")
               .find("devices:3: nvidia-caps-imex-channels listed again with another major (first 242)") == 0);
 }
 
 TEST_CASE("a file without a character devices section is an error") {
-    CHECK(parse_error("") == "devices: no 'Character devices:' section");
-    CHECK(parse_error("\n\n") == "devices: no 'Character devices:' section");
-    CHECK(parse_error("Block devices:\n  7 loop\n") == "devices: no 'Character devices:' section");
+    CHECK(proc_devices_error("") == "devices: no 'Character devices:' section");
+    CHECK(proc_devices_error("\n\n") == "devices: no 'Character devices:' section");
+    CHECK(proc_devices_error("Block devices:\n  7 loop\n") == "devices: no 'Character devices:' section");
 }
 
 TEST_CASE("a quoted line is escaped and cut") {
-    const std::string message = parse_error("Character devices:\n" + std::string(200, 'x') + "\x01\n");
+    const std::string message = proc_devices_error("Character devices:\n" + std::string(200, 'x') + "\x01\n");
     CHECK(message.size() < 140);
     CHECK(message.find("...") != std::string::npos);
-    CHECK(parse_error(std::string("Character devices:\n\x07\xff\n")) ==
+    CHECK(proc_devices_error(std::string("Character devices:\n\x07\xff\n")) ==
           "devices:2: not a heading or a 'MAJOR NAME' line: '\\x07\\xff'");
 }

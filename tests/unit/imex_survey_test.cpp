@@ -15,13 +15,13 @@ namespace fs = std::filesystem;
 namespace {
 
 // A temporary system root, removed at the end of the test.
-struct TempRoot {
+struct SurveyRoot {
     fs::path path;
-    TempRoot() {
+    SurveyRoot() {
         char tmpl[] = "/tmp/cumemctl-unit-XXXXXX";
         path = mkdtemp(tmpl);
     }
-    ~TempRoot() { fs::remove_all(path); }
+    ~SurveyRoot() { fs::remove_all(path); }
     void write(const std::string& relative, const std::string& text) const {
         fs::create_directories((path / relative.substr(1)).parent_path());
         std::ofstream(path / relative.substr(1)) << text;
@@ -31,7 +31,7 @@ struct TempRoot {
 }  // namespace
 
 TEST_CASE("the survey reads the major, the driver parameters and the channel folder") {
-    TempRoot root;
+    SurveyRoot root;
     root.write("/proc/devices",
                "Character devices:\n  1 mem\n511 nvidia-caps-imex-channels\n\nBlock devices:\n"
                "512 nvidia-caps-imex-channels\n");
@@ -84,7 +84,7 @@ TEST_CASE("channel nodes: wrong major, wrong minor, beyond the channel count") {
 }
 
 TEST_CASE("multi-user: login accounts in /etc/passwd, or a directory service") {
-    TempRoot root;
+    SurveyRoot root;
     root.write("/etc/passwd",
                "root:x:0:0::/root:/bin/bash\nsvc:x:1001:1001::/:/usr/sbin/nologin\n"
                "nobody:x:65534:65534::/:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/bash\n");
@@ -121,7 +121,7 @@ TEST_CASE("the channel folder's own mount, from /proc/self/mountinfo") {
 }
 
 TEST_CASE("a folder private to a job step: a tmpfs of its own holding one channel node") {
-    TempRoot root;
+    SurveyRoot root;
     root.write("/proc/self/mountinfo",
                "22 1 0:21 / / rw - ext4 /dev/sda1 rw\n"
                "40 22 0:33 / /dev/nvidia-caps-imex-channels rw - tmpfs tmpfs rw\n");
