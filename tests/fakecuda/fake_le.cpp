@@ -60,13 +60,6 @@ LeState& le() {
     return *s;
 }
 
-bool has_attr(int dev, int attr) {
-    const Device* d = device(dev);
-    if (d == nullptr) return false;
-    const auto it = d->attrs.find(attr);
-    return it != d->attrs.end() && it->second != 0;
-}
-
 // The device's "logical_endpoints" profile object (empty when it has none).
 nlohmann::json config(int dev) {
     const Device* d = device(dev);
@@ -178,8 +171,8 @@ bool free_id(CUlogicalEndpointId id) {
 }
 
 // At exit, with FAKECUDA_CHECK_LEAKS=1: fail the process if it still holds anything.
-struct LeakCheck {
-    ~LeakCheck() {
+struct LeCheckAtExit {
+    ~LeCheckAtExit() {
         const char* on = std::getenv("FAKECUDA_CHECK_LEAKS");
         if (on == nullptr || std::strcmp(on, "1") != 0) return;
         std::size_t binds = 0;
@@ -192,7 +185,7 @@ struct LeakCheck {
                      le().reserved.size(), le().endpoints.size(), binds, allocs, ranges);
         _exit(70);
     }
-} leak_check;
+} le_check_at_exit;
 
 }  // namespace
 }  // namespace fake

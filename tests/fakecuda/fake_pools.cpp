@@ -34,13 +34,6 @@ std::map<PoolKey, CUmemoryPool>& currents() {
 }
 std::uintptr_t next_pool = 0x70000;
 
-bool has_attr(int ordinal, int attribute) {
-    const Device* d = device(ordinal);
-    if (d == nullptr) return false;
-    const auto it = d->attrs.find(attribute);
-    return it != d->attrs.end() && it->second != 0;
-}
-
 // Whether some device names `node` as its host NUMA node (CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).
 bool known_numa_node(int node) {
     for (const auto& d : state().devices) {
@@ -224,8 +217,8 @@ std::uint64_t& u64_attribute(Pool& p, CUmemPool_attribute attr, bool& ok) {
 // With FAKECUDA_LEAK_CHECK set, says on stderr at exit what the process left behind: pools it created
 // or imported and did not destroy, pool allocations and imported pointers it did not free, primary
 // contexts it retained and did not release. Tests assert that no "fakecuda: leak" line appears.
-struct LeakCheck {
-    ~LeakCheck() {
+struct PoolCheckAtExit {
+    ~PoolCheckAtExit() {
         const char* on = std::getenv("FAKECUDA_LEAK_CHECK");
         if (on == nullptr || *on == '\0') return;
         for (const auto& [id, p] : pools()) {
@@ -243,7 +236,7 @@ struct LeakCheck {
             }
         }
     }
-} leak_check;
+} pool_check_at_exit;
 
 }  // namespace
 

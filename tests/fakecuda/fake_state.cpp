@@ -300,6 +300,13 @@ Device* device(int ordinal) {
     return &s.devices[static_cast<std::size_t>(ordinal)];
 }
 
+bool has_attr(int ordinal, int attribute) {
+    const Device* d = device(ordinal);
+    if (d == nullptr) return false;
+    const auto it = d->attrs.find(attribute);
+    return it != d->attrs.end() && it->second != 0;
+}
+
 bool imex_channel_available() {
     std::string dir = "/dev/nvidia-caps-imex-channels";
     if (const char* env = std::getenv("FAKECUDA_IMEX_DIR"); env != nullptr && *env != '\0') {

@@ -100,6 +100,8 @@ void spend_serialised(int ms);
 
 // The device for an ordinal, or nullptr.
 Device* device(int ordinal);
+// Whether the device's profile sets an attribute to something other than 0 (false for no such device).
+bool has_attr(int ordinal, int attribute);
 
 // Whether the calling process can open an IMEX channel: some channelN under the channel directory
 // (FAKECUDA_IMEX_DIR, or the profile's "imex_channel_dir", default /dev/nvidia-caps-imex-channels)
