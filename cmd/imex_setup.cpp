@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "imex/channel_verify.hpp"
 #include "imex/imex_setup.hpp"
+#include "imex/imex_words.hpp"
 #include "steps/step_json.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
@@ -56,6 +57,39 @@ ImexSetupRequest ImexSetupOptions::check() const {
     return r;
 }
 
+// The option of imex-setup that sets each property the core names.
+std::string imex_setup_option(ImexProperty property) {
+    switch (property) {
+        case ImexProperty::proc_devices:
+            return "--proc-devices";
+        case ImexProperty::params:
+            return "--params";
+        case ImexProperty::dev_root:
+            return "--dev-root";
+        case ImexProperty::owner:
+            return "--owner";
+        case ImexProperty::mode:
+            return "--mode";
+        case ImexProperty::force:
+            return "--force";
+        case ImexProperty::check:
+            return "--check";
+        case ImexProperty::dry_run:
+            return "--dry-run";
+    }
+    return imex_property_words(property);
+}
+
+// A core text in imex-setup's words: each property it names is the option that sets it.
+std::string in_setup_words(const std::string& text) {
+    return imex_words(text, imex_setup_option);
+}
+
+// A channel's detail for people: its error, or its plan in imex-setup's words.
+std::string channel_detail(const ChannelOutcome& c) {
+    return c.action == Action::error ? c.error : in_setup_words(c.plan.detail);
+}
+
 nlohmann::json owner_json(const Owner& owner) {
     return {{"uid", owner.uid}, {"gid", owner.gid}, {"user", owner.user}, {"group", owner.group}};
 }
@@ -81,7 +115,7 @@ nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
                      {"mode", format_mode(c.want.mode)},
                      {"action", action_name(c.action)},
                      {"change", change_name(c.plan.change)},
-                     {"detail", c.action == Action::error ? c.error : c.plan.detail},
+                     {"detail", channel_detail(c)},
                      {"found", found_json(c.found)}};
     return j;
 }
@@ -117,7 +151,7 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
              r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
             {"owner", owner_json(r.owner)},
             {"mode", format_mode(r.mode)},
-            {"mode_source", r.mode_source},
+            {"mode_source", mode_source_name(r.mode_source, imex_setup_option)},
             {"directory", std::move(dir)},
             {"channels", std::move(channels)},
             {"summary", std::move(summary)}};
@@ -132,7 +166,7 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
         t.rows.push_back({std::to_string(c.want.channel),
                           fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
                           format_device(c.want.major, c.want.channel_minor()), owner, format_mode(c.want.mode),
-                          std::string(action_name(c.action)), c.action == Action::error ? c.error : c.plan.detail});
+                          std::string(action_name(c.action)), channel_detail(c)});
     }
     t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
                                   r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));
@@ -179,11 +213,16 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
 Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globals) {
     return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupRequest& req) {
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
-        const ImexSetupResult result = run_imex_setup(req);
+        ImexSetupResult result;
+        try {
+            result = run_imex_setup(req);
+        } catch (const ImexError& e) {
+            throw Error(e.in_words(imex_setup_option));
+        }
         report.results = results_json(req, result);
         report.tables.push_back(channels_table(req, result));
-        for (const auto& w : result.warnings) report.warnings.push_back(w);
-        for (const auto& e : result.errors) report.add_error(e);
+        for (const auto& w : result.warnings) report.warnings.push_back(imex_words(w, imex_setup_option));
+        for (const auto& e : result.errors) report.add_error(imex_words(e, imex_setup_option));
         if (opts.verify) add_verify(opts, globals, req, result.directory.path, report);
     });
 }

@@ -3,6 +3,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "doctor/registry.hpp"
+#include "gpu/device/devices.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 

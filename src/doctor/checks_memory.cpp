@@ -20,6 +20,7 @@
 #include "gpu/verify/verify_json.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu/vmm/vmm_create.hpp"
+#include "imex/channel_folder.hpp"
 #include "ipc/timeout.hpp"
 #include "nvml/memory_health.hpp"
 #include "steps/step_json.hpp"
@@ -133,7 +134,7 @@ CreateRequest create_request(DoctorContext& ctx, int ordinal, const MemoryReques
     request.verify = true;
     request.export_handle = import_check;
     request.import_check = import_check;
-    request.imex_channel_dir = ctx.path(kImexChannelDir);
+    request.imex_channel_dir = ctx.path(imex::kImexChannelDir);
     request.executable = ipc::kSelfExecutable;
     request.libcuda = ctx.driver->info().library;
     request.import_timeout = kSecondProcessTimeout;
@@ -154,7 +155,7 @@ IpcRequest ipc_request(DoctorContext& ctx, int ordinal) {
     ipc.seed = (std::uint64_t{random()} << 32) | random();
     ipc.libcuda = ctx.driver->info().library;
     ipc.timeout = kSecondProcessTimeout;
-    ipc.imex_channel_dir = ctx.path(kImexChannelDir);
+    ipc.imex_channel_dir = ctx.path(imex::kImexChannelDir);
     return ipc;
 }
 

@@ -8,10 +8,12 @@
 
 #include "base/interrupt.hpp"
 #include "doctor/registry.hpp"
+#include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::doctor {
+using namespace gpu;
 namespace {
 
 // A remedy for a failed driver call that came without one.

@@ -38,7 +38,7 @@ struct Observation {
 };
 Observation observe_node(int dir_fd, const std::string& name);
 
-// Plans one channel and changes nothing (--check, --dry-run): planned, unchanged or refused. A
+// Plans one channel and changes nothing (checking, dry-running): planned, unchanged or refused. A
 // dir_fd of -1 stands for a channel folder that does not exist yet.
 ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options);
 

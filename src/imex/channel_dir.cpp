@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "imex/channel_folder.hpp"
+#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -47,8 +48,9 @@ UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
-            throw Error(ExitCode::usage, fmt::format("--dev-root {}: no such directory", dev_root),
-                        "give the folder that holds dev/ (default /)");
+            throw ImexError(Problem{.exit_code = ExitCode::usage,
+                                    .message = fmt::format("{{dev_root}} {}: no such directory", dev_root),
+                                    .remedy = "give the folder that holds dev/ (default /)"});
         }
         throw_errno(errno, "open", dev_root);
     }
@@ -56,8 +58,9 @@ UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd dev(::openat(root.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dev.valid()) {
         if (errno == ENOENT) {
-            throw Error(ExitCode::usage, fmt::format("{} does not exist", dev_path),
-                        "--dev-root names the folder that holds dev/ (default /)");
+            throw ImexError(Problem{.exit_code = ExitCode::usage,
+                                    .message = fmt::format("{} does not exist", dev_path),
+                                    .remedy = "{dev_root} names the folder that holds dev/ (default /)"});
         }
         if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
         throw_errno(errno, "open", dev_path);

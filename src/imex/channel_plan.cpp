@@ -32,7 +32,7 @@ ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const Plan
     }
     if (right_device(want, have)) return {Change::remove, describe_device(have)};
     if (options.force) return {Change::remove, wrong_device_detail(want, have)};
-    return {Change::refuse, wrong_device_detail(want, have) + "; --force removes it"};
+    return {Change::refuse, wrong_device_detail(want, have) + "; {force} removes it"};
 }
 
 }  // namespace
@@ -46,7 +46,7 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
     }
     if (!right_device(want, have)) {
         if (options.force) return {Change::replace, wrong_device_detail(want, have)};
-        return {Change::refuse, wrong_device_detail(want, have) + "; --force replaces it"};
+        return {Change::refuse, wrong_device_detail(want, have) + "; {force} replaces it"};
     }
     std::string detail;
     if (have.uid != want.uid || have.gid != want.gid) {

@@ -39,7 +39,7 @@ void drop_privileges(const Owner& as) {
         const int err = errno;
         throw Error(err == EPERM ? ExitCode::permission : ExitCode::failed,
                     fmt::format("cannot run the verification as {}: {}", format_owner(as), std::strerror(err)),
-                    "run imex-setup --verify --owner as root");
+                    "run it as root: only root can verify as another user");
     }
     if (as.uid != 0 && ::setuid(0) == 0) {
         throw Error(ExitCode::failed, "the verification process could regain root after dropping it",

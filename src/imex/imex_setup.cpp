@@ -8,6 +8,7 @@
 
 #include "base/interrupt.hpp"
 #include "imex/channel_dir.hpp"
+#include "imex/imex_words.hpp"
 #include "imex/proc_devices.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
@@ -18,12 +19,21 @@ namespace {
 
 constexpr const char* kSetupRootRemedy =
     "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, CAP_CHOWN "
-    "and write access to /dev (--check and --dry-run need neither)";
+    "and write access to /dev ({check} and {dry_run} need neither)";
+
+// The file's text; what cannot be read is an ImexError that names the file's property.
+std::string read_proc_file(const std::string& path, ImexProperty property, const std::string& remedy) {
+    try {
+        return read_text_file(path, imex_placeholder(property), remedy);
+    } catch (const Error& e) {
+        throw ImexError(e.problem());
+    }
+}
 
 int read_major(const ImexSetupRequest& request) {
-    const std::string text = read_text_file(
-        request.proc_devices, "--proc-devices",
-        "load the NVIDIA kernel module (modprobe nvidia), or point --proc-devices at a copy of /proc/devices");
+    const std::string text = read_proc_file(
+        request.proc_devices, ImexProperty::proc_devices,
+        "load the NVIDIA kernel module (modprobe nvidia), or point {proc_devices} at a copy of /proc/devices");
     const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
     if (!major || *major == 0) {
         throw Error(Problem{
@@ -36,9 +46,9 @@ int read_major(const ImexSetupRequest& request) {
 }
 
 void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
-    const std::string text = read_text_file(
-        request.params, "--params",
-        "load the NVIDIA kernel module (modprobe nvidia), or point --params at a copy of its params file");
+    const std::string text = read_proc_file(
+        request.params, ImexProperty::params,
+        "load the NVIDIA kernel module (modprobe nvidia), or point {params} at a copy of its params file");
     result.params = parse_nvidia_params(text, request.params);
     result.count_from_params = result.params.imex_channel_count.has_value();
     result.count = result.params.imex_channel_count.value_or(kDefaultImexChannelCount);
@@ -47,7 +57,7 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
             .exit_code = ExitCode::ok,
             .message = fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
                                    request.params, kDefaultImexChannelCount),
-            .remedy = "point --params at the params file of the loaded driver to use its count"};
+            .remedy = "point {params} at the params file of the loaded driver to use its count"};
         result.warnings.push_back(std::move(w));
     }
     if (result.params.create_imex_channel0.value_or(false)) {
@@ -57,7 +67,7 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
                       "so every user can share fabric memory through it",
                   .remedy =
                       "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
-                      "user a channel with --owner"};
+                      "user a channel of their own ({owner})"};
         result.warnings.push_back(std::move(w));
     }
 }
@@ -79,13 +89,13 @@ void choose_owner_and_mode(const ImexSetupRequest& request, ImexSetupResult& res
         request.owner ? *request.owner : owner_of(p.device_file_uid.value_or(0), p.device_file_gid.value_or(0));
     if (request.mode) {
         result.mode = *request.mode;
-        result.mode_source = "--mode";
+        result.mode_source = ModeSource::mode;
     } else if (request.owner) {
         result.mode = 0600;
-        result.mode_source = "--owner";
+        result.mode_source = ModeSource::owner;
     } else {
         result.mode = static_cast<mode_t>(p.device_file_mode.value_or(kDefaultDeviceFileMode) & 0777);
-        result.mode_source = p.device_file_mode ? "DeviceFileMode" : "default";
+        result.mode_source = p.device_file_mode ? ModeSource::device_file_mode : ModeSource::driver_default;
     }
 }
 
@@ -190,7 +200,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
                                    and_more(refusals)),
             .remedy = wrong_device
-                          ? "--force replaces (or removes) a device node of the wrong type or number; anything else "
+                          ? "{force} replaces (or removes) a device node of the wrong type or number; anything else "
                             "at a channel's path must be moved away by hand"
                           : "imex-setup never touches anything but a device node: move it away by hand and run again"});
     }
@@ -198,7 +208,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         result.errors.push_back(Problem{
             .exit_code = ExitCode::failed,
             .message = fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
-            .remedy = "run the same command without --check to make the changes (--dry-run shows them)"});
+            .remedy = "run the same command without {check} to make the changes ({dry_run} shows them)"});
     }
 }
 
@@ -216,6 +226,20 @@ ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     process_channels(request, selected, dir, result);
     summarise(request, result);
     return result;
+}
+
+std::string mode_source_name(ModeSource source, ImexNames names) {
+    switch (source) {
+        case ModeSource::mode:
+            return names(ImexProperty::mode);
+        case ModeSource::owner:
+            return names(ImexProperty::owner);
+        case ModeSource::device_file_mode:
+            return "DeviceFileMode";
+        case ModeSource::driver_default:
+            return "default";
+    }
+    return "default";
 }
 
 }  // namespace cumemctl::imex

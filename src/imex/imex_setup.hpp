@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "imex/channel_apply.hpp"
+#include "imex/imex_words.hpp"
 #include "imex/nvidia_params.hpp"
 #include "base/error.hpp"
 #include "util/user_group.hpp"
@@ -22,8 +23,8 @@ struct ImexSetupRequest {
     std::string params = "/proc/driver/nvidia/params";
     std::string dev_root = "/";
     std::string channels = "0";  // a channel list as people type it: "0", "0-3,7", "all"
-    std::optional<Owner> owner;  // --owner; else the driver's DeviceFileUID and DeviceFileGID
-    std::optional<mode_t> mode;  // --mode; else 0600 with --owner, else the driver's DeviceFileMode
+    std::optional<Owner> owner;  // else the driver's DeviceFileUID and DeviceFileGID
+    std::optional<mode_t> mode;  // else 0600 with an owner, else the driver's DeviceFileMode
     bool force = false;          // replace (or remove) device nodes of the wrong type or number
     bool check = false;          // change nothing; anything that differs is a failure
     bool dry_run = false;        // change nothing; say what would change
@@ -38,15 +39,21 @@ struct ChannelDirOutcome {
     NodeState state;  // owner and mode where it exists
 };
 
-// What imex-setup found and did. `errors` and `warnings` are for the report as they are.
+// Where the channels' mode came from: the request's mode, the request's owner (0600), the driver's
+// DeviceFileMode, or the driver's default.
+enum class ModeSource { mode, owner, device_file_mode, driver_default };
+
+// What imex-setup found and did. The texts of `errors` and `warnings` and each channel's plan detail
+// name properties with placeholders (imex/imex_words): a caller fills them with imex_words, in the
+// core's words or its own options.
 struct ImexSetupResult {
     int major = 0;                   // of nvidia-caps-imex-channels
     std::uint32_t count = 0;         // ImexChannelCount, or the default
     bool count_from_params = false;  // false: the params file did not say, the default was used
     NvidiaParams params;
-    Owner owner;              // the owner every selected channel should have
-    mode_t mode = 0;          // and its mode
-    std::string mode_source;  // "--mode", "--owner", "DeviceFileMode" or "default"
+    Owner owner;      // the owner every selected channel should have
+    mode_t mode = 0;  // and its mode
+    ModeSource mode_source = ModeSource::driver_default;
     ChannelDirOutcome directory;
     std::vector<ChannelOutcome> channels;
     std::vector<Problem> warnings;
@@ -56,7 +63,12 @@ struct ImexSetupResult {
 // Reads the /proc files, plans every selected channel and, unless checking or dry-running, changes
 // the nodes. Throws Error for what stops it before any channel: an unreadable or malformed /proc file
 // (exit 3), a channel at or above the count (exit 2), a device root that cannot be used (exit 1, 2 or
-// 4). What happens to each channel (refusals, failures, differences under --check) is in the result.
+// 4); an ImexError where its texts name a property. What happens to each channel (refusals,
+// failures, differences when checking) is in the result.
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request);
+
+// The name of a mode's source as `names` calls the request's properties: names(mode), names(owner),
+// "DeviceFileMode" or "default".
+std::string mode_source_name(ModeSource source, ImexNames names = imex_property_words);
 
 }  // namespace cumemctl::imex

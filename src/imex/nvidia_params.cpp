@@ -5,13 +5,13 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "base/error.hpp"
+#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 namespace {
 
 constexpr std::string_view kParamsRemedy =
-    "point --params at the driver's /proc/driver/nvidia/params, or at a file in its format: "
+    "point {params} at the driver's /proc/driver/nvidia/params, or at a file in its format: "
     "one 'Name: value' line per parameter";
 
 // A parameter that imex-setup reads: its name, the largest value it may hold, and where it goes

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "base/error.hpp"
+#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 namespace {
 
 constexpr std::string_view kDevicesRemedy =
-    "point --proc-devices at the kernel's /proc/devices, or at a file in its format: "
+    "point {proc_devices} at the kernel's /proc/devices, or at a file in its format: "
     "'Character devices:', then one 'MAJOR NAME' line per driver";
 
 enum class Section { none, character, other };
@@ -85,8 +85,9 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
         found = entry.major;
     });
     if (!saw_character) {
-        throw Error(ExitCode::unavailable, fmt::format("{}: no 'Character devices:' section", source),
-                    std::string(kDevicesRemedy));
+        throw ImexError(Problem{.exit_code = ExitCode::unavailable,
+                                .message = fmt::format("{}: no 'Character devices:' section", source),
+                                .remedy = std::string(kDevicesRemedy)});
     }
     return found;
 }

@@ -1,7 +1,8 @@
-// How the logical endpoint core names the properties of a request in a remedy. The core never spells
-// a command's option: it writes a remedy with a placeholder for each property it names ("use a smaller
-// {endpoint_size}") and fills it with its own words ("use a smaller endpoint size"); a command that
-// sets the properties with options fills the same remedy with them (le-bind: "use a smaller --size").
+// How the logical endpoint core names the properties of a request in a remedy, with the placeholders
+// of base/property_words. The core never spells a command's option: it writes a remedy with a
+// placeholder for each property it names ("use a smaller {endpoint_size}") and fills it with its own
+// words ("use a smaller endpoint size"); a command that sets the properties with options fills the
+// same remedy with them (le-bind: "use a smaller --size").
 #pragma once
 
 #include <string>

@@ -1,0 +1,56 @@
+#include "imex/imex_words.hpp"
+
+#include <utility>
+
+#include "base/property_words.hpp"
+
+namespace cumemctl::imex {
+namespace {
+
+constexpr PropertyWords<ImexProperty> kImexWords[] = {
+    {ImexProperty::proc_devices, "proc_devices", "the devices path"},
+    {ImexProperty::params, "params", "the params path"},
+    {ImexProperty::dev_root, "dev_root", "the device root"},
+    {ImexProperty::owner, "owner", "the channels' owner"},
+    {ImexProperty::mode, "mode", "the channels' mode"},
+    {ImexProperty::force, "force", "a forced run"},
+    {ImexProperty::check, "check", "a check-only run"},
+    {ImexProperty::dry_run, "dry_run", "a dry run"},
+};
+
+}  // namespace
+
+std::string imex_property_words(ImexProperty property) {
+    return std::string(property_entry(kImexWords, property).words);
+}
+
+std::string imex_placeholder(ImexProperty property) {
+    return "{" + std::string(property_entry(kImexWords, property).key) + "}";
+}
+
+std::string imex_words(std::string_view text, ImexNames names) {
+    return fill_properties(text, kImexWords, names);
+}
+
+Problem imex_words(Problem problem, ImexNames names) {
+    problem.message = imex_words(problem.message, names);
+    problem.cause = imex_words(problem.cause, names);
+    problem.remedy = imex_words(problem.remedy, names);
+    return problem;
+}
+
+ImexError::ImexError(Problem problem) : Error(imex_words(problem)), written_(std::move(problem)) {}
+
+Problem ImexError::in_words(ImexNames names) const {
+    // A text changed since the throw (a caller added a cause) is kept as it is now.
+    Problem p = problem();
+    auto reword = [&](std::string& now, const std::string& written) {
+        if (now == imex_words(written)) now = imex_words(written, names);
+    };
+    reword(p.message, written_.message);
+    reword(p.cause, written_.cause);
+    reword(p.remedy, written_.remedy);
+    return p;
+}
+
+}  // namespace cumemctl::imex
