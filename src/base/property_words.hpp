@@ -11,6 +11,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+
+#include "base/error.hpp"
 
 namespace cumemctl {
 
@@ -48,5 +51,44 @@ std::string fill_properties(std::string_view text, const PropertyWords<Property>
         return std::nullopt;
     });
 }
+
+// An error of a core whose texts name properties with placeholders: Error's problem is in the core's
+// words (what doctor, or any caller without options, shows), and in_words says it as a command does.
+// `fill` is the core's filling of its table (`text` with each placeholder named by `names`), `core` its
+// own words. Each core derives its error from this (gpu::LeError, imex::ImexError).
+template <typename Property>
+class PropertyError : public Error {
+public:
+    using Names = std::string (*)(Property);
+    using Fill = std::string (*)(std::string_view text, Names names);
+
+    PropertyError(Problem written, Fill fill, Names core)
+        : Error(filled(written, fill, core)), written_(std::move(written)), fill_(fill), core_(core) {}
+
+    // The problem with each property named as `names` does. A text changed since the throw (a caller
+    // added a cause) is kept as it is now.
+    Problem in_words(Names names) const {
+        Problem p = problem();
+        const auto reword = [&](std::string& now, const std::string& written) {
+            if (now == fill_(written, core_)) now = fill_(written, names);
+        };
+        reword(p.message, written_.message);
+        reword(p.cause, written_.cause);
+        reword(p.remedy, written_.remedy);
+        return p;
+    }
+
+private:
+    static Problem filled(Problem p, Fill fill, Names names) {
+        p.message = fill(p.message, names);
+        p.cause = fill(p.cause, names);
+        p.remedy = fill(p.remedy, names);
+        return p;
+    }
+
+    Problem written_;  // with placeholders
+    Fill fill_;
+    Names core_;
+};
 
 }  // namespace cumemctl

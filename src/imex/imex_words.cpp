@@ -39,18 +39,8 @@ Problem imex_words(Problem problem, ImexNames names) {
     return problem;
 }
 
-ImexError::ImexError(Problem problem) : Error(imex_words(problem)), written_(std::move(problem)) {}
-
-Problem ImexError::in_words(ImexNames names) const {
-    // A text changed since the throw (a caller added a cause) is kept as it is now.
-    Problem p = problem();
-    auto reword = [&](std::string& now, const std::string& written) {
-        if (now == imex_words(written)) now = imex_words(written, names);
-    };
-    reword(p.message, written_.message);
-    reword(p.cause, written_.cause);
-    reword(p.remedy, written_.remedy);
-    return p;
-}
+ImexError::ImexError(Problem problem)
+    : PropertyError(std::move(problem), static_cast<std::string (*)(std::string_view, ImexNames)>(imex_words),
+                    imex_property_words) {}
 
 }  // namespace cumemctl::imex

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/error.hpp"
+#include "base/property_words.hpp"
 
 namespace cumemctl::imex {
 
@@ -42,18 +43,11 @@ std::string imex_words(std::string_view text, ImexNames names = imex_property_wo
 // The problem with its message, cause and remedy filled by imex_words.
 Problem imex_words(Problem problem, ImexNames names = imex_property_words);
 
-// An error of imex-setup's core whose texts name properties. It keeps the problem as written, with
-// placeholders, so that a command can say it with its own options; Error's problem is in the core's
-// words (what doctor, or any caller without options, shows).
-class ImexError : public Error {
+// An error of imex-setup's core whose texts (message, cause, remedy) may hold property placeholders
+// (base/property_words: PropertyError).
+class ImexError : public PropertyError<ImexProperty> {
 public:
-    // `problem`'s message, cause and remedy may hold property placeholders.
     explicit ImexError(Problem problem);
-    // The problem with each property named as `names` does.
-    Problem in_words(ImexNames names) const;
-
-private:
-    Problem written_;  // with placeholders
 };
 
 }  // namespace cumemctl::imex

@@ -21,11 +21,6 @@ constexpr PropertyWords<LeProperty> kLeWords[] = {
     {LeProperty::devices, "devices", "an owner device or a team"},
 };
 
-Problem le_in_core_words(Problem problem) {
-    problem.remedy = le_remedy(problem.remedy);
-    return problem;
-}
-
 }  // namespace
 
 std::string le_property_words(LeProperty property) {
@@ -40,12 +35,6 @@ std::string le_remedy(std::string_view remedy, LeNames names) {
     return fill_properties(remedy, kLeWords, names);
 }
 
-LeError::LeError(Problem problem) : Error(le_in_core_words(problem)), remedy_(std::move(problem.remedy)) {}
-
-Problem LeError::in_words(LeNames names) const {
-    Problem p = problem();
-    p.remedy = le_remedy(remedy_, names);
-    return p;
-}
+LeError::LeError(Problem problem) : PropertyError(std::move(problem), le_remedy, le_property_words) {}
 
 }  // namespace cumemctl::gpu

@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "base/error.hpp"
+#include "base/property_words.hpp"
 
 namespace cumemctl::gpu {
 
@@ -44,18 +45,11 @@ std::string le_placeholder(LeProperty property);
 // kept as it is.
 std::string le_remedy(std::string_view remedy, LeNames names = le_property_words);
 
-// An error of the logical endpoint core whose remedy names properties. It keeps the remedy as written,
-// with placeholders, so that a command can say it with its own options; Error's remedy is in the
-// core's words.
-class LeError : public Error {
+// An error of the logical endpoint core whose remedy (or any of its texts) may hold property
+// placeholders (base/property_words: PropertyError).
+class LeError : public PropertyError<LeProperty> {
 public:
-    // `problem.remedy` may hold property placeholders.
     explicit LeError(Problem problem);
-    // The problem with its remedy naming each property as `names` does.
-    Problem in_words(LeNames names) const;
-
-private:
-    std::string remedy_;  // with placeholders
 };
 
 }  // namespace cumemctl::gpu
