@@ -5,8 +5,9 @@
 // the profile gives its memory health: reserved, used (beyond the profile's baseline_used), uuid,
 // bar1_total, ecc_enabled, ecc_pending, ecc_{un,}corrected_{volatile,aggregate}, remapped_rows {corrected,
 // uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}]; FAKENVML_INJECT="call=code,call:ORDINAL=code"
-// makes a call fail (for every device, or for the profile's device ORDINAL). Built a second time with
-// FAKENVML_MINIMAL, it exports only the required entry points (an older NVML).
+// makes a call fail (for every device, or for the profile's device ORDINAL). Linked a second time with
+// minimal.map, it exports only the required entry points (an older NVML): the entry points from
+// nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
 #include <cstdint>
@@ -201,8 +202,6 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetUUID(Device device, c
     return kSuccess;
 }
 
-#ifndef FAKENVML_MINIMAL
-
 __attribute__((visibility("default"))) Return nvmlSystemGetDriverVersion(char* version, unsigned int length) {
     if (!state().initialised) return kErrorUninitialized;
     const char* v = "580.159.04";
@@ -303,7 +302,5 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcess
     *count = static_cast<unsigned int>(list.size());
     return kSuccess;
 }
-
-#endif  // FAKENVML_MINIMAL
 
 }  // extern "C"
