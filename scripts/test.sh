@@ -27,11 +27,14 @@ end_stage "release build"
 ctest --test-dir build --output-on-failure -j "$test_jobs"
 end_stage "release tests"
 
-echo "== sanitizer build (ASan + UBSan)"
+echo "== sanitizer build (ASan + UBSan, clang)"
 # Only what its tests run (the benchmark programs and the GPU probe are release-only), with line tables
 # (-g1) rather than full debug information: the sanitizers' reports keep file and line, the build is
-# shorter.
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCUMEMCTL_SANITIZE=ON >/dev/null
+# shorter. With clang, so that a second compiler's warnings (-Werror) see every file, and because it is
+# the faster one here (measured on this 2-core machine: this build 204 s with gcc, 93 s with clang; its
+# tests 269 s and 139 s, each cumemctl under clang's sanitizers starting in 0.10 s rather than 0.14 s).
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DCUMEMCTL_SANITIZE=ON \
+  -DCMAKE_CXX_COMPILER=clang++ >/dev/null
 cmake --build build-asan --target cumemctl unit_tests fakecuda not_a_driver fakenvml fakenvml_minimal completions
 end_stage "sanitizer build"
 

@@ -88,7 +88,9 @@ TEST_CASE("explain_le_failure names the request's properties as the caller does"
         {CUDA_ERROR_INVALID_VALUE, "cuMemGetAllocationGranularity"},
         {CUDA_ERROR_INVALID_VALUE, "cuLogicalEndpointBindAddr"},
         {CUDA_ERROR_ILLEGAL_STATE, "cuLogicalEndpointQuery"}};
-    for (const auto& [result, call] : failures) {
+    for (const auto& failure : failures) {
+        const CUresult result = failure.first;
+        const std::string& call = failure.second;  // named: CAPTURE's lambda (clang < 16)
         CAPTURE(call);
         Problem p;
         explain_le_failure(p, result, call);

@@ -20,7 +20,8 @@ TEST_CASE("the coordinator hands each rank the other ranks' descriptors; a rank 
     auto [c0, r0] = socket_pair();
     auto [c1, r1] = socket_pair();
     auto [c2, r2] = socket_pair();
-    std::thread broker([&] { broker_descriptors({c0.get(), c1.get(), c2.get()}, 5000ms); });
+    const std::vector<int> coordinator_ends{c0.get(), c1.get(), c2.get()};
+    std::thread broker([&] { broker_descriptors(coordinator_ends, 5000ms); });
     const DescriptorExchange e0(r0.get()), e1(r1.get()), e2(r2.get());
     UniqueFd f0(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     UniqueFd f1(::open("/proc/self/exe", O_RDONLY | O_CLOEXEC));

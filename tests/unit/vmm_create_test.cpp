@@ -115,8 +115,11 @@ static void fail_every_call(const CreateRequest& request) {
     run_create(hooked_api(), request, clean);
     const std::map<std::string, int> calls = hooks().calls;
     int failed_runs = 0;
-    for (const auto& [name, count] : calls) {
-        for (int nth = 1; nth <= count; ++nth) {
+    // Named, not structured, bindings: doctest's CAPTURE is a lambda, and clang before 16 cannot capture
+    // a structured binding.
+    for (const auto& call : calls) {
+        const std::string& name = call.first;
+        for (int nth = 1; nth <= call.second; ++nth) {
             CAPTURE(name);
             CAPTURE(nth);
             const std::size_t before = free_memory();
