@@ -41,6 +41,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
@@ -300,10 +301,11 @@ def main():
                 skipped += 1
                 print(f"skip  {case['where']}  {case['name']} ({unmet})")
                 continue
+            started = time.monotonic()
             why = run_case(case, args, validator)
             if why is None:
                 passed += 1
-                print(f"ok    {case['where']}  {case['name']}")
+                print(f"ok    {case['where']}  {case['name']} ({time.monotonic() - started:.2f} s)")
             else:
                 failed += 1
                 print(f"FAIL  {case['where']}  {case['name']}\n" + "\n".join("      " + l for l in why.splitlines()))
