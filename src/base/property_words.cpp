@@ -7,18 +7,31 @@ std::string fill_placeholders(std::string_view text, const PlaceholderNames& nam
     std::size_t at = 0;
     while (at < text.size()) {
         const std::size_t open = text.find('{', at);
-        const std::size_t close = open == std::string_view::npos ? open : text.find('}', open);
-        if (close == std::string_view::npos) break;
+        if (open == std::string_view::npos) break;
         out.append(text.substr(at, open - at));
-        if (const auto name = names(text.substr(open + 1, close - open - 1))) {
-            out += *name;
-            at = close + 1;
-        } else {
-            out += '{';
-            at = open + 1;
+        at = open + 1;
+        if (text.substr(open, 2) == "{{") {
+            ++at;
+        } else if (const std::size_t close = text.find('}', open); close != std::string_view::npos) {
+            if (const auto name = names(text.substr(open + 1, close - open - 1))) {
+                out += *name;
+                at = close + 1;
+                continue;
+            }
         }
+        out += '{';
     }
     out.append(text.substr(at));
+    return out;
+}
+
+std::string literal(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (const char c : text) {
+        out += c;
+        if (c == '{') out += '{';
+    }
     return out;
 }
 

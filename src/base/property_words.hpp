@@ -28,9 +28,13 @@ struct PropertyWords {
 // The name of the property whose placeholder key is `key`; nullopt where `key` is no property's key.
 using PlaceholderNames = std::function<std::optional<std::string>(std::string_view key)>;
 
-// `text` with each "{key}" that names a property replaced by names(key); any other text, braces
-// included, is kept as it is.
+// `text` with each "{key}" that names a property replaced by names(key), and each "{{" (what literal
+// writes for a brace) by one brace; any other text, braces included, is kept as it is.
 std::string fill_placeholders(std::string_view text, const PlaceholderNames& names);
+
+// `text` (a path, a line of a file: anything a core did not write itself) for a text with placeholders:
+// each "{" doubled, so that filling the placeholders gives `text` back as it was, whatever it holds.
+std::string literal(std::string_view text);
 
 // A table's entry for `property` (the first entry where the table lacks it).
 template <typename Property, std::size_t N>

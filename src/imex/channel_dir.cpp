@@ -49,7 +49,7 @@ UniqueFd open_dev(const std::string& dev_root) {
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
             throw ImexError(Problem{.exit_code = ExitCode::usage,
-                                    .message = fmt::format("{{dev_root}} {}: no such directory", dev_root),
+                                    .message = fmt::format("{{dev_root}} {}: no such directory", literal(dev_root)),
                                     .remedy = "give the folder that holds dev/ (default /)"});
         }
         throw_errno(errno, "open", dev_root);
@@ -59,7 +59,7 @@ UniqueFd open_dev(const std::string& dev_root) {
     if (!dev.valid()) {
         if (errno == ENOENT) {
             throw ImexError(Problem{.exit_code = ExitCode::usage,
-                                    .message = fmt::format("{} does not exist", dev_path),
+                                    .message = fmt::format("{} does not exist", literal(dev_path)),
                                     .remedy = "{dev_root} names the folder that holds dev/ (default /)"});
         }
         if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);

@@ -24,7 +24,7 @@ constexpr const char* kSetupRootRemedy =
 // The file's text; what cannot be read is an ImexError that names the file's property.
 std::string read_proc_file(const std::string& path, ImexProperty property, const std::string& remedy) {
     try {
-        return read_text_file(path, imex_placeholder(property), remedy);
+        return read_text_file(path, imex_placeholder(property), remedy, literal(path));
     } catch (const Error& e) {
         throw ImexError(e.problem());
     }
@@ -56,7 +56,7 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
         Problem w{
             .exit_code = ExitCode::ok,
             .message = fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
-                                   request.params, kDefaultImexChannelCount),
+                                   literal(request.params), kDefaultImexChannelCount),
             .remedy = "point {params} at the params file of the loaded driver to use its count"};
         result.warnings.push_back(std::move(w));
     }
@@ -108,16 +108,18 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
         result.warnings.push_back(Problem{
             .exit_code = ExitCode::ok,
-            .message = fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
-            .remedy = fmt::format("chown root:root {}", d.path)});
+            .message =
+                fmt::format("{} belongs to uid {}: that user can replace channel nodes", literal(d.path), d.state.uid),
+            .remedy = fmt::format("chown root:root {}", literal(d.path))});
     }
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
             .exit_code = ExitCode::ok,
             .message =
-                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
-                            (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
-            .remedy = fmt::format("chmod 0755 {}", d.path)});
+                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes",
+                            literal(d.path), (d.state.mode & 002) != 0 ? "every user" : "its group",
+                            format_mode(d.state.mode)),
+            .remedy = fmt::format("chmod 0755 {}", literal(d.path))});
     }
 }
 
@@ -137,7 +139,8 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
             result.warnings.push_back(Problem{
                 .exit_code = ExitCode::ok,
                 .message =
-                    fmt::format("removed {}/{}: a temporary node that an interrupted run left", dir.path, name)});
+                    fmt::format("removed {}/{}: a temporary node that an interrupted run left", literal(dir.path),
+                                literal(name))});
         }
     }
     bool stopped = false;
@@ -164,8 +167,9 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     }
 }
 
+// The channel's node, for a text with placeholders.
 std::string node_path(const ImexSetupResult& result, const ChannelOutcome& out) {
-    return fmt::format("{}/{}", result.directory.path, channel_name(out.want.channel));
+    return literal(fmt::format("{}/{}", result.directory.path, channel_name(out.want.channel)));
 }
 
 // "" for one, " (and 4 more)" for five.
@@ -191,14 +195,15 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         const bool permission = is_permission(first_error->error_number);
         result.errors.push_back(Problem{
             .exit_code = permission ? ExitCode::permission : ExitCode::failed,
-            .message = fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
+            .message = fmt::format("{}: {}{}", node_path(result, *first_error), literal(first_error->error),
+                                   and_more(errors)),
             .remedy = permission ? kSetupRootRemedy : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{
             .exit_code = ExitCode::failed,
-            .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
-                                   and_more(refusals)),
+            .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal),
+                                   first_refusal->plan.detail, and_more(refusals)),
             .remedy = wrong_device
                           ? "{force} replaces (or removes) a device node of the wrong type or number; anything else "
                             "at a channel's path must be moved away by hand"

@@ -86,7 +86,7 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
     });
     if (!saw_character) {
         throw ImexError(Problem{.exit_code = ExitCode::unavailable,
-                                .message = fmt::format("{}: no 'Character devices:' section", source),
+                                .message = fmt::format("{}: no 'Character devices:' section", literal(source)),
                                 .remedy = std::string(kDevicesRemedy)});
     }
     return found;

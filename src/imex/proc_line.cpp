@@ -24,7 +24,8 @@ std::string quote_line(std::string_view line) {
 void throw_unreadable_line(std::string_view source, const ProcLine& line, std::string_view why,
                            std::string_view remedy) {
     throw ImexError(Problem{.exit_code = ExitCode::unavailable,
-                            .message = fmt::format("{}:{}: {}: '{}'", source, line.number, why, quote_line(line.text)),
+                            .message = fmt::format("{}:{}: {}: '{}'", literal(source), line.number, literal(why),
+                                                   literal(quote_line(line.text))),
                             .remedy = std::string(remedy)});
 }
 

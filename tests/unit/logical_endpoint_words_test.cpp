@@ -51,7 +51,8 @@ TEST_CASE("le_remedy fills the placeholders and keeps every other text, braces i
           "try --location device, or --handle_type none");
     CHECK(le_remedy("{offset}{offset}") == "endpoint offsetendpoint offset");
     CHECK(le_remedy("a {word} that is no property, {offset}") == "a {word} that is no property, endpoint offset");
-    CHECK(le_remedy("{{offset}}") == "{endpoint offset}");
+    CHECK(le_remedy("{{offset}}") == "{offset}}");  // "{{": a brace that literal() wrote
+    CHECK(le_remedy("{{{offset}}") == "{endpoint offset}");
     CHECK(le_remedy("an open { and {offset") == "an open { and {offset");
     CHECK(le_remedy("") == "");
 }

@@ -28,10 +28,24 @@ TEST_CASE("fill_placeholders replaces the keys it is given names for and keeps a
     };
     CHECK(fill_placeholders("{a} and {a}", names) == "ALPHA and ALPHA");
     CHECK(fill_placeholders("{b} {a}", names) == "{b} ALPHA");
-    CHECK(fill_placeholders("{{a}}", names) == "{ALPHA}");
     CHECK(fill_placeholders("open {a", names) == "open {a");
     CHECK(fill_placeholders("} {} {", names) == "} {} {");
     CHECK(fill_placeholders("", names) == "");
+}
+
+TEST_CASE("a literal comes back from filling as it was, placeholders and braces included") {
+    const PlaceholderNames names = [](std::string_view key) -> std::optional<std::string> {
+        if (key == "force") return "--force";
+        return std::nullopt;
+    };
+    CHECK(literal("/tmp/{force}") == "/tmp/{{force}");
+    for (const std::string text : {"/tmp/{force}", "{{force}}", "{", "{{", "a{b", "}{force", "{force", "", "plain"}) {
+        CAPTURE(text);
+        CHECK(fill_placeholders(literal(text), names) == text);
+        CHECK(fill_placeholders("{force} " + literal(text) + " {force}", names) == "--force " + text + " --force");
+    }
+    // A brace that literal wrote stays one brace, beside a placeholder too.
+    CHECK(fill_placeholders("{{{force}", names) == "{--force");
 }
 
 TEST_CASE("a table names each property by its key, in the core's words or a caller's") {
