@@ -115,10 +115,9 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
             .exit_code = ExitCode::ok,
-            .message =
-                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes",
-                            literal(d.path), (d.state.mode & 002) != 0 ? "every user" : "its group",
-                            format_mode(d.state.mode)),
+            .message = fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes",
+                                   literal(d.path), (d.state.mode & 002) != 0 ? "every user" : "its group",
+                                   format_mode(d.state.mode)),
             .remedy = fmt::format("chmod 0755 {}", literal(d.path))});
     }
 }
@@ -136,11 +135,10 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     const int fd = dir.fd.valid() ? dir.fd.get() : -1;
     if (changing && fd >= 0) {
         for (const auto& name : remove_stale_temporaries(fd)) {
-            result.warnings.push_back(Problem{
-                .exit_code = ExitCode::ok,
-                .message =
-                    fmt::format("removed {}/{}: a temporary node that an interrupted run left", literal(dir.path),
-                                literal(name))});
+            result.warnings.push_back(
+                Problem{.exit_code = ExitCode::ok,
+                        .message = fmt::format("removed {}/{}: a temporary node that an interrupted run left",
+                                               literal(dir.path), literal(name))});
         }
     }
     bool stopped = false;
@@ -195,15 +193,15 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         const bool permission = is_permission(first_error->error_number);
         result.errors.push_back(Problem{
             .exit_code = permission ? ExitCode::permission : ExitCode::failed,
-            .message = fmt::format("{}: {}{}", node_path(result, *first_error), literal(first_error->error),
-                                   and_more(errors)),
+            .message =
+                fmt::format("{}: {}{}", node_path(result, *first_error), literal(first_error->error), and_more(errors)),
             .remedy = permission ? kSetupRootRemedy : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{
             .exit_code = ExitCode::failed,
-            .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal),
-                                   first_refusal->plan.detail, and_more(refusals)),
+            .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
+                                   and_more(refusals)),
             .remedy = wrong_device
                           ? "{force} replaces (or removes) a device node of the wrong type or number; anything else "
                             "at a channel's path must be moved away by hand"

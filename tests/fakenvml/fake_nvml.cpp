@@ -4,10 +4,10 @@
 // from CUDA's, so that only matching by UUID finds the right one. A device's optional "nvml" object in
 // the profile gives its memory health: reserved, used (beyond the profile's baseline_used), uuid,
 // bar1_total, ecc_enabled, ecc_pending, ecc_{un,}corrected_{volatile,aggregate}, remapped_rows {corrected,
-// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}]; FAKENVML_INJECT="call=code,call:ORDINAL=code"
-// makes a call fail (for every device, or for the profile's device ORDINAL). Linked a second time with
-// minimal.map, it exports only the required entry points (an older NVML): the entry points from
-// nvmlSystemGetDriverVersion on are the optional ones.
+// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}];
+// FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
+// ORDINAL). Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
+// points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
 #include <cstdint>
