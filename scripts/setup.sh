@@ -10,7 +10,7 @@ packages=(
   libcli11-dev libfmt-dev nlohmann-json3-dev doctest-dev
   python3 python3-jsonschema python3-prometheus-client
   groff-base man-db bash-completion zsh
-  clang libclang-rt-14-dev
+  clang libclang-rt-14-dev clang-tidy clang-format
   python3-yaml python3-kubernetes
   slurm-wlm pdsh prometheus-node-exporter prometheus
 )
