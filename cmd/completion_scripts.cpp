@@ -45,7 +45,7 @@ std::string bash_value_arms(const std::vector<OptionSpec>& options, const std::s
 }
 
 // Quotes text for a zsh single-quoted string, with [ ] and : made harmless for _arguments specs.
-std::string zsh_text(std::string text) {
+std::string zsh_text(std::string_view text) {
     std::string out;
     for (char c : text) {
         if (c == '\'')

@@ -110,7 +110,7 @@ void add_tables(Report& report, const FleetSummary& s) {
         Table diffs{"Differences from the majority", {"property", "majority", "nodes that differ"}, {}, {}, true};
         for (const auto& d : s.differences) {
             std::vector<std::string> items;
-            for (const auto& [host, value] : d.differing) items.push_back(host + ": " + value);
+            for (const auto& [host, value] : d.differing) items.push_back(fmt::format("{}: {}", host, value));
             diffs.rows.push_back({d.property,
                                   d.majority.empty()
                                       ? "none (a tie)"

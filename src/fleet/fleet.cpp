@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -102,14 +103,17 @@ std::vector<std::string> device_names(const nlohmann::json& report) {
     return names;
 }
 
-// The properties the fleet compares, read from one node's chosen reports.
+// The properties the fleet compares, read from one node's chosen reports (its doctor or its devices
+// report, at least one of them, and its latest).
 void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nlohmann::json* devices,
                      const nlohmann::json& latest) {
+    if (doctor == nullptr && devices == nullptr) {
+        throw std::logic_error("fleet: a node has neither a doctor nor a devices report");
+    }
+    const nlohmann::json& counted = doctor != nullptr ? *doctor : *devices;
     const auto& driver = latest.value("driver", nlohmann::json::object());
     node.properties["driver"] = driver.value("loaded", false) ? driver.value("version_string", "?") : "not loaded";
     node.properties["cumemctl"] = latest.value("tool", nlohmann::json::object()).value("version", "?");
-    // summarise gives every node a doctor or a devices report (describes_node), so one of them is there.
-    const nlohmann::json& counted = doctor != nullptr ? *doctor : *devices;
     const auto count = results_of(counted).value("device_count", nlohmann::json());
     if (count.is_number_integer()) node.properties["gpus"] = std::to_string(count.get<int>());
     if (doctor != nullptr) {
@@ -182,6 +186,8 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Sour
         if (newer(latest, r->report)) latest = &r->report;
         all.push_back(&r->report);
     }
+    // summarise gives a node only its doctor and devices reports (describes_node), at least one.
+    if (latest == nullptr) throw std::logic_error("fleet: a node without reports");
     node.timestamp = (doctor != nullptr ? doctor : latest)->value("timestamp", "");
     read_status(node, doctor, all);
     read_properties(node, doctor, devices, *latest);

@@ -5,11 +5,11 @@
 namespace cumemctl::ipc {
 
 Child spawn_connected(SpawnRequest request) {
-    auto [mine, theirs] = socket_pair();
-    request.pass_fd = theirs.get();
+    std::pair<UniqueFd, UniqueFd> ends = socket_pair();  // ours, the child's
+    request.pass_fd = ends.second.get();
     Process process = Process::spawn(request);
-    theirs.reset();
-    return Child{std::move(process), std::move(mine)};
+    ends.second.reset();
+    return Child{std::move(process), std::move(ends.first)};
 }
 
 }  // namespace cumemctl::ipc

@@ -16,8 +16,9 @@
 
 namespace cumemctl::ipc {
 
-// One message.
-struct Envelope {
+// One message. (clang-tidy sees its implicit destructor as able to throw: nlohmann::json's destructor
+// collects nested values in a vector. It cannot throw but for lack of memory.)
+struct Envelope {                    // NOLINT(bugprone-exception-escape)
     std::vector<steps::Step> steps;  // what the sender did, in order
     std::optional<Problem> problem;  // why it stopped, if it did
     nlohmann::json result;           // what it found (an answer) or what it asks (a request); null when nothing

@@ -145,7 +145,7 @@ std::vector<std::string> environment_with(const char* const* env,
         for (const auto& o : overrides) replaced = replaced || o.first == name;
         if (!replaced) out.push_back(entry);
     }
-    for (const auto& [name, value] : overrides) out.push_back(name + "=" + value);
+    for (const auto& [name, value] : overrides) out.push_back(fmt::format("{}={}", name, value));
     return out;
 }
 

@@ -73,7 +73,7 @@ struct ImporterSession {
 
 // A service's answer, and the problem that sets the importer's exit code (the first one of all its
 // answers), where the service has one.
-struct ImporterAnswer {
+struct ImporterAnswer {  // NOLINT(bugprone-exception-escape): as ipc::Envelope
     ipc::Envelope envelope;
     std::optional<Problem> exit_problem;
 };

@@ -157,13 +157,13 @@ LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, 
     if (auto v = check_bind_plan(plan, limits)) refuse(*v);
     const auto& api = log_.api();
     const std::string what = fmt::format("bind on device {}", device);
-    steps::Step& s = by_address_
-                         ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
-                                     static_cast<CUdevice>(device), plan.offset,
-                                     reinterpret_cast<void*>(source.ptr + plan.mem_offset), plan.bind_size, 0ULL)
-                         : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
-                                     static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
-                                     plan.bind_size, 0ULL);
+    // The driver takes the source address as a pointer.
+    void* const address = reinterpret_cast<void*>(source.ptr + plan.mem_offset);  // NOLINT(performance-no-int-to-ptr)
+    steps::Step& s = by_address_ ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
+                                             static_cast<CUdevice>(device), plan.offset, address, plan.bind_size, 0ULL)
+                                 : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
+                                             static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
+                                             plan.bind_size, 0ULL);
     s.detail = fmt::format("{} at endpoint offset {} from memory offset {}", format_size(plan.bind_size),
                            format_size(plan.offset), format_size(plan.mem_offset));
 }

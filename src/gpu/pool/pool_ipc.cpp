@@ -123,8 +123,8 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
     if (!out.attempt("import pool",
                      [&] {
                          // A POSIX handle is passed as the descriptor's value in the pointer.
-                         void* posix = reinterpret_cast<void*>(
-                             static_cast<std::intptr_t>(fd));  // NOLINT(performance-no-int-to-ptr)
+                         // NOLINTNEXTLINE(performance-no-int-to-ptr)
+                         void* posix = reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
                          void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
                          try {
                              CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
@@ -204,7 +204,7 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
     }
     out.attempt("importer exit", [&] {
         const int status = *release_importer(std::move(*child), slot, request.timeout);
-        const std::string how = ipc::describe_wait_status(status);
+        std::string how = ipc::describe_wait_status(status);
         // Its exit code repeats the problem its report gave.
         if (status != 0 && !(received && report->problem)) throw Error(ExitCode::failed, "the importer " + how);
         return how;
