@@ -43,7 +43,10 @@ def doc_blocks(section):
     """The shell blocks (indented four spaces) of a section of docs/fleet.md, continuation lines joined,
     made to run here: /shared/bin/cumemctl is the node wrapper of the work folder, a bare cumemctl the
     built binary, --nodes=64 and gpu[001-128] the three nodes, and pdsh runs in exec mode (no ssh),
-    giving each name its CUMEMCTL_HOST through %h."""
+    giving each name its CUMEMCTL_HOST through %h. srun's %N (the node's host name) becomes %n (its
+    index in the job): the three nodes here share this machine's host name, so %N would name one file
+    for all of them, which each task truncates as it starts (a report was lost in about one run of
+    six), where on a real cluster it names one per node."""
     with open(os.path.join(SOURCE, "docs/fleet.md"), encoding="utf-8") as f:
         text = f.read()
     body = re.search(rf"^## {section}\n(.*?)(?=^## )", text, re.S | re.M).group(1)
@@ -51,7 +54,8 @@ def doc_blocks(section):
     for block in re.findall(r"(?:^    .*\n)+", body, re.M):
         command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", block, flags=re.M))
         command = command.replace("/shared/bin/cumemctl", "shared/bin/cumemctl").replace("--nodes=64", "--nodes=3")
-        command = command.replace("'gpu[001-128]'", "'n[1-3]'")
+        command = command.replace("'gpu[001-128]'", "'n[1-3]'").replace("--output='reports/%N.json'",
+                                                                            "--output='reports/%n.json'")
         command = re.sub(r"\bpdsh (.*?)shared/bin/cumemctl", r"pdsh -R exec \1env CUMEMCTL_HOST=%h shared/bin/cumemctl",
                          command)
         blocks.append(command)
@@ -74,6 +78,9 @@ def run_doc_block(command):
                 check(sorted(os.listdir(os.path.join(d, "reports"))) == NODES,
                       f"{what}: reports/ holds {os.listdir(os.path.join(d, 'reports'))}")
                 continue
+            if "--output='reports/" in command:
+                check(len(os.listdir(os.path.join(d, "reports"))) == 3,
+                      f"{what}: reports/ holds {os.listdir(os.path.join(d, 'reports'))}, one file per node wanted")
             check(p.returncode == 1, f"{what}: fleet should exit 1 (n3 failed): {describe(p)}")
             check(re.search(r"^cumemctl fleet: 3 nodes \(1 failed, .*\), 3 reports$", p.stdout, re.M),
                   f"{what}: fleet's summary: {describe(p)}")
