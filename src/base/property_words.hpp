@@ -45,6 +45,21 @@ const PropertyWords<Property>& property_entry(const PropertyWords<Property> (&ta
     return table[0];
 }
 
+// The placeholder of `property` in `table`: its key in braces ("{offset}").
+template <typename Property, std::size_t N>
+std::string property_placeholder(const PropertyWords<Property> (&table)[N], Property property) {
+    return "{" + std::string(property_entry(table, property).key) + "}";
+}
+
+// `problem` with its message, cause and remedy each passed through fill(text).
+template <typename Fill>
+Problem fill_problem(Problem problem, Fill fill) {
+    problem.message = fill(problem.message);
+    problem.cause = fill(problem.cause);
+    problem.remedy = fill(problem.remedy);
+    return problem;
+}
+
 // `text` with the placeholder of each property of `table` replaced by names(property).
 template <typename Property, std::size_t N, typename Names>
 std::string fill_properties(std::string_view text, const PropertyWords<Property> (&table)[N], Names names) {
@@ -67,7 +82,10 @@ public:
     using Fill = std::string (*)(std::string_view text, Names names);
 
     PropertyError(Problem written, Fill fill, Names core)
-        : Error(filled(written, fill, core)), written_(std::move(written)), fill_(fill), core_(core) {}
+        : Error(fill_problem(written, [&](const std::string& text) { return fill(text, core); })),
+          written_(std::move(written)),
+          fill_(fill),
+          core_(core) {}
 
     // The problem with each property named as `names` does. A text changed since the throw (a caller
     // added a cause) is kept as it is now.
@@ -83,13 +101,6 @@ public:
     }
 
 private:
-    static Problem filled(Problem p, Fill fill, Names names) {
-        p.message = fill(p.message, names);
-        p.cause = fill(p.cause, names);
-        p.remedy = fill(p.remedy, names);
-        return p;
-    }
-
     Problem written_;  // with placeholders
     Fill fill_;
     Names core_;

@@ -25,7 +25,7 @@ std::string imex_property_words(ImexProperty property) {
 }
 
 std::string imex_placeholder(ImexProperty property) {
-    return "{" + std::string(property_entry(kImexWords, property).key) + "}";
+    return property_placeholder(kImexWords, property);
 }
 
 std::string imex_words(std::string_view text, ImexNames names) {
@@ -33,10 +33,7 @@ std::string imex_words(std::string_view text, ImexNames names) {
 }
 
 Problem imex_words(Problem problem, ImexNames names) {
-    problem.message = imex_words(problem.message, names);
-    problem.cause = imex_words(problem.cause, names);
-    problem.remedy = imex_words(problem.remedy, names);
-    return problem;
+    return fill_problem(std::move(problem), [&](const std::string& text) { return imex_words(text, names); });
 }
 
 ImexError::ImexError(Problem problem)

@@ -28,7 +28,7 @@ std::string le_property_words(LeProperty property) {
 }
 
 std::string le_placeholder(LeProperty property) {
-    return "{" + std::string(property_entry(kLeWords, property).key) + "}";
+    return property_placeholder(kLeWords, property);
 }
 
 std::string le_remedy(std::string_view remedy, LeNames names) {
