@@ -123,7 +123,7 @@ nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
 nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& r) {
     nlohmann::json channels = nlohmann::json::array();
     nlohmann::json summary = nlohmann::json::object();
-    for (Action a : {Action::created, Action::unchanged, Action::fixed, Action::replaced, Action::removed,
+    for (Action a : {Action::created, Action::unchanged, Action::kept, Action::fixed, Action::replaced, Action::removed,
                      Action::planned, Action::refused, Action::error}) {
         summary[std::string(action_name(a))] = 0;
     }
@@ -163,10 +163,13 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     t.columns = {"channel", "path", "device", "owner", "mode", "action", "detail"};
     const std::string owner = format_owner(r.owner);
     for (const auto& c : r.channels) {
-        t.rows.push_back({std::to_string(c.want.channel),
-                          fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
-                          format_device(c.want.major, c.want.channel_minor()), owner, format_mode(c.want.mode),
-                          std::string(action_name(c.action)), channel_detail(c)});
+        // A kept channel is shown as it stays, not as asked.
+        const bool kept = c.action == Action::kept;
+        t.rows.push_back(
+            {std::to_string(c.want.channel), fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
+             format_device(c.want.major, c.want.channel_minor()),
+             kept ? format_owner(owner_of(c.found.uid, c.found.gid)) : owner,
+             format_mode(kept ? c.found.mode : c.want.mode), std::string(action_name(c.action)), channel_detail(c)});
     }
     t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
                                   r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));

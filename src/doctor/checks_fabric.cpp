@@ -26,9 +26,17 @@ bool any_fabric_device(DoctorContext& ctx) {
     return false;
 }
 
-// How to make channel 0 when there is none.
-std::string create_remedy(const ChannelSurvey& survey) {
+// How to make a channel when there is none: on a node of several users, one of this user's own (a
+// channel open to every user is what the check then warns about), else channel 0.
+std::string create_remedy(const ChannelSurvey& survey, const UserSurvey& users) {
     const std::string major = survey.major ? std::to_string(*survey.major) : "MAJOR";
+    if (users.multi_user) {
+        return fmt::format(
+            "create one for this user: sudo {}; or by hand: sudo mkdir -p {} && sudo mknod -m 0600 "
+            "{}/channel{} c {} {}, then chown it to the user who runs the fabric jobs",
+            per_user_setup_command(survey.nodes), imex::kImexChannelDir, imex::kImexChannelDir,
+            first_free_channel(survey.nodes), major, first_free_channel(survey.nodes));
+    }
     return fmt::format(
         "create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
         "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
@@ -80,11 +88,14 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
         broken->details = std::move(details);
         return *broken;
     }
+    const UserSurvey users = survey_users(ctx.options.sysroot);
+    details["multi_user"] = users.multi_user;
+    details["multi_user_reason"] = users.why;
     if (good.empty()) {
         return CheckOutcome::warn(
             fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED",
                         imex::kImexChannelDir),
-            create_remedy(survey), details);
+            create_remedy(survey, users), details);
     }
     const ChannelEntry* usable = nullptr;
     for (const ChannelEntry* n : good) {
@@ -95,11 +106,10 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
             fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
                         "CUDA_ERROR_NOT_PERMITTED",
                         geteuid()),
-            "ask for a channel of your own (owner you, mode 0600): sudo cumemctl imex-setup", details);
+            fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}",
+                        per_user_setup_command(survey.nodes)),
+            details);
     }
-    const UserSurvey users = survey_users(ctx.options.sysroot);
-    details["multi_user"] = users.multi_user;
-    details["multi_user_reason"] = users.why;
     // Slurm's switch/nvidia_imex (24.05 and later) gives each job step a tmpfs of its own on the folder,
     // in the step's mount namespace, holding only the job's channel with mode 0666: the namespace, not
     // the mode, keeps other jobs out.
@@ -112,9 +122,9 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
             n->name, octal_mode(n->mode), users.why);
         if (users.multi_user) {
             return CheckOutcome::warn(reason,
-                                      fmt::format("give each user a channel of their own: sudo chown USER {0}/{1} && "
-                                                  "sudo chmod 0600 {0}/{1} (or cumemctl imex-setup)",
-                                                  imex::kImexChannelDir, n->name),
+                                      fmt::format("give each user a channel of their own: sudo cumemctl "
+                                                  "imex-setup --channel {} --owner USER",
+                                                  n->channel),
                                       details);
         }
     }

@@ -110,6 +110,7 @@ Step carry_out(int dir_fd, const std::string& name, const ChannelOutcome& out) {
         case Change::remove:
             return ::unlinkat(dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("unlinkat");
         case Change::none:
+        case Change::keep:
         case Change::refuse:
             break;
     }
@@ -128,6 +129,8 @@ Action done_action(Change change) {
             return Action::removed;
         case Change::refuse:
             return Action::refused;
+        case Change::keep:
+            return Action::kept;
         case Change::none:
             break;
     }
@@ -152,6 +155,8 @@ std::string_view action_name(Action action) {
     switch (action) {
         case Action::created:
             return "created";
+        case Action::kept:
+            return "kept";
         case Action::unchanged:
             return "unchanged";
         case Action::fixed:
@@ -194,6 +199,7 @@ ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptio
     }
     out.plan = plan_channel(want, out.found, options);
     out.action = out.plan.change == Change::none     ? Action::unchanged
+                 : out.plan.change == Change::keep   ? Action::kept
                  : out.plan.change == Change::refuse ? Action::refused
                                                      : Action::planned;
     return out;

@@ -15,7 +15,9 @@
 namespace cumemctl::imex {
 
 // What became of one channel (the report's "action").
-enum class Action { created, unchanged, fixed, replaced, removed, planned, refused, error };
+// kept: the right device whose owner or mode differ from what was asked, left as it is because changing
+// them would change who may open it and that was not asked for (channel_plan's Change::keep).
+enum class Action { created, unchanged, kept, fixed, replaced, removed, planned, refused, error };
 
 // The name of an action for JSON and tables: "created", "unchanged", ...
 std::string_view action_name(Action action);

@@ -8,6 +8,10 @@
 #include <algorithm>
 #include <charconv>
 
+#include <fmt/format.h>
+
+#include "util/user_group.hpp"
+
 namespace cumemctl::imex {
 
 int channel_number(std::string_view name) {
@@ -70,6 +74,28 @@ ChannelFolder read_channel_folder(const std::string& path) {
         return a.channel != b.channel ? a.channel < b.channel : a.name < b.name;
     });
     return folder;
+}
+
+bool holds_per_user_channels(const std::vector<ChannelEntry>& entries) {
+    return std::any_of(entries.begin(), entries.end(), [](const ChannelEntry& e) {
+        return e.type == 'c' && e.channel >= 0 && e.uid != 0 && (e.mode & 0006U) != 0006U;
+    });
+}
+
+int first_free_channel(const std::vector<ChannelEntry>& entries, int first) {
+    int channel = first;
+    // Entries are sorted by channel number, so one pass finds the first gap.
+    for (const ChannelEntry& e : entries) {
+        if (e.channel == channel) ++channel;
+    }
+    return channel;
+}
+
+std::string per_user_setup_command(const std::vector<ChannelEntry>& entries) {
+    // Root needs no channel of its own: it names the user to give one to.
+    const Owner me = owner_of(::geteuid(), ::getegid());
+    const std::string user = me.uid == 0 ? "USER" : me.user.empty() ? std::to_string(me.uid) : me.user;
+    return fmt::format("cumemctl imex-setup --channel {} --owner {}", first_free_channel(entries), user);
 }
 
 }  // namespace cumemctl::imex

@@ -48,4 +48,17 @@ char node_type_letter(NodeKind kind);
 // opened reads as not existing.
 ChannelFolder read_channel_folder(const std::string& path);
 
+// Whether the folder holds per-user channels, as imex-setup --owner and the Slurm prolog make them: a
+// channel node owned by a user other than root that not every user may read and write.
+bool holds_per_user_channels(const std::vector<ChannelEntry>& entries);
+
+// The lowest channel number from `first` on that has no entry in the folder (channel 0 is left to the
+// driver's CreateImexChannel0, so remedies start at 1).
+int first_free_channel(const std::vector<ChannelEntry>& entries, int first = 1);
+
+// The remedy that gives this process's user a channel of its own, in the form that widens no one
+// else's access: "cumemctl imex-setup --channel 3 --owner alice" (the lowest free channel; the
+// user's name, else its uid; USER when this process is root, which needs none).
+std::string per_user_setup_command(const std::vector<ChannelEntry>& entries);
+
 }  // namespace cumemctl::imex

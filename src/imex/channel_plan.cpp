@@ -1,6 +1,10 @@
 #include "imex/channel_plan.hpp"
 
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "util/file_mode.hpp"
 
@@ -23,6 +27,21 @@ std::string describe_device(const NodeState& have) {
 std::string wrong_device_detail(const NodeSpec& want, const NodeState& have) {
     return fmt::format("{}, not character device {}", describe_device(have),
                        format_device(want.major, want.channel_minor()));
+}
+
+// A class's read and write bits (04 read, 02 write): shift 6 for the owner, 3 the group, 0 every user.
+unsigned read_write(mode_t mode, int shift) {
+    return (static_cast<unsigned>(mode) >> shift) & 06U;
+}
+
+// "read and write", "read" or "write".
+std::string_view access_words(unsigned bits) {
+    return bits == 06U ? "read and write" : bits == 04U ? "read" : "write";
+}
+
+// "owner 1000:1000, mode 0600".
+std::string describe_access(uid_t uid, gid_t gid, mode_t mode) {
+    return fmt::format("owner {}:{}, mode {}", uid, gid, format_mode(mode));
 }
 
 ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
@@ -48,6 +67,16 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
         if (options.force) return {Change::replace, wrong_device_detail(want, have)};
         return {Change::refuse, wrong_device_detail(want, have) + "; {force} replaces it"};
     }
+    if ((have.uid != want.uid || have.gid != want.gid || have.mode != want.mode) && !options.force &&
+        !options.access_given) {
+        const std::string concern = access_concern(have, want);
+        if (!concern.empty()) {
+            return {Change::keep,
+                    fmt::format("kept {}: with the default ({}) {}; {{force}}, or {{owner}} or {{mode}}, changes it",
+                                describe_access(have.uid, have.gid, have.mode),
+                                describe_access(want.uid, want.gid, want.mode), concern)};
+        }
+    }
     std::string detail;
     if (have.uid != want.uid || have.gid != want.gid) {
         detail = fmt::format("owner {}:{} -> {}:{}", have.uid, have.gid, want.uid, want.gid);
@@ -59,6 +88,30 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
     return {detail.empty() ? Change::none : Change::fix, detail};
 }
 
+std::string access_concern(const NodeState& have, const NodeSpec& want) {
+    std::vector<std::string> why;
+    const unsigned everyone = read_write(want.mode, 0);
+    if (const unsigned gained = everyone & ~read_write(have.mode, 0)) {
+        why.push_back(fmt::format("every user could {} it", access_words(gained)));
+    }
+    // What the new group's members and the new owner could do before: their own class's bits where the
+    // class is the same, else what every user could.
+    const unsigned group_before = want.gid == have.gid ? read_write(have.mode, 3) : read_write(have.mode, 0);
+    if (const unsigned gained = read_write(want.mode, 3) & ~group_before & ~everyone) {
+        why.push_back(fmt::format("group {} could {} it", want.gid, access_words(gained)));
+    }
+    const unsigned owner_before = want.uid == have.uid ? read_write(have.mode, 6) : read_write(have.mode, 0);
+    if (const unsigned gained = read_write(want.mode, 6) & ~owner_before & ~everyone; gained != 0 && want.uid != 0) {
+        why.push_back(fmt::format("uid {} could {} it", want.uid, access_words(gained)));
+    }
+    // A channel of its owner's own (what its owner may do and every user may not) stays its owner's.
+    const unsigned own = read_write(have.mode, 6) & ~read_write(have.mode, 0);
+    if (const unsigned lost = own & ~everyone; lost != 0 && have.uid != want.uid && have.uid != 0) {
+        why.push_back(fmt::format("uid {}, its owner, could no longer {} it", have.uid, access_words(lost)));
+    }
+    return fmt::format("{}", fmt::join(why, ", and "));
+}
+
 std::string_view change_name(Change change) {
     switch (change) {
         case Change::none:
@@ -67,6 +120,8 @@ std::string_view change_name(Change change) {
             return "create";
         case Change::fix:
             return "fix";
+        case Change::keep:
+            return "keep";
         case Change::replace:
             return "replace";
         case Change::remove:

@@ -130,7 +130,8 @@ bool is_permission(int error) {
 // channel folder that this run made is removed again.
 void process_channels(const ImexSetupRequest& request, const std::vector<int>& selected, ChannelDir& dir,
                       ImexSetupResult& result) {
-    const PlanOptions options{request.remove, request.force};
+    // Access changes only when asked for: --force, or an explicit owner or mode (the Slurm prolog's).
+    const PlanOptions options{request.remove, request.force, request.owner.has_value() || request.mode.has_value()};
     const bool changing = !request.check && !request.dry_run;
     const int fd = dir.fd.valid() ? dir.fd.get() : -1;
     if (changing && fd >= 0) {

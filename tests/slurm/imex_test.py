@@ -8,6 +8,7 @@ cluster (tests/slurm/cluster.sh started with them as Prolog and Epilog).
                                   started with the scripts of $IMEX_TEST_DIR)
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -124,6 +125,30 @@ def test_by_hand_taken():
         check(p.returncode == 0 and channel_nodes(d) == {3: (0, 0o600, True)}, f"someone else's node: {describe(p)}")
         check("made by someone else" in log(d), f"log: {log(d)}")
         check(run_script(d, "epilog", 102).returncode == 0 and 3 in channel_nodes(d), "the epilog removed it")
+
+
+def test_by_hand_admin_run_beside_jobs():
+    """An administrator's plain imex-setup over the whole range (a bring-up script, a periodic job) keeps
+    the channel a running job holds as that job's prolog made it: owner the job's user, 0600. Only the
+    job's own epilog removes it."""
+    with Scratch(first=1, last=4) as d:
+        check(run_script(d, "prolog", 101, uid=DAEMON, gid=DAEMON).returncode == 0, "prolog of job 101")
+        admin = [CUMEMCTL, "imex-setup", "--channels", "1-4", "--dev-root", os.path.join(d, "root"),
+                 "--proc-devices", os.path.join(d, "root/proc/devices"),
+                 "--params", os.path.join(d, "root/proc/driver/nvidia/params"), "--json"]
+        for extra in (["--dry-run"], []):
+            p = subprocess.run(admin + extra, capture_output=True, text=True, timeout=30)
+            check(p.returncode == 0, f"imex-setup {extra}: {describe(p)}")
+            channels = {c["channel"]: c["action"] for c in json.loads(p.stdout)["results"]["channels"]}
+            check(channels[2] == "kept", f"imex-setup {extra} did not keep job 101's channel: {channels}")
+        nodes = channel_nodes(d)
+        check(nodes[2] == (DAEMON, 0o600, True), f"job 101's channel was widened: {nodes}")
+        check(nodes[1][1] == nodes[3][1] == nodes[4][1], f"the administrator's channels differ: {nodes}")
+        p = run_script(d, "prolog", 102)  # channel 3, which the administrator made: left alone
+        check(p.returncode == 0 and channel_nodes(d)[3] == nodes[3], f"prolog 102: {describe(p)}")
+        check(run_script(d, "epilog", 102).returncode == 0 and 3 in channel_nodes(d), "epilog 102 removed channel 3")
+        check(run_script(d, "epilog", 101).returncode == 0 and 2 not in channel_nodes(d), "epilog 101")
+        check(sorted(channel_nodes(d)) == [1, 3, 4], f"after the epilogs: {channel_nodes(d)}")
 
 
 def test_by_hand_epilog_fails():
@@ -274,5 +299,6 @@ if __name__ == "__main__":
         prepare(sys.argv[2])
         sys.exit(0)
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
+          "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
           "jobs": test_jobs})

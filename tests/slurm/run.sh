@@ -48,7 +48,7 @@ fi
 echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IMEX scripts by hand)"
 (cd "$here" && $py fleet_test.py pdsh_doc pdsh_exit) || status=1
 (cd "$here" && $py prometheus_test.py) || status=1
-(cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
+(cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
 imex=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)

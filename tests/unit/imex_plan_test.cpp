@@ -29,15 +29,68 @@ TEST_CASE("an absent node is created and a right one left alone") {
     CHECK(plan_channel(kWant, char_node(242, 3), {false, true}).change == Change::none);
 }
 
-TEST_CASE("a wrong owner or mode is fixed and the detail says what changes") {
-    ChannelPlan p = plan_channel(kWant, char_node(242, 3, 0, 0, 0600), {});
+TEST_CASE("a wrong owner or mode is fixed when access was asked for, and the detail says what changes") {
+    const PlanOptions asked{false, false, true};  // an explicit owner or mode
+    ChannelPlan p = plan_channel(kWant, char_node(242, 3, 0, 0, 0600), asked);
     CHECK(p.change == Change::fix);
     CHECK(p.detail == "owner 0:0 -> 65534:65534");
-    p = plan_channel(kWant, char_node(242, 3, 65534, 65534, 0666), {});
+    p = plan_channel(kWant, char_node(242, 3, 65534, 65534, 0666), asked);
     CHECK(p.change == Change::fix);
     CHECK(p.detail == "mode 0666 -> 0600");
-    p = plan_channel(kWant, char_node(242, 3, 65534, 0, 0660), {});
+    p = plan_channel(kWant, char_node(242, 3, 65534, 0, 0660), asked);
     CHECK(p.detail == "owner 65534:0 -> 65534:65534, mode 0660 -> 0600");
+}
+
+TEST_CASE("without access asked for, a change that lets more users open a channel is never made") {
+    // The driver's default (root, 0666) against a per-user channel, as --owner or the Slurm prolog make it.
+    const NodeSpec by_default{1, 242, 0, 0, 0666};
+    const ChannelPlan kept = plan_channel(by_default, char_node(242, 1, 1000, 1000, 0600), {});
+    CHECK(kept.change == Change::keep);
+    CHECK(kept.detail ==
+          "kept owner 1000:1000, mode 0600: with the default (owner 0:0, mode 0666) every user could read and write "
+          "it; {force}, or {owner} or {mode}, changes it");
+    // force, or an explicit owner or mode, asks for it.
+    CHECK(plan_channel(by_default, char_node(242, 1, 1000, 1000, 0600), {false, true}).change == Change::fix);
+    CHECK(plan_channel(by_default, char_node(242, 1, 1000, 1000, 0600), {false, false, true}).change == Change::fix);
+    // Narrower than the default in the mode alone, or in the group.
+    CHECK(plan_channel(by_default, char_node(242, 1, 0, 0, 0600), {}).change == Change::keep);
+    CHECK(plan_channel(by_default, char_node(242, 1, 0, 0, 0660), {}).change == Change::keep);
+    CHECK(plan_channel(by_default, char_node(242, 1, 0, 0, 0644), {}).detail.find("every user could write it") !=
+          std::string::npos);
+}
+
+TEST_CASE("without access asked for, changes that widen no one's access are made") {
+    // Wider than the default is narrowed.
+    const NodeSpec private_default{1, 242, 0, 0, 0600};
+    ChannelPlan p = plan_channel(private_default, char_node(242, 1, 0, 0, 0666), {});
+    CHECK(p.change == Change::fix);
+    CHECK(p.detail == "mode 0666 -> 0600");
+    // Another owner where every user may read and write anyway: its owner keeps what it had.
+    p = plan_channel(NodeSpec{1, 242, 0, 0, 0666}, char_node(242, 1, 1, 2, 0666), {});
+    CHECK(p.change == Change::fix);
+    CHECK(p.detail == "owner 1:2 -> 0:0");
+    // Only read and write count: the execute bits of a device node mean nothing.
+    CHECK(plan_channel(NodeSpec{1, 242, 0, 0, 0666}, char_node(242, 1, 0, 0, 0777), {}).change == Change::fix);
+    CHECK(plan_channel(NodeSpec{1, 242, 0, 0, 0777}, char_node(242, 1, 0, 0, 0666), {}).change == Change::fix);
+}
+
+TEST_CASE("access_concern names who would gain and who would lose") {
+    CHECK(access_concern(char_node(242, 1, 0, 0, 0600), NodeSpec{1, 242, 0, 44, 0660}) ==
+          "group 44 could read and write it");
+    CHECK(access_concern(char_node(242, 1, 0, 0, 0600), NodeSpec{1, 242, 1000, 0, 0400}) == "uid 1000 could read it");
+    // Root can open any node: giving it one is no gain.
+    CHECK(access_concern(char_node(242, 1, 1000, 1000, 0666), NodeSpec{1, 242, 0, 0, 0666}).empty());
+    // Taking a channel from its owner, even to root with the same mode.
+    CHECK(access_concern(char_node(242, 1, 1000, 1000, 0600), NodeSpec{1, 242, 0, 0, 0600}) ==
+          "uid 1000, its owner, could no longer read and write it");
+    CHECK(access_concern(char_node(242, 1, 1000, 1000, 0600), NodeSpec{1, 242, 2000, 2000, 0600}) ==
+          "uid 2000 could read and write it, and uid 1000, its owner, could no longer read and write it");
+    // A node open to every user is nobody's own: narrowing it takes nothing from its owner alone.
+    CHECK(access_concern(char_node(242, 1, 1000, 1000, 0666), NodeSpec{1, 242, 0, 0, 0600}).empty());
+    // A change of group with the same mode: the new group's members gain what the old group had.
+    CHECK(access_concern(char_node(242, 1, 0, 10, 0660), NodeSpec{1, 242, 0, 20, 0660}) ==
+          "group 20 could read and write it");
+    CHECK(access_concern(char_node(242, 1, 0, 10, 0660), NodeSpec{1, 242, 0, 10, 0600}).empty());
 }
 
 TEST_CASE("a device node of the wrong number or type is refused without force and replaced with it") {

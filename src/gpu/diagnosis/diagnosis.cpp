@@ -120,9 +120,18 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
                          "('--force' replaces a wrong node), then run this again",
                          ExitCode::permission};
     }
-    return Diagnosis{fmt::format("fabric handles need an IMEX channel node that this process can open, and there "
-                                 "is none: {}",
-                                 access.describe()),
+    const std::string cause =
+        fmt::format("fabric handles need an IMEX channel node that this process can open, and there is none: {}",
+                    access.describe());
+    if (access.per_user) {
+        // A plain imex-setup keeps the other users' channels as they are and makes none for this one.
+        return Diagnosis{cause,
+                         fmt::format("this node gives each user an IMEX channel of their own: as root, run '{}', "
+                                     "then run this again",
+                                     access.per_user_setup),
+                         ExitCode::permission};
+    }
+    return Diagnosis{cause,
                      "as root, run 'cumemctl imex-setup' (channel0 for every user; 'cumemctl imex-setup --owner "
                      "USER' for one user), check it with 'cumemctl imex-setup --check --verify', then run this again",
                      ExitCode::permission};

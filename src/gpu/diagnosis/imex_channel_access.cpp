@@ -23,6 +23,8 @@ ImexChannelAccess check_imex_channels(const std::string& dir) {
         a.nodes.push_back(e.name);
         if (e.usable) a.accessible.push_back(e.name);
     }
+    a.per_user = holds_per_user_channels(folder.entries);
+    a.per_user_setup = per_user_setup_command(folder.entries);
     std::sort(a.nodes.begin(), a.nodes.end());
     std::sort(a.accessible.begin(), a.accessible.end());
     std::sort(a.not_devices.begin(), a.not_devices.end());

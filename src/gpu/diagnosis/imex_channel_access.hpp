@@ -17,6 +17,8 @@ struct ImexChannelAccess {
     std::vector<std::string> nodes;        // channelN entries that are character devices
     std::vector<std::string> accessible;   // of those, the ones this process may read and write
     std::vector<std::string> not_devices;  // channelN entries that are not character devices
+    bool per_user = false;                 // the folder holds per-user channels (imex::holds_per_user_channels)
+    std::string per_user_setup;            // the command that gives this user one (imex::per_user_setup_command)
 
     // One sentence: "/dev/nvidia-caps-imex-channels does not exist", "... holds no channel node",
     // "channel0 exists but this process (uid 1000) may not read and write it", "channel0 is accessible".
