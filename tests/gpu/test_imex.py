@@ -14,7 +14,9 @@ cumemctl's through its own --verify child.
    `cumemctl create --handle-type fabric --export` passes.
 4. A rerun reports unchanged.
 5. Isolation: with channel0 root's and 0600, nobody's --check --verify fails NOT_PERMITTED, as a direct
-   cuMemCreate as nobody does; after `--channel 1 --owner nobody --verify`, both pass as nobody.
+   cuMemCreate as nobody does; after `--channel 1 --owner nobody --verify`, both pass as nobody. A plain
+   run over both then keeps them as they are (access is never widened on its own) and nobody's fabric
+   memory still works; --force gives channel0 the driver's mode again.
 6. The nodes and folder this test made are removed again (KEEP_IMEX_CHANNELS=1 keeps them).
 
 IMEX_TEST_DEV_ROOT, IMEX_TEST_PROC_DEVICES and IMEX_TEST_PARAMS point it (and cumemctl) at another
@@ -245,9 +247,17 @@ def isolation(binary, c, major):
     c.eq("isolation: verified as nobody", (doc or {}).get("results", {}).get("verify", {}).get("uid"), 65534)
     c.eq("isolation: channel1 node", node(f"{FOLDER}/channel1"), (True, major, 1, 65534, 65534, 0o600))
     nobody_direct(c, "isolation: direct fabric cuMemCreate as nobody now", "CUDA_SUCCESS")
-    code, doc = imex(binary)
-    c.eq("isolation: channel0 back to the driver's mode", (doc or {}).get("results", {}).get("channels", [{}])[0].get("action"),
-         "fixed")
+    # A plain run beside the per-user channels widens neither (man cumemctl-imex-setup, SECURITY).
+    code, doc = imex(binary, "--channels", "0-1")
+    c.eq("never widened: a plain run's exit code", code, 0)
+    c.eq("never widened: a plain run keeps root's 0600 channel0 and nobody's channel1",
+         [ch.get("action") for ch in (doc or {}).get("results", {}).get("channels", [])], ["kept", "kept"])
+    c.eq("never widened: channel0 node", node(f"{FOLDER}/channel0"), (True, major, 0, 0, 0, 0o600))
+    c.eq("never widened: channel1 node", node(f"{FOLDER}/channel1"), (True, major, 1, 65534, 65534, 0o600))
+    nobody_direct(c, "never widened: direct fabric cuMemCreate as nobody after the plain run", "CUDA_SUCCESS")
+    code, doc = imex(binary, "--force")
+    c.eq("isolation: --force gives channel0 the driver's mode again",
+         (doc or {}).get("results", {}).get("channels", [{}])[0].get("action"), "fixed")
 
 
 def nobody_direct(c, what, want):

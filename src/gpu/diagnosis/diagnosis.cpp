@@ -123,11 +123,13 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
     const std::string cause =
         fmt::format("fabric handles need an IMEX channel node that this process can open, and there is none: {}",
                     access.describe());
-    if (access.per_user) {
-        // A plain imex-setup keeps the other users' channels as they are and makes none for this one.
+    if (access.per_user || !access.nodes.empty()) {
+        // Channels that this process may not open: a plain imex-setup keeps them as they are (it never
+        // widens access), so this user needs one of its own.
         return Diagnosis{cause,
-                         fmt::format("this node gives each user an IMEX channel of their own: as root, run '{}', "
-                                     "then run this again",
+                         fmt::format("{}: as root, run '{}', then run this again",
+                                     access.per_user ? "this node gives each user an IMEX channel of their own"
+                                                     : "give this user an IMEX channel of its own",
                                      access.per_user_setup),
                          ExitCode::permission};
     }
