@@ -29,6 +29,11 @@ nlohmann::json node_json(const NodeSummary& n) {
                      {"commands", n.commands}, {"timestamp", n.timestamp},  {"failed", n.failed},
                      {"warned", n.warned},     {"properties", n.properties}};
     if (!n.error.empty()) j["error"] = n.error;
+    nlohmann::json health = nlohmann::json::array();
+    for (const auto& g : n.gpu_health) {
+        health.push_back({{"device", g.device}, {"uuid", g.uuid}, {"status", g.status}, {"reason", g.reason}});
+    }
+    j["gpu_health"] = std::move(health);
     return j;
 }
 
@@ -40,7 +45,12 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
         nodes.push_back(node_json(n));
     }
     nlohmann::json checks = nlohmann::json::array();
-    for (const auto& c : s.checks) checks.push_back({{"check", c.check}, {"fail", c.failing}, {"warn", c.warning}});
+    for (const auto& c : s.checks) {
+        checks.push_back({{"check", c.check},
+                          {"fail", c.failing},
+                          {"warn", c.warning},
+                          {"remedy", c.remedy.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.remedy)}});
+    }
     nlohmann::json diffs = nlohmann::json::array();
     for (const auto& d : s.differences) {
         nlohmann::json differing = nlohmann::json::array();

@@ -12,6 +12,7 @@ packages=(
   groff-base man-db bash-completion zsh
   clang libclang-rt-14-dev clang-tidy clang-format
   python3-yaml python3-kubernetes
+  chromium python3-pil fonts-dejavu-core
   slurm-wlm pdsh prometheus-node-exporter prometheus
 )
 

@@ -71,11 +71,12 @@ fleet_pid=$!
 
 echo "== sanitizer tests, fuzz (libFuzzer, ${fuzz_seconds} s per target) and the fleet stage beside them"
 sanitizer_status=0
-# compat13030 (a compile test), man, install and k8s-manifests ran in the release stage, and so did the
+# compat13030 (a compile test), man, install, k8s-manifests and html-pages (headless chromium) ran in the
+# release stage, and so did the
 # completion cases, which test the shell scripts (about 100 s under the sanitizers): the sanitizers add
 # nothing there.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
-  ctest --test-dir build-asan --output-on-failure -j "$test_jobs" -E '^(compat13030|man|install|k8s-manifests|cli:completion)$' || sanitizer_status=$?
+  ctest --test-dir build-asan --output-on-failure -j "$test_jobs" -E '^(compat13030|man|install|k8s-manifests|html-pages|cli:completion)$' || sanitizer_status=$?
 end_stage "sanitizer tests"
 fuzz_status=0
 wait "$fuzz_pid" || fuzz_status=$?

@@ -152,6 +152,16 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
             }
             if (status == "fail") node.failed.push_back(name);
             if (status == "warn") node.warned.push_back(name);
+            const auto remedy = c.value("remedy", nlohmann::json());
+            if ((status == "fail" || status == "warn") && remedy.is_string() && !remedy.get<std::string>().empty())
+                node.remedies.emplace(c.value("check", "?"), remedy.get<std::string>());
+            if (c.value("check", "") == cumemctl::doctor::kCheckMemoryHealth) {
+                const auto details = c.value("details", nlohmann::json::object());
+                const auto device = c.value("device", nlohmann::json());
+                node.gpu_health.push_back({device.is_number_integer() ? device.get<int>() : -1,
+                                           details.is_object() ? details.value(cumemctl::doctor::kDetailUuid, "") : "",
+                                           status, c.value("reason", "")});
+            }
         }
         return;
     }
@@ -289,7 +299,9 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
                 const std::string check = name.substr(0, name.find('@'));
                 auto it = std::find_if(s.checks.begin(), s.checks.end(),
                                        [&](const CheckSpread& c) { return c.check == check; });
-                if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}});
+                if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}, {}});
+                if (const auto r = n.remedies.find(check); it->remedy.empty() && r != n.remedies.end())
+                    it->remedy = r->second;
                 auto& hosts = failing ? it->failing : it->warning;
                 if (std::find(hosts.begin(), hosts.end(), n.host) == hosts.end()) hosts.push_back(n.host);
             }

@@ -24,6 +24,14 @@ struct SourcedReport {
     nlohmann::json report;
 };
 
+// One GPU's memory health, as the node's doctor report says it (its memory-health check).
+struct GpuHealth {
+    int device = -1;
+    std::string uuid;
+    std::string status;  // pass, warn, fail, skip
+    std::string reason;
+};
+
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
@@ -34,6 +42,8 @@ struct NodeSummary {
     std::vector<std::string> failed;    // "imex-channels", "context@gpu2"
     std::vector<std::string> warned;
     std::string error;                              // the first error of a report that was not ok
+    std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
+    std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
     std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability fabric" -> "yes"
 };
 
@@ -42,6 +52,7 @@ struct CheckSpread {
     std::string check;
     std::vector<std::string> failing;
     std::vector<std::string> warning;
+    std::string remedy;  // the first node's remedy (nodes failing one check mostly share it)
 };
 
 // A property in which some nodes differ from the majority of the nodes that report it.

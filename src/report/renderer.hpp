@@ -43,6 +43,13 @@ public:
     void render(const Report& report, std::ostream& out) const override;
 };
 
+// One self-contained HTML page (no scripts, nothing fetched: it opens from a file on a laptop):
+// fabric-matrix's heat map, or fleet's summary with each fabric-matrix run's heat map (html_parts.hpp).
+class HtmlRenderer final : public Renderer {
+public:
+    void render(const Report& report, std::ostream& out) const override;
+};
+
 // Escapes a label value for the text format: backslash, double quote and newline.
 std::string prometheus_escape(std::string_view value);
 

@@ -1,0 +1,18 @@
+#include <doctest/doctest.h>
+
+#include "util/hostlist.hpp"
+
+using namespace cumemctl;
+
+TEST_CASE("host lists are compressed as Slurm writes them") {
+    CHECK(compress_hostlist({"gpu003", "gpu001", "gpu002", "gpu007"}) == "gpu[001-003,007]");
+    CHECK(compress_hostlist({"gpu001"}) == "gpu001");
+    CHECK(compress_hostlist({}).empty());
+    // Duplicates count once; names without a number stand alone, in order.
+    CHECK(compress_hostlist({"login", "gpu1", "gpu1", "gpu2"}) == "gpu[1-2],login");
+    // Numbers of other widths, or other prefixes, are other groups.
+    CHECK(compress_hostlist({"n9", "n10", "n11", "m1"}) == "m1,n[10-11],n9");
+    CHECK(compress_hostlist({"rack1-node01", "rack1-node02", "rack2-node01"}) == "rack1-node[01-02],rack2-node01");
+    // A run of digits too long for a number is a name.
+    CHECK(compress_hostlist({"x1234567890123456789"}) == "x1234567890123456789");
+}
