@@ -177,6 +177,7 @@ Table row_table(const Row& row) {
 
 void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const MatrixOptions::Plan& p) {
     RendezvousDir dir = RendezvousDir::open(o.dir);
+    FolderRendezvous rendezvous(dir);
     RankRequest request;
     request.id = p.id;
     request.size = p.size;
@@ -186,7 +187,7 @@ void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const
     request.imex_channel_dir = p.imex_channel_dir;
     request.driver_version = driver.version();
     RankResult result;
-    run_rank(driver.api(), dir, request, result);
+    run_rank(driver.api(), rendezvous, request, result);
     MatrixInput input{p.id.run, p.id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
     report.results = {{"mode", "rank"},

@@ -63,7 +63,8 @@ Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
         request.driver_version = driver.version();
         if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) request.exchange = &exchange;
         ran = true;
-        matrix::run_rank(driver.api(), dir, request, result);
+        matrix::FolderRendezvous rendezvous(dir);
+        matrix::run_rank(driver.api(), rendezvous, request, result);
         problem = result.problem;
     } catch (const Error& e) {
         problem = e.problem();

@@ -13,6 +13,7 @@ packages=(
   clang libclang-rt-14-dev clang-tidy clang-format
   python3-yaml python3-kubernetes
   chromium python3-pil fonts-dejavu-core
+  libpmix-dev libpmix2 openmpi-bin
   slurm-wlm pdsh prometheus-node-exporter prometheus
 )
 

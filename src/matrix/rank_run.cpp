@@ -2,9 +2,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
-#include <thread>
-
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
@@ -18,6 +15,7 @@
 #include "gpu/vmm/shareable_handle.hpp"
 #include "ipc/hex.hpp"
 #include "matrix/pair_diagnosis.hpp"
+#include "matrix/rendezvous.hpp"
 #include "steps/step_log.hpp"
 #include "util/host.hpp"
 #include "util/size.hpp"
@@ -27,8 +25,6 @@
 namespace cumemctl::matrix {
 using namespace gpu;
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // This rank's own memory, held until every row is in.
 struct OwnMemory {
@@ -97,46 +93,6 @@ void make_own(const DriverApi& api, const RankRequest& request, DiagnosisContext
     log.time("fill", "fill_pattern", [&] { return fill_pattern(api, own.mapping->address(), own.size, own.seed); });
     own.exported = log.time("export", "cuMemExportToShareableHandle",
                             [&] { return export_handle(api, own.handle.get(), request.handle_type); });
-}
-
-// Polls the folder until every rank of `wanted` has its file, or the timeout; `found(rank, read)` is
-// called once per rank when its file appears (a refused one too). Returns the ranks still missing.
-template <class NameOf, class Found>
-std::set<int> wait_for_files(const RendezvousDir& dir, std::set<int> wanted, NameOf name_of, std::size_t max_bytes,
-                             const RankRequest& request, Found found) {
-    const auto deadline = Clock::now() + request.timeout;
-    while (true) {
-        for (auto it = wanted.begin(); it != wanted.end();) {
-            const FileRead r = dir.read(name_of(*it), max_bytes);
-            if (r.present) {
-                found(*it, r);
-                it = wanted.erase(it);
-            } else {
-                ++it;
-            }
-        }
-        if (wanted.empty() || Clock::now() >= deadline) return wanted;
-        check_interrupted();
-        std::this_thread::sleep_for(request.poll);
-    }
-}
-
-// Polls until none of `names` exists, or the timeout; returns those still there.
-std::vector<std::string> wait_for_gone(const RendezvousDir& dir, std::vector<std::string> names,
-                                       const RankRequest& request) {
-    const auto deadline = Clock::now() + request.timeout;
-    while (true) {
-        std::erase_if(names, [&](const std::string& n) { return !dir.exists(n); });
-        if (names.empty() || Clock::now() >= deadline) return names;
-        check_interrupted();
-        std::this_thread::sleep_for(request.poll);
-    }
-}
-
-std::string list_ranks(const std::set<int>& ranks) {
-    std::string out;
-    for (const int r : ranks) out += (out.empty() ? "" : ", ") + std::to_string(r);
-    return out;
 }
 
 // Takes rank r's card as read from the folder: kept when valid and its own, else refused with the reason.
@@ -247,12 +203,11 @@ void fill_row(const DriverApi& api, const RankRequest& request, const OwnMemory*
     }
 }
 
-// Publishes `name` and remembers it as this rank's; a failure is recorded (and returned false).
-bool publish(const RendezvousDir& dir, const std::string& step, const std::string& name, const std::string& content,
-             std::vector<std::string>& mine, StepLog& log, std::optional<Problem>& problem) {
+// Publishes a record; a failure becomes the rank's problem (the first one kept) and false.
+bool publish(Rendezvous& rv, RecordKind kind, const RankRequest& request, const std::string& content, StepLog& log,
+             std::optional<Problem>& problem) {
     try {
-        log.time(step, "linkat", [&] { dir.publish(name, content); });
-        mine.push_back(name);
+        rv.publish(kind, request, content, log);
         return true;
     } catch (const Error& e) {
         if (!problem) problem = e.problem();
@@ -260,45 +215,9 @@ bool publish(const RendezvousDir& dir, const std::string& step, const std::strin
     }
 }
 
-// The end: done, wait until every rank is done, remove this rank's card and row, wait until every
-// rank has removed its own, remove done.
-void tidy_up(const RendezvousDir& dir, const RankRequest& request, RankResult& result, std::vector<std::string>& mine,
-             StepLog& log) {
-    const std::string& run = request.id.run;
-    std::optional<Problem> ignored;
-    if (!publish(dir, "publish-done", done_name(run, request.id.rank), "{}", mine, log, ignored)) return;
-    std::set<int> with_rows;
-    for (const auto& [r, row] : result.rows) {
-        if (r != request.id.rank) with_rows.insert(r);
-    }
-    Stopwatch watch;
-    const std::set<int> late = wait_for_files(
-        dir, with_rows, [&](int r) { return done_name(run, r); }, 64, request, [](int, const FileRead&) {});
-    log.note("wait-done", watch.seconds(), late.empty() ? "every rank is done" : "late: " + list_ranks(late));
-    if (!late.empty()) {
-        result.warnings.push_back(
-            fmt::format("rank(s) {} did not finish within {}; this rank's files are removed "
-                        "anyway",
-                        list_ranks(late), ipc::describe(request.timeout)));
-    }
-    std::vector<std::string> rows_left;
-    for (const int r : with_rows) {
-        if (!late.contains(r)) rows_left.push_back(row_name(run, r));
-    }
-    const std::string done = done_name(run, request.id.rank);
-    for (const auto& name : mine) {
-        if (name != done) dir.remove(name);
-    }
-    const std::vector<std::string> left = wait_for_gone(dir, rows_left, request);
-    if (!left.empty())
-        result.warnings.push_back(fmt::format("{} file(s) of other ranks were still there", left.size()));
-    mine.clear();
-    dir.remove(done);
-}
-
 // Everything after the context: the phases of the run.
-void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankRequest& request, RankResult& result,
-                 StepLog& log, DiagnosisContext& context, std::vector<std::string>& mine) {
+void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& request, RankResult& result, StepLog& log,
+                 DiagnosisContext& context) {
     const std::string& run = request.id.run;
     std::optional<OwnMemory> own;
     try {
@@ -313,8 +232,7 @@ void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankReque
         own.reset();
     }
     result.card.error = result.problem;
-    if (!publish(dir, "publish-card", card_name(run, request.id.rank), to_json(result.card).dump(), mine, log,
-                 result.problem)) {
+    if (!publish(rv, RecordKind::card, request, to_json(result.card).dump(), log, result.problem)) {
         // The name is taken (another run of the same name, or a stray file): this rank takes no part.
         result.row = Row{run, request.id.rank, result.card.host, {}};
         for (int j = 0; j < request.id.ranks; ++j) result.row.cells.push_back(own_failure_cell(j, *result.problem));
@@ -336,37 +254,35 @@ void rank_phases(const DriverApi& api, const RendezvousDir& dir, const RankReque
     for (int r = 0; r < request.id.ranks; ++r) {
         if (r != request.id.rank) others.insert(r);
     }
-    Stopwatch watch;
-    result.missing_cards = wait_for_files(
-        dir, others, [&](int r) { return card_name(run, r); }, kMaxCardBytes, request,
-        [&](int r, const FileRead& f) { take_card(r, f, request.id, result); });
-    log.note(
-        "wait-cards", watch.seconds(),
-        result.missing_cards.empty() ? "every card is in" : "never came: rank " + list_ranks(result.missing_cards));
+    result.missing_cards = rv.collect(
+        RecordKind::card, request, others, [&](int r, const FileRead& f) { take_card(r, f, request.id, result); }, log);
     fill_row(api, request, own ? &*own : nullptr, fds, result, log);
     fds.clear();
-    publish(dir, "publish-row", row_name(run, request.id.rank), to_json(result.row).dump(), mine, log, result.problem);
+    publish(rv, RecordKind::row, request, to_json(result.row).dump(), log, result.problem);
     result.rows[request.id.rank] = result.row;
     std::set<int> expected;
     for (const auto& [r, card] : result.cards) {
         if (r != request.id.rank) expected.insert(r);
     }
-    watch = Stopwatch();
-    const std::set<int> no_row = wait_for_files(
-        dir, expected, [&](int r) { return row_name(run, r); }, kMaxRowBytes, request,
-        [&](int r, const FileRead& f) { take_row(r, f, request.id, result); });
-    log.note("wait-rows", watch.seconds(), no_row.empty() ? "every row is in" : "no row: rank " + list_ranks(no_row));
+    rv.collect(
+        RecordKind::row, request, expected, [&](int r, const FileRead& f) { take_row(r, f, request.id, result); }, log);
     if (own) {
         own->mapping->release(log);
         log.time("release", "cuMemRelease", [&] { own->handle.release(); });
         own.reset();
     }
-    if (!request.keep) tidy_up(dir, request, result, mine, log);
+    if (!request.keep) {
+        std::set<int> with_rows;
+        for (const auto& [r, row] : result.rows) {
+            if (r != request.id.rank) with_rows.insert(r);
+        }
+        rv.finish(request, with_rows, result.warnings, log);
+    }
 }
 
 }  // namespace
 
-void run_rank(const DriverApi& api, const RendezvousDir& dir, const RankRequest& request, RankResult& result) {
+void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, RankResult& result) {
     result.card.run = request.id.run;
     result.card.rank = request.id.rank;
     result.card.ranks = request.id.ranks;
@@ -382,7 +298,6 @@ void run_rank(const DriverApi& api, const RendezvousDir& dir, const RankRequest&
     context.imex_channel_dir = request.imex_channel_dir;
     StepLog log(
         api, [&](Problem& p) { diagnose_problem(api, p, context); }, fmt::format("rank {}", request.id.rank));
-    std::vector<std::string> mine;  // the files this rank published and has not removed
     struct KeepSteps {
         StepLog& log;
         RankResult& result;
@@ -396,11 +311,9 @@ void run_rank(const DriverApi& api, const RendezvousDir& dir, const RankRequest&
         } catch (const Error& e) {
             result.problem = e.problem();
         }
-        rank_phases(api, dir, request, result, log, context, mine);
+        rank_phases(api, rv, request, result, log, context);
     } catch (const Interrupted&) {
-        if (!request.keep) {
-            for (const auto& name : mine) dir.remove(name);
-        }
+        if (!request.keep) rv.withdraw();
         throw;
     }
 }

@@ -18,7 +18,7 @@
 #include "matrix/fd_exchange.hpp"
 #include "matrix/rank_identity.hpp"
 #include "matrix/records.hpp"
-#include "matrix/rendezvous_dir.hpp"
+#include "matrix/rendezvous.hpp"
 #include "steps/step.hpp"
 
 namespace cumemctl::matrix {
@@ -53,9 +53,10 @@ struct RankResult {
 // attribute that is 0.
 void require_handle_support(const DriverApi& api, int device, CUmemAllocationHandleType type);
 
-// Runs the rank in its device's primary context (made here). Never throws Error (a failure is the
-// result's problem or a cell); throws Interrupted on SIGINT or SIGTERM after removing this rank's
-// files, with everything it made released as the guards unwind.
-void run_rank(const DriverApi& api, const RendezvousDir& dir, const RankRequest& request, RankResult& result);
+// Runs the rank in its device's primary context (made here), meeting the others through `rv` (a folder
+// or PMIx). Never throws Error (a failure is the result's problem or a cell); throws Interrupted on
+// SIGINT or SIGTERM after withdrawing what it published, with everything it made released as the guards
+// unwind.
+void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, RankResult& result);
 
 }  // namespace cumemctl::matrix

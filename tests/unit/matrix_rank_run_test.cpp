@@ -2,6 +2,8 @@
 // nothing behind; with a rank that never comes, it says so after the timeout and still leaves nothing.
 #include <doctest/doctest.h>
 
+#include <memory>
+
 #include "fake_driver.hpp"
 #include "matrix/rank_run.hpp"
 
@@ -21,6 +23,13 @@ RankRequest request_of(int ranks) {
     return r;
 }
 
+// The folder rendezvous over `dir`, for one run_rank call.
+FolderRendezvous& folder(const RendezvousDir& dir) {
+    static std::unique_ptr<FolderRendezvous> rv;
+    rv = std::make_unique<FolderRendezvous>(dir);
+    return *rv;
+}
+
 }  // namespace
 
 TEST_CASE("a rank alone makes, checks and releases its memory, and removes its files") {
@@ -29,7 +38,7 @@ TEST_CASE("a rank alone makes, checks and releases its memory, and removes its f
     testing_driver::use_fake_device(1);
     const std::size_t before = testing_driver::fake_free_memory();
     RankResult result;
-    run_rank(api, dir, request_of(1), result);
+    run_rank(api, folder(dir), request_of(1), result);
     CHECK_FALSE(result.problem.has_value());
     REQUIRE(result.row.cells.size() == 1);
     CHECK(result.row.cells[0].passed());
@@ -52,7 +61,7 @@ TEST_CASE("a rank that never comes is named after the timeout; nothing is left a
     testing_driver::use_fake_device(1);
     const std::size_t before = testing_driver::fake_free_memory();
     RankResult result;
-    run_rank(api, dir, request_of(2), result);
+    run_rank(api, folder(dir), request_of(2), result);
     CHECK(result.missing_cards == std::set<int>{1});
     REQUIRE(result.row.cells.size() == 2);
     CHECK(result.row.cells[0].passed());
@@ -69,7 +78,7 @@ TEST_CASE("a garbage card in the folder costs that pair, not the rank") {
     RendezvousDir dir = RendezvousDir::make_private();
     dir.publish("t.card.1", "not json at all");
     RankResult result;
-    run_rank(api, dir, request_of(2), result);
+    run_rank(api, folder(dir), request_of(2), result);
     CHECK_FALSE(result.problem.has_value());
     CHECK(result.refused.at(1) == "its card is not valid: the card is not JSON");
     CHECK(result.row.cells[1].diagnosis == "invalid-file");

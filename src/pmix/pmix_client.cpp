@@ -1,0 +1,297 @@
+#include "pmix/pmix_client.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+
+#if CUMEMCTL_HAVE_PMIX
+#include <pmix.h>
+#endif
+
+namespace cumemctl::pmix {
+
+bool launched_by_pmix() {
+    const char* ns = std::getenv("PMIX_NAMESPACE");
+    const char* rank = std::getenv("PMIX_RANK");
+    return ns != nullptr && *ns != '\0' && rank != nullptr && *rank != '\0';
+}
+
+namespace {
+
+constexpr const char* kRemedy =
+    "run under a launcher that starts a PMIx server (srun --mpi=pmix, mpirun, prterun), point --libpmix (or "
+    "CUMEMCTL_LIBPMIX) at its libpmix.so.2, or use a rendezvous folder (--rendezvous dir --dir DIR)";
+
+// The libraries to try, in order.
+std::vector<std::string> candidates(const std::string& library) {
+    if (!library.empty()) return {library};
+    if (const char* env = std::getenv("CUMEMCTL_LIBPMIX"); env != nullptr && *env != '\0') return {env};
+    return {"libpmix.so.2", "/usr/lib/x86_64-linux-gnu/pmix2/lib/libpmix.so.2",
+            "/usr/lib/aarch64-linux-gnu/pmix2/lib/libpmix.so.2"};
+}
+
+}  // namespace
+
+#if CUMEMCTL_HAVE_PMIX
+
+struct Client::Impl {
+    void* handle = nullptr;
+    std::string library;
+    std::string version;
+    pmix_proc_t self{};
+    std::uint32_t size = 0;
+    std::optional<std::uint32_t> local_rank;
+    bool initialised = false;
+    decltype(&PMIx_Init) init = nullptr;
+    decltype(&PMIx_Finalize) finalize = nullptr;
+    decltype(&PMIx_Put) put = nullptr;
+    decltype(&PMIx_Commit) commit = nullptr;
+    decltype(&PMIx_Fence) fence = nullptr;
+    decltype(&PMIx_Get) get = nullptr;
+    decltype(&PMIx_Error_string) error_string = nullptr;
+    decltype(&PMIx_Get_version) get_version = nullptr;
+    decltype(&PMIx_Value_destruct) value_destruct = nullptr;
+
+    ~Impl() {
+        if (initialised && finalize != nullptr) finalize(nullptr, 0);
+        // The library stays loaded: its threads and plugins may outlive the finalize.
+    }
+
+    std::string why(pmix_status_t status) const {
+        return fmt::format("{} ({})", error_string != nullptr ? error_string(status) : "?", static_cast<int>(status));
+    }
+
+    // A value that Get returned, freed as PMIX_VALUE_RELEASE does.
+    void release(pmix_value_t* value) const {
+        if (value == nullptr) return;
+        value_destruct(value);
+        std::free(value);
+    }
+};
+
+namespace {
+
+template <class F>
+void resolve(Client::Impl& impl, F& slot, const char* name) {
+    slot = reinterpret_cast<F>(::dlsym(impl.handle, name));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+    if (slot == nullptr) {
+        throw Error(ExitCode::unavailable, fmt::format("{} has no {}: not a PMIx client library", impl.library, name),
+                    kRemedy);
+    }
+}
+
+pmix_info_t flag_info(const char* key) {
+    pmix_info_t info;
+    std::memset(&info, 0, sizeof info);
+    std::strncpy(info.key, key, PMIX_MAX_KEYLEN);
+    info.value.type = PMIX_BOOL;
+    info.value.data.flag = true;
+    return info;
+}
+
+// PMIx takes whole seconds; a part of one counts as one.
+pmix_info_t timeout_info(ipc::Timeout timeout) {
+    pmix_info_t info;
+    std::memset(&info, 0, sizeof info);
+    std::strncpy(info.key, PMIX_TIMEOUT, PMIX_MAX_KEYLEN);
+    info.value.type = PMIX_INT;
+    info.value.data.integer = static_cast<int>(std::max<std::int64_t>(1, (timeout.count() + 999) / 1000));
+    return info;
+}
+
+// A number that Get returned (PMIX_JOB_SIZE, PMIX_LOCAL_RANK come as various unsigned types).
+std::optional<std::uint32_t> number_of(const pmix_value_t* v) {
+    if (v == nullptr) return std::nullopt;
+    switch (v->type) {
+        case PMIX_UINT32:
+            return v->data.uint32;
+        case PMIX_UINT16:
+            return v->data.uint16;
+        case PMIX_UINT8:
+            return v->data.uint8;
+        case PMIX_UINT64:
+            return static_cast<std::uint32_t>(v->data.uint64);
+        case PMIX_INT:
+            return v->data.integer < 0 ? std::nullopt : std::optional<std::uint32_t>(v->data.integer);
+        case PMIX_SIZE:
+            return static_cast<std::uint32_t>(v->data.size);
+        default:
+            return std::nullopt;
+    }
+}
+
+}  // namespace
+
+Client Client::connect(const std::string& library) {
+    auto impl = std::make_unique<Impl>();
+    std::string tried;
+    for (const auto& path : candidates(library)) {
+        impl->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // its plugins need its symbols
+        if (impl->handle != nullptr) {
+            impl->library = path;
+            break;
+        }
+        const char* e = ::dlerror();
+        tried += fmt::format("{}{}", tried.empty() ? "" : "; ", e != nullptr ? e : path);
+    }
+    if (impl->handle == nullptr) {
+        throw Error(Problem{.exit_code = ExitCode::unavailable,
+                            .message = "cannot load the PMIx client library",
+                            .cause = tried,
+                            .remedy = kRemedy});
+    }
+    resolve(*impl, impl->init, "PMIx_Init");
+    resolve(*impl, impl->finalize, "PMIx_Finalize");
+    resolve(*impl, impl->put, "PMIx_Put");
+    resolve(*impl, impl->commit, "PMIx_Commit");
+    resolve(*impl, impl->fence, "PMIx_Fence");
+    resolve(*impl, impl->get, "PMIx_Get");
+    resolve(*impl, impl->error_string, "PMIx_Error_string");
+    resolve(*impl, impl->get_version, "PMIx_Get_version");
+    resolve(*impl, impl->value_destruct, "PMIx_Value_destruct");
+    impl->version = impl->get_version();
+    if (const pmix_status_t s = impl->init(&impl->self, nullptr, 0); s != PMIX_SUCCESS) {
+        throw Error(Problem{.exit_code = ExitCode::unavailable,
+                            .message = fmt::format("PMIx_Init failed: {}", impl->why(s)),
+                            .cause = launched_by_pmix()
+                                         ? fmt::format("the PMIx server of namespace '{}' did not take this process",
+                                                       std::getenv("PMIX_NAMESPACE"))
+                                         : "no launcher set this process up for PMIx (PMIX_NAMESPACE is not set)",
+                            .remedy = kRemedy});
+    }
+    impl->initialised = true;
+    pmix_proc_t job{};
+    std::memcpy(job.nspace, impl->self.nspace, sizeof job.nspace);
+    job.rank = PMIX_RANK_WILDCARD;
+    pmix_value_t* v = nullptr;
+    if (impl->get(&job, PMIX_JOB_SIZE, nullptr, 0, &v) == PMIX_SUCCESS) impl->size = number_of(v).value_or(0);
+    impl->release(v);
+    v = nullptr;
+    if (impl->get(&impl->self, PMIX_LOCAL_RANK, nullptr, 0, &v) == PMIX_SUCCESS) impl->local_rank = number_of(v);
+    impl->release(v);
+    if (impl->size == 0) {
+        throw Error(ExitCode::unavailable, "the PMIx server gave no job size (PMIX_JOB_SIZE)", kRemedy);
+    }
+    return Client(std::move(impl));
+}
+
+const std::string& Client::library() const {
+    return impl_->library;
+}
+const std::string& Client::version() const {
+    return impl_->version;
+}
+const std::string& Client::nspace() const {
+    static thread_local std::string ns;
+    ns = std::string(impl_->self.nspace, strnlen(impl_->self.nspace, sizeof impl_->self.nspace));
+    return ns;
+}
+std::uint32_t Client::rank() const {
+    return impl_->self.rank;
+}
+std::uint32_t Client::job_size() const {
+    return impl_->size;
+}
+std::optional<std::uint32_t> Client::local_rank() const {
+    return impl_->local_rank;
+}
+
+void Client::put(const std::string& key, const std::string& value) {
+    pmix_value_t v;
+    std::memset(&v, 0, sizeof v);
+    v.type = PMIX_STRING;
+    v.data.string = const_cast<char*>(value.c_str());  // PMIx_Put copies it
+    if (const pmix_status_t s = impl_->put(PMIX_GLOBAL, key.c_str(), &v); s != PMIX_SUCCESS) {
+        throw Error(ExitCode::failed, fmt::format("PMIx_Put of {} failed: {}", key, impl_->why(s)),
+                    "check the launcher's PMIx server (its log names the failure)");
+    }
+}
+
+void Client::commit() {
+    if (const pmix_status_t s = impl_->commit(); s != PMIX_SUCCESS) {
+        throw Error(ExitCode::failed, fmt::format("PMIx_Commit failed: {}", impl_->why(s)),
+                    "check the launcher's PMIx server (its log names the failure)");
+    }
+}
+
+Outcome Client::fence(ipc::Timeout timeout) {
+    pmix_proc_t all{};
+    std::memcpy(all.nspace, impl_->self.nspace, sizeof all.nspace);
+    all.rank = PMIX_RANK_WILDCARD;
+    pmix_info_t info[2] = {flag_info(PMIX_COLLECT_DATA), timeout_info(timeout)};
+    const pmix_status_t s = impl_->fence(&all, 1, info, 2);
+    if (s == PMIX_SUCCESS) return {};
+    return {false, impl_->why(s)};
+}
+
+std::optional<std::string> Client::get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why) {
+    pmix_proc_t proc{};
+    std::memcpy(proc.nspace, impl_->self.nspace, sizeof proc.nspace);
+    proc.rank = rank;
+    pmix_info_t info[1] = {timeout_info(timeout)};
+    pmix_value_t* v = nullptr;
+    const pmix_status_t s = impl_->get(&proc, key.c_str(), info, 1, &v);
+    std::optional<std::string> out;
+    if (s != PMIX_SUCCESS) {
+        why = {false, impl_->why(s)};
+    } else if (v == nullptr || v->type != PMIX_STRING || v->data.string == nullptr) {
+        why = {false, "the value is not a string"};
+    } else {
+        out = std::string(v->data.string);
+        why = {};
+    }
+    impl_->release(v);
+    return out;
+}
+
+#else  // no PMIx header at build time
+
+struct Client::Impl {};
+
+Client Client::connect(const std::string& library) {
+    (void)candidates(library);
+    throw Error(ExitCode::unavailable, "this cumemctl was built without PMIx (no pmix.h from libpmix-dev)", kRemedy);
+}
+const std::string& Client::library() const {
+    static const std::string none;
+    return none;
+}
+const std::string& Client::version() const {
+    return library();
+}
+const std::string& Client::nspace() const {
+    return library();
+}
+std::uint32_t Client::rank() const {
+    return 0;
+}
+std::uint32_t Client::job_size() const {
+    return 0;
+}
+std::optional<std::uint32_t> Client::local_rank() const {
+    return std::nullopt;
+}
+void Client::put(const std::string&, const std::string&) {}
+void Client::commit() {}
+Outcome Client::fence(ipc::Timeout) {
+    return {false, "no PMIx"};
+}
+std::optional<std::string> Client::get(std::uint32_t, const std::string&, ipc::Timeout, Outcome& why) {
+    why = {false, "no PMIx"};
+    return std::nullopt;
+}
+
+#endif
+
+Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Client::Client(Client&&) noexcept = default;
+Client::~Client() = default;
+
+}  // namespace cumemctl::pmix

@@ -1,0 +1,61 @@
+// The PMIx seam, optional: the key-value store and fence of the PMIx server that the launcher runs on
+// each node (Slurm's srun --mpi=pmix, Open MPI's mpirun, prterun). libpmix is loaded at run time, like
+// the driver and NVML, so cumemctl runs without it; the types come from Debian's libpmix-dev header
+// where the build found it (CUMEMCTL_HAVE_PMIX), else every call says that this build has no PMIx.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "ipc/timeout.hpp"
+
+namespace cumemctl::pmix {
+
+// Whether the launcher set this process up as a PMIx client: PMIX_NAMESPACE and PMIX_RANK are set.
+bool launched_by_pmix();
+
+// What a fence or a get answered: nothing went wrong, or PMIx's error name and text.
+struct Outcome {
+    bool ok = true;
+    std::string error;  // "PMIX_ERR_TIMEOUT (TIMEOUT)"
+};
+
+// One connection to the local PMIx server, for this process's life: PMIx_Init on connect, PMIx_Finalize
+// when it goes. Not copyable.
+class Client {
+public:
+    // Loads the library (`library`, else $CUMEMCTL_LIBPMIX, else libpmix.so.2 from the loader's path or
+    // Debian's /usr/lib/<multiarch>/pmix2/lib) and initialises the client. Throws Error (unavailable)
+    // with the library tried and PMIx's words when it cannot.
+    static Client connect(const std::string& library = "");
+    Client(Client&&) noexcept;
+    Client& operator=(Client&&) = delete;
+    ~Client();
+
+    const std::string& library() const;               // the path that loaded
+    const std::string& version() const;               // PMIx_Get_version
+    const std::string& nspace() const;                // this job's namespace
+    std::uint32_t rank() const;                       // this process's rank in it
+    std::uint32_t job_size() const;                   // PMIX_JOB_SIZE
+    std::optional<std::uint32_t> local_rank() const;  // PMIX_LOCAL_RANK, where the server gives it
+
+    // Puts `value` under `key` for every rank of the job (PMIX_GLOBAL); commit() sends what was put.
+    // Throw Error (failed) with PMIx's words.
+    void put(const std::string& key, const std::string& value);
+    void commit();
+    // A fence over the whole namespace that collects the data put so far, bounded by `timeout`.
+    Outcome fence(ipc::Timeout timeout);
+    // The string rank `rank` put under `key`, or nullopt with why (never came, timed out), bounded by
+    // `timeout`.
+    std::optional<std::string> get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why);
+
+    struct Impl;
+
+private:
+    explicit Client(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cumemctl::pmix
