@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "pmix/pmix_client.hpp"
 #include "commands.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
@@ -39,11 +40,19 @@ struct MatrixOptions {
     std::string handle_type = "fabric";
     double timeout = 60;
     bool keep = false;
+    std::string rendezvous = "auto";
+    std::string libpmix;
+    bool all_report = false;  // every rank's report holds the whole matrix, not rank 0's alone
 
     struct Plan {
         enum class Mode { local, rank, summary } mode = Mode::local;
         std::optional<int> local_count;  // nullopt: all
-        RankIdentity id;                 // rank mode
+        RankIdentity id;                 // rank mode, through a folder
+        // Rank mode through PMIx: the identity comes from the server at run time. With auto and a
+        // folder too, the folder serves where the library does not load.
+        bool pmix = false;
+        bool folder_fallback = false;
+        RankGiven given;
         std::uint64_t size = 0;
         CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
         ipc::Timeout timeout{60000};
@@ -54,7 +63,21 @@ struct MatrixOptions {
 
 MatrixOptions::Plan MatrixOptions::check() const {
     Plan p;
-    const int modes = (local_given ? 1 : 0) + (dir.empty() ? 0 : 1) + (summary.empty() ? 0 : 1);
+    if (rendezvous != "auto" && rendezvous != "pmix" && rendezvous != "dir") {
+        throw Error(ExitCode::usage, fmt::format("invalid --rendezvous '{}'", rendezvous),
+                    "give --rendezvous auto, pmix or dir");
+    }
+    // PMIx serves a distributed rank when asked, or (auto) when the launcher set this process up for it.
+    const bool distributed = !local_given && summary.empty();
+    p.pmix = distributed && (rendezvous == "pmix" || (rendezvous == "auto" && pmix::launched_by_pmix()));
+    if (rendezvous == "pmix" && !distributed) {
+        throw Error(ExitCode::usage, "--rendezvous pmix is for the ranks of a distributed run",
+                    "leave out --local and --summary, and start the ranks with srun --mpi=pmix or mpirun");
+    }
+    if (rendezvous == "dir" && distributed && dir.empty()) {
+        throw Error(ExitCode::usage, "--rendezvous dir needs the folder", "give --dir DIR, a folder every rank sees");
+    }
+    const int modes = (local_given ? 1 : 0) + (dir.empty() && !p.pmix ? 0 : 1) + (summary.empty() ? 0 : 1);
     if (modes != 1) {
         throw Error(ExitCode::usage, "fabric-matrix takes one of --local, --dir and --summary",
                     "give --local to check this node's GPUs, --dir DIR on every rank of a distributed run, or "
@@ -104,7 +127,11 @@ MatrixOptions::Plan MatrixOptions::check() const {
         throw Error(ExitCode::usage, "posix-fd handles cannot travel through a folder",
                     "use --handle-type fabric with --dir, or --local --handle-type posix-fd on one node");
     }
-    p.id = resolve_rank_identity(RankGiven{rank, ranks, device, run}, process_environment());
+    p.given = RankGiven{rank, ranks, device, run};
+    if (run) check_run_name(*run);
+    p.folder_fallback = p.pmix && rendezvous == "auto" && !dir.empty();
+    // Through a folder only, the identity is known now; through PMIx, from the server at run time.
+    if (!p.pmix) p.id = resolve_rank_identity(p.given, process_environment());
     return p;
 }
 
@@ -175,11 +202,52 @@ Table row_table(const Row& row) {
     return t;
 }
 
-void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const MatrixOptions::Plan& p) {
-    RendezvousDir dir = RendezvousDir::open(o.dir);
-    FolderRendezvous rendezvous(dir);
+// The rank's identity and meeting place: PMIx where the plan says so and the library loads (with auto
+// and a folder, the folder where it does not), else the folder.
+struct Meeting {
+    std::optional<pmix::Client> client;
+    std::optional<RendezvousDir> dir;
+    std::unique_ptr<Rendezvous> rendezvous;
+    RankIdentity id;
+};
+
+Meeting meet(Report& report, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+    Meeting m;
+    if (p.pmix) {
+        try {
+            m.client.emplace(pmix::Client::connect(o.libpmix));
+        } catch (const Error& e) {
+            if (!p.folder_fallback) throw;
+            report.add_warning(fmt::format("PMIx was not used ({}): the ranks meet in {}", e.problem().message, o.dir),
+                               e.problem().remedy);
+        }
+    }
+    if (m.client) {
+        m.id = pmix_rank_identity(
+            p.given,
+            PmixView{static_cast<int>(m.client->rank()), static_cast<int>(m.client->job_size()),
+                     m.client->local_rank() ? std::optional<int>(*m.client->local_rank()) : std::nullopt,
+                     m.client->nspace()},
+            process_environment());
+        m.rendezvous = std::make_unique<PmixRendezvous>(*m.client);
+        return m;
+    }
+    m.id = p.pmix ? resolve_rank_identity(p.given, process_environment()) : p.id;
+    m.dir.emplace(RendezvousDir::open(o.dir));
+    m.rendezvous = std::make_unique<FolderRendezvous>(*m.dir);
+    return m;
+}
+
+void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+    Meeting meeting = meet(report, o, p);
+    const RankIdentity& id = meeting.id;
+    if (id.device >= count) {
+        throw Error(ExitCode::unavailable, fmt::format("device {} does not exist ({} devices)", id.device, count),
+                    "give --device, or start one rank per GPU");
+    }
+    Rendezvous& rendezvous = *meeting.rendezvous;
     RankRequest request;
-    request.id = p.id;
+    request.id = id;
     request.size = p.size;
     request.handle_type = p.handle_type;
     request.timeout = p.timeout;
@@ -188,22 +256,35 @@ void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const
     request.driver_version = driver.version();
     RankResult result;
     run_rank(driver.api(), rendezvous, request, result);
-    MatrixInput input{p.id.run, p.id.ranks, result.cards, result.rows, result.refused, p.timeout};
+    MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
     report.results = {{"mode", "rank"},
-                      {"run", p.id.run},
-                      {"folder", dir.path()},
-                      {"rank", p.id.rank},
-                      {"ranks", p.id.ranks},
-                      {"rank_source", p.id.rank_source},
-                      {"device", p.id.device},
-                      {"device_source", p.id.device_source},
+                      {"run", id.run},
+                      {"rendezvous", {{"kind", rendezvous.kind()}, {"where", rendezvous.where()}}},
+                      {"folder", meeting.dir ? nlohmann::json(meeting.dir->path()) : nlohmann::json(nullptr)},
+                      {"rank", id.rank},
+                      {"ranks", id.ranks},
+                      {"rank_source", id.rank_source},
+                      {"device", id.device},
+                      {"device_source", id.device_source},
                       {"handle_type", handle_type_name(p.handle_type)},
                       {"card", to_json(result.card)},
                       {"row", to_json(result.row)},
                       {"steps", steps::steps_json(result.steps)},
-                      {"matrix", p.id.rank == 0 ? to_json(m) : nlohmann::json(nullptr)}};
-    if (p.id.rank == 0) {
+                      {"matrix", id.rank == 0 || o.all_report ? to_json(m) : nlohmann::json(nullptr)}};
+    if (id.rank == 0 || o.all_report) {
+        // What this rank collected, so that fleet builds the whole matrix from this report alone (the one
+        // report of a run through PMIx).
+        nlohmann::json cards = nlohmann::json::array(), rows = nlohmann::json::array();
+        for (const auto& [r, c] : result.cards) cards.push_back(to_json(c));
+        for (const auto& [r, row] : result.rows) rows.push_back(to_json(row));
+        report.results["cards"] = std::move(cards);
+        report.results["rows"] = std::move(rows);
+    }
+    // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
+    // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
+    report.stdout_quiet = report.stdout_quiet || (rendezvous.kind() == "pmix" && id.rank != 0 && !o.all_report);
+    if (id.rank == 0 || o.all_report) {
         report.tables = matrix_tables(m);
     } else {
         report.tables.push_back(row_table(result.row));
@@ -241,15 +322,15 @@ void run_summary_mode(Report& report, const MatrixOptions& o) {
 Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
     return run_checked("fabric-matrix", o, [&](Report& report, const MatrixOptions::Plan& p) {
         if (p.mode == MatrixOptions::Plan::Mode::summary) return run_summary_mode(report, o);
+        // A rank started for PMIx that is not rank 0 writes nothing on the launcher's shared stream, even
+        // when it fails before it meets the others (its errors still go to stderr).
+        if (const char* r = std::getenv("PMIX_RANK"); p.pmix && !o.all_report && r != nullptr && std::string(r) != "0")
+            report.stdout_quiet = true;
         Driver driver = open_driver(globals);
         report.driver = driver.info();
         const int count = driver.init();
         if (p.mode == MatrixOptions::Plan::Mode::local) return run_local_mode(report, driver, count, o, p);
-        if (p.id.device >= count) {
-            throw Error(ExitCode::unavailable, fmt::format("device {} does not exist ({} devices)", p.id.device, count),
-                        "give --device, or start one rank per GPU");
-        }
-        run_rank_mode(report, driver, o, p);
+        run_rank_mode(report, driver, count, o, p);
     });
 }
 
@@ -279,6 +360,14 @@ void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runn
         ->capture_default_str();
     app->add_option("--timeout", o->timeout, "seconds each wait for the other ranks may take")->capture_default_str();
     app->add_flag("--keep", o->keep, "leave the files in the rendezvous folder (for --summary)");
+    app->add_option("--rendezvous", o->rendezvous,
+                    "where distributed ranks meet: pmix (the launcher's PMIx server), dir (--dir), or auto (PMIx "
+                    "where the launcher set it up, else --dir)")
+        ->check(CLI::IsMember({"auto", "pmix", "dir"}))
+        ->capture_default_str();
+    app->add_flag("--all-report", o->all_report, "every rank's report holds the whole matrix (default: rank 0's)");
+    app->add_option("--libpmix", o->libpmix, "the PMIx client library (default: $CUMEMCTL_LIBPMIX, else libpmix.so.2)")
+        ->type_name("PATH");
     app->callback([o, local, &globals, &runner] {
         o->local_given = local->count() > 0;
         runner = [o, &globals] { return run_fabric_matrix(*o, globals); };

@@ -61,7 +61,9 @@ std::size_t output_width() {
 }
 
 int emit(const Report& report, const Globals& globals) {
-    if (globals.json || globals.format == "json") {
+    if (report.stdout_quiet) {
+        // nothing on standard output
+    } else if (globals.json || globals.format == "json") {
         cumemctl::JsonRenderer{}.render(report, std::cout);
     } else if (globals.format == "prometheus") {
         cumemctl::PrometheusRenderer{}.render(report, std::cout);

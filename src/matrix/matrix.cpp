@@ -234,6 +234,17 @@ std::vector<MatrixInput> inputs_from_reports(const std::vector<nlohmann::json>& 
         try {
             it->cards[rank] = card_from_json(results.at("card"));
             it->rows[rank] = row_from_json(results.at("row"), ranks);
+            // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card
+            // and row its rank collected; a rank's own report, where there is one, wins.
+            for (const auto& c : results.value("cards", nlohmann::json::array())) {
+                Card card = card_from_json(c);
+                if (card.run == run && card.rank >= 0 && card.rank < ranks)
+                    it->cards.emplace(card.rank, std::move(card));
+            }
+            for (const auto& r : results.value("rows", nlohmann::json::array())) {
+                Row row = row_from_json(r, ranks);
+                if (row.run == run && row.rank >= 0 && row.rank < ranks) it->rows.emplace(row.rank, std::move(row));
+            }
         } catch (const Error& e) {
             it->refused[rank] = fmt::format("its report is not valid: {}", e.what());
         } catch (const nlohmann::json::exception& e) {

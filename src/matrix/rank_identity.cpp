@@ -123,4 +123,46 @@ RankIdentity resolve_rank_identity(const RankGiven& given, const EnvLookup& env)
     return id;
 }
 
+RankIdentity pmix_rank_identity(const RankGiven& given, const PmixView& pmix, const EnvLookup& env) {
+    if (pmix.size < 1 || pmix.size > kMaxRanks || pmix.rank < 0 || pmix.rank >= pmix.size) {
+        throw Error(ExitCode::unavailable, fmt::format("the PMIx server says rank {} of {}", pmix.rank, pmix.size),
+                    fmt::format("fabric-matrix takes 1 to {} ranks", kMaxRanks));
+    }
+    if ((given.rank && *given.rank != pmix.rank) || (given.ranks && *given.ranks != pmix.size)) {
+        throw Error(ExitCode::usage,
+                    fmt::format("--rank and --ranks say rank {} of {}, the PMIx server rank {} of {}",
+                                given.rank.value_or(pmix.rank), given.ranks.value_or(pmix.size), pmix.rank, pmix.size),
+                    "leave out --rank and --ranks: with PMIx the launcher numbers the ranks");
+    }
+    RankIdentity id;
+    id.rank = pmix.rank;
+    id.ranks = pmix.size;
+    id.rank_source = "PMIx";
+    if (given.device) {
+        id.device = *given.device;
+        id.device_source = "given";
+    } else if (pmix.local_rank) {
+        id.device = *pmix.local_rank;
+        id.device_source = "PMIX_LOCAL_RANK";
+    } else {
+        id.device = 0;
+        id.device_source = "default";
+    }
+    if (given.run) {
+        id.run = *given.run;
+    } else if (const auto job = env("SLURM_JOB_ID")) {
+        id.run = *job;
+    } else {
+        for (const char c : pmix.nspace.substr(0, 64)) {
+            const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                                 c == '.' || c == '_' || c == '-';
+            id.run += allowed ? c : '-';
+        }
+        if (id.run.empty() || id.run.front() == '.') id.run = "pmix" + id.run;
+        id.run = id.run.substr(0, 64);
+    }
+    check_run_name(id.run);
+    return id;
+}
+
 }  // namespace cumemctl::matrix

@@ -44,6 +44,20 @@ struct RankIdentity {
 // is not 1-64 letters, digits, '.', '_' or '-' (not starting with '.').
 RankIdentity resolve_rank_identity(const RankGiven& given, const EnvLookup& env);
 
+// What the launcher's PMIx server says of this process (pmix::Client).
+struct PmixView {
+    int rank = 0;
+    int size = 0;
+    std::optional<int> local_rank;  // PMIX_LOCAL_RANK
+    std::string nspace;
+};
+
+// The identity of a rank that meets the others through PMIx: rank and count from the server (a given
+// --rank or --ranks must agree: else Error, usage), the device as given, else the PMIx local rank, else
+// 0; the run as given, else SLURM_JOB_ID, else the namespace with every character a run name may not
+// hold made '-' (at most 64).
+RankIdentity pmix_rank_identity(const RankGiven& given, const PmixView& pmix, const EnvLookup& env);
+
 // Checks a run name (see resolve_rank_identity); throws Error (usage).
 void check_run_name(const std::string& run);
 

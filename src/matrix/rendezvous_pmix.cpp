@@ -1,6 +1,8 @@
 // The PMIx rendezvous (rendezvous.hpp): put and commit, then a fence that collects the data, then a get
 // of each wanted rank's key. A rank that never put its key (it never came, or died first) is named by
 // the get that finds nothing once the fence has ended, by success or by its timeout.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "matrix/rank_run.hpp"
@@ -31,12 +33,20 @@ std::set<int> PmixRendezvous::collect(RecordKind kind, const RankRequest& reques
                                       const RecordFound& found, StepLog& log) {
     const bool cards = kind == RecordKind::card;
     Stopwatch watch;
-    const pmix::Outcome fenced = client_.fence(request.timeout);
+    // The fence is over the whole job, except the rows' after a rank's card never came: then over the
+    // ranks whose card came and this one, so that the missing rank does not hold the others again.
+    std::vector<std::uint32_t> ranks;  // empty: the whole job
+    if (!cards && static_cast<int>(wanted.size()) + 1 < request.id.ranks) {
+        for (const int r : wanted) ranks.push_back(static_cast<std::uint32_t>(r));
+        ranks.push_back(static_cast<std::uint32_t>(request.id.rank));
+        std::sort(ranks.begin(), ranks.end());
+    }
+    const pmix::Outcome fenced = client_.fence(request.timeout, ranks);
     log.note(cards ? "fence-cards" : "fence-rows", watch.seconds(),
              fenced.ok ? "every rank reached the fence" : "PMIx_Fence: " + fenced.error);
     // After a fence that ended well every key is here; after one that did not, each get waits a little
     // for a rank that is only late.
-    const ipc::Timeout each = fenced.ok ? request.timeout : std::min(request.timeout, ipc::Timeout{2000});
+    const ipc::Timeout each = fenced.ok ? request.timeout : std::min(request.timeout, ipc::Timeout{1000});
     std::set<int> missing;
     std::string why;
     for (const int r : wanted) {

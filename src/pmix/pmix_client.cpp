@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/bounded_call.hpp"
 #include "base/error.hpp"
 
 #if CUMEMCTL_HAVE_PMIX
@@ -49,6 +50,9 @@ struct Client::Impl {
     std::uint32_t size = 0;
     std::optional<std::uint32_t> local_rank;
     bool initialised = false;
+    // A fence or get that never returned (Slurm's PMIx plugin does not always honour PMIX_TIMEOUT): its
+    // thread still waits in the library, so nothing of the library is called or freed again.
+    bool abandoned = false;
     decltype(&PMIx_Init) init = nullptr;
     decltype(&PMIx_Finalize) finalize = nullptr;
     decltype(&PMIx_Put) put = nullptr;
@@ -221,34 +225,68 @@ void Client::commit() {
     }
 }
 
-Outcome Client::fence(ipc::Timeout timeout) {
-    pmix_proc_t all{};
-    std::memcpy(all.nspace, impl_->self.nspace, sizeof all.nspace);
-    all.rank = PMIX_RANK_WILDCARD;
-    pmix_info_t info[2] = {flag_info(PMIX_COLLECT_DATA), timeout_info(timeout)};
-    const pmix_status_t s = impl_->fence(&all, 1, info, 2);
-    if (s == PMIX_SUCCESS) return {};
-    return {false, impl_->why(s)};
+namespace {
+
+// How much longer than PMIx's own timeout a call may take before it is given up.
+constexpr ipc::Timeout kGrace{2000};
+
+constexpr const char* kAbandoned = "an earlier PMIx call never returned";
+
+}  // namespace
+
+Outcome Client::fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ranks) {
+    if (impl_->abandoned) return {false, kAbandoned};
+    Impl* impl = impl_.get();
+    auto outcome = call_within<Outcome>(timeout + kGrace, [impl, timeout, ranks] {
+        std::vector<pmix_proc_t> procs(ranks.empty() ? 1 : ranks.size());
+        for (std::size_t i = 0; i < procs.size(); ++i) {
+            std::memcpy(procs[i].nspace, impl->self.nspace, sizeof procs[i].nspace);
+            procs[i].rank = ranks.empty() ? PMIX_RANK_WILDCARD : ranks[i];
+        }
+        pmix_info_t info[2] = {flag_info(PMIX_COLLECT_DATA), timeout_info(timeout)};
+        const pmix_status_t s = impl->fence(procs.data(), procs.size(), info, 2);
+        return s == PMIX_SUCCESS ? Outcome{} : Outcome{false, impl->why(s)};
+    });
+    if (outcome) return *outcome;
+    impl_->abandoned = true;
+    return {false, fmt::format("PMIx_Fence did not return within {} (given up)", ipc::describe(timeout + kGrace))};
 }
 
 std::optional<std::string> Client::get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why) {
-    pmix_proc_t proc{};
-    std::memcpy(proc.nspace, impl_->self.nspace, sizeof proc.nspace);
-    proc.rank = rank;
-    pmix_info_t info[1] = {timeout_info(timeout)};
-    pmix_value_t* v = nullptr;
-    const pmix_status_t s = impl_->get(&proc, key.c_str(), info, 1, &v);
-    std::optional<std::string> out;
-    if (s != PMIX_SUCCESS) {
-        why = {false, impl_->why(s)};
-    } else if (v == nullptr || v->type != PMIX_STRING || v->data.string == nullptr) {
-        why = {false, "the value is not a string"};
-    } else {
-        out = std::string(v->data.string);
-        why = {};
+    if (impl_->abandoned) {
+        why = {false, kAbandoned};
+        return std::nullopt;
     }
-    impl_->release(v);
-    return out;
+    struct Got {
+        std::optional<std::string> value;
+        Outcome why;
+    };
+    Impl* impl = impl_.get();
+    auto got = call_within<Got>(timeout + kGrace, [impl, rank, key, timeout] {
+        pmix_proc_t proc{};
+        std::memcpy(proc.nspace, impl->self.nspace, sizeof proc.nspace);
+        proc.rank = rank;
+        pmix_info_t info[1] = {timeout_info(timeout)};
+        pmix_value_t* v = nullptr;
+        const pmix_status_t s = impl->get(&proc, key.c_str(), info, 1, &v);
+        Got out;
+        if (s != PMIX_SUCCESS) {
+            out.why = {false, impl->why(s)};
+        } else if (v == nullptr || v->type != PMIX_STRING || v->data.string == nullptr) {
+            out.why = {false, "the value is not a string"};
+        } else {
+            out.value = std::string(v->data.string);
+        }
+        impl->release(v);
+        return out;
+    });
+    if (!got) {
+        impl_->abandoned = true;
+        why = {false, fmt::format("PMIx_Get did not return within {} (given up)", ipc::describe(timeout + kGrace))};
+        return std::nullopt;
+    }
+    why = got->why;
+    return got->value;
 }
 
 #else  // no PMIx header at build time
@@ -280,7 +318,7 @@ std::optional<std::uint32_t> Client::local_rank() const {
 }
 void Client::put(const std::string&, const std::string&) {}
 void Client::commit() {}
-Outcome Client::fence(ipc::Timeout) {
+Outcome Client::fence(ipc::Timeout, const std::vector<std::uint32_t>&) {
     return {false, "no PMIx"};
 }
 std::optional<std::string> Client::get(std::uint32_t, const std::string&, ipc::Timeout, Outcome& why) {
@@ -292,6 +330,11 @@ std::optional<std::string> Client::get(std::uint32_t, const std::string&, ipc::T
 
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::Client(Client&&) noexcept = default;
-Client::~Client() = default;
+Client::~Client() {
+#if CUMEMCTL_HAVE_PMIX
+    // A call still waits in the library on a thread of its own: leave the library, and its state, be.
+    if (impl_ && impl_->abandoned) (void)impl_.release();  // NOLINT(bugprone-unused-return-value)
+#endif
+}
 
 }  // namespace cumemctl::pmix

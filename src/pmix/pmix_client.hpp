@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ipc/timeout.hpp"
 
@@ -45,10 +46,12 @@ public:
     // Throw Error (failed) with PMIx's words.
     void put(const std::string& key, const std::string& value);
     void commit();
-    // A fence over the whole namespace that collects the data put so far, bounded by `timeout`.
-    Outcome fence(ipc::Timeout timeout);
-    // The string rank `rank` put under `key`, or nullopt with why (never came, timed out), bounded by
-    // `timeout`.
+    // A fence that collects the data put so far, bounded by `timeout`: over the whole namespace, or over
+    // the given ranks only (this one among them). A call that does not return within the timeout and a
+    // grace is given up, and so is every later call (its thread still waits in the library).
+    Outcome fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ranks = {});
+    // The string rank `rank` put under `key`, or nullopt with why (never came, timed out), bounded as a
+    // fence is.
     std::optional<std::string> get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why);
 
     struct Impl;

@@ -49,6 +49,8 @@ struct Report {
     nlohmann::json results = nlohmann::json::object();
     std::vector<Table> tables;
     std::string text;             // text written as is before the tables (a completion script)
+    bool stdout_quiet = false;    // nothing on standard output (errors still go to stderr): a rank that
+                                  // is not the one that reports a run through one launcher's stream
     std::vector<Metric> metrics;  // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;

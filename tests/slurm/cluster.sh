@@ -125,18 +125,34 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 ReturnToService=2
 PrologFlags=Alloc
+TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
-NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=2 RealMemory=1000 State=UNKNOWN
+NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
 EOF
+
+# Two PMIx settings that only a cluster of nodes on one host needs (seen here with a small PMIx
+# program, and with fabric-matrix): the nodes share one host name and address, so the PMIx plugin's
+# direct connections between their slurmstepds reach the wrong node ("unexpected contrib from n3:2",
+# "No process controlled by this slurmstepd is involved in this collective", a fence that never
+# returns), while its messages through slurmd work; and PMIx's shared-memory store of a job's data
+# collides between the three servers on one host (a second fence's data of one node NOT-FOUND, or a get
+# that never returns), while its hash store works. A real cluster needs neither line.
+printf 'PMIxDirectConn=false\nPMIxEnv=PMIX_MCA_gds=hash\n' >"$dir/mpi.conf"
 
 start=$SECONDS
 started=1
 slurmctld -i
+# Each slurmd sees a temporary folder of its own at TmpFS, as real nodes do (its own /tmp): a private
+# mount namespace with the node's folder bound there. Slurm's PMIx plugin makes its per-step folders in
+# TmpFS, the same path on every node, so srun --mpi=pmix across the three nodes needs it.
+mkdir -p "$dir/nodetmp/mine"
 for n in n1 n2 n3; do
-  mkdir -p "$dir/spool/$n"
-  slurmd -N "$n"
+  mkdir -p "$dir/spool/$n" "$dir/nodetmp/$n"
+  chmod 1777 "$dir/nodetmp/$n"
+  unshare --mount --propagation private \
+    bash -c 'mount --bind "$1" "$2" && exec slurmd -N "$3"' slurmd-ns "$dir/nodetmp/$n" "$dir/nodetmp/mine" "$n"
 done
 for ((i = 0; i < 150; i++)); do
   [[ $(sinfo -h -o %T 2>/dev/null | sort -u) == idle ]] && break

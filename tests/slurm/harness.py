@@ -50,7 +50,8 @@ def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=
     the fake `profile`, except the nodes in `failing_nodes`, which see no GPU (profile no-gpu), so their
     doctor fails. `imex_channel_dir`: the folder of IMEX channel nodes that the fake driver (and
     cumemctl's diagnosis) looks in. `rank_env`: {rank: {NAME: VALUE}}, more environment for the Slurm
-    task whose SLURM_PROCID is that rank only (e.g. FAKECUDA_INJECT to make one rank's call fail)."""
+    task whose SLURM_PROCID is that rank only, set last (e.g. FAKECUDA_INJECT to make one rank's call fail,
+    FAKECUDA_PROFILE for another driver)."""
     cases = "".join(f"  {n}) profile=no-gpu ;;\n" for n in failing_nodes)
     ranks = "".join(f"  {int(r)}) export {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} ;;\n"
                     for r, env in (rank_env or {}).items())
@@ -66,11 +67,11 @@ host=${{CUMEMCTL_HOST:-${{SLURMD_NODENAME:-}}}}
 profile={shlex.quote(profile)}
 case $host in
 {cases}esac
-case ${{SLURM_PROCID:-}} in
-{ranks}esac
 export CUMEMCTL_LIBCUDA={shlex.quote(FAKECUDA)} CUMEMCTL_LIBNVML={shlex.quote(FAKENVML)}
 export FAKECUDA_PROFILE={shlex.quote(PROFILES)}/$profile.json
-{imex}exec {shlex.quote(CUMEMCTL)} "$@"
+{imex}case ${{SLURM_PROCID:-}} in
+{ranks}esac
+exec {shlex.quote(CUMEMCTL)} "$@"
 """)
     os.chmod(path, 0o755)
 

@@ -13,7 +13,7 @@ build=$(cd "$1" && pwd)
 source_dir=$(cd "$here/../.." && pwd)
 
 missing=()
-for tool in slurmctld slurmd srun sinfo squeue scancel pdsh dshbak prometheus-node-exporter promtool setpriv; do
+for tool in slurmctld slurmd srun sinfo squeue scancel pdsh dshbak prometheus-node-exporter promtool setpriv mpirun; do
   command -v "$tool" >/dev/null || missing+=("$tool")
 done
 /usr/bin/python3 -c 'import prometheus_client' 2>/dev/null || missing+=(python3-prometheus-client)
@@ -41,13 +41,15 @@ if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
   echo "== fleet tests on the cluster"
   (cd "$here" && $py fleet_test.py srun_doc) || status=1
   (cd "$here" && $py imex_test.py jobs) || status=1
-  (cd "$here" && $py matrix_test.py srun_pass srun_import_refused) || status=1
+  (cd "$here" && $py matrix_test.py srun_pass srun_import_refused srun_pmix srun_pmix_missing_rank srun_pmix_version) ||
+    status=1
   exit "$status"
 fi
 
 echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IMEX scripts by hand)"
 (cd "$here" && $py fleet_test.py pdsh_doc pdsh_exit) || status=1
 (cd "$here" && $py prometheus_test.py) || status=1
+(cd "$here" && $py matrix_test.py mpirun_pmix) || status=1
 (cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
