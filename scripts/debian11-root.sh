@@ -17,7 +17,7 @@ case $arch in
   amd64 | arm64) ;;
   *) echo "debian11-root.sh: architecture $arch: amd64 or arm64" >&2; exit 2 ;;
 esac
-recipe="cumemctl debian11-root 1 $arch"
+recipe="cumemctl debian11-root 2 $arch"
 stamp=$root/.cumemctl-root
 if [[ -f $stamp && $(cat "$stamp") == "$recipe" ]]; then
   echo "debian11-root: $root is ready ($arch)"
@@ -39,6 +39,9 @@ while IFS= read -r -d '' link; do
   target=$(readlink "$link")
   ln -sfn "$(realpath -m --relative-to="$(dirname "$link")" "$root$target")" "$link"
 done < <(find "$root" -type l -lname '/*' -print0)
+# The users and groups that base-passwd would have installed when configured (root's name, for one).
+cp "$root/usr/share/base-passwd/passwd.master" "$root/etc/passwd"
+cp "$root/usr/share/base-passwd/group.master" "$root/etc/group"
 # The header-only libraries and their CMake packages, as Debian 12 installs them here.
 local_dir=$root/usr/local
 mkdir -p "$local_dir/include" "$local_dir/share/cmake" "$local_dir/lib/cmake"
