@@ -28,7 +28,7 @@ stage() { # ARCH DIR PREFIX
   DESTDIR=$2 cmake --install build-release/amd64 --prefix "$3" >/dev/null
   if [[ $1 == arm64 ]]; then
     install -m 0755 build-release/arm64/cmd/cumemctl "$2$3/bin/cumemctl"
-    llvm-strip-14 --strip-all "$2$3/bin/cumemctl"
+    "$(sed -n 's/^CMAKE_STRIP:FILEPATH=//p' build-release/arm64/CMakeCache.txt)" --strip-all "$2$3/bin/cumemctl"
   fi
   find "$2" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing cumemctl needs, from Debian's packages (the fleet stage of
 # scripts/test.sh runs a Slurm cluster, pdsh and Prometheus' node exporter and promtool from them; they
-# are installed, never started: tests/slurm starts what it needs and stops it). Idempotent: when every
+# are installed, never started: tests/slurm starts what it needs and stops it; the release stage,
+# tests/release/run.sh, builds with clang and lld against Debian 11 roots that debootstrap makes, runs
+# the aarch64 binary under qemu-user and packs and checks .deb and .rpm files). Idempotent: when every
 # package is there it changes nothing and says so. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -13,6 +15,7 @@ packages=(
   clang libclang-rt-14-dev clang-tidy clang-format
   python3-yaml python3-kubernetes
   slurm-wlm pdsh prometheus-node-exporter prometheus
+  lld llvm debootstrap qemu-user-static rpm lintian
 )
 
 missing=()
