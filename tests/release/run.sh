@@ -149,7 +149,7 @@ if [[ -z ${CUMEMCTL_RELEASE_NS:-} ]]; then
       binfmt
       rest=()
       for s in "${steps[@]}"; do [[ $s == build ]] || rest+=("$s"); done
-      exec env CUMEMCTL_RELEASE_NS=1 unshare --mount --propagation private "$0" "${rest[@]}"
+      exec env CUMEMCTL_RELEASE_NS=1 unshare --mount --propagation private "$src/tests/release/run.sh" "${rest[@]}"
     fi
   done
   exit 0

@@ -249,7 +249,9 @@ TEST_CASE("a module that does not load says what the fatbin holds and what the d
     const std::pair<CUresult, const char*> failures[] = {
         {CUDA_ERROR_NO_BINARY_FOR_GPU, "compute capability 10.0"},
         {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "upgrade the NVIDIA driver"}};
-    for (const auto& [result, remedy] : failures) {
+    for (const auto& failure : failures) {
+        const CUresult result = failure.first;
+        const char* const remedy = failure.second;
         CAPTURE(result);
         hooks() = {};
         hooks().fail_call = "cuModuleLoadData";
