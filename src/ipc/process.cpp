@@ -1,6 +1,7 @@
 #include "ipc/process.hpp"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -39,13 +40,31 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
     return out;
 }
 
-// Closes, in the child, every descriptor from `first` on that is open here now. One close action per open
-// descriptor, read from /proc/self/fd: posix_spawn_file_actions_addclosefrom_np would say the same in one
-// action, but it is glibc 2.34's, and the release binaries run on glibc 2.31 (README). A descriptor
-// opened after the listing has close-on-exec (every one this program opens has it); a close action for
-// one closed meanwhile is no error (glibc and musl report only numbers out of range). Without /proc
-// only close-on-exec keeps descriptors out; the second processes re-execute /proc/self/exe anyway.
+// glibc 2.34's posix_spawn_file_actions_addclosefrom_np, found at run time: the release binaries are
+// built against glibc 2.31 (README), whose headers lack it, and still use it wherever they run on 2.34
+// or later. Null before 2.34 (and outside glibc).
+using AddCloseFrom = int (*)(posix_spawn_file_actions_t*, int);
+AddCloseFrom add_close_from_np() {
+#if defined(__GLIBC__)
+    static const auto fn = reinterpret_cast<AddCloseFrom>(
+        ::dlvsym(RTLD_DEFAULT, "posix_spawn_file_actions_addclosefrom_np", "GLIBC_2.34"));
+    return fn;
+#else
+    return nullptr;
+#endif
+}
+
+// Closes, in the child, every descriptor from `first` on, close-on-exec or not. With glibc 2.34 on, one
+// action closes what the child holds when it starts. Before that, one close action per descriptor open
+// here now, read from /proc/self/fd: a descriptor without close-on-exec that another thread opens
+// between the listing and the start can then cross (every one this program opens has close-on-exec; a
+// driver's export need not). A close action for a descriptor closed meanwhile is no error (glibc and
+// musl report only numbers out of range). Without /proc only close-on-exec keeps descriptors out.
 void add_close_from(SpawnActions& fa, int first) {
+    if (const AddCloseFrom fn = add_close_from_np()) {
+        fn(&fa.actions, first);
+        return;
+    }
     DIR* dir = ::opendir("/proc/self/fd");
     if (dir == nullptr) return;
     const int own = ::dirfd(dir);

