@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what building and testing cumemctl needs, from Debian's packages (the fleet stage of
 # scripts/test.sh runs a Slurm cluster, pdsh and Prometheus' node exporter and promtool from them; they
-# are installed, never started: tests/slurm starts what it needs and stops it). Idempotent: when every
+# are installed, never started: tests/slurm starts what it needs and stops it; the release stage,
+# tests/release/run.sh, builds with clang and lld against Debian 11 roots that debootstrap makes, runs
+# the aarch64 binary under qemu-user and packs and checks .deb and .rpm files). Idempotent: when every
 # package is there it changes nothing and says so. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -15,6 +17,7 @@ packages=(
   chromium python3-pil fonts-dejavu-core
   libpmix-dev libpmix2 openmpi-bin
   slurm-wlm pdsh prometheus-node-exporter prometheus
+  lld llvm debootstrap qemu-user-static rpm lintian
 )
 
 missing=()

@@ -1,5 +1,7 @@
 #include "ipc/process.hpp"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <thread>
 
@@ -37,6 +40,45 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
     return out;
 }
 
+// glibc 2.34's posix_spawn_file_actions_addclosefrom_np, found at run time: the release binaries are
+// built against glibc 2.31 (README), whose headers lack it, and still use it wherever they run on 2.34
+// or later. Null before 2.34 (and outside glibc).
+using AddCloseFrom = int (*)(posix_spawn_file_actions_t*, int);
+AddCloseFrom add_close_from_np() {
+#if defined(__GLIBC__)
+    static const auto fn = reinterpret_cast<AddCloseFrom>(
+        ::dlvsym(RTLD_DEFAULT, "posix_spawn_file_actions_addclosefrom_np", "GLIBC_2.34"));
+    return fn;
+#else
+    return nullptr;
+#endif
+}
+
+// Closes, in the child, every descriptor from `first` on, close-on-exec or not. With glibc 2.34 on, one
+// action closes what the child holds when it starts. Before that, one close action per descriptor open
+// here now, read from /proc/self/fd: a descriptor without close-on-exec that another thread opens
+// between the listing and the start can then cross (every one this program opens has close-on-exec; a
+// driver's export need not). A close action for a descriptor closed meanwhile is no error (glibc and
+// musl report only numbers out of range). Without /proc only close-on-exec keeps descriptors out.
+void add_close_from(SpawnActions& fa, int first) {
+    if (const AddCloseFrom fn = add_close_from_np()) {
+        fn(&fa.actions, first);
+        return;
+    }
+    DIR* dir = ::opendir("/proc/self/fd");
+    if (dir == nullptr) return;
+    const int own = ::dirfd(dir);
+    std::vector<int> open;
+    while (const dirent* entry = ::readdir(dir)) {
+        int fd = -1;
+        const std::string_view name(entry->d_name);
+        const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
+        if (ec == std::errc{} && end == name.data() + name.size() && fd >= first && fd != own) open.push_back(fd);
+    }
+    ::closedir(dir);
+    for (const int fd : open) posix_spawn_file_actions_addclose(&fa.actions, fd);
+}
+
 }  // namespace
 
 Process Process::spawn(const SpawnRequest& request) {
@@ -50,11 +92,9 @@ Process Process::spawn(const SpawnRequest& request) {
     posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa.actions, STDERR_FILENO, STDOUT_FILENO);
     if (moved.valid()) posix_spawn_file_actions_adddup2(&fa.actions, moved.get(), kChildSocketFd);
-        // Everything above the descriptors it needs is closed, close-on-exec or not (glibc 2.34 on; before
-        // that, only close-on-exec keeps a descriptor out, and every one this program opens has it).
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-    posix_spawn_file_actions_addclosefrom_np(&fa.actions, moved.valid() ? kChildSocketFd + 1 : kChildSocketFd);
-#endif
+    // Everything above the descriptors it needs is closed, close-on-exec or not (one inherited without it
+    // from whoever started us, a driver's exported handle).
+    add_close_from(fa, moved.valid() ? kChildSocketFd + 1 : kChildSocketFd);
     std::vector<std::string> argv_text{"cumemctl"};
     argv_text.insert(argv_text.end(), request.args.begin(), request.args.end());
     std::vector<std::string> env_text = environment_with(environ, request.env);

@@ -1,11 +1,12 @@
 // The fake driver's modules and kernels. cuModuleLoadData accepts a fatbin (checked by its header:
 // magic 0xBA55ED50, version 1, 16-byte header) and refuses anything else with
-// CUDA_ERROR_INVALID_IMAGE; a module offers the verify kernels by name; cuLaunchKernel runs them at once
-// on the host over the (host-addressed) device memory, with the pattern of src/gpu/verify/verify_pattern.hpp,
-// so that the memory holds what the CUDA kernels would write, bit for bit. A range that is not mapped
-// and accessible to the device of the current context fails the launch with CUDA_ERROR_ILLEGAL_ADDRESS
-// (the real driver reports it at the next synchronisation). Also cuCtxGetId and cuCtxGetDevice, which the verify module
-// cache needs.
+// CUDA_ERROR_INVALID_IMAGE, and one that holds nothing the current device can run (no machine code for
+// its compute capability, no PTX it can compile) with CUDA_ERROR_NO_BINARY_FOR_GPU; a module offers the verify kernels
+// by name; cuLaunchKernel runs them at once on the host over the (host-addressed) device memory, with the pattern of
+// src/gpu/verify/verify_pattern.hpp, so that the memory holds what the CUDA kernels would write, bit for bit. A range
+// that is not mapped and accessible to the device of the current context fails the launch with
+// CUDA_ERROR_ILLEGAL_ADDRESS (the real driver reports it at the next synchronisation). Also cuCtxGetId and
+// cuCtxGetDevice, which the verify module cache needs.
 //
 // FAKECUDA_CORRUPT_AFTER_FILL=OFFSET[,OFFSET...] (read at every launch): after each fill kernel, the
 // byte at each OFFSET from the start of the filled range that lies in it is inverted.
@@ -60,6 +61,33 @@ bool is_fatbin(const void* image) {
     std::memcpy(&version, bytes + 4, 2);
     std::memcpy(&header_size, bytes + 6, 2);
     return magic == kFatbinMagic && version == kFatbinVersion && header_size == kFatbinHeaderSize;
+}
+
+// What a fatbin holds for a device of compute capability major.minor, as the driver decides it: machine
+// code (an ELF entry) for sm_XY runs on X.Y and later minors of X; PTX for compute_XY is compiled for any
+// X.Y or later. Entries follow the header, each with its kind (1 PTX, 2 ELF) at 0, its header size at 4,
+// its payload size at 8 and its architecture (10 * major + minor) at 28.
+bool fatbin_runs_on(const void* image, int major, int minor) {
+    const auto* bytes = static_cast<const unsigned char*>(image);
+    std::uint64_t fat_size = 0;
+    std::memcpy(&fat_size, bytes + 8, 8);
+    const int device = 10 * major + minor;
+    std::uint64_t offset = kFatbinHeaderSize;
+    while (offset + 32 <= kFatbinHeaderSize + fat_size) {
+        std::uint16_t kind = 0;
+        std::uint32_t header_size = 0, arch = 0;
+        std::uint64_t size = 0;
+        std::memcpy(&kind, bytes + offset, 2);
+        std::memcpy(&header_size, bytes + offset + 4, 4);
+        std::memcpy(&size, bytes + offset + 8, 8);
+        std::memcpy(&arch, bytes + offset + 28, 4);
+        const int a = static_cast<int>(arch);
+        if (kind == 2 && a / 10 == major && a % 10 <= minor) return true;
+        if (kind == 1 && a <= device) return true;
+        if (header_size == 0) break;
+        offset += header_size + size;
+    }
+    return false;
 }
 
 // The offsets that FAKECUDA_CORRUPT_AFTER_FILL names.
@@ -139,6 +167,12 @@ CUresult cuModuleLoadData(CUmodule* module, const void* image) {
     if (fake::current_context_device() < 0) return CUDA_ERROR_INVALID_CONTEXT;
     if (!is_fatbin(image)) return CUDA_ERROR_INVALID_IMAGE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
+    const auto& attrs = fake::state().devices[fake::current_context_device()].attrs;
+    const auto major = attrs.find(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    const auto minor = attrs.find(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    if (major != attrs.end() && minor != attrs.end() && !fatbin_runs_on(image, major->second, minor->second)) {
+        return CUDA_ERROR_NO_BINARY_FOR_GPU;
+    }
     *module = reinterpret_cast<CUmodule>(next_module++);
     modules()[*module] = true;
     return CUDA_SUCCESS;

@@ -95,6 +95,7 @@ const ResultName kResults[] = {
     FAKE_RESULT(CUDA_ERROR_ILLEGAL_ADDRESS, "an illegal memory access was encountered"),
     FAKE_RESULT(CUDA_ERROR_LAUNCH_FAILED, "unspecified launch failure"),
     FAKE_RESULT(CUDA_ERROR_INVALID_IMAGE, "device kernel image is invalid"),
+    FAKE_RESULT(CUDA_ERROR_NO_BINARY_FOR_GPU, "no kernel image is available for execution on the device"),
     FAKE_RESULT(CUDA_ERROR_NOT_PERMITTED, "operation not permitted"),
     FAKE_RESULT(CUDA_ERROR_NOT_SUPPORTED, "operation not supported"),
     FAKE_RESULT(CUDA_ERROR_SYSTEM_NOT_READY, "system not yet initialized"),

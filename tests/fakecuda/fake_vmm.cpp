@@ -227,11 +227,21 @@ CUresult cuMemGetAllocationPropertiesFromHandle(CUmemAllocationProp* prop, CUmem
 CUresult cuMemAddressReserve(CUdeviceptr* ptr, size_t size, size_t alignment, CUdeviceptr addr,
                              unsigned long long flags) {
     FAKE_ENTRY_INIT("cuMemAddressReserve");
-    (void)alignment;
     (void)addr;
     if (ptr == nullptr || size == 0 || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    void* p = mmap(nullptr, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    // Aligned as asked (0: the 2 MiB granularity), as the driver's ranges are: a range of `align` more,
+    // trimmed at both ends (mmap itself only aligns to pages, under qemu-user always).
+    const std::size_t align = alignment != 0 ? alignment : std::size_t{2} << 20;
+    if ((align & (align - 1)) != 0) return CUDA_ERROR_INVALID_VALUE;
+    void* whole = mmap(nullptr, size + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (whole == MAP_FAILED) return CUDA_ERROR_OUT_OF_MEMORY;
+    const auto start = reinterpret_cast<std::uintptr_t>(whole);
+    const std::uintptr_t aligned = (start + align - 1) & ~(align - 1);
+    if (aligned > start) munmap(whole, aligned - start);
+    if (aligned + size < start + size + align) {
+        munmap(reinterpret_cast<void*>(aligned + size), start + size + align - (aligned + size));
+    }
+    void* p = reinterpret_cast<void*>(aligned);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::reservations()[reinterpret_cast<std::uintptr_t>(p)] = {reinterpret_cast<std::uintptr_t>(p), size};
     *ptr = reinterpret_cast<CUdeviceptr>(p);

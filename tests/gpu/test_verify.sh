@@ -5,11 +5,12 @@
 # a changed byte is found at its word's offset, a clean buffer has no mismatch, and the fill and the
 # check each reach at least 90% of the device-to-device copy bandwidth measured on the same bytes
 # (verify: bytes written, or read, per second; copy: bytes read plus written per second).
-# VERIFY_SIZES (default "1GiB 16GiB") and VERIFY_MIN_RATIO (default 0.90) change the test.
+# VERIFY_SIZES (default "1GiB 16GiB") and VERIFY_MIN_RATIO (default 0.90) change the test; VERIFY_PROBE
+# names the probe (default: beside the binary, as above).
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
 binary=${1:-build/cmd/cumemctl}
-probe=$(dirname "$(dirname "$binary")")/tests/gpu/verify_probe
+probe=${VERIFY_PROBE:-$(dirname "$(dirname "$binary")")/tests/gpu/verify_probe}
 min_ratio=${VERIFY_MIN_RATIO:-0.90}
 if [[ ! -x $probe ]]; then
   echo "FAIL: $probe is missing: build with the tests (CUMEMCTL_TESTS=ON, the default)"

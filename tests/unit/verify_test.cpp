@@ -244,20 +244,32 @@ TEST_CASE("every failing driver call is reported and releases what verify made")
 
 TEST_CASE("a module that does not load says what the fatbin holds and what the device is") {
     testing_driver::use_fake_device(2);
-    hooks() = {};
-    hooks().fail_call = "cuModuleLoadData";
-    hooks().fail_result = CUDA_ERROR_NO_BINARY_FOR_GPU;
-    unload_verify_kernels(api());
-    const DriverApi hooked = testing_driver::hooked(api());
-    Linear buf(4096);
-    try {
-        fill_and_check(hooked, buf.ptr, 4096, 1);
-        FAIL("no error");
-    } catch (const Error& e) {
-        CHECK(e.problem().cause.find("sm_90") != std::string::npos);
-        CHECK(e.problem().cause.find("compute capability 10.0") != std::string::npos);
-        CHECK(e.problem().remedy.find("driver") != std::string::npos);
+    // No code for the device: a device this build does not cover (unavailable); PTX the driver cannot
+    // compile: a driver older than the nvcc.
+    const std::pair<CUresult, const char*> failures[] = {
+        {CUDA_ERROR_NO_BINARY_FOR_GPU, "compute capability 10.0"},
+        {CUDA_ERROR_UNSUPPORTED_PTX_VERSION, "upgrade the NVIDIA driver"}};
+    for (const auto& failure : failures) {
+        const CUresult result = failure.first;
+        const char* const remedy = failure.second;
+        CAPTURE(result);
+        hooks() = {};
+        hooks().fail_call = "cuModuleLoadData";
+        hooks().fail_result = result;
+        unload_verify_kernels(api());
+        const DriverApi hooked = testing_driver::hooked(api());
+        Linear buf(4096);
+        try {
+            fill_and_check(hooked, buf.ptr, 4096, 1);
+            FAIL("no error");
+        } catch (const Error& e) {
+            CHECK(e.problem().cause.find("sm_90") != std::string::npos);
+            CHECK(e.problem().cause.find("compute capability 10.0") != std::string::npos);
+            CHECK(e.problem().remedy.find(remedy) != std::string::npos);
+            CHECK(e.exit_code() == (result == CUDA_ERROR_NO_BINARY_FOR_GPU ? ExitCode::unavailable : ExitCode::failed));
+        }
     }
+    hooks() = {};
 }
 
 TEST_CASE("devices verify in parallel, one module per context") {

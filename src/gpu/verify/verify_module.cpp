@@ -44,9 +44,19 @@ unsigned long long current_context_id(const DriverApi& api, CUcontext& ctx) {
         "the embedded verify kernels hold {} (built with CUDA {}); the device has compute "
         "capability {}.{} and the driver supports CUDA {}.{}",
         CUMEMCTL_VERIFY_CODE, CUMEMCTL_NVCC_VERSION, major, minor, driver / 1000, driver % 1000 / 10);
-    p.remedy =
-        "upgrade the NVIDIA driver to one that supports this CUDA version, or rebuild cumemctl with an "
-        "nvcc that targets this device";
+    if (p.driver && p.driver->code == CUDA_ERROR_NO_BINARY_FOR_GPU) {
+        // Nothing in the fatbin runs on this device (one older than its oldest code): a device this build
+        // does not cover, not a broken one.
+        p.exit_code = ExitCode::unavailable;
+        p.remedy = fmt::format(
+            "this cumemctl cannot verify memory on a device of compute capability {}.{}; build it with an "
+            "nvcc that has code for it (src/CMakeLists.txt lists the architectures)",
+            major, minor);
+    } else {
+        p.remedy =
+            "upgrade the NVIDIA driver to one that supports this CUDA version, or rebuild cumemctl with an "
+            "nvcc that targets this device";
+    }
     throw std::move(error);
 }
 

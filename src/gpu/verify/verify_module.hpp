@@ -17,7 +17,8 @@ struct VerifyKernels {
     unsigned grid = 0;  // multiprocessors x verify::kBlocksPerSm
 };
 
-// The embedded fatbin (sm_90 and, where nvcc can, sm_100 code, plus compute_90 PTX).
+// The embedded fatbin (machine code for sm_90, sm_100 and sm_103 where nvcc can, plus PTX for the newest:
+// src/CMakeLists.txt).
 std::span<const unsigned char> verify_fatbin();
 
 // The kernels of the calling thread's current context: loaded on first use, then cached by the

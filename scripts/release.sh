@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds the release binaries: cumemctl for x86-64 (amd64) and aarch64 (arm64), each with Debian 12's
+# clang against a Debian 11 root (scripts/debian11-root.sh, cmake/toolchain-*.cmake), so that it runs on
+# glibc 2.31 or newer and needs no particular libstdc++ (README, "Platforms"); then checks that
+# (scripts/check-glibc.sh). Root, for debootstrap, the first time.
+#   release.sh [--tests] [ARCH...]     ARCH: amd64, arm64 (default both)
+# Writes build-release/ARCH/cmd/cumemctl, with its symbols (scripts/package.sh strips what it ships).
+# --tests also builds, for the same architecture and root, what tests/release/ runs against it: the
+# fake driver and the fake NVML, and (arm64) the unit tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
+tests=0 arches=()
+for a in "$@"; do
+  case $a in
+    --tests) tests=1 ;;
+    amd64 | arm64) arches+=("$a") ;;
+    *) echo "release.sh: unknown argument $a (--tests, amd64, arm64)" >&2; exit 2 ;;
+  esac
+done
+((${#arches[@]})) || arches=(amd64 arm64)
+out=build-release
+# The roots are fetched side by side (the network, not the CPU, is what they wait for).
+pids=()
+for a in "${arches[@]}"; do
+  scripts/debian11-root.sh "$a" "$out/root-$a" &
+  pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p"; done
+for a in "${arches[@]}"; do
+  case $a in amd64) toolchain=cmake/toolchain-x86_64.cmake ;; arm64) toolchain=cmake/toolchain-aarch64.cmake ;; esac
+  targets=(cumemctl)
+  # The completion scripts are written by running the binary: the amd64 one, which runs here. They are
+  # the same text for both (scripts/package.sh installs them into both).
+  [[ $a == amd64 ]] && targets+=(completions)
+  if ((tests)); then
+    targets+=(fakecuda not_a_driver fakenvml fakenvml_minimal)
+    [[ $a == arm64 ]] && targets+=(unit_tests)
+  fi
+  cmake -S . -B "$out/$a" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
+    -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" >/dev/null
+  cmake --build "$out/$a" --target "${targets[@]}"
+  scripts/check-glibc.sh "$out/$a/cmd/cumemctl"
+done
