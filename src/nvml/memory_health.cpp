@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "nvml/processes.hpp"
+
 namespace cumemctl::nvml {
 namespace {
 
@@ -86,32 +88,15 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
 }
 
 std::optional<std::uint64_t> process_memory(const Library& nvml, Device device, pid_t pid, std::string* why) {
-    const Api& api = nvml.api();
-    if (api.device_get_compute_running_processes == nullptr) {
-        if (why != nullptr) *why = "nvmlDeviceGetComputeRunningProcesses_v3: not in this NVML";
+    const ProcessList list = list_processes(nvml, device);
+    if (!list.listed) {
+        if (why != nullptr) *why = list.why;
         return std::nullopt;
     }
-    // Asked with room for a few more than there are, in case processes start between the two calls.
-    unsigned int count = 0;
-    Return r = api.device_get_compute_running_processes(device, &count, nullptr);
-    if (r != kSuccess && r != kErrorInsufficientSize) {
-        if (why != nullptr) *why = nvml.describe("nvmlDeviceGetComputeRunningProcesses_v3", r);
-        return std::nullopt;
-    }
-    std::vector<ProcessInfo> processes(count + 8);
-    count = static_cast<unsigned int>(processes.size());
-    r = api.device_get_compute_running_processes(device, &count, processes.data());
-    if (r != kSuccess) {
-        if (why != nullptr) *why = nvml.describe("nvmlDeviceGetComputeRunningProcesses_v3", r);
-        return std::nullopt;
-    }
-    for (unsigned int i = 0; i < count && i < processes.size(); ++i) {
-        if (processes[i].pid != static_cast<unsigned int>(pid)) continue;
-        if (processes[i].usedGpuMemory == kValueNotAvailable) {
-            if (why != nullptr) *why = "NVML lists this process but not its memory";
-            return std::nullopt;
-        }
-        return processes[i].usedGpuMemory;
+    for (const GpuProcess& p : list.processes) {
+        if (p.pid != static_cast<unsigned>(pid)) continue;
+        if (!p.used && why != nullptr) *why = "NVML lists this process but not its memory";
+        return p.used;
     }
     if (why != nullptr) {
         *why = fmt::format("NVML does not list process {} (in a container NVML lists the host's process ids)", pid);

@@ -52,7 +52,8 @@ struct Bar1Memory {
     unsigned long long bar1Used;
 };
 
-// nvmlProcessInfo_t (v3); usedGpuMemory is all ones when NVML cannot say.
+// nvmlProcessInfo_t, the layout of nvmlProcessInfo_v2_t that nvmlDeviceGetComputeRunningProcesses_v3 (and
+// _v2) fill; usedGpuMemory is all ones when NVML cannot say.
 struct ProcessInfo {
     unsigned int pid;
     unsigned long long usedGpuMemory;
@@ -60,6 +61,12 @@ struct ProcessInfo {
     unsigned int computeInstanceId;
 };
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+// nvmlProcessInfo_v1_t, what the unversioned nvmlDeviceGetComputeRunningProcesses of older NVMLs fills.
+struct ProcessInfoV1 {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+};
 
 // nvmlMemoryErrorType_t and nvmlEccCounterType_t.
 inline constexpr int kEccCorrected = 0;
@@ -70,8 +77,11 @@ inline constexpr int kEccAggregate = 1;
 // Buffer sizes NVML documents.
 inline constexpr unsigned kUuidBufferSize = 96;
 inline constexpr unsigned kDriverVersionBufferSize = 80;
+inline constexpr unsigned kProcessNameBufferSize = 256;  // a name longer than this comes back cut
 
-static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24, "NVML's layouts on x86-64");
+static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24 &&
+                  sizeof(ProcessInfoV1) == 16,
+              "NVML's layouts on x86-64");
 
 // The entry points: X(field, symbol, required, return type, parameters). Optional ones may be missing
 // from an older or a fake library; their field is then null and callers treat them as unsupported.
@@ -94,7 +104,10 @@ static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessIn
     X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))         \
     X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*)) \
     X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,     \
-      (Device, unsigned int*, ProcessInfo*))
+      (Device, unsigned int*, ProcessInfo*))                                                              \
+    X(device_get_compute_running_processes_v1, "nvmlDeviceGetComputeRunningProcesses", false, Return,     \
+      (Device, unsigned int*, ProcessInfoV1*))                                                            \
+    X(system_get_process_name, "nvmlSystemGetProcessName", false, Return, (unsigned int, char*, unsigned int))
 
 // The table of entry points, one function pointer per entry of the list.
 struct Api {

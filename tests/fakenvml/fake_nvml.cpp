@@ -4,12 +4,13 @@
 // from CUDA's, so that only matching by UUID finds the right one. A device's optional "nvml" object in
 // the profile gives its memory health: reserved, used (beyond the profile's baseline_used), uuid,
 // bar1_total, ecc_enabled, ecc_pending, ecc_{un,}corrected_{volatile,aggregate}, remapped_rows {corrected,
-// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}];
+// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used, name}];
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
 // ORDINAL). Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
 // points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -280,18 +281,27 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetMigMode(Device device
     return kSuccess;
 }
 
-// Lists the profile's "processes" ([{"pid", "used"}]); FAKENVML_SELF_USED=BYTES lists the calling process
+}  // extern "C"
+
+namespace {
+
+// Lists the profile's "processes" ([{"pid", "used", "name"}]; "used": null is a process whose memory NVML
+// cannot give) in the record `Info` of the entry point; FAKENVML_SELF_USED=BYTES lists the calling process
 // too, with that much memory.
-__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses_v3(Device device,
-                                                                                      unsigned int* count,
-                                                                                      ProcessInfo* infos) {
-    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses_v3")
-    std::vector<ProcessInfo> list;
+template <class Info>
+Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
+    std::vector<Info> list;
     for (const auto& p : d->nvml.value("processes", nlohmann::json::array())) {
-        list.push_back({p.at("pid").get<unsigned>(), p.at("used").get<unsigned long long>(), 0xffffffffU, 0xffffffffU});
+        Info info{};
+        info.pid = p.at("pid").get<unsigned>();
+        info.usedGpuMemory = p.at("used").is_null() ? kValueNotAvailable : p.at("used").get<unsigned long long>();
+        list.push_back(info);
     }
     if (const char* self = std::getenv("FAKENVML_SELF_USED"); self != nullptr) {
-        list.push_back({static_cast<unsigned>(getpid()), std::strtoull(self, nullptr, 10), 0xffffffffU, 0xffffffffU});
+        Info info{};
+        info.pid = static_cast<unsigned>(getpid());
+        info.usedGpuMemory = std::strtoull(self, nullptr, 10);
+        list.push_back(info);
     }
     if (infos == nullptr || *count < list.size()) {
         const bool empty = list.empty();
@@ -300,6 +310,49 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcess
     }
     for (size_t i = 0; i < list.size(); ++i) infos[i] = list[i];
     *count = static_cast<unsigned int>(list.size());
+    return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses_v3(Device device,
+                                                                                      unsigned int* count,
+                                                                                      ProcessInfo* infos) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses_v3")
+    return list_processes(d, count, infos);
+}
+
+// The unversioned entry point of older NVMLs, with the v1 record (pid and memory only).
+__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses(Device device, unsigned int* count,
+                                                                                   ProcessInfoV1* infos) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses")
+    return list_processes(d, count, infos);
+}
+
+// The name of a process the profile lists on any device (its "name"), or this process's executable;
+// NVML_ERROR_NOT_FOUND for any other pid.
+__attribute__((visibility("default"))) Return nvmlSystemGetProcessName(unsigned int pid, char* name,
+                                                                       unsigned int length) {
+    if (!state().initialised) return kErrorUninitialized;
+    if (const Return r = injected("nvmlSystemGetProcessName"); r != kSuccess) return r;
+    std::string found;
+    for (const FakeDevice& d : state().devices) {
+        for (const auto& p : d.nvml.value("processes", nlohmann::json::array())) {
+            if (p.at("pid").get<unsigned>() == pid && p.contains("name")) found = p.at("name").get<std::string>();
+        }
+    }
+    if (found.empty() && pid == static_cast<unsigned>(getpid())) {
+        char exe[4096] = {};
+        if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) found = exe;
+    }
+    if (found.empty()) return kErrorNotFound;
+    if (length == 0) return kErrorInsufficientSize;
+    // NVML cuts a name longer than the buffer.
+    const size_t n = std::min<size_t>(found.size(), length - 1);
+    std::memcpy(name, found.data(), n);
+    name[n] = '\0';
     return kSuccess;
 }
 
