@@ -1,0 +1,101 @@
+#include "gpu/memtest/memtest.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/interrupt.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/granularity.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/verify/verify_module.hpp"
+#include "util/size.hpp"
+#include "util/stopwatch.hpp"
+
+namespace cumemctl::gpu::memtest {
+namespace {
+
+// The bytes to test and the chunk size, from the free memory and the plan.
+void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
+    const std::uint64_t granule = std::max<std::uint64_t>(d.granularity, 1);
+    if (s.chunk != 0 && s.chunk % granule != 0) throw ChunkGranularityError{d.ordinal, s.chunk, granule};
+    d.chunk = s.chunk != 0 ? s.chunk : std::max(granule, round_down(kDefaultChunk, granule));
+    const std::uint64_t room = d.free_at_start > s.leave ? d.free_at_start - s.leave : 0;
+    std::uint64_t target = room;
+    if (s.size) {
+        target = std::min(*s.size, room);
+        d.size_capped = *s.size > room;
+    } else if (s.fraction) {
+        target = static_cast<std::uint64_t>(std::floor(static_cast<double>(room) * *s.fraction));
+    }
+    d.target = round_down(target, granule);
+}
+
+// NVML's handle of the device, or why there is none.
+std::optional<nvml::Device> nvml_device(const nvml::Library* nvml, const std::string& uuid, std::string& why) {
+    if (nvml == nullptr || !nvml->loaded()) {
+        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
+        return std::nullopt;
+    }
+    if (uuid.empty()) {
+        why = "the driver gives no UUID to find the device in NVML by";
+        return std::nullopt;
+    }
+    return nvml->device_by_uuid(uuid, &why);
+}
+
+}  // namespace
+
+DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
+                                 const RunPlan& plan) {
+    Stopwatch watch;
+    DeviceMemtest d;
+    d.ordinal = device;
+    const DeviceInfo info = query_device(api, device);
+    d.uuid = info.uuid;
+    d.name = info.name;
+    StepLog log(api, {});
+    const std::optional<nvml::Device> handle = nvml_device(nvml, d.uuid, d.nvml_unavailable);
+    std::optional<XidWatch> xids;
+    try {
+        const PrimaryContext context(api, device);
+        log.time("load kernels", "cuModuleLoadData", [&] { (void)verify_kernels(api); });
+        d.free_at_start = current_device_memory(api).free;
+        d.granularity = allocation_granularity(api, allocation_prop(api, MemoryRequest{}, device)).recommended;
+        plan_sizes(d, sizes);
+        if (handle) {
+            d.health.emplace();
+            d.health->before = nvml::query_memory_health(*nvml, *handle);
+            d.nvml_free_at_start = d.health->before.free;
+            xids.emplace(*nvml, *handle);
+        }
+        {
+            TestMemory memory(api, MemoryPlan{device, d.target, d.chunk, d.granularity}, log);
+            d.tested = memory.bytes();
+            d.chunks = memory.chunks().size();
+            d.shortfall = memory.shortfall();
+            d.run = run_patterns(api, memory, plan);
+            memory.release(log);
+        }
+    } catch (const Interrupted& stop) {
+        // Stopped while the memory was being made: the guards have released it; nothing was tested.
+        d.run.interrupted_by = stop.signal();
+        d.run.stopped_in = "allocation";
+        d.tested = 0;
+    }
+    if (handle && d.health) {
+        d.health->after = nvml::query_memory_health(*nvml, *handle);
+        d.health->xids = xids ? xids->collect() : std::vector<unsigned long long>{};
+        d.health->xid_unavailable = xids ? xids->unavailable() : "";
+    }
+    d.verdict = judge(d.run, d.health ? &*d.health : nullptr, device, d.uuid);
+    d.steps = log.steps();
+    if (log.problem()) d.release_failures.push_back(*log.problem());
+    for (const auto& p : log.undo_failures()) d.release_failures.push_back(p);
+    d.seconds = watch.seconds();
+    return d;
+}
+
+}  // namespace cumemctl::gpu::memtest
