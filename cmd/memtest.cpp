@@ -109,6 +109,12 @@ void report_verdict(Report& report, const DeviceMemtest& d) {
                                        100 * d.coverage(), d.shortfall->message),
                            d.shortfall->remedy, d.ordinal);
     }
+    if (d.run.budget_ran_out) {
+        report.add_warning(
+            fmt::format("memtest on GPU {}: the time budget ran out: {} pattern pass{} not run ({})", d.ordinal,
+                        d.run.not_run.size(), d.run.not_run.size() == 1 ? "" : "es", fmt::join(d.run.not_run, ", ")),
+            "give a longer --time, or fewer --patterns or --passes, to run them all", d.ordinal);
+    }
     if (d.size_capped) {
         report.add_warning(fmt::format("memtest on GPU {}: --size is more than the free memory less --leave; tested {}",
                                        d.ordinal, format_size(d.tested)),

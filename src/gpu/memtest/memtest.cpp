@@ -31,6 +31,7 @@ void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
         target = static_cast<std::uint64_t>(std::floor(static_cast<double>(room) * *s.fraction));
     }
     d.target = round_down(target, granule);
+    if (d.target > 0) d.chunk = std::min(d.chunk, d.target);
 }
 
 // NVML's handle of the device, or why there is none.

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "util/atomic_file.hpp"
+#include "util/size.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::gpu::memtest {
@@ -41,6 +42,13 @@ nlohmann::json to_json(const MemtestRecord& r) {
             {"mismatches", r.mismatches},
             {"patterns_run", r.patterns_run},
             {"seed", r.seed}};
+}
+
+std::string describe(const MemtestRecord& r) {
+    const double coverage =
+        r.free_at_start > 0 ? 100.0 * static_cast<double>(r.bytes_tested) / static_cast<double>(r.free_at_start) : 0;
+    return fmt::format("last memtest {}: {}, {} ({} tested, {:.2f}% of the free memory)", r.finished, r.status,
+                       r.reasons.empty() ? "no finding" : r.reasons.front(), format_size(r.bytes_tested), coverage);
 }
 
 void save_memtest_records(const std::string& path, const std::vector<MemtestRecord>& records) {

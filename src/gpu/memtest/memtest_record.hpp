@@ -35,6 +35,10 @@ struct MemtestRecord {
 
 nlohmann::json to_json(const MemtestRecord& record);
 
+// One line for doctor: "last memtest 2026-12-01T08:00:00Z: pass, every word held what was written (141 GiB
+// tested, 99.82% of the free memory)".
+std::string describe(const MemtestRecord& record);
+
 // Writes `records` into the state file at `path`, keeping the other GPUs' entries. Throws Error naming
 // the path when it cannot be written (permission, exit 4).
 void save_memtest_records(const std::string& path, const std::vector<MemtestRecord>& records);

@@ -26,14 +26,14 @@ std::string plural(long long n, const char* word) {
     return fmt::format("{} {}{}", n, word, n == 1 ? "" : "s");
 }
 
-void judge_health(const HealthWatch& h, Findings& f, const std::string& gpu, const std::string& reset) {
+void judge_health(const HealthWatch& h, Findings& f, const std::string& reset) {
     const auto uncorrected = std::max(delta(h.before.ecc_uncorrected_volatile, h.after.ecc_uncorrected_volatile),
                                       delta(h.before.ecc_uncorrected_aggregate, h.after.ecc_uncorrected_aggregate));
     if (uncorrected.value_or(0) > 0) {
         f.add(Status::fail, fmt::format("{} during the run", plural(*uncorrected, "uncorrectable ECC error")),
-              fmt::format("drain {} and reset it ({}, or reboot the node), then run memtest again; if uncorrectable "
+              fmt::format("drain it and reset it ({}, or reboot the node), then run memtest again; if uncorrectable "
                           "errors return, replace the GPU (RMA)",
-                          gpu, reset));
+                          reset));
     }
     const auto& rows = h.after.remapped_rows;
     if (rows && rows->failure) {
@@ -41,29 +41,28 @@ void judge_health(const HealthWatch& h, Findings& f, const std::string& gpu, con
         f.add(Status::fail,
               during ? "a row remapping failed during the run: the GPU has no spare rows left in a bank"
                      : "a row remapping had failed before the run: the GPU has no spare rows left in a bank",
-              fmt::format("drain {} and replace it (RMA): memory that cannot be remapped stays faulty", gpu));
+              "drain it and replace it (RMA): memory that cannot be remapped stays faulty");
     }
     for (const unsigned long long xid : h.xids) {
         const bool critical = critical_xid(xid);
         f.add(critical ? Status::fail : Status::warn, fmt::format("XID {} during the run", xid),
-              critical ? fmt::format("drain {}, reset it and look XID {} up in NVIDIA's XID catalogue; run memtest "
+              critical ? fmt::format("drain it, reset it and look XID {} up in NVIDIA's XID catalogue; run memtest "
                                      "again after the reset",
-                                     gpu, xid)
+                                     xid)
                        : fmt::format("look XID {} up in NVIDIA's XID catalogue and the kernel log (dmesg)", xid));
     }
     const auto corrected = std::max(delta(h.before.ecc_corrected_volatile, h.after.ecc_corrected_volatile),
                                     delta(h.before.ecc_corrected_aggregate, h.after.ecc_corrected_aggregate));
     if (corrected.value_or(0) > 0) {
         f.add(Status::warn, fmt::format("{} during the run", plural(*corrected, "corrected ECC error")),
-              fmt::format("keep {} in service but watch it: run memtest again after the next reset; corrected "
-                          "errors that keep climbing come before a row remapping",
-                          gpu));
+              "keep it in service but watch it: run memtest again after the next reset; corrected errors that keep "
+              "climbing come before a row remapping");
     }
     if (rows && rows->pending) {
         f.add(Status::warn, "a row remapping is pending: it takes effect at the next GPU reset",
-              fmt::format("drain {} and reset it ({}, or reboot the node) so that the remap takes effect, then run "
+              fmt::format("drain it and reset it ({}, or reboot the node) so that the remap takes effect, then run "
                           "memtest again",
-                          gpu, reset));
+                          reset));
     }
 }
 
@@ -88,12 +87,11 @@ Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const st
         f.add(Status::fail,
               fmt::format("{} held something other than what was written",
                           plural(static_cast<long long>(run.mismatches), "16-byte word")),
-              fmt::format("drain {}, reset it and run memtest again with the same seed; if mismatches return at the "
-                          "same offsets, replace the GPU (RMA) with the offsets and bits of this report",
-                          name));
+              "drain it, reset it and run memtest again with the same seed; if mismatches return at the same "
+              "offsets, replace the GPU (RMA) with the offsets and bits of this report");
     }
     const std::string reset = uuid.empty() ? "nvidia-smi -r" : fmt::format("nvidia-smi -r -i {}", uuid);
-    if (health != nullptr) judge_health(*health, f, name, reset);
+    if (health != nullptr) judge_health(*health, f, reset);
     Verdict v;
     std::stable_sort(f.reasons.begin(), f.reasons.end(), [](const auto& a, const auto& b) {
         return static_cast<int>(a.first) > static_cast<int>(b.first);
@@ -103,7 +101,11 @@ Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const st
         v.reasons.push_back(reason);
     }
     const auto& remedies = v.status == Status::fail ? f.fail_remedies : f.warn_remedies;
-    v.remedy = fmt::format("{}", fmt::join(remedies, "; "));
+    if (!remedies.empty()) v.remedy = fmt::format("{}: {}", name, fmt::join(remedies, "; "));
+    if (run.interrupted_by != 0) {
+        v.reasons.push_back(fmt::format("stopped by a signal in {}; {} pattern pass{} had run", run.stopped_in,
+                                        run.done.size(), run.done.size() == 1 ? "" : "es"));
+    }
     if (v.reasons.empty()) {
         v.reasons.push_back(health != nullptr ? "every word held what was written, and NVML saw no new error"
                                               : "every word held what was written (NVML could not watch the device)");
