@@ -120,6 +120,14 @@ void report_verdict(Report& report, const DeviceMemtest& d) {
                                        d.ordinal, format_size(d.tested)),
                            "give a smaller --size or --leave", d.ordinal);
     }
+    if (!d.other_processes.empty()) {
+        std::vector<std::string> named;
+        for (const auto& p : d.other_processes) named.push_back(nvml::describe(p));
+        report.add_warning(
+            fmt::format("memtest on GPU {} ran beside {} (--force): {}", d.ordinal,
+                        d.other_processes.size() == 1 ? "another process" : "other processes", fmt::join(named, ", ")),
+            "an allocation failure or a slow pattern may be theirs: run it again on an idle GPU", d.ordinal);
+    }
     for (const Problem& p : d.release_failures) report.add_error(p);
 }
 
@@ -151,13 +159,24 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
             RunPlan mine = run;
             if (progress.enabled())
                 mine.progress = [&progress, device](const Progress& p) { progress.update(device, p); };
-            return run_device_memtest(api, &nvml, device, plan.sizes, mine);
+            return run_device_memtest(api, &nvml, device, plan.sizes, mine, plan.force);
         }));
     }
     std::vector<DeviceMemtest> done;
     for (std::size_t i = 0; i < futures.size(); ++i) {
         try {
             done.push_back(futures[i].get());
+        } catch (const OtherProcessesError& e) {
+            std::vector<std::string> named;
+            for (const auto& p : e.processes) named.push_back(nvml::describe(p));
+            report.add_error(Problem{
+                .exit_code = ExitCode::unavailable,
+                .message = fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", e.device,
+                                       e.uuid, e.processes.size() == 1 ? "another process" : "other processes",
+                                       fmt::join(named, ", ")),
+                .cause = "memtest takes all the free memory for its run; a process beside it would find none",
+                .remedy = "run memtest when the GPU is idle (drain its jobs first), or give --force to run anyway",
+                .device = e.device});
         } catch (const ChunkGranularityError& e) {
             report.add_error(
                 Problem{.exit_code = ExitCode::usage,

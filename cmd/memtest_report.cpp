@@ -73,6 +73,11 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
     j["nvml_free_at_start_bytes"] =
         d.nvml_free_at_start ? nlohmann::json(*d.nvml_free_at_start) : nlohmann::json(nullptr);
     j["nvml"] = d.health ? to_json(*d.health) : nlohmann::json(nullptr);
+    nlohmann::json others = nlohmann::json::array();
+    for (const auto& p : d.other_processes) others.push_back(nvml::to_json(p));
+    j["other_processes"] = others;
+    j["processes_unavailable"] =
+        d.processes_unavailable.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.processes_unavailable);
     j["nvml_unavailable"] = d.nvml_unavailable.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.nvml_unavailable);
     return j;
 }

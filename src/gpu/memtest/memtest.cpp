@@ -1,5 +1,7 @@
 #include "gpu/memtest/memtest.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -50,7 +52,7 @@ std::optional<nvml::Device> nvml_device(const nvml::Library* nvml, const std::st
 }  // namespace
 
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
-                                 const RunPlan& plan) {
+                                 const RunPlan& plan, bool force) {
     Stopwatch watch;
     DeviceMemtest d;
     d.ordinal = device;
@@ -59,6 +61,14 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
     d.name = info.name;
     StepLog log(api, {});
     const std::optional<nvml::Device> handle = nvml_device(nvml, d.uuid, d.nvml_unavailable);
+    if (handle) {
+        const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
+        d.other_processes = nvml::other_processes(list, ::getpid());
+        if (!list.listed) d.processes_unavailable = list.why;
+        if (!d.other_processes.empty() && !force) throw OtherProcessesError{device, d.uuid, d.other_processes};
+    } else {
+        d.processes_unavailable = d.nvml_unavailable;
+    }
     std::optional<XidWatch> xids;
     try {
         const PrimaryContext context(api, device);

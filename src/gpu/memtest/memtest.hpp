@@ -14,6 +14,7 @@
 #include "gpu/memtest/memtest_run.hpp"
 #include "gpu/memtest/memtest_verdict.hpp"
 #include "nvml/nvml.hpp"
+#include "nvml/processes.hpp"
 #include "steps/step.hpp"
 
 namespace cumemctl::gpu::memtest {
@@ -39,6 +40,14 @@ struct ChunkGranularityError {
     std::uint64_t granularity = 0;
 };
 
+// Another process holds the device (NVML lists it): memtest would take the memory it may need next, so
+// it does not start unless told to (the caller words that with its option).
+struct OtherProcessesError {
+    int device = 0;
+    std::string uuid;
+    std::vector<nvml::GpuProcess> processes;
+};
+
 // What a device's memtest found.
 struct DeviceMemtest {
     int ordinal = 0;
@@ -51,7 +60,9 @@ struct DeviceMemtest {
     std::optional<Problem> shortfall;
     RunResult run;
     std::optional<HealthWatch> health;
-    std::string nvml_unavailable;  // why there is no `health`
+    std::string nvml_unavailable;                   // why there is no `health`
+    std::vector<nvml::GpuProcess> other_processes;  // what NVML listed beside this process (run with force)
+    std::string processes_unavailable;              // why NVML could not list them, if so
     Verdict verdict;
     std::vector<steps::Step> steps;
     std::vector<Problem> release_failures;
@@ -62,9 +73,11 @@ struct DeviceMemtest {
     }
 };
 
-// Runs memtest on `device` (nvml may be null or not loaded). Throws ChunkGranularityError before
-// anything is made, Error on a driver failure; a stop request is a result (run.interrupted_by).
+// Runs memtest on `device` (nvml may be null or not loaded). Throws OtherProcessesError, before its
+// context is made, when NVML lists another process on the device and `force` is false;
+// ChunkGranularityError before anything is made; Error on a driver failure. A stop request is a result
+// (run.interrupted_by).
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
-                                 const RunPlan& plan);
+                                 const RunPlan& plan, bool force);
 
 }  // namespace cumemctl::gpu::memtest
