@@ -72,7 +72,10 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
     std::optional<XidWatch> xids;
     try {
         const PrimaryContext context(api, device);
-        log.time("load kernels", "cuModuleLoadData", [&] { (void)verify_kernels(api); });
+        // The kernels, stream, events and mismatch log before the free memory is read: nothing is asked of
+        // the driver once the device is full.
+        std::optional<PatternRunner> runner;
+        log.time("load kernels", "cuModuleLoadData", [&] { runner.emplace(api, plan); });
         d.free_at_start = current_device_memory(api).free;
         d.granularity = allocation_granularity(api, allocation_prop(api, MemoryRequest{}, device)).recommended;
         plan_sizes(d, sizes);
@@ -87,7 +90,7 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
             d.tested = memory.bytes();
             d.chunks = memory.chunks().size();
             d.shortfall = memory.shortfall();
-            d.run = run_patterns(api, memory, plan);
+            d.run = runner->run(memory);
             memory.release(log);
         }
     } catch (const Interrupted& stop) {

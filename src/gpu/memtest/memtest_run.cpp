@@ -12,17 +12,18 @@
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::gpu::memtest {
-namespace {
 
 // The stream, events and mismatch log of a run, released on every path.
 struct RunResources {
+    VerifyKernels kernels;
     OwnedHandle<CUstream> stream;
     OwnedHandle<CUevent> start, end, chunk[2];
     OwnedHandle<CUdeviceptr> log;
     unsigned capacity = 0;
 
     RunResources(const DriverApi& api, unsigned records)
-        : stream(api.cuStreamDestroy),
+        : kernels(verify_kernels(api)),
+          stream(api.cuStreamDestroy),
           start(api.cuEventDestroy),
           end(api.cuEventDestroy),
           chunk{OwnedHandle<CUevent>(api.cuEventDestroy), OwnedHandle<CUevent>(api.cuEventDestroy)},
@@ -35,8 +36,17 @@ struct RunResources {
         CU_CALL(api, cuEventCreate, end.out(), CU_EVENT_DEFAULT);
         for (auto& e : chunk) CU_CALL(api, cuEventCreate, e.out(), CU_EVENT_DISABLE_TIMING);
         CU_CALL(api, cuMemAlloc, log.out(), mismatch_log_bytes(capacity));
+        // One launch of each kernel over no word: a driver that loads kernels lazily loads them now.
+        KernelArgs none{log.get(), 0, 0, kConstant, 0, kConstant, 0, log.get()};
+        void* params[] = {&none};
+        for (CUfunction f : {kernels.memtest_fill, kernels.memtest_check, kernels.memtest_check_write}) {
+            CU_CALL(api, cuLaunchKernel, f, 1, 1, 1, verify::kThreads, 1, 1, 0, stream.get(), params, nullptr);
+        }
+        CU_CALL(api, cuStreamSynchronize, stream.get());
     }
 };
+
+namespace {
 
 CUfunction kernel_for(const VerifyKernels& k, Pass::Op op) {
     switch (op) {
@@ -51,11 +61,10 @@ CUfunction kernel_for(const VerifyKernels& k, Pass::Op op) {
 }
 
 // Runs one pattern pass and fills `r`; appends its recorded mismatches to `out`.
-class PatternRunner {
+class PassRunner {
 public:
-    PatternRunner(const DriverApi& api, const TestMemory& memory, const RunPlan& plan, RunResources& res,
-                  RunResult& out)
-        : api_(api), memory_(memory), plan_(plan), res_(res), out_(out), kernels_(verify_kernels(api)) {}
+    PassRunner(const DriverApi& api, const TestMemory& memory, const RunPlan& plan, RunResources& res, RunResult& out)
+        : api_(api), memory_(memory), plan_(plan), res_(res), out_(out), kernels_(res.kernels) {}
 
     PatternResult run(Pattern pattern, unsigned pass, Progress& progress) {
         const std::vector<Pass> passes = pattern_passes(pattern, plan_.seed);
@@ -151,10 +160,17 @@ std::vector<unsigned> Mismatch::bits() const {
     return out;
 }
 
-RunResult run_patterns(const DriverApi& api, const TestMemory& memory, const RunPlan& plan) {
+PatternRunner::PatternRunner(const DriverApi& api, const RunPlan& plan)
+    : api_(api), plan_(plan), res_(std::make_unique<RunResources>(api, std::max(plan.max_records, 1u))) {}
+
+PatternRunner::~PatternRunner() = default;
+
+RunResult PatternRunner::run(const TestMemory& memory) {
+    const DriverApi& api = api_;
+    const RunPlan& plan = plan_;
+    RunResources& res = *res_;
     RunResult out;
-    RunResources res(api, std::max(plan.max_records, 1u));
-    PatternRunner runner(api, memory, plan, res, out);
+    PassRunner runner(api, memory, plan, res, out);
     Progress progress{"", 0, plan.passes, 0, planned_traffic(memory, plan), 0};
     Stopwatch watch;
     std::string current;

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -69,8 +70,27 @@ struct RunResult {
     double seconds = 0;
 };
 
-// Runs the plan. A stop request (SIGINT, SIGTERM) is not thrown: the kernels queued are waited for, and
-// the result says what was done and by which signal it stopped. Throws Error when a driver call fails.
-RunResult run_patterns(const DriverApi& api, const TestMemory& memory, const RunPlan& plan);
+struct RunResources;
+
+// What a run needs besides the memory it tests (stream, events, the mismatch log, the kernels loaded
+// and launched once on nothing), made before that memory so that nothing is asked of the driver once
+// the device is full. Throws Error.
+class PatternRunner {
+public:
+    PatternRunner(const DriverApi& api, const RunPlan& plan);
+    ~PatternRunner();
+    PatternRunner(const PatternRunner&) = delete;
+    PatternRunner& operator=(const PatternRunner&) = delete;
+
+    // Runs the plan over `memory`. A stop request (SIGINT, SIGTERM) is not thrown: the kernels queued are
+    // waited for, and the result says what was done and by which signal it stopped. Throws Error when a
+    // driver call fails.
+    RunResult run(const TestMemory& memory);
+
+private:
+    const DriverApi& api_;
+    const RunPlan& plan_;
+    std::unique_ptr<RunResources> res_;
+};
 
 }  // namespace cumemctl::gpu::memtest
