@@ -72,6 +72,10 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
         {"steps", steps_json(d.steps)}};
     j["nvml_free_at_start_bytes"] =
         d.nvml_free_at_start ? nlohmann::json(*d.nvml_free_at_start) : nlohmann::json(nullptr);
+    j["coverage_of_nvml_free"] =
+        d.nvml_free_at_start && *d.nvml_free_at_start > 0
+            ? nlohmann::json(static_cast<double>(d.tested) / static_cast<double>(*d.nvml_free_at_start))
+            : nlohmann::json(nullptr);
     j["nvml"] = d.health ? to_json(*d.health) : nlohmann::json(nullptr);
     nlohmann::json others = nlohmann::json::array();
     for (const auto& p : d.other_processes) others.push_back(nvml::to_json(p));

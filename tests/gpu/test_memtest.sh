@@ -67,13 +67,15 @@ def judge(good, text):
 d = report["results"]["devices"][0]
 copy_gbps = copy["gbps_median"]
 print(json.dumps({k: d[k] for k in ("uuid", "free_at_start_bytes", "nvml_free_at_start_bytes", "tested_bytes",
-                                    "coverage", "chunk_bytes", "chunks", "mismatches", "pattern_seconds",
+                                    "coverage", "coverage_of_nvml_free", "chunk_bytes", "chunks", "mismatches",
+                                    "pattern_seconds",
                                     "seconds", "verdict")}, indent=1))
 judge(rc == 0 and report["exit_code"] == 0, f"exit {rc}")
 judge(d["verdict"]["status"] == "pass" and d["mismatches"] == 0, f"verdict {d['verdict']['status']}, "
       f"{d['mismatches']} mismatches")
 judge(d["coverage"] >= coverage, f"coverage {d['coverage']:.4%} of {d['free_at_start_bytes'] / 1e9:.1f} GB free "
-      f"at the start (need {coverage:.1%}); NVML free then {d["nvml_free_at_start_bytes"]}")
+      f"at the start in its context (need {coverage:.1%}); of NVML's free before the context "
+      f"({d['nvml_free_at_start_bytes']} bytes): {d['coverage_of_nvml_free'] or 0:.4%}")
 for p in d["patterns"]:
     r = p["gbps"] / copy_gbps
     judge(r >= ratio, f"{p['pattern']} pass {p['pass']}: {p['gbps']:.0f} GB/s = {r:.1%} of copy {copy_gbps:.0f} "

@@ -70,6 +70,13 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
         d.processes_unavailable = d.nvml_unavailable;
     }
     std::optional<XidWatch> xids;
+    if (handle) {
+        // NVML's view before this process takes anything: its free memory is the device's before our context.
+        d.health.emplace();
+        d.health->before = nvml::query_memory_health(*nvml, *handle);
+        d.nvml_free_at_start = d.health->before.free;
+        xids.emplace(*nvml, *handle);
+    }
     try {
         const PrimaryContext context(api, device);
         // The kernels, stream, events and mismatch log before the free memory is read: nothing is asked of
@@ -79,12 +86,6 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
         d.free_at_start = current_device_memory(api).free;
         d.granularity = allocation_granularity(api, allocation_prop(api, MemoryRequest{}, device)).recommended;
         plan_sizes(d, sizes);
-        if (handle) {
-            d.health.emplace();
-            d.health->before = nvml::query_memory_health(*nvml, *handle);
-            d.nvml_free_at_start = d.health->before.free;
-            xids.emplace(*nvml, *handle);
-        }
         {
             TestMemory memory(api, MemoryPlan{device, d.target, d.chunk, d.granularity}, log);
             d.tested = memory.bytes();
