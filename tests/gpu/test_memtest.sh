@@ -107,8 +107,9 @@ report = json.load(open(sys.argv[1]))
 d = report["results"]["devices"][0]
 print(json.dumps({"exit_code": report["exit_code"], "stopped_in": d["stopped_in"], "tested_bytes": d["tested_bytes"],
                   "patterns_done": len(d["patterns"]), "errors": [e["message"] for e in report["errors"]]}, indent=1))
-ok = report["exit_code"] == 143 and d["stopped_in"] and d["steps"][-1]["undo"]
-print(("ok:   " if ok else "FAIL: ") + "the report says where it stopped and that everything was released")
+ok = report["exit_code"] == 143 and bool(d["stopped_in"])
+print(("ok:   " if ok else "FAIL: ") + f"the report says where it stopped ({d['stopped_in']}); nvidia-smi below says "
+      "whether everything was released")
 sys.exit(0 if ok else 1)
 PY
 nothing_left "SIGTERM"
