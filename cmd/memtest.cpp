@@ -109,6 +109,12 @@ void report_verdict(Report& report, const DeviceMemtest& d) {
                                        100 * d.coverage(), d.shortfall->message),
                            d.shortfall->remedy, d.ordinal);
     }
+    if (!d.run.yielded.empty()) {
+        report.add_warning(
+            fmt::format("memtest on GPU {} gave its memory back early: {}; {} pattern pass{} not run", d.ordinal,
+                        d.run.yielded, d.run.not_run.size(), d.run.not_run.size() == 1 ? "" : "es"),
+            "run memtest again when the GPU is idle", d.ordinal);
+    }
     if (d.run.budget_ran_out) {
         report.add_warning(
             fmt::format("memtest on GPU {}: the time budget ran out: {} pattern pass{} not run ({})", d.ordinal,

@@ -306,7 +306,7 @@ namespace {
 template <class Info>
 Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
     std::vector<Info> list;
-    for (const auto& p : d->nvml.value("processes", nlohmann::json::array())) {
+    for (const auto& p : now(d).value("processes", nlohmann::json::array())) {
         Info info{};
         info.pid = p.at("pid").get<unsigned>();
         info.usedGpuMemory = p.at("used").is_null() ? kValueNotAvailable : p.at("used").get<unsigned long long>();
@@ -354,7 +354,7 @@ __attribute__((visibility("default"))) Return nvmlSystemGetProcessName(unsigned 
     if (const Return r = injected("nvmlSystemGetProcessName"); r != kSuccess) return r;
     std::string found;
     for (const FakeDevice& d : state().devices) {
-        for (const auto& p : d.nvml.value("processes", nlohmann::json::array())) {
+        for (const auto& p : now(&d).value("processes", nlohmann::json::array())) {
             if (p.at("pid").get<unsigned>() == pid && p.contains("name")) found = p.at("name").get<std::string>();
         }
     }

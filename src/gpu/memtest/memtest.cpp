@@ -69,6 +69,18 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
     } else {
         d.processes_unavailable = d.nvml_unavailable;
     }
+    // Between pattern passes: a process that was not there at the start makes the run give its memory back.
+    RunPlan mine = plan;
+    if (handle) {
+        mine.yield = [nvml, dev = *handle, &d] {
+            for (const auto& p : nvml::other_processes(nvml::list_processes(*nvml, dev), ::getpid())) {
+                const bool known = std::any_of(d.other_processes.begin(), d.other_processes.end(),
+                                               [&](const nvml::GpuProcess& q) { return q.pid == p.pid; });
+                if (!known) return fmt::format("{} appeared on the device", nvml::describe(p));
+            }
+            return std::string();
+        };
+    }
     std::optional<XidWatch> xids;
     if (handle) {
         // NVML's view before this process takes anything: its free memory is the device's before our context.
@@ -82,7 +94,7 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
         // The kernels, stream, events and mismatch log before the free memory is read: nothing is asked of
         // the driver once the device is full.
         std::optional<PatternRunner> runner;
-        log.time("load kernels", "cuModuleLoadData", [&] { runner.emplace(api, plan); });
+        log.time("load kernels", "cuModuleLoadData", [&] { runner.emplace(api, mine); });
         d.free_at_start = current_device_memory(api).free;
         d.granularity = allocation_granularity(api, allocation_prop(api, MemoryRequest{}, device)).recommended;
         plan_sizes(d, sizes);

@@ -52,7 +52,7 @@ struct OtherProcessesError {
 struct DeviceMemtest {
     int ordinal = 0;
     std::string uuid, name;
-    std::uint64_t free_at_start = 0;  // cuMemGetInfo in this process's context, kernels loaded
+    std::uint64_t free_at_start = 0;                  // cuMemGetInfo in this process's context, kernels loaded
     std::optional<std::uint64_t> nvml_free_at_start;  // NVML's, before this process made its context
     std::uint64_t granularity = 0, chunk = 0, target = 0, tested = 0;
     std::size_t chunks = 0;

@@ -178,6 +178,11 @@ RunResult PatternRunner::run(const TestMemory& memory) {
         for (unsigned pass = 1; pass <= plan.passes; ++pass) {
             for (const Pattern p : plan.patterns) {
                 current = fmt::format("{} pass {}", pattern_name(p), pass);
+                if (out.yielded.empty() && plan.yield) out.yielded = plan.yield();
+                if (!out.yielded.empty()) {
+                    out.not_run.push_back(current);
+                    continue;
+                }
                 if (plan.time_budget && watch.seconds() >= *plan.time_budget) {
                     out.budget_ran_out = true;
                     out.not_run.push_back(current);

@@ -34,6 +34,9 @@ struct RunPlan {
     std::uint64_t seed = 0;                         // the random pattern's
     unsigned max_records = 32;                      // mismatches recorded in full (the count is always exact)
     std::function<void(const Progress&)> progress;  // called after each chunk; may be empty
+    // Asked before each pattern pass: a reason to stop and give the memory back (another process has
+    // appeared on the device), or empty to go on. May be empty.
+    std::function<std::string()> yield;
 };
 
 // One mismatching 16-byte word.
@@ -66,6 +69,7 @@ struct RunResult {
     std::vector<Mismatch> recorded;    // the first max_records (per pattern pass), in address order
     bool budget_ran_out = false;
     std::string stopped_in;  // "inversions pass 1": the pattern a stop request ended, else empty
+    std::string yielded;     // why the run gave its memory back early (RunPlan::yield), else empty
     int interrupted_by = 0;  // SIGINT or SIGTERM when a stop request ended it, else 0
     double seconds = 0;
 };

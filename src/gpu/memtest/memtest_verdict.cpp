@@ -102,6 +102,10 @@ Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const st
     }
     const auto& remedies = v.status == Status::fail ? f.fail_remedies : f.warn_remedies;
     if (!remedies.empty()) v.remedy = fmt::format("{}: {}", name, fmt::join(remedies, "; "));
+    if (!run.yielded.empty()) {
+        v.reasons.push_back(fmt::format("gave the memory back early: {}; {} pattern pass{} had run", run.yielded,
+                                        run.done.size(), run.done.size() == 1 ? "" : "es"));
+    }
     if (run.interrupted_by != 0) {
         v.reasons.push_back(fmt::format("stopped by a signal in {}; {} pattern pass{} had run", run.stopped_in,
                                         run.done.size(), run.done.size() == 1 ? "" : "es"));
