@@ -39,15 +39,24 @@ TestMemory::TestMemory(const DriverApi& api, const MemoryPlan& plan, StepLog& lo
     const CUmemAllocationProp prop = allocation_prop(api, MemoryRequest{}, plan.device);
     Stopwatch watch;
     std::uint64_t offset = 0;
+    std::uint64_t chunk = plan.chunk;
+    unsigned smaller = 0;  // chunks halved after the driver refused a larger one
     while (offset < target) {
         check_interrupted();
-        const std::uint64_t size = std::min(plan.chunk, target - offset);
+        const std::uint64_t size = std::min(chunk, target - offset);
         try {
             CUmemGenericAllocationHandle h = 0;
             CU_CALL(api, cuMemCreate, &h, size, &prop, 0);
             handles_.emplace_back(api, h);
             mappings_.emplace_back(api, range_->base() + offset, size, h);
         } catch (const Error& e) {
+            // Out of memory for this size: smaller chunks, down to one granule, may still fit.
+            const auto& d = e.problem().driver;
+            if (d && d->call == "cuMemCreate" && d->code == CUDA_ERROR_OUT_OF_MEMORY && size > granule) {
+                chunk = std::max(granule, size / 2 / granule * granule);
+                ++smaller;
+                continue;
+            }
             shortfall_ = shortfall_problem(e, offset, target);
             break;
         }
@@ -56,8 +65,12 @@ TestMemory::TestMemory(const DriverApi& api, const MemoryPlan& plan, StepLog& lo
     }
     bytes_ = offset;
     log.note("create and map chunks", watch.seconds(),
-             fmt::format("{} chunk{} ({}) of {} planned{}", chunks_.size(), chunks_.size() == 1 ? "" : "s",
-                         format_size(bytes_), format_size(target), shortfall_ ? "; then the driver refused one" : ""));
+             fmt::format("{} chunk{} ({}) of {} planned{}{}", chunks_.size(), chunks_.size() == 1 ? "" : "s",
+                         format_size(bytes_), format_size(target),
+                         smaller == 0 ? ""
+                                      : fmt::format("; chunks halved {} time{} when the driver had no room for one",
+                                                    smaller, smaller == 1 ? "" : "s"),
+                         shortfall_ ? "; then the driver refused one" : ""));
     if (bytes_ == 0) {
         Problem p = *shortfall_;
         p.message = fmt::format("no memory could be made on GPU {}: {}", plan.device, shortfall_->message);
