@@ -11,6 +11,9 @@
 # 3. nvidia-smi: no compute process left on the GPU, its used memory back to what it was before.
 # 4. A second memtest (--passes 100, so that it runs long), sent SIGTERM after 3 s. Pass: exit 143, a
 #    JSON report that says where it stopped, the exit within 2 s of the signal, and step 3 again.
+# 5. A fragmented device (where cuda.bindings is installed): a second process holds every other 64 MiB
+#    block of 70% of the free memory; memtest --force. Pass: exit 0, coverage >= 99.5% of the free
+#    memory at the start, and step 3 again once the helper is gone.
 # MEMTEST_MIN_RATIO (0.90), MEMTEST_MIN_COVERAGE (0.995) and MEMTEST_MAX_SECONDS (10) change the targets.
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
@@ -113,5 +116,53 @@ print(("ok:   " if ok else "FAIL: ") + f"the report says where it stopped ({d['s
 sys.exit(0 if ok else 1)
 PY
 nothing_left "SIGTERM"
+
+echo "== fragmented device: a second process holds every other 64 MiB block of 70% of the free memory"
+cat >"$tmp/fragment.py" <<'PY'
+import os, sys, time
+from cuda.bindings import driver as cu
+cu.cuInit(0)
+_, dev = cu.cuDeviceGet(0)
+_, ctx = cu.cuDevicePrimaryCtxRetain(dev)
+cu.cuCtxSetCurrent(ctx)
+_, free, _ = cu.cuMemGetInfo()
+block = 64 << 20
+blocks = []
+for _ in range(int(free * 0.7) // block):
+    err, p = cu.cuMemAlloc(block)
+    if err != cu.CUresult.CUDA_SUCCESS:
+        break
+    blocks.append(p)
+for p in blocks[::2]:
+    cu.cuMemFree(p)
+with open(sys.argv[1], "w") as f:
+    f.write(str(len(blocks[1::2]) * block))
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.1)
+PY
+if python3 -c "from cuda.bindings import driver" 2>/dev/null; then
+  python3 "$tmp/fragment.py" "$tmp/held" "$tmp/stop" &
+  helper=$!
+  for _ in $(seq 300); do [[ -s $tmp/held ]] && break; sleep 0.1; done
+  echo "the helper (pid $helper) holds $(cat "$tmp/held" 2>/dev/null || echo '?') bytes in 64 MiB blocks with 64 MiB holes"
+  "$binary" memtest --device 0 --force --json >"$tmp/frag.json" 2>"$tmp/frag.err"
+  rc=$?
+  touch "$tmp/stop"
+  wait "$helper"
+  python3 - "$tmp/frag.json" "$rc" "$min_coverage" <<'PY' || status=1
+import json, sys
+report, rc, need = json.load(open(sys.argv[1])), int(sys.argv[2]), float(sys.argv[3])
+d = report["results"]["devices"][0]
+print(json.dumps({k: d[k] for k in ("free_at_start_bytes", "tested_bytes", "coverage", "chunks", "other_processes",
+                                    "allocation_shortfall", "verdict")}, indent=1))
+ok = rc == 0 and d["coverage"] >= need and d["verdict"]["status"] == "pass"
+print(("ok:   " if ok else "FAIL: ") + f"fragmented: exit {rc}, coverage {d['coverage']:.4%} of the free memory at "
+      f"the start (need {need:.1%}), in {d['chunks']} chunks")
+sys.exit(0 if ok else 1)
+PY
+  nothing_left "the fragmented run"
+else
+  echo "skipped: cuda.bindings is not installed (the helper that fragments the device needs it)"
+fi
 echo "memtest gpu test: $([[ $status == 0 ]] && echo PASS || echo FAIL)"
 exit $status
