@@ -2,7 +2,8 @@
 // granularity; smaller ones at the end) mapped side by side into one reserved address range, so that
 // the whole of a device's free memory is tested however fragmented it is. A chunk the driver has no
 // room for is halved, down to one granule; a refusal of that ends the allocation there: what was made
-// is tested and the refusal is a result (another process may have taken the memory), never a crash. Held by the VMM guards of gpu/vmm, released in order.
+// is tested and the refusal is a result (another process may have taken the memory), never a crash.
+// Held by the VMM guards of gpu/vmm, released in order.
 #pragma once
 
 #include <cstdint>
