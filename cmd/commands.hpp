@@ -20,6 +20,8 @@ void register_fleet(CLI::App& root, const Globals& globals, Runner& runner);
 // fabric-matrix, and the hidden rank process of its --local mode.
 void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runner);
 void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner);
+// memtest: every free byte of a GPU's memory tested.
+void register_memtest(CLI::App& root, const Globals& globals, Runner& runner);
 void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

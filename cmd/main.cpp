@@ -24,13 +24,13 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
-    register_doctor,        register_devices,     register_imex_setup, register_le_bind,     register_granularity,
-    register_create,        register_importer,    register_pool_stats, register_trim,        register_fleet,
-    register_fabric_matrix, register_matrix_rank, register_completion, register_imex_verify,
+    register_doctor,        register_devices,     register_imex_setup, register_le_bind,    register_granularity,
+    register_create,        register_importer,    register_pool_stats, register_trim,       register_fleet,
+    register_fabric_matrix, register_matrix_rank, register_memtest,    register_completion, register_imex_verify,
 };
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
-constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats"};
+constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest"};
 // The commands whose report makes a page of its own, and so answer --format html.
 constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
@@ -99,7 +99,7 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
                                std::end(kPrometheusCommands);
     if (globals.format == "prometheus" && !prometheus_ok) {
         return usage_report(command, "'" + command + "' has no Prometheus output",
-                            "--format prometheus works with doctor, devices and pool-stats; use --json here");
+                            "--format prometheus works with doctor, devices, pool-stats and memtest; use --json here");
     }
     const bool html_ok =
         std::find(std::begin(kHtmlCommands), std::end(kHtmlCommands), command) != std::end(kHtmlCommands);
@@ -119,9 +119,9 @@ int run(int argc, char** argv) {
                          fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
-    app.add_option(
-           "--format", globals.format,
-           "output format: table, json, prometheus (doctor, devices, pool-stats) or html (fabric-matrix, fleet)")
+    app.add_option("--format", globals.format,
+                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest) or html "
+                   "(fabric-matrix, fleet)")
         ->check(CLI::IsMember({"table", "json", "prometheus", "html"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "doctor/registry.hpp"
+#include "gpu/memtest/memtest_record.hpp"
 #include "nvml/memory_health.hpp"
 
 namespace cumemctl::doctor {
@@ -23,11 +24,18 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     const nvml::HealthVerdict verdict = nvml::judge_memory_health(health);
     nlohmann::json details = nvml::to_json(health);
     details["uuid"] = info.uuid;
+    // What the last `memtest --record` of this GPU found, when one was kept: said, never judged here.
+    std::string no_memtest;
+    const auto memtest = memtest::load_memtest_record(memtest::memtest_state_path(), info.uuid, &no_memtest);
+    details["last_memtest"] = memtest ? memtest::to_json(*memtest) : nlohmann::json(nullptr);
+    if (!memtest) details["last_memtest_unavailable"] = no_memtest;
+    const std::string reason =
+        memtest ? fmt::format("{}; {}", verdict.reason, memtest::describe(*memtest)) : verdict.reason;
     const int gpu = device->ordinal();
     switch (verdict.status) {
         case nvml::HealthVerdict::Status::fail:
             return CheckOutcome::fail(
-                verdict.reason,
+                reason,
                 fmt::format("drain the jobs from GPU {} ({}), reset it (nvidia-smi -r, or reboot the node) and run "
                             "NVIDIA's field diagnostic; a GPU whose remapping failed or whose uncorrectable errors "
                             "return needs replacing",
@@ -35,7 +43,7 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
                 std::move(details));
         case nvml::HealthVerdict::Status::warn:
             return CheckOutcome::warn(
-                verdict.reason,
+                reason,
                 fmt::format("drain the jobs from GPU {} ({}) and reset it (nvidia-smi -r, or reboot the node) so "
                             "that the remap takes effect; running jobs go on until then",
                             gpu, info.uuid),
@@ -43,7 +51,7 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
         case nvml::HealthVerdict::Status::pass:
             break;
     }
-    return CheckOutcome::pass(verdict.reason, std::move(details));
+    return CheckOutcome::pass(reason, std::move(details));
 }
 
 }  // namespace cumemctl::doctor

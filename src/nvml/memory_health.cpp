@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "nvml/processes.hpp"
+
 namespace cumemctl::nvml {
 namespace {
 
@@ -40,6 +42,30 @@ void ask_memory(const Library& nvml, Device device, MemoryHealth& h) {
         [&] { h.total = m.total, h.free = m.free, h.used = m.used; }, device, &m);
 }
 
+// Retired pages of both causes (a count: the call with no buffer) and the pending flag.
+void ask_retired_pages(const Library& nvml, Device device, MemoryHealth& h) {
+    const Api& api = nvml.api();
+    RetiredPages pages;
+    for (const int cause : {kRetiredMultipleSingleBitEcc, kRetiredDoubleBitEcc}) {
+        if (api.device_get_retired_pages == nullptr) {
+            h.unavailable.emplace_back("retired_pages", "nvmlDeviceGetRetiredPages: not in this NVML");
+            return;
+        }
+        unsigned int count = 0;
+        const Return r = api.device_get_retired_pages(device, cause, &count, nullptr);
+        if (r != kSuccess && r != kErrorInsufficientSize) {
+            h.unavailable.emplace_back("retired_pages", nvml.describe("nvmlDeviceGetRetiredPages", r));
+            return;
+        }
+        (cause == kRetiredDoubleBitEcc ? pages.double_bit : pages.single_bit) = count;
+    }
+    int pending = 0;
+    ask(
+        nvml, h, "retired_pages_pending", "nvmlDeviceGetRetiredPagesPendingStatus",
+        api.device_get_retired_pages_pending, [&] { pages.pending = pending != 0; }, device, &pending);
+    h.retired_pages = pages;
+}
+
 }  // namespace
 
 MemoryHealth query_memory_health(const Library& nvml, Device device) {
@@ -56,6 +82,15 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
         [&] { h.ecc_enabled = ecc_current != 0, h.ecc_pending = ecc_pending != 0; }, device, &ecc_current,
         &ecc_pending);
     if (h.ecc_enabled.value_or(false)) {
+        unsigned long long volatile_corrected = 0, aggregate_corrected = 0;
+        ask(
+            nvml, h, "ecc_corrected_volatile", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
+            [&] { h.ecc_corrected_volatile = volatile_corrected; }, device, kEccCorrected, kEccVolatile,
+            &volatile_corrected);
+        ask(
+            nvml, h, "ecc_corrected_aggregate", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
+            [&] { h.ecc_corrected_aggregate = aggregate_corrected; }, device, kEccCorrected, kEccAggregate,
+            &aggregate_corrected);
         unsigned long long volatile_errors = 0, aggregate_errors = 0;
         ask(
             nvml, h, "ecc_uncorrected_volatile", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
@@ -73,6 +108,7 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
             h.remapped_rows = RemappedRows{corrected, uncorrected, pending != 0, failure != 0};
         },
         device, &corrected, &uncorrected, &pending, &failure);
+    ask_retired_pages(nvml, device, h);
     int persistence = 0;
     ask(
         nvml, h, "persistence_mode", "nvmlDeviceGetPersistenceMode", api.device_get_persistence_mode,
@@ -86,32 +122,15 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
 }
 
 std::optional<std::uint64_t> process_memory(const Library& nvml, Device device, pid_t pid, std::string* why) {
-    const Api& api = nvml.api();
-    if (api.device_get_compute_running_processes == nullptr) {
-        if (why != nullptr) *why = "nvmlDeviceGetComputeRunningProcesses_v3: not in this NVML";
+    const ProcessList list = list_processes(nvml, device);
+    if (!list.listed) {
+        if (why != nullptr) *why = list.why;
         return std::nullopt;
     }
-    // Asked with room for a few more than there are, in case processes start between the two calls.
-    unsigned int count = 0;
-    Return r = api.device_get_compute_running_processes(device, &count, nullptr);
-    if (r != kSuccess && r != kErrorInsufficientSize) {
-        if (why != nullptr) *why = nvml.describe("nvmlDeviceGetComputeRunningProcesses_v3", r);
-        return std::nullopt;
-    }
-    std::vector<ProcessInfo> processes(count + 8);
-    count = static_cast<unsigned int>(processes.size());
-    r = api.device_get_compute_running_processes(device, &count, processes.data());
-    if (r != kSuccess) {
-        if (why != nullptr) *why = nvml.describe("nvmlDeviceGetComputeRunningProcesses_v3", r);
-        return std::nullopt;
-    }
-    for (unsigned int i = 0; i < count && i < processes.size(); ++i) {
-        if (processes[i].pid != static_cast<unsigned int>(pid)) continue;
-        if (processes[i].usedGpuMemory == kValueNotAvailable) {
-            if (why != nullptr) *why = "NVML lists this process but not its memory";
-            return std::nullopt;
-        }
-        return processes[i].usedGpuMemory;
+    for (const GpuProcess& p : list.processes) {
+        if (p.pid != static_cast<unsigned>(pid)) continue;
+        if (!p.used && why != nullptr) *why = "NVML lists this process but not its memory";
+        return p.used;
     }
     if (why != nullptr) {
         *why = fmt::format("NVML does not list process {} (in a container NVML lists the host's process ids)", pid);
@@ -157,21 +176,30 @@ nlohmann::json to_json(const MemoryHealth& h) {
                       {{"enabled", opt(h.ecc_enabled)},
                        {"pending", opt(h.ecc_pending)},
                        {"uncorrected_volatile", opt(h.ecc_uncorrected_volatile)},
-                       {"uncorrected_aggregate", opt(h.ecc_uncorrected_aggregate)}}},
+                       {"uncorrected_aggregate", opt(h.ecc_uncorrected_aggregate)},
+                       {"corrected_volatile", opt(h.ecc_corrected_volatile)},
+                       {"corrected_aggregate", opt(h.ecc_corrected_aggregate)}}},
                      {"persistence_mode", opt(h.persistence_mode)},
                      {"mig", {{"enabled", opt(h.mig_enabled)}, {"pending", opt(h.mig_pending)}}}};
-    if (h.remapped_rows) {
-        j["remapped_rows"] = {{"corrected", h.remapped_rows->corrected},
-                              {"uncorrected", h.remapped_rows->uncorrected},
-                              {"pending", h.remapped_rows->pending},
-                              {"failure", h.remapped_rows->failure}};
-    } else {
-        j["remapped_rows"] = nullptr;
-    }
+    j["remapped_rows"] = to_json(h.remapped_rows);
+    j["retired_pages"] = to_json(h.retired_pages);
     nlohmann::json unavailable = nlohmann::json::object();
     for (const auto& [field, why] : h.unavailable) unavailable[field] = why;
     j["unavailable"] = unavailable;
     return j;
+}
+
+nlohmann::json to_json(const std::optional<RemappedRows>& rows) {
+    if (!rows) return nullptr;
+    return {{"corrected", rows->corrected},
+            {"uncorrected", rows->uncorrected},
+            {"pending", rows->pending},
+            {"failure", rows->failure}};
+}
+
+nlohmann::json to_json(const std::optional<RetiredPages>& pages) {
+    if (!pages) return nullptr;
+    return {{"single_bit", pages->single_bit}, {"double_bit", pages->double_bit}, {"pending", pages->pending}};
 }
 
 }  // namespace cumemctl::nvml

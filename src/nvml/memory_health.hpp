@@ -26,6 +26,14 @@ struct RemappedRows {
     bool failure = false;
 };
 
+// nvmlDeviceGetRetiredPages: pages retired for multiple single-bit and for double-bit ECC errors, and
+// a retirement waiting for the next reset (GPUs before Ampere retire pages; later ones remap rows).
+struct RetiredPages {
+    unsigned single_bit = 0;
+    unsigned double_bit = 0;
+    bool pending = false;
+};
+
 // One device as NVML sees it. Every figure is optional: absent where NVML did not answer, with the
 // reason in `unavailable` (field name -> NVML's answer).
 struct MemoryHealth {
@@ -36,7 +44,9 @@ struct MemoryHealth {
     std::optional<std::uint64_t> bar1_total;
     std::optional<bool> ecc_enabled, ecc_pending;
     std::optional<std::uint64_t> ecc_uncorrected_volatile, ecc_uncorrected_aggregate;
+    std::optional<std::uint64_t> ecc_corrected_volatile, ecc_corrected_aggregate;
     std::optional<RemappedRows> remapped_rows;
+    std::optional<RetiredPages> retired_pages;
     std::optional<bool> persistence_mode;
     std::optional<bool> mig_enabled, mig_pending;
     std::vector<std::pair<std::string, std::string>> unavailable;
@@ -59,7 +69,12 @@ struct HealthVerdict {
 HealthVerdict judge_memory_health(const MemoryHealth& health);
 
 // {"total", "reserved", "free", "used", "bar1_total", "ecc": {...}, "remapped_rows": {...},
-//  "persistence_mode", "mig": {...}, "unavailable": {...}}; a figure NVML did not give is null.
+//  "retired_pages": {...}, "persistence_mode", "mig": {...}, "unavailable": {...}}; a figure NVML did not
+//  give is null.
 nlohmann::json to_json(const MemoryHealth& health);
+// {"corrected", "uncorrected", "pending", "failure"}, or null.
+nlohmann::json to_json(const std::optional<RemappedRows>& rows);
+// {"single_bit", "double_bit", "pending"}, or null.
+nlohmann::json to_json(const std::optional<RetiredPages>& pages);
 
 }  // namespace cumemctl::nvml

@@ -17,6 +17,7 @@ inline constexpr Return kErrorNoPermission = 4;
 inline constexpr Return kErrorNotFound = 6;
 inline constexpr Return kErrorInsufficientSize = 7;
 inline constexpr Return kErrorDriverNotLoaded = 9;
+inline constexpr Return kErrorTimeout = 10;
 inline constexpr Return kErrorLibraryNotFound = 12;
 inline constexpr Return kErrorFunctionNotFound = 13;
 inline constexpr Return kErrorGpuIsLost = 15;
@@ -52,7 +53,8 @@ struct Bar1Memory {
     unsigned long long bar1Used;
 };
 
-// nvmlProcessInfo_t (v3); usedGpuMemory is all ones when NVML cannot say.
+// nvmlProcessInfo_t, the layout of nvmlProcessInfo_v2_t that nvmlDeviceGetComputeRunningProcesses_v3 (and
+// _v2) fill; usedGpuMemory is all ones when NVML cannot say.
 struct ProcessInfo {
     unsigned int pid;
     unsigned long long usedGpuMemory;
@@ -60,6 +62,28 @@ struct ProcessInfo {
     unsigned int computeInstanceId;
 };
 inline constexpr unsigned long long kValueNotAvailable = ~0ULL;
+
+// nvmlProcessInfo_v1_t, what the unversioned nvmlDeviceGetComputeRunningProcesses of older NVMLs fills.
+struct ProcessInfoV1 {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+};
+
+// nvmlEventSet_t, an opaque set of registered events, and nvmlEventData_t: one event.
+struct EventSetOpaque;
+using EventSet = EventSetOpaque*;
+struct EventData {
+    Device device;
+    unsigned long long eventType;
+    unsigned long long eventData;  // the XID for an XID critical error
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+};
+inline constexpr unsigned long long kEventTypeXidCriticalError = 0x8ULL;
+
+// nvmlPageRetirementCause_t.
+inline constexpr int kRetiredMultipleSingleBitEcc = 0;
+inline constexpr int kRetiredDoubleBitEcc = 1;
 
 // nvmlMemoryErrorType_t and nvmlEccCounterType_t.
 inline constexpr int kEccCorrected = 0;
@@ -70,31 +94,46 @@ inline constexpr int kEccAggregate = 1;
 // Buffer sizes NVML documents.
 inline constexpr unsigned kUuidBufferSize = 96;
 inline constexpr unsigned kDriverVersionBufferSize = 80;
+inline constexpr unsigned kProcessNameBufferSize = 256;  // a name longer than this comes back cut
 
-static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24, "NVML's layouts on x86-64");
+static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24 &&
+                  sizeof(ProcessInfoV1) == 16 && sizeof(EventData) == 32,
+              "NVML's layouts on x86-64");
 
 // The entry points: X(field, symbol, required, return type, parameters). Optional ones may be missing
 // from an older or a fake library; their field is then null and callers treat them as unsupported.
-#define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                     \
-    X(init, "nvmlInit_v2", true, Return, ())                                                              \
-    X(shutdown, "nvmlShutdown", true, Return, ())                                                         \
-    X(error_string, "nvmlErrorString", true, const char*, (Return))                                       \
-    X(device_get_count, "nvmlDeviceGetCount_v2", true, Return, (unsigned int*))                           \
-    X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*)) \
-    X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                  \
-    X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))      \
-    X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                \
-    X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))        \
-    X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))   \
-    X(device_get_ecc_mode, "nvmlDeviceGetEccMode", false, Return, (Device, int*, int*))                   \
-    X(device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", false, Return,                          \
-      (Device, int, int, unsigned long long*))                                                            \
-    X(device_get_remapped_rows, "nvmlDeviceGetRemappedRows", false, Return,                               \
-      (Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*))                               \
-    X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))         \
-    X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*)) \
-    X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,     \
-      (Device, unsigned int*, ProcessInfo*))
+#define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                            \
+    X(init, "nvmlInit_v2", true, Return, ())                                                                     \
+    X(shutdown, "nvmlShutdown", true, Return, ())                                                                \
+    X(error_string, "nvmlErrorString", true, const char*, (Return))                                              \
+    X(device_get_count, "nvmlDeviceGetCount_v2", true, Return, (unsigned int*))                                  \
+    X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*))        \
+    X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                         \
+    X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))             \
+    X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                       \
+    X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))               \
+    X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))          \
+    X(device_get_ecc_mode, "nvmlDeviceGetEccMode", false, Return, (Device, int*, int*))                          \
+    X(device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", false, Return,                                 \
+      (Device, int, int, unsigned long long*))                                                                   \
+    X(device_get_remapped_rows, "nvmlDeviceGetRemappedRows", false, Return,                                      \
+      (Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*))                                      \
+    X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))                \
+    X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*))        \
+    X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,            \
+      (Device, unsigned int*, ProcessInfo*))                                                                     \
+    X(device_get_compute_running_processes_v1, "nvmlDeviceGetComputeRunningProcesses", false, Return,            \
+      (Device, unsigned int*, ProcessInfoV1*))                                                                   \
+    X(system_get_process_name, "nvmlSystemGetProcessName", false, Return, (unsigned int, char*, unsigned int))   \
+    X(device_get_retired_pages, "nvmlDeviceGetRetiredPages", false, Return,                                      \
+      (Device, int, unsigned int*, unsigned long long*))                                                         \
+    X(device_get_retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus", false, Return, (Device, int*)) \
+    X(event_set_create, "nvmlEventSetCreate", false, Return, (EventSet*))                                        \
+    X(device_get_supported_event_types, "nvmlDeviceGetSupportedEventTypes", false, Return,                       \
+      (Device, unsigned long long*))                                                                             \
+    X(device_register_events, "nvmlDeviceRegisterEvents", false, Return, (Device, unsigned long long, EventSet)) \
+    X(event_set_wait, "nvmlEventSetWait_v2", false, Return, (EventSet, EventData*, unsigned int))                \
+    X(event_set_free, "nvmlEventSetFree", false, Return, (EventSet))
 
 // The table of entry points, one function pointer per entry of the list.
 struct Api {

@@ -36,6 +36,9 @@ Allocation* find_allocation(CUmemGenericAllocationHandle handle);
 // Caller holds state().mutex.
 Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset);
 
+// The reserved range that holds ptr, or nullptr. Caller holds state().mutex.
+const Reservation* reservation_at(CUdeviceptr ptr);
+
 // How many allocations (released or not, while mapped) and reserved ranges this process still holds:
 // for leak checks at exit. Caller holds state().mutex.
 std::size_t live_allocations();

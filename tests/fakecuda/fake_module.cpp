@@ -9,7 +9,8 @@
 // cuCtxGetDevice, which the verify module cache needs.
 //
 // FAKECUDA_CORRUPT_AFTER_FILL=OFFSET[,OFFSET...] (read at every launch): after each fill kernel, the
-// byte at each OFFSET from the start of the filled range that lies in it is inverted.
+// byte at each OFFSET from the start of the filled range that lies in it is inverted. The memtest
+// kernels run in fake_memtest.cpp, with its fault model.
 #include <algorithm>
 #include <bit>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 
 #include "fake_context.hpp"
 #include "fake_memory.hpp"
+#include "fake_memtest.hpp"
 #include "gpu/verify/verify_pattern.hpp"
 
 namespace {
@@ -28,7 +30,7 @@ namespace {
 namespace pattern = cumemctl::gpu::verify;
 
 // The kernels a fake module holds.
-enum class Kernel { fill, check };
+enum class Kernel { fill, check, memtest_fill, memtest_check, memtest_check_write };
 
 // A function handle's kernel and the module it came from.
 struct Function {
@@ -157,6 +159,28 @@ CUresult validate_launch(const Function& f, unsigned grid, unsigned block, const
     return CUDA_SUCCESS;
 }
 
+// Checks and runs a memtest kernel (fake_memtest.cpp); caller holds the state mutex.
+CUresult launch_memtest(Kernel kernel, unsigned grid, unsigned block, const cumemctl::gpu::memtest::KernelArgs& a) {
+    namespace mt = cumemctl::gpu::memtest;
+    const int device = fake::current_context_device();
+    if (grid == 0 || block == 0 || block > 1024) return CUDA_ERROR_INVALID_VALUE;
+    if (a.base % 16 != 0) return CUDA_ERROR_MISALIGNED_ADDRESS;
+    if (!fake::valid_device_range(a.base, 16 * a.words, device)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+    if (a.words == 0) return CUDA_SUCCESS;  // a launch over no word touches nothing (the log included)
+    if (kernel != Kernel::memtest_fill) {
+        if (!fake::valid_device_range(a.log, 16, device)) return CUDA_ERROR_ILLEGAL_ADDRESS;
+        const auto* log = reinterpret_cast<const mt::MismatchLog*>(a.log);
+        if (!fake::valid_device_range(a.log, mt::mismatch_log_bytes(log->capacity), device)) {
+            return CUDA_ERROR_ILLEGAL_ADDRESS;
+        }
+    }
+    const fake::MemtestOp op = kernel == Kernel::memtest_fill    ? fake::MemtestOp::fill
+                               : kernel == Kernel::memtest_check ? fake::MemtestOp::check
+                                                                 : fake::MemtestOp::check_write;
+    fake::run_memtest(op, a);
+    return CUDA_SUCCESS;
+}
+
 }  // namespace
 
 extern "C" {
@@ -188,6 +212,12 @@ CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, const char* 
         kernel = Kernel::fill;
     } else if (std::strcmp(name, pattern::kCheckKernel) == 0) {
         kernel = Kernel::check;
+    } else if (std::strcmp(name, cumemctl::gpu::memtest::kFillKernel) == 0) {
+        kernel = Kernel::memtest_fill;
+    } else if (std::strcmp(name, cumemctl::gpu::memtest::kCheckKernel) == 0) {
+        kernel = Kernel::memtest_check;
+    } else if (std::strcmp(name, cumemctl::gpu::memtest::kCheckWriteKernel) == 0) {
+        kernel = Kernel::memtest_check_write;
     } else {
         return CUDA_ERROR_NOT_FOUND;
     }
@@ -215,6 +245,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = functions().find(f);
     if (it == functions().end()) return CUDA_ERROR_INVALID_HANDLE;
+    fake::count_launch();
+    if (it->second.kernel != Kernel::fill && it->second.kernel != Kernel::check) {
+        return launch_memtest(it->second.kernel, gridDimX * gridDimY * gridDimZ, blockDimX * blockDimY * blockDimZ,
+                              *static_cast<const cumemctl::gpu::memtest::KernelArgs*>(kernelParams[0]));
+    }
     const auto& args = *static_cast<const pattern::KernelArgs*>(kernelParams[0]);
     const CUresult r = validate_launch(it->second, gridDimX * gridDimY * gridDimZ, blockDimX * blockDimY * blockDimZ,
                                        args, fake::current_context_device());

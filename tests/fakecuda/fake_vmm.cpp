@@ -121,6 +121,14 @@ Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset) {
     return &a->second;
 }
 
+const Reservation* reservation_at(CUdeviceptr ptr) {
+    const auto p = static_cast<std::uintptr_t>(ptr);
+    auto it = reservations().upper_bound(p);
+    if (it == reservations().begin()) return nullptr;
+    --it;
+    return p < it->second.base + it->second.size ? &it->second : nullptr;
+}
+
 std::size_t live_allocations() {
     return allocations().size();
 }

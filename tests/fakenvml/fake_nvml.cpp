@@ -4,12 +4,16 @@
 // from CUDA's, so that only matching by UUID finds the right one. A device's optional "nvml" object in
 // the profile gives its memory health: reserved, used (beyond the profile's baseline_used), uuid,
 // bar1_total, ecc_enabled, ecc_pending, ecc_{un,}corrected_{volatile,aggregate}, remapped_rows {corrected,
-// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used}];
+// uncorrected, pending, failure}, persistence_mode, mig_enabled, mig_pending, processes [{pid, used, name}],
+// retired_pages {single_bit, double_bit, pending} (absent: retired pages are not supported, as on an
+// H100 or H200), xid [N...] (XID critical error events delivered to event sets), and "after_mark" (the
+// same fields, in force once FAKENVML_AFTER_MARK's file exists);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
 // ORDINAL). Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
 // points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -122,10 +126,20 @@ FakeDevice* lookup(Device device) {
     if (d == nullptr) return kErrorInvalidArgument;       \
     if (const Return injected_result = injected(name, d); injected_result != kSuccess) return injected_result;
 
-// A device's value at `key` of its "nvml" object, or `fallback`.
+// A device's "nvml" object as it is now: with its "after_mark" object merged in (RFC 7386) once the
+// file that FAKENVML_AFTER_MARK names exists (the fake driver's FAKECUDA_MARK_AFTER_LAUNCHES makes it
+// during a run), so that counters change while a command runs.
+nlohmann::json now(const FakeDevice* d) {
+    nlohmann::json j = d->nvml;
+    const char* mark = std::getenv("FAKENVML_AFTER_MARK");
+    if (mark != nullptr && access(mark, F_OK) == 0 && j.contains("after_mark")) j.merge_patch(j["after_mark"]);
+    return j;
+}
+
+// A device's value at `key` of its "nvml" object (as it is now), or `fallback`.
 template <class T>
 T value(const FakeDevice* d, const char* key, T fallback) {
-    return d->nvml.value(key, fallback);
+    return now(d).value(key, fallback);
 }
 
 }  // namespace
@@ -168,6 +182,8 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(Return r) {
             return "Not Found";
         case kErrorInsufficientSize:
             return "Insufficient Size";
+        case kErrorTimeout:
+            return "Timeout";
         case kErrorDriverNotLoaded:
             return "Driver Not Loaded";
         case kErrorGpuIsLost:
@@ -258,7 +274,7 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetRemappedRows(Device d
                                                                         unsigned int* uncorrected,
                                                                         unsigned int* pending, unsigned int* failure) {
     FAKE_DEVICE_CALL("nvmlDeviceGetRemappedRows")
-    const auto rows = d->nvml.value("remapped_rows", nlohmann::json::object());
+    const auto rows = now(d).value("remapped_rows", nlohmann::json::object());
     *corrected = rows.value("corrected", 0U);
     *uncorrected = rows.value("uncorrected", 0U);
     *pending = rows.value("pending", 0U);
@@ -280,18 +296,27 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetMigMode(Device device
     return kSuccess;
 }
 
-// Lists the profile's "processes" ([{"pid", "used"}]); FAKENVML_SELF_USED=BYTES lists the calling process
+}  // extern "C"
+
+namespace {
+
+// Lists the profile's "processes" ([{"pid", "used", "name"}]; "used": null is a process whose memory NVML
+// cannot give) in the record `Info` of the entry point; FAKENVML_SELF_USED=BYTES lists the calling process
 // too, with that much memory.
-__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses_v3(Device device,
-                                                                                      unsigned int* count,
-                                                                                      ProcessInfo* infos) {
-    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses_v3")
-    std::vector<ProcessInfo> list;
-    for (const auto& p : d->nvml.value("processes", nlohmann::json::array())) {
-        list.push_back({p.at("pid").get<unsigned>(), p.at("used").get<unsigned long long>(), 0xffffffffU, 0xffffffffU});
+template <class Info>
+Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
+    std::vector<Info> list;
+    for (const auto& p : now(d).value("processes", nlohmann::json::array())) {
+        Info info{};
+        info.pid = p.at("pid").get<unsigned>();
+        info.usedGpuMemory = p.at("used").is_null() ? kValueNotAvailable : p.at("used").get<unsigned long long>();
+        list.push_back(info);
     }
     if (const char* self = std::getenv("FAKENVML_SELF_USED"); self != nullptr) {
-        list.push_back({static_cast<unsigned>(getpid()), std::strtoull(self, nullptr, 10), 0xffffffffU, 0xffffffffU});
+        Info info{};
+        info.pid = static_cast<unsigned>(getpid());
+        info.usedGpuMemory = std::strtoull(self, nullptr, 10);
+        list.push_back(info);
     }
     if (infos == nullptr || *count < list.size()) {
         const bool empty = list.empty();
@@ -300,6 +325,126 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcess
     }
     for (size_t i = 0; i < list.size(); ++i) infos[i] = list[i];
     *count = static_cast<unsigned int>(list.size());
+    return kSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses_v3(Device device,
+                                                                                      unsigned int* count,
+                                                                                      ProcessInfo* infos) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses_v3")
+    return list_processes(d, count, infos);
+}
+
+// The unversioned entry point of older NVMLs, with the v1 record (pid and memory only).
+__attribute__((visibility("default"))) Return nvmlDeviceGetComputeRunningProcesses(Device device, unsigned int* count,
+                                                                                   ProcessInfoV1* infos) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetComputeRunningProcesses")
+    return list_processes(d, count, infos);
+}
+
+// The name of a process the profile lists on any device (its "name"), or this process's executable;
+// NVML_ERROR_NOT_FOUND for any other pid.
+__attribute__((visibility("default"))) Return nvmlSystemGetProcessName(unsigned int pid, char* name,
+                                                                       unsigned int length) {
+    if (!state().initialised) return kErrorUninitialized;
+    if (const Return r = injected("nvmlSystemGetProcessName"); r != kSuccess) return r;
+    std::string found;
+    for (const FakeDevice& d : state().devices) {
+        for (const auto& p : now(&d).value("processes", nlohmann::json::array())) {
+            if (p.at("pid").get<unsigned>() == pid && p.contains("name")) found = p.at("name").get<std::string>();
+        }
+    }
+    if (found.empty() && pid == static_cast<unsigned>(getpid())) {
+        char exe[4096] = {};
+        if (readlink("/proc/self/exe", exe, sizeof exe - 1) > 0) found = exe;
+    }
+    if (found.empty()) return kErrorNotFound;
+    if (length == 0) return kErrorInsufficientSize;
+    // NVML cuts a name longer than the buffer.
+    const size_t n = std::min<size_t>(found.size(), length - 1);
+    std::memcpy(name, found.data(), n);
+    name[n] = '\0';
+    return kSuccess;
+}
+
+// Retired pages: the profile's "retired_pages" {"single_bit": N, "double_bit": N, "pending": 0|1};
+// Not Supported without it (GPUs that remap rows instead).
+__attribute__((visibility("default"))) Return nvmlDeviceGetRetiredPages(Device device, int cause, unsigned int* count,
+                                                                        unsigned long long* addresses) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetRetiredPages")
+    const auto j = now(d);
+    if (!j.contains("retired_pages")) return kErrorNotSupported;
+    const unsigned n = j["retired_pages"].value(cause == 0 ? "single_bit" : "double_bit", 0U);
+    if (addresses == nullptr || *count < n) {
+        *count = n;
+        return n == 0 ? kSuccess : kErrorInsufficientSize;
+    }
+    for (unsigned i = 0; i < n; ++i) addresses[i] = 0x100000ULL * (i + 1);
+    *count = n;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetRetiredPagesPendingStatus(Device device, int* pending) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetRetiredPagesPendingStatus")
+    const auto j = now(d);
+    if (!j.contains("retired_pages")) return kErrorNotSupported;
+    *pending = j["retired_pages"].value("pending", 0);
+    return kSuccess;
+}
+
+// Event sets: a set holds the devices registered with it and how many of each device's "xid" events it
+// has delivered; nvmlEventSetWait_v2 gives the next one at once, or times out (10) when none is left.
+struct FakeEventSet {
+    std::vector<std::pair<FakeDevice*, std::size_t>> devices;
+};
+FakeEventSet* fake_set(EventSet set) {
+    return reinterpret_cast<FakeEventSet*>(set);
+}
+
+__attribute__((visibility("default"))) Return nvmlEventSetCreate(EventSet* set) {
+    if (!state().initialised) return kErrorUninitialized;
+    if (const Return r = injected("nvmlEventSetCreate"); r != kSuccess) return r;
+    *set = reinterpret_cast<EventSet>(new FakeEventSet);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetSupportedEventTypes(Device device,
+                                                                               unsigned long long* types) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetSupportedEventTypes")
+    *types = 0x8ULL | 0x1ULL | 0x2ULL;
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceRegisterEvents(Device device, unsigned long long types,
+                                                                       EventSet set) {
+    FAKE_DEVICE_CALL("nvmlDeviceRegisterEvents")
+    if (set == nullptr || (types & 0x8ULL) == 0) return kErrorInvalidArgument;
+    fake_set(set)->devices.emplace_back(d, now(d).value("xid", nlohmann::json::array()).size());  // events from now on
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlEventSetWait_v2(EventSet set, EventData* data,
+                                                                  unsigned int timeout_ms) {
+    (void)timeout_ms;
+    if (!state().initialised) return kErrorUninitialized;
+    if (set == nullptr || data == nullptr) return kErrorInvalidArgument;
+    for (auto& [d, delivered] : fake_set(set)->devices) {
+        const auto xids = now(d).value("xid", nlohmann::json::array());
+        if (delivered >= xids.size()) continue;
+        *data = EventData{reinterpret_cast<Device>(d), 0x8ULL, xids[delivered++].get<unsigned long long>(), 0xffffffffU,
+                          0xffffffffU};
+        return kSuccess;
+    }
+    return kErrorTimeout;
+}
+
+__attribute__((visibility("default"))) Return nvmlEventSetFree(EventSet set) {
+    if (!state().initialised) return kErrorUninitialized;
+    delete fake_set(set);
     return kSuccess;
 }
 

@@ -107,3 +107,6 @@ extern "C" __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cumemctl_ve
     }
     publish_mismatches(count, first, reinterpret_cast<Counters*>(a.counters));
 }
+
+// The memtest kernels share this fatbin (and so the module each context loads once).
+#include "gpu/memtest/memtest_kernels.cuh"

@@ -7,6 +7,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
+#include "gpu/memtest/memtest_pattern.hpp"
 #include "gpu/verify/verify_pattern.hpp"
 
 // The fatbin's first and one-past-last bytes, defined by verify_fatbin.S.
@@ -71,6 +72,9 @@ VerifyKernels load_kernels(const DriverApi& api) {
     VerifyKernels k;
     CU_CALL(api, cuModuleGetFunction, &k.fill, module.get(), verify::kFillKernel);
     CU_CALL(api, cuModuleGetFunction, &k.check, module.get(), verify::kCheckKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.memtest_fill, module.get(), memtest::kFillKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.memtest_check, module.get(), memtest::kCheckKernel);
+    CU_CALL(api, cuModuleGetFunction, &k.memtest_check_write, module.get(), memtest::kCheckWriteKernel);
     CUdevice dev = 0;
     CU_CALL(api, cuCtxGetDevice, &dev);
     int sms = 0;

@@ -9,11 +9,15 @@
 
 namespace cumemctl::gpu {
 
-// The verify kernels of one context, and the grid that fills its device in one wave.
+// The verify kernels of one context (and the memtest kernels of the same module,
+// gpu/memtest/memtest_pattern.hpp), and the grid that fills its device in one wave.
 struct VerifyKernels {
     CUmodule module = nullptr;
     CUfunction fill = nullptr;
     CUfunction check = nullptr;
+    CUfunction memtest_fill = nullptr;
+    CUfunction memtest_check = nullptr;
+    CUfunction memtest_check_write = nullptr;
     unsigned grid = 0;  // multiprocessors x verify::kBlocksPerSm
 };
 

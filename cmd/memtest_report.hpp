@@ -1,0 +1,16 @@
+// memtest's report: each device's JSON, its tables (coverage, patterns with GB/s, NVML before and
+// after, verdict; the mismatches) and its cumemctl_memtest_* gauges labelled with the UUID.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/memtest/memtest.hpp"
+#include "report/report.hpp"
+
+namespace cumemctl::cmd {
+
+nlohmann::json memtest_device_json(const gpu::memtest::DeviceMemtest& d, std::uint64_t leave, unsigned max_records);
+void add_memtest_tables(Report& report, const gpu::memtest::DeviceMemtest& d, std::uint64_t seed);
+void add_memtest_metrics(Report& report, const gpu::memtest::DeviceMemtest& d);
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,128 @@
+#include "gpu/memtest/memtest.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "base/interrupt.hpp"
+#include "gpu/device/memory_props.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/granularity.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/verify/verify_module.hpp"
+#include "util/size.hpp"
+#include "util/stopwatch.hpp"
+
+namespace cumemctl::gpu::memtest {
+namespace {
+
+// The bytes to test and the chunk size, from the free memory and the plan.
+void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
+    const std::uint64_t granule = std::max<std::uint64_t>(d.granularity, 1);
+    if (s.chunk != 0 && s.chunk % granule != 0) throw ChunkGranularityError{d.ordinal, s.chunk, granule};
+    d.chunk = s.chunk != 0 ? s.chunk : std::max(granule, round_down(kDefaultChunk, granule));
+    const std::uint64_t room = d.free_at_start > s.leave ? d.free_at_start - s.leave : 0;
+    std::uint64_t target = room;
+    if (s.size) {
+        target = std::min(*s.size, room);
+        d.size_capped = *s.size > room;
+    } else if (s.fraction) {
+        target = static_cast<std::uint64_t>(std::floor(static_cast<double>(room) * *s.fraction));
+    }
+    d.target = round_down(target, granule);
+    if (d.target > 0) d.chunk = std::min(d.chunk, d.target);
+}
+
+// NVML's handle of the device, or why there is none.
+std::optional<nvml::Device> nvml_device(const nvml::Library* nvml, const std::string& uuid, std::string& why) {
+    if (nvml == nullptr || !nvml->loaded()) {
+        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
+        return std::nullopt;
+    }
+    if (uuid.empty()) {
+        why = "the driver gives no UUID to find the device in NVML by";
+        return std::nullopt;
+    }
+    return nvml->device_by_uuid(uuid, &why);
+}
+
+}  // namespace
+
+DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
+                                 const RunPlan& plan, bool force) {
+    Stopwatch watch;
+    DeviceMemtest d;
+    d.ordinal = device;
+    const DeviceInfo info = query_device(api, device);
+    d.uuid = info.uuid;
+    d.name = info.name;
+    StepLog log(api, {});
+    const std::optional<nvml::Device> handle = nvml_device(nvml, d.uuid, d.nvml_unavailable);
+    if (handle) {
+        const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
+        d.other_processes = nvml::other_processes(list, ::getpid());
+        if (!list.listed) d.processes_unavailable = list.why;
+        if (!d.other_processes.empty() && !force) throw OtherProcessesError{device, d.uuid, d.other_processes};
+    } else {
+        d.processes_unavailable = d.nvml_unavailable;
+    }
+    // Between pattern passes: a process that was not there at the start makes the run give its memory back.
+    RunPlan mine = plan;
+    if (handle) {
+        mine.yield = [nvml, dev = *handle, &d] {
+            for (const auto& p : nvml::other_processes(nvml::list_processes(*nvml, dev), ::getpid())) {
+                const bool known = std::any_of(d.other_processes.begin(), d.other_processes.end(),
+                                               [&](const nvml::GpuProcess& q) { return q.pid == p.pid; });
+                if (!known) return fmt::format("{} appeared on the device", nvml::describe(p));
+            }
+            return std::string();
+        };
+    }
+    std::optional<XidWatch> xids;
+    if (handle) {
+        // NVML's view before this process takes anything: its free memory is the device's before our context.
+        d.health.emplace();
+        d.health->before = nvml::query_memory_health(*nvml, *handle);
+        d.nvml_free_at_start = d.health->before.free;
+        xids.emplace(*nvml, *handle);
+    }
+    try {
+        const PrimaryContext context(api, device);
+        // The kernels, stream, events and mismatch log before the free memory is read: nothing is asked of
+        // the driver once the device is full.
+        std::optional<PatternRunner> runner;
+        log.time("load kernels", "cuModuleLoadData", [&] { runner.emplace(api, mine); });
+        d.free_at_start = current_device_memory(api).free;
+        d.granularity = allocation_granularity(api, allocation_prop(api, MemoryRequest{}, device)).recommended;
+        plan_sizes(d, sizes);
+        {
+            TestMemory memory(api, MemoryPlan{device, d.target, d.chunk, d.granularity}, log);
+            d.tested = memory.bytes();
+            d.chunks = memory.chunks().size();
+            d.shortfall = memory.shortfall();
+            d.run = runner->run(memory);
+            memory.release(log);
+        }
+    } catch (const Interrupted& stop) {
+        // Stopped while the memory was being made: the guards have released it; nothing was tested.
+        d.run.interrupted_by = stop.signal();
+        d.run.stopped_in = "allocation";
+        d.tested = 0;
+    }
+    if (handle && d.health) {
+        d.health->after = nvml::query_memory_health(*nvml, *handle);
+        d.health->xids = xids ? xids->collect() : std::vector<unsigned long long>{};
+        d.health->xid_unavailable = xids ? xids->unavailable() : "";
+    }
+    d.verdict = judge(d.run, d.health ? &*d.health : nullptr, device, d.uuid);
+    d.steps = log.steps();
+    if (log.problem()) d.release_failures.push_back(*log.problem());
+    for (const auto& p : log.undo_failures()) d.release_failures.push_back(p);
+    d.seconds = watch.seconds();
+    return d;
+}
+
+}  // namespace cumemctl::gpu::memtest

@@ -1,0 +1,89 @@
+#include "gpu/memtest/memtest_patterns.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "gpu/memtest/memtest_pattern.hpp"
+
+namespace cumemctl::gpu::memtest {
+namespace {
+
+constexpr Pattern kAll[] = {Pattern::address, Pattern::inversions, Pattern::walking, Pattern::random};
+constexpr std::uint64_t kOnes = ~std::uint64_t{0};
+
+Pass fill(unsigned kind, std::uint64_t param) {
+    return Pass{Pass::Op::fill, kind, param, 0, 0};
+}
+Pass check(unsigned kind, std::uint64_t param) {
+    return Pass{Pass::Op::check, kind, param, 0, 0};
+}
+Pass check_write(unsigned kind, std::uint64_t param, unsigned next_kind, std::uint64_t next_param) {
+    return Pass{Pass::Op::check_write, kind, param, next_kind, next_param};
+}
+
+}  // namespace
+
+std::string pattern_name(Pattern pattern) {
+    switch (pattern) {
+        case Pattern::address:
+            return "address";
+        case Pattern::inversions:
+            return "inversions";
+        case Pattern::walking:
+            return "walking";
+        case Pattern::random:
+            return "random";
+    }
+    return "?";
+}
+
+std::vector<Pattern> default_patterns() {
+    return {std::begin(kAll), std::end(kAll)};
+}
+
+std::vector<Pattern> parse_pattern_list(std::string_view text) {
+    if (text == "all") return default_patterns();
+    std::vector<Pattern> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view name = text.substr(start, comma - start);
+        const auto it =
+            std::find_if(std::begin(kAll), std::end(kAll), [&](Pattern p) { return pattern_name(p) == name; });
+        if (it == std::end(kAll)) {
+            throw Error(ExitCode::usage, fmt::format("'{}' is no memtest pattern", name),
+                        "name patterns from address, inversions, walking and random, separated by commas, or all");
+        }
+        if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+        start = comma + 1;
+    }
+    return out;
+}
+
+std::vector<Pass> pattern_passes(Pattern pattern, std::uint64_t seed) {
+    switch (pattern) {
+        case Pattern::address:
+            return {fill(kAddress, 0), check(kAddress, 0)};
+        case Pattern::inversions:
+            // Zeros everywhere; each word checked for zeros and made ones; each checked for ones and made
+            // zeros again; then zeros checked: both values held by every bit, each change read back.
+            return {fill(kConstant, 0), check_write(kConstant, 0, kConstant, kOnes),
+                    check_write(kConstant, kOnes, kConstant, 0), check(kConstant, 0)};
+        case Pattern::walking:
+            // A walking one in lo (a walking zero in hi), then the halves exchanged.
+            return {fill(kWalking, 0), check_write(kWalking, 0, kWalking, 64), check(kWalking, 64)};
+        case Pattern::random:
+            return {fill(kRandom, seed), check(kRandom, seed)};
+    }
+    return {};
+}
+
+unsigned traffic_per_byte(const std::vector<Pass>& passes) {
+    unsigned bytes = 0;
+    for (const Pass& p : passes) bytes += p.op == Pass::Op::check_write ? 2 : 1;
+    return bytes;
+}
+
+}  // namespace cumemctl::gpu::memtest

@@ -1,0 +1,32 @@
+// The memtest verdict of one device, with the reasons and the remedy an operator acts on: fail on a
+// pattern mismatch, an uncorrectable ECC error during the run, a row remapping failure or a critical
+// XID; warn on corrected errors during the run or a pending remap; pass otherwise.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gpu/memtest/memtest_health.hpp"
+#include "gpu/memtest/memtest_run.hpp"
+
+namespace cumemctl::gpu::memtest {
+
+struct Verdict {
+    enum class Status { pass, warn, fail } status = Status::pass;
+    std::vector<std::string> reasons;  // every finding, the worst first; one line when it passed
+    std::string remedy;                // empty when it passed
+};
+
+// "pass", "warn", "fail".
+std::string status_name(Verdict::Status status);
+
+// Judges a run on GPU `gpu` (named `uuid` in remedies); `health` is null where NVML could not watch
+// the device.
+Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const std::string& uuid);
+
+// {"status", "reasons", "remedy"}.
+nlohmann::json to_json(const Verdict& verdict);
+
+}  // namespace cumemctl::gpu::memtest
