@@ -64,9 +64,15 @@ const char* words(Return r) {
     return r == kSuccess ? "Success" : r == kErrorInsufficientResources ? "Insufficient Resources" : "Not Supported";
 }
 
+Return no_devices(unsigned* count) {
+    *count = 0;
+    return kSuccess;
+}
+
 Library library(bool with_v, bool with_v1) {
     Api api{};
     api.error_string = words;
+    api.device_get_count = no_devices;
     if (with_v) api.device_get_fabric_info_v = fabric_v;
     if (with_v1) api.device_get_fabric_info = fabric_v1;
     return Library::from_table(api);
