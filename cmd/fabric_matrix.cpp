@@ -175,9 +175,11 @@ Table row_table(const Row& row) {
     return t;
 }
 
-void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+void run_rank_mode(Report& report, Driver& driver, const MatrixOptions& o, const MatrixOptions::Plan& p,
+                   const nvml::Library& nvml) {
     RendezvousDir dir = RendezvousDir::open(o.dir);
     RankRequest request;
+    request.nvml = &nvml;
     request.id = p.id;
     request.size = p.size;
     request.handle_type = p.handle_type;
@@ -248,7 +250,7 @@ Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
             throw Error(ExitCode::unavailable, fmt::format("device {} does not exist ({} devices)", p.id.device, count),
                         "give --device, or start one rank per GPU");
         }
-        run_rank_mode(report, driver, o, p);
+        run_rank_mode(report, driver, o, p, open_nvml(globals));
     });
 }
 
