@@ -19,9 +19,13 @@ using namespace imex;
 // What the check found so far: the worst finding decides.
 struct Findings {
     std::vector<DomainFinding> list;
+    std::vector<std::string> remedies;  // the remedy of each finding of `list` ("" for the general one)
     nlohmann::json details = nlohmann::json::object();
 
-    void add(bool fail, std::string text) { list.push_back({fail, std::move(text)}); }
+    void add(bool fail, std::string text, std::string remedy = "") {
+        list.push_back({fail, std::move(text)});
+        remedies.push_back(std::move(remedy));
+    }
     bool any_fail() const {
         return std::any_of(list.begin(), list.end(), [](const DomainFinding& f) { return f.fail; });
     }
@@ -32,14 +36,18 @@ struct Findings {
         if (list.empty()) return CheckOutcome::pass(pass_reason, std::move(details));
         const bool fail = any_fail();
         std::vector<std::string> shown;
-        for (const auto& f : list) {
-            if (f.fail == fail) shown.push_back(f.text);
+        std::string first_remedy;
+        for (std::size_t i = 0; i < list.size(); ++i) {
+            if (list[i].fail != fail) continue;
+            if (shown.empty() && i < remedies.size()) first_remedy = remedies[i];
+            shown.push_back(list[i].text);
         }
+        const std::string& what_to_do = first_remedy.empty() ? remedy : first_remedy;
         std::string reason =
             fmt::format("{}", fmt::join(shown.begin(), shown.begin() + std::min<std::size_t>(shown.size(), 3), "; "));
         if (shown.size() > 3) reason += fmt::format(" (and {} more)", shown.size() - 3);
-        return fail ? CheckOutcome::fail(reason, remedy, std::move(details))
-                    : CheckOutcome::warn(reason, remedy, std::move(details));
+        return fail ? CheckOutcome::fail(reason, what_to_do, std::move(details))
+                    : CheckOutcome::warn(reason, what_to_do, std::move(details));
     }
 };
 
@@ -87,9 +95,13 @@ void check_files(const DoctorContext& ctx, const ImexConfig& config, const std::
                                  "resolved here: check that one of them is this node",
                                  nodes_path, host));
     } else if (!listed) {
-        f.add(true, fmt::format("no local address matches the node file {} ({}): the IMEX daemon exits with 'No "
-                                "matching network interface found'",
-                                nodes_path, fmt::join(nodes.entries, ", ")));
+        f.add(true,
+              fmt::format("no local address matches the node file {} ({}): the IMEX daemon exits with 'No "
+                          "matching network interface found'",
+                          nodes_path, fmt::join(nodes.entries, ", ")),
+              fmt::format("list this node's address (one of {}) in {} on every node of the domain, the same file "
+                          "everywhere, then 'sudo systemctl restart nvidia-imex'",
+                          fmt::join(addresses, ", "), nodes_path));
     }
     if (nodes.skipped_lines > 0) {
         f.add(false, fmt::format("the node file {} has {} comment line{}: IMEX may not skip them", nodes_path,
@@ -97,7 +109,10 @@ void check_files(const DoctorContext& ctx, const ImexConfig& config, const std::
     }
     if (const std::string bind = config.value("BIND_INTERFACE_IP"); !bind.empty()) {
         if (!names_this_node(bind, addresses, host)) {
-            f.add(true, fmt::format("BIND_INTERFACE_IP {} of {} is not an address of this host", bind, config.path));
+            f.add(true, fmt::format("BIND_INTERFACE_IP {} of {} is not an address of this host", bind, config.path),
+                  fmt::format("set BIND_INTERFACE_IP in {} to an address of this host (or leave it empty), then 'sudo "
+                              "systemctl restart nvidia-imex'",
+                              config.path));
         }
     }
 }
@@ -107,7 +122,8 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
                          Findings& f) {
     const std::string ctl = !ctx.options.imex_ctl.empty() ? ctx.options.imex_ctl : find_imex_ctl(ctx.options.sysroot);
     if (ctl.empty()) {
-        f.add(false, "nvidia-imex-ctl was not found, so the domain was not asked");
+        f.add(false, "nvidia-imex-ctl was not found, so the domain was not asked",
+              "install the nvidia-imex package of this driver: it has nvidia-imex-ctl");
         return;
     }
     f.details["imex_ctl"] = ctl;
@@ -124,9 +140,13 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
         return;
     }
     if (q.exit_code != 0) {
-        f.add(true, fmt::format("the IMEX daemon's command service does not answer (nvidia-imex-ctl -q exited with {}: "
-                                "{})",
-                                q.exit_code, q.first_line()));
+        f.add(
+            true,
+            fmt::format("the IMEX daemon's command service does not answer (nvidia-imex-ctl -q exited with {}: "
+                        "{})",
+                        q.exit_code, q.first_line()),
+            "check that the daemon runs and that its command service (IMEX_CMD_ENABLED, IMEX_CMD_PORT) listens "
+            "where nvidia-imex-ctl -c reads it; on an IPv6-only resolver try 'nvidia-imex-ctl -i 127.0.0.1 50005 -q'");
         return;
     }
     if (q.first_line() != "READY") {
@@ -203,7 +223,9 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
     const bool running = imex_daemon_running(ctx.options.sysroot);
     f.details["running"] = running;
     if (!running) {
-        f.add(true, "the IMEX daemon (nvidia-imex) is not running");
+        f.add(true, "the IMEX daemon (nvidia-imex) is not running",
+              "start it: 'sudo systemctl enable --now nvidia-imex'; if it stops again, its reason is in "
+              "/var/log/nvidia-imex.log ('journalctl -u nvidia-imex')");
     } else if (config.command_service()) {
         ask_command_service(ctx, config, addresses, f);
     }
