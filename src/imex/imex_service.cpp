@@ -272,7 +272,9 @@ std::vector<DomainFinding> judge_domain(const DomainStatus& domain, const std::v
         }
     }
     if (self != nullptr) {
-        for (const auto& [peer, status] : self->connections) {
+        for (const auto& connection : self->connections) {
+            const std::string& peer = connection.first;
+            const std::string& status = connection.second;
             if (status == "CONNECTED" || peer == self->index) continue;
             const auto it = std::find_if(domain.nodes.begin(), domain.nodes.end(),
                                          [&](const DomainNode& n) { return n.index == peer; });
