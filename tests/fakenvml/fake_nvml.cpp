@@ -344,8 +344,10 @@ std::string fabric_api(const FakeDevice* d) {
 
 extern "C" {
 
-__attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfo(Device device, GpuFabricInfoV1* info) {
+// Both take void*, as the seam's table declares them (the structure depends on the call and its version).
+__attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfo(Device device, void* raw) {
     FAKE_DEVICE_CALL("nvmlDeviceGetGpuFabricInfo")
+    auto* info = static_cast<GpuFabricInfoV1*>(raw);
     *info = GpuFabricInfoV1{};
     fill_fabric(d, *info);
     return kSuccess;
