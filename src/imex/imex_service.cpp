@@ -179,7 +179,7 @@ bool imex_daemon_running(const std::string& sysroot) {
 
 std::string find_imex_ctl(const std::string& sysroot) {
     for (const char* folder : kImexCtlSearchPath) {
-        const std::string path = sysroot + folder + "/nvidia-imex-ctl";
+        std::string path = sysroot + folder + "/nvidia-imex-ctl";
         if (access(path.c_str(), X_OK) == 0) return path;
     }
     return "";
