@@ -82,7 +82,7 @@ void add_fabric_metrics(Report& report, const gpu::DeviceInfo& d, const std::str
                       "3 completed)",
                       labels, figures ? f.state : nvml::kFabricStateNotSupported);
     if (figures && f.health_summary) {
-        report.add_metric("device_fabric_health_summary",
+        report.add_metric("device_fabric_health_overall",
                           "a GPU's NVLink fabric health summary (0 not supported, 1 healthy, 2 unhealthy, 3 limited "
                           "capacity)",
                           labels, *f.health_summary);
