@@ -6,6 +6,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "devices_fabric.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
 #include "util/size.hpp"
@@ -52,6 +53,7 @@ nlohmann::json device_json(const DeviceInfo& d) {
     j["free_source"] = d.free_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.free_source);
     j["nvml"] = d.nvml ? nvml::to_json(*d.nvml) : nlohmann::json(nullptr);
     if (!d.nvml_error.empty()) j["nvml_error"] = d.nvml_error;
+    j["fabric"] = d.fabric ? nvml::to_json(*d.fabric) : nlohmann::json(nullptr);
     return j;
 }
 
@@ -98,6 +100,7 @@ Table devices_table(const std::vector<DeviceInfo>& devices) {
             [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->persistence_mode) : "unknown"; });
         row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
     }
+    for (auto& r : fabric_rows(devices)) t.rows.push_back(std::move(r));
     for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
         row(std::string(capability_catalogue()[i].label),
             [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
@@ -153,6 +156,7 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
                               static_cast<double>(*d.free_bytes));
         }
         if (d.nvml) add_nvml_metrics(report, d, dev);
+        add_fabric_metrics(report, d, dev);
         for (const auto& cap : d.capabilities) {
             if (!cap.value) continue;  // unknown to this driver: no sample
             if (cap.key == "host_numa_id") {

@@ -11,6 +11,7 @@
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/runner.hpp"
+#include "util/user_group.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -18,11 +19,25 @@ namespace {
 
 using namespace cumemctl::doctor;
 
+// The user whose channel access doctor judges: --user, else in a Slurm prolog the job's user
+// (SLURM_JOB_USER), else "" (this process). An unknown user is a usage error, before the driver loads.
+std::string job_user(const std::string& user) {
+    std::string who = user;
+    const char* context = std::getenv("SLURM_SCRIPT_CONTEXT");
+    const char* job_user = std::getenv("SLURM_JOB_USER");
+    if (who.empty() && context != nullptr && std::string_view(context) == "prolog_slurmd" && job_user != nullptr) {
+        who = job_user;
+    }
+    if (!who.empty()) resolve_owner(who);
+    return who;
+}
+
 // The options as typed.
 struct DoctorCliOptions {
     std::string checks = "all";
     std::string devices;
     bool list = false;
+    std::string imex_config, imex_ctl, user;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -32,6 +47,8 @@ struct DoctorCliOptions {
         parse_device_list(devices);
         options.devices = devices;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+        options.imex_config = imex_config, options.imex_ctl = imex_ctl;
+        options.user = job_user(user);
         return options;
     }
 };
@@ -190,6 +207,14 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
+    app->add_option("--imex-config", opts->imex_config, "the IMEX settings file (imex-domain)")
+        ->type_name("PATH")
+        ->default_str("/etc/nvidia-imex/config.cfg");
+    app->add_option("--imex-ctl", opts->imex_ctl, "the nvidia-imex-ctl to ask (imex-domain)")->type_name("PATH");
+    app->add_option("--user", opts->user,
+                    "judge the IMEX channel nodes for this user, not this process (default in a Slurm prolog: "
+                    "the job's user, SLURM_JOB_USER)")
+        ->type_name("USER");
     app->callback(
         [opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
 }

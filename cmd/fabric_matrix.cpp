@@ -238,7 +238,8 @@ Meeting meet(Report& report, const MatrixOptions& o, const MatrixOptions::Plan& 
     return m;
 }
 
-void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p,
+                   const nvml::Library& nvml) {
     Meeting meeting = meet(report, o, p);
     const RankIdentity& id = meeting.id;
     if (id.device >= count) {
@@ -247,6 +248,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     }
     Rendezvous& rendezvous = *meeting.rendezvous;
     RankRequest request;
+    request.nvml = &nvml;
     request.id = id;
     request.size = p.size;
     request.handle_type = p.handle_type;
@@ -330,7 +332,7 @@ Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
         report.driver = driver.info();
         const int count = driver.init();
         if (p.mode == MatrixOptions::Plan::Mode::local) return run_local_mode(report, driver, count, o, p);
-        run_rank_mode(report, driver, count, o, p);
+        run_rank_mode(report, driver, count, o, p, open_nvml(globals));
     });
 }
 

@@ -62,6 +62,8 @@ Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
         request.imex_channel_dir = o.imex_channel_dir;
         request.driver_version = driver.version();
         if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) request.exchange = &exchange;
+        const nvml::Library nvml = open_nvml(globals);
+        request.nvml = &nvml;
         ran = true;
         matrix::FolderRendezvous rendezvous(dir);
         matrix::run_rank(driver.api(), rendezvous, request, result);

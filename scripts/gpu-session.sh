@@ -51,3 +51,8 @@ run create-pool-fabric.json "$bin" create --pool --size 64MiB --handle-type fabr
 run le-bind.json "$bin" le-bind --device 0 --size 2MiB --json
 run le-bind-limits.json "$bin" le-bind --device 0 --size 2MiB --limits-only --json
 ls -la /dev/nvidia-caps-imex-channels
+step "multi-node NVLink fabric (not attached on a standalone GPU: both checks skip with the reason)"
+nvidia-smi -q | awk '/^    Fabric$/ {p = 1; print; next} p && /^    [^ ]/ {p = 0} p' >"$out/nvidia-smi-fabric.txt"
+run devices-fabric.json "$bin" devices --json
+run doctor-mnnvl.json "$bin" doctor --checks fabric,imex-domain --json
+run doctor-mnnvl.txt "$bin" doctor --checks fabric,imex-domain --no-color

@@ -7,6 +7,7 @@
 
 #include "doctor/imex_survey.hpp"
 #include "doctor/registry.hpp"
+#include "util/user_group.hpp"
 
 namespace cumemctl::doctor {
 using namespace imex;
@@ -70,8 +71,16 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     if (!any_fabric_device(ctx)) {
         return CheckOutcome::skip("no device here supports fabric handles, so no IMEX channel is needed");
     }
-    const ChannelSurvey survey = survey_channels(ctx.options.sysroot);
+    ChannelSurvey survey = survey_channels(ctx.options.sysroot);
+    // doctor --user (or the Slurm job's user): the nodes as that user may open them, not this process.
+    const std::string& user = ctx.options.user;
+    if (!user.empty()) {
+        const Owner who = resolve_owner(user);
+        const std::vector<unsigned> groups = user_groups(who.user.empty() ? user : who.user, who.gid);
+        for (auto& n : survey.nodes) n.usable = channel_usable_by(n, who.uid, groups);
+    }
     nlohmann::json details = to_json(survey);
+    if (!user.empty()) details["user"] = user;
     if (!survey.unreadable.empty()) {
         return CheckOutcome::warn(survey.unreadable, "report this file's text with your driver version", details);
     }
@@ -102,6 +111,15 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
         if (n->usable && usable == nullptr) usable = n;
     }
     if (usable == nullptr) {
+        if (!user.empty()) {
+            return CheckOutcome::warn(
+                fmt::format("user {} can open none of the channel nodes: its fabric handles fail with "
+                            "CUDA_ERROR_NOT_PERMITTED",
+                            user),
+                fmt::format("give {} a channel of its own (owner {}, mode 0600): sudo {}", user, user,
+                            per_user_setup_command(survey.nodes, user)),
+                details);
+        }
         return CheckOutcome::warn(
             fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
                         "CUDA_ERROR_NOT_PERMITTED",

@@ -25,6 +25,9 @@ struct DoctorOptions {
     std::vector<std::string> checks;  // check ids to run; empty runs every check
     std::string devices = "all";      // the --device list
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
+    std::string imex_config;          // the IMEX settings file (imex-domain); "" is /etc/nvidia-imex/config.cfg
+    std::string imex_ctl;             // nvidia-imex-ctl to ask (imex-domain); "" searches where DCGM does
+    std::string user;                 // judge the channel nodes for this user (imex-channels); "" is this process
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the

@@ -33,9 +33,15 @@ const std::vector<CheckSpec>& check_catalogue() {
          "host and host-NUMA memory through cuMemCreate, mapped and checked from the device", check_host_alloc},
         {"fabric-alloc", CheckScope::device,
          "fabric-handle memory created and exported (needs an IMEX channel this process can open)", check_fabric_alloc},
+        {"fabric", CheckScope::device,
+         "the GPU's multi-node NVLink fabric from NVML: state, status, cluster and clique, health; one domain a node",
+         check_fabric},
         {"imex-channels", CheckScope::node,
          "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
          check_imex_channels},
+        {"imex-domain", CheckScope::node,
+         "where a GPU is attached to a multi-node NVLink fabric: the IMEX service, its node file and its domain",
+         check_imex_domain},
     };
     return checks;
 }

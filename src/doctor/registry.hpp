@@ -67,5 +67,7 @@ CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState* device);
 
 }  // namespace cumemctl::doctor

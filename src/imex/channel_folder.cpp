@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,7 +96,34 @@ std::string per_user_setup_command(const std::vector<ChannelEntry>& entries) {
     // Root needs no channel of its own: it names the user to give one to.
     const Owner me = owner_of(::geteuid(), ::getegid());
     const std::string user = me.uid == 0 ? "USER" : me.user.empty() ? std::to_string(me.uid) : me.user;
+    return per_user_setup_command(entries, user);
+}
+
+std::string per_user_setup_command(const std::vector<ChannelEntry>& entries, const std::string& user) {
     return fmt::format("cumemctl imex-setup --channel {} --owner {}", first_free_channel(entries), user);
+}
+
+bool channel_usable_by(const ChannelEntry& entry, unsigned uid, const std::vector<unsigned>& groups) {
+    if (entry.type != 'c') return false;
+    if (uid == 0) return true;
+    // The kernel takes the first class that applies: owner, then group, then others.
+    if (entry.uid == uid) return (entry.mode & 0600) == 0600;
+    if (std::find(groups.begin(), groups.end(), entry.gid) != groups.end()) return (entry.mode & 0060) == 0060;
+    return (entry.mode & 0006) == 0006;
+}
+
+std::vector<unsigned> user_groups(const std::string& name, unsigned gid) {
+    std::vector<gid_t> list(64);
+    int count = static_cast<int>(list.size());
+    if (getgrouplist(name.c_str(), gid, list.data(), &count) < 0) {
+        list.resize(static_cast<std::size_t>(count));
+        if (getgrouplist(name.c_str(), gid, list.data(), &count) < 0) count = 0;
+    }
+    std::vector<unsigned> out{gid};
+    for (int i = 0; i < count; ++i) {
+        if (list[static_cast<std::size_t>(i)] != gid) out.push_back(list[static_cast<std::size_t>(i)]);
+    }
+    return out;
 }
 
 }  // namespace cumemctl::imex

@@ -56,9 +56,19 @@ bool holds_per_user_channels(const std::vector<ChannelEntry>& entries);
 // driver's CreateImexChannel0, so remedies start at 1).
 int first_free_channel(const std::vector<ChannelEntry>& entries, int first = 1);
 
+// Whether the user `uid`, a member of `groups` (its primary group included), may read and write the
+// character device `entry` by its owner, group and mode (root may always), as the kernel decides it for
+// that user's processes; ACLs aside.
+bool channel_usable_by(const ChannelEntry& entry, unsigned uid, const std::vector<unsigned>& groups);
+
+// The groups of user `name` whose primary group is `gid` (getgrouplist), `gid` first.
+std::vector<unsigned> user_groups(const std::string& name, unsigned gid);
+
 // The remedy that gives this process's user a channel of its own, in the form that widens no one
 // else's access: "cumemctl imex-setup --channel 3 --owner alice" (the lowest free channel; the
 // user's name, else its uid; USER when this process is root, which needs none).
 std::string per_user_setup_command(const std::vector<ChannelEntry>& entries);
+// The same for the user `user` (doctor --user).
+std::string per_user_setup_command(const std::vector<ChannelEntry>& entries, const std::string& user);
 
 }  // namespace cumemctl::imex

@@ -3,12 +3,14 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -90,12 +92,18 @@ Process Process::spawn(const SpawnRequest& request) {
     }
     SpawnActions fa;
     posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa.actions, STDERR_FILENO, STDOUT_FILENO);
+    if (request.stdout_fd >= 0 || request.stderr_fd >= 0) {
+        posix_spawn_file_actions_adddup2(&fa.actions, request.stdout_fd >= 0 ? request.stdout_fd : STDERR_FILENO,
+                                         STDOUT_FILENO);
+        if (request.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&fa.actions, request.stderr_fd, STDERR_FILENO);
+    } else {
+        posix_spawn_file_actions_adddup2(&fa.actions, STDERR_FILENO, STDOUT_FILENO);
+    }
     if (moved.valid()) posix_spawn_file_actions_adddup2(&fa.actions, moved.get(), kChildSocketFd);
     // Everything above the descriptors it needs is closed, close-on-exec or not (one inherited without it
     // from whoever started us, a driver's exported handle).
     add_close_from(fa, moved.valid() ? kChildSocketFd + 1 : kChildSocketFd);
-    std::vector<std::string> argv_text{"cumemctl"};
+    std::vector<std::string> argv_text{request.argv0};
     argv_text.insert(argv_text.end(), request.args.begin(), request.args.end());
     std::vector<std::string> env_text = environment_with(environ, request.env);
     std::vector<char*> argv = c_strings(argv_text);
@@ -173,6 +181,57 @@ std::optional<int> Process::reap_until(std::chrono::steady_clock::time_point dea
         if (interruptible) check_interrupted();
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+}
+
+CapturedRun run_captured(SpawnRequest request, Timeout limit) {
+    int out_pipe[2], err_pipe[2];
+    if (pipe2(out_pipe, O_CLOEXEC) != 0) throw Error(ExitCode::failed, fmt::format("pipe: {}", std::strerror(errno)));
+    UniqueFd out_read(out_pipe[0]), out_write(out_pipe[1]);
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) throw Error(ExitCode::failed, fmt::format("pipe: {}", std::strerror(errno)));
+    UniqueFd err_read(err_pipe[0]), err_write(err_pipe[1]);
+    request.stdout_fd = out_write.get();
+    request.stderr_fd = err_write.get();
+    Process child = Process::spawn(request);
+    out_write.reset();
+    err_write.reset();
+    CapturedRun run;
+    const auto deadline = std::chrono::steady_clock::now() + limit;
+    struct Stream {
+        UniqueFd* fd;
+        std::string* text;
+    } streams[] = {{&out_read, &run.out}, {&err_read, &run.err}};
+    // Read until both pipes end (the program and anything it started have closed them) or time is up.
+    while (out_read.valid() || err_read.valid()) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) break;
+        pollfd fds[2];
+        nfds_t n = 0;
+        for (auto& s : streams) {
+            if (s.fd->valid()) fds[n++] = pollfd{s.fd->get(), POLLIN, 0};
+        }
+        const int ready = poll(fds, n, static_cast<int>(std::min<long long>(left.count(), 50)));
+        check_interrupted();
+        if (ready <= 0) continue;
+        for (auto& s : streams) {
+            if (!s.fd->valid()) continue;
+            for (nfds_t i = 0; i < n; ++i) {
+                if (fds[i].fd != s.fd->get() || fds[i].revents == 0) continue;
+                char buffer[4096];
+                const ssize_t got = read(s.fd->get(), buffer, sizeof buffer);
+                if (got > 0 && s.text->size() < kCaptureLimit) {
+                    s.text->append(
+                        buffer, std::min<std::size_t>(static_cast<std::size_t>(got), kCaptureLimit - s.text->size()));
+                } else if (got == 0 || (got < 0 && errno != EINTR && errno != EAGAIN)) {
+                    s.fd->reset();
+                }
+            }
+        }
+    }
+    const auto left = std::chrono::duration_cast<Timeout>(deadline - std::chrono::steady_clock::now());
+    run.status = child.wait(std::max(left, Timeout(0)));
+    if (!run.status) child.stop_and_wait(Timeout(200));
+    return run;
 }
 
 std::vector<std::string> environment_with(const char* const* env,

@@ -33,6 +33,9 @@ struct SpawnRequest {
     std::vector<std::string> args;                         // argv[1..]; argv[0] is "cumemctl"
     std::vector<std::pair<std::string, std::string>> env;  // set (or replace) in the child's environment
     int pass_fd = -1;                                      // handed to the child as kChildSocketFd; -1: none
+    std::string argv0 = "cumemctl";                        // argv[0] (another program's own name)
+    int stdout_fd = -1;                                    // the child's stdout and stderr; -1: our stderr
+    int stderr_fd = -1;
 };
 
 // A started child process, waited for exactly once.
@@ -70,6 +73,20 @@ private:
     std::optional<int> reap_until(std::chrono::steady_clock::time_point deadline, bool interruptible, int& error);
     pid_t pid_ = -1;  // -1 once reaped
 };
+
+// What a program run by run_captured printed and how it ended.
+struct CapturedRun {
+    std::optional<int> status;  // its wait status; nullopt when it ran past the time limit (it was killed)
+    std::string out;            // stdout and stderr, each cut at kCaptureLimit bytes
+    std::string err;
+};
+inline constexpr std::size_t kCaptureLimit = 1 << 20;
+
+// Runs a program (request.executable, not our own) to its end, at most `limit`: its stdout and stderr
+// read through pipes while it runs, and a program still running then stopped (SIGTERM, then SIGKILL) and
+// reaped, so that the caller waits `limit` and a little more, whatever the program does. Throws Error
+// (failed) when it cannot start, Interrupted on SIGINT or SIGTERM (the program is ended).
+CapturedRun run_captured(SpawnRequest request, Timeout limit);
 
 // The environment `env` (NAME=value strings, as environ) with `overrides` set or replaced.
 std::vector<std::string> environment_with(const char* const* env,

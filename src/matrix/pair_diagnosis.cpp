@@ -22,6 +22,23 @@ std::string driver_text(int version) {
     return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 
+// Why the GPUs of two ranks are in different NVLink domains by their cards, or "" when they are in one,
+// neither is attached, or a card cannot say.
+std::string domain_split(const Card& a, const Card& b) {
+    if (!a.fabric_attached || !b.fabric_attached || (!*a.fabric_attached && !*b.fabric_attached)) return "";
+    auto where = [](const Card& c) {
+        return c.fabric_attached.value_or(false) ? fmt::format("is in NVLink domain {}", fabric_domain_of(c))
+                                                 : std::string("is not attached to a multi-node NVLink fabric");
+    };
+    if (fabric_domain_of(a) == fabric_domain_of(b)) return "";
+    std::string split = fmt::format("the GPU of {} {}, the GPU of {} {}", who(a), where(a), who(b), where(b));
+    if (*a.fabric_attached && *b.fabric_attached && a.fabric_clique == b.fabric_clique) {
+        split += fmt::format(" (clique {} on both, in two clusters: only the cluster UUID tells them apart)",
+                             a.fabric_clique);
+    }
+    return split;
+}
+
 }  // namespace
 
 std::string diagnosis_of(const Problem& problem) {
@@ -84,6 +101,15 @@ Cell checked_cell(const Card& mine, const Card& peer, const gpu::VerifyResult& c
 Cell failed_cell(const Card& mine, const Card& peer, Problem problem, bool fabric) {
     std::string kind = diagnosis_of(problem);
     problem.message = fmt::format("{} reading {}: {}", who(mine), who(peer), problem.message);
+    if (const std::string split = fabric ? domain_split(mine, peer) : ""; !split.empty()) {
+        problem.cause = fmt::format("different NVLink domains: {}; fabric memory is shared only within one{}", split,
+                                    problem.cause.empty() ? "" : " (" + problem.cause + ")");
+        problem.remedy =
+            "run the ranks that share memory on GPUs of one NVLink domain (the same cluster UUID and clique: "
+            "'cumemctl devices' or the Fabric section of 'nvidia-smi -q' on each node), or check the NVLink "
+            "partition the nodes were given";
+        return failure(peer.rank, "nvlink-domain", std::move(problem));
+    }
     if (fabric && kind == "imex-channel" && mine.rank != peer.rank) {
         problem.cause += (problem.cause.empty() ? "" : "; ") +
                          fmt::format(

@@ -1,7 +1,8 @@
 // The diagnosis of one pair of a fabric-matrix run (an importer reading an exporter's memory): the
 // cell for a pass with its read bandwidth, or for a failure with a name for the kind of failure, a
 // cause and a remedy: no IMEX channel for this user ("imex-channel"), not one IMEX domain or no IMEX
-// service ("imex-domain"), a rank that never came ("missing"), a pattern mismatch ("mismatch"),
+// service ("imex-domain"), GPUs in different NVLink domains by their cards' cluster UUID and clique
+// ("nvlink-domain"), a rank that never came ("missing"), a pattern mismatch ("mismatch"),
 // different cumemctl or driver versions ("version"), a file in the folder that was refused
 // ("invalid-file"), a rank that had no memory to offer ("rank-failed"), or a driver failure ("driver").
 #pragma once

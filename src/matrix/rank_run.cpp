@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "nvml/fabric_info.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/device/memory_props.hpp"
@@ -44,6 +45,20 @@ std::string gpu_uuid_of(const DriverApi& api, int device) {
         return "";
     }
     return format_uuid(uuid);
+}
+
+// The card's NVLink domain, from NVML's fabric info of the card's GPU (found by UUID).
+void fill_fabric_domain(const nvml::Library* nvml, Card& card) {
+    if (nvml == nullptr || card.gpu_uuid.empty()) return;
+    const auto device = nvml->device_by_uuid(card.gpu_uuid);
+    if (!device) return;
+    const nvml::FabricInfo fabric = nvml::query_fabric_info(*nvml, *device);
+    if (!nvml::fabric_answered(fabric)) return;
+    card.fabric_attached = nvml::fabric_attached(fabric);
+    if (*card.fabric_attached) {
+        card.fabric_cluster_uuid = nvml::cluster_uuid_text(fabric);
+        card.fabric_clique = fabric.clique_id;
+    }
 }
 
 }  // namespace
@@ -308,6 +323,7 @@ void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, 
         try {
             log.time("context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.id.device); });
             result.card.gpu_uuid = gpu_uuid_of(api, request.id.device);
+            fill_fabric_domain(request.nvml, result.card);
         } catch (const Error& e) {
             result.problem = e.problem();
         }

@@ -19,6 +19,7 @@
 #include "matrix/rank_identity.hpp"
 #include "matrix/records.hpp"
 #include "matrix/rendezvous.hpp"
+#include "nvml/nvml.hpp"
 #include "steps/step.hpp"
 
 namespace cumemctl::matrix {
@@ -34,6 +35,7 @@ struct RankRequest {
     std::string imex_channel_dir = imex::kImexChannelDir;
     int driver_version = 0;
     const DescriptorExchange* exchange = nullptr;  // posix-fd: the coordinator's socket
+    const nvml::Library* nvml = nullptr;           // where given, the card carries the GPU's NVLink domain
 };
 
 // What the rank did and saw.

@@ -141,14 +141,23 @@ std::string done_name(const std::string& run, int rank) {
 }
 
 nlohmann::json to_json(const Card& c) {
-    return {{"format", kCardFormat}, {"format_version", kFormatVersion},
-            {"run", c.run},          {"rank", c.rank},
-            {"ranks", c.ranks},      {"host", c.host},
-            {"device", c.device},    {"gpu_uuid", c.gpu_uuid},
-            {"size", c.size},        {"handle_type", c.handle_type},
-            {"handle", c.handle},    {"seed", c.seed},
-            {"version", c.version},  {"driver_version", c.driver_version},
-            {"pid", c.pid},          {"error", problem_or_null(c.error)}};
+    nlohmann::json j = {{"format", kCardFormat}, {"format_version", kFormatVersion},
+                        {"run", c.run},          {"rank", c.rank},
+                        {"ranks", c.ranks},      {"host", c.host},
+                        {"device", c.device},    {"gpu_uuid", c.gpu_uuid},
+                        {"size", c.size},        {"handle_type", c.handle_type},
+                        {"handle", c.handle},    {"seed", c.seed},
+                        {"version", c.version},  {"driver_version", c.driver_version},
+                        {"pid", c.pid},          {"error", problem_or_null(c.error)}};
+    j["fabric_attached"] = c.fabric_attached ? nlohmann::json(*c.fabric_attached) : nlohmann::json(nullptr);
+    j["fabric_cluster_uuid"] = c.fabric_cluster_uuid;
+    j["fabric_clique"] = c.fabric_clique;
+    return j;
+}
+
+std::string fabric_domain_of(const Card& card) {
+    if (!card.fabric_attached.value_or(false)) return "";
+    return fmt::format("{}.{}", card.fabric_cluster_uuid, card.fabric_clique);
 }
 
 nlohmann::json to_json(const Cell& c) {
@@ -186,6 +195,19 @@ Card card_from_json(const nlohmann::json& j) {
     c.driver_version = static_cast<int>(f.integer("driver_version", 0, 1 << 30));
     c.pid = static_cast<int>(f.integer("pid", 0, 1 << 30));
     c.error = f.problem_or_null("error");
+    // The NVLink domain: absent from the cards of an older cumemctl.
+    if (j.contains("fabric_attached")) {
+        const auto& attached = f.at("fabric_attached");
+        if (!attached.is_null() && !attached.is_boolean()) invalid("the card's 'fabric_attached' is not a boolean");
+        if (attached.is_boolean()) c.fabric_attached = attached.get<bool>();
+        c.fabric_cluster_uuid = f.text("fabric_cluster_uuid");
+        c.fabric_clique = static_cast<unsigned>(f.integer("fabric_clique", 0, 0xffffffffLL));
+        if (c.fabric_attached.value_or(false) &&
+            (c.fabric_cluster_uuid.size() != 36 ||
+             c.fabric_cluster_uuid.find_first_not_of("0123456789abcdef-") != std::string::npos)) {
+            invalid("the card's fabric cluster UUID is not 8-4-4-4-12 lowercase hex");
+        }
+    }
     f.done();
     if (c.handle_type != "fabric" && c.handle_type != "posix-fd") {
         invalid(fmt::format("the card's handle type '{}' is neither fabric nor posix-fd", c.handle_type));

@@ -38,7 +38,16 @@ struct Card {
     int driver_version = 0;
     int pid = 0;
     std::optional<Problem> error;  // why this rank has no memory to offer
+    // The GPU's multi-node NVLink domain from NVML: attached or not (nullopt: NVML could not say), and
+    // where attached its cluster UUID and clique (clique 32766 recurs on every rack: only the pair names
+    // a domain). Cards without them (an older cumemctl) are read as unknown.
+    std::optional<bool> fabric_attached;
+    std::string fabric_cluster_uuid;
+    unsigned fabric_clique = 0;
 };
+
+// "<cluster UUID>.<clique>" of an attached card, "" otherwise.
+std::string fabric_domain_of(const Card& card);
 
 // What one importer found for one exporter's memory.
 struct Cell {

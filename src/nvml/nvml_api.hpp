@@ -22,6 +22,7 @@ inline constexpr Return kErrorLibraryNotFound = 12;
 inline constexpr Return kErrorFunctionNotFound = 13;
 inline constexpr Return kErrorGpuIsLost = 15;
 inline constexpr Return kErrorResetRequired = 16;
+inline constexpr Return kErrorInsufficientResources = 23;
 inline constexpr Return kErrorArgumentVersionMismatch = 25;
 inline constexpr Return kErrorUnknown = 999;
 
@@ -100,6 +101,12 @@ static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessIn
                   sizeof(ProcessInfoV1) == 16 && sizeof(EventData) == 32,
               "NVML's layouts on x86-64");
 
+}  // namespace cumemctl::nvml
+
+#include "nvml/fabric_api.hpp"  // the fabric info structures (v1, v2, v3) behind the void* below
+
+namespace cumemctl::nvml {
+
 // The entry points: X(field, symbol, required, return type, parameters). Optional ones may be missing
 // from an older or a fake library; their field is then null and callers treat them as unsupported.
 #define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                            \
@@ -110,6 +117,8 @@ static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessIn
     X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*))        \
     X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                         \
     X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))             \
+    X(device_get_fabric_info, "nvmlDeviceGetGpuFabricInfo", false, Return, (Device, void*))                      \
+    X(device_get_fabric_info_v, "nvmlDeviceGetGpuFabricInfoV", false, Return, (Device, void*))                   \
     X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                       \
     X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))               \
     X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))          \

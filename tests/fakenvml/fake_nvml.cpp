@@ -9,7 +9,8 @@
 // H100 or H200), xid [N...] (XID critical error events delivered to event sets), and "after_mark" (the
 // same fields, in force once FAKENVML_AFTER_MARK's file exists);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
-// ORDINAL). Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
+// ORDINAL). A device's "fabric" object gives its multi-node NVLink fabric info (see the fabric block below).
+// Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
 // points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
@@ -190,6 +191,12 @@ __attribute__((visibility("default"))) const char* nvmlErrorString(Return r) {
             return "GPU is lost";
         case kErrorResetRequired:
             return "GPU requires restart";
+        case kErrorFunctionNotFound:
+            return "Function Not Found";
+        case kErrorInsufficientResources:
+            return "Insufficient Resources";
+        case kErrorArgumentVersionMismatch:
+            return "Argument version mismatch";
         default:
             return "Unknown Error";
     }
@@ -446,6 +453,75 @@ __attribute__((visibility("default"))) Return nvmlEventSetFree(EventSet set) {
     if (!state().initialised) return kErrorUninitialized;
     delete fake_set(set);
     return kSuccess;
+}
+
+}  // extern "C"
+
+// ---- GPU fabric info (multi-node NVLink) ----
+namespace {
+
+// A device's "nvml": {"fabric": {...}} gives what NVML answers: "state" (0 not supported, 1 not
+// started, 2 in progress, 3 completed), "status" (an NVML return code), "cluster_uuid" (32 hex digits),
+// "clique_id", "health_mask", "health_summary", and "api": "v3" (default: the V call takes v3 and v2, as
+// R580 does), "v2" (a 12.x library: the V call answers ARGUMENT_VERSION_MISMATCH to v3) or "v1" (the V
+// call answers FUNCTION_NOT_FOUND; only nvmlDeviceGetGpuFabricInfo works). Without "fabric" a device
+// answers as the standalone H200 does (mnnvl-facts.md §1.4, [H200-probe]): success, state NOT_SUPPORTED,
+// everything zero. FAKENVML_INJECT=nvmlDeviceGetGpuFabricInfoV=3 gives the other shape of "not attached".
+
+// The fabric fields of a device's profile, filled into whichever version was asked for.
+template <class Info>
+void fill_fabric(const FakeDevice* d, Info& info) {
+    const auto f = d->nvml.value("fabric", nlohmann::json::object());
+    const std::string hex = f.value("cluster_uuid", std::string(32, '0'));
+    for (unsigned i = 0; i < kFabricUuidLength && 2 * i + 1 < hex.size(); ++i) {
+        info.clusterUuid[i] = static_cast<unsigned char>(std::stoul(hex.substr(2 * i, 2), nullptr, 16));
+    }
+    info.status = f.value("status", 0);
+    info.cliqueId = f.value("clique_id", 0U);
+    info.state = static_cast<unsigned char>(f.value("state", 0));
+}
+
+std::string fabric_api(const FakeDevice* d) {
+    return d->nvml.value("fabric", nlohmann::json::object()).value("api", std::string("v3"));
+}
+
+}  // namespace
+
+extern "C" {
+
+// Both take void*, as the seam's table declares them (the structure depends on the call and its version).
+__attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfo(Device device, void* raw) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetGpuFabricInfo")
+    auto* info = static_cast<GpuFabricInfoV1*>(raw);
+    *info = GpuFabricInfoV1{};
+    fill_fabric(d, *info);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfoV(Device device, void* raw) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetGpuFabricInfoV")
+    const std::string api = fabric_api(d);
+    if (api == "v1") return kErrorFunctionNotFound;
+    const unsigned version = *static_cast<unsigned*>(raw);
+    const auto f = d->nvml.value("fabric", nlohmann::json::object());
+    if (version == kGpuFabricInfoV3Version && api == "v3") {
+        auto* info = static_cast<GpuFabricInfoV3*>(raw);
+        *info = GpuFabricInfoV3{};
+        info->version = version;
+        fill_fabric(d, *info);
+        info->healthMask = f.value("health_mask", 0U);
+        info->healthSummary = static_cast<unsigned char>(f.value("health_summary", 0));
+        return kSuccess;
+    }
+    if (version == kGpuFabricInfoV2Version) {
+        auto* info = static_cast<GpuFabricInfoV2*>(raw);
+        *info = GpuFabricInfoV2{};
+        info->version = version;
+        fill_fabric(d, *info);
+        info->healthMask = f.value("health_mask", 0U);
+        return kSuccess;
+    }
+    return kErrorArgumentVersionMismatch;
 }
 
 }  // extern "C"

@@ -123,7 +123,7 @@ TEST_CASE("no device is a failed devices check, and nothing per device runs") {
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
     const DoctorRun run = run_doctor(driver, DoctorOptions{});
     CHECK(find(run, "devices").outcome.status == CheckStatus::fail);
-    CHECK(run.results.size() == 3);
+    CHECK(run.results.size() == 4);  // driver, devices, imex-channels, imex-domain
     CHECK(run.device_count == 0);
 }
 

@@ -9,13 +9,13 @@ using namespace cumemctl::gpu;
 namespace {
 
 // What the guards called, and what the next calls answer.
-struct Calls {
+struct VmmCalls {
     int release = 0, free = 0, unmap = 0, map = 0;
     CUresult release_result = CUDA_SUCCESS;
     CUresult map_result = CUDA_SUCCESS;
 };
-Calls& calls() {
-    static Calls c;
+VmmCalls& calls() {
+    static VmmCalls c;
     return c;
 }
 

@@ -146,6 +146,7 @@ void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<D
             d.nvml_error = d.uuid.empty() ? "the driver gives no UUID to find the device in NVML by" : why;
         } else {
             d.nvml = nvml::query_memory_health(nvml, *handle);
+            d.fabric = nvml::query_fabric_info(nvml, *handle);
             if (d.nvml->free) {
                 d.free_bytes = d.nvml->free;
                 d.free_source = "nvml";

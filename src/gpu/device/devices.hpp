@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "nvml/fabric_info.hpp"
 #include "nvml/memory_health.hpp"
 
 namespace cumemctl::gpu {
@@ -40,6 +41,7 @@ struct DeviceInfo {
     std::string free_source;
     std::string nvml_error;                  // why NVML gave nothing for this device, when it did not
     std::optional<nvml::MemoryHealth> nvml;  // what NVML knows of the device's memory
+    std::optional<nvml::FabricInfo> fabric;  // its multi-node NVLink fabric, as NVML reports it
     std::vector<Capability> capabilities;
 };
 

@@ -1,0 +1,106 @@
+// The multi-node NVLink checks: each GPU's place in the NVLink fabric (NVML's fabric info) and the IMEX
+// domain of the node (the service, its files, nvidia-imex-ctl). A node without multi-node NVLink skips
+// both with the reason, never fails (the field's false alarms: DCGM#308, NVSentinel#1471, aicr#2641).
+#include <sys/stat.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "imex/imex_service.hpp"
+#include "nvml/fabric_info.hpp"
+#include "util/host.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+using nvml::FabricInfo;
+using nvml::FabricVerdict;
+
+std::string imex_config_path(const DoctorContext& ctx) {
+    return ctx.options.imex_config.empty() ? std::string(imex::kImexConfigPath) : ctx.options.imex_config;
+}
+
+// Whether the node is set up for IMEX: its settings file exists.
+bool imex_configured(const DoctorContext& ctx) {
+    struct stat st {};
+    return stat(ctx.path(imex_config_path(ctx)).c_str(), &st) == 0;
+}
+
+// Why NVML cannot be asked, or "" when it can.
+std::string no_nvml(const DoctorContext& ctx) {
+    if (ctx.nvml == nullptr) return "NVML was not loaded";
+    if (!ctx.nvml->loaded()) return ctx.nvml->info().error;
+    return "";
+}
+
+// Every GPU of the node as NVML lists it (whatever CUDA_VISIBLE_DEVICES hides), with its fabric info.
+std::vector<std::pair<std::string, FabricInfo>> node_fabric(const DoctorContext& ctx) {
+    std::vector<std::pair<std::string, FabricInfo>> out;
+    for (const std::string& uuid : ctx.nvml->uuids()) {
+        if (const auto handle = ctx.nvml->device_by_uuid(uuid)) {
+            out.emplace_back(uuid, nvml::query_fabric_info(*ctx.nvml, *handle));
+        }
+    }
+    return out;
+}
+
+std::string fabric_remedy(int gpu, const std::string& uuid) {
+    return fmt::format(
+        "check the NVLink fabric of this node: 'systemctl status nvidia-fabricmanager' (and on GB200/GB300 the "
+        "NVLink subnet manager, NVLSM, and the NMX controller), the Fabric section of 'nvidia-smi -q -i {}' "
+        "(GPU {}), and that the node's NVLink partition is assigned and whole; drain the node until the fabric "
+        "is healthy",
+        uuid, gpu);
+}
+
+}  // namespace
+
+CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
+    if (const std::string why = no_nvml(ctx); !why.empty()) {
+        return CheckOutcome::skip(fmt::format("no NVML to ask about the NVLink fabric: {}", why),
+                                  {{"nvml_error", why}});
+    }
+    const gpu::DeviceInfo& info = device->info();
+    std::string why;
+    const auto handle = info.uuid.empty() ? std::nullopt : ctx.nvml->device_by_uuid(info.uuid, &why);
+    if (!handle) {
+        if (info.uuid.empty()) why = "the driver gives no UUID to find the device in NVML by";
+        return CheckOutcome::skip(why, {{"nvml_error", why}});
+    }
+    const FabricInfo fabric = nvml::query_fabric_info(*ctx.nvml, *handle);
+    const bool configured = imex_configured(ctx);
+    nlohmann::json details = nvml::to_json(fabric);
+    details["uuid"] = info.uuid;
+    details["imex_configured"] = configured;
+    const int gpu = device->ordinal();
+    if (const std::string split = nvml::fabric_disagreement(node_fabric(ctx)); !split.empty()) {
+        return CheckOutcome::fail(
+            split,
+            "every GPU of a node must be in one NVLink domain: compare the Fabric section (ClusterUUID, CliqueId, "
+            "State) of 'nvidia-smi -q' on each GPU, check 'systemctl status nvidia-fabricmanager' and NVLSM, and "
+            "the NVLink partition the node's GPUs were given",
+            std::move(details));
+    }
+    const FabricVerdict verdict = nvml::judge_fabric(fabric, configured);
+    switch (verdict.status) {
+        case FabricVerdict::Status::not_attached:
+            return CheckOutcome::skip(verdict.reason, std::move(details));
+        case FabricVerdict::Status::unknown:
+            if (!configured) return CheckOutcome::skip(verdict.reason, std::move(details));
+            return CheckOutcome::warn(
+                fmt::format("NVML cannot say whether the GPU joined its NVLink fabric: {}", verdict.reason),
+                fabric_remedy(gpu, info.uuid), std::move(details));
+        case FabricVerdict::Status::warn:
+            return CheckOutcome::warn(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
+        case FabricVerdict::Status::fail:
+            return CheckOutcome::fail(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
+        case FabricVerdict::Status::pass:
+            break;
+    }
+    return CheckOutcome::pass(verdict.reason, std::move(details));
+}
+
+}  // namespace cumemctl::doctor
