@@ -23,6 +23,7 @@ struct DoctorCliOptions {
     std::string checks = "all";
     std::string devices;
     bool list = false;
+    bool expect_idle = false;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -31,6 +32,7 @@ struct DoctorCliOptions {
         if (checks != "all") options.checks = parsed;
         parse_device_list(devices);
         options.devices = devices;
+        options.expect_idle = expect_idle;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
         return options;
     }
@@ -48,17 +50,18 @@ std::string_view scope_name(CheckScope scope) {
     return "node";
 }
 
-// pass, warn or fail for the whole run (skips do not count).
-std::string_view overall(const std::array<int, 4>& counts) {
+// pass, warn, busy or fail for the whole run (skips do not count; busy is no failure).
+std::string_view overall(const std::array<int, kStatusCount>& counts) {
     if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
+    if (counts[static_cast<std::size_t>(CheckStatus::busy)] > 0) return "busy";
     if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
     return "pass";
 }
 
-std::string summary_line(const std::array<int, 4>& counts) {
+std::string summary_line(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
-    const char* words[] = {"passed", "warned", "failed", "skipped"};
-    for (std::size_t i : {2u, 1u, 0u, 3u}) {
+    const char* words[] = {"passed", "warned", "failed", "skipped", "busy"};
+    for (std::size_t i : {2u, 4u, 1u, 0u, 3u}) {
         if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
@@ -107,7 +110,7 @@ MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
 
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
-                                                CheckStatus::skip};
+                                                CheckStatus::skip, CheckStatus::busy};
     for (const auto& r : run.results) {
         const MetricLabels base = check_labels(run, r);
         for (CheckStatus s : kStatuses) {
@@ -134,7 +137,8 @@ void fill_report(Report& report, const DoctorRun& run) {
     for (const auto& r : run.results) checks.push_back(to_json(r));
     report.results = {
         {"status", overall(counts)},
-        {"summary", {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}}},
+        {"summary",
+         {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}, {"busy", counts[4]}}},
         {"seconds", run.seconds},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
         {"devices", run.devices},
@@ -190,6 +194,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
+    app->add_flag("--expect-idle", opts->expect_idle,
+                  "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(
         [opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
 }

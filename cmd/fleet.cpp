@@ -33,7 +33,7 @@ nlohmann::json node_json(const NodeSummary& n) {
 }
 
 nlohmann::json summary_json(const FleetSummary& s, int inputs) {
-    std::map<std::string, int> counts{{"pass", 0}, {"warn", 0}, {"fail", 0}, {"error", 0}, {"unknown", 0}};
+    std::map<std::string, int> counts{{"pass", 0}, {"warn", 0}, {"busy", 0}, {"fail", 0}, {"error", 0}, {"unknown", 0}};
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : s.nodes) {
         ++counts[n.status];
@@ -64,8 +64,9 @@ std::string title(const FleetSummary& s) {
     std::map<std::string, int> counts;
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
-    for (const char* status : {"fail", "error", "warn", "pass", "unknown"}) {
+    for (const char* status : {"fail", "error", "busy", "warn", "pass", "unknown"}) {
         const char* word = std::string_view(status) == "fail"    ? "failed"
+                           : std::string_view(status) == "busy"  ? "busy"
                            : std::string_view(status) == "warn"  ? "warned"
                            : std::string_view(status) == "pass"  ? "passed"
                            : std::string_view(status) == "error" ? "with errors"

@@ -14,6 +14,8 @@ std::string_view status_name(CheckStatus status) {
             return "fail";
         case CheckStatus::skip:
             return "skip";
+        case CheckStatus::busy:
+            return "busy";
     }
     return "fail";
 }
@@ -32,6 +34,10 @@ CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, nlohmann
 
 CheckOutcome CheckOutcome::skip(std::string reason, nlohmann::json details) {
     return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt};
+}
+
+CheckOutcome CheckOutcome::busy(std::string reason, std::string remedy, nlohmann::json details) {
+    return CheckOutcome{CheckStatus::busy, std::move(reason), std::move(remedy), std::move(details), std::nullopt};
 }
 
 CheckOutcome CheckOutcome::with_details(nlohmann::json d) const {

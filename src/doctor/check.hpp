@@ -1,6 +1,7 @@
 // The result model of `doctor`: a check's status, why, what to do, how long it took.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,10 +24,12 @@ inline constexpr const char* kDetailNames = "names";
 inline constexpr const char* kDetailCapabilities = "capabilities";
 
 // pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
-// or could not be tried (the reason says which).
-enum class CheckStatus { pass, warn, fail, skip };
+// or could not be tried (the reason says which); busy: could not be tried because other processes,
+// which NVML names, hold the device's memory or its exclusive-process context (a job, not a fault).
+enum class CheckStatus { pass, warn, fail, skip, busy };
+inline constexpr std::size_t kStatusCount = 5;
 
-// "pass", "warn", "fail", "skip".
+// "pass", "warn", "fail", "skip", "busy".
 std::string_view status_name(CheckStatus status);
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
@@ -42,6 +45,7 @@ struct CheckOutcome {
     static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome fail(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome skip(std::string reason, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome busy(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
 
     // The same outcome with `details` instead of its own.
     CheckOutcome with_details(nlohmann::json details) const;

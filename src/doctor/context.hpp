@@ -25,6 +25,7 @@ struct DoctorOptions {
     std::vector<std::string> checks;  // check ids to run; empty runs every check
     std::string devices = "all";      // the --device list
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
+    bool expect_idle = false;         // other processes holding a device's memory are a failure, not busy
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the

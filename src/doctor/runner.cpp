@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
@@ -51,6 +52,9 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
         r.outcome = CheckOutcome::fail(std::string("internal error: ") + e.what(),
                                        "this is a bug in cumemctl; please report it with the command line");
     }
+    // Out of memory or held in exclusive-process mode: busy beside other processes, or broken.
+    if (device != nullptr && may_be_held(spec.id, r.outcome))
+        r.outcome = judge_held(ctx, *device, std::move(r.outcome));
     r.seconds = watch.seconds();
     if (phase_timing_enabled()) {
         mark_phase(device != nullptr ? fmt::format("doctor: {} (device {})", spec.id, device->ordinal())
@@ -186,8 +190,8 @@ std::string uuid_of(const DoctorRun& run, int ordinal) {
     return {};
 }
 
-std::array<int, 4> count_statuses(const std::vector<CheckResult>& results) {
-    std::array<int, 4> counts{};
+std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results) {
+    std::array<int, kStatusCount> counts{};
     for (const auto& r : results) ++counts[static_cast<std::size_t>(r.outcome.status)];
     return counts;
 }

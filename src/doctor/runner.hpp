@@ -29,8 +29,8 @@ std::string uuid_of(const DoctorRun& run, int ordinal);
 // `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
 DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr);
 
-// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip).
-std::array<int, 4> count_statuses(const std::vector<CheckResult>& results);
+// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip, busy).
+std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results);
 
 // The outcome of a check that threw Error: fail, with the error's message, its driver call and a
 // remedy (the error's own, else one for the driver's result code).

@@ -115,6 +115,24 @@ const ResultName kResults[] = {
 
 void add_injections(State& s, const char* env);
 
+// FAKECUDA_COUNT_CALLS="call,call2": at exit, "fakecuda: calls call=N call2=M (pid P)" on stderr, so that a
+// test sees what a command did not do (doctor --quick makes no context).
+void report_call_counts() {
+    const char* names = std::getenv("FAKECUDA_COUNT_CALLS");
+    if (names == nullptr) return;
+    std::string line = "fakecuda: calls";
+    std::stringstream ss(names);
+    std::string name;
+    {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        while (std::getline(ss, name, ',')) {
+            const auto it = state().call_counts.find(name);
+            line += " " + name + "=" + std::to_string(it == state().call_counts.end() ? 0 : it->second);
+        }
+    }
+    std::fprintf(stderr, "%s (pid %d)\n", line.c_str(), static_cast<int>(getpid()));
+}
+
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
@@ -195,6 +213,7 @@ void load_profile(State& s) {
             }
         }
     }
+    if (std::getenv("FAKECUDA_COUNT_CALLS") != nullptr) std::atexit(report_call_counts);
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 
