@@ -24,12 +24,15 @@ struct DoctorCliOptions {
     std::string devices;
     bool list = false;
     bool expect_idle = false;
+    bool quick = false;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
         DoctorOptions options;
         const auto parsed = parse_check_list(checks);
         if (checks != "all") options.checks = parsed;
+        if (quick && checks != "all") require_quick(parsed);
+        options.quick = quick;
         parse_device_list(devices);
         options.devices = devices;
         options.expect_idle = expect_idle;
@@ -140,6 +143,7 @@ void fill_report(Report& report, const DoctorRun& run) {
         {"summary",
          {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}, {"busy", counts[4]}}},
         {"seconds", run.seconds},
+        {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
         {"devices", run.devices},
         {"checks", std::move(checks)}};
@@ -160,7 +164,8 @@ Report list_checks() {
         nlohmann::json list = nlohmann::json::array();
         Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
         for (const auto& c : check_catalogue()) {
-            list.push_back({{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}});
+            list.push_back(
+                {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}, {"quick", c.quick}});
             t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
         }
         report.results = {{"checks", std::move(list)}};
@@ -194,6 +199,9 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
+    app->add_flag("--quick", opts->quick,
+                  "only the checks that need no context: driver, devices, capabilities, memory health, IMEX "
+                  "channels (safe beside jobs, every minute)");
     app->add_flag("--expect-idle", opts->expect_idle,
                   "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(

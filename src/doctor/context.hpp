@@ -26,6 +26,7 @@ struct DoctorOptions {
     std::string devices = "all";      // the --device list
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
     bool expect_idle = false;         // other processes holding a device's memory are a failure, not busy
+    bool quick = false;               // only the catalogue's quick checks: no context, no GPU memory, no second process
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the

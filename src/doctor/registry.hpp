@@ -30,10 +30,17 @@ struct CheckSpec {
     CheckScope scope;
     std::string_view summary;  // one line for --list-checks and the manual
     CheckFn run;
+    bool quick = false;  // runs in --quick: makes no context, allocates no GPU memory, starts no second process
 };
 
 // Every check, in the order doctor runs and reports them.
 const std::vector<CheckSpec>& check_catalogue();
+
+// The ids of the checks that --quick runs, in catalogue order.
+std::vector<std::string> quick_check_ids();
+
+// --checks under --quick: every id must be a quick check, else a usage error that names the ones there are.
+void require_quick(const std::vector<std::string>& ids);
 
 // Parses --checks: ids separated by commas ("driver,imex-channels") or "all". An unknown id is a
 // usage error that lists the ids there are. Returns the ids in catalogue order, without repeats.

@@ -67,7 +67,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
 std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope scope) {
     std::vector<const CheckSpec*> out;
     for (const auto& spec : check_catalogue()) {
-        if (spec.scope != scope) continue;
+        if (spec.scope != scope || (options.quick && !spec.quick)) continue;
         if (!options.checks.empty() &&
             std::find(options.checks.begin(), options.checks.end(), spec.id) == options.checks.end()) {
             continue;
@@ -141,6 +141,7 @@ CheckOutcome outcome_from_error(const Problem& problem) {
 DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml) {
     Stopwatch total;
     DoctorRun run;
+    run.quick = options.quick;
     // A malformed device list is a usage error whether or not there is a driver.
     if (options.devices != "all") select_devices(options.devices, 1 << 20);
     DoctorContext ctx;

@@ -18,6 +18,7 @@ struct DoctorRun {
     std::vector<int> devices;          // the devices that were examined
     std::vector<std::string> uuids;    // their UUIDs (GPU-...), in the same order; "" where unknown
     double seconds = 0;                // the whole run, wall clock
+    bool quick = false;                // --quick: only the checks that need no context
 };
 
 // The UUID of examined device `ordinal` in `run`, or "" where it is unknown.
