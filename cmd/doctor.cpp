@@ -11,6 +11,7 @@
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/runner.hpp"
+#include "doctor/summary_line.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -148,6 +149,7 @@ void fill_report(Report& report, const DoctorRun& run) {
         {"devices", run.devices},
         {"checks", std::move(checks)}};
     report.tables.push_back(results_table(run, report.host));
+    report.line = doctor::summary_line(run);
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
         report.add_error(

@@ -32,6 +32,9 @@ constexpr Registrar kCommands[] = {
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
 constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats"};
 
+// The commands that fill Report::line and so answer --format line (a one-line summary).
+constexpr std::string_view kLineCommands[] = {"doctor"};
+
 // The output format the command line asked for, read without the parser (for errors the parser
 // raised): "json", "prometheus" or "table".
 std::string argv_format(int argc, char** argv) {
@@ -63,6 +66,8 @@ int emit(const Report& report, const Globals& globals) {
         cumemctl::JsonRenderer{}.render(report, std::cout);
     } else if (globals.format == "prometheus") {
         cumemctl::PrometheusRenderer{}.render(report, std::cout);
+    } else if (globals.format == "line") {
+        cumemctl::LineRenderer{}.render(report, std::cout);
     } else {
         cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, std::cout);
     }
@@ -87,13 +92,19 @@ Report usage_report(std::string command, std::string message, std::string remedy
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
     if (globals.json && !globals.format.empty() && globals.format != "json") {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
-                            "give one of --json or --format table|json|prometheus");
+                            "give one of --json or --format table|json|prometheus|line");
     }
     const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
                                std::end(kPrometheusCommands);
     if (globals.format == "prometheus" && !prometheus_ok) {
         return usage_report(command, "'" + command + "' has no Prometheus output",
                             "--format prometheus works with doctor, devices and pool-stats; use --json here");
+    }
+    const bool line_ok =
+        std::find(std::begin(kLineCommands), std::end(kLineCommands), command) != std::end(kLineCommands);
+    if (globals.format == "line" && !line_ok) {
+        return usage_report(command, "'" + command + "' has no one-line summary",
+                            "--format line works with doctor; use --json here");
     }
     return std::nullopt;
 }
@@ -107,8 +118,9 @@ int run(int argc, char** argv) {
                          fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
-    app.add_option("--format", globals.format, "output format: table, json or prometheus (doctor, devices, pool-stats)")
-        ->check(CLI::IsMember({"table", "json", "prometheus"}));
+    app.add_option("--format", globals.format,
+                   "output format: table, json, prometheus (doctor, devices, pool-stats) or line (doctor)")
+        ->check(CLI::IsMember({"table", "json", "prometheus", "line"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -142,7 +154,7 @@ int run(int argc, char** argv) {
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (globals.format == "prometheus") as_table.format = "table";
+        if (globals.format == "prometheus" || globals.format == "line") as_table.format = "table";
         return emit(*refused, as_table);
     }
     Report report = runner();

@@ -106,6 +106,9 @@ CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutc
     const std::string call =
         failed.driver ? fmt::format("{} failed: {}", failed.driver->call, failed.driver->name) : "";
     const std::size_t n = holders.size();
+    const std::string brief =
+        fmt::format("{} held by {}", exclusive ? "exclusive context" : "memory",
+                    n == 1 ? fmt::format("pid {}", holders.front().process.pid) : fmt::format("{} processes", n));
     const std::string holds = fmt::format(
         "{} hold{} {}", n == 1 ? "another process" : fmt::format("{} other processes", n), n == 1 ? "s" : "", what);
     if (!ctx.options.expect_idle) {
@@ -115,6 +118,7 @@ CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutc
             "runs beside jobs); where no job should run (prolog, epilog), 'doctor --expect-idle' makes this a failure",
             std::move(details));
         busy.driver = failed.driver;
+        busy.brief = brief;
         return busy;
     }
     std::vector<std::string> pids;
@@ -127,6 +131,7 @@ CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutc
                     fmt::join(pids, ","), fmt::join(pids, " ")),
         std::move(details));
     fail.driver = failed.driver;
+    fail.brief = brief;
     return fail;
 }
 

@@ -40,6 +40,7 @@ struct CheckOutcome {
     std::string remedy;
     nlohmann::json details = nlohmann::json::object();
     std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
+    std::string brief;  // a few words of --format line's vocabulary (man doctor); empty: from the driver call
 
     static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
@@ -67,7 +68,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// The JSON of one result: check, device, status, reason, remedy, seconds, details, driver_call.
+// The JSON of one result: check, device, status, reason, remedy, seconds, details, brief (where set),
+// driver_call.
 nlohmann::json to_json(const CheckResult& result);
 
 }  // namespace cumemctl::doctor

@@ -64,9 +64,11 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     const DriverInfo& info = ctx.driver->info();
     nlohmann::json details{{"library", info.library}};
     if (!ctx.driver->loaded()) {
-        return CheckOutcome::fail(
+        CheckOutcome o = CheckOutcome::fail(
             "no usable CUDA driver: " + info.error,
             "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at its libcuda.so.1", details);
+        o.brief = "no driver";
+        return o;
     }
     ctx.ensure_initialised();
     const std::string module = kernel_module_version(ctx);
@@ -91,12 +93,14 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     if (visible != nullptr) details["cuda_visible_devices"] = visible;
     if (ctx.device_count == 0) {
-        return CheckOutcome::fail(
+        CheckOutcome o = CheckOutcome::fail(
             visible != nullptr ? fmt::format("the driver sees no CUDA device (CUDA_VISIBLE_DEVICES=\"{}\")", visible)
                                : "the driver sees no CUDA device",
             "check that nvidia-smi lists the GPUs; in a container, start it with them (docker run --gpus all, or the "
             "NVIDIA container runtime); check CUDA_VISIBLE_DEVICES",
             std::move(details));
+        o.brief = "no GPU";
+        return o;
     }
     const DriverApi& api = ctx.driver->api();
     std::vector<std::string> names;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,6 +42,9 @@ struct Metric {
 };
 
 // A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
+// The widest one-line summary (--format line): the drain reason of Slurm and NHC.
+inline constexpr std::size_t kSummaryLineWidth = 70;
+
 struct Report {
     std::string command;
     std::string host = host_name();                                                    // the node it describes
@@ -49,6 +53,7 @@ struct Report {
     nlohmann::json results = nlohmann::json::object();
     std::vector<Table> tables;
     std::string text;             // text written as is before the tables (a completion script)
+    std::string line;             // the one-line summary that --format line writes (doctor fills it)
     std::vector<Metric> metrics;  // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
