@@ -63,7 +63,14 @@ std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx,
         why = list.why;
         return std::nullopt;
     }
-    return nvml::other_processes(list, getpid());
+    // Not this process, nor its own second process (the device's importer, which may hold a context).
+    std::vector<nvml::GpuProcess> others = nvml::other_processes(list, getpid());
+    if (device.importer() && device.importer()->process.running()) {
+        std::erase_if(others, [pid = device.importer()->process.pid()](const nvml::GpuProcess& p) {
+            return p.pid == static_cast<unsigned>(pid);
+        });
+    }
+    return others;
 }
 
 }  // namespace
