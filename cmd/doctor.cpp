@@ -8,6 +8,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "doctor/budget.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/runner.hpp"
@@ -26,6 +27,7 @@ struct DoctorCliOptions {
     bool list = false;
     bool expect_idle = false;
     bool quick = false;
+    double timeout = kDefaultBudgetSeconds;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -37,6 +39,12 @@ struct DoctorCliOptions {
         parse_device_list(devices);
         options.devices = devices;
         options.expect_idle = expect_idle;
+        if (!(timeout > 0) || timeout > 86400) {
+            throw Error(
+                ExitCode::usage, fmt::format("invalid --timeout {:g}: seconds above 0 and at most a day", timeout),
+                fmt::format("the default, {:g} s, fits Slurm's 60 s limit on a health check", kDefaultBudgetSeconds));
+        }
+        options.budget_seconds = timeout;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
         return options;
     }
@@ -54,9 +62,10 @@ std::string_view scope_name(CheckScope scope) {
     return "node";
 }
 
-// pass, warn, busy or fail for the whole run (skips do not count; busy is no failure).
+// pass, warn, busy, timeout or fail for the whole run (skips do not count; busy is no failure).
 std::string_view overall(const std::array<int, kStatusCount>& counts) {
     if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
+    if (counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) return "timeout";
     if (counts[static_cast<std::size_t>(CheckStatus::busy)] > 0) return "busy";
     if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
     return "pass";
@@ -64,8 +73,8 @@ std::string_view overall(const std::array<int, kStatusCount>& counts) {
 
 std::string summary_line(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
-    const char* words[] = {"passed", "warned", "failed", "skipped", "busy"};
-    for (std::size_t i : {2u, 4u, 1u, 0u, 3u}) {
+    const char* words[] = {"passed", "warned", "failed", "skipped", "busy", "timed out"};
+    for (std::size_t i : {2u, 5u, 4u, 1u, 0u, 3u}) {
         if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
@@ -114,7 +123,7 @@ MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
 
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
-                                                CheckStatus::skip, CheckStatus::busy};
+                                                CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
     for (const auto& r : run.results) {
         const MetricLabels base = check_labels(run, r);
         for (CheckStatus s : kStatuses) {
@@ -142,7 +151,12 @@ void fill_report(Report& report, const DoctorRun& run) {
     report.results = {
         {"status", overall(counts)},
         {"summary",
-         {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}, {"busy", counts[4]}}},
+         {{"pass", counts[0]},
+          {"warn", counts[1]},
+          {"fail", counts[2]},
+          {"skip", counts[3]},
+          {"busy", counts[4]},
+          {"timeout", counts[5]}}},
         {"seconds", run.seconds},
         {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
@@ -156,7 +170,8 @@ void fill_report(Report& report, const DoctorRun& run) {
             Problem{.exit_code = ExitCode::unavailable,
                     .message = "no usable CUDA driver: " + report.driver.error,
                     .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
-    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) {
+    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0 ||
+               counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) {
         report.mark_failed();
     }
 }
@@ -177,14 +192,28 @@ Report list_checks() {
 
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) return list_checks();
-    // doctor loads the driver without initialising it: the driver check says what is wrong with it.
-    // NVML (for memory-health) loads on its own thread while the driver loads and initialises.
-    auto nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
-        Driver driver = open_driver(globals);
-        report.driver = driver.info();
-        const nvml::Library nvml = nvml_load.get();
-        fill_report(report, run_doctor(driver, options, &nvml));
+        // The whole run on a thread of its own, under the time budget: doctor loads the driver without
+        // initialising it (the driver check says what is wrong with it), and NVML (for memory-health) on
+        // a thread of its own meanwhile; every driver and NVML call is watched, so that one that never
+        // returns is named.
+        auto progress = std::make_shared<Progress>();
+        plan_progress(*progress, options);
+        const BudgetedRun done = run_within_budget(options.budget_seconds, progress, [globals, options, progress] {
+            auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
+                progress->watch("loading NVML");
+                return open_nvml(globals, true);
+            });
+            Driver driver = open_driver(globals);
+            driver.watch_calls();
+            progress->set_driver(driver.info());
+            const nvml::Library nvml = nvml_load.get();
+            return run_doctor(driver, options, &nvml, progress.get());
+        });
+        report.driver = progress->driver().value_or(DriverInfo{
+            choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
+        fill_report(report, done.run);
+        report.end_without_unwinding = done.timed_out;
     });
 }
 
@@ -201,6 +230,10 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
+    app->add_option("--timeout", opts->timeout,
+                    "answer within SECONDS whatever the GPU does: checks not finished are timeout (exit 1)")
+        ->type_name("SECONDS")
+        ->capture_default_str();
     app->add_flag("--quick", opts->quick,
                   "only the checks that need no context: driver, devices, capabilities, memory health, IMEX "
                   "channels (safe beside jobs, every minute)");

@@ -161,6 +161,13 @@ int run(int argc, char** argv) {
     cumemctl::mark_phase("command");
     const int code = emit(report, globals);
     cumemctl::mark_phase("render");
+    if (report.end_without_unwinding) {
+        // Threads still wait in a driver call that may never return: no destructor may run under them.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        std::_Exit(code);
+    }
     return code;
 }
 

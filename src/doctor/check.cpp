@@ -16,6 +16,8 @@ std::string_view status_name(CheckStatus status) {
             return "skip";
         case CheckStatus::busy:
             return "busy";
+        case CheckStatus::timeout:
+            return "timeout";
     }
     return "fail";
 }

@@ -25,11 +25,13 @@ inline constexpr const char* kDetailCapabilities = "capabilities";
 
 // pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
 // or could not be tried (the reason says which); busy: could not be tried because other processes,
-// which NVML names, hold the device's memory or its exclusive-process context (a job, not a fault).
-enum class CheckStatus { pass, warn, fail, skip, busy };
-inline constexpr std::size_t kStatusCount = 5;
+// which NVML names, hold the device's memory or its exclusive-process context (a job, not a fault);
+// timeout: did not finish within doctor's time budget (a driver or NVML call, or a second process, that
+// did not return: the reason names it).
+enum class CheckStatus { pass, warn, fail, skip, busy, timeout };
+inline constexpr std::size_t kStatusCount = 6;
 
-// "pass", "warn", "fail", "skip", "busy".
+// "pass", "warn", "fail", "skip", "busy", "timeout".
 std::string_view status_name(CheckStatus status);
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,

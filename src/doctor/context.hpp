@@ -16,6 +16,8 @@
 
 namespace cumemctl::doctor {
 
+class Progress;
+
 // The driver's answer for a capability key of the catalogue ("vmm", "fabric"); nullopt where the
 // driver does not know it.
 std::optional<int> capability_of(const gpu::DeviceInfo& info, std::string_view key);
@@ -27,6 +29,7 @@ struct DoctorOptions {
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
     bool expect_idle = false;         // other processes holding a device's memory are a failure, not busy
     bool quick = false;               // only the catalogue's quick checks: no context, no GPU memory, no second process
+    double budget_seconds = 45;       // --timeout: the whole run answers within it (see doctor/budget.hpp)
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the
@@ -88,6 +91,7 @@ struct EarlyImporter {
 struct DoctorContext {
     Driver* driver = nullptr;
     const nvml::Library* nvml = nullptr;  // NVML when the caller loaded it (memory-health skips without)
+    Progress* progress = nullptr;         // where a run under a time budget records what it has done
     DoctorOptions options;
     bool init_tried = false;
     std::optional<Problem> init_error;  // cuInit failed (not "no device")

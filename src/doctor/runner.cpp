@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "doctor/budget.hpp"
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
@@ -42,6 +43,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     CheckResult r;
     r.check = std::string(spec.id);
     if (device != nullptr) r.device = device->ordinal();
+    if (ctx.progress != nullptr) ctx.progress->begin(r.check, r.device);
     try {
         r.outcome = spec.run(ctx, device);
     } catch (const CheckSkipped& e) {
@@ -56,6 +58,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     if (device != nullptr && may_be_held(spec.id, r.outcome))
         r.outcome = judge_held(ctx, *device, std::move(r.outcome));
     r.seconds = watch.seconds();
+    if (ctx.progress != nullptr) ctx.progress->finish(r);
     if (phase_timing_enabled()) {
         mark_phase(device != nullptr ? fmt::format("doctor: {} (device {})", spec.id, device->ordinal())
                                      : fmt::format("doctor: {}", spec.id));
@@ -138,7 +141,7 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml) {
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress) {
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
@@ -148,7 +151,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     ctx.driver = &driver;
     ctx.nvml = nvml;
     ctx.options = options;
+    ctx.progress = progress;
     const auto device_specs = selected(options, CheckScope::device);
+    if (progress != nullptr) plan_progress(*progress, options);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
@@ -168,6 +173,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
             ctx.devices.push_back(states.back().get());
         }
     }
+    if (progress != nullptr) progress->set_devices(run.devices, run.device_count);
     hand_over(early, states);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
     mark_phase("doctor: every device's checks and their end");
@@ -182,6 +188,15 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     }
     run.seconds = total.seconds();
     return run;
+}
+
+void plan_progress(Progress& progress, const DoctorOptions& options) {
+    auto ids = [&](CheckScope scope) {
+        std::vector<std::string> out;
+        for (const CheckSpec* spec : selected(options, scope)) out.emplace_back(spec->id);
+        return out;
+    };
+    progress.plan(ids(CheckScope::setup), ids(CheckScope::device), ids(CheckScope::node));
 }
 
 std::string uuid_of(const DoctorRun& run, int ordinal) {

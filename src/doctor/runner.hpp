@@ -28,9 +28,15 @@ std::string uuid_of(const DoctorRun& run, int ordinal);
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist
 // (unavailable); a check never throws out of here.
 // `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr);
+// `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr,
+                     Progress* progress = nullptr);
 
-// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip, busy).
+// Tells `progress` which checks `options` select, before the run starts (so that a run that never
+// starts them can still name them).
+void plan_progress(Progress& progress, const DoctorOptions& options);
+
+// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip, busy, timeout).
 std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results);
 
 // The outcome of a check that threw Error: fail, with the error's message, its driver call and a

@@ -5,10 +5,12 @@
 namespace cumemctl::doctor {
 namespace {
 
-// How bad a status is for the line: fail first, then busy, then warn; passes and skips are not named.
+// How bad a status is for the line: fail first, then timeout, busy, warn; passes and skips are not named.
 int severity(CheckStatus status) {
     switch (status) {
         case CheckStatus::fail:
+            return 4;
+        case CheckStatus::timeout:
             return 3;
         case CheckStatus::busy:
             return 2;
@@ -36,6 +38,8 @@ std::string brief_of(const CheckResult& result) {
             return "failed";
         case CheckStatus::busy:
             return "busy";
+        case CheckStatus::timeout:
+            return "timeout";
         case CheckStatus::warn:
             return "warning";
         case CheckStatus::pass:

@@ -9,16 +9,37 @@
 
 #include <cerrno>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
 #include "base/interrupt.hpp"
+#include "base/pending.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::ipc {
 namespace {
+
+// The children started and not reaped yet, for end_every_child.
+std::mutex& children_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::set<pid_t>& children() {
+    static std::set<pid_t> pids;
+    return pids;
+}
+void started(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    children().insert(pid);
+}
+void reaped(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    children().erase(pid);
+}
 
 // posix_spawn file actions, destroyed with the object.
 struct SpawnActions {
@@ -67,6 +88,7 @@ Process Process::spawn(const SpawnRequest& request) {
                     fmt::format("cannot start a second process ({}): {}", request.executable, std::strerror(rc)),
                     "check that /proc is mounted and that the process may start others (ulimit -u)");
     }
+    started(pid);
     return Process(pid);
 }
 
@@ -101,12 +123,14 @@ int Process::kill_and_wait() {
     do {
         r = waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
+    reaped(pid_);
     pid_ = -1;
     return r < 0 ? -1 : status;
 }
 
 std::optional<int> Process::wait(Timeout timeout) {
     if (pid_ <= 0) throw Error(ExitCode::failed, "internal error: waiting for a process that was reaped");
+    const Pending pending("the second process's end");
     int error = 0;
     const auto status = reap_until(std::chrono::steady_clock::now() + timeout, true, error);
     if (status && *status == -1 && error != 0) {
@@ -120,11 +144,13 @@ std::optional<int> Process::reap_until(std::chrono::steady_clock::time_point dea
         int status = 0;
         const pid_t r = waitpid(pid_, &status, WNOHANG);
         if (r == pid_) {
+            reaped(pid_);
             pid_ = -1;
             return status;
         }
         if (r < 0 && errno != EINTR) {
             error = errno;
+            reaped(pid_);
             pid_ = -1;
             return -1;
         }
@@ -133,6 +159,17 @@ std::optional<int> Process::reap_until(std::chrono::steady_clock::time_point dea
         if (interruptible) check_interrupted();
         std::this_thread::sleep_for(std::chrono::milliseconds(2));
     }
+}
+
+void end_every_child() noexcept {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    for (const pid_t pid : children()) ::kill(pid, SIGKILL);
+    for (const pid_t pid : children()) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    children().clear();
 }
 
 std::vector<std::string> environment_with(const char* const* env,

@@ -71,6 +71,11 @@ private:
     pid_t pid_ = -1;  // -1 once reaped
 };
 
+// Kills (SIGKILL) and reaps every child that a Process of this process started and has not reaped: for a
+// process that ends without unwinding the threads that own them (doctor past its time budget, whose
+// threads wait in a call that never returns). Their Process objects must not be used afterwards.
+void end_every_child() noexcept;
+
 // The environment `env` (NAME=value strings, as environ) with `overrides` set or replaced.
 std::vector<std::string> environment_with(const char* const* env,
                                           const std::vector<std::pair<std::string, std::string>>& overrides);

@@ -58,6 +58,7 @@ struct Report {
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
+    bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after rendering
 
     // Records an error; the first error decides the exit code.
     void add_error(Problem problem);

@@ -176,7 +176,8 @@ void load_profile(State& s) {
                                          result_from_name(i.at("result").get<std::string>()), i.value("nth", 1),
                                          i.value("count", 1)});
     }
-    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile, in
+    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." (RESULT a CUresult name, or HANG: the call never
+    // returns) adds injections without a new profile, in
     // every process; FAKECUDA_INJECT_CHILD adds them only in processes started by a process that had
     // loaded the fake (FAKECUDA_LOADED_BY, set here, is inherited): the second process of a command.
     add_injections(s, std::getenv("FAKECUDA_INJECT"));
@@ -257,6 +258,7 @@ State& state() {
 }
 
 CUresult result_from_name(const std::string& name) {
+    if (name == "HANG") return kHang;
     for (const auto& r : kResults) {
         if (name == r.name) return r.code;
     }
@@ -285,13 +287,25 @@ std::optional<CUresult> injected(const char* call) {
         std::fflush(stderr);
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     }
-    std::lock_guard<std::mutex> lock(s.mutex);
-    const int n = ++s.call_counts[call];
-    for (const auto& inj : s.injections) {
-        if (inj.call != call) continue;
-        if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) return inj.result;
+    std::optional<CUresult> result;
+    {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        const int n = ++s.call_counts[call];
+        for (const auto& inj : s.injections) {
+            if (inj.call != call) continue;
+            if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) {
+                result = inj.result;
+                break;
+            }
+        }
     }
-    return std::nullopt;
+    if (result == kHang) {
+        // A call that never returns (a hung GPU): it says so once and sleeps until the process ends.
+        std::fprintf(stderr, "fakecuda: hang %s (pid %d)\n", call, static_cast<int>(getpid()));
+        std::fflush(stderr);
+        while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+    return result;
 }
 
 void spend(int ms) {
