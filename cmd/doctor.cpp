@@ -28,6 +28,8 @@ struct DoctorCliOptions {
     bool expect_idle = false;
     bool quick = false;
     double timeout = kDefaultBudgetSeconds;
+    int expect_gpus = -1;
+    std::string expect_driver;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -45,6 +47,8 @@ struct DoctorCliOptions {
                 fmt::format("the default, {:g} s, fits Slurm's 60 s limit on a health check", kDefaultBudgetSeconds));
         }
         options.budget_seconds = timeout;
+        if (expect_gpus >= 0) options.expect_gpus = expect_gpus;
+        options.expect_driver = expect_driver;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
         return options;
     }
@@ -234,9 +238,15 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
                     "answer within SECONDS whatever the GPU does: checks not finished are timeout (exit 1)")
         ->type_name("SECONDS")
         ->capture_default_str();
+    app->add_option("--expect-gpus", opts->expect_gpus, "the node has N GPUs: CUDA seeing another number fails")
+        ->type_name("N")
+        ->check(CLI::Range(0, 1 << 16));
+    app->add_option("--expect-driver", opts->expect_driver,
+                    "the node has this driver (580.159.04): another version fails")
+        ->type_name("VERSION");
     app->add_flag("--quick", opts->quick,
                   "only the checks that need no context: driver, devices, capabilities, memory health, IMEX "
-                  "channels (safe beside jobs, every minute)");
+                  "channels, inventory (safe beside jobs, every minute)");
     app->add_flag("--expect-idle", opts->expect_idle,
                   "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(

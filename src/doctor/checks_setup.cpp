@@ -16,8 +16,8 @@ std::string version_string(int version) {
     return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 
-// The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
-// /proc/driver/nvidia/version; empty where neither says.
+}  // namespace
+
 std::string kernel_module_version(const DoctorContext& ctx) {
     std::istringstream sys(try_read_text_file(ctx.path("/sys/module/nvidia/version")).value_or(""));
     std::string version;
@@ -32,6 +32,8 @@ std::string kernel_module_version(const DoctorContext& ctx) {
     }
     return {};
 }
+
+namespace {
 
 // A remedy for cuInit failing with the given result name.
 std::string init_remedy(const std::string& name) {

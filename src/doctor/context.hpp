@@ -29,6 +29,8 @@ struct DoctorOptions {
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
     bool expect_idle = false;         // other processes holding a device's memory are a failure, not busy
     bool quick = false;               // only the catalogue's quick checks: no context, no GPU memory, no second process
+    std::optional<int> expect_gpus;   // --expect-gpus: CUDA must see this many GPUs (else inventory fails)
+    std::string expect_driver;        // --expect-driver: the driver version the node must have ("" none)
     double budget_seconds = 45;       // --timeout: the whole run answers within it (see doctor/budget.hpp)
 };
 

@@ -37,6 +37,9 @@ const std::vector<CheckSpec>& check_catalogue() {
         {"imex-channels", CheckScope::node,
          "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
          check_imex_channels, true},
+        {"inventory", CheckScope::node,
+         "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
+         check_inventory, true},
     };
     return checks;
 }

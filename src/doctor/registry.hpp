@@ -63,6 +63,11 @@ std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_devices(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_inventory(DoctorContext& ctx, DeviceState* device);
+
+// The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
+// /proc/driver/nvidia/version (under the sysroot); empty where neither says.
+std::string kernel_module_version(const DoctorContext& ctx);
 CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);

@@ -148,6 +148,8 @@ void load_profile(State& s) {
     if (p.contains("init_error")) s.init_error = result_from_name(p["init_error"].get<std::string>());
     s.missing_entry_points = p.value("missing_entry_points", std::vector<std::string>{});
     for (const auto& d : p.value("devices", nlohmann::json::array())) {
+        // "cuda_missing": true is a GPU that fell off CUDA's view: NVML (the fake NVML) still lists it.
+        if (d.value("cuda_missing", false)) continue;
         Device dev;
         dev.name = d.value("name", "Fake GPU");
         dev.uuid_hex = d.value("uuid", "00000000000000000000000000000000");
