@@ -64,6 +64,7 @@ std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_devices(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_inventory(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState* device);
 
 // The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
 // /proc/driver/nvidia/version (under the sysroot); empty where neither says.

@@ -60,8 +60,8 @@ std::string summary_line(const DoctorRun& run, std::size_t width) {
     }
     if (worst == nullptr) {
         const std::size_t gpus = run.devices.size();
-        return fmt::format("cumemctl: pass {} checks on {} GPU{}{}", run.results.size(), gpus, gpus == 1 ? "" : "s",
-                           run.quick ? " quick" : "");
+        return fmt::format("cumemctl: pass {} check{} on {} GPU{}{}", run.results.size(),
+                           run.results.size() == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", run.quick ? " quick" : "");
     }
     --others;
     std::string head = fmt::format("cumemctl: {} {}", status_name(worst->outcome.status), worst->check);
