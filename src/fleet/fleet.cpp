@@ -150,8 +150,9 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
             if (c.contains("device") && c["device"].is_number_integer()) {
                 name += fmt::format("@gpu{}", c["device"].get<int>());
             }
-            if (status == "fail") node.failed.push_back(name);
-            if (status == "warn") node.warned.push_back(name);
+            // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
+            if (status == "fail" || status == "timeout") node.failed.push_back(name);
+            if (status == "warn" || status == "busy") node.warned.push_back(name);
         }
         return;
     }
@@ -302,8 +303,9 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
 }
 
 bool any_failing(const FleetSummary& summary) {
-    return std::any_of(summary.nodes.begin(), summary.nodes.end(),
-                       [](const NodeSummary& n) { return n.status == "fail" || n.status == "error"; });
+    return std::any_of(summary.nodes.begin(), summary.nodes.end(), [](const NodeSummary& n) {
+        return n.status == "fail" || n.status == "timeout" || n.status == "error";
+    });
 }
 
 }  // namespace cumemctl::fleet
