@@ -82,7 +82,8 @@ struct State {
 State& state();
 
 // What an injection of "HANG" gives: the call never returns (it sleeps until the process ends).
-inline constexpr CUresult kHang = static_cast<CUresult>(0x7fffffff);
+// (1023: no CUresult, and within the enumeration's range, 0 to 1023, that UBSan checks.)
+inline constexpr CUresult kHang = static_cast<CUresult>(1023);
 
 // Parses a CUresult name such as "CUDA_ERROR_OUT_OF_MEMORY", or HANG (kHang); aborts on an unknown name.
 CUresult result_from_name(const std::string& name);
