@@ -52,6 +52,7 @@ class Context:
         if args.smoke:
             self.env.setdefault("CUMEMCTL_LIBCUDA", os.path.join(build, "tests", "libfakecuda.so"))
             self.env.setdefault("FAKECUDA_PROFILE", os.path.join(REPO, "tests", "fakecuda", "profiles", "h200.json"))
+            self.env.setdefault("CUMEMCTL_LIBNVML", os.path.join(build, "tests", "libfakenvml.so"))
         self.tmp = tempfile.mkdtemp(prefix="cumemctl-bench-")
         self.python_skip = self._python_skip()
 

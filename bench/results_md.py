@@ -143,6 +143,12 @@ def render(results):
     queries = [g for k, g in groups.items() if k.startswith(("devices", "granularity"))]
     if queries:
         lines += ["### Queries against the floor", ""] + query_table(queries) + [""]
+    floors = [groups[k] for k in ("doctor-quick", "doctor-floor") if k in groups]
+    if floors:
+        lines += ["### doctor against its floors", ""] + query_table(floors) + [""]
+        for g in floors:
+            lines += [f"- {n}" for n in g.get("notes", [])]
+        lines += [""]
     sections = (("doctor", "### doctor", doctor_table), ("create", "### create --map --verify", create_table),
                 ("imex", "### imex-setup --all (2048 channels)", imex_table))
     for gid, title, fn in sections:

@@ -14,8 +14,8 @@ Driver open_driver(const Globals& globals) {
     return Driver::load(choose_libcuda(globals.libcuda));
 }
 
-nvml::Library open_nvml(const Globals& globals) {
-    return nvml::Library::load(nvml::choose_libnvml(globals.libnvml));
+nvml::Library open_nvml(const Globals& globals, bool watched) {
+    return nvml::Library::load(nvml::choose_libnvml(globals.libnvml), watched);
 }
 
 nlohmann::json nvml_json(const nvml::LibraryInfo& info) {

@@ -37,8 +37,8 @@ Driver open_driver(const Globals& globals);
 
 // Loads NVML as the globals name it (--libnvml, CUMEMCTL_LIBNVML, libnvidia-ml.so.1); never throws (a
 // library that cannot be used says why). Commands that use it load it on a thread of its own while the
-// driver initialises, so that it adds nothing to their time.
-nvml::Library open_nvml(const Globals& globals);
+// driver initialises, so that it adds nothing to their time. `watched`: see nvml::Library::load.
+nvml::Library open_nvml(const Globals& globals, bool watched = false);
 
 // NVML's identity for a report's results: {"library", "loaded", "driver_version", "error"}.
 nlohmann::json nvml_json(const nvml::LibraryInfo& info);

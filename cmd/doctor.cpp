@@ -8,10 +8,12 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "doctor/budget.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
+#include "doctor/summary_line.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -38,14 +40,30 @@ struct DoctorCliOptions {
     std::string devices;
     bool list = false;
     std::string imex_config, imex_ctl, user;
+    bool expect_idle = false;
+    bool quick = false;
+    double timeout = kDefaultBudgetSeconds;
+    int expect_gpus = -1;
+    std::string expect_driver;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
         DoctorOptions options;
         const auto parsed = parse_check_list(checks);
         if (checks != "all") options.checks = parsed;
+        if (quick && checks != "all") require_quick(parsed);
+        options.quick = quick;
         parse_device_list(devices);
         options.devices = devices;
+        options.expect_idle = expect_idle;
+        if (!(timeout > 0) || timeout > 86400) {
+            throw Error(
+                ExitCode::usage, fmt::format("invalid --timeout {:g}: seconds above 0 and at most a day", timeout),
+                fmt::format("the default, {:g} s, fits Slurm's 60 s limit on a health check", kDefaultBudgetSeconds));
+        }
+        options.budget_seconds = timeout;
+        if (expect_gpus >= 0) options.expect_gpus = expect_gpus;
+        options.expect_driver = expect_driver;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
         options.imex_config = imex_config, options.imex_ctl = imex_ctl;
         options.user = job_user(user);
@@ -65,17 +83,19 @@ std::string_view scope_name(CheckScope scope) {
     return "node";
 }
 
-// pass, warn or fail for the whole run (skips do not count).
-std::string_view overall(const std::array<int, 4>& counts) {
+// pass, warn, busy, timeout or fail for the whole run (skips do not count; busy is no failure).
+std::string_view overall(const std::array<int, kStatusCount>& counts) {
     if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
+    if (counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) return "timeout";
+    if (counts[static_cast<std::size_t>(CheckStatus::busy)] > 0) return "busy";
     if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
     return "pass";
 }
 
-std::string summary_line(const std::array<int, 4>& counts) {
+std::string summary_line(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
-    const char* words[] = {"passed", "warned", "failed", "skipped"};
-    for (std::size_t i : {2u, 1u, 0u, 3u}) {
+    const char* words[] = {"passed", "warned", "failed", "skipped", "busy", "timed out"};
+    for (std::size_t i : {2u, 5u, 4u, 1u, 0u, 3u}) {
         if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
@@ -124,7 +144,7 @@ MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
 
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
-                                                CheckStatus::skip};
+                                                CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
     for (const auto& r : run.results) {
         const MetricLabels base = check_labels(run, r);
         for (CheckStatus s : kStatuses) {
@@ -151,19 +171,28 @@ void fill_report(Report& report, const DoctorRun& run) {
     for (const auto& r : run.results) checks.push_back(to_json(r));
     report.results = {
         {"status", overall(counts)},
-        {"summary", {{"pass", counts[0]}, {"warn", counts[1]}, {"fail", counts[2]}, {"skip", counts[3]}}},
+        {"summary",
+         {{"pass", counts[0]},
+          {"warn", counts[1]},
+          {"fail", counts[2]},
+          {"skip", counts[3]},
+          {"busy", counts[4]},
+          {"timeout", counts[5]}}},
         {"seconds", run.seconds},
+        {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
         {"devices", run.devices},
         {"checks", std::move(checks)}};
     report.tables.push_back(results_table(run, report.host));
+    report.line = doctor::summary_line(run);
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
         report.add_error(
             Problem{.exit_code = ExitCode::unavailable,
                     .message = "no usable CUDA driver: " + report.driver.error,
                     .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
-    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) {
+    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0 ||
+               counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) {
         report.mark_failed();
     }
 }
@@ -173,7 +202,8 @@ Report list_checks() {
         nlohmann::json list = nlohmann::json::array();
         Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
         for (const auto& c : check_catalogue()) {
-            list.push_back({{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}});
+            list.push_back(
+                {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}, {"quick", c.quick}});
             t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
         }
         report.results = {{"checks", std::move(list)}};
@@ -183,14 +213,28 @@ Report list_checks() {
 
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) return list_checks();
-    // doctor loads the driver without initialising it: the driver check says what is wrong with it.
-    // NVML (for memory-health) loads on its own thread while the driver loads and initialises.
-    auto nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
-        Driver driver = open_driver(globals);
-        report.driver = driver.info();
-        const nvml::Library nvml = nvml_load.get();
-        fill_report(report, run_doctor(driver, options, &nvml));
+        // The whole run on a thread of its own, under the time budget: doctor loads the driver without
+        // initialising it (the driver check says what is wrong with it), and NVML (for memory-health) on
+        // a thread of its own meanwhile; every driver and NVML call is watched, so that one that never
+        // returns is named.
+        auto progress = std::make_shared<Progress>();
+        plan_progress(*progress, options);
+        const BudgetedRun done = run_within_budget(options.budget_seconds, progress, [globals, options, progress] {
+            auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
+                progress->watch("loading NVML");
+                return open_nvml(globals, true);
+            });
+            Driver driver = open_driver(globals);
+            driver.watch_calls();
+            progress->set_driver(driver.info());
+            const nvml::Library nvml = nvml_load.get();
+            return run_doctor(driver, options, &nvml, progress.get());
+        });
+        report.driver = progress->driver().value_or(DriverInfo{
+            choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
+        fill_report(report, done.run);
+        report.end_without_unwinding = done.timed_out;
     });
 }
 
@@ -215,6 +259,21 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
                     "judge the IMEX channel nodes for this user, not this process (default in a Slurm prolog: "
                     "the job's user, SLURM_JOB_USER)")
         ->type_name("USER");
+    app->add_option("--timeout", opts->timeout,
+                    "answer within SECONDS whatever the GPU does: checks not finished are timeout (exit 1)")
+        ->type_name("SECONDS")
+        ->capture_default_str();
+    app->add_option("--expect-gpus", opts->expect_gpus, "the node has N GPUs: CUDA seeing another number fails")
+        ->type_name("N")
+        ->check(CLI::Range(0, 1 << 16));
+    app->add_option("--expect-driver", opts->expect_driver,
+                    "the node has this driver (580.159.04): another version fails")
+        ->type_name("VERSION");
+    app->add_flag("--quick", opts->quick,
+                  "only the checks that need no context: driver, devices, capabilities, memory health, fabric, "
+                  "IMEX channels and domain, inventory (safe beside jobs, every minute)");
+    app->add_flag("--expect-idle", opts->expect_idle,
+                  "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(
         [opts, &globals, &runner] { runner = [opts, &globals] { return run_doctor_command(*opts, globals); }; });
 }

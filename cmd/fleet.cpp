@@ -38,7 +38,8 @@ nlohmann::json node_json(const NodeSummary& n) {
 }
 
 nlohmann::json summary_json(const FleetSummary& s, int inputs) {
-    std::map<std::string, int> counts{{"pass", 0}, {"warn", 0}, {"fail", 0}, {"error", 0}, {"unknown", 0}};
+    std::map<std::string, int> counts{{"pass", 0}, {"warn", 0},  {"busy", 0},   {"timeout", 0},
+                                      {"fail", 0}, {"error", 0}, {"unknown", 0}};
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : s.nodes) {
         ++counts[n.status];
@@ -74,12 +75,14 @@ std::string title(const FleetSummary& s) {
     std::map<std::string, int> counts;
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
-    for (const char* status : {"fail", "error", "warn", "pass", "unknown"}) {
-        const char* word = std::string_view(status) == "fail"    ? "failed"
-                           : std::string_view(status) == "warn"  ? "warned"
-                           : std::string_view(status) == "pass"  ? "passed"
-                           : std::string_view(status) == "error" ? "with errors"
-                                                                 : "without a doctor report";
+    for (const char* status : {"fail", "timeout", "error", "busy", "warn", "pass", "unknown"}) {
+        const char* word = std::string_view(status) == "fail"      ? "failed"
+                           : std::string_view(status) == "timeout" ? "out of time"
+                           : std::string_view(status) == "busy"    ? "busy"
+                           : std::string_view(status) == "warn"    ? "warned"
+                           : std::string_view(status) == "pass"    ? "passed"
+                           : std::string_view(status) == "error"   ? "with errors"
+                                                                   : "without a doctor report";
         if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], word));
     }
     return fmt::format("cumemctl fleet: {} node{} ({}), {} report{}", s.nodes.size(), s.nodes.size() == 1 ? "" : "s",

@@ -34,6 +34,9 @@ constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-s
 // The commands whose report makes a page of its own, and so answer --format html.
 constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
+// The commands that fill Report::line and so answer --format line (a one-line summary).
+constexpr std::string_view kLineCommands[] = {"doctor"};
+
 // The output format the command line asked for, read without the parser (for errors the parser
 // raised): "json", "prometheus" or "table".
 std::string argv_format(int argc, char** argv) {
@@ -69,6 +72,8 @@ int emit(const Report& report, const Globals& globals) {
         cumemctl::PrometheusRenderer{}.render(report, std::cout);
     } else if (globals.format == "html") {
         cumemctl::HtmlRenderer{}.render(report, std::cout);
+    } else if (globals.format == "line") {
+        cumemctl::LineRenderer{}.render(report, std::cout);
     } else {
         cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, std::cout);
     }
@@ -93,7 +98,7 @@ Report usage_report(std::string command, std::string message, std::string remedy
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
     if (globals.json && !globals.format.empty() && globals.format != "json") {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
-                            "give one of --json or --format table|json|prometheus|html");
+                            "give one of --json or --format table|json|prometheus|line|html");
     }
     const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
                                std::end(kPrometheusCommands);
@@ -106,6 +111,12 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
     if (globals.format == "html" && !html_ok) {
         return usage_report(command, "'" + command + "' has no HTML page",
                             "--format html works with fabric-matrix and fleet; use --json here");
+    }
+    const bool line_ok =
+        std::find(std::begin(kLineCommands), std::end(kLineCommands), command) != std::end(kLineCommands);
+    if (globals.format == "line" && !line_ok) {
+        return usage_report(command, "'" + command + "' has no one-line summary",
+                            "--format line works with doctor; use --json here");
     }
     return std::nullopt;
 }
@@ -120,9 +131,9 @@ int run(int argc, char** argv) {
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format,
-                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest) or html "
-                   "(fabric-matrix, fleet)")
-        ->check(CLI::IsMember({"table", "json", "prometheus", "html"}));
+                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line (doctor) "
+                   "or html (fabric-matrix, fleet)")
+        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -156,13 +167,22 @@ int run(int argc, char** argv) {
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (globals.format == "prometheus" || globals.format == "html") as_table.format = "table";
+        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line") {
+            as_table.format = "table";
+        }
         return emit(*refused, as_table);
     }
     Report report = runner();
     cumemctl::mark_phase("command");
     const int code = emit(report, globals);
     cumemctl::mark_phase("render");
+    if (report.end_without_unwinding) {
+        // Threads still wait in a driver call that may never return: no destructor may run under them.
+        std::cout.flush();
+        std::cerr.flush();
+        std::fflush(nullptr);
+        std::_Exit(code);
+    }
     return code;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "cuda/watched_api.hpp"
 #include "util/phase_timing.hpp"
 
 namespace cumemctl {
@@ -144,6 +145,10 @@ int Driver::init() {
     check(api_, api_.cuDeviceGetCount(&count), "cuDeviceGetCount");
     device_count_ = count;
     return count;
+}
+
+void Driver::watch_calls() {
+    if (info_.loaded) api_ = watched_driver_table(api_);
 }
 
 }  // namespace cumemctl

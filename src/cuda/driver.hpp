@@ -63,6 +63,10 @@ public:
     // Throws Error (unavailable) when the driver is not loaded or cuInit fails otherwise.
     int init();
 
+    // From here on every entry point names itself in the calling thread's PendingSlot while it runs
+    // (cuda/watched_api.hpp): for a caller with a time budget (doctor). Once per process.
+    void watch_calls();
+
 private:
     Driver() = default;
     void* handle_ = nullptr;

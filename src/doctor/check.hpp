@@ -1,6 +1,7 @@
 // The result model of `doctor`: a check's status, why, what to do, how long it took.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,10 +26,14 @@ inline constexpr const char* kDetailNames = "names";
 inline constexpr const char* kDetailCapabilities = "capabilities";
 
 // pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
-// or could not be tried (the reason says which).
-enum class CheckStatus { pass, warn, fail, skip };
+// or could not be tried (the reason says which); busy: could not be tried because other processes,
+// which NVML names, hold the device's memory or its exclusive-process context (a job, not a fault);
+// timeout: did not finish within doctor's time budget (a driver or NVML call, or a second process, that
+// did not return: the reason names it).
+enum class CheckStatus { pass, warn, fail, skip, busy, timeout };
+inline constexpr std::size_t kStatusCount = 6;
 
-// "pass", "warn", "fail", "skip".
+// "pass", "warn", "fail", "skip", "busy", "timeout".
 std::string_view status_name(CheckStatus status);
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
@@ -39,11 +44,13 @@ struct CheckOutcome {
     std::string remedy;
     nlohmann::json details = nlohmann::json::object();
     std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
+    std::string brief;  // a few words of --format line's vocabulary (man doctor); empty: from the driver call
 
     static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome fail(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome skip(std::string reason, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome busy(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
 
     // The same outcome with `details` instead of its own.
     CheckOutcome with_details(nlohmann::json details) const;
@@ -65,7 +72,8 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-// The JSON of one result: check, device, status, reason, remedy, seconds, details, driver_call.
+// The JSON of one result: check, device, status, reason, remedy, seconds, details, brief (where set),
+// driver_call.
 nlohmann::json to_json(const CheckResult& result);
 
 }  // namespace cumemctl::doctor

@@ -32,22 +32,29 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     const std::string reason =
         memtest ? fmt::format("{}; {}", verdict.reason, memtest::describe(*memtest)) : verdict.reason;
     const int gpu = device->ordinal();
+    CheckOutcome outcome;
     switch (verdict.status) {
         case nvml::HealthVerdict::Status::fail:
-            return CheckOutcome::fail(
+            outcome = CheckOutcome::fail(
                 reason,
                 fmt::format("drain the jobs from GPU {} ({}), reset it (nvidia-smi -r, or reboot the node) and run "
                             "NVIDIA's field diagnostic; a GPU whose remapping failed or whose uncorrectable errors "
                             "return needs replacing",
                             gpu, info.uuid),
                 std::move(details));
+            // --format line's words: what failed.
+            outcome.brief =
+                health.remapped_rows && health.remapped_rows->failure ? "row remap failed" : "uncorrectable ECC errors";
+            return outcome;
         case nvml::HealthVerdict::Status::warn:
-            return CheckOutcome::warn(
+            outcome = CheckOutcome::warn(
                 reason,
                 fmt::format("drain the jobs from GPU {} ({}) and reset it (nvidia-smi -r, or reboot the node) so "
                             "that the remap takes effect; running jobs go on until then",
                             gpu, info.uuid),
                 std::move(details));
+            outcome.brief = "row remap pending";
+            return outcome;
         case nvml::HealthVerdict::Status::pass:
             break;
     }

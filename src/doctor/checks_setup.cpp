@@ -16,8 +16,8 @@ std::string version_string(int version) {
     return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 
-// The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
-// /proc/driver/nvidia/version; empty where neither says.
+}  // namespace
+
 std::string kernel_module_version(const DoctorContext& ctx) {
     std::istringstream sys(try_read_text_file(ctx.path("/sys/module/nvidia/version")).value_or(""));
     std::string version;
@@ -32,6 +32,8 @@ std::string kernel_module_version(const DoctorContext& ctx) {
     }
     return {};
 }
+
+namespace {
 
 // A remedy for cuInit failing with the given result name.
 std::string init_remedy(const std::string& name) {
@@ -64,9 +66,11 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     const DriverInfo& info = ctx.driver->info();
     nlohmann::json details{{"library", info.library}};
     if (!ctx.driver->loaded()) {
-        return CheckOutcome::fail(
+        CheckOutcome o = CheckOutcome::fail(
             "no usable CUDA driver: " + info.error,
             "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at its libcuda.so.1", details);
+        o.brief = "no driver";
+        return o;
     }
     ctx.ensure_initialised();
     const std::string module = kernel_module_version(ctx);
@@ -91,12 +95,14 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     if (visible != nullptr) details["cuda_visible_devices"] = visible;
     if (ctx.device_count == 0) {
-        return CheckOutcome::fail(
+        CheckOutcome o = CheckOutcome::fail(
             visible != nullptr ? fmt::format("the driver sees no CUDA device (CUDA_VISIBLE_DEVICES=\"{}\")", visible)
                                : "the driver sees no CUDA device",
             "check that nvidia-smi lists the GPUs; in a container, start it with them (docker run --gpus all, or the "
             "NVIDIA container runtime); check CUDA_VISIBLE_DEVICES",
             std::move(details));
+        o.brief = "no GPU";
+        return o;
     }
     const DriverApi& api = ctx.driver->api();
     std::vector<std::string> names;

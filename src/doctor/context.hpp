@@ -16,6 +16,8 @@
 
 namespace cumemctl::doctor {
 
+class Progress;
+
 // The driver's answer for a capability key of the catalogue ("vmm", "fabric"); nullopt where the
 // driver does not know it.
 std::optional<int> capability_of(const gpu::DeviceInfo& info, std::string_view key);
@@ -28,6 +30,11 @@ struct DoctorOptions {
     std::string imex_config;          // the IMEX settings file (imex-domain); "" is /etc/nvidia-imex/config.cfg
     std::string imex_ctl;             // nvidia-imex-ctl to ask (imex-domain); "" searches where DCGM does
     std::string user;                 // judge the channel nodes for this user (imex-channels); "" is this process
+    bool expect_idle = false;         // other processes holding a device's memory are a failure, not busy
+    bool quick = false;               // only the catalogue's quick checks: no context, no GPU memory, no second process
+    std::optional<int> expect_gpus;   // --expect-gpus: CUDA must see this many GPUs (else inventory fails)
+    std::string expect_driver;        // --expect-driver: the driver version the node must have ("" none)
+    double budget_seconds = 45;       // --timeout: the whole run answers within it (see doctor/budget.hpp)
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the
@@ -89,6 +96,7 @@ struct EarlyImporter {
 struct DoctorContext {
     Driver* driver = nullptr;
     const nvml::Library* nvml = nullptr;  // NVML when the caller loaded it (memory-health skips without)
+    Progress* progress = nullptr;         // where a run under a time budget records what it has done
     DoctorOptions options;
     bool init_tried = false;
     std::optional<Problem> init_error;  // cuInit failed (not "no device")

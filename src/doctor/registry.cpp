@@ -9,15 +9,16 @@ namespace cumemctl::doctor {
 const std::vector<CheckSpec>& check_catalogue() {
     static const std::vector<CheckSpec> checks{
         {kCheckDriver, CheckScope::setup,
-         "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver},
-        {kCheckDevices, CheckScope::setup, "the driver sees at least one CUDA device", check_devices},
+         "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver, true},
+        {kCheckDevices, CheckScope::setup, "the driver sees at least one CUDA device", check_devices, true},
         {"context", CheckScope::device, "a context can be made on the device; its free and total memory",
          check_context},
         {kCheckCapabilities, CheckScope::device,
-         "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities},
+         "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities,
+         true},
         {"memory-health", CheckScope::device,
          "what NVML knows of the device's memory: ECC errors since reset, remapped rows pending or failed",
-         check_memory_health},
+         check_memory_health, true},
         {"logical-endpoints", CheckScope::device,
          "logical endpoints (CUDA 13.3): the device's support and the driver's entry points", check_logical_endpoints},
         {"vmm", CheckScope::device, "one granule through cuMemCreate, mapped, written and checked on the device",
@@ -35,15 +36,38 @@ const std::vector<CheckSpec>& check_catalogue() {
          "fabric-handle memory created and exported (needs an IMEX channel this process can open)", check_fabric_alloc},
         {"fabric", CheckScope::device,
          "the GPU's multi-node NVLink fabric from NVML: state, status, cluster and clique, health; one domain a node",
-         check_fabric},
+         check_fabric, true},
         {"imex-channels", CheckScope::node,
          "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
-         check_imex_channels},
+         check_imex_channels, true},
         {"imex-domain", CheckScope::node,
          "where a GPU is attached to a multi-node NVLink fabric: the IMEX service, its node file and its domain",
-         check_imex_domain},
+         check_imex_domain, true},
+        {"peer-access", CheckScope::node,
+         "with several GPUs: every pair cuDeviceCanAccessPeer allows maps and reads the other's memory, timed",
+         check_peer_access},
+        {"inventory", CheckScope::node,
+         "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
+         check_inventory, true},
     };
     return checks;
+}
+
+std::vector<std::string> quick_check_ids() {
+    std::vector<std::string> ids;
+    for (const auto& c : check_catalogue()) {
+        if (c.quick) ids.emplace_back(c.id);
+    }
+    return ids;
+}
+
+void require_quick(const std::vector<std::string>& ids) {
+    const auto quick = quick_check_ids();
+    for (const auto& id : ids) {
+        if (std::find(quick.begin(), quick.end(), id) != quick.end()) continue;
+        throw Error(ExitCode::usage, fmt::format("check '{}' is not part of --quick: it needs a context", id),
+                    fmt::format("--quick runs {}; leave out --quick to run '{}'", fmt::join(quick, ", "), id));
+    }
 }
 
 std::vector<std::string> parse_check_list(std::string_view text) {

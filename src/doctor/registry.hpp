@@ -30,10 +30,17 @@ struct CheckSpec {
     CheckScope scope;
     std::string_view summary;  // one line for --list-checks and the manual
     CheckFn run;
+    bool quick = false;  // runs in --quick: makes no context, allocates no GPU memory, starts no second process
 };
 
 // Every check, in the order doctor runs and reports them.
 const std::vector<CheckSpec>& check_catalogue();
+
+// The ids of the checks that --quick runs, in catalogue order.
+std::vector<std::string> quick_check_ids();
+
+// --checks under --quick: every id must be a quick check, else a usage error that names the ones there are.
+void require_quick(const std::vector<std::string>& ids);
 
 // Parses --checks: ids separated by commas ("driver,imex-channels") or "all". An unknown id is a
 // usage error that lists the ids there are. Returns the ids in catalogue order, without repeats.
@@ -56,6 +63,12 @@ std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_devices(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_inventory(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState* device);
+
+// The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
+// /proc/driver/nvidia/version (under the sysroot); empty where neither says.
+std::string kernel_module_version(const DoctorContext& ctx);
 CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "doctor/budget.hpp"
+#include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
@@ -41,6 +43,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     CheckResult r;
     r.check = std::string(spec.id);
     if (device != nullptr) r.device = device->ordinal();
+    if (ctx.progress != nullptr) ctx.progress->begin(r.check, r.device);
     try {
         r.outcome = spec.run(ctx, device);
     } catch (const CheckSkipped& e) {
@@ -51,7 +54,11 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
         r.outcome = CheckOutcome::fail(std::string("internal error: ") + e.what(),
                                        "this is a bug in cumemctl; please report it with the command line");
     }
+    // Out of memory or held in exclusive-process mode: busy beside other processes, or broken.
+    if (device != nullptr && may_be_held(spec.id, r.outcome))
+        r.outcome = judge_held(ctx, *device, std::move(r.outcome));
     r.seconds = watch.seconds();
+    if (ctx.progress != nullptr) ctx.progress->finish(r);
     if (phase_timing_enabled()) {
         mark_phase(device != nullptr ? fmt::format("doctor: {} (device {})", spec.id, device->ordinal())
                                      : fmt::format("doctor: {}", spec.id));
@@ -63,7 +70,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
 std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope scope) {
     std::vector<const CheckSpec*> out;
     for (const auto& spec : check_catalogue()) {
-        if (spec.scope != scope) continue;
+        if (spec.scope != scope || (options.quick && !spec.quick)) continue;
         if (!options.checks.empty() &&
             std::find(options.checks.begin(), options.checks.end(), spec.id) == options.checks.end()) {
             continue;
@@ -134,16 +141,19 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml) {
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress) {
     Stopwatch total;
     DoctorRun run;
+    run.quick = options.quick;
     // A malformed device list is a usage error whether or not there is a driver.
     if (options.devices != "all") select_devices(options.devices, 1 << 20);
     DoctorContext ctx;
     ctx.driver = &driver;
     ctx.nvml = nvml;
     ctx.options = options;
+    ctx.progress = progress;
     const auto device_specs = selected(options, CheckScope::device);
+    if (progress != nullptr) plan_progress(*progress, options);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
@@ -163,6 +173,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
             ctx.devices.push_back(states.back().get());
         }
     }
+    if (progress != nullptr) progress->set_devices(run.devices, run.device_count);
     hand_over(early, states);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
     mark_phase("doctor: every device's checks and their end");
@@ -179,6 +190,15 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     return run;
 }
 
+void plan_progress(Progress& progress, const DoctorOptions& options) {
+    auto ids = [&](CheckScope scope) {
+        std::vector<std::string> out;
+        for (const CheckSpec* spec : selected(options, scope)) out.emplace_back(spec->id);
+        return out;
+    };
+    progress.plan(ids(CheckScope::setup), ids(CheckScope::device), ids(CheckScope::node));
+}
+
 std::string uuid_of(const DoctorRun& run, int ordinal) {
     for (std::size_t i = 0; i < run.devices.size() && i < run.uuids.size(); ++i) {
         if (run.devices[i] == ordinal) return run.uuids[i];
@@ -186,8 +206,8 @@ std::string uuid_of(const DoctorRun& run, int ordinal) {
     return {};
 }
 
-std::array<int, 4> count_statuses(const std::vector<CheckResult>& results) {
-    std::array<int, 4> counts{};
+std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results) {
+    std::array<int, kStatusCount> counts{};
     for (const auto& r : results) ++counts[static_cast<std::size_t>(r.outcome.status)];
     return counts;
 }

@@ -18,6 +18,7 @@ struct DoctorRun {
     std::vector<int> devices;          // the devices that were examined
     std::vector<std::string> uuids;    // their UUIDs (GPU-...), in the same order; "" where unknown
     double seconds = 0;                // the whole run, wall clock
+    bool quick = false;                // --quick: only the checks that need no context
 };
 
 // The UUID of examined device `ordinal` in `run`, or "" where it is unknown.
@@ -27,10 +28,16 @@ std::string uuid_of(const DoctorRun& run, int ordinal);
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist
 // (unavailable); a check never throws out of here.
 // `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr);
+// `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr,
+                     Progress* progress = nullptr);
 
-// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip).
-std::array<int, 4> count_statuses(const std::vector<CheckResult>& results);
+// Tells `progress` which checks `options` select, before the run starts (so that a run that never
+// starts them can still name them).
+void plan_progress(Progress& progress, const DoctorOptions& options);
+
+// How many results have each status, indexed by CheckStatus (pass, warn, fail, skip, busy, timeout).
+std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results);
 
 // The outcome of a check that threw Error: fail, with the error's message, its driver call and a
 // remedy (the error's own, else one for the driver's result code).

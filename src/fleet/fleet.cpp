@@ -150,10 +150,11 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
             if (c.contains("device") && c["device"].is_number_integer()) {
                 name += fmt::format("@gpu{}", c["device"].get<int>());
             }
-            if (status == "fail") node.failed.push_back(name);
-            if (status == "warn") node.warned.push_back(name);
+            // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
+            if (status == "fail" || status == "timeout") node.failed.push_back(name);
+            if (status == "warn" || status == "busy") node.warned.push_back(name);
             const auto remedy = c.value("remedy", nlohmann::json());
-            if ((status == "fail" || status == "warn") && remedy.is_string() && !remedy.get<std::string>().empty())
+            if ((status == "fail" || status == "warn" || status == "timeout") && remedy.is_string() && !remedy.get<std::string>().empty())
                 node.remedies.emplace(c.value("check", "?"), remedy.get<std::string>());
             if (c.value("check", "") == cumemctl::doctor::kCheckMemoryHealth) {
                 const auto details = c.value("details", nlohmann::json::object());
@@ -314,8 +315,9 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
 }
 
 bool any_failing(const FleetSummary& summary) {
-    return std::any_of(summary.nodes.begin(), summary.nodes.end(),
-                       [](const NodeSummary& n) { return n.status == "fail" || n.status == "error"; });
+    return std::any_of(summary.nodes.begin(), summary.nodes.end(), [](const NodeSummary& n) {
+        return n.status == "fail" || n.status == "timeout" || n.status == "error";
+    });
 }
 
 }  // namespace cumemctl::fleet

@@ -1,5 +1,7 @@
 #include "ipc/envelope.hpp"
 
+#include "base/pending.hpp"
+
 #include <fmt/format.h>
 
 #include "ipc/problem_wire.hpp"
@@ -48,10 +50,12 @@ Envelope parse_envelope(Message m) {
 }  // namespace
 
 Envelope receive_envelope(int socket, Timeout timeout) {
+    const Pending pending("the second process's answer");
     return parse_envelope(receive_message(socket, timeout));
 }
 
 std::optional<Envelope> receive_envelope_or_end(int socket, Timeout timeout) {
+    const Pending pending("the second process's answer");
     std::optional<Message> m = receive_message_or_end(socket, timeout);
     if (!m) return std::nullopt;
     return parse_envelope(std::move(*m));

@@ -14,16 +14,37 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
 #include "base/interrupt.hpp"
+#include "base/pending.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::ipc {
 namespace {
+
+// The children started and not reaped yet, for end_every_child.
+std::mutex& children_mutex() {
+    static std::mutex m;
+    return m;
+}
+std::set<pid_t>& children() {
+    static std::set<pid_t> pids;
+    return pids;
+}
+void started(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    children().insert(pid);
+}
+void reaped(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    children().erase(pid);
+}
 
 // posix_spawn file actions, destroyed with the object.
 struct SpawnActions {
@@ -115,6 +136,7 @@ Process Process::spawn(const SpawnRequest& request) {
                     fmt::format("cannot start a second process ({}): {}", request.executable, std::strerror(rc)),
                     "check that /proc is mounted and that the process may start others (ulimit -u)");
     }
+    started(pid);
     return Process(pid);
 }
 
@@ -149,12 +171,14 @@ int Process::kill_and_wait() {
     do {
         r = waitpid(pid_, &status, 0);
     } while (r < 0 && errno == EINTR);
+    reaped(pid_);
     pid_ = -1;
     return r < 0 ? -1 : status;
 }
 
 std::optional<int> Process::wait(Timeout timeout) {
     if (pid_ <= 0) throw Error(ExitCode::failed, "internal error: waiting for a process that was reaped");
+    const Pending pending("the second process's end");
     int error = 0;
     const auto status = reap_until(std::chrono::steady_clock::now() + timeout, true, error);
     if (status && *status == -1 && error != 0) {
@@ -168,11 +192,13 @@ std::optional<int> Process::reap_until(std::chrono::steady_clock::time_point dea
         int status = 0;
         const pid_t r = waitpid(pid_, &status, WNOHANG);
         if (r == pid_) {
+            reaped(pid_);
             pid_ = -1;
             return status;
         }
         if (r < 0 && errno != EINTR) {
             error = errno;
+            reaped(pid_);
             pid_ = -1;
             return -1;
         }
@@ -232,6 +258,17 @@ CapturedRun run_captured(SpawnRequest request, Timeout limit) {
     run.status = child.wait(std::max(left, Timeout(0)));
     if (!run.status) child.stop_and_wait(Timeout(200));
     return run;
+}
+
+void end_every_child() noexcept {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    for (const pid_t pid : children()) ::kill(pid, SIGKILL);
+    for (const pid_t pid : children()) {
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    children().clear();
 }
 
 std::vector<std::string> environment_with(const char* const* env,

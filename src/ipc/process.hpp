@@ -88,6 +88,11 @@ inline constexpr std::size_t kCaptureLimit = 1 << 20;
 // (failed) when it cannot start, Interrupted on SIGINT or SIGTERM (the program is ended).
 CapturedRun run_captured(SpawnRequest request, Timeout limit);
 
+// Kills (SIGKILL) and reaps every child that a Process of this process started and has not reaped: for a
+// process that ends without unwinding the threads that own them (doctor past its time budget, whose
+// threads wait in a call that never returns). Their Process objects must not be used afterwards.
+void end_every_child() noexcept;
+
 // The environment `env` (NAME=value strings, as environ) with `overrides` set or replaced.
 std::vector<std::string> environment_with(const char* const* env,
                                           const std::vector<std::pair<std::string, std::string>>& overrides);

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "nvml/watched_api.hpp"
+
 namespace cumemctl::nvml {
 
 std::string choose_libnvml(const std::string& explicit_path) {
@@ -15,7 +17,7 @@ std::string choose_libnvml(const std::string& explicit_path) {
     return kDefaultLibnvml;
 }
 
-Library Library::load(const std::string& library) {
+Library Library::load(const std::string& library, bool watched) {
     Library l;
     l.info_.library = library;
     l.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -35,6 +37,7 @@ Library Library::load(const std::string& library) {
         l.api_ = Api{};
         return l;
     }
+    if (watched) l.api_ = watched_nvml_table(l.api_);
     if (const Return r = l.api_.init(); r != kSuccess) {
         l.info_.error = l.describe("nvmlInit_v2", r);
         return l;

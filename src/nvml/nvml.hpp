@@ -30,8 +30,9 @@ struct LibraryInfo {
 // A loaded and initialised NVML (or one that says why not). Loading never throws.
 class Library {
 public:
-    // dlopen()s `library`, resolves the entry points with dlsym and calls nvmlInit_v2.
-    static Library load(const std::string& library);
+    // dlopen()s `library`, resolves the entry points with dlsym and calls nvmlInit_v2. With `watched`,
+    // every call names itself in the calling thread's PendingSlot (nvml/watched_api.hpp), nvmlInit_v2 too.
+    static Library load(const std::string& library, bool watched = false);
     // A library over an existing table (unit tests): initialised already.
     static Library from_table(const Api& api);
 

@@ -50,6 +50,13 @@ public:
     void render(const Report& report, std::ostream& out) const override;
 };
 
+// One line of at most kSummaryLineWidth characters (a Slurm or NHC drain reason): the report's line, else
+// "cumemctl: error " and its first error's message, else "cumemctl: ok"; cut with "..." where longer.
+class LineRenderer final : public Renderer {
+public:
+    void render(const Report& report, std::ostream& out) const override;
+};
+
 // Escapes a label value for the text format: backslash, double quote and newline.
 std::string prometheus_escape(std::string_view value);
 

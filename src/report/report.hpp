@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <utility>
@@ -41,6 +42,9 @@ struct Metric {
 };
 
 // A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
+// The widest one-line summary (--format line): the drain reason of Slurm and NHC.
+inline constexpr std::size_t kSummaryLineWidth = 70;
+
 struct Report {
     std::string command;
     std::string host = host_name();                                                    // the node it describes
@@ -51,10 +55,12 @@ struct Report {
     std::string text;             // text written as is before the tables (a completion script)
     bool stdout_quiet = false;    // nothing on standard output (errors still go to stderr): a rank that
                                   // is not the one that reports a run through one launcher's stream
+    std::string line;             // the one-line summary that --format line writes (doctor fills it)
     std::vector<Metric> metrics;  // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
+    bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after rendering
 
     // Records an error; the first error decides the exit code.
     void add_error(Problem problem);

@@ -19,7 +19,8 @@ std::string paint(const std::string& cell, bool colour) {
     const char* code = nullptr;
     if (cell == "pass" || cell == "ok" || cell == "yes" || cell == "created" || cell == "unchanged")
         code = "32";
-    else if (cell == "warn" || cell == "fixed" || cell == "kept" || cell == "replaced" || cell == "unknown")
+    else if (cell == "warn" || cell == "busy" || cell == "fixed" || cell == "kept" || cell == "replaced" ||
+             cell == "unknown")
         code = "33";
     else if (cell == "fail" || cell == "error" || cell == "refused" || cell == "no")
         code = "31";

@@ -3,11 +3,12 @@
 # /sys/module/nvidia/version, /etc/passwd and /etc/nsswitch.conf, and IMEX channel nodes.
 #   sysroot.sh DIR [--major N | --no-major] [--users a,b] [--nss SOURCE] [--module VERSION]
 #                  [--channel N[:MODE[:TYPE[:MAJOR:MINOR]]]]...   (TYPE c: character device, f: file)
+#                  [--gpu BUSID:UUID]...   (/proc/driver/nvidia/gpus/BUSID/information naming UUID)
 # Channel nodes need mknod, that is root.
 set -euo pipefail
 root=$1
 shift
-major=511 users="" nss=files module=580.159.04 channels=()
+major=511 users="" nss=files module=580.159.04 channels=() gpus=()
 while (($#)); do
   case $1 in
     --major) major=$2; shift 2 ;;
@@ -16,6 +17,7 @@ while (($#)); do
     --nss) nss=$2; shift 2 ;;
     --module) module=$2; shift 2 ;;
     --channel) channels+=("$2"); shift 2 ;;
+    --gpu) gpus+=("$2"); shift 2 ;;
     *) echo "sysroot.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -48,3 +50,9 @@ if ((${#channels[@]})); then
     chmod "$mode" "$dir/channel$n"
   done
 fi
+for spec in "${gpus[@]}"; do
+  bus=${spec%%:GPU-*} uuid=GPU-${spec#*:GPU-}
+  mkdir -p "$root/proc/driver/nvidia/gpus/$bus"
+  printf 'Model: \t\t NVIDIA Fake\nIRQ:   \t\t 42\nGPU UUID: \t %s\nBus Location: \t %s\n' "$uuid" "$bus" \
+    >"$root/proc/driver/nvidia/gpus/$bus/information"
+done

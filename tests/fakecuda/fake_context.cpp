@@ -43,6 +43,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
         std::lock_guard<std::mutex> lock(fake::state().mutex);
         create = d->context_refs == 0;
     }
+    // A new context takes the device memory of its "context_bytes" (0 unless the profile says): on a device
+    // that others have filled the driver has none for it.
+    if (create && d->extra.value("context_bytes", std::uint64_t{0}) > d->total - d->used)
+        return CUDA_ERROR_OUT_OF_MEMORY;
     // Making a context costs its time, one at a time (FAKECUDA_COST_MS).
     if (create) fake::spend_serialised(fake::state().context_ms);
     std::lock_guard<std::mutex> lock(fake::state().mutex);

@@ -116,6 +116,24 @@ const ResultName kResults[] = {
 
 void add_injections(State& s, const char* env);
 
+// FAKECUDA_COUNT_CALLS="call,call2": at exit, "fakecuda: calls call=N call2=M (pid P)" on stderr, so that a
+// test sees what a command did not do (doctor --quick makes no context).
+void report_call_counts() {
+    const char* names = std::getenv("FAKECUDA_COUNT_CALLS");
+    if (names == nullptr) return;
+    std::string line = "fakecuda: calls";
+    std::stringstream ss(names);
+    std::string name;
+    {
+        std::lock_guard<std::mutex> lock(state().mutex);
+        while (std::getline(ss, name, ',')) {
+            const auto it = state().call_counts.find(name);
+            line += " " + name + "=" + std::to_string(it == state().call_counts.end() ? 0 : it->second);
+        }
+    }
+    std::fprintf(stderr, "%s (pid %d)\n", line.c_str(), static_cast<int>(getpid()));
+}
+
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
@@ -131,6 +149,8 @@ void load_profile(State& s) {
     if (p.contains("init_error")) s.init_error = result_from_name(p["init_error"].get<std::string>());
     s.missing_entry_points = p.value("missing_entry_points", std::vector<std::string>{});
     for (const auto& d : p.value("devices", nlohmann::json::array())) {
+        // "cuda_missing": true is a GPU that fell off CUDA's view: NVML (the fake NVML) still lists it.
+        if (d.value("cuda_missing", false)) continue;
         Device dev;
         dev.name = d.value("name", "Fake GPU");
         dev.uuid_hex = d.value("uuid", "00000000000000000000000000000000");
@@ -159,7 +179,8 @@ void load_profile(State& s) {
                                          result_from_name(i.at("result").get<std::string>()), i.value("nth", 1),
                                          i.value("count", 1)});
     }
-    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." adds injections without a new profile, in
+    // FAKECUDA_INJECT="call=RESULT@nth[xcount];call2=..." (RESULT a CUresult name, or HANG: the call never
+    // returns) adds injections without a new profile, in
     // every process; FAKECUDA_INJECT_CHILD adds them only in processes started by a process that had
     // loaded the fake (FAKECUDA_LOADED_BY, set here, is inherited): the second process of a command.
     add_injections(s, std::getenv("FAKECUDA_INJECT"));
@@ -196,6 +217,7 @@ void load_profile(State& s) {
             }
         }
     }
+    if (std::getenv("FAKECUDA_COUNT_CALLS") != nullptr) std::atexit(report_call_counts);
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 
@@ -239,6 +261,7 @@ State& state() {
 }
 
 CUresult result_from_name(const std::string& name) {
+    if (name == "HANG") return kHang;
     for (const auto& r : kResults) {
         if (name == r.name) return r.code;
     }
@@ -267,13 +290,25 @@ std::optional<CUresult> injected(const char* call) {
         std::fflush(stderr);
         std::this_thread::sleep_for(std::chrono::milliseconds(ms));
     }
-    std::lock_guard<std::mutex> lock(s.mutex);
-    const int n = ++s.call_counts[call];
-    for (const auto& inj : s.injections) {
-        if (inj.call != call) continue;
-        if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) return inj.result;
+    std::optional<CUresult> result;
+    {
+        std::lock_guard<std::mutex> lock(s.mutex);
+        const int n = ++s.call_counts[call];
+        for (const auto& inj : s.injections) {
+            if (inj.call != call) continue;
+            if (n >= inj.nth && (inj.count == 0 || n < inj.nth + inj.count)) {
+                result = inj.result;
+                break;
+            }
+        }
     }
-    return std::nullopt;
+    if (result == kHang) {
+        // A call that never returns (a hung GPU): it says so once and sleeps until the process ends.
+        std::fprintf(stderr, "fakecuda: hang %s (pid %d)\n", call, static_cast<int>(getpid()));
+        std::fflush(stderr);
+        while (true) std::this_thread::sleep_for(std::chrono::hours(1));
+    }
+    return result;
 }
 
 void spend(int ms) {

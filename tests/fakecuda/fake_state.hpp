@@ -81,13 +81,18 @@ struct State {
 // with a message: a broken test fixture must not look like a driver answer.
 State& state();
 
-// Parses a CUresult name such as "CUDA_ERROR_OUT_OF_MEMORY"; aborts on an unknown name.
+// What an injection of "HANG" gives: the call never returns (it sleeps until the process ends).
+// (1023: no CUresult, and within the enumeration's range, 0 to 1023, that UBSan checks.)
+inline constexpr CUresult kHang = static_cast<CUresult>(1023);
+
+// Parses a CUresult name such as "CUDA_ERROR_OUT_OF_MEMORY", or HANG (kHang); aborts on an unknown name.
 CUresult result_from_name(const std::string& name);
 // The name and text of a CUresult, nullptr for codes the fake does not know.
 const char* result_name(CUresult r);
 const char* result_text(CUresult r);
 
-// Counts a call and returns the injected failure for it, if any. Call at the top of every entry point.
+// Counts a call and returns the injected failure for it, if any; an injected HANG never returns. Call at
+// the top of every entry point.
 // A call named in FAKECUDA_DELAY_MS ("call:ms;call2:ms") first says "fakecuda: delay CALL MS ms (pid
 // N)" on stderr and sleeps that long: a slow driver, so that tests can send a signal mid-run.
 std::optional<CUresult> injected(const char* call);

@@ -9,9 +9,9 @@
 // H100 or H200), xid [N...] (XID critical error events delivered to event sets), and "after_mark" (the
 // same fields, in force once FAKENVML_AFTER_MARK's file exists);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
-// ORDINAL). A device's "fabric" object gives its multi-node NVLink fabric info (see the fabric block below).
-// Linked a second time with minimal.map, it exports only the required entry points (an older NVML): the entry
-// points from nvmlSystemGetDriverVersion on are the optional ones.
+// ORDINAL); a code of "hang" makes it never return. A device's "fabric" object gives its multi-node NVLink
+// fabric info (see the fabric block below). Linked a second time with minimal.map, it exports only the required
+// entry points (an older NVML): the entry points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,6 +48,9 @@ struct State {
     std::string error;
 };
 
+// An injected "hang": the call never returns.
+constexpr Return kHang = -1;
+
 State& state() {
     static State s;
     return s;
@@ -70,7 +73,13 @@ void parse_inject(State& s) {
         if (end == std::string::npos) end = text.size();
         const std::string item = text.substr(start, end - start);
         const size_t eq = item.find('=');
-        if (eq != std::string::npos) s.inject[item.substr(0, eq)] = std::atoi(item.c_str() + eq + 1);
+        if (eq == std::string::npos) {
+            // skip
+        } else if (item.substr(eq + 1) == "hang") {
+            s.inject[item.substr(0, eq)] = kHang;
+        } else {
+            s.inject[item.substr(0, eq)] = std::atoi(item.c_str() + eq + 1);
+        }
         start = end + 1;
     }
 }
@@ -101,16 +110,27 @@ Return load_profile(State& s) {
     return kSuccess;
 }
 
-// The injected result for `call` on device `d` (or any device), else kSuccess.
+// Never returns: a call injected as "hang" (a hung GPU) says so and sleeps until the process ends.
+[[noreturn]] void hang(const char* call) {
+    std::fprintf(stderr, "fakenvml: hang %s (pid %d)\n", call, static_cast<int>(getpid()));
+    std::fflush(stderr);
+    while (true) sleep(3600);
+}
+
+// The injected result for `call` on device `d` (or any device), else kSuccess; "hang" never returns.
 Return injected(const char* call, const FakeDevice* d = nullptr) {
     const auto& inject = state().inject;
+    Return r = kSuccess;
     if (d != nullptr) {
         if (auto it = inject.find(std::string(call) + ":" + std::to_string(d->ordinal)); it != inject.end()) {
-            return it->second;
+            r = it->second;
         }
     }
-    if (auto it = inject.find(call); it != inject.end()) return it->second;
-    return kSuccess;
+    if (r == kSuccess) {
+        if (auto it = inject.find(call); it != inject.end()) r = it->second;
+    }
+    if (r == kHang) hang(call);
+    return r;
 }
 
 FakeDevice* lookup(Device device) {

@@ -1,0 +1,33 @@
+// Busy or broken, told apart by evidence: a device check that failed because the device had no memory
+// for it (CUDA_ERROR_OUT_OF_MEMORY) or because another process held it in exclusive-process mode
+// (CUDA_ERROR_DEVICE_UNAVAILABLE) is judged again with the processes NVML lists on the device. Other
+// processes there make it `busy` (a job is using the GPU), or, with --expect-idle, a `fail` that names
+// them with how long they have run; no other process, or no NVML to ask, leaves the failure standing
+// with what doctor could and could not tell.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "doctor/check.hpp"
+#include "doctor/context.hpp"
+
+namespace cumemctl::doctor {
+
+// Whether `outcome` is a failure that other processes on the device may cause: a driver call that
+// failed with CUDA_ERROR_OUT_OF_MEMORY or CUDA_ERROR_DEVICE_UNAVAILABLE, in a check of device memory
+// (`check`: not host-alloc, whose memory is the host's).
+bool may_be_held(std::string_view check, const CheckOutcome& outcome);
+
+// Judges `failed` (may_be_held) again with NVML's list of the device's processes, as above. Never throws.
+CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed);
+
+// How long process `pid` has run, from `proc` (the /proc of the node, under the sysroot): its start
+// time in /proc/PID/stat against /proc/uptime. nullopt with `why` where /proc does not show it (in a
+// container NVML lists the host's process ids).
+std::optional<double> process_age_seconds(const std::string& proc, unsigned pid, std::string* why);
+
+// "3 h 12 min", "42 s": a duration for a sentence.
+std::string format_age(double seconds);
+
+}  // namespace cumemctl::doctor

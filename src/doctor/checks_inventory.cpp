@@ -1,0 +1,191 @@
+// The inventory check: the GPUs CUDA sees against NVML's and the kernel's (/proc/driver/nvidia/gpus), so
+// that a GPU that fell off CUDA's view is named by its PCI bus id; --expect-gpus and --expect-driver make
+// a mismatch a failure. No context: part of --quick.
+#include <dirent.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "gpu/device/devices.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl::doctor {
+namespace {
+
+// One GPU as a source lists it; a field is empty where that source does not say.
+struct Seen {
+    std::string bus;   // "0000:19:00.0"
+    std::string uuid;  // "GPU-..."
+};
+
+// A PCI bus id as "dddd:bb:dd.f" in lower case ("00000000:19:00.0" from the driver or NVML, "0000:19:00.0"
+// from the kernel); the text as it is where it does not parse.
+std::string normal_bus(const std::string& text) {
+    unsigned domain = 0, bus = 0, device = 0, function = 0;
+    if (std::sscanf(text.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) return text;
+    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function);
+}
+
+std::string lower(std::string text) {
+    for (char& c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return text;
+}
+
+// The kernel's GPUs: one folder per GPU under /proc/driver/nvidia/gpus, named by its bus id, whose
+// `information` file says its UUID ("GPU UUID: GPU-..."). nullopt where the folder cannot be read.
+std::optional<std::vector<Seen>> kernel_gpus(const DoctorContext& ctx) {
+    const std::string root = ctx.path("/proc/driver/nvidia/gpus");
+    DIR* dir = opendir(root.c_str());
+    if (dir == nullptr) return std::nullopt;
+    std::vector<Seen> gpus;
+    while (const dirent* e = readdir(dir)) {
+        const std::string name = e->d_name;
+        if (name.empty() || name[0] == '.') continue;
+        Seen s{normal_bus(name), {}};
+        std::istringstream info(try_read_text_file(root + "/" + name + "/information").value_or(""));
+        std::string line;
+        while (std::getline(info, line)) {
+            if (line.rfind("GPU UUID:", 0) != 0) continue;
+            std::istringstream rest(line.substr(9));
+            rest >> s.uuid;
+            s.uuid = lower(s.uuid);
+        }
+        gpus.push_back(std::move(s));
+    }
+    closedir(dir);
+    std::sort(gpus.begin(), gpus.end(), [](const Seen& a, const Seen& b) { return a.bus < b.bus; });
+    return gpus;
+}
+
+// Whether `gpu` is among `list`, by UUID where both have one, else by bus id.
+bool among(const Seen& gpu, const std::vector<Seen>& list) {
+    return std::any_of(list.begin(), list.end(), [&](const Seen& s) {
+        if (!gpu.uuid.empty() && !s.uuid.empty()) return lower(gpu.uuid) == lower(s.uuid);
+        return !gpu.bus.empty() && gpu.bus == s.bus;
+    });
+}
+
+std::string name_of(const Seen& s) {
+    return s.bus.empty() ? s.uuid : s.bus;
+}
+
+nlohmann::json seen_json(const std::vector<Seen>& list) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const Seen& s : list) {
+        j.push_back({{"pci_bus_id", s.bus.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.bus)},
+                     {"uuid", s.uuid.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.uuid)}});
+    }
+    return j;
+}
+
+}  // namespace
+
+CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
+    ctx.ensure_initialised();
+    if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
+    const DriverApi& api = ctx.driver->api();
+    std::vector<Seen> cuda;
+    for (int i = 0; i < ctx.device_count; ++i) {
+        Seen s;
+        char bus[32] = {};
+        if (api.cuDeviceGetPCIBusId != nullptr && api.cuDeviceGetPCIBusId(bus, sizeof bus, i) == CUDA_SUCCESS) {
+            s.bus = normal_bus(bus);
+        }
+        if (api.cuDeviceGetUuid != nullptr) {
+            CUuuid uuid{};
+            if (api.cuDeviceGetUuid(&uuid, i) == CUDA_SUCCESS) s.uuid = lower(gpu::format_uuid(uuid));
+        }
+        cuda.push_back(std::move(s));
+    }
+    // NVML's GPUs by UUID; their bus ids where the kernel names the same UUID.
+    const auto kernel = kernel_gpus(ctx);
+    std::optional<std::vector<Seen>> nvml;
+    if (ctx.nvml != nullptr && ctx.nvml->loaded()) {
+        nvml.emplace();
+        for (const std::string& uuid : ctx.nvml->uuids()) {
+            Seen s{{}, lower(uuid)};
+            for (const Seen& k : kernel.value_or(std::vector<Seen>{})) {
+                if (k.uuid == s.uuid) s.bus = k.bus;
+            }
+            nvml->push_back(std::move(s));
+        }
+    }
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    nlohmann::json details{{"cuda", seen_json(cuda)},
+                           {"nvml", nvml ? seen_json(*nvml) : nlohmann::json(nullptr)},
+                           {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)}};
+    if (visible != nullptr) details["cuda_visible_devices"] = visible;
+    // The GPUs another source lists that CUDA does not see (CUDA_VISIBLE_DEVICES hides some by design).
+    std::vector<Seen> missing;
+    std::vector<std::string> where;
+    for (const std::optional<std::vector<Seen>>* source : {&kernel, &std::as_const(nvml)}) {
+        if (!*source) continue;
+        for (const Seen& s : **source) {
+            if (among(s, cuda) || among(s, missing)) continue;
+            missing.push_back(s);
+            const bool in_kernel = kernel && among(s, *kernel);
+            const bool in_nvml = nvml && among(s, *nvml);
+            where.push_back(in_kernel && in_nvml ? "NVML and the kernel" : in_kernel ? "the kernel" : "NVML");
+        }
+    }
+    std::vector<std::string> problems;
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < missing.size(); ++i) {
+        names.push_back(fmt::format("{} (listed by {})", name_of(missing[i]), where[i]));
+    }
+    details["missing"] = seen_json(missing);
+    const bool hidden_by_design = visible != nullptr;
+    const auto& opts = ctx.options;
+    bool failed = false;
+    if (opts.expect_gpus && *opts.expect_gpus != ctx.device_count) {
+        problems.push_back(fmt::format("CUDA sees {} GPU{}, {} expected", ctx.device_count,
+                                       ctx.device_count == 1 ? "" : "s", *opts.expect_gpus));
+        failed = true;
+    }
+    std::string driver_version = ctx.nvml != nullptr ? ctx.nvml->info().driver_version : "";
+    if (driver_version.empty()) driver_version = kernel_module_version(ctx);
+    details["driver_version"] = driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver_version);
+    if (!opts.expect_driver.empty() && driver_version != opts.expect_driver) {
+        problems.push_back(fmt::format("driver {} expected, {} found", opts.expect_driver,
+                                       driver_version.empty() ? "no version" : driver_version));
+        failed = true;
+    }
+    if (!missing.empty() && !hidden_by_design) {
+        problems.insert(problems.begin(), fmt::format("{} GPU{} missing from CUDA's view: {}", missing.size(),
+                                                      missing.size() == 1 ? "" : "s", fmt::join(names, ", ")));
+    }
+    std::vector<std::string> sources{fmt::format("CUDA {}", cuda.size())};
+    sources.push_back(nvml ? fmt::format("NVML {}", nvml->size()) : "no NVML");
+    sources.push_back(kernel ? fmt::format("kernel {}", kernel->size()) : "no /proc/driver/nvidia/gpus");
+    const std::string counted = fmt::format("{}", fmt::join(sources, ", "));
+    if (problems.empty()) {
+        std::string reason = fmt::format("{}: every GPU is in CUDA's view", counted);
+        if (hidden_by_design && !missing.empty()) {
+            reason = fmt::format("{}: {} more hidden by CUDA_VISIBLE_DEVICES=\"{}\"", counted, missing.size(), visible);
+        }
+        return CheckOutcome::pass(reason, std::move(details));
+    }
+    const std::string reason = fmt::format("{} ({})", fmt::join(problems, "; "), counted);
+    const std::string remedy =
+        missing.empty() || hidden_by_design
+            ? "check that the node has the GPUs and the driver it should (nvidia-smi); a GPU that fell off the bus "
+              "needs the node drained and rebooted, a wrong driver reinstalling"
+            : "a GPU that NVML or the kernel lists and CUDA does not has fallen off CUDA's view (see dmesg | grep -i "
+              "-e xid -e nvrm): drain the node, reset the GPU (nvidia-smi -r) or reboot; if it returns, replace it";
+    CheckOutcome o = failed ? CheckOutcome::fail(reason, remedy, std::move(details))
+                            : CheckOutcome::warn(reason, remedy, std::move(details));
+    o.brief = !missing.empty() && !hidden_by_design ? fmt::format("GPU {} missing", name_of(missing.front()))
+              : opts.expect_gpus && *opts.expect_gpus != ctx.device_count
+                  ? fmt::format("{} GPUs, {} expected", ctx.device_count, *opts.expect_gpus)
+                  : fmt::format("driver {} expected", opts.expect_driver);
+    return o;
+}
+
+}  // namespace cumemctl::doctor

@@ -1,0 +1,164 @@
+// The peer-access check (node, full doctor only, several GPUs): every pair that cuDeviceCanAccessPeer
+// allows maps and reads the other's memory, timed, through create --access (gpu/vmm: one allocation per
+// owning GPU, granted to every GPU that may reach it, the pattern checked from each in its own context).
+#include <algorithm>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "doctor/registry.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/vmm/vmm_create.hpp"
+#include "imex/channel_folder.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::doctor {
+using namespace gpu;
+namespace {
+
+// What each reader reads of each owner's memory: enough to time the link, little beside a job.
+constexpr std::uint64_t kPeerBytes = 32ULL << 20;
+// A pair below this share of the median pair's read rate is a warning.
+constexpr double kSlowShare = 0.25;
+
+// One ordered pair: `reader` maps and reads `owner`'s memory.
+struct Pair {
+    int reader = 0;
+    int owner = 0;
+    bool allowed = false;  // cuDeviceCanAccessPeer
+    bool ok = false;       // mapped, read and the pattern found
+    double gbps = 0;       // the reader's check of the pattern, 10^9 bytes per second
+    std::string error;
+};
+
+std::string pair_name(const Pair& p) {
+    return fmt::format("GPU{} reading GPU{}", p.reader, p.owner);
+}
+
+nlohmann::json pair_json(const Pair& p) {
+    nlohmann::json j{{"reader", p.reader}, {"owner", p.owner}, {"can_access_peer", p.allowed}, {"ok", p.ok}};
+    j["gbps"] = p.ok ? nlohmann::json(p.gbps) : nlohmann::json(nullptr);
+    if (!p.error.empty()) j["error"] = p.error;
+    return j;
+}
+
+// The owner's memory made once, granted to `readers` and checked from each: their pairs filled in.
+void read_from(DoctorContext& ctx, int owner, std::vector<Pair*>& readers) {
+    CreateRequest request;
+    request.device = owner;
+    request.size = kPeerBytes;
+    request.round_up = true;
+    request.map = true;
+    request.verify = true;
+    for (const Pair* p : readers) request.access.push_back(p->reader);
+    request.imex_channel_dir = ctx.path(imex::kImexChannelDir);
+    request.libcuda = ctx.driver->info().library;
+    CreateResult result;
+    try {
+        run_create(ctx.driver->api(), request, result);
+    } catch (const Error& e) {
+        const Problem& problem = e.problem();
+        for (Pair* p : readers)
+            p->error = problem.cause.empty() ? problem.message : problem.message + ": " + problem.cause;
+        return;
+    }
+    for (Pair* p : readers) {
+        const auto it = std::find_if(result.peer_checks.begin(), result.peer_checks.end(),
+                                     [&](const DeviceCheck& c) { return c.device == p->reader; });
+        if (it == result.peer_checks.end()) {
+            p->error = "create gave no check from this device";
+        } else if (!it->check.ok()) {
+            p->error = fmt::format("{} of {} bytes did not hold the pattern", it->check.mismatches, it->check.bytes);
+        } else {
+            p->ok = true;
+            p->gbps = it->check.check_gbps;
+        }
+    }
+}
+
+}  // namespace
+
+CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
+    if (ctx.devices.size() < 2) return CheckOutcome::skip("fewer than two GPUs examined: no pair to reach");
+    const DriverApi& api = ctx.driver->api();
+    if (api.cuDeviceCanAccessPeer == nullptr) return CheckOutcome::skip("this driver has no cuDeviceCanAccessPeer");
+    // Every device's context held for the whole check, so that the reads make no context of their own.
+    std::vector<std::unique_ptr<PrimaryContext>> held;
+    for (DeviceState* d : ctx.devices) {
+        try {
+            held.push_back(std::make_unique<PrimaryContext>(api, d->ordinal()));
+        } catch (const Error& e) {
+            while (!held.empty()) held.pop_back();
+            return CheckOutcome::skip(
+                fmt::format("no context on device {} (see its context check): {}", d->ordinal(), e.what()));
+        }
+    }
+    std::vector<Pair> pairs;
+    for (DeviceState* o : ctx.devices) {
+        for (DeviceState* r : ctx.devices) {
+            if (o == r) continue;
+            int can = 0;
+            const bool asked = api.cuDeviceCanAccessPeer(&can, r->ordinal(), o->ordinal()) == CUDA_SUCCESS;
+            pairs.push_back(Pair{r->ordinal(), o->ordinal(), asked && can != 0, false, 0, {}});
+        }
+    }
+    for (DeviceState* o : ctx.devices) {
+        std::vector<Pair*> readers;
+        for (Pair& p : pairs) {
+            if (p.owner == o->ordinal() && p.allowed) readers.push_back(&p);
+        }
+        if (!readers.empty()) read_from(ctx, o->ordinal(), readers);
+    }
+    while (!held.empty()) held.pop_back();
+    nlohmann::json details{{"bytes", kPeerBytes}, {"pairs", nlohmann::json::array()}};
+    std::vector<double> rates;
+    std::vector<const Pair*> failed, refused, slow;
+    for (const Pair& p : pairs) {
+        details["pairs"].push_back(pair_json(p));
+        if (!p.allowed) refused.push_back(&p);
+        if (p.allowed && !p.ok) failed.push_back(&p);
+        if (p.ok) rates.push_back(p.gbps);
+    }
+    if (rates.size() + failed.size() == 0) {
+        return CheckOutcome::skip("no pair of GPUs may reach each other as peers (cuDeviceCanAccessPeer)",
+                                  std::move(details));
+    }
+    std::sort(rates.begin(), rates.end());
+    const double median = rates.empty() ? 0 : rates[rates.size() / 2];
+    for (const Pair& p : pairs) {
+        if (p.ok && p.gbps < kSlowShare * median) slow.push_back(&p);
+    }
+    details["median_gbps"] = median;
+    if (!failed.empty()) {
+        const Pair& f = *failed.front();
+        CheckOutcome o = CheckOutcome::fail(
+            fmt::format("{} of {} allowed pairs could not read the other's memory; {}: {}", failed.size(),
+                        rates.size() + failed.size(), pair_name(f), f.error),
+            "the driver says these GPUs reach each other and they cannot: check the links (nvidia-smi nvlink -s, "
+            "nvidia-smi topo -m), the fabric manager on NVSwitch systems, and dmesg for Xid errors; drain the node",
+            std::move(details));
+        o.brief = fmt::format("GPU{} to GPU{} failed", f.reader, f.owner);
+        return o;
+    }
+    const std::string summary = fmt::format("{} pair{} read each other's memory, {:.1f} to {:.1f} GB/s", rates.size(),
+                                            rates.size() == 1 ? "" : "s", rates.front(), rates.back());
+    if (!refused.empty() || !slow.empty()) {
+        std::vector<std::string> notes;
+        for (const Pair* p : refused) notes.push_back(pair_name(*p) + " refused by cuDeviceCanAccessPeer");
+        for (const Pair* p : slow) notes.push_back(fmt::format("{} at {:.1f} GB/s", pair_name(*p), p->gbps));
+        CheckOutcome o = CheckOutcome::warn(
+            fmt::format("{}; but {}", summary, fmt::join(notes, ", ")),
+            "on a node whose GPUs should all reach each other (nvidia-smi topo -m), a pair that cannot, or reads far "
+            "below the others (under a quarter of the median pair), has a degraded link: check nvidia-smi nvlink -s "
+            "and the fabric manager; on PCIe, the topology and the IOMMU (ACS) decide which pairs may",
+            std::move(details));
+        o.brief = !refused.empty()
+                      ? fmt::format("GPU{} to GPU{} refused", refused.front()->reader, refused.front()->owner)
+                      : fmt::format("GPU{} to GPU{} {:.0f} GB/s", slow.front()->reader, slow.front()->owner,
+                                    slow.front()->gbps);
+        return o;
+    }
+    return CheckOutcome::pass(summary, std::move(details));
+}
+
+}  // namespace cumemctl::doctor

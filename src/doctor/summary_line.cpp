@@ -1,0 +1,77 @@
+#include "doctor/summary_line.hpp"
+
+#include <fmt/format.h>
+
+namespace cumemctl::doctor {
+namespace {
+
+// How bad a status is for the line: fail first, then timeout, busy, warn; passes and skips are not named.
+int severity(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::fail:
+            return 4;
+        case CheckStatus::timeout:
+            return 3;
+        case CheckStatus::busy:
+            return 2;
+        case CheckStatus::warn:
+            return 1;
+        case CheckStatus::pass:
+        case CheckStatus::skip:
+            break;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::string brief_of(const CheckResult& result) {
+    const CheckOutcome& o = result.outcome;
+    if (!o.brief.empty()) return o.brief;
+    if (o.driver) {
+        std::string name = o.driver->name;
+        if (name.rfind("CUDA_ERROR_", 0) == 0) name = name.substr(11);
+        return fmt::format("{} {}", o.driver->call, name);
+    }
+    switch (o.status) {
+        case CheckStatus::fail:
+            return "failed";
+        case CheckStatus::busy:
+            return "busy";
+        case CheckStatus::timeout:
+            return "timeout";
+        case CheckStatus::warn:
+            return "warning";
+        case CheckStatus::pass:
+        case CheckStatus::skip:
+            break;
+    }
+    return std::string(status_name(o.status));
+}
+
+std::string summary_line(const DoctorRun& run, std::size_t width) {
+    const CheckResult* worst = nullptr;
+    int others = 0;
+    for (const CheckResult& r : run.results) {
+        const int s = severity(r.outcome.status);
+        if (s == 0) continue;
+        if (worst == nullptr || s > severity(worst->outcome.status)) worst = &r;
+        ++others;
+    }
+    if (worst == nullptr) {
+        const std::size_t gpus = run.devices.size();
+        return fmt::format("cumemctl: pass {} check{} on {} GPU{}{}", run.results.size(),
+                           run.results.size() == 1 ? "" : "s", gpus, gpus == 1 ? "" : "s", run.quick ? " quick" : "");
+    }
+    --others;
+    std::string head = fmt::format("cumemctl: {} {}", status_name(worst->outcome.status), worst->check);
+    if (worst->device) head += fmt::format(" GPU{}", *worst->device);
+    const std::string tail = others > 0 ? fmt::format(" (+{} more)", others) : "";
+    std::string brief = brief_of(*worst);
+    // The brief gives way: status, check, GPU and count are what a script matches.
+    const std::size_t fixed = head.size() + 1 + tail.size();
+    if (fixed + brief.size() > width) brief = fixed + 3 < width ? brief.substr(0, width - fixed - 3) + "..." : "";
+    return brief.empty() ? head + tail : head + " " + brief + tail;
+}
+
+}  // namespace cumemctl::doctor
