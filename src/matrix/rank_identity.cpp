@@ -35,6 +35,36 @@ int parse_count(const std::string& text, const std::string& what) {
     return value;
 }
 
+// A character a run name may hold: a letter, a digit, '.', '_' or '-'.
+bool run_name_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+           c == '-';
+}
+
+// The device (as given, else the launcher's local rank, else 0) and the run (as given, else the Slurm
+// job id, else `fallback_run`), the run checked.
+void choose_device_and_run(const RankGiven& given, std::optional<int> local, const std::string& local_source,
+                           const EnvLookup& env, const std::string& fallback_run, RankIdentity& id) {
+    if (given.device) {
+        id.device = *given.device;
+        id.device_source = "given";
+    } else if (local) {
+        id.device = *local;
+        id.device_source = local_source;
+    } else {
+        id.device = 0;
+        id.device_source = "default";
+    }
+    if (given.run) {
+        id.run = *given.run;
+    } else if (const auto job = env("SLURM_JOB_ID")) {
+        id.run = *job;
+    } else {
+        id.run = fallback_run;
+    }
+    check_run_name(id.run);
+}
+
 }  // namespace
 
 EnvLookup process_environment() {
@@ -47,11 +77,7 @@ EnvLookup process_environment() {
 
 void check_run_name(const std::string& run) {
     bool ok = !run.empty() && run.size() <= 64 && run.front() != '.';
-    for (const char c : run) {
-        const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                             c == '_' || c == '-';
-        ok = ok && allowed;
-    }
+    for (const char c : run) ok = ok && run_name_char(c);
     if (!ok) {
         throw Error(ExitCode::usage, fmt::format("invalid run name '{}'", run),
                     "a run name has 1 to 64 letters, digits, '.', '_' or '-', and does not start with '.'");
@@ -102,24 +128,7 @@ RankIdentity resolve_rank_identity(const RankGiven& given, const EnvLookup& env)
     }
     id.rank = *rank;
     id.ranks = *ranks;
-    if (given.device) {
-        id.device = *given.device;
-        id.device_source = "given";
-    } else if (local) {
-        id.device = *local;
-        id.device_source = local_source;
-    } else {
-        id.device = 0;
-        id.device_source = "default";
-    }
-    if (given.run) {
-        id.run = *given.run;
-    } else if (const auto job = env("SLURM_JOB_ID")) {
-        id.run = *job;
-    } else {
-        id.run = "cumemctl";
-    }
-    check_run_name(id.run);
+    choose_device_and_run(given, local, local_source, env, "cumemctl", id);
     return id;
 }
 
@@ -138,30 +147,11 @@ RankIdentity pmix_rank_identity(const RankGiven& given, const PmixView& pmix, co
     id.rank = pmix.rank;
     id.ranks = pmix.size;
     id.rank_source = "PMIx";
-    if (given.device) {
-        id.device = *given.device;
-        id.device_source = "given";
-    } else if (pmix.local_rank) {
-        id.device = *pmix.local_rank;
-        id.device_source = "PMIX_LOCAL_RANK";
-    } else {
-        id.device = 0;
-        id.device_source = "default";
-    }
-    if (given.run) {
-        id.run = *given.run;
-    } else if (const auto job = env("SLURM_JOB_ID")) {
-        id.run = *job;
-    } else {
-        for (const char c : pmix.nspace.substr(0, 64)) {
-            const bool allowed = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                                 c == '.' || c == '_' || c == '-';
-            id.run += allowed ? c : '-';
-        }
-        if (id.run.empty() || id.run.front() == '.') id.run = "pmix" + id.run;
-        id.run = id.run.substr(0, 64);
-    }
-    check_run_name(id.run);
+    // The namespace as a run name: every character a run name may not hold made '-'.
+    std::string from_nspace;
+    for (const char c : pmix.nspace.substr(0, 64)) from_nspace += run_name_char(c) ? c : '-';
+    if (from_nspace.empty() || from_nspace.front() == '.') from_nspace = ("pmix" + from_nspace).substr(0, 64);
+    choose_device_and_run(given, pmix.local_rank, "PMIX_LOCAL_RANK", env, from_nspace, id);
     return id;
 }
 

@@ -82,3 +82,24 @@ TEST_CASE("usage errors: no rank, a rank out of range, a bad number, a bad run n
     CHECK(usage_message({0, 2, std::nullopt, std::string(".hidden")}, env_of({})) == "invalid run name '.hidden'");
     CHECK_NOTHROW(check_run_name("job-12.a_b"));
 }
+
+TEST_CASE("through PMIx the server numbers the ranks, and the namespace names the run where Slurm does not") {
+    const PmixView view{2, 6, 1, "prterun-vm-4242@1"};
+    RankIdentity id = pmix_rank_identity({}, view, env_of({}));
+    CHECK(id.rank == 2);
+    CHECK(id.ranks == 6);
+    CHECK(id.rank_source == "PMIx");
+    CHECK(id.device == 1);
+    CHECK(id.device_source == "PMIX_LOCAL_RANK");
+    CHECK(id.run == "prterun-vm-4242-1");  // '@' is no run-name character
+    id = pmix_rank_identity({std::nullopt, std::nullopt, 0, std::nullopt}, view, env_of({{"SLURM_JOB_ID", "77"}}));
+    CHECK(id.device == 0);
+    CHECK(id.device_source == "given");
+    CHECK(id.run == "77");
+    CHECK(pmix_rank_identity({}, PmixView{0, 1, std::nullopt, ".x"}, env_of({})).run == "pmix.x");
+    // A given rank or count must be the server's.
+    CHECK_THROWS_WITH_AS(pmix_rank_identity({3, std::nullopt, std::nullopt, std::nullopt}, view, env_of({})),
+                         doctest::Contains("the PMIx server rank 2 of 6"), Error);
+    CHECK_NOTHROW(pmix_rank_identity({2, 6, std::nullopt, std::nullopt}, view, env_of({})));
+    CHECK_THROWS_AS(pmix_rank_identity({}, PmixView{6, 6, std::nullopt, "x"}, env_of({})), Error);
+}
