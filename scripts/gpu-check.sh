@@ -6,6 +6,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-gpu-results.txt}
 binary=${CUMEMCTL:-build/cmd/cumemctl}
+binary_path=$(realpath -m "$binary")  # as given from the repository's root, absolute or not (the tests cd)
 python=${PYTHON:-python3}
 : >"$out"
 {
@@ -19,7 +20,7 @@ for t in tests/gpu/test_*.py tests/gpu/test_*.sh; do
   echo "== $t" >>"$out"
   start=$(date +%s.%N)
   case $t in
-    *.py) (cd tests/gpu && "$python" "$(basename "$t")" "$(realpath -m "../../$binary")") >>"$out" 2>&1 ;;
+    *.py) (cd tests/gpu && "$python" "$(basename "$t")" "$binary_path") >>"$out" 2>&1 ;;
     *.sh) bash "$t" "$binary" >>"$out" 2>&1 ;;
   esac
   rc=$?

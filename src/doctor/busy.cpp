@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
+#include "util/size.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
@@ -73,15 +75,38 @@ std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx,
     return others;
 }
 
+// The device's free memory as NVML says it, or nullopt where NVML cannot.
+std::optional<std::uint64_t> nvml_free_bytes(const DoctorContext& ctx, DeviceState& device) {
+    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) return std::nullopt;
+    const DeviceInfo* info = device.peek_info();
+    if (info == nullptr || info->uuid.empty()) return std::nullopt;
+    std::string why;
+    const auto handle = ctx.nvml->device_by_uuid(info->uuid, &why);
+    if (!handle) return std::nullopt;
+    return nvml::query_memory_health(*ctx.nvml, *handle).free;
+}
+
 }  // namespace
 
 bool may_be_held(std::string_view check, const CheckOutcome& outcome) {
     if (outcome.status != CheckStatus::fail || !outcome.driver || check == "host-alloc") return false;
+    // Seen on the H200 (run 15): with 64 MiB left on the device, cuDevicePrimaryCtxRetain answered
+    // CUDA_ERROR_UNKNOWN in one run and CUDA_ERROR_OUT_OF_MEMORY in the next; judge_held asks for the
+    // device's free memory before it takes such an answer for a full device.
+    const bool context_call =
+        outcome.driver->call == "cuDevicePrimaryCtxRetain" || outcome.driver->call == "cuCtxCreate";
     return outcome.driver->name == "CUDA_ERROR_OUT_OF_MEMORY" ||
-           outcome.driver->name == "CUDA_ERROR_DEVICE_UNAVAILABLE";
+           outcome.driver->name == "CUDA_ERROR_DEVICE_UNAVAILABLE" ||
+           (context_call && outcome.driver->name == "CUDA_ERROR_UNKNOWN");
 }
 
 CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed) {
+    if (failed.driver && failed.driver->name == "CUDA_ERROR_UNKNOWN") {
+        // An unknown error is a full device's only where NVML says the device is all but full.
+        const std::optional<std::uint64_t> free_bytes = nvml_free_bytes(ctx, device);
+        if (!free_bytes || *free_bytes >= kFullDeviceBytes) return failed;
+        failed.reason += fmt::format(" with {} free on the device", format_size(*free_bytes));
+    }
     const bool exclusive = failed.driver && failed.driver->name == "CUDA_ERROR_DEVICE_UNAVAILABLE";
     const char* what = exclusive ? "its exclusive-process context" : "the device's memory";
     std::string why;
