@@ -69,7 +69,7 @@ void FolderRendezvous::publish(RecordKind kind, const RankRequest& request, cons
 std::set<int> FolderRendezvous::collect(RecordKind kind, const RankRequest& request, std::set<int> wanted,
                                         const RecordFound& found, StepLog& log) {
     Stopwatch watch;
-    const std::set<int> missing = wait_for_files(
+    std::set<int> missing = wait_for_files(
         dir_, std::move(wanted), [&](int r) { return file_name(kind, request.id.run, r); },
         kind == RecordKind::card ? kMaxCardBytes : kMaxRowBytes, request, found);
     const bool cards = kind == RecordKind::card;
