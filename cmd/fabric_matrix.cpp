@@ -285,7 +285,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     }
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
-    report.stdout_quiet = report.stdout_quiet || (rendezvous.kind() == "pmix" && id.rank != 0 && !o.all_report);
+    report.stdout_quiet = rendezvous.kind() == "pmix" && id.rank != 0 && !o.all_report;
     if (id.rank == 0 || o.all_report) {
         report.tables = matrix_tables(m);
     } else {
@@ -325,7 +325,8 @@ Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
     return run_checked("fabric-matrix", o, [&](Report& report, const MatrixOptions::Plan& p) {
         if (p.mode == MatrixOptions::Plan::Mode::summary) return run_summary_mode(report, o);
         // A rank started for PMIx that is not rank 0 writes nothing on the launcher's shared stream, even
-        // when it fails before it meets the others (its errors still go to stderr).
+        // when it fails before it meets the others (its errors still go to stderr); once it has met them,
+        // run_rank_mode says it again from the way they met (a folder after all: every rank reports).
         if (const char* r = std::getenv("PMIX_RANK"); p.pmix && !o.all_report && r != nullptr && std::string(r) != "0")
             report.stdout_quiet = true;
         Driver driver = open_driver(globals);

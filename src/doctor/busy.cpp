@@ -46,9 +46,8 @@ nlohmann::json holders_json(const std::vector<Holder>& holders) {
     return list;
 }
 
-// The processes other than this one that NVML lists on the device, or nullopt with `why`.
-std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx, DeviceState& device,
-                                                       std::string& why) {
+// The device in NVML (found by its UUID), or nullopt with `why`.
+std::optional<nvml::Device> nvml_device_of(const DoctorContext& ctx, DeviceState& device, std::string& why) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
         why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
         return std::nullopt;
@@ -58,7 +57,13 @@ std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx,
         why = "the driver gives no UUID to find the device in NVML by";
         return std::nullopt;
     }
-    const auto handle = ctx.nvml->device_by_uuid(info->uuid, &why);
+    return ctx.nvml->device_by_uuid(info->uuid, &why);
+}
+
+// The processes other than this one that NVML lists on the device, or nullopt with `why`.
+std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx, DeviceState& device,
+                                                       std::string& why) {
+    const auto handle = nvml_device_of(ctx, device, why);
     if (!handle) return std::nullopt;
     const nvml::ProcessList list = nvml::list_processes(*ctx.nvml, *handle);
     if (!list.listed) {
@@ -77,13 +82,10 @@ std::optional<std::vector<nvml::GpuProcess>> others_on(const DoctorContext& ctx,
 
 // The device's free memory as NVML says it, or nullopt where NVML cannot.
 std::optional<std::uint64_t> nvml_free_bytes(const DoctorContext& ctx, DeviceState& device) {
-    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) return std::nullopt;
-    const DeviceInfo* info = device.peek_info();
-    if (info == nullptr || info->uuid.empty()) return std::nullopt;
     std::string why;
-    const auto handle = ctx.nvml->device_by_uuid(info->uuid, &why);
+    const auto handle = nvml_device_of(ctx, device, why);
     if (!handle) return std::nullopt;
-    return nvml::query_memory_health(*ctx.nvml, *handle).free;
+    return nvml::query_memory_figures(*ctx.nvml, *handle).free;
 }
 
 }  // namespace

@@ -32,11 +32,11 @@ bool any_fabric_device(DoctorContext& ctx) {
 std::string create_remedy(const ChannelSurvey& survey, const UserSurvey& users) {
     const std::string major = survey.major ? std::to_string(*survey.major) : "MAJOR";
     if (users.multi_user) {
+        const int channel = first_free_channel(survey.nodes);
         return fmt::format(
-            "create one for this user: sudo {}; or by hand: sudo mkdir -p {} && sudo mknod -m 0600 "
-            "{}/channel{} c {} {}, then chown it to the user who runs the fabric jobs",
-            per_user_setup_command(survey.nodes), imex::kImexChannelDir, imex::kImexChannelDir,
-            first_free_channel(survey.nodes), major, first_free_channel(survey.nodes));
+            "create one for this user: sudo {0}; or by hand: sudo mkdir -p {1} && sudo mknod -m 0600 "
+            "{1}/channel{2} c {3} {2}, then chown it to the user who runs the fabric jobs",
+            per_user_setup_command(survey.nodes), imex::kImexChannelDir, channel, major);
     }
     return fmt::format(
         "create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "

@@ -68,6 +68,12 @@ void ask_retired_pages(const Library& nvml, Device device, MemoryHealth& h) {
 
 }  // namespace
 
+MemoryHealth query_memory_figures(const Library& nvml, Device device) {
+    MemoryHealth h;
+    ask_memory(nvml, device, h);
+    return h;
+}
+
 MemoryHealth query_memory_health(const Library& nvml, Device device) {
     const Api& api = nvml.api();
     MemoryHealth h;

@@ -55,6 +55,10 @@ struct MemoryHealth {
 // Asks NVML everything above for one device; never throws.
 MemoryHealth query_memory_health(const Library& nvml, Device device);
 
+// The memory figures alone (total, reserved, free, used: one NVML call), the rest left empty; never
+// throws.
+MemoryHealth query_memory_figures(const Library& nvml, Device device);
+
 // The device memory that NVML counts for process `pid` (its compute processes); nullopt with `why` when
 // NVML does not list the process (a container without the host's PID namespace lists host PIDs) or cannot
 // say.
