@@ -64,30 +64,6 @@ int init(const Api& a) {
     return count;
 }
 
-// The attributes the capabilities check asks (the capability catalogue of src/gpu/device/devices.cpp, as
-// bench_floor asks them), after the compute capability; 153 to 156 are CUDA 13.3's, refused by older drivers.
-constexpr int kAttributes[] = {
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
-    CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED,
-    153,
-    154,
-    155,
-    156,
-};
-
 // One device's identity and attributes; returns a checksum so that nothing is optimised away.
 long long query_device(const Api& a, int ordinal) {
     char name[256] = {};
@@ -99,7 +75,12 @@ long long query_device(const Api& a, int ordinal) {
     size_t total = 0;
     check(a.cuDeviceTotalMem(&total, ordinal), "cuDeviceTotalMem");
     long long sum = static_cast<long long>(total % 1000) + name[0] + bus[0];
-    for (int attribute : kAttributes) {
+    // The compute capability, then the capability catalogue (as bench_floor asks it).
+    int major = 0, minor = 0;
+    a.cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, ordinal);
+    a.cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, ordinal);
+    sum += major + minor;
+    for (int attribute : bench::kCapabilityAttributes) {
         int value = 0;
         if (a.cuDeviceGetAttribute(&value, static_cast<CUdevice_attribute>(attribute), ordinal) == CUDA_SUCCESS) {
             sum += value;

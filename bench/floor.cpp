@@ -38,28 +38,6 @@ struct Api {
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
 };
 
-// The attributes `devices` reports, in its order: the capability catalogue of src/gpu/device/devices.cpp
-// (153 to 156 are the CUDA 13.3 logical-endpoint attributes, refused by older drivers).
-constexpr int kCapabilityAttributes[] = {
-    CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
-    CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED,
-    153,
-    154,
-    155,
-    156,
-};
-
 // dlopens the driver and resolves the table.
 Api load_api() {
     const auto get_proc = bench::open_driver();
@@ -128,8 +106,8 @@ std::string device_json(const Api& a, int ordinal) {
     std::string j = "{\"ordinal\": " + std::to_string(ordinal) + ", \"name\": \"" + name + "\", \"uuid\": \"" +
                     uuid_text + "\", \"pci_bus_id\": \"" + bus + "\", \"compute_capability\": \"" + major + "." +
                     minor + "\", \"total_bytes\": " + std::to_string(total) + ", \"attributes\": [";
-    for (std::size_t i = 0; i < std::size(kCapabilityAttributes); ++i) {
-        j += (i ? ", " : "") + attribute_text(a, dev, kCapabilityAttributes[i]);
+    for (std::size_t i = 0; i < std::size(bench::kCapabilityAttributes); ++i) {
+        j += (i ? ", " : "") + attribute_text(a, dev, bench::kCapabilityAttributes[i]);
     }
     return j + "]";
 }
