@@ -30,7 +30,7 @@ std::string job_user(const std::string& user) {
     if (who.empty() && context != nullptr && std::string_view(context) == "prolog_slurmd" && job_user != nullptr) {
         who = job_user;
     }
-    if (!who.empty()) resolve_owner(who);
+    if (!who.empty()) resolve_owner(who, user.empty() ? "SLURM_JOB_USER" : "--user");
     return who;
 }
 

@@ -43,20 +43,20 @@ std::optional<unsigned> as_number(std::string_view text) {
     return value;
 }
 
-[[noreturn]] void bad_owner(std::string_view spec, const std::string& why) {
-    throw Error(ExitCode::usage, fmt::format("invalid --owner '{}': {}", spec, why),
+[[noreturn]] void bad_owner(std::string_view spec, const std::string& why, std::string_view option) {
+    throw Error(ExitCode::usage, fmt::format("invalid {} '{}': {}", option, spec, why),
                 "give USER or USER:GROUP, each a name known to this system or a number (e.g. nobody, 1000:1000)");
 }
 
 }  // namespace
 
-Owner resolve_owner(std::string_view spec) {
+Owner resolve_owner(std::string_view spec, std::string_view option) {
     const std::size_t colon = spec.find(':');
     const std::string user(spec.substr(0, colon));
     const std::string group_text =
         colon == std::string_view::npos ? std::string() : std::string(spec.substr(colon + 1));
-    if (user.empty()) bad_owner(spec, "no user");
-    if (colon != std::string_view::npos && group_text.empty()) bad_owner(spec, "no group after ':'");
+    if (user.empty()) bad_owner(spec, "no user", option);
+    if (colon != std::string_view::npos && group_text.empty()) bad_owner(spec, "no group after ':'", option);
     std::vector<char> buffer;
     Owner owner;
     std::optional<gid_t> primary;
@@ -72,7 +72,7 @@ Owner resolve_owner(std::string_view spec) {
             primary = entry.pw_gid;
         }
     } else {
-        bad_owner(spec, fmt::format("no user '{}' on this system", user));
+        bad_owner(spec, fmt::format("no user '{}' on this system", user), option);
     }
     if (!group_text.empty()) {
         if (auto g = find_group(group_text)) {
@@ -80,12 +80,12 @@ Owner resolve_owner(std::string_view spec) {
         } else if (auto n = as_number(group_text)) {
             owner.gid = *n;
         } else {
-            bad_owner(spec, fmt::format("no group '{}' on this system", group_text));
+            bad_owner(spec, fmt::format("no group '{}' on this system", group_text), option);
         }
     } else if (primary) {
         owner.gid = *primary;
     } else {
-        bad_owner(spec, fmt::format("user {} has no passwd entry, so it has no primary group", user));
+        bad_owner(spec, fmt::format("user {} has no passwd entry, so it has no primary group", user), option);
     }
     return owner_of(owner.uid, owner.gid);
 }
