@@ -4,6 +4,11 @@
 #include <future>
 #include <tuple>
 
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -22,16 +27,18 @@ namespace {
 using namespace cumemctl::doctor;
 
 // The user whose channel access doctor judges: --user, else in a Slurm prolog the job's user
-// (SLURM_JOB_USER), else "" (this process). An unknown user is a usage error, before the driver loads.
+// (SLURM_JOB_USER), else "" (this process). An unknown --user is a usage error, before the driver loads;
+// an unknown job user is the imex-channels check's failure (a prolog's usage error would tell Slurm
+// nothing).
 std::string job_user(const std::string& user) {
-    std::string who = user;
+    if (!user.empty()) {
+        resolve_owner(user, "--user");
+        return user;
+    }
     const char* context = std::getenv("SLURM_SCRIPT_CONTEXT");
     const char* job_user = std::getenv("SLURM_JOB_USER");
-    if (who.empty() && context != nullptr && std::string_view(context) == "prolog_slurmd" && job_user != nullptr) {
-        who = job_user;
-    }
-    if (!who.empty()) resolve_owner(who, user.empty() ? "SLURM_JOB_USER" : "--user");
-    return who;
+    if (context != nullptr && std::string_view(context) == "prolog_slurmd" && job_user != nullptr) return job_user;
+    return "";
 }
 
 // The options as typed.
@@ -65,6 +72,10 @@ struct DoctorCliOptions {
         if (expect_gpus >= 0) options.expect_gpus = expect_gpus;
         options.expect_driver = expect_driver;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+        if (!imex_ctl.empty() && ::access(imex_ctl.c_str(), X_OK) != 0) {
+            throw Error(ExitCode::usage, fmt::format("invalid --imex-ctl '{}': {}", imex_ctl, std::strerror(errno)),
+                        "give the path of an nvidia-imex-ctl this user may run, or leave --imex-ctl out");
+        }
         options.imex_config = imex_config, options.imex_ctl = imex_ctl;
         options.user = job_user(user);
         return options;

@@ -63,9 +63,6 @@ private:
     std::optional<DriverInfo> driver_;
 };
 
-// The default budget: within Slurm's 60 s limit on a health check program, with room for the process.
-inline constexpr double kDefaultBudgetSeconds = 45;
-
 // What run_within_budget gives: the run, and whether threads were left waiting (the caller must then end
 // the process without unwinding, and it may not use what the work used).
 struct BudgetedRun {

@@ -48,16 +48,8 @@ nlohmann::json holders_json(const std::vector<Holder>& holders) {
 
 // The device in NVML (found by its UUID), or nullopt with `why`.
 std::optional<nvml::Device> nvml_device_of(const DoctorContext& ctx, DeviceState& device, std::string& why) {
-    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
-        why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
-        return std::nullopt;
-    }
     const DeviceInfo* info = device.peek_info();
-    if (info == nullptr || info->uuid.empty()) {
-        why = "the driver gives no UUID to find the device in NVML by";
-        return std::nullopt;
-    }
-    return ctx.nvml->device_by_uuid(info->uuid, &why);
+    return ctx.nvml_device(info != nullptr ? info->uuid : std::string(), why);
 }
 
 // The processes other than this one that NVML lists on the device, or nullopt with `why`.

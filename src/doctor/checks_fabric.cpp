@@ -75,7 +75,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     // doctor --user (or the Slurm job's user): the nodes as that user may open them, not this process.
     const std::string& user = ctx.options.user;
     if (!user.empty()) {
-        const Owner who = resolve_owner(user, "--user");
+        const Owner who = resolve_owner(user, "user");
         const std::vector<unsigned> groups = user_groups(who.user.empty() ? user : who.user, who.gid);
         for (auto& n : survey.nodes) n.usable = channel_usable_by(n, who.uid, groups);
     }

@@ -188,11 +188,7 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
             fmt::format("no NVML to tell whether a GPU is attached to a multi-node NVLink fabric: {}", why));
     }
     int attached = 0;
-    for (const std::string& uuid : ctx.nvml->uuids()) {
-        if (const auto handle = ctx.nvml->device_by_uuid(uuid)) {
-            attached += nvml::fabric_attached(nvml::query_fabric_info(*ctx.nvml, *handle)) ? 1 : 0;
-        }
-    }
+    for (const auto& [uuid, fabric] : ctx.node_fabric()) attached += nvml::fabric_attached(fabric) ? 1 : 0;
     if (attached == 0) {
         return CheckOutcome::skip("not applicable: no GPU of this node is attached to a multi-node NVLink fabric");
     }
@@ -208,7 +204,7 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
                         why),
             std::move(f.details));
     }
-    const std::string config_path = ctx.options.imex_config.empty() ? kImexConfigPath : ctx.options.imex_config;
+    const std::string config_path = ctx.imex_config_path();
     const auto text = try_read_text_file(ctx.path(config_path));
     f.details["config"] = config_path;
     if (!text) {

@@ -15,15 +15,12 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     }
     const DeviceInfo& info = device->info();
     std::string why;
-    const auto handle = info.uuid.empty() ? std::nullopt : ctx.nvml->device_by_uuid(info.uuid, &why);
-    if (!handle) {
-        if (info.uuid.empty()) why = "the driver gives no UUID to find the device in NVML by";
-        return CheckOutcome::skip(why, {{"nvml_error", why}});
-    }
+    const auto handle = ctx.nvml_device(info.uuid, why);
+    if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
     const nvml::MemoryHealth health = nvml::query_memory_health(*ctx.nvml, *handle);
     const nvml::HealthVerdict verdict = nvml::judge_memory_health(health);
     nlohmann::json details = nvml::to_json(health);
-    details["uuid"] = info.uuid;
+    details[kDetailUuid] = info.uuid;
     // What the last `memtest --record` of this GPU found, when one was kept: said, never judged here.
     std::string no_memtest;
     const auto memtest = memtest::load_memtest_record(memtest::memtest_state_path(), info.uuid, &no_memtest);

@@ -19,32 +19,10 @@ namespace {
 using nvml::FabricInfo;
 using nvml::FabricVerdict;
 
-std::string imex_config_path(const DoctorContext& ctx) {
-    return ctx.options.imex_config.empty() ? std::string(imex::kImexConfigPath) : ctx.options.imex_config;
-}
-
 // Whether the node is set up for IMEX: its settings file exists.
 bool imex_configured(const DoctorContext& ctx) {
     struct stat st {};
-    return stat(ctx.path(imex_config_path(ctx)).c_str(), &st) == 0;
-}
-
-// Why NVML cannot be asked, or "" when it can.
-std::string no_nvml(const DoctorContext& ctx) {
-    if (ctx.nvml == nullptr) return "NVML was not loaded";
-    if (!ctx.nvml->loaded()) return ctx.nvml->info().error;
-    return "";
-}
-
-// Every GPU of the node as NVML lists it (whatever CUDA_VISIBLE_DEVICES hides), with its fabric info.
-std::vector<std::pair<std::string, FabricInfo>> node_fabric(const DoctorContext& ctx) {
-    std::vector<std::pair<std::string, FabricInfo>> out;
-    for (const std::string& uuid : ctx.nvml->uuids()) {
-        if (const auto handle = ctx.nvml->device_by_uuid(uuid)) {
-            out.emplace_back(uuid, nvml::query_fabric_info(*ctx.nvml, *handle));
-        }
-    }
-    return out;
+    return stat(ctx.path(ctx.imex_config_path()).c_str(), &st) == 0;
 }
 
 std::string fabric_remedy(int gpu, const std::string& uuid) {
@@ -59,24 +37,22 @@ std::string fabric_remedy(int gpu, const std::string& uuid) {
 }  // namespace
 
 CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
-    if (const std::string why = no_nvml(ctx); !why.empty()) {
+    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
+        const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
         return CheckOutcome::skip(fmt::format("no NVML to ask about the NVLink fabric: {}", why),
                                   {{"nvml_error", why}});
     }
     const gpu::DeviceInfo& info = device->info();
     std::string why;
-    const auto handle = info.uuid.empty() ? std::nullopt : ctx.nvml->device_by_uuid(info.uuid, &why);
-    if (!handle) {
-        if (info.uuid.empty()) why = "the driver gives no UUID to find the device in NVML by";
-        return CheckOutcome::skip(why, {{"nvml_error", why}});
-    }
+    const auto handle = ctx.nvml_device(info.uuid, why);
+    if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
     const FabricInfo fabric = nvml::query_fabric_info(*ctx.nvml, *handle);
     const bool configured = imex_configured(ctx);
     nlohmann::json details = nvml::to_json(fabric);
     details["uuid"] = info.uuid;
     details["imex_configured"] = configured;
     const int gpu = device->ordinal();
-    if (const std::string split = nvml::fabric_disagreement(node_fabric(ctx)); !split.empty()) {
+    if (const std::string split = nvml::fabric_disagreement(ctx.node_fabric()); !split.empty()) {
         return CheckOutcome::fail(
             split,
             "every GPU of a node must be in one NVLink domain: compare the Fabric section (ClusterUUID, CliqueId, "

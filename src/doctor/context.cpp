@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "doctor/check.hpp"
+#include "imex/imex_service.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "util/phase_timing.hpp"
 
@@ -98,6 +99,34 @@ void DoctorContext::ensure_initialised() {
     } catch (const Error& e) {
         init_error = e.problem();
     }
+}
+
+std::optional<nvml::Device> DoctorContext::nvml_device(const std::string& uuid, std::string& why) const {
+    if (nvml == nullptr || !nvml->loaded()) {
+        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
+        return std::nullopt;
+    }
+    if (uuid.empty()) {
+        why = "the driver gives no UUID to find the device in NVML by";
+        return std::nullopt;
+    }
+    return nvml->device_by_uuid(uuid, &why);
+}
+
+std::string DoctorContext::imex_config_path() const {
+    return options.imex_config.empty() ? std::string(imex::kImexConfigPath) : options.imex_config;
+}
+
+const std::vector<std::pair<std::string, nvml::FabricInfo>>& DoctorContext::node_fabric() const {
+    std::call_once(fabric_->once, [this] {
+        if (nvml == nullptr || !nvml->loaded()) return;
+        for (const std::string& uuid : nvml->uuids()) {
+            if (const auto handle = nvml->device_by_uuid(uuid)) {
+                fabric_->gpus.emplace_back(uuid, nvml::query_fabric_info(*nvml, *handle));
+            }
+        }
+    });
+    return fabric_->gpus;
 }
 
 }  // namespace cumemctl::doctor

@@ -2,6 +2,8 @@
 // attributes queried once, its primary context retained once and shared by every check of the device).
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,9 +14,14 @@
 #include "base/error.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "ipc/child.hpp"
+#include "nvml/fabric_info.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::doctor {
+
+// The default budget of --timeout: within Slurm's 60 s limit on a health check program, with room for
+// the process.
+inline constexpr double kDefaultBudgetSeconds = 45;
 
 class Progress;
 
@@ -34,7 +41,7 @@ struct DoctorOptions {
     bool quick = false;               // only the catalogue's quick checks: no context, no GPU memory, no second process
     std::optional<int> expect_gpus;   // --expect-gpus: CUDA must see this many GPUs (else inventory fails)
     std::string expect_driver;        // --expect-driver: the driver version the node must have ("" none)
-    double budget_seconds = 45;       // --timeout: the whole run answers within it (see doctor/budget.hpp)
+    double budget_seconds = kDefaultBudgetSeconds;  // --timeout: the whole run answers within it (doctor/budget.hpp)
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the
@@ -109,8 +116,27 @@ struct DoctorContext {
     // Calls cuInit once (if the driver loaded) and records the device count or the failure.
     void ensure_initialised();
 
+    // NVML's handle of the device with this UUID, or nullopt with `why` (no NVML, no UUID, not listed).
+    std::optional<nvml::Device> nvml_device(const std::string& uuid, std::string& why) const;
+
+    // Every GPU NVML lists on the node (whatever CUDA_VISIBLE_DEVICES hides) with its fabric info,
+    // asked once a run by whichever check asks first (the fabric checks of every device, imex-domain);
+    // empty without NVML.
+    const std::vector<std::pair<std::string, nvml::FabricInfo>>& node_fabric() const;
+
     // Whether the driver loaded and initialised.
     bool driver_ready() const { return driver != nullptr && driver->loaded() && device_count >= 0; }
+
+    // The IMEX settings file to read: --imex-config, else /etc/nvidia-imex/config.cfg (under the sysroot
+    // where ctx.path() is asked).
+    std::string imex_config_path() const;
+
+private:
+    struct FabricCache {
+        std::once_flag once;
+        std::vector<std::pair<std::string, nvml::FabricInfo>> gpus;
+    };
+    std::shared_ptr<FabricCache> fabric_ = std::make_shared<FabricCache>();
 };
 
 }  // namespace cumemctl::doctor

@@ -16,7 +16,7 @@ const std::vector<CheckSpec>& check_catalogue() {
         {kCheckCapabilities, CheckScope::device,
          "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities,
          true},
-        {"memory-health", CheckScope::device,
+        {kCheckMemoryHealth, CheckScope::device,
          "what NVML knows of the device's memory: ECC errors since reset, remapped rows pending or failed",
          check_memory_health, true},
         {"logical-endpoints", CheckScope::device,

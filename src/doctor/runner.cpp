@@ -153,7 +153,6 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     ctx.options = options;
     ctx.progress = progress;
     const auto device_specs = selected(options, CheckScope::device);
-    if (progress != nullptr) plan_progress(*progress, options);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.

@@ -113,13 +113,9 @@ Process Process::spawn(const SpawnRequest& request) {
     }
     SpawnActions fa;
     posix_spawn_file_actions_addopen(&fa.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (request.stdout_fd >= 0 || request.stderr_fd >= 0) {
-        posix_spawn_file_actions_adddup2(&fa.actions, request.stdout_fd >= 0 ? request.stdout_fd : STDERR_FILENO,
-                                         STDOUT_FILENO);
-        if (request.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&fa.actions, request.stderr_fd, STDERR_FILENO);
-    } else {
-        posix_spawn_file_actions_adddup2(&fa.actions, STDERR_FILENO, STDOUT_FILENO);
-    }
+    posix_spawn_file_actions_adddup2(&fa.actions, request.stdout_fd >= 0 ? request.stdout_fd : STDERR_FILENO,
+                                     STDOUT_FILENO);
+    if (request.stderr_fd >= 0) posix_spawn_file_actions_adddup2(&fa.actions, request.stderr_fd, STDERR_FILENO);
     if (moved.valid()) posix_spawn_file_actions_adddup2(&fa.actions, moved.get(), kChildSocketFd);
     // Everything above the descriptors it needs is closed, close-on-exec or not (one inherited without it
     // from whoever started us, a driver's exported handle).
