@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/memtest/memtest.hpp"
 #include "gpu/memtest/memtest_record.hpp"
 #include "gpu/verify/verify.hpp"
@@ -66,7 +67,8 @@ struct MemtestOptions {
         if (!size.empty()) {
             p.sizes.size = parse_size(size);
             if (*p.sizes.size == 0)
-                throw Error(ExitCode::usage, "--size 0 tests nothing", "give a size of at least 2MiB");
+                throw Error(ExitCode::usage, "--size 0 tests nothing",
+                            "give a size of one recommended granule or more ('cumemctl granularity' says it)");
         }
         if (fraction && (!(*fraction > 0) || *fraction > 1)) {
             throw Error(ExitCode::usage, fmt::format("--fraction {} is not in (0, 1]", *fraction),
@@ -184,13 +186,17 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
                 .remedy = "run memtest when the GPU is idle (drain its jobs first), or give --force to run anyway",
                 .device = e.device});
         } catch (const ChunkGranularityError& e) {
-            report.add_error(
-                Problem{.exit_code = ExitCode::usage,
-                        .message = fmt::format("--chunk {} is no multiple of GPU {}'s recommended granularity ({})",
-                                               format_size(e.chunk), e.device, format_size(e.granularity)),
-                        .remedy = fmt::format("give --chunk {} or {}", format_size(round_down(e.chunk, e.granularity)),
-                                              format_size(round_up(e.chunk, e.granularity))),
-                        .device = e.device});
+            const NearestSizes near = nearest_valid_sizes(e.chunk, e.granularity);
+            report.add_error(Problem{
+                .exit_code = ExitCode::usage,
+                .message = e.of_size ? fmt::format("--size {} is less than GPU {}'s recommended granularity ({})",
+                                                   format_size(e.chunk), e.device, format_size(e.granularity))
+                                     : fmt::format("--chunk {} is no multiple of GPU {}'s recommended granularity ({})",
+                                                   format_size(e.chunk), e.device, format_size(e.granularity)),
+                .remedy = e.of_size
+                              ? fmt::format("give --size {} or more", format_size(e.granularity))
+                              : fmt::format("give --chunk {} or {}", format_size(near.lower), format_size(near.upper)),
+                .device = e.device});
         } catch (const Error& e) {
             Problem p = e.problem();
             if (!p.device) p.device = selected[i];

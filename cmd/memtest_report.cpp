@@ -96,7 +96,8 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
         t.rows.push_back({r.pattern, std::to_string(r.pass), fmt::format("{:.0f}", r.gbps()),
                           fmt::format("{:.3f}", r.seconds), std::to_string(r.mismatches)});
     }
-    for (const auto& n : d.run.not_run) t.rows.push_back({n, "", "", "", "not run (time budget)"});
+    const char* why_not = d.run.yielded.empty() ? "not run (time budget)" : "not run (memory given back)";
+    for (const auto& n : d.run.not_run) t.rows.push_back({n, "", "", "", why_not});
     t.notes.push_back(fmt::format("tested {} of {} free at the start ({:.2f}%) in {} chunk{} of {}; random seed {}",
                                   format_size(d.tested), format_size(d.free_at_start), 100 * d.coverage(), d.chunks,
                                   d.chunks == 1 ? "" : "s", format_size(d.chunk), seed));

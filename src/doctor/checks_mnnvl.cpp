@@ -1,6 +1,7 @@
 // The multi-node NVLink checks: each GPU's place in the NVLink fabric (NVML's fabric info) and the IMEX
 // domain of the node (the service, its files, nvidia-imex-ctl). A node without multi-node NVLink skips
 // both with the reason, never fails (the field's false alarms: DCGM#308, NVSentinel#1471, aicr#2641).
+#include <algorithm>
 #include <sys/stat.h>
 
 #include <cstdlib>
@@ -46,7 +47,11 @@ CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
     std::string why;
     const auto handle = ctx.nvml_device(info.uuid, why);
     if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
-    const FabricInfo fabric = nvml::query_fabric_info(*ctx.nvml, *handle);
+    // This GPU's entry of the node's fabric info, asked once for every check (exact UUIDs: uuids() lists
+    // what device_by_uuid finds).
+    const auto& node = ctx.node_fabric();
+    const auto mine = std::find_if(node.begin(), node.end(), [&](const auto& g) { return g.first == info.uuid; });
+    const FabricInfo fabric = mine != node.end() ? mine->second : nvml::query_fabric_info(*ctx.nvml, *handle);
     const bool configured = imex_configured(ctx);
     nlohmann::json details = nvml::to_json(fabric);
     details["uuid"] = info.uuid;

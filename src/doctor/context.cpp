@@ -102,15 +102,7 @@ void DoctorContext::ensure_initialised() {
 }
 
 std::optional<nvml::Device> DoctorContext::nvml_device(const std::string& uuid, std::string& why) const {
-    if (nvml == nullptr || !nvml->loaded()) {
-        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
-        return std::nullopt;
-    }
-    if (uuid.empty()) {
-        why = "the driver gives no UUID to find the device in NVML by";
-        return std::nullopt;
-    }
-    return nvml->device_by_uuid(uuid, &why);
+    return nvml::find_device(nvml, uuid, why);
 }
 
 std::string DoctorContext::imex_config_path() const {

@@ -135,4 +135,16 @@ std::optional<Device> Library::device_by_uuid(const std::string& uuid, std::stri
     return std::nullopt;
 }
 
+std::optional<Device> find_device(const Library* nvml, const std::string& uuid, std::string& why) {
+    if (nvml == nullptr || !nvml->loaded()) {
+        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
+        return std::nullopt;
+    }
+    if (uuid.empty()) {
+        why = "the driver gives no UUID to find the device in NVML by";
+        return std::nullopt;
+    }
+    return nvml->device_by_uuid(uuid, &why);
+}
+
 }  // namespace cumemctl::nvml

@@ -72,4 +72,8 @@ private:
     std::map<std::string, Device, std::less<>> by_uuid_;
 };
 
+// The device with this UUID in `nvml`, or nullopt with `why`: no NVML (null, or not loaded: its
+// error), no UUID to look for, or not listed.
+std::optional<Device> find_device(const Library* nvml, const std::string& uuid, std::string& why);
+
 }  // namespace cumemctl::nvml

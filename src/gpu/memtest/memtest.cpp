@@ -23,6 +23,7 @@ namespace {
 void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
     const std::uint64_t granule = std::max<std::uint64_t>(d.granularity, 1);
     if (s.chunk != 0 && s.chunk % granule != 0) throw ChunkGranularityError{d.ordinal, s.chunk, granule};
+    if (s.size && *s.size < granule) throw ChunkGranularityError{d.ordinal, *s.size, granule, true};
     d.chunk = s.chunk != 0 ? s.chunk : std::max(granule, round_down(kDefaultChunk, granule));
     const std::uint64_t room = d.free_at_start > s.leave ? d.free_at_start - s.leave : 0;
     std::uint64_t target = room;
@@ -36,19 +37,6 @@ void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
     if (d.target > 0) d.chunk = std::min(d.chunk, d.target);
 }
 
-// NVML's handle of the device, or why there is none.
-std::optional<nvml::Device> nvml_device(const nvml::Library* nvml, const std::string& uuid, std::string& why) {
-    if (nvml == nullptr || !nvml->loaded()) {
-        why = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
-        return std::nullopt;
-    }
-    if (uuid.empty()) {
-        why = "the driver gives no UUID to find the device in NVML by";
-        return std::nullopt;
-    }
-    return nvml->device_by_uuid(uuid, &why);
-}
-
 }  // namespace
 
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
@@ -60,7 +48,7 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
     d.uuid = info.uuid;
     d.name = info.name;
     StepLog log(api, {});
-    const std::optional<nvml::Device> handle = nvml_device(nvml, d.uuid, d.nvml_unavailable);
+    const std::optional<nvml::Device> handle = nvml::find_device(nvml, d.uuid, d.nvml_unavailable);
     if (handle) {
         const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
         d.other_processes = nvml::other_processes(list, ::getpid());

@@ -36,8 +36,9 @@ inline constexpr std::uint64_t kDefaultChunk = std::uint64_t{1} << 30;
 // remedy with its option).
 struct ChunkGranularityError {
     int device = 0;
-    std::uint64_t chunk = 0;
+    std::uint64_t chunk = 0;  // the size asked for: the chunk's, or (of_size) the bytes to test
     std::uint64_t granularity = 0;
+    bool of_size = false;  // the bytes to test are less than one granule, not the chunk off the granularity
 };
 
 // Another process holds the device (NVML lists it): memtest would take the memory it may need next, so
@@ -75,7 +76,8 @@ struct DeviceMemtest {
 
 // Runs memtest on `device` (nvml may be null or not loaded). Throws OtherProcessesError, before its
 // context is made, when NVML lists another process on the device and `force` is false;
-// ChunkGranularityError before anything is made; Error on a driver failure. A stop request is a result
+// ChunkGranularityError before any memory is made (its context is released again); Error on a driver
+// failure. A stop request is a result
 // (run.interrupted_by).
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
                                  const RunPlan& plan, bool force);

@@ -64,7 +64,7 @@ struct PatternResult {
 // What a run did.
 struct RunResult {
     std::vector<PatternResult> done;   // in the order they ran
-    std::vector<std::string> not_run;  // "walking pass 1": left out when the time budget ran out
+    std::vector<std::string> not_run;  // "walking pass 1": left out when the time budget ran out or the run yielded
     std::uint64_t mismatches = 0;      // exact
     std::vector<Mismatch> recorded;    // the first max_records (per pattern pass), in address order
     bool budget_ran_out = false;
