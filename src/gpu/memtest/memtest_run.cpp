@@ -64,7 +64,7 @@ CUfunction kernel_for(const VerifyKernels& k, Pass::Op op) {
 class PassRunner {
 public:
     PassRunner(const DriverApi& api, const TestMemory& memory, const RunPlan& plan, RunResources& res, RunResult& out)
-        : api_(api), memory_(memory), plan_(plan), res_(res), out_(out), kernels_(res.kernels) {}
+        : api_(api), memory_(memory), plan_(plan), res_(res), out_(out) {}
 
     PatternResult run(Pattern pattern, unsigned pass, Progress& progress) {
         const std::vector<Pass> passes = pattern_passes(pattern, plan_.seed);
@@ -81,11 +81,12 @@ public:
         }
         CU_CALL(api_, cuEventRecord, res_.end.get(), res_.stream.get());
         CU_CALL(api_, cuEventSynchronize, res_.end.get());
-        float ms = 0;
-        CU_CALL(api_, cuEventElapsedTime, &ms, res_.start.get(), res_.end.get());
-        PatternResult r{
-            pattern_name(pattern),         pass, memory_.bytes(), traffic_per_byte(passes) * memory_.bytes(),
-            static_cast<double>(ms) / 1e3, 0};
+        PatternResult r{pattern_name(pattern),
+                        pass,
+                        memory_.bytes(),
+                        traffic_per_byte(passes) * memory_.bytes(),
+                        elapsed_seconds(api_, res_.start.get(), res_.end.get()),
+                        0};
         r.mismatches = read_log(r);
         return r;
     }
@@ -102,12 +103,8 @@ private:
                         p.next_kind,
                         p.next_param,
                         p.op == Pass::Op::fill ? 0 : res_.log.get()};
-        const unsigned long long per_block = 1ULL * verify::kThreads * verify::kUnroll;
-        const auto grid = static_cast<unsigned>(
-            std::clamp<unsigned long long>((args.words + per_block - 1) / per_block, 1, kernels_.grid));
-        void* params[] = {&args};
-        CU_CALL(api_, cuLaunchKernel, kernel_for(kernels_, p.op), grid, 1, 1, verify::kThreads, 1, 1, 0,
-                res_.stream.get(), params, nullptr);
+        launch_over_words(api_, kernel_for(res_.kernels, p.op), res_.kernels.grid, res_.stream.get(), args.words,
+                          &args);
         CU_CALL(api_, cuEventRecord, res_.chunk[launches_ % 2].get(), res_.stream.get());
         if (launches_ > 0) CU_CALL(api_, cuEventSynchronize, res_.chunk[(launches_ - 1) % 2].get());
         ++launches_;
@@ -135,7 +132,6 @@ private:
     const RunPlan& plan_;
     RunResources& res_;
     RunResult& out_;
-    VerifyKernels kernels_;
     Stopwatch watch_;
     unsigned long long launches_ = 0;
 };
@@ -193,7 +189,6 @@ RunResult PatternRunner::run(const TestMemory& memory) {
                 const PatternResult r = runner.run(p, pass, progress);
                 out.mismatches += r.mismatches;
                 out.done.push_back(r);
-                out.seconds = watch.seconds();
             }
         }
     } catch (const Interrupted& stop) {

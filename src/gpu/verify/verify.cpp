@@ -24,22 +24,6 @@ void validate_range(CUdeviceptr ptr, std::size_t size) {
     }
 }
 
-// Launches `fn` over the range with the smaller of the one-wave grid and the grid the range needs.
-void launch(const DriverApi& api, CUfunction fn, unsigned max_grid, CUstream stream, verify::KernelArgs& args) {
-    const unsigned long long per_block = 1ULL * verify::kThreads * verify::kUnroll;
-    const unsigned long long needed = (args.words + per_block - 1) / per_block;
-    const unsigned grid = static_cast<unsigned>(std::clamp<unsigned long long>(needed, 1, max_grid));
-    void* params[] = {&args};
-    CU_CALL(api, cuLaunchKernel, fn, grid, 1, 1, verify::kThreads, 1, 1, 0, stream, params, nullptr);
-}
-
-// Seconds between two recorded and completed events.
-double elapsed_seconds(const DriverApi& api, CUevent from, CUevent to) {
-    float ms = 0;
-    CU_CALL(api, cuEventElapsedTime, &ms, from, to);
-    return static_cast<double>(ms) / 1e3;
-}
-
 // 10^9 bytes per second, 0 where no time was measured.
 double gbps(std::uint64_t bytes, double seconds) {
     return seconds > 0 ? static_cast<double>(bytes) / seconds / 1e9 : 0;
@@ -75,9 +59,9 @@ VerifyResult run_passes(const DriverApi& api, CUdeviceptr ptr, std::size_t size,
     result.bytes = size;
     try {
         CU_CALL(api, cuEventRecord, start.get(), stream.get());
-        if (fill) launch(api, kernels.fill, kernels.grid, stream.get(), args);
+        if (fill) launch_over_words(api, kernels.fill, kernels.grid, stream.get(), args.words, &args);
         CU_CALL(api, cuEventRecord, filled.get(), stream.get());
-        if (check) launch(api, kernels.check, kernels.grid, stream.get(), args);
+        if (check) launch_over_words(api, kernels.check, kernels.grid, stream.get(), args.words, &args);
         CU_CALL(api, cuEventRecord, checked.get(), stream.get());
         CU_CALL(api, cuEventSynchronize, checked.get());
     } catch (Error& e) {

@@ -1,5 +1,6 @@
 #include "gpu/verify/verify_module.hpp"
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -114,6 +115,21 @@ void unload_verify_kernels(const DriverApi& api) {
     const CUmodule module = it->second.module;
     cache.erase(it);
     CU_CALL(api, cuModuleUnload, module);
+}
+
+void launch_over_words(const DriverApi& api, CUfunction fn, unsigned max_grid, CUstream stream,
+                       unsigned long long words, void* args) {
+    const unsigned long long per_block = 1ULL * verify::kThreads * verify::kUnroll;
+    const auto grid = static_cast<unsigned>(
+        std::clamp<unsigned long long>((words + per_block - 1) / per_block, 1, std::max(max_grid, 1U)));
+    void* params[] = {args};
+    CU_CALL(api, cuLaunchKernel, fn, grid, 1, 1, verify::kThreads, 1, 1, 0, stream, params, nullptr);
+}
+
+double elapsed_seconds(const DriverApi& api, CUevent from, CUevent to) {
+    float ms = 0;
+    CU_CALL(api, cuEventElapsedTime, &ms, from, to);
+    return static_cast<double>(ms) / 1e3;
 }
 
 }  // namespace cumemctl::gpu

@@ -34,4 +34,13 @@ VerifyKernels verify_kernels(const DriverApi& api);
 // before and after while keeping its context. Does nothing without a current context.
 void unload_verify_kernels(const DriverApi& api);
 
+// Launches one of these kernels over its arguments' `words` (16-byte words) on `stream`, with the
+// smaller of the one-wave grid (`max_grid`) and the grid the words need: the one launch of verify and
+// memtest. Throws Error when the driver refuses it.
+void launch_over_words(const DriverApi& api, CUfunction fn, unsigned max_grid, CUstream stream,
+                       unsigned long long words, void* args);
+
+// Seconds between two recorded and completed events.
+double elapsed_seconds(const DriverApi& api, CUevent from, CUevent to);
+
 }  // namespace cumemctl::gpu
