@@ -17,26 +17,25 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "imex/proc_line.hpp"
 #include "ipc/process.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::imex {
 namespace {
 
+// `s` without leading and trailing white space: unlike /proc's blanks (proc_line's trim_blanks), these
+// settings files and the tool's output may carry a carriage return or a newline.
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
     return s;
 }
 
-// Calls `fn` with each line of `text`, trimmed.
+// Calls `fn` with each line of `text` (proc_line's for_each_line), trimmed.
 template <class Fn>
 void each_line(std::string_view text, Fn fn) {
-    while (!text.empty()) {
-        const std::size_t end = std::min(text.find('\n'), text.size());
-        fn(trim(text.substr(0, end)));
-        text.remove_prefix(std::min(end + 1, text.size()));
-    }
+    for_each_line(text, [&](const ProcLine& line) { fn(trim(line.text)); });
 }
 
 // An address in a comparable form (inet_ntop of inet_pton), or "" when `text` is not one.

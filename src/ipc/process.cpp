@@ -1,6 +1,5 @@
 #include "ipc/process.hpp"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -12,7 +11,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -24,6 +22,7 @@
 #include "base/interrupt.hpp"
 #include "base/pending.hpp"
 #include "util/unique_fd.hpp"
+#include "util/open_fds.hpp"
 
 namespace cumemctl::ipc {
 namespace {
@@ -88,18 +87,9 @@ void add_close_from(SpawnActions& fa, int first) {
         fn(&fa.actions, first);
         return;
     }
-    DIR* dir = ::opendir("/proc/self/fd");
-    if (dir == nullptr) return;
-    const int own = ::dirfd(dir);
-    std::vector<int> open;
-    while (const dirent* entry = ::readdir(dir)) {
-        int fd = -1;
-        const std::string_view name(entry->d_name);
-        const auto [end, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
-        if (ec == std::errc{} && end == name.data() + name.size() && fd >= first && fd != own) open.push_back(fd);
+    for (const int fd : open_fd_numbers()) {
+        if (fd >= first) posix_spawn_file_actions_addclose(&fa.actions, fd);
     }
-    ::closedir(dir);
-    for (const int fd : open) posix_spawn_file_actions_addclose(&fa.actions, fd);
 }
 
 }  // namespace

@@ -3,14 +3,16 @@
 #include <dirent.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <charconv>
 
 #include <fmt/format.h>
 
 namespace cumemctl {
 
-std::map<int, std::string> open_fds() {
-    std::map<int, std::string> fds;
+std::vector<int> open_fd_numbers() {
+    std::vector<int> fds;
     DIR* dir = opendir("/proc/self/fd");
     if (dir == nullptr) return fds;
     const int own = dirfd(dir);
@@ -18,12 +20,22 @@ std::map<int, std::string> open_fds() {
         const std::string_view name = e->d_name;
         int fd = -1;
         const auto [ptr, ec] = std::from_chars(name.data(), name.data() + name.size(), fd);
-        if (ec != std::errc{} || ptr != name.data() + name.size() || fd == own) continue;
-        char target[512];
-        const ssize_t n = readlinkat(own, e->d_name, target, sizeof target - 1);
-        fds[fd] = n < 0 ? std::string("?") : std::string(target, static_cast<std::size_t>(n));
+        if (ec == std::errc{} && ptr == name.data() + name.size() && fd != own) fds.push_back(fd);
     }
     closedir(dir);
+    std::sort(fds.begin(), fds.end());
+    return fds;
+}
+
+std::map<int, std::string> open_fds() {
+    std::map<int, std::string> fds;
+    for (const int fd : open_fd_numbers()) {
+        char target[512];
+        const std::string link = fmt::format("/proc/self/fd/{}", fd);
+        const ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+        if (n < 0 && errno == ENOENT) continue;  // closed since the listing
+        fds[fd] = n < 0 ? std::string("?") : std::string(target, static_cast<std::size_t>(n));
+    }
     return fds;
 }
 

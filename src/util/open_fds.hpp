@@ -8,6 +8,10 @@
 
 namespace cumemctl {
 
+// The numbers of the descriptors open now, in order (the listing's own left out). Empty when
+// /proc/self/fd cannot be read.
+std::vector<int> open_fd_numbers();
+
 // Each open descriptor and what it refers to (the /proc/self/fd link text, e.g. "/dev/nvidiactl",
 // "socket:[123]", "/memfd:x (deleted)"). Empty when /proc/self/fd cannot be read.
 std::map<int, std::string> open_fds();
