@@ -37,4 +37,18 @@ private:
     std::int64_t outer_since_ = 0;
 };
 
+// The trampoline of a watched table (cuda/watched_api, nvml/watched_api): names the entry point `Name`
+// as pending, then calls the real table's member `Member` (the table at `*Table`, filled once before use).
+template <auto* Table, class Fn>
+struct WatchedCall;
+
+template <auto* Table, class R, class... Args>
+struct WatchedCall<Table, R (*)(Args...)> {
+    template <auto Member, const char* Name>
+    static R call(Args... args) {
+        const Pending pending(Name);
+        return ((*Table).*Member)(args...);
+    }
+};
+
 }  // namespace cumemctl

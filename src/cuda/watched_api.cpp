@@ -7,19 +7,6 @@ namespace {
 
 DriverApi real_table{};
 
-// One trampoline per entry point: Pending names it, then the real entry is called.
-template <class Fn>
-struct Watch;
-
-template <class R, class... Args>
-struct Watch<R (*)(Args...)> {
-    template <auto Member, const char* Name>
-    static R call(Args... args) {
-        const Pending pending(Name);
-        return (real_table.*Member)(args...);
-    }
-};
-
 #define CUMEMCTL_ENTRY_NAME(name, version, required) constexpr char name##_name[] = #name;
 CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_ENTRY_NAME)
 #undef CUMEMCTL_ENTRY_NAME
@@ -30,7 +17,8 @@ DriverApi watched_driver_table(const DriverApi& real) {
     real_table = real;
     DriverApi out = real;
 #define CUMEMCTL_WATCH_ENTRY(name, version, required) \
-    if (real.name != nullptr) out.name = &Watch<PFN_##name##_v##version>::call<&DriverApi::name, name##_name>;
+    if (real.name != nullptr)                         \
+        out.name = &WatchedCall<&real_table, PFN_##name##_v##version>::call<&DriverApi::name, name##_name>;
     CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_WATCH_ENTRY)
 #undef CUMEMCTL_WATCH_ENTRY
     return out;

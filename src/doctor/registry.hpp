@@ -31,6 +31,7 @@ struct CheckSpec {
     std::string_view summary;  // one line for --list-checks and the manual
     CheckFn run;
     bool quick = false;  // runs in --quick: makes no context, allocates no GPU memory, starts no second process
+                         // of cumemctl (imex-domain runs nvidia-imex-ctl, bounded)
 };
 
 // Every check, in the order doctor runs and reports them.

@@ -7,18 +7,6 @@ namespace {
 
 Api real_nvml_table{};
 
-template <class Fn>
-struct WatchNvml;
-
-template <class R, class... Args>
-struct WatchNvml<R (*)(Args...)> {
-    template <auto Member, const char* Name>
-    static R call(Args... args) {
-        const Pending pending(Name);
-        return (real_nvml_table.*Member)(args...);
-    }
-};
-
 #define CUMEMCTL_NVML_NAME(field, symbol, required, ret, params) constexpr char field##_symbol[] = symbol;
 CUMEMCTL_NVML_ENTRY_POINTS(CUMEMCTL_NVML_NAME)
 #undef CUMEMCTL_NVML_NAME
@@ -29,7 +17,8 @@ Api watched_nvml_table(const Api& real) {
     real_nvml_table = real;
     Api out = real;
 #define CUMEMCTL_NVML_WATCH(field, symbol, required, ret, params) \
-    if (real.field != nullptr) out.field = &WatchNvml<ret(*) params>::call<&Api::field, field##_symbol>;
+    if (real.field != nullptr)                                    \
+        out.field = &WatchedCall<&real_nvml_table, ret(*) params>::call<&Api::field, field##_symbol>;
     CUMEMCTL_NVML_ENTRY_POINTS(CUMEMCTL_NVML_WATCH)
 #undef CUMEMCTL_NVML_WATCH
     return out;
