@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/vmm/vmm_create.hpp"
@@ -29,6 +30,7 @@ struct Pair {
     bool ok = false;       // mapped, read and the pattern found
     double gbps = 0;       // the reader's check of the pattern, 10^9 bytes per second
     std::string error;
+    std::optional<DriverFailure> driver;  // the driver call that failed, where one did
 };
 
 std::string pair_name(const Pair& p) {
@@ -58,8 +60,10 @@ void read_from(DoctorContext& ctx, int owner, std::vector<Pair*>& readers) {
         run_create(ctx.driver->api(), request, result);
     } catch (const Error& e) {
         const Problem& problem = e.problem();
-        for (Pair* p : readers)
+        for (Pair* p : readers) {
             p->error = problem.cause.empty() ? problem.message : problem.message + ": " + problem.cause;
+            p->driver = problem.driver;
+        }
         return;
     }
     for (Pair* p : readers) {
@@ -88,7 +92,6 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
         try {
             held.push_back(std::make_unique<PrimaryContext>(api, d->ordinal()));
         } catch (const Error& e) {
-            while (!held.empty()) held.pop_back();
             return CheckOutcome::skip(
                 fmt::format("no context on device {} (see its context check): {}", d->ordinal(), e.what()));
         }
@@ -99,7 +102,7 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
             if (o == r) continue;
             int can = 0;
             const bool asked = api.cuDeviceCanAccessPeer(&can, r->ordinal(), o->ordinal()) == CUDA_SUCCESS;
-            pairs.push_back(Pair{r->ordinal(), o->ordinal(), asked && can != 0, false, 0, {}});
+            pairs.push_back(Pair{r->ordinal(), o->ordinal(), asked && can != 0, false, 0, {}, {}});
         }
     }
     for (DeviceState* o : ctx.devices) {
@@ -138,6 +141,14 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
             "nvidia-smi topo -m), the fabric manager on NVSwitch systems, and dmesg for Xid errors; drain the node",
             std::move(details));
         o.brief = fmt::format("GPU{} to GPU{} failed", f.reader, f.owner);
+        o.driver = f.driver;
+        // The owner had no memory for the pair's allocation: other processes there make it busy, as a
+        // device check would be (runner judges device checks; this node check judges its owner).
+        if (may_be_held("peer-access", o)) {
+            for (DeviceState* d : ctx.devices) {
+                if (d->ordinal() == f.owner) return judge_held(ctx, *d, std::move(o));
+            }
+        }
         return o;
     }
     const std::string summary = fmt::format("{} pair{} read each other's memory, {:.1f} to {:.1f} GB/s", rates.size(),
