@@ -147,8 +147,10 @@ Cell missing_cell(int peer, ipc::Timeout timeout) {
     return failure(
         peer, "missing",
         Problem{.message = fmt::format("rank {} never came: no card within {}", peer, ipc::describe(timeout)),
-                .cause = "the rank was not started, started late, or cannot see the rendezvous folder",
-                .remedy = "start every rank, on a folder every node sees, or allow a longer timeout"});
+                .cause = "the rank was not started, started late or died, or cannot reach the rendezvous (the "
+                         "folder, or the launcher's PMIx server)",
+                .remedy = "start every rank (with a folder, on one that every node sees), or allow a longer "
+                          "timeout"});
 }
 
 }  // namespace cumemctl::matrix

@@ -44,19 +44,22 @@ std::set<int> PmixRendezvous::collect(RecordKind kind, const RankRequest& reques
     const pmix::Outcome fenced = client_.fence(request.timeout, ranks);
     log.note(cards ? "fence-cards" : "fence-rows", watch.seconds(),
              fenced.ok ? "every rank reached the fence" : "PMIx_Fence: " + fenced.error);
-    // After a fence that ended well every key is here; after one that did not, each get waits a little
-    // for a rank that is only late.
+    // After a fence that ended well every key is here. After one that did not (a rank never joined it:
+    // Slurm's fence then waits for PMIxTimeout, whatever PMIX_TIMEOUT says), each get asks the rank's
+    // own server (a direct modex), waiting a little for a rank that is only late: the ranks that came
+    // are told from the ones that did not.
     const ipc::Timeout each = fenced.ok ? request.timeout : std::min(request.timeout, ipc::Timeout{1000});
+    const std::vector<std::uint32_t> asked(wanted.begin(), wanted.end());
+    const std::vector<pmix::Client::Got> got = client_.get(asked, key_of(kind, request.id.run), each);
     std::set<int> missing;
     std::string why;
-    for (const int r : wanted) {
-        pmix::Outcome outcome;
-        const std::optional<std::string> value =
-            client_.get(static_cast<std::uint32_t>(r), key_of(kind, request.id.run), each, outcome);
-        const std::size_t max = cards ? kMaxCardBytes : kMaxRowBytes;
+    const std::size_t max = cards ? kMaxCardBytes : kMaxRowBytes;
+    for (std::size_t i = 0; i < asked.size(); ++i) {
+        const int r = static_cast<int>(asked[i]);
+        const std::optional<std::string>& value = got[i].value;
         if (!value) {
             missing.insert(r);
-            if (why.empty()) why = outcome.error;
+            if (why.empty()) why = got[i].why.error;
         } else if (value->size() > max) {
             found(r, FileRead{true, "", fmt::format("is {} bytes, more than {}", value->size(), max)});
         } else {

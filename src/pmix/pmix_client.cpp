@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <set>
 #include <vector>
 
 #include <fmt/format.h>
@@ -50,9 +52,15 @@ struct Client::Impl {
     std::uint32_t size = 0;
     std::optional<std::uint32_t> local_rank;
     bool initialised = false;
-    // A fence or get that never returned (Slurm's PMIx plugin does not always honour PMIX_TIMEOUT): its
-    // thread still waits in the library, so nothing of the library is called or freed again.
-    bool abandoned = false;
+    // The fences and gets that never returned (Slurm's PMIx plugin does not honour PMIX_TIMEOUT in a
+    // fence that a rank never joins, nor in a direct modex of a rank that died): their threads still
+    // wait in the library, so the library is never freed, and the same call is not tried again (it
+    // would queue behind the first). Other calls still are, each on a thread of its own (the library
+    // is thread-safe): a fence over other ranks is another collective, a get of another rank another
+    // request.
+    std::vector<std::vector<std::uint32_t>> abandoned_fences;  // the rank sets ({}: the whole job)
+    std::set<std::uint32_t> abandoned_gets;                    // the ranks
+    bool abandoned() const { return !abandoned_fences.empty() || !abandoned_gets.empty(); }
     decltype(&PMIx_Init) init = nullptr;
     decltype(&PMIx_Finalize) finalize = nullptr;
     decltype(&PMIx_Put) put = nullptr;
@@ -230,12 +238,13 @@ namespace {
 // How much longer than PMIx's own timeout a call may take before it is given up.
 constexpr ipc::Timeout kGrace{2000};
 
-constexpr const char* kAbandoned = "an earlier PMIx call never returned";
-
 }  // namespace
 
 Outcome Client::fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ranks) {
-    if (impl_->abandoned) return {false, kAbandoned};
+    const auto& gone = impl_->abandoned_fences;
+    if (std::find(gone.begin(), gone.end(), ranks) != gone.end()) {
+        return {false, "an earlier PMIx_Fence over the same ranks never returned"};
+    }
     Impl* impl = impl_.get();
     auto outcome = call_within<Outcome>(timeout + kGrace, [impl, timeout, ranks] {
         std::vector<pmix_proc_t> procs(ranks.empty() ? 1 : ranks.size());
@@ -248,45 +257,53 @@ Outcome Client::fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ra
         return s == PMIX_SUCCESS ? Outcome{} : Outcome{false, impl->why(s)};
     });
     if (outcome) return *outcome;
-    impl_->abandoned = true;
+    impl_->abandoned_fences.push_back(ranks);
     return {false, fmt::format("PMIx_Fence did not return within {} (given up)", ipc::describe(timeout + kGrace))};
 }
 
-std::optional<std::string> Client::get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why) {
-    if (impl_->abandoned) {
-        why = {false, kAbandoned};
-        return std::nullopt;
-    }
-    struct Got {
-        std::optional<std::string> value;
-        Outcome why;
-    };
+std::vector<Client::Got> Client::get(const std::vector<std::uint32_t>& ranks, const std::string& key,
+                                     ipc::Timeout timeout) {
     Impl* impl = impl_.get();
-    auto got = call_within<Got>(timeout + kGrace, [impl, rank, key, timeout] {
-        pmix_proc_t proc{};
-        std::memcpy(proc.nspace, impl->self.nspace, sizeof proc.nspace);
-        proc.rank = rank;
-        pmix_info_t info[1] = {timeout_info(timeout)};
-        pmix_value_t* v = nullptr;
-        const pmix_status_t s = impl->get(&proc, key.c_str(), info, 1, &v);
-        Got out;
-        if (s != PMIX_SUCCESS) {
-            out.why = {false, impl->why(s)};
-        } else if (v == nullptr || v->type != PMIX_STRING || v->data.string == nullptr) {
-            out.why = {false, "the value is not a string"};
-        } else {
-            out.value = std::string(v->data.string);
+    std::vector<std::function<Got()>> gets;
+    for (const std::uint32_t rank : ranks) {
+        if (impl->abandoned_gets.count(rank) != 0) {
+            gets.emplace_back([] {
+                return Got{std::nullopt, {false, "an earlier PMIx_Get of this rank never returned"}};
+            });
+            continue;
         }
-        impl->release(v);
-        return out;
-    });
-    if (!got) {
-        impl_->abandoned = true;
-        why = {false, fmt::format("PMIx_Get did not return within {} (given up)", ipc::describe(timeout + kGrace))};
-        return std::nullopt;
+        gets.emplace_back([impl, rank, key, timeout] {
+            pmix_proc_t proc{};
+            std::memcpy(proc.nspace, impl->self.nspace, sizeof proc.nspace);
+            proc.rank = rank;
+            pmix_info_t info[1] = {timeout_info(timeout)};
+            pmix_value_t* v = nullptr;
+            const pmix_status_t s = impl->get(&proc, key.c_str(), info, 1, &v);
+            Got out;
+            if (s != PMIX_SUCCESS) {
+                out.why = {false, impl->why(s)};
+            } else if (v == nullptr || v->type != PMIX_STRING || v->data.string == nullptr) {
+                out.why = {false, "the value is not a string"};
+            } else {
+                out.value = std::string(v->data.string);
+            }
+            impl->release(v);
+            return out;
+        });
     }
-    why = got->why;
-    return got->value;
+    std::vector<std::optional<Got>> answers = call_all_within<Got>(timeout + kGrace, std::move(gets));
+    std::vector<Got> got;
+    for (std::size_t i = 0; i < answers.size(); ++i) {
+        if (answers[i]) {
+            got.push_back(std::move(*answers[i]));
+            continue;
+        }
+        impl_->abandoned_gets.insert(ranks[i]);
+        got.push_back(
+            {std::nullopt,
+             {false, fmt::format("PMIx_Get did not return within {} (given up)", ipc::describe(timeout + kGrace))}});
+    }
+    return got;
 }
 
 #else  // no PMIx header at build time
@@ -321,9 +338,8 @@ void Client::commit() {}
 Outcome Client::fence(ipc::Timeout, const std::vector<std::uint32_t>&) {
     return {false, "no PMIx"};
 }
-std::optional<std::string> Client::get(std::uint32_t, const std::string&, ipc::Timeout, Outcome& why) {
-    why = {false, "no PMIx"};
-    return std::nullopt;
+std::vector<Client::Got> Client::get(const std::vector<std::uint32_t>& ranks, const std::string&, ipc::Timeout) {
+    return std::vector<Got>(ranks.size(), Got{std::nullopt, {false, "no PMIx"}});
 }
 
 #endif
@@ -333,7 +349,7 @@ Client::Client(Client&&) noexcept = default;
 Client::~Client() {
 #if CUMEMCTL_HAVE_PMIX
     // A call still waits in the library on a thread of its own: leave the library, and its state, be.
-    if (impl_ && impl_->abandoned) (void)impl_.release();  // NOLINT(bugprone-unused-return-value)
+    if (impl_ && impl_->abandoned()) (void)impl_.release();  // NOLINT(bugprone-unused-return-value)
 #endif
 }
 

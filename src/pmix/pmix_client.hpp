@@ -48,11 +48,18 @@ public:
     void commit();
     // A fence that collects the data put so far, bounded by `timeout`: over the whole namespace, or over
     // the given ranks only (this one among them). A call that does not return within the timeout and a
-    // grace is given up, and so is every later call (its thread still waits in the library).
+    // grace is given up (its thread still waits in the library); a later fence over the same ranks is
+    // then refused, one over other ranks (another collective) is tried.
     Outcome fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ranks = {});
-    // The string rank `rank` put under `key`, or nullopt with why (never came, timed out), bounded as a
-    // fence is.
-    std::optional<std::string> get(std::uint32_t rank, const std::string& key, ipc::Timeout timeout, Outcome& why);
+    // The string each of `ranks` put under `key`, or nullopt with why (never came, timed out), in the
+    // order of `ranks`. The gets run at once, each on a thread of its own and bounded as a fence is, so
+    // that one that never returns (a rank that died: Slurm's direct modex may not honour the timeout)
+    // does not hold up the others; after one has, every later get is refused.
+    struct Got {
+        std::optional<std::string> value;
+        Outcome why;
+    };
+    std::vector<Got> get(const std::vector<std::uint32_t>& ranks, const std::string& key, ipc::Timeout timeout);
 
     struct Impl;
 

@@ -97,6 +97,11 @@ PY
 [[ -n $base ]] || { echo "cluster.sh: no free block of four ports" >&2; exit 1; }
 host=$(hostname -s)
 
+# Each node has an address of its own (127.0.0.1-3, all loopback), as real nodes have. Slurm's PMIx
+# plugin connects a job's slurmstepds to each other by the node's address: with one address for all
+# three, its direct connections reached the wrong node ("unexpected contrib from n3:2", a fence that
+# never returns) and, with them turned off, the second fence of a job lost one node's data now and then
+# (NOT-FOUND, also in a small C program of PMIx calls alone). With three addresses neither is seen.
 cat >"$SLURM_CONF" <<EOF
 ClusterName=cumemctl-test
 SlurmctldHost=$host(127.0.0.1)
@@ -106,7 +111,7 @@ SlurmdUser=root
 AuthType=auth/none
 CredType=cred/none
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool/%n
+SlurmdSpoolDir=$dir/spool/mine
 SlurmctldPidFile=$dir/slurmctld.pid
 SlurmdPidFile=$dir/slurmd.%n.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
@@ -128,31 +133,26 @@ PrologFlags=Alloc
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
-NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
+NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
 EOF
-
-# Two PMIx settings that only a cluster of nodes on one host needs (seen here with a small PMIx
-# program, and with fabric-matrix): the nodes share one host name and address, so the PMIx plugin's
-# direct connections between their slurmstepds reach the wrong node ("unexpected contrib from n3:2",
-# "No process controlled by this slurmstepd is involved in this collective", a fence that never
-# returns), while its messages through slurmd work; and PMIx's shared-memory store of a job's data
-# collides between the three servers on one host (a second fence's data of one node NOT-FOUND, or a get
-# that never returns), while its hash store works. A real cluster needs neither line.
-printf 'PMIxDirectConn=false\nPMIxEnv=PMIX_MCA_gds=hash\n' >"$dir/mpi.conf"
 
 start=$SECONDS
 started=1
 slurmctld -i
-# Each slurmd sees a temporary folder of its own at TmpFS, as real nodes do (its own /tmp): a private
-# mount namespace with the node's folder bound there. Slurm's PMIx plugin makes its per-step folders in
-# TmpFS, the same path on every node, so srun --mpi=pmix across the three nodes needs it.
-mkdir -p "$dir/nodetmp/mine"
+# Each slurmd sees a temporary folder and a spool folder of its own, as real nodes do: a private mount
+# namespace with the node's folders bound at TmpFS and SlurmdSpoolDir. Slurm's PMIx plugin makes its
+# per-step folders in TmpFS, the same path on every node, and reaches a step's slurmstepd through a
+# socket in the spool folder whose path it takes from slurm.conf as written (its messages named
+# "spool/%n/stepd.slurm.pmix.J.S" while SlurmdSpoolDir had a %n: one path for the three nodes), so
+# srun --mpi=pmix across the three nodes needs both.
+mkdir -p "$dir/nodetmp/mine" "$dir/spool/mine"
 for n in n1 n2 n3; do
   mkdir -p "$dir/spool/$n" "$dir/nodetmp/$n"
   chmod 1777 "$dir/nodetmp/$n"
   unshare --mount --propagation private \
-    bash -c 'mount --bind "$1" "$2" && exec slurmd -N "$3"' slurmd-ns "$dir/nodetmp/$n" "$dir/nodetmp/mine" "$n"
+    bash -c 'mount --bind "$1" "$2" && mount --bind "$3" "$4" && exec slurmd -N "$5"' slurmd-ns \
+    "$dir/nodetmp/$n" "$dir/nodetmp/mine" "$dir/spool/$n" "$dir/spool/mine" "$n"
 done
 for ((i = 0; i < 150; i++)); do
   [[ $(sinfo -h -o %T 2>/dev/null | sort -u) == idle ]] && break
