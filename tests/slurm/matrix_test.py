@@ -199,9 +199,11 @@ PMIX_NODES, PMIX_PER_NODE = NODES, PER_NODE
 PMIX_RANKS = PMIX_NODES * PMIX_PER_NODE
 
 
-def run_pmix(rank_env=None, timeout=None):
+def run_pmix(rank_env=None, timeout=None, every_rank=False):
     """Runs the documented PMIx block as USER in a fresh work folder whose TMPDIR stays empty
-    unless a rank makes a folder; returns (the process, the folder, rank 0's report, seconds)."""
+    unless a rank makes a folder; returns (the process, the folder, rank 0's report, seconds).
+    `every_rank`: each rank writes its whole report (--all-report) to a file of its own (srun's
+    --output=rank-%t.json), read into the process as `reports`, one per rank (None: not JSON)."""
     base = os.path.join(os.environ["SLURM_TEST_DIR"], "work")
     d = tempfile.mkdtemp(prefix="pmix.", dir=base)
     os.chown(d, USER, USER)
@@ -215,16 +217,26 @@ def run_pmix(rank_env=None, timeout=None):
     write_node_wrapper(os.path.join(d, "bin/cumemctl"), profile="gb200x4", imex_channel_dir=channels,
                        rank_env=rank_env)
     command = pmix_block(timeout)
+    if every_rank:
+        command = command.replace("srun --mpi=pmix", "srun --mpi=pmix --output=rank-%t.json --error=rank-%t.err").replace(
+            "fabric-matrix", "fabric-matrix --all-report", 1)
     env = dict(os.environ, PATH=os.path.join(d, "bin") + ":" + os.environ["PATH"], TMPDIR=tmp)
     start = time.monotonic()
     p = subprocess.run(["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "bash", "-c", command],
                        env=env, cwd=d, capture_output=True, text=True, timeout=120)
     seconds = time.monotonic() - start
+    p.reports = []
+    for rank in range(PMIX_RANKS if every_rank else 0):
+        try:
+            with open(os.path.join(d, f"rank-{rank}.json"), encoding="utf-8") as f:
+                p.reports.append(json.load(f))
+        except (OSError, ValueError):
+            p.reports.append(None)
     try:
-        with open(os.path.join(d, "matrix.json"), encoding="utf-8") as f:
+        with open(os.path.join(d, "rank-0.json" if every_rank else "matrix.json"), encoding="utf-8") as f:
             report = json.load(f)
     except ValueError as e:
-        raise Failure(f"matrix.json is not one JSON report ({e}): {describe(p)}")
+        raise Failure(f"rank 0's report is not one JSON report ({e}): {describe(p)}")
     check(os.listdir(tmp) == [], f"a rank made something in TMPDIR: {os.listdir(tmp)}")
     return p, d, report, seconds
 
@@ -262,10 +274,10 @@ def test_srun_pmix():
 
 
 def test_srun_pmix_missing_rank():
-    """Rank 2 never comes (its driver does not load: it exits 3 before it publishes, writing nothing on
-    srun's output): the other ranks, on all three nodes, name it once the fence has been given up, and
-    every other pair passes; rank 0's report is valid JSON."""
-    p, d, report, seconds = run_pmix({2: {"CUMEMCTL_LIBCUDA": "/nonexistent/libcuda.so.1"}}, timeout=5)
+    """Rank 2 never comes (its driver does not load: it exits 3 before it publishes): the other ranks, on all three nodes, name it once the fence has been given up, and
+    every other pair passes. Every rank writes valid JSON (--all-report, a file each): the live ranks the
+    same whole matrix, rank 2 its error (exit 3, no driver)."""
+    p, d, report, seconds = run_pmix({2: {"CUMEMCTL_LIBCUDA": "/nonexistent/libcuda.so.1"}}, timeout=5, every_rank=True)
     try:
         check(p.returncode != 0, f"srun should fail: {describe(p)}")
         check_pmix_report(report)
@@ -277,6 +289,16 @@ def test_srun_pmix_missing_rank():
                 check(c["status"] == want, f"rank {i} reading rank {j}: {c}")
         wait = [s for s in report["results"]["steps"] if s["step"] == "wait-cards"][0]
         check("never came: rank 2" in wait["detail"], f"the wait names rank 2: {wait}")
+        statuses = [[c["status"] for c in row] for row in m["cells"]]
+        for r, other in enumerate(p.reports):
+            check(other is not None, f"rank {r} wrote no JSON report: {describe(p)}")
+            if r == 2:
+                check(other["exit_code"] == 3 and "driver" in other["errors"][0]["message"], f"rank 2's report: {other}")
+                continue
+            check(other["results"]["rank"] == r and other["exit_code"] == 1, f"rank {r}'s report: {other['results']['rank']}, "
+                  f"exit {other['exit_code']}")
+            check([[c["status"] for c in row] for row in other["results"]["matrix"]["cells"]] == statuses,
+                  f"rank {r}'s matrix differs from rank 0's")
         # Slurm's fence waits for its own PMIxTimeout whatever PMIX_TIMEOUT says: each rank gives up the
         # cards' fence after the timeout and a grace (7 s), asks each rank's server (3 s), and gives up
         # the rows' fence over the ranks that came the same way, though their rows come.
