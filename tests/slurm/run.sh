@@ -45,6 +45,12 @@ if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
     status=1
   exit "$status"
 fi
+if [[ ${2:-} == --in-healthcheck-cluster ]]; then
+  # Inside the cluster whose HealthCheckProgram is packaging/slurm/healthcheck.
+  echo "== the Slurm health check on the cluster"
+  (cd "$here" && $py healthcheck_test.py cluster) || status=1
+  exit "$status"
+fi
 
 echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IMEX scripts by hand)"
 (cd "$here" && $py fleet_test.py pdsh_doc pdsh_exit) || status=1
@@ -54,11 +60,22 @@ echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IME
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
 imex=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)
-trap 'rm -rf "$imex"' EXIT
+hc=$(mktemp -d /tmp/cumemctl-hc.XXXXXX)
+trap 'rm -rf "$imex" "$hc"' EXIT
 (cd "$here" && $py imex_test.py prepare "$imex")
 cluster_start=$SECONDS
 IMEX_TEST_DIR=$imex "$here/cluster.sh" --prolog "$imex/scripts/imex-prolog" --epilog "$imex/scripts/imex-epilog" \
   -- "$0" "$build" --in-cluster || status=1
 echo "fleet tests: the cluster's part took $((SECONDS - cluster_start)) s (start, tests, stop)"
+
+echo "== the Slurm health check by hand (packaging/slurm/healthcheck --dry-run)"
+(cd "$here" && $py healthcheck_test.py by_hand_decisions by_hand_long_reason by_hand_hang by_hand_bad_settings) || status=1
+# A second cluster, whose slurmd runs the health check every 2 s: it drains and resumes nodes, which the
+# tests of the first one must not see.
+(cd "$here" && $py healthcheck_test.py prepare "$hc")
+cluster_start=$SECONDS
+HEALTHCHECK_TEST_DIR=$hc "$here/cluster.sh" --conf "HealthCheckProgram=$hc/scripts/healthcheck" --conf HealthCheckInterval=2 \
+  -- "$0" "$build" --in-healthcheck-cluster || status=1
+echo "fleet tests: the health check's cluster took $((SECONDS - cluster_start)) s (start, tests, stop)"
 echo "fleet tests: $( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - start)) s"
 exit "$status"
