@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fleet stage of scripts/test.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands (fabric-matrix
-# under srun among them) and the per-job IMEX channel prolog and epilog (packaging/slurm), run for real
+# under srun among them), the per-job IMEX channel prolog and epilog and the health check
+# (packaging/slurm), the NHC check and node-problem-detector's plugin (packaging/nhc, packaging/k8s), run for real
 # against the fake driver of the build in BUILD_DIR, on a one-machine Slurm cluster (cluster.sh).
 # Prints each test's time.
 #   tests/slurm/run.sh BUILD_DIR
@@ -52,10 +53,12 @@ if [[ ${2:-} == --in-healthcheck-cluster ]]; then
   exit "$status"
 fi
 
-echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IMEX scripts by hand)"
+echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, NHC, node-problem-detector, the IMEX scripts by hand)"
 (cd "$here" && $py fleet_test.py pdsh_doc pdsh_exit) || status=1
 (cd "$here" && $py prometheus_test.py) || status=1
 (cd "$here" && $py matrix_test.py mpirun_pmix) || status=1
+(cd "$here" && $py nhc_test.py) || status=1
+(cd "$here" && $py npd_test.py) || status=1
 (cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
