@@ -56,6 +56,7 @@ exec {shlex.quote(CUMEMCTL)} "$@"
 def write_settings(d, **more):
     # The quick checks without the IMEX ones, which warn or pass as this machine's /dev has channels.
     settings = {"CUMEMCTL": f"{d}/bin/cumemctl", "TIMEOUT": str(TIMEOUT), "LOG_FILE": f"{d}/log",
+                "LOCK_FILE": f"{d}/lock.%n",
                 "SLURM_CONF": os.environ.get("SLURM_CONF", ""),
                 "DOCTOR_OPTIONS": "--checks driver,devices,capabilities,memory-health,fabric,inventory"}
     settings.update(more)
@@ -173,6 +174,24 @@ def test_by_hand_hang():
         check(took < TIMEOUT + 3, f"the health check took {took:.1f} s with a budget of {TIMEOUT} s")
 
 
+def test_by_hand_one_at_a_time():
+    """A health check that finds the last one of its node still running changes nothing."""
+    with tempfile.TemporaryDirectory() as d:
+        prepare(d)
+        set_node(d, "n1", REMAP)
+        with open(os.path.join(d, "lock.n1"), "w") as lock:
+            held = subprocess.Popen(["flock", "-o", lock.name, "sleep", "30"])  # -o: flock alone holds it
+            try:
+                time.sleep(0.3)
+                out = dry(d, "IDLE")
+                check("the last health check still runs" in out and not would_run(out), out)
+                check(would_run(dry(d, "IDLE", node="n2")) == [], "n2's lock is its own")
+            finally:
+                held.kill()
+                held.wait()
+        check(would_run(dry(d, "IDLE")), "no drain once the lock was free")
+
+
 def test_by_hand_bad_settings():
     """Settings it cannot use: exit 1 and the reason, logged; no doctor run, nothing drained."""
     with tempfile.TemporaryDirectory() as d:
@@ -260,5 +279,6 @@ if __name__ == "__main__":
         prepare(sys.argv[2])
         sys.exit(0)
     main({"by_hand_decisions": test_by_hand_decisions, "by_hand_long_reason": test_by_hand_long_reason,
-          "by_hand_hang": test_by_hand_hang, "by_hand_bad_settings": test_by_hand_bad_settings,
+          "by_hand_hang": test_by_hand_hang, "by_hand_one_at_a_time": test_by_hand_one_at_a_time,
+          "by_hand_bad_settings": test_by_hand_bad_settings,
           "cluster": test_cluster})
