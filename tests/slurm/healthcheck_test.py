@@ -174,6 +174,24 @@ def test_by_hand_hang():
         check(took < TIMEOUT + 3, f"the health check took {took:.1f} s with a budget of {TIMEOUT} s")
 
 
+def test_by_hand_guard():
+    """A doctor that does not end at all (a program that ignores its --timeout): the guard stops it 10 s
+    after the budget, and the node drains saying so, inside Slurm's 60 s."""
+    with tempfile.TemporaryDirectory() as d:
+        prepare(d)
+        stuck = os.path.join(d, "bin", "stuck")
+        with open(stuck, "w", encoding="utf-8") as f:
+            f.write("#!/bin/sh\ntrap '' TERM\nsleep 60\n")
+        os.chmod(stuck, 0o755)
+        write_settings(d, CUMEMCTL=stuck, TIMEOUT="1")
+        start = time.monotonic()
+        out = dry(d, "IDLE")
+        took = time.monotonic() - start
+        check(would_run(out) == ["scontrol update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: timeout doctor did not end "
+                                 "within 11 s'"], out)
+        check(took < 1 + 10 + 5 + 2, f"took {took:.1f} s")
+
+
 def test_by_hand_one_at_a_time():
     """A health check that finds the last one of its node still running changes nothing."""
     with tempfile.TemporaryDirectory() as d:
@@ -279,6 +297,7 @@ if __name__ == "__main__":
         prepare(sys.argv[2])
         sys.exit(0)
     main({"by_hand_decisions": test_by_hand_decisions, "by_hand_long_reason": test_by_hand_long_reason,
-          "by_hand_hang": test_by_hand_hang, "by_hand_one_at_a_time": test_by_hand_one_at_a_time,
+          "by_hand_hang": test_by_hand_hang, "by_hand_guard": test_by_hand_guard,
+          "by_hand_one_at_a_time": test_by_hand_one_at_a_time,
           "by_hand_bad_settings": test_by_hand_bad_settings,
           "cluster": test_cluster})
