@@ -1,5 +1,7 @@
 // `cumemctl doctor`: whether this node's CUDA memory system works, check by check.
 #include <algorithm>
+#include <chrono>
+#include <optional>
 #include <cstdlib>
 #include <future>
 #include <tuple>
@@ -52,6 +54,8 @@ struct DoctorCliOptions {
     double timeout = kDefaultBudgetSeconds;
     int expect_gpus = -1;
     std::string expect_driver;
+    std::string expiry;  // --expiry DURATION (with --format nfd)
+    std::string output;  // --output FILE
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -81,6 +85,41 @@ struct DoctorCliOptions {
         return options;
     }
 };
+
+// --expiry's DURATION: whole seconds, minutes, hours or days ("90s", "30m", "2h", "1d"), above 0 and at
+// most a year. A usage error otherwise, or without --format nfd.
+std::optional<std::chrono::seconds> parse_expiry(const std::string& text, const Globals& globals) {
+    if (text.empty()) return std::nullopt;
+    if (globals.format != "nfd") {
+        throw Error(ExitCode::usage, "--expiry goes with --format nfd",
+                    "give --format nfd (the labels' expiry-time), or leave --expiry out");
+    }
+    std::size_t used = 0;
+    long long n = 0;
+    try {
+        n = std::stoll(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = text.substr(used);
+    const long long scale = unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 0;
+    if (used == 0 || text[0] == '-' || text[0] == '+' || scale == 0 || n <= 0 || n > 366LL * 86400 / scale) {
+        throw Error(
+            ExitCode::usage,
+            fmt::format("invalid --expiry '{}': a whole number and s, m, h or d, at most a year", text),
+            "e.g. --expiry 2h: node-feature-discovery drops the labels 2 hours after this run unless it runs again");
+    }
+    return std::chrono::seconds(n * scale);
+}
+
+// --output's FILE: the report for a program, written atomically; never the table.
+void check_output(const std::string& output, const Globals& globals) {
+    if (output.empty()) return;
+    if (!globals.json && (globals.format.empty() || globals.format == "table")) {
+        throw Error(ExitCode::usage, "--output writes a format for programs, not the table",
+                    "give --format nfd, junit, json, prometheus or line with --output");
+    }
+}
 
 std::string_view scope_name(CheckScope scope) {
     switch (scope) {
@@ -224,7 +263,10 @@ Report list_checks() {
 
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) return list_checks();
-    return run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
+    std::optional<std::chrono::seconds> expiry;
+    Report result = run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
+        expiry = parse_expiry(opts.expiry, globals);
+        check_output(opts.output, globals);
         // The whole run on a thread of its own, under the time budget: doctor loads the driver without
         // initialising it (the driver check says what is wrong with it), and NVML (for memory-health) on
         // a thread of its own meanwhile; every driver and NVML call is watched, so that one that never
@@ -247,6 +289,13 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         fill_report(report, done.run);
         report.end_without_unwinding = done.timed_out;
     });
+    // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.
+    if (result.exit_code != ExitCode::usage && result.exit_code != ExitCode::interrupted &&
+        result.exit_code != ExitCode::terminated) {
+        result.output_file = opts.output;
+        if (expiry) result.expires = result.started + *expiry;
+    }
+    return result;
 }
 
 }  // namespace
@@ -283,6 +332,14 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_flag("--quick", opts->quick,
                   "only the checks that need no context: driver, devices, capabilities, memory health, fabric, "
                   "IMEX channels and domain, inventory (safe beside jobs, every minute)");
+    app->add_option("--expiry", opts->expiry,
+                    "with --format nfd: node-feature-discovery drops the labels this long after the run (90s, 30m, "
+                    "2h, 1d) unless a newer run replaced them")
+        ->type_name("DURATION");
+    app->add_option("--output", opts->output,
+                    "write the report to FILE instead of stdout, atomically (a temporary file, fsync, rename): "
+                    "NFD's features.d, node_exporter's textfile folder")
+        ->type_name("FILE");
     app->add_flag("--expect-idle", opts->expect_idle,
                   "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
+#include "util/atomic_file.hpp"
 #include "util/phase_timing.hpp"
 #include "util/version.hpp"
 
@@ -36,6 +38,8 @@ constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
 // The commands that fill Report::line and so answer --format line (a one-line summary).
 constexpr std::string_view kLineCommands[] = {"doctor"};
+// The formats that only doctor's report has: JUnit XML, node-feature-discovery feature labels.
+constexpr std::string_view kDoctorFormats[] = {"junit", "nfd"};
 
 // The output format the command line asked for, read without the parser (for errors the parser
 // raised): "json", "prometheus" or "table".
@@ -63,23 +67,47 @@ std::size_t output_width() {
     return 80;
 }
 
+void render(const Report& report, const Globals& globals, std::ostream& out) {
+    if (globals.json || globals.format == "json") {
+        cumemctl::JsonRenderer{}.render(report, out);
+    } else if (globals.format == "prometheus") {
+        cumemctl::PrometheusRenderer{}.render(report, out);
+    } else if (globals.format == "html") {
+        cumemctl::HtmlRenderer{}.render(report, out);
+    } else if (globals.format == "line") {
+        cumemctl::LineRenderer{}.render(report, out);
+    } else if (globals.format == "junit") {
+        cumemctl::JunitRenderer{}.render(report, out);
+    } else if (globals.format == "nfd") {
+        cumemctl::NfdRenderer{}.render(report, out);
+    } else {
+        cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
+    }
+}
+
 int emit(const Report& report, const Globals& globals) {
+    int code = static_cast<int>(report.exit_code);
     if (report.stdout_quiet) {
         // nothing on standard output
-    } else if (globals.json || globals.format == "json") {
-        cumemctl::JsonRenderer{}.render(report, std::cout);
-    } else if (globals.format == "prometheus") {
-        cumemctl::PrometheusRenderer{}.render(report, std::cout);
-    } else if (globals.format == "html") {
-        cumemctl::HtmlRenderer{}.render(report, std::cout);
-    } else if (globals.format == "line") {
-        cumemctl::LineRenderer{}.render(report, std::cout);
+    } else if (!report.output_file.empty()) {
+        // A reader of the file (node-feature-discovery, node_exporter's textfile collector) sees the old
+        // content or the new, never a part.
+        std::ostringstream text;
+        render(report, globals, text);
+        try {
+            cumemctl::write_file_atomically(report.output_file, text.str(), 0644);
+        } catch (const cumemctl::Error& e) {
+            Report failed = report;
+            failed.add_error(e.problem());
+            cumemctl::write_problems(failed, std::cerr);
+            return code == 0 ? static_cast<int>(e.problem().exit_code) : code;
+        }
     } else {
-        cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, std::cout);
+        render(report, globals, std::cout);
     }
     std::cout.flush();
     cumemctl::write_problems(report, std::cerr);
-    return static_cast<int>(report.exit_code);
+    return code;
 }
 
 // A report that holds one usage error (exit 2).
@@ -98,7 +126,7 @@ Report usage_report(std::string command, std::string message, std::string remedy
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
     if (globals.json && !globals.format.empty() && globals.format != "json") {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
-                            "give one of --json or --format table|json|prometheus|line|html");
+                            "give one of --json or --format table|json|prometheus|line|html|junit|nfd");
     }
     const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
                                std::end(kPrometheusCommands);
@@ -118,6 +146,14 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
         return usage_report(command, "'" + command + "' has no one-line summary",
                             "--format line works with doctor; use --json here");
     }
+    const bool doctor_format =
+        std::find(std::begin(kDoctorFormats), std::end(kDoctorFormats), globals.format) != std::end(kDoctorFormats);
+    if (doctor_format && command != "doctor") {
+        return usage_report(command,
+                            "'" + command + "' has no " +
+                                (globals.format == "junit" ? "JUnit report" : "node-feature-discovery labels"),
+                            "--format " + globals.format + " works with doctor; use --json here");
+    }
     return std::nullopt;
 }
 
@@ -131,9 +167,9 @@ int run(int argc, char** argv) {
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format,
-                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line (doctor) "
-                   "or html (fabric-matrix, fleet)")
-        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html"}));
+                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line, junit, nfd "
+                   "(doctor) or html (fabric-matrix, fleet)")
+        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html", "junit", "nfd"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -167,7 +203,8 @@ int run(int argc, char** argv) {
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line") {
+        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line" ||
+            globals.format == "junit" || globals.format == "nfd") {
             as_table.format = "table";
         }
         return emit(*refused, as_table);

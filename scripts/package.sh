@@ -5,8 +5,8 @@
 #   cumemctl-VERSION-linux-x86_64.tar.gz cumemctl-VERSION-linux-aarch64.tar.gz, and SHA256SUMS of all six
 #   bin/amd64/cumemctl bin/arm64/cumemctl                           (the stripped binaries they hold)
 # from the release binaries (scripts/release.sh, which it runs: root the first time). Each holds the
-# stripped binary, the manual pages, the bash and zsh completions and the Slurm prolog, epilog and
-# settings, laid out by the build's own install rules (cmake --install), and depends on libc alone.
+# stripped binary, the manual pages, the bash and zsh completions, the Slurm prolog, epilog, health check
+# and settings, the NHC check and the node-problem-detector configuration, laid out by the build's own install rules (cmake --install), and depends on libc alone.
 #   package.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,7 +56,7 @@ for arch in amd64 arm64; do
   (cd "$root" && find usr -type f -print0 | sort -z | xargs -0 md5sum) >"$root/DEBIAN/md5sums"
   find "$root" -exec touch -h -d "@$SOURCE_DATE_EPOCH" {} +
   chmod -R u=rwX,go=rX "$root"
-  chmod 0755 "$root/usr/bin/cumemctl" "$root"/usr/share/cumemctl/slurm/imex-{channel,prolog,epilog}
+  chmod 0755 "$root/usr/bin/cumemctl" "$root"/usr/share/cumemctl/slurm/{imex-channel,imex-prolog,imex-epilog,healthcheck}
   dpkg-deb --root-owner-group -Zxz --build "$root" "$out/cumemctl_${version}_$arch.deb" >/dev/null
 
   # .rpm

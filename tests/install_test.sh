@@ -2,8 +2,9 @@
 # Installs the build in $1 into a temporary DESTDIR with prefix /usr and checks what lands there:
 # the binary (which runs and names its version and commit, and is stripped unless the build was
 # configured with CUMEMCTL_INSTALL_SYMBOLS=ON), every manual page, the bash and zsh completion scripts
-# (the same text that `cumemctl completion` writes), and the Slurm IMEX channel prolog and epilog with
-# their settings, whose default cumemctl is the installed binary.
+# (the same text that `cumemctl completion` writes), the Slurm IMEX channel prolog and epilog and the
+# Slurm health check with their settings, whose default cumemctl is the installed binary, the NHC check
+# and the node-problem-detector configuration.
 set -euo pipefail
 build=$1
 dest=$(mktemp -d)
@@ -20,10 +21,14 @@ else
   ! readelf -S "$bin" | grep -Eq '\.(symtab|debug_info)' || fail "the installed binary is not stripped"
 fi
 slurm=$dest/usr/share/cumemctl/slurm
-for f in imex-channel imex-prolog imex-epilog; do [[ -x $slurm/$f ]] || fail "no executable $slurm/$f"; done
-[[ -f $slurm/imex-channels.conf ]] || fail "no $slurm/imex-channels.conf"
-default=$(sed -n 's/^CUMEMCTL=\$here\/\(.*\)$/\1/p' "$slurm/imex-channel")
-[[ $(realpath "$slurm/$default") == "$(realpath "$bin")" ]] || fail "the prolog's default cumemctl ($slurm/$default) is not $bin"
+for f in imex-channel imex-prolog imex-epilog healthcheck; do [[ -x $slurm/$f ]] || fail "no executable $slurm/$f"; done
+for f in imex-channels.conf healthcheck.conf settings.bash; do [[ -f $slurm/$f ]] || fail "no $slurm/$f"; done
+for f in imex-channel healthcheck; do
+  default=$(sed -n 's/^CUMEMCTL=\$here\/\(.*\)$/\1/p' "$slurm/$f")
+  [[ $(realpath "$slurm/$default") == "$(realpath "$bin")" ]] || fail "$f's default cumemctl ($slurm/$default) is not $bin"
+done
+[[ -f $dest/usr/share/cumemctl/nhc/cumemctl.nhc ]] || fail "no NHC check"
+[[ -f $dest/usr/share/cumemctl/k8s/cumemctl-monitor.json ]] || fail "no node-problem-detector configuration"
 for page in "$src"/man/*.1; do
   [[ -f $dest/usr/share/man/man1/$(basename "$page") ]] || fail "no manual page $(basename "$page")"
 done

@@ -60,6 +60,8 @@ struct Report {
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
+    std::string output_file;  // where the rendered output goes instead of stdout, atomically (doctor --output)
+    std::optional<std::chrono::system_clock::time_point> expires;  // when what it says stops holding (NFD expiry)
     bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after rendering
 
     // Records an error; the first error decides the exit code.

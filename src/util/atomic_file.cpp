@@ -29,7 +29,11 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
     if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) fail("make the folder", dir, errno);
-    std::string tmp = path + ".XXXXXX";
+    // A dot file beside it: readers of a folder of such files skip dot files (node-feature-discovery's
+    // features.d, node_exporter's textfile collector reads *.prom only), so a temporary file left by a
+    // process killed mid-write is never read.
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    std::string tmp = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + base + ".XXXXXX";
     std::vector<char> name(tmp.begin(), tmp.end());
     name.push_back('\0');
     UniqueFd fd(::mkostemp(name.data(), O_CLOEXEC));
@@ -52,6 +56,8 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
         ::unlink(tmp.c_str());
         fail("write", path, error);
     }
+    // The rename itself on disk too (a crash after it keeps the new file).
+    if (const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.valid()) ::fsync(d.get());
 }
 
 }  // namespace cumemctl

@@ -1,5 +1,6 @@
 // Writing a small file so that a reader sees the old content or the new, never a part: a temporary
-// file in the same folder, written, flushed to disk and renamed over the old one.
+// dot file in the same folder (.NAME.XXXXXX), written, flushed to disk and renamed over the old one,
+// then the folder flushed.
 #pragma once
 
 #include <string>

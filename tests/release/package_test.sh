@@ -41,7 +41,11 @@ expected_files() { # ZSH_DIR
     for page in "$src"/man/*.1; do echo "/usr/share/man/man1/$(basename "$page").gz"; done
     echo /usr/share/bash-completion/completions/cumemctl
     echo "/usr/share/zsh/$1/_cumemctl"
-    for f in imex-channel imex-prolog imex-epilog imex-channels.conf; do echo "/usr/share/cumemctl/slurm/$f"; done
+    for f in imex-channel imex-prolog imex-epilog imex-channels.conf healthcheck healthcheck.conf settings.bash; do
+      echo "/usr/share/cumemctl/slurm/$f"
+    done
+    echo /usr/share/cumemctl/nhc/cumemctl.nhc
+    echo /usr/share/cumemctl/k8s/cumemctl-monitor.json
   } | sort
 }
 
@@ -148,7 +152,8 @@ for rpm_arch in x86_64 aarch64; do
   rm -rf "$work/t" && mkdir "$work/t" && tar -C "$work/t" -xzf "$dir/$name.tar.gz"
   expect_machine "$work/t/$name/bin/cumemctl" "$arch" "$name.tar.gz"
   for f in share/man/man1/cumemctl.1 share/bash-completion/completions/cumemctl share/zsh/site-functions/_cumemctl \
-    share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf; do
+    share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf \
+    share/cumemctl/slurm/healthcheck share/cumemctl/slurm/settings.bash share/cumemctl/nhc/cumemctl.nhc share/cumemctl/k8s/cumemctl-monitor.json; do
     [[ -f $work/t/$name/$f ]] || fail "$name.tar.gz lacks $name/$f"
   done
   cmp -s "$work/t/$name/bin/cumemctl" "$dir/bin/$arch/cumemctl" || fail "$name.tar.gz's binary is not $dir/bin/$arch/cumemctl"

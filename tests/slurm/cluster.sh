@@ -1,23 +1,25 @@
 #!/usr/bin/env bash
 # A Slurm cluster on this one machine, for tests: slurmctld and three slurmd "nodes" n1..n3, with
 # auth/none (insecure: tests only), no systemd, no cgroups, everything in a temporary folder.
-#   cluster.sh [--prolog FILE] [--epilog FILE] -- COMMAND [ARGS...]
+#   cluster.sh [--prolog FILE] [--epilog FILE] [--conf LINE]... -- COMMAND [ARGS...]
+# (--conf: a line added to slurm.conf, e.g. HealthCheckProgram=FILE.)
 # Starts the cluster, waits until every node is idle, runs COMMAND with SLURM_CONF set (and
 # SLURM_TEST_DIR: the temporary folder, world-readable, with a world-writable work/ inside), and
 # stops what it started on exit, whether COMMAND passed, failed or the script was interrupted: first
 # the cluster's own jobs (scancel), then the daemons, then the folder. Exits with COMMAND's status.
 # Needs root (slurmd runs jobs as their users) and Debian's slurm-wlm 22.05 (Slurm 22.05 or later).
 set -euo pipefail
-prolog="" epilog=""
+prolog="" epilog="" extra_conf=""
 while (($#)); do
   case $1 in
     --prolog) prolog=$(realpath "$2"); shift 2 ;;
     --epilog) epilog=$(realpath "$2"); shift 2 ;;
+    --conf) extra_conf+="$2"$'\n'; shift 2 ;;
     --) shift; break ;;
     *) echo "cluster.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
-(($#)) || { echo "usage: cluster.sh [--prolog FILE] [--epilog FILE] -- COMMAND [ARGS...]" >&2; exit 2; }
+(($#)) || { echo "usage: cluster.sh [--prolog FILE] [--epilog FILE] [--conf LINE]... -- COMMAND [ARGS...]" >&2; exit 2; }
 [[ $(id -u) -eq 0 ]] || { echo "cluster.sh: needs root (slurmd starts jobs as their users)" >&2; exit 2; }
 
 dir=$(mktemp -d /tmp/cumemctl-slurm.XXXXXX)
@@ -133,7 +135,7 @@ PrologFlags=Alloc
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
-NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
+${extra_conf}NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
 EOF
 

@@ -33,6 +33,16 @@ def fake_env(profile="h200", **extra):
     return env
 
 
+def wait_for(predicate, seconds, what):
+    """Polls `predicate` every 0.1 s until it holds; a Failure naming `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise Failure(f"timed out after {seconds} s waiting for {what}")
+
+
 def sh(command, env=None, cwd=None, timeout=120):
     """Runs a shell command line (as docs/fleet.md writes it) and returns the completed process."""
     return subprocess.run(["bash", "-c", command], env=env, cwd=cwd, capture_output=True, text=True,

@@ -15,9 +15,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
-from harness import CUMEMCTL, SOURCE, Failure, check, describe, main
+from harness import CUMEMCTL, SOURCE, check, describe, main, wait_for
 
 CHANNELS = "dev/nvidia-caps-imex-channels"
 NOBODY, DAEMON = 65534, 1  # two users that every Debian system has
@@ -30,7 +29,7 @@ def prepare(d, first=1, last=2047, major=True):
                    + ([] if major else ["--no-major"]), check=True)
     scripts = os.path.join(d, "scripts")
     os.makedirs(scripts, exist_ok=True)
-    for name in ("imex-channel", "imex-prolog", "imex-epilog"):
+    for name in ("imex-channel", "imex-prolog", "imex-epilog", "settings.bash"):
         shutil.copy2(os.path.join(SOURCE, "packaging/slurm", name), scripts)
     with open(os.path.join(scripts, "imex-channels.conf"), "w", encoding="utf-8") as f:
         f.write(f"# written by tests/slurm/imex_test.py\nCUMEMCTL={CUMEMCTL}\nDEV_ROOT={d}/root\n"
@@ -213,15 +212,6 @@ while [ ! -e "$WORK/phase2" ]; do sleep 0.1; done
 look 2
 while [ ! -e "$WORK/go" ]; do sleep 0.1; done
 """
-
-
-def wait_for(predicate, seconds, what):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise Failure(f"timed out after {seconds} s waiting for {what}")
 
 
 def read_obs(work, tag, phase):

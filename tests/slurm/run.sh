@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The fleet stage of scripts/test.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands (fabric-matrix
-# under srun among them) and the per-job IMEX channel prolog and epilog (packaging/slurm), run for real
+# under srun among them), the per-job IMEX channel prolog and epilog and the health check
+# (packaging/slurm), the NHC check and node-problem-detector's plugin (packaging/nhc, packaging/k8s), run for real
 # against the fake driver of the build in BUILD_DIR, on a one-machine Slurm cluster (cluster.sh).
 # Prints each test's time.
 #   tests/slurm/run.sh BUILD_DIR
@@ -45,20 +46,40 @@ if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
     status=1
   exit "$status"
 fi
+if [[ ${2:-} == --in-healthcheck-cluster ]]; then
+  # Inside the cluster whose HealthCheckProgram is packaging/slurm/healthcheck.
+  echo "== the Slurm health check on the cluster"
+  (cd "$here" && $py healthcheck_test.py cluster) || status=1
+  exit "$status"
+fi
 
-echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, the IMEX scripts by hand)"
+echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, NHC, node-problem-detector, the IMEX scripts by hand)"
 (cd "$here" && $py fleet_test.py pdsh_doc pdsh_exit) || status=1
 (cd "$here" && $py prometheus_test.py) || status=1
 (cd "$here" && $py matrix_test.py mpirun_pmix) || status=1
+(cd "$here" && $py nhc_test.py) || status=1
+(cd "$here" && $py npd_test.py) || status=1
 (cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
 imex=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)
-trap 'rm -rf "$imex"' EXIT
+hc=$(mktemp -d /tmp/cumemctl-hc.XXXXXX)
+trap 'rm -rf "$imex" "$hc"' EXIT
 (cd "$here" && $py imex_test.py prepare "$imex")
 cluster_start=$SECONDS
 IMEX_TEST_DIR=$imex "$here/cluster.sh" --prolog "$imex/scripts/imex-prolog" --epilog "$imex/scripts/imex-epilog" \
   -- "$0" "$build" --in-cluster || status=1
 echo "fleet tests: the cluster's part took $((SECONDS - cluster_start)) s (start, tests, stop)"
+
+echo "== the Slurm health check by hand (packaging/slurm/healthcheck --dry-run)"
+(cd "$here" && $py healthcheck_test.py by_hand_decisions by_hand_long_reason by_hand_hang by_hand_guard by_hand_one_at_a_time \
+  by_hand_bad_settings) || status=1
+# A second cluster, whose slurmd runs the health check every 2 s: it drains and resumes nodes, which the
+# tests of the first one must not see.
+(cd "$here" && $py healthcheck_test.py prepare "$hc")
+cluster_start=$SECONDS
+HEALTHCHECK_TEST_DIR=$hc "$here/cluster.sh" --conf "HealthCheckProgram=$hc/scripts/healthcheck" --conf HealthCheckInterval=2 \
+  -- "$0" "$build" --in-healthcheck-cluster || status=1
+echo "fleet tests: the health check's cluster took $((SECONDS - cluster_start)) s (start, tests, stop)"
 echo "fleet tests: $( ((status == 0)) && echo passed || echo FAILED) in $((SECONDS - start)) s"
 exit "$status"
