@@ -286,7 +286,9 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         });
         report.driver = progress->driver().value_or(DriverInfo{
             choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
-        fill_report(report, done.run);
+        DoctorRun run = done.run;
+        run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
+        fill_report(report, run);
         report.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/bounded_call.hpp"
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
@@ -99,6 +100,9 @@ int emit(const Report& report, const Globals& globals) {
         } catch (const cumemctl::Error& e) {
             Report failed = report;
             failed.add_error(e.problem());
+            // With --json the one JSON document still comes, on stdout, since the file could not hold it.
+            if (globals.json || globals.format == "json") render(failed, globals, std::cout);
+            std::cout.flush();
             cumemctl::write_problems(failed, std::cerr);
             return code == 0 ? static_cast<int>(e.problem().exit_code) : code;
         }
@@ -213,8 +217,9 @@ int run(int argc, char** argv) {
     cumemctl::mark_phase("command");
     const int code = emit(report, globals);
     cumemctl::mark_phase("render");
-    if (report.end_without_unwinding) {
-        // Threads still wait in a driver call that may never return: no destructor may run under them.
+    if (report.end_without_unwinding || cumemctl::calls_abandoned()) {
+        // Threads still wait in a driver or PMIx call that may never return: no destructor or library
+        // finaliser may run under them.
         std::cout.flush();
         std::cerr.flush();
         std::fflush(nullptr);

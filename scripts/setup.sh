@@ -13,7 +13,7 @@ packages=(
   python3 python3-jsonschema python3-prometheus-client
   groff-base man-db bash-completion zsh
   clang libclang-rt-14-dev clang-tidy clang-format
-  python3-yaml python3-kubernetes python3-lxml python3-junitparser
+  python3-yaml python3-kubernetes python3-lxml python3-junitparser strace
   chromium python3-pil fonts-dejavu-core
   libpmix-dev libpmix2 openmpi-bin
   slurm-wlm pdsh prometheus-node-exporter prometheus

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 #include <set>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -237,6 +238,8 @@ namespace {
 
 // How much longer than PMIx's own timeout a call may take before it is given up.
 constexpr ipc::Timeout kGrace{2000};
+// The most gets that run at once (one thread each).
+constexpr std::size_t kGetsAtOnce = 64;
 
 }  // namespace
 
@@ -291,17 +294,28 @@ std::vector<Client::Got> Client::get(const std::vector<std::uint32_t>& ranks, co
             return out;
         });
     }
-    std::vector<std::optional<Got>> answers = call_all_within<Got>(timeout + kGrace, std::move(gets));
     std::vector<Got> got;
-    for (std::size_t i = 0; i < answers.size(); ++i) {
-        if (answers[i]) {
-            got.push_back(std::move(*answers[i]));
-            continue;
+    for (std::size_t first = 0; first < gets.size(); first += kGetsAtOnce) {
+        const std::size_t end = std::min(gets.size(), first + kGetsAtOnce);
+        std::vector<std::function<Got()>> batch(gets.begin() + static_cast<std::ptrdiff_t>(first),
+                                                gets.begin() + static_cast<std::ptrdiff_t>(end));
+        std::vector<std::optional<Got>> answers;
+        try {
+            answers = call_all_within<Got>(timeout + kGrace, std::move(batch));
+        } catch (const std::system_error& e) {
+            throw Error(ExitCode::failed, fmt::format("cannot start a thread for PMIx_Get: {}", e.what()),
+                        "raise the process or thread limit of the job (ulimit -u, the container's pids limit)");
         }
-        impl_->abandoned_gets.insert(ranks[i]);
-        got.push_back(
-            {std::nullopt,
-             {false, fmt::format("PMIx_Get did not return within {} (given up)", ipc::describe(timeout + kGrace))}});
+        for (std::size_t i = 0; i < answers.size(); ++i) {
+            if (answers[i]) {
+                got.push_back(std::move(*answers[i]));
+                continue;
+            }
+            impl_->abandoned_gets.insert(ranks[first + i]);
+            got.push_back({std::nullopt,
+                           {false, fmt::format("PMIx_Get did not return within {} (given up)",
+                                               ipc::describe(timeout + kGrace))}});
+        }
     }
     return got;
 }
@@ -349,7 +363,8 @@ Client::Client(Client&&) noexcept = default;
 Client::~Client() {
 #if CUMEMCTL_HAVE_PMIX
     // A call still waits in the library on a thread of its own: leave the library, and its state, be.
-    if (impl_ && impl_->abandoned()) (void)impl_.release();  // NOLINT(bugprone-unused-return-value)
+    if (impl_ && (impl_->abandoned() || calls_abandoned()))
+        (void)impl_.release();  // NOLINT(bugprone-unused-return-value)
 #endif
 }
 

@@ -52,9 +52,10 @@ public:
     // then refused, one over other ranks (another collective) is tried.
     Outcome fence(ipc::Timeout timeout, const std::vector<std::uint32_t>& ranks = {});
     // The string each of `ranks` put under `key`, or nullopt with why (never came, timed out), in the
-    // order of `ranks`. The gets run at once, each on a thread of its own and bounded as a fence is, so
-    // that one that never returns (a rank that died: Slurm's direct modex may not honour the timeout)
-    // does not hold up the others; after one has, every later get is refused.
+    // order of `ranks`. The gets run at once (64 at a time), each on a thread of its own and bounded as
+    // a fence is, so that one that never returns (a rank that died: Slurm's direct modex may not honour
+    // the timeout) does not hold up the others; a later get of that rank is refused. Throws Error
+    // (failed) where no thread can be started.
     struct Got {
         std::optional<std::string> value;
         Outcome why;

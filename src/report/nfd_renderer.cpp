@@ -148,8 +148,13 @@ void NfdRenderer::render(const Report& report, std::ostream& out) const {
         labels.add("gpu-count", std::to_string(n.get<long long>()));
     }
     add_capabilities(labels, r);
+    // Only a judgement of every GPU: a skipped or timed-out check (no NVML, a hung call) judged nothing.
     const auto health = checks_named(r, "memory-health");
-    if (!health.empty()) labels.add("memory-health", worst_status(health));
+    const bool judged = !health.empty() && std::all_of(health.begin(), health.end(), [](const json* c) {
+        const std::string s = json_text(*c, "status");
+        return s == "pass" || s == "warn" || s == "fail";
+    });
+    if (judged) labels.add("memory-health", worst_status(health));
     const auto imex = checks_named(r, "imex-channels");
     if (!imex.empty()) {
         const std::string s = json_text(*imex.front(), "status");

@@ -19,8 +19,9 @@ namespace {
 [[noreturn]] void fail(const std::string& what, const std::string& path, int error) {
     const ExitCode code = error == EACCES || error == EPERM || error == EROFS ? ExitCode::permission : ExitCode::failed;
     throw Error(code, fmt::format("cannot {} {}: {}", what, path, std::strerror(error)),
-                code == ExitCode::permission ? "run it as a user who may write there (root for /var/lib)"
-                                             : "check that the file system has room and is writable");
+                code == ExitCode::permission          ? "run it as a user who may write there (root for /var/lib)"
+                : error == ENOENT || error == ENOTDIR ? "give a file in a folder that exists"
+                                                      : "check that the file system has room and is writable");
 }
 
 }  // namespace

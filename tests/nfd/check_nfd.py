@@ -63,7 +63,7 @@ def main():
     for expected in sys.argv[2:]:
         key, _, value = expected.partition("=")
         got = labels.get(f"{NAMESPACE}/{key}")
-        if (value == "-" and got is not None) or (value == "*" and got is None) or (value not in "*-" and got != value):
+        if (value == "-" and got is not None) or (value == "*" and got is None) or (value not in ("*", "-") and got != value):
             fail(f"{key}: {got!r}, expected {value!r} (labels: {json.dumps(labels)})")
     print(json.dumps(labels, sort_keys=True))
 

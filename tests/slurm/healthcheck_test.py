@@ -175,8 +175,8 @@ def test_by_hand_hang():
 
 
 def test_by_hand_guard():
-    """A doctor that does not end at all (a program that ignores its --timeout): the guard stops it 10 s
-    after the budget, and the node drains saying so, inside Slurm's 60 s."""
+    """A doctor that does not end at all (a program that ignores its --timeout): the guard stops it 5 s
+    after the budget (and kills it 2 s later), and the node drains saying so, inside Slurm's 60 s."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
         stuck = os.path.join(d, "bin", "stuck")
@@ -188,8 +188,8 @@ def test_by_hand_guard():
         out = dry(d, "IDLE")
         took = time.monotonic() - start
         check(would_run(out) == ["scontrol update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: timeout doctor did not end "
-                                 "within 11 s'"], out)
-        check(took < 1 + 10 + 5 + 2, f"took {took:.1f} s")
+                                 "within 6 s'"], out)
+        check(took < 1 + 5 + 2 + 2, f"took {took:.1f} s")
 
 
 def test_by_hand_one_at_a_time():
@@ -214,7 +214,7 @@ def test_by_hand_bad_settings():
     """Settings it cannot use: exit 1 and the reason, logged; no doctor run, nothing drained."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
-        for more, words in (({"TIMEOUT": "59"}, "TIMEOUT must be whole seconds from 1 to 40"),
+        for more, words in (({"TIMEOUT": "31"}, "TIMEOUT must be whole seconds from 1 to 30"),
                             ({"FULL_WHEN_IDLE": "maybe"}, "FULL_WHEN_IDLE must be yes or no"),
                             ({"REASON_PREFIX": "two words"}, "REASON_PREFIX must be"),
                             ({"CUMEMCTL": "/nonexistent"}, "no cumemctl at /nonexistent"),
@@ -230,6 +230,72 @@ def test_by_hand_bad_settings():
               describe(p))
         p = run_by_hand(d, "--node-state", "IDLE")
         check(p.returncode == 1 and "--node-state and --node-reason go with --dry-run" in p.stderr, describe(p))
+        p = run_by_hand(d, "--dry-run", "--node-reason", "admin")
+        check(p.returncode == 1 and "--node-reason goes with --node-state" in p.stderr, describe(p))
+        # An administrator's copy in /etc/cumemctl (CUMEMCTL_ETC here) is read instead of the package's.
+        etc = os.path.join(d, "etc")
+        os.mkdir(etc)
+        with open(os.path.join(etc, "healthcheck.conf"), "w", encoding="utf-8") as f:
+            f.write("TIMEOUT=31\n")
+        p = run_by_hand(d, "--dry-run", "--node-state", "IDLE", env={"CUMEMCTL_ETC": etc})
+        check(p.returncode == 1 and f"{etc}/healthcheck.conf: TIMEOUT must be" in p.stderr, describe(p))
+
+
+def stub_scontrol(d, *answers):
+    """A stand-in scontrol (SCONTROL) that answers `show node` with answers[0], then answers[1], ...
+    (the last again after that), and records every other call in DIR/scontrol.calls."""
+    path = os.path.join(d, "bin", "scontrol")
+    lines = "\n".join(shlex.quote(a) for a in answers)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"""#!/bin/bash
+if [[ $1 == -o && $2 == show ]]; then
+  n=$(cat {shlex.quote(d)}/scontrol.count 2>/dev/null || echo 0)
+  echo $((n + 1)) > {shlex.quote(d)}/scontrol.count
+  answers=({lines})
+  ((n < ${{#answers[@]}})) || n=$((${{#answers[@]}} - 1))
+  echo "${{answers[$n]}}"
+  exit 0
+fi
+echo "$*" >> {shlex.quote(d)}/scontrol.calls
+""")
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_by_hand_changed_meanwhile():
+    """The node's state is read again once doctor has answered: a drain an administrator made while
+    doctor ran is neither resumed nor overwritten, and a reason is read up to Slurm's [user@time] even
+    where a later field holds brackets too."""
+    own = f"NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Reason={REMAP_REASON} [root@2026-12-01T11:30:52] Comment=rack[3]"
+    admin = "NodeName=n1 Arch=x86_64 State=IDLE+DRAIN Reason=fan replaced [alice@2026-12-01T11:31:07] Comment=rack[3]"
+    idle = "NodeName=n1 Arch=x86_64 State=IDLE Comment=rack[3] Extra={\"a\":[1]}"
+    with tempfile.TemporaryDirectory() as d:
+        prepare(d)
+        # Drained by this health check when it started, by an administrator when doctor passed: left.
+        write_settings(d, SCONTROL=stub_scontrol(d, own, admin))
+        p = run_by_hand(d, "--dry-run")
+        check(p.returncode == 0 and not would_run(p.stdout) and "by someone else ('fan replaced')" in p.stdout
+              and "the node changed while doctor ran" in p.stdout, describe(p))
+        # In service when it started, drained by an administrator when doctor failed: left, reason kept.
+        os.remove(os.path.join(d, "scontrol.count"))
+        set_node(d, "n1", REMAP)
+        write_settings(d, SCONTROL=stub_scontrol(d, idle, admin))
+        p = run_by_hand(d, "--dry-run")
+        check(p.returncode == 0 and not would_run(p.stdout) and "fails, but IDLE+DRAIN by someone else" in p.stdout,
+              describe(p))
+        # Its own drain, unchanged, with brackets after the reason: still failing, stays drained (the
+        # reason read is the one it wrote, so it writes none again).
+        os.remove(os.path.join(d, "scontrol.count"))
+        write_settings(d, SCONTROL=stub_scontrol(d, own))
+        p = run_by_hand(d, "--dry-run")
+        check(p.returncode == 0 and "still failing: stays drained" in p.stdout and not would_run(p.stdout), describe(p))
+        # Not a dry run: the update goes to scontrol.
+        os.remove(os.path.join(d, "scontrol.count"))
+        write_settings(d, SCONTROL=stub_scontrol(d, idle))
+        p = run_by_hand(d)
+        with open(os.path.join(d, "scontrol.calls"), encoding="utf-8") as f:
+            calls = f.read()
+        check(p.returncode == 0 and calls == f"update NodeName=n1 State=DRAIN Reason={REMAP_REASON}\n", f"{calls!r} {describe(p)}")
 
 
 # In the cluster: slurmd runs DIR/scripts/healthcheck on n1..n3 every 2 s.
@@ -299,5 +365,5 @@ if __name__ == "__main__":
     main({"by_hand_decisions": test_by_hand_decisions, "by_hand_long_reason": test_by_hand_long_reason,
           "by_hand_hang": test_by_hand_hang, "by_hand_guard": test_by_hand_guard,
           "by_hand_one_at_a_time": test_by_hand_one_at_a_time,
-          "by_hand_bad_settings": test_by_hand_bad_settings,
+          "by_hand_bad_settings": test_by_hand_bad_settings, "by_hand_changed_meanwhile": test_by_hand_changed_meanwhile,
           "cluster": test_cluster})

@@ -217,7 +217,8 @@ def run_pmix(rank_env=None, timeout=None, every_rank=False):
     write_node_wrapper(os.path.join(d, "bin/cumemctl"), profile="gb200x4", imex_channel_dir=channels,
                        rank_env=rank_env)
     command = pmix_block(timeout)
-    if every_rank:
+    if every_rank:  # srun alone (its status is the process's), each task's output to a file of its own
+        command = command.splitlines()[0].replace(" > matrix.json", "")
         command = command.replace("srun --mpi=pmix", "srun --mpi=pmix --output=rank-%t.json --error=rank-%t.err").replace(
             "fabric-matrix", "fabric-matrix --all-report", 1)
     env = dict(os.environ, PATH=os.path.join(d, "bin") + ":" + os.environ["PATH"], TMPDIR=tmp)
@@ -274,35 +275,40 @@ def test_srun_pmix():
 
 
 def test_srun_pmix_missing_rank():
-    """Rank 2 never comes (its driver does not load: it exits 3 before it publishes): the other ranks, on all three nodes, name it once the fence has been given up, and
-    every other pair passes. Every rank writes valid JSON (--all-report, a file each): the live ranks the
-    same whole matrix, rank 2 its error (exit 3, no driver)."""
+    """Rank 2 never comes (its driver does not load: it exits 3 before it publishes): every other rank,
+    on all three nodes, names it once the fence has been given up, and its own reads of every other
+    rank pass. Every rank writes valid JSON (--all-report, a file each): the live ranks their row and
+    the matrix, rank 2 its error (exit 3, no driver). The rows of the other ranks in rank 0's matrix are
+    not asserted: after a failed fence they come through Slurm 22.05's PMIx now and then only (a row
+    that does not come is named so)."""
     p, d, report, seconds = run_pmix({2: {"CUMEMCTL_LIBCUDA": "/nonexistent/libcuda.so.1"}}, timeout=5, every_rank=True)
     try:
         check(p.returncode != 0, f"srun should fail: {describe(p)}")
         check_pmix_report(report)
         m = report["results"]["matrix"]
         check(m["rank_info"][2]["state"] == "missing", f"rank 2's state: {m['rank_info'][2]}")
-        for i, row in enumerate(m["cells"]):
-            for j, c in enumerate(row):
-                want = "fail" if 2 in (i, j) else "pass"
-                check(c["status"] == want, f"rank {i} reading rank {j}: {c}")
-        wait = [s for s in report["results"]["steps"] if s["step"] == "wait-cards"][0]
-        check("never came: rank 2" in wait["detail"], f"the wait names rank 2: {wait}")
-        statuses = [[c["status"] for c in row] for row in m["cells"]]
         for r, other in enumerate(p.reports):
             check(other is not None, f"rank {r} wrote no JSON report: {describe(p)}")
             if r == 2:
                 check(other["exit_code"] == 3 and "driver" in other["errors"][0]["message"], f"rank 2's report: {other}")
                 continue
-            check(other["results"]["rank"] == r and other["exit_code"] == 1, f"rank {r}'s report: {other['results']['rank']}, "
+            res = other["results"]
+            check(res["rank"] == r and other["exit_code"] == 1, f"rank {r}'s report: rank {res['rank']}, "
                   f"exit {other['exit_code']}")
-            check([[c["status"] for c in row] for row in other["results"]["matrix"]["cells"]] == statuses,
-                  f"rank {r}'s matrix differs from rank 0's")
+            wait = [s for s in res["steps"] if s["step"] == "wait-cards"][0]
+            check("never came: rank 2" in wait["detail"], f"rank {r}'s wait names rank 2: {wait}")
+            for c in res["row"]["cells"]:
+                want = ("fail", "missing") if c["peer"] == 2 else ("pass", None)
+                check((c["status"], c["diagnosis"] if c["status"] == "fail" else None) == want,
+                      f"rank {r} reading rank {c['peer']}: {c}")
+            for i, row in enumerate(res["matrix"]["cells"]):
+                for j, c in enumerate(row):
+                    check(c["status"] == "fail" or 2 not in (i, j), f"rank {r}'s matrix: {i} reading {j}: {c}")
         # Slurm's fence waits for its own PMIxTimeout whatever PMIX_TIMEOUT says: each rank gives up the
-        # cards' fence after the timeout and a grace (7 s), asks each rank's server (3 s), and gives up
-        # the rows' fence over the ranks that came the same way, though their rows come.
-        check(seconds < 5 * 3 + 10, f"the ranks took {seconds:.1f} s")
+        # cards' fence after the timeout and a grace (7 s), asks each rank's server (3 s), then gives up
+        # the rows' fence over the ranks that came the same way (7 s) and asks again (3 s at most): the
+        # man page's "about twice --timeout and 10 s".
+        check(seconds < 5 * 2 + 10 + 4, f"the ranks took {seconds:.1f} s")
         print(f"  note  the run with a missing rank took {seconds:.1f} s (--timeout 5)")
     finally:
         shutil.rmtree(d)

@@ -73,7 +73,7 @@ echo "fleet tests: the cluster's part took $((SECONDS - cluster_start)) s (start
 
 echo "== the Slurm health check by hand (packaging/slurm/healthcheck --dry-run)"
 (cd "$here" && $py healthcheck_test.py by_hand_decisions by_hand_long_reason by_hand_hang by_hand_guard by_hand_one_at_a_time \
-  by_hand_bad_settings) || status=1
+  by_hand_changed_meanwhile by_hand_bad_settings) || status=1
 # A second cluster, whose slurmd runs the health check every 2 s: it drains and resumes nodes, which the
 # tests of the first one must not see.
 (cd "$here" && $py healthcheck_test.py prepare "$hc")
