@@ -41,11 +41,7 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
         report.add_error(interrupted_problem(e));
         report.exit_code = e.exit_code();  // the stop decides the exit code, whatever came before
     } catch (const std::exception& e) {
-        Problem p;
-        p.exit_code = ExitCode::failed;
-        p.message = std::string("internal error: ") + e.what();
-        p.remedy = "this is a bug in cumemctl; please report it with the command line";
-        report.add_error(std::move(p));
+        report.add_error(internal_error(e.what()));
     }
     return report;
 }

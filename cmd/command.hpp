@@ -57,7 +57,7 @@ Report run_with_driver(const std::string& command, const Globals& globals,
                        const std::function<void(Report&, Driver&, int device_count)>& body);
 
 // The frame of the hidden subcommands that run as a second process (__importer, __imex-verify,
-// internal-matrix-rank): takes the socket at `socket_fd` (closed when this returns), asks the
+// __matrix-rank): takes the socket at `socket_fd` (closed when this returns), asks the
 // kernel to end this process with its parent, and runs `serve`, which answers over the socket and
 // returns the problem that stopped it, if any: the exit code (failed where the problem names none).
 // What escapes `serve` (a driver that does not load, a socket that fails) goes through run_guarded.

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "base/exit_code.hpp"
 
@@ -28,6 +29,13 @@ struct Problem {
     std::optional<DriverFailure> driver{};
     std::optional<int> device{};
 };
+
+// What a person does about a bug in cumemctl.
+inline constexpr const char* kReportBugRemedy = "this is a bug in cumemctl; please report it with the command line";
+
+// The one problem of a bug in cumemctl (an exception that is no Error, an answer that cannot be):
+// "internal error: WHAT", exit 1, and kReportBugRemedy.
+Problem internal_error(std::string_view what);
 
 // The exception that core code throws; commands turn it into a report entry and an exit code.
 // Built as Error(code, message, remedy) -- what happened and what to do, the two lines a person reads --

@@ -51,8 +51,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     } catch (const Error& e) {
         r.outcome = outcome_from_error(e.problem());
     } catch (const std::exception& e) {
-        r.outcome = CheckOutcome::fail(std::string("internal error: ") + e.what(),
-                                       "this is a bug in cumemctl; please report it with the command line");
+        r.outcome = outcome_from_error(internal_error(e.what()));
     }
     // Out of memory or held in exclusive-process mode: busy beside other processes, or broken.
     if (device != nullptr && may_be_held(spec.id, r.outcome))

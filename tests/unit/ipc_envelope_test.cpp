@@ -113,6 +113,26 @@ TEST_CASE("receive_envelope fails on a timeout and on a message that is no envel
 
 TEST_CASE("hex encodes bytes and refuses what is not hex of the right length") {
     const unsigned char bytes[] = {0x00, 0x7f, 0xab, 0xff};
+TEST_CASE("a request crosses a socket with its service, fields and descriptor, and is no envelope") {
+    auto [a, b] = socket_pair();
+    const UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ipc::send_request(a.get(), ipc::Request{"import-check", {{"size", 4096}}, {}}, devnull.get());
+    const ipc::Request got = ipc::receive_request(b.get(), 1000ms);
+    CHECK(got.service == "import-check");
+    CHECK(got.fields["size"] == 4096);
+    CHECK(got.fd.valid());
+    // Each side decodes only its own kind of message.
+    ipc::send_request(a.get(), ipc::Request{"import-check", {}, {}});
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("malformed"), Error);
+    ipc::send_envelope(a.get(), ipc::Envelope{});
+    CHECK_THROWS_WITH_AS(ipc::receive_request(b.get(), 1000ms), doctest::Contains("malformed request"), Error);
+    send_message(a.get(), R"({"service": "x", "fields": 7})");
+    CHECK_THROWS_WITH_AS(ipc::receive_request(b.get(), 1000ms), doctest::Contains("not an object"), Error);
+    // A peer that closes its end has no request left.
+    a.reset();
+    CHECK_FALSE(ipc::receive_request_or_end(b.get(), 1000ms).has_value());
+}
+
     CHECK(ipc::to_hex(bytes, sizeof bytes) == "007fabff");
     unsigned char back[4] = {};
     ipc::from_hex("007FABff", back, sizeof back);

@@ -73,15 +73,15 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
         return false;
     }
     return out.attempt("send pool and pointer", [&] {
-        ipc::Envelope request;
-        request.result = {{"service", kPoolImportService},
-                          {"handle_type", handle_type_name(r.handle_type)},
+        ipc::Request request;
+        request.service = kPoolImportService.name;
+        request.fields = {{"handle_type", handle_type_name(r.handle_type)},
                           {"size", r.size},
                           {"seed", r.seed},
                           {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
                           {"fabric_handle", ipc::to_hex(fabric.data, sizeof fabric.data)},
                           {"imex_channel_dir", r.imex_channel_dir}};
-        ipc::send_envelope(child->socket.get(), request, pool_fd.get());
+        ipc::send_request(child->socket.get(), request, pool_fd.get());
         return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
                                : std::string("over a Unix socket");
     });
@@ -211,7 +211,7 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
     });
 }
 
-ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Envelope& message) {
+ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Request& message) {
     StepLog out({}, "importer");
     out.append(session.startup);
     ImporterAnswer a;
@@ -220,7 +220,7 @@ ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Env
     } else {
         out.note("receive", session.receive_seconds, "the pool and pointer over a Unix socket").call = "recvmsg";
         try {
-            import_and_check(*session.api, session.device, message.result, message.fd.get(), out);
+            import_and_check(*session.api, session.device, message.fields, message.fd.get(), out);
         } catch (const nlohmann::json::exception& e) {
             out.keep_problem(Problem{.exit_code = ExitCode::failed,
                                      .message = fmt::format("internal error: the exporter's message: {}", e.what())});
