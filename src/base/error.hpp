@@ -47,6 +47,8 @@ public:
     Error(ExitCode code, std::string message, std::string remedy = {});
     explicit Error(Problem problem);
 
+    // The problem's message as it is now (a caller that adds to the problem changes it too).
+    const char* what() const noexcept override { return problem_.message.c_str(); }
     ExitCode exit_code() const { return problem_.exit_code; }
     const Problem& problem() const { return problem_; }
     Problem& problem() { return problem_; }

@@ -46,6 +46,17 @@ TEST_CASE("a problem whose exit code is none of the documented ones is a malform
         j["exit_code"] = bad;
         CHECK_THROWS_AS(ipc::problem_from_json(j), nlohmann::json::exception);
     }
+    // Read strictly, as the one decoder of both the envelope and fabric-matrix's files.
+    j = ipc::problem_to_json(Problem{.message = "x", .device = 1});
+    j["extra"] = 1;
+    CHECK_THROWS_WITH_AS(ipc::problem_from_json(j), doctest::Contains("unknown field 'extra'"),
+                         nlohmann::json::exception);
+    j.erase("extra");
+    j["device"] = -1;
+    CHECK_THROWS_WITH_AS(ipc::problem_from_json(j), doctest::Contains("device -1"), nlohmann::json::exception);
+    j["device"] = 1;
+    CHECK(ipc::problem_from_json(j).device == 1);
+    j["exit_code"] = 1;
     // Through the envelope, the malformed problem is an error that says so, never a wrong exit code.
     ipc::Envelope e;
     e.problem = Problem{.exit_code = ExitCode::failed, .message = "x"};
@@ -102,17 +113,6 @@ TEST_CASE("an envelope crosses a socket with its steps, problem, result and desc
     CHECK_FALSE(empty.fd.valid());
 }
 
-TEST_CASE("receive_envelope fails on a timeout and on a message that is no envelope") {
-    auto [a, b] = socket_pair();
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 10ms), doctest::Contains("no message within"), Error);
-    send_message(a.get(), "not json");
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("not JSON"), Error);
-    send_message(a.get(), R"({"steps": []})");
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("malformed"), Error);
-}
-
-TEST_CASE("hex encodes bytes and refuses what is not hex of the right length") {
-    const unsigned char bytes[] = {0x00, 0x7f, 0xab, 0xff};
 TEST_CASE("a request crosses a socket with its service, fields and descriptor, and is no envelope") {
     auto [a, b] = socket_pair();
     const UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
@@ -133,6 +133,17 @@ TEST_CASE("a request crosses a socket with its service, fields and descriptor, a
     CHECK_FALSE(ipc::receive_request_or_end(b.get(), 1000ms).has_value());
 }
 
+TEST_CASE("receive_envelope fails on a timeout and on a message that is no envelope") {
+    auto [a, b] = socket_pair();
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 10ms), doctest::Contains("no message within"), Error);
+    send_message(a.get(), "not json");
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("not JSON"), Error);
+    send_message(a.get(), R"({"steps": []})");
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("malformed"), Error);
+}
+
+TEST_CASE("hex encodes bytes and refuses what is not hex of the right length") {
+    const unsigned char bytes[] = {0x00, 0x7f, 0xab, 0xff};
     CHECK(ipc::to_hex(bytes, sizeof bytes) == "007fabff");
     unsigned char back[4] = {};
     ipc::from_hex("007FABff", back, sizeof back);
