@@ -46,16 +46,6 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
     return report;
 }
 
-Report run_with_driver(const std::string& command, const Globals& globals,
-                       const std::function<void(Report&, Driver&, int device_count)>& body) {
-    return run_guarded(command, [&](Report& report) {
-        Driver driver = open_driver(globals);
-        report.driver = driver.info();
-        const int count = driver.init();
-        body(report, driver, count);
-    });
-}
-
 Report run_second_process(const std::string& command, int socket_fd,
                           const std::function<std::optional<Problem>(int socket)>& serve) {
     const UniqueFd socket(socket_fd);
