@@ -66,7 +66,8 @@ Problem problem_from_json(const nlohmann::json& j) {
     p.cause = j.at("cause").get<std::string>();
     p.remedy = j.at("remedy").get<std::string>();
     p.exit_code = exit_code_of(j);
-    if (j.contains("kind")) j["kind"].get<std::string>();  // the exit code's name: known from the code
+    // "kind" is the exit code's name, known from the code: only its type is checked.
+    if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);
     if (j.contains("device") && !j["device"].is_null()) p.device = static_cast<int>(bounded(j, "device", 0, 1 << 20));
     if (j.contains("driver_call") && !j["driver_call"].is_null()) {
         const auto& d = j["driver_call"];
