@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Sets up, builds and runs every test: the release build, then a build with AddressSanitizer and
+# Sets up, builds and runs every test: the folder-level include-cycle check, the release build and its
+# tests, a unity-off compile of every file of src/ and cmd/, then a build with AddressSanitizer and
 # UndefinedBehaviorSanitizer, then a bounded libFuzzer run over the /proc parsers (FUZZ_SECONDS, default 20
 # per target), which runs beside the sanitizer build's tests, and so does the fleet stage
 # (tests/slurm/run.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands on a one-machine Slurm
