@@ -41,23 +41,9 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
         report.add_error(interrupted_problem(e));
         report.exit_code = e.exit_code();  // the stop decides the exit code, whatever came before
     } catch (const std::exception& e) {
-        Problem p;
-        p.exit_code = ExitCode::failed;
-        p.message = std::string("internal error: ") + e.what();
-        p.remedy = "this is a bug in cumemctl; please report it with the command line";
-        report.add_error(std::move(p));
+        report.add_error(internal_error(e.what()));
     }
     return report;
-}
-
-Report run_with_driver(const std::string& command, const Globals& globals,
-                       const std::function<void(Report&, Driver&, int device_count)>& body) {
-    return run_guarded(command, [&](Report& report) {
-        Driver driver = open_driver(globals);
-        report.driver = driver.info();
-        const int count = driver.init();
-        body(report, driver, count);
-    });
 }
 
 Report run_second_process(const std::string& command, int socket_fd,

@@ -51,13 +51,8 @@ Problem interrupted_problem(const Interrupted& stop);
 // exception as an internal failure, so that a report always comes back.
 Report run_guarded(const std::string& command, const std::function<void(Report&)>& body);
 
-// Runs `body` with the driver loaded and initialised; a driver that cannot be loaded becomes an
-// "unavailable" error in the report (exit 3) that names the library that was tried.
-Report run_with_driver(const std::string& command, const Globals& globals,
-                       const std::function<void(Report&, Driver&, int device_count)>& body);
-
 // The frame of the hidden subcommands that run as a second process (__importer, __imex-verify,
-// internal-matrix-rank): takes the socket at `socket_fd` (closed when this returns), asks the
+// __matrix-rank): takes the socket at `socket_fd` (closed when this returns), asks the
 // kernel to end this process with its parent, and runs `serve`, which answers over the socket and
 // returns the problem that stopped it, if any: the exit code (failed where the problem names none).
 // What escapes `serve` (a driver that does not load, a socket that fails) goes through run_guarded.

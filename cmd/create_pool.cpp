@@ -58,8 +58,7 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
 
 void add_pool_options(CLI::App& app, PoolOptions& o) {
     app.add_flag("--pool", o.pool, "make a stream-ordered pool (cuMemPoolCreate) and allocate from it");
-    app.add_option("--max-size", o.max_size, "the pool's maximum size (0: the driver's default)")
-        ->capture_default_str();
+    add_max_size_option(app, o);
     app.add_flag("--ipc-check", o.ipc_check,
                  "share the pool and a block with a second process, which checks and frees it first");
 }

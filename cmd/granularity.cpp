@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "memory_options.hpp"
 #include "util/size.hpp"
 
@@ -114,7 +115,13 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
         "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
             const GranularityPlan* plan = &p;
             const auto devices = plan->devices.select(count);
-            const auto rows = granularity_table(driver.api(), devices, plan->selection);
+            const auto rows = granularity_table(driver.api(), devices, plan->selection,
+                                                [&](Problem& problem, int device, const CUmemAllocationProp& prop) {
+                                                    DiagnosisContext context;
+                                                    context.device = device;
+                                                    context.prop = prop;
+                                                    diagnose_problem(driver.api(), problem, context);
+                                                });
             nlohmann::json list = nlohmann::json::array();
             for (const auto& row : rows) list.push_back(row_json(row, plan->size));
             report.results = {{"device_count", count}, {"rows", std::move(list)}};

@@ -3,7 +3,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "imex/channel_verify.hpp"
+#include "gpu/diagnosis/channel_verify.hpp"
 #include "imex/imex_setup.hpp"
 #include "imex/imex_words.hpp"
 #include "steps/step_json.hpp"
@@ -12,6 +12,7 @@
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 using namespace imex;
 namespace {
 

@@ -3,10 +3,11 @@
 // fabric-handle allocation, and answers over the socket at --socket-fd; it prints nothing.
 #include "command.hpp"
 #include "commands.hpp"
-#include "imex/channel_verify.hpp"
+#include "gpu/diagnosis/channel_verify.hpp"
 #include "ipc/process.hpp"
 
 namespace cumemctl::cmd {
+using namespace gpu;
 using namespace imex;
 namespace {
 

@@ -6,10 +6,15 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/importer/importer.hpp"
+#include "gpu/pool/pool_ipc.hpp"
+#include "gpu/vmm/import_check.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
 namespace {
+
+// The importer's services: every check that uses it.
+constexpr ImporterService kServices[] = {kImportCheckService, kPoolImportService};
 
 struct ImporterOptions {
     int socket_fd = -1;
@@ -28,7 +33,7 @@ void register_importer(CLI::App& root, const Globals& globals, Runner& runner) {
         runner = [opts, &globals] {
             return run_second_process(kImporterCommand, opts->socket_fd, [&](int socket) {
                 Driver driver = open_driver(globals);
-                return serve_importer(driver, socket, opts->device);
+                return serve_importer(driver, socket, opts->device, kServices);
             });
         };
     });

@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <span>
 #include <sstream>
 #include <string_view>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/bounded_call.hpp"
 #include "base/interrupt.hpp"
@@ -39,8 +41,33 @@ constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
 // The commands that fill Report::line and so answer --format line (a one-line summary).
 constexpr std::string_view kLineCommands[] = {"doctor"};
-// The formats that only doctor's report has: JUnit XML, node-feature-discovery feature labels.
-constexpr std::string_view kDoctorFormats[] = {"junit", "nfd"};
+// The commands whose report JUnit XML and node-feature-discovery feature labels are made from.
+constexpr std::string_view kDoctorCommands[] = {"doctor"};
+
+// The output formats that only some commands write: the one list of each, which the check, the refusal
+// and --format's help read.
+struct FormatOfSome {
+    std::string_view format;
+    std::span<const std::string_view> commands;
+    std::string_view what;  // what a command without it lacks
+};
+constexpr FormatOfSome kFormatsOfSome[] = {{"prometheus", kPrometheusCommands, "Prometheus output"},
+                                           {"line", kLineCommands, "one-line summary"},
+                                           {"html", kHtmlCommands, "HTML page"},
+                                           {"junit", kDoctorCommands, "JUnit report"},
+                                           {"nfd", kDoctorCommands, "node-feature-discovery labels"}};
+
+// Whether `format` is one that only some commands write.
+bool of_some(std::string_view format) {
+    return std::any_of(std::begin(kFormatsOfSome), std::end(kFormatsOfSome),
+                       [&](const FormatOfSome& f) { return f.format == format; });
+}
+
+// "a", "a and b", "a, b and c".
+std::string spoken_list(std::span<const std::string_view> names) {
+    if (names.size() < 2) return names.empty() ? std::string() : std::string(names.front());
+    return fmt::format("{} and {}", fmt::join(names.first(names.size() - 1), ", "), names.back());
+}
 
 // The output format the command line asked for, read without the parser (for errors the parser
 // raised): "json", "prometheus" or "table".
@@ -132,31 +159,12 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
                             "give one of --json or --format table|json|prometheus|line|html|junit|nfd");
     }
-    const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
-                               std::end(kPrometheusCommands);
-    if (globals.format == "prometheus" && !prometheus_ok) {
-        return usage_report(command, "'" + command + "' has no Prometheus output",
-                            "--format prometheus works with doctor, devices, pool-stats and memtest; use --json here");
-    }
-    const bool html_ok =
-        std::find(std::begin(kHtmlCommands), std::end(kHtmlCommands), command) != std::end(kHtmlCommands);
-    if (globals.format == "html" && !html_ok) {
-        return usage_report(command, "'" + command + "' has no HTML page",
-                            "--format html works with fabric-matrix and fleet; use --json here");
-    }
-    const bool line_ok =
-        std::find(std::begin(kLineCommands), std::end(kLineCommands), command) != std::end(kLineCommands);
-    if (globals.format == "line" && !line_ok) {
-        return usage_report(command, "'" + command + "' has no one-line summary",
-                            "--format line works with doctor; use --json here");
-    }
-    const bool doctor_format =
-        std::find(std::begin(kDoctorFormats), std::end(kDoctorFormats), globals.format) != std::end(kDoctorFormats);
-    if (doctor_format && command != "doctor") {
-        return usage_report(command,
-                            "'" + command + "' has no " +
-                                (globals.format == "junit" ? "JUnit report" : "node-feature-discovery labels"),
-                            "--format " + globals.format + " works with doctor; use --json here");
+    for (const FormatOfSome& f : kFormatsOfSome) {
+        if (globals.format != f.format || std::find(f.commands.begin(), f.commands.end(), command) != f.commands.end())
+            continue;
+        return usage_report(
+            command, fmt::format("'{}' has no {}", command, f.what),
+            fmt::format("--format {} works with {}; use --json here", f.format, spoken_list(f.commands)));
     }
     return std::nullopt;
 }
@@ -170,9 +178,12 @@ int run(int argc, char** argv) {
                          fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
-    app.add_option("--format", globals.format,
-                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line, junit, nfd "
-                   "(doctor) or html (fabric-matrix, fleet)")
+    app.add_option(
+           "--format", globals.format,
+           fmt::format("output format: table, json, prometheus ({}), line ({}), junit ({}), nfd ({}) or html ({})",
+                       fmt::join(kPrometheusCommands, ", "), fmt::join(kLineCommands, ", "),
+                       fmt::join(kDoctorCommands, ", "), fmt::join(kDoctorCommands, ", "),
+                       fmt::join(kHtmlCommands, ", ")))
         ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html", "junit", "nfd"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
@@ -207,10 +218,7 @@ int run(int argc, char** argv) {
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line" ||
-            globals.format == "junit" || globals.format == "nfd") {
-            as_table.format = "table";
-        }
+        if (of_some(globals.format)) as_table.format = "table";
         return emit(*refused, as_table);
     }
     Report report = runner();

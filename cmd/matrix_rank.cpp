@@ -7,9 +7,7 @@
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "ipc/envelope.hpp"
-#include "ipc/process.hpp"
 #include "matrix/local_run.hpp"
-#include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -30,22 +28,20 @@ struct MatrixRankOptions {
     bool keep = false;
 };
 
-// The rank's exit code: its own problem's, else 1 when a cell of its row failed.
-ExitCode rank_exit_code(const std::optional<Problem>& problem, const matrix::RankResult& result) {
-    if (problem) return problem->exit_code == ExitCode::ok ? ExitCode::failed : problem->exit_code;
+// What sets the rank's exit code: its own problem, else a cell of its row that failed (exit 1).
+std::optional<Problem> exit_problem(const std::optional<Problem>& problem, const matrix::RankResult& result) {
+    if (problem) return problem;
     for (const auto& c : result.row.cells) {
-        if (!c.passed()) return ExitCode::failed;
+        if (!c.passed()) return Problem{.message = "a cell of the rank's row failed"};
     }
-    return ExitCode::ok;
+    return std::nullopt;
 }
 
-Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
-    UniqueFd socket(o.socket_fd);
-    ipc::die_with_parent();
-    Report report;
-    report.command = matrix::kMatrixRankCommand;
+// One rank: runs it, then answers on `socket` (always, whatever stopped it), and returns what sets its
+// exit code.
+std::optional<Problem> serve_matrix_rank(const MatrixRankOptions& o, const Globals& globals, int socket) {
     const auto type = parse_handle_type(o.handle_type);
-    const matrix::DescriptorExchange exchange(socket.get());
+    const matrix::DescriptorExchange exchange(socket);
     matrix::RankResult result;
     std::optional<Problem> problem;
     bool ran = false;
@@ -70,6 +66,8 @@ Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
         problem = result.problem;
     } catch (const Error& e) {
         problem = e.problem();
+    } catch (const std::exception& e) {
+        problem = internal_error(e.what());
     }
     try {
         if (type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && !exchange.offered())
@@ -78,12 +76,11 @@ Report run_matrix_rank(const MatrixRankOptions& o, const Globals& globals) {
         answer.steps = result.steps;
         answer.problem = problem;
         if (ran) answer.result = matrix::rank_answer_json(result);
-        ipc::send_envelope(socket.get(), answer);
+        ipc::send_envelope(socket, answer);
     } catch (const Error&) {
         // The coordinator has gone: there is no one left to tell.
     }
-    report.exit_code = rank_exit_code(problem, result);
-    return report;
+    return exit_problem(problem, result);
 }
 
 }  // namespace
@@ -103,7 +100,12 @@ void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner
     app->add_option("--timeout-ms", o->timeout_ms);
     app->add_option("--imex-channel-dir", o->imex_channel_dir);
     app->add_flag("--keep", o->keep);
-    app->callback([o, &globals, &runner] { runner = [o, &globals] { return run_matrix_rank(*o, globals); }; });
+    app->callback([o, &globals, &runner] {
+        runner = [o, &globals] {
+            return run_second_process(matrix::kMatrixRankCommand, o->socket_fd,
+                                      [&](int socket) { return serve_matrix_rank(*o, globals, socket); });
+        };
+    });
 }
 
 }  // namespace cumemctl::cmd

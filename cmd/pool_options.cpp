@@ -6,10 +6,14 @@
 namespace cumemctl::cmd {
 using namespace gpu;
 
-void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
-    add_location_options(app, memory);
+void add_max_size_option(CLI::App& app, PoolOptions& o) {
     app.add_option("--max-size", o.max_size, "a new pool's maximum size (0: the driver's default)")
         ->capture_default_str();
+}
+
+void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o) {
+    add_location_options(app, memory);
+    add_max_size_option(app, o);
 }
 
 PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {

@@ -19,6 +19,9 @@ struct PoolOptions {
     bool ipc_check = false;      // create --pool --ipc-check
 };
 
+// Adds --max-size, the one declaration of it (create --pool, pool-stats, trim).
+void add_max_size_option(CLI::App& app, PoolOptions& o);
+
 // Adds what pool-stats and trim take for a new pool: --location, --handle-type and --max-size.
 void add_new_pool_options(CLI::App& app, MemoryOptions& memory, PoolOptions& o);
 

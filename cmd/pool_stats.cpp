@@ -2,6 +2,7 @@
 // and what one pool does under a workload, a release threshold, a reset and being made current.
 #include <fmt/format.h>
 
+#include "base/scope_exit.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
@@ -133,23 +134,18 @@ void add_overview_metrics(Report& report, int device, const std::vector<Location
     }
 }
 
-// Puts a location's current pool back when it goes.
-struct RestoreCurrent {
-    const DriverApi& api;
-    PoolInfo before;
-    ~RestoreCurrent() {
+// What --make-current shows, as JSON and as notes of the selected pool's table.
+void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan, nlohmann::json& j,
+                       std::vector<std::string>& notes) {
+    // The location's current pool is put back on every way out.
+    const PoolInfo before = current_pool(api, target.device, target.location, target.alloc_type);
+    const ScopeExit restore([&] {
         try {
             make_current(api, before);
         } catch (const Error&) {
             // Destroying the new pool makes the default current again.
         }
-    }
-};
-
-// What --make-current shows, as JSON and as notes of the selected pool's table.
-void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan, nlohmann::json& j,
-                       std::vector<std::string>& notes) {
-    const RestoreCurrent restore{api, current_pool(api, target.device, target.location, target.alloc_type)};
+    });
     make_current(api, target);
     const bool now_current =
         current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;

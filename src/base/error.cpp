@@ -32,6 +32,11 @@ std::optional<ExitCode> exit_code_from_number(long long number) {
     return std::nullopt;
 }
 
+Problem internal_error(std::string_view what) {
+    return Problem{
+        .exit_code = ExitCode::failed, .message = "internal error: " + std::string(what), .remedy = kReportBugRemedy};
+}
+
 Error::Error(ExitCode code, std::string message, std::string remedy)
     : Error(Problem{.exit_code = code, .message = std::move(message), .remedy = std::move(remedy)}) {}
 

@@ -4,6 +4,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "base/exit_code.hpp"
 
@@ -29,6 +30,13 @@ struct Problem {
     std::optional<int> device{};
 };
 
+// What a person does about a bug in cumemctl.
+inline constexpr const char* kReportBugRemedy = "this is a bug in cumemctl; please report it with the command line";
+
+// The one problem of a bug in cumemctl (an exception that is no Error, an answer that cannot be):
+// "internal error: WHAT", exit 1, and kReportBugRemedy.
+Problem internal_error(std::string_view what);
+
 // The exception that core code throws; commands turn it into a report entry and an exit code.
 // Built as Error(code, message, remedy) -- what happened and what to do, the two lines a person reads --
 // or, with a cause, from a Problem with designated initializers, in field order:
@@ -39,6 +47,8 @@ public:
     Error(ExitCode code, std::string message, std::string remedy = {});
     explicit Error(Problem problem);
 
+    // The problem's message as it is now (a caller that adds to the problem changes it too).
+    const char* what() const noexcept override { return problem_.message.c_str(); }
     ExitCode exit_code() const { return problem_.exit_code; }
     const Problem& problem() const { return problem_; }
     Problem& problem() { return problem_; }

@@ -65,9 +65,6 @@ public:
     // CheckSkipped on later calls (the context check reports the failure).
     CUcontext context();
 
-    // Whether a context is held (a check that needs none may still read free memory cheaply).
-    bool has_context() const { return context_.has_value(); }
-
     // The attributes where they can be queried, without recording a failure (info() reports it):
     // for deciding early what to start ahead. Null where the query fails.
     const gpu::DeviceInfo* peek_info() noexcept;

@@ -1,4 +1,5 @@
 #include "doctor/registry.hpp"
+#include "util/comma_list.hpp"
 
 #include <algorithm>
 
@@ -76,11 +77,7 @@ std::vector<std::string> parse_check_list(std::string_view text) {
     for (const auto& c : catalogue) names.emplace_back(c.id);
     if (text == "all") return names;
     std::vector<bool> wanted(catalogue.size(), false);
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        std::size_t comma = text.find(',', pos);
-        if (comma == std::string_view::npos) comma = text.size();
-        const std::string_view item = text.substr(pos, comma - pos);
+    for (const std::string_view item : split_commas(text)) {
         const auto it = std::find(names.begin(), names.end(), item);
         if (it == names.end()) {
             throw Error(ExitCode::usage,
@@ -90,7 +87,6 @@ std::vector<std::string> parse_check_list(std::string_view text) {
                                     fmt::join(names, ", ")));
         }
         wanted[static_cast<std::size_t>(it - names.begin())] = true;
-        pos = comma + 1;
     }
     std::vector<std::string> out;
     for (std::size_t i = 0; i < names.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
@@ -18,22 +19,10 @@ namespace cumemctl::doctor {
 using namespace gpu;
 namespace {
 
-// A remedy for a failed driver call that came without one.
+// A remedy for a problem that came without one: diagnosis's table for a failed driver call.
 std::string remedy_for(const Problem& problem) {
     if (!problem.remedy.empty()) return problem.remedy;
-    if (problem.driver) {
-        const std::string& name = problem.driver->name;
-        if (name == "CUDA_ERROR_OUT_OF_MEMORY") {
-            return "the device has no memory left for this: see what holds it with nvidia-smi";
-        }
-        if (name == "CUDA_ERROR_DEVICE_UNAVAILABLE") {
-            return "the device is busy in exclusive-process mode or prohibited: see nvidia-smi -q -d COMPUTE";
-        }
-        if (name == "CUDA_ERROR_NOT_PERMITTED") return "run it as a user that may use this resource (see the reason)";
-        if (name == "CUDA_ERROR_ECC_UNCORRECTABLE" || name == "CUDA_ERROR_HARDWARE_STACK_ERROR") {
-            return "the GPU reports a hardware error: drain the node and reset the GPU (nvidia-smi -r)";
-        }
-    }
+    if (problem.driver) return remedy_by_result(*problem.driver);
     return "see the driver's answer above; nvidia-smi and the kernel log (dmesg | grep -i nvrm) tell more";
 }
 
@@ -51,8 +40,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     } catch (const Error& e) {
         r.outcome = outcome_from_error(e.problem());
     } catch (const std::exception& e) {
-        r.outcome = CheckOutcome::fail(std::string("internal error: ") + e.what(),
-                                       "this is a bug in cumemctl; please report it with the command line");
+        r.outcome = outcome_from_error(internal_error(e.what()));
     }
     // Out of memory or held in exclusive-process mode: busy beside other processes, or broken.
     if (device != nullptr && may_be_held(spec.id, r.outcome))

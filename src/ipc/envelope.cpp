@@ -29,36 +29,65 @@ Envelope envelope_from_json(const nlohmann::json& j) {
     }
 }
 
+nlohmann::json to_json(const Request& request) {
+    return {{"service", request.service}, {"fields", request.fields}};
+}
+
+Request request_from_json(const nlohmann::json& j) {
+    try {
+        Request r;
+        r.service = j.at("service").get<std::string>();
+        r.fields = j.at("fields");
+        if (!r.fields.is_object())
+            throw Error(ExitCode::failed, "internal error: a malformed request: fields that are not an object");
+        return r;
+    } catch (const nlohmann::json::exception& ex) {
+        throw Error(ExitCode::failed,
+                    fmt::format("internal error: a malformed request from the other process: {}", ex.what()));
+    }
+}
+
+void send_request(int socket, const Request& request, int fd) {
+    send_message(socket, to_json(request).dump(), fd);
+}
+
 void send_envelope(int socket, const Envelope& envelope, int fd) {
     send_message(socket, to_json(envelope).dump(), fd);
 }
 
 namespace {
 
-Envelope parse_envelope(Message m) {
+// A received message as a request or an envelope (`decode`), with its descriptor.
+template <class T>
+T parse_message(Message m, T (*decode)(const nlohmann::json&)) {
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(m.bytes);
     } catch (const nlohmann::json::exception& ex) {
         throw Error(ExitCode::failed, fmt::format("internal error: a message that is not JSON: {}", ex.what()));
     }
-    Envelope e = envelope_from_json(j);
-    e.fd = std::move(m.fd);
-    return e;
+    T t = decode(j);
+    t.fd = std::move(m.fd);
+    return t;
 }
 
 }  // namespace
 
 Envelope receive_envelope(int socket, Timeout timeout) {
     const Pending pending("the second process's answer");
-    return parse_envelope(receive_message(socket, timeout));
+    return parse_message(receive_message(socket, timeout), envelope_from_json);
 }
 
-std::optional<Envelope> receive_envelope_or_end(int socket, Timeout timeout) {
-    const Pending pending("the second process's answer");
+Request receive_request(int socket, Timeout timeout) {
+    const Pending pending("the first process's request");
+    return parse_message(receive_message(socket, timeout), request_from_json);
+}
+
+std::optional<Request> receive_request_or_end(int socket, Timeout timeout) {
+    const Pending pending("the first process's request");
     std::optional<Message> m = receive_message_or_end(socket, timeout);
     if (!m) return std::nullopt;
-    return parse_envelope(std::move(*m));
+    return parse_message(std::move(*m), request_from_json);
 }
 
 }  // namespace cumemctl::ipc

@@ -1,6 +1,9 @@
 #include "ipc/problem_wire.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string_view>
 #include <optional>
 
 #include <fmt/format.h>
@@ -27,6 +30,29 @@ ExitCode exit_code_of(const nlohmann::json& j) {
     return *code;
 }
 
+[[noreturn]] void malformed(const std::string& what, const nlohmann::json& j) {
+    throw nlohmann::json::other_error::create(501, what, &j);
+}
+
+// Refuses a key of `j` that is not one of `known`.
+void only_fields(const nlohmann::json& j, std::initializer_list<std::string_view> known, const char* what) {
+    if (!j.is_object()) malformed(fmt::format("{} is not a JSON object", what), j);
+    for (const auto& [key, value] : j.items()) {
+        if (std::find(known.begin(), known.end(), key) == known.end())
+            malformed(fmt::format("{} has an unknown field '{}'", what, key), j);
+    }
+}
+
+// An integer field within [low, high].
+std::int64_t bounded(const nlohmann::json& j, const char* key, std::int64_t low, std::int64_t high) {
+    const nlohmann::json& v = j.at(key);
+    if (!v.is_number_integer() || v.get<std::int64_t>() < low || v.get<std::int64_t>() > high ||
+        (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
+        malformed(fmt::format("the problem's {} {} is not an integer in {}-{}", key, v.dump(), low, high), j);
+    }
+    return v.get<std::int64_t>();
+}
+
 }  // namespace
 
 nlohmann::json problem_to_json(const Problem& problem) {
@@ -34,15 +60,19 @@ nlohmann::json problem_to_json(const Problem& problem) {
 }
 
 Problem problem_from_json(const nlohmann::json& j) {
+    only_fields(j, {"message", "cause", "remedy", "exit_code", "kind", "device", "driver_call"}, "the problem");
     Problem p;
     p.message = j.at("message").get<std::string>();
     p.cause = j.at("cause").get<std::string>();
     p.remedy = j.at("remedy").get<std::string>();
     p.exit_code = exit_code_of(j);
-    if (j.contains("device")) p.device = j["device"].get<int>();
-    if (j.contains("driver_call")) {
+    // "kind" is the exit code's name, known from the code: only its type is checked.
+    if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);
+    if (j.contains("device") && !j["device"].is_null()) p.device = static_cast<int>(bounded(j, "device", 0, 1 << 20));
+    if (j.contains("driver_call") && !j["driver_call"].is_null()) {
         const auto& d = j["driver_call"];
-        p.driver = DriverFailure{d.at("call").get<std::string>(), d.at("result").get<int>(),
+        only_fields(d, {"call", "result", "name", "text"}, "the problem's driver_call");
+        p.driver = DriverFailure{d.at("call").get<std::string>(), static_cast<int>(bounded(d, "result", 0, 1 << 20)),
                                  d.at("name").get<std::string>(), d.at("text").get<std::string>()};
     }
     return p;

@@ -11,6 +11,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The coordinator's request that hands a rank another rank's descriptor.
+constexpr const char* kDescriptorService = "descriptor";
+
 ipc::Timeout left_until(Clock::time_point deadline) {
     const auto left = std::chrono::duration_cast<ipc::Timeout>(deadline - Clock::now());
     return left.count() > 0 ? left : ipc::Timeout{1};
@@ -30,8 +33,8 @@ std::map<int, UniqueFd> DescriptorExchange::collect(int count, ipc::Timeout time
     std::map<int, UniqueFd> out;
     const auto deadline = Clock::now() + timeout;
     for (int i = 0; i + 1 < count; ++i) {
-        ipc::Envelope e = ipc::receive_envelope(socket_, left_until(deadline));
-        const int rank = e.result.is_object() ? e.result.value("rank", -1) : -1;
+        ipc::Request e = ipc::receive_request(socket_, left_until(deadline));
+        const int rank = e.service == kDescriptorService ? e.fields.value("rank", -1) : -1;
         if (rank < 0 || rank >= count) throw Error(ExitCode::failed, "the coordinator sent a descriptor of no rank");
         if (e.fd.valid()) out[rank] = std::move(e.fd);
     }
@@ -52,10 +55,9 @@ void broker_descriptors(const std::vector<int>& sockets, ipc::Timeout timeout) {
     for (std::size_t i = 0; i < sockets.size(); ++i) {
         for (std::size_t j = 0; j < sockets.size(); ++j) {
             if (i == j) continue;
-            ipc::Envelope e;
-            e.result = {{"rank", static_cast<int>(j)}, {"fd", offered[j].valid()}};
+            const ipc::Request e{kDescriptorService, {{"rank", static_cast<int>(j)}, {"fd", offered[j].valid()}}, {}};
             try {
-                ipc::send_envelope(sockets[i], e, offered[j].get());
+                ipc::send_request(sockets[i], e, offered[j].get());
             } catch (const Error&) {
                 break;  // rank i has gone; its own answer says why
             }

@@ -6,28 +6,14 @@
 
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
+#include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
 #include "matrix/pair_diagnosis.hpp"
-#include "util/unix_socket.hpp"
+#include "base/scope_exit.hpp"
 
 namespace cumemctl::matrix {
 using namespace gpu;
 namespace {
-
-// The folder, removed when the run ends unless it is kept.
-struct FolderGuard {
-    RendezvousDir& dir;
-    bool keep;
-    ~FolderGuard() {
-        if (!keep) dir.remove_all();
-    }
-};
-
-// A started rank: its process and our end of its socket.
-struct Started {
-    UniqueFd socket;
-    ipc::Process process;
-};
 
 // Takes rank r's answer into the result and the matrix input.
 void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& input) {
@@ -85,13 +71,16 @@ nlohmann::json rank_answer_json(const RankResult& result) {
 LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
     LocalResult out;
     RendezvousDir dir = RendezvousDir::make_private();
-    FolderGuard guard{dir, request.keep};
+    // The folder, removed when the run ends unless it is kept.
+    const ScopeExit remove_folder([&] {
+        if (!request.keep) dir.remove_all();
+    });
     out.folder = dir.path();
     const int n = static_cast<int>(request.devices.size());
     out.input.run = kLocalRunName;
     out.input.ranks = n;
     out.input.timeout = request.timeout;
-    std::vector<Started> started;
+    std::vector<ipc::Child> started;
     std::vector<int> sockets;
     for (int r = 0; r < n; ++r) {
         LocalRank rank;
@@ -103,13 +92,11 @@ LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
         const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
                                          ? child_device_view(api, rank.device)
                                          : ChildDeviceView{rank.device, {}};
-        auto [mine, theirs] = socket_pair();
         ipc::SpawnRequest spawn;
         spawn.executable = request.executable;
         spawn.args = local_rank_arguments(request, dir.path(), r, view.ordinal);
         spawn.env = view.env;
-        spawn.pass_fd = theirs.get();
-        started.push_back(Started{std::move(mine), ipc::Process::spawn(spawn)});
+        started.push_back(ipc::spawn_connected(std::move(spawn)));
         rank.pid = started.back().process.pid();
         sockets.push_back(started.back().socket.get());
         out.ranks.push_back(std::move(rank));

@@ -1,5 +1,5 @@
 // fabric-matrix --local: one rank per GPU of this node, each a second process of our own executable
-// (ipc::Process) that sees only its GPU with fabric handles (CUDA_VISIBLE_DEVICES set to the GPU's
+// (ipc::spawn_connected) that sees only its GPU with fabric handles (CUDA_VISIBLE_DEVICES set to the GPU's
 // UUID, as a rank on another node would; with posix-fd handles it sees every GPU), meeting in a
 // private temporary folder; with posix-fd handles the descriptors travel over each rank's socket
 // through this process (fd_exchange). Each rank answers on its socket with its steps, its problem,
@@ -23,7 +23,7 @@
 namespace cumemctl::matrix {
 
 // The name of the hidden subcommand a --local rank runs, and its run name.
-inline constexpr const char* kMatrixRankCommand = "internal-matrix-rank";
+inline constexpr const char* kMatrixRankCommand = "__matrix-rank";
 inline constexpr const char* kLocalRunName = "local";
 
 // What --local is asked to do.

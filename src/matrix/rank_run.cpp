@@ -22,6 +22,7 @@
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 #include "util/version.hpp"
+#include "base/scope_exit.hpp"
 
 namespace cumemctl::matrix {
 using namespace gpu;
@@ -313,11 +314,7 @@ void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, 
     context.imex_channel_dir = request.imex_channel_dir;
     StepLog log(
         api, [&](Problem& p) { diagnose_problem(api, p, context); }, fmt::format("rank {}", request.id.rank));
-    struct KeepSteps {
-        StepLog& log;
-        RankResult& result;
-        ~KeepSteps() { result.steps = log.steps(); }
-    } keep_steps{log, result};
+    const ScopeExit keep_steps([&] { result.steps = log.steps(); });
     try {
         std::optional<PrimaryContext> ctx;
         try {

@@ -69,24 +69,16 @@ public:
     std::optional<Problem> problem_or_null(const std::string& key) {
         const auto& v = at(key);
         if (v.is_null()) return std::nullopt;
-        Fields p(v, fmt::format("{}: '{}'", what_, key));
         Problem out;
-        out.message = p.text("message");
-        out.cause = p.text("cause");
-        out.remedy = p.text("remedy");
-        const auto code = p.integer("exit_code", 0, 143);
-        const auto exit_code = exit_code_from_number(code);
-        if (!exit_code) invalid(fmt::format("{}: exit code {} is none of cumemctl's", what_, code));
-        out.exit_code = *exit_code;
-        p.text("kind");
-        if (p.has("device")) out.device = static_cast<int>(p.integer("device", 0, 1 << 20));
-        if (p.has("driver_call")) {
-            Fields d(p.at("driver_call"), fmt::format("{}: driver_call", what_));
-            out.driver = DriverFailure{d.text("call"), static_cast<int>(d.integer("result", 0, 1 << 20)),
-                                       d.text("name"), d.text("text")};
-            d.done();
+        try {
+            out = ipc::problem_from_json(v);
+        } catch (const nlohmann::json::exception& e) {
+            invalid(fmt::format("{}: '{}': {}", what_, key, e.what()));
         }
-        p.done();
+        for (const std::string* t : {&out.message, &out.cause, &out.remedy}) {
+            if (t->size() > kMaxText)
+                invalid(fmt::format("{}: '{}' has a text of more than {} characters", what_, key, kMaxText));
+        }
         return out;
     }
     void done() const {

@@ -88,24 +88,26 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
         [&] { h.ecc_enabled = ecc_current != 0, h.ecc_pending = ecc_pending != 0; }, device, &ecc_current,
         &ecc_pending);
     if (h.ecc_enabled.value_or(false)) {
-        unsigned long long volatile_corrected = 0, aggregate_corrected = 0;
-        ask(
-            nvml, h, "ecc_corrected_volatile", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
-            [&] { h.ecc_corrected_volatile = volatile_corrected; }, device, kEccCorrected, kEccVolatile,
-            &volatile_corrected);
-        ask(
-            nvml, h, "ecc_corrected_aggregate", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
-            [&] { h.ecc_corrected_aggregate = aggregate_corrected; }, device, kEccCorrected, kEccAggregate,
-            &aggregate_corrected);
-        unsigned long long volatile_errors = 0, aggregate_errors = 0;
-        ask(
-            nvml, h, "ecc_uncorrected_volatile", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
-            [&] { h.ecc_uncorrected_volatile = volatile_errors; }, device, kEccUncorrected, kEccVolatile,
-            &volatile_errors);
-        ask(
-            nvml, h, "ecc_uncorrected_aggregate", "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
-            [&] { h.ecc_uncorrected_aggregate = aggregate_errors; }, device, kEccUncorrected, kEccAggregate,
-            &aggregate_errors);
+        // The four ECC counters: corrected or not, since the last reboot (volatile) or ever (aggregate).
+        struct EccCounter {
+            const char* name;
+            int error_type;
+            int counter_type;
+            std::optional<std::uint64_t> MemoryHealth::*field;
+        };
+        for (const EccCounter& c :
+             {EccCounter{"ecc_corrected_volatile", kEccCorrected, kEccVolatile, &MemoryHealth::ecc_corrected_volatile},
+              EccCounter{"ecc_corrected_aggregate", kEccCorrected, kEccAggregate,
+                         &MemoryHealth::ecc_corrected_aggregate},
+              EccCounter{"ecc_uncorrected_volatile", kEccUncorrected, kEccVolatile,
+                         &MemoryHealth::ecc_uncorrected_volatile},
+              EccCounter{"ecc_uncorrected_aggregate", kEccUncorrected, kEccAggregate,
+                         &MemoryHealth::ecc_uncorrected_aggregate}}) {
+            unsigned long long count = 0;
+            ask(
+                nvml, h, c.name, "nvmlDeviceGetTotalEccErrors", api.device_get_total_ecc_errors,
+                [&] { h.*c.field = count; }, device, c.error_type, c.counter_type, &count);
+        }
     }
     unsigned corrected = 0, uncorrected = 0, pending = 0, failure = 0;
     ask(

@@ -1,6 +1,6 @@
 // The NVML seam's table: the few NVML types and entry points cumemctl uses, declared here because no
-// nvml.h is installed where it builds (the ABI is NVML's public header's, 12.0 to 13.3, x86-64; see
-// ../shared/cuda-facts.md). One X-macro list generates the table and its loading.
+// nvml.h is installed where it builds (the ABI is that of NVML's public header, nvml.h, 12.0 to 13.3,
+// x86-64). One X-macro list generates the table and its loading.
 #pragma once
 
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "util/comma_list.hpp"
 
 namespace cumemctl {
 namespace {
@@ -47,10 +48,7 @@ std::vector<int> parse_index_list(std::string_view text, int count, std::string_
         throw Error(ExitCode::usage, fmt::format("empty {} list", what),
                     fmt::format("give {} numbers such as 0, 0,2 or 0-3{}", what, allow_all ? ", or all" : ""));
     }
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string_view item = text.substr(start, comma - start);
+    for (const std::string_view item : split_commas(text)) {
         const std::size_t dash = item.find('-', 1);
         if (dash != std::string_view::npos) {
             const long long lo = parse_number(item.substr(0, dash), what);
@@ -65,7 +63,6 @@ std::vector<int> parse_index_list(std::string_view text, int count, std::string_
         } else {
             out.push_back(parse_index(item, count, what));
         }
-        start = comma + 1;
     }
     std::sort(out.begin(), out.end());
     out.erase(std::unique(out.begin(), out.end()), out.end());

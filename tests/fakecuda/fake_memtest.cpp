@@ -1,5 +1,5 @@
 // The memtest kernels on the host, over the fake's host-backed device memory, bit for bit as
-// src/gpu/memtest/memtest_kernels.cuh computes them, through a model of faulty memory read at every
+// src/gpu/verify/memtest_kernels.cuh computes them, through a model of faulty memory read at every
 // launch:
 //
 //   FAKECUDA_FLIP_BIT=OFFSET:BIT[,OFFSET:BIT...]  bit BIT (0..7) of the byte at OFFSET from the start

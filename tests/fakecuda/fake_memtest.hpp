@@ -1,8 +1,8 @@
-// The fake driver's memtest kernels (src/gpu/memtest/memtest_pattern.hpp) run on the host, with a model
+// The fake driver's memtest kernels (src/gpu/verify/memtest_pattern.hpp) run on the host, with a model
 // of faulty memory, and a mark that the fake NVML can see, so that counters change during a run.
 #pragma once
 
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 
 namespace fake {
 

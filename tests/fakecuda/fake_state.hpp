@@ -18,7 +18,8 @@
 namespace fake {
 
 // One granularity answer: location type and id, handle types, a CUmemAllocationCompType/usage flag
-// index as in shared/h200-driver.json (0 none, 1 compression, 2 RDMA, 3 tile pool), and the result.
+// index as in the profiles' "granularity" tables (profiles/*.json: 0 none, 1 compression, 2 RDMA,
+// 3 tile pool), and the result.
 struct GranularityRow {
     int loc = 1;
     int id = 0;

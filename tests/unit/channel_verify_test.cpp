@@ -6,9 +6,10 @@
 
 #include <cstdlib>
 
-#include "imex/channel_verify.hpp"
+#include "gpu/diagnosis/channel_verify.hpp"
 
 using namespace cumemctl;
+using namespace cumemctl::gpu;
 using namespace cumemctl::imex;
 using namespace std::chrono_literals;
 

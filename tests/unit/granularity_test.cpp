@@ -5,6 +5,7 @@
 
 #include "driver_table.hpp"
 #include "gpu/device/granularity.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
@@ -66,7 +67,13 @@ TEST_CASE("granularity_table answers, refuses with a diagnosis, or skips each co
     s.handle_types = parse_handle_type_list("none,fabric");
     s.flag_sets = single_flag_sets();
     granularity_calls = 0;
-    const auto rows = granularity_table(api, {0, 1}, s);
+    const auto rows =
+        granularity_table(api, {0, 1}, s, [&](Problem& problem, int device, const CUmemAllocationProp& prop) {
+            DiagnosisContext context;
+            context.device = device;
+            context.prop = prop;
+            diagnose_problem(api, problem, context);
+        });
     REQUIRE(rows.size() == 2 * 2 * 2 * 4);
     // Skipped rows make no driver call: 2 devices x device location x 2 handle types x 4 flag sets,
     // each asking minimum (and, when it answers, recommended).

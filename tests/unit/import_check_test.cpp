@@ -29,6 +29,9 @@ ImportCheckRequest import_request_for_test() {
 
 }  // namespace
 
+// The service under test.
+const ImporterService import_check_services[] = {kImportCheckService};
+
 TEST_CASE("create's import check: a second cumemctl imports, maps and checks the pattern, and says so") {
     CreateRequest r;
     r.device = 1;
@@ -79,14 +82,13 @@ TEST_CASE("an import check started ahead of the allocation is the one create use
 
 TEST_CASE("an import check whose driver fails still takes the handle, then answers with the failure") {
     auto [parent, child] = socket_pair();
-    ipc::Envelope e;
-    e.result = {{"service", kImportCheckService}, {"posix_fd", true}};
-    ipc::send_envelope(parent.get(), e);
+    ipc::send_request(parent.get(), ipc::Request{kImportCheckService.name, {{"posix_fd", true}}, {}});
     shutdown(parent.get(), SHUT_WR);  // no request after this one
     // No such device: the context fails before the handle is taken.
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 99, 1000ms);
+    const std::optional<Problem> exit =
+        serve_importer(testing_driver::fake_driver(), child.get(), 99, import_check_services, 1000ms);
     REQUIRE(exit.has_value());
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(child.get(), 10ms), doctest::Contains("closed the connection"), Error);
+    CHECK_THROWS_WITH_AS(ipc::receive_request(child.get(), 10ms), doctest::Contains("closed the connection"), Error);
     const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
     CHECK(answer.problem->message == exit->message);
@@ -97,11 +99,12 @@ TEST_CASE("an import check whose driver fails still takes the handle, then answe
 
 TEST_CASE("the import check's side reports a handle that does not arrive whole as a failed import") {
     auto [parent, child] = socket_pair();
-    ipc::Envelope e;
-    e.result = {{"service", kImportCheckService}, {"handle_type", "fabric"}, {"fabric_handle", "abcd"}};
-    ipc::send_envelope(parent.get(), e);
+    ipc::send_request(
+        parent.get(),
+        ipc::Request{kImportCheckService.name, {{"handle_type", "fabric"}, {"fabric_handle", "abcd"}}, {}});
     shutdown(parent.get(), SHUT_WR);
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 1, 1000ms);
+    const std::optional<Problem> exit =
+        serve_importer(testing_driver::fake_driver(), child.get(), 1, import_check_services, 1000ms);
     REQUIRE(exit.has_value());
     CHECK(exit->message.find("hex digits") != std::string::npos);
     const ipc::Envelope answer = ipc::receive_envelope(parent.get(), 1000ms);

@@ -66,14 +66,12 @@ TEST_CASE("one importer serves an import check and then a pool import, and ends 
 
 TEST_CASE("an importer asked for a service it does not have answers with a problem and serves on") {
     auto [parent, child] = socket_pair();
-    ipc::Envelope unknown;
-    unknown.result = {{"service", "teleport"}};
-    ipc::send_envelope(parent.get(), unknown);
-    ipc::Envelope not_an_object;
-    not_an_object.result = 7;
-    ipc::send_envelope(parent.get(), not_an_object);
+    ipc::Request unknown;
+    unknown.service = "teleport";
+    ipc::send_request(parent.get(), unknown);
+    ipc::send_request(parent.get(), ipc::Request{});
     shutdown(parent.get(), SHUT_WR);
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 0, 1000ms);
+    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), child.get(), 0, {}, 1000ms);
     const ipc::Envelope first = ipc::receive_envelope(parent.get(), 1000ms);
     const ipc::Envelope second = ipc::receive_envelope(parent.get(), 1000ms);
     REQUIRE(first.problem.has_value());
@@ -94,7 +92,7 @@ TEST_CASE("an importer asked for a service it does not have answers with a probl
 TEST_CASE("an importer whose first process closes its end before any request ends without a problem") {
     auto [parent, child] = socket_pair();
     parent.reset();
-    CHECK_FALSE(serve_importer(testing_driver::fake_driver(), child.get(), 0, 1000ms).has_value());
+    CHECK_FALSE(serve_importer(testing_driver::fake_driver(), child.get(), 0, {}, 1000ms).has_value());
     testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);
 }
 

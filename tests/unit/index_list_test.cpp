@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "base/error.hpp"
+#include "util/comma_list.hpp"
 #include "util/index_list.hpp"
 
 using namespace cumemctl;
@@ -24,4 +25,12 @@ TEST_CASE("parse_index_list refuses bad lists as usage errors") {
         }
     }
     CHECK_THROWS_AS(parse_index_list("all", 4, "device", false), Error);
+}
+
+TEST_CASE("split_commas gives every item between commas, empty ones included") {
+    using V = std::vector<std::string_view>;
+    CHECK(cumemctl::split_commas("") == V{""});
+    CHECK(cumemctl::split_commas("a") == V{"a"});
+    CHECK(cumemctl::split_commas("a,,b") == V{"a", "", "b"});
+    CHECK(cumemctl::split_commas("0,2,") == V{"0", "2", ""});
 }

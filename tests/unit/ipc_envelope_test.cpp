@@ -46,6 +46,17 @@ TEST_CASE("a problem whose exit code is none of the documented ones is a malform
         j["exit_code"] = bad;
         CHECK_THROWS_AS(ipc::problem_from_json(j), nlohmann::json::exception);
     }
+    // Read strictly, as the one decoder of both the envelope and fabric-matrix's files.
+    j = ipc::problem_to_json(Problem{.message = "x", .device = 1});
+    j["extra"] = 1;
+    CHECK_THROWS_WITH_AS(ipc::problem_from_json(j), doctest::Contains("unknown field 'extra'"),
+                         nlohmann::json::exception);
+    j.erase("extra");
+    j["device"] = -1;
+    CHECK_THROWS_WITH_AS(ipc::problem_from_json(j), doctest::Contains("device -1"), nlohmann::json::exception);
+    j["device"] = 1;
+    CHECK(ipc::problem_from_json(j).device == 1);
+    j["exit_code"] = 1;
     // Through the envelope, the malformed problem is an error that says so, never a wrong exit code.
     ipc::Envelope e;
     e.problem = Problem{.exit_code = ExitCode::failed, .message = "x"};
@@ -100,6 +111,26 @@ TEST_CASE("an envelope crosses a socket with its steps, problem, result and desc
     CHECK_FALSE(empty.problem.has_value());
     CHECK(empty.result.is_null());
     CHECK_FALSE(empty.fd.valid());
+}
+
+TEST_CASE("a request crosses a socket with its service, fields and descriptor, and is no envelope") {
+    auto [a, b] = socket_pair();
+    const UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+    ipc::send_request(a.get(), ipc::Request{"import-check", {{"size", 4096}}, {}}, devnull.get());
+    const ipc::Request got = ipc::receive_request(b.get(), 1000ms);
+    CHECK(got.service == "import-check");
+    CHECK(got.fields["size"] == 4096);
+    CHECK(got.fd.valid());
+    // Each side decodes only its own kind of message.
+    ipc::send_request(a.get(), ipc::Request{"import-check", {}, {}});
+    CHECK_THROWS_WITH_AS(ipc::receive_envelope(b.get(), 1000ms), doctest::Contains("malformed"), Error);
+    ipc::send_envelope(a.get(), ipc::Envelope{});
+    CHECK_THROWS_WITH_AS(ipc::receive_request(b.get(), 1000ms), doctest::Contains("malformed request"), Error);
+    send_message(a.get(), R"({"service": "x", "fields": 7})");
+    CHECK_THROWS_WITH_AS(ipc::receive_request(b.get(), 1000ms), doctest::Contains("not an object"), Error);
+    // A peer that closes its end has no request left.
+    a.reset();
+    CHECK_FALSE(ipc::receive_request_or_end(b.get(), 1000ms).has_value());
 }
 
 TEST_CASE("receive_envelope fails on a timeout and on a message that is no envelope") {

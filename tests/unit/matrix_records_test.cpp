@@ -78,7 +78,7 @@ TEST_CASE("garbage, unknown fields, bad handles and sizes are refused with the r
     CHECK(parse_error(j.dump()).find("neither fabric nor posix-fd") != std::string::npos);
     j = to_json(sample_card());
     j["error"] = {{"message", "x"}, {"cause", ""}, {"remedy", ""}, {"exit_code", 77}, {"kind", "x"}};
-    CHECK(parse_error(j.dump()).find("exit code 77") != std::string::npos);
+    CHECK(parse_error(j.dump()).find("exit_code 77 is none of cumemctl's exit codes") != std::string::npos);
     j = to_json(sample_card());
     j["format_version"] = 2;
     CHECK(parse_error(j.dump()).find("another format version") != std::string::npos);

@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 #include "gpu/memtest/memtest_patterns.hpp"
 #include "gpu/memtest/memtest_record.hpp"
 #include "gpu/memtest/memtest_run.hpp"

@@ -14,6 +14,9 @@ using namespace cumemctl;
 using namespace cumemctl::gpu;
 using namespace std::chrono_literals;
 
+// The service under test.
+const ImporterService pool_import_services[] = {kPoolImportService};
+
 TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in order, and passes") {
     testing_driver::use_fake_device(0);
     const DriverApi& api = testing_driver::fake_driver().api();
@@ -45,11 +48,10 @@ TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in o
 
 TEST_CASE("an importer whose request is malformed answers with the problem and no import") {
     auto [exporter, importer] = socket_pair();
-    ipc::Envelope request;
-    request.result = {{"service", kPoolImportService}, {"device", 0}};
-    ipc::send_envelope(exporter.get(), request);
+    ipc::send_request(exporter.get(), ipc::Request{kPoolImportService.name, {{"device", 0}}, {}});
     shutdown(exporter.get(), SHUT_WR);
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 0, 1000ms);
+    const std::optional<Problem> exit =
+        serve_importer(testing_driver::fake_driver(), importer.get(), 0, pool_import_services, 1000ms);
     const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
     CHECK(answer.problem->message.find("the exporter's message") != std::string::npos);
@@ -64,11 +66,10 @@ TEST_CASE("an importer whose request is malformed answers with the problem and n
 
 TEST_CASE("an importer whose context fails still takes the exporter's message, then answers with the failure") {
     auto [exporter, importer] = socket_pair();
-    ipc::Envelope request;
-    request.result = {{"service", kPoolImportService}, {"handle_type", "posix-fd"}};
-    ipc::send_envelope(exporter.get(), request);
+    ipc::send_request(exporter.get(), ipc::Request{kPoolImportService.name, {{"handle_type", "posix-fd"}}, {}});
     shutdown(exporter.get(), SHUT_WR);
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 99, 1000ms);
+    const std::optional<Problem> exit =
+        serve_importer(testing_driver::fake_driver(), importer.get(), 99, pool_import_services, 1000ms);
     REQUIRE(exit.has_value());
     const ipc::Envelope answer = ipc::receive_envelope(exporter.get(), 1000ms);
     REQUIRE(answer.problem.has_value());
@@ -76,8 +77,7 @@ TEST_CASE("an importer whose context fails still takes the exporter's message, t
     CHECK(answer.steps[1].name == "context");
     CHECK_FALSE(answer.steps[1].ok);
     // The message was taken: nothing is left queued for the importer.
-    CHECK_THROWS_WITH_AS(ipc::receive_envelope(importer.get(), 10ms), doctest::Contains("closed the connection"),
-                         Error);
+    CHECK_THROWS_WITH_AS(ipc::receive_request(importer.get(), 10ms), doctest::Contains("closed the connection"), Error);
 }
 
 TEST_CASE("an importer started ahead of the pool is the one the check uses") {
@@ -108,7 +108,8 @@ TEST_CASE("an importer started ahead of the pool is the one the check uses") {
 
 TEST_CASE("an importer that gets no request gives up at its timeout, with a problem") {
     auto [exporter, importer] = socket_pair();
-    const std::optional<Problem> exit = serve_importer(testing_driver::fake_driver(), importer.get(), 0, 10ms);
+    const std::optional<Problem> exit =
+        serve_importer(testing_driver::fake_driver(), importer.get(), 0, pool_import_services, 10ms);
     REQUIRE(exit.has_value());
     CHECK(exit->message.find("no message within") != std::string::npos);
     testing_driver::fake_driver().api().cuCtxSetCurrent(nullptr);

@@ -1,7 +1,6 @@
 #include "gpu/device/granularity.hpp"
 
 #include "cuda/driver_call.hpp"
-#include "gpu/diagnosis/diagnosis.hpp"
 
 namespace cumemctl::gpu {
 
@@ -25,7 +24,8 @@ std::vector<MemoryRequest> single_flag_sets() {
 
 namespace {
 
-GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& request) {
+GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& request,
+                         const RefusalDiagnoser& diagnose) {
     GranularityRow row;
     row.device = device;
     row.request = request;
@@ -43,10 +43,7 @@ GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& 
     } catch (const Error& e) {
         row.status = GranularityRow::Status::refused;
         row.problem = e.problem();
-        DiagnosisContext context;
-        context.device = device;
-        context.prop = prop;
-        diagnose_problem(api, *row.problem, context);
+        if (diagnose) diagnose(*row.problem, device, prop);
     }
     return row;
 }
@@ -54,7 +51,7 @@ GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& 
 }  // namespace
 
 std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::vector<int>& devices,
-                                              const GranularitySelection& selection) {
+                                              const GranularitySelection& selection, const RefusalDiagnoser& diagnose) {
     std::vector<GranularityRow> rows;
     for (int device : devices) {
         for (const auto& location : selection.locations) {
@@ -62,7 +59,7 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
                 for (MemoryRequest request : selection.flag_sets) {
                     request.location = location;
                     request.handle_type = type;
-                    rows.push_back(query_row(api, device, request));
+                    rows.push_back(query_row(api, device, request, diagnose));
                 }
             }
         }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,10 +46,14 @@ struct GranularityRow {
     std::optional<Problem> problem;  // when refused (diagnosed) or skipped (why)
 };
 
-// Queries every combination of the selection on each device. Never throws for a refused or skipped
-// combination; the row says why.
+// Explains a combination the driver refused (gpu/diagnosis's diagnose_problem, which the caller passes:
+// the diagnosis sits above this folder): the problem, the device and the properties asked for.
+using RefusalDiagnoser = std::function<void(Problem& problem, int device, const CUmemAllocationProp& prop)>;
+
+// Queries every combination of the selection on each device, `diagnose` explaining each refusal. Never
+// throws for a refused or skipped combination; the row says why.
 std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::vector<int>& devices,
-                                              const GranularitySelection& selection);
+                                              const GranularitySelection& selection, const RefusalDiagnoser& diagnose);
 
 // "ok", "refused", "skipped".
 std::string status_name(GranularityRow::Status status);

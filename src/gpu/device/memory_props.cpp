@@ -7,23 +7,19 @@
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
 #include "util/index_list.hpp"
+#include "util/comma_list.hpp"
 
 namespace cumemctl::gpu {
 namespace {
 
 // Splits "a,b,c" into its items; an empty item is a usage error naming `what`.
 std::vector<std::string_view> split_list(std::string_view text, std::string_view what, std::string_view remedy) {
-    std::vector<std::string_view> items;
-    std::size_t start = 0;
-    while (true) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string_view item = text.substr(start, comma - start);
+    std::vector<std::string_view> items = split_commas(text);
+    for (const std::string_view item : items) {
         if (item.empty())
             throw Error(ExitCode::usage, fmt::format("invalid {} list '{}'", what, text), std::string(remedy));
-        items.push_back(item);
-        if (comma == text.size()) return items;
-        start = comma + 1;
     }
+    return items;
 }
 
 bool same_spec(const LocationSpec& a, const LocationSpec& b) {

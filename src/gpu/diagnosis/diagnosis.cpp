@@ -292,17 +292,31 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
     }
 }
 
+std::string remedy_by_result(const DriverFailure& failure) {
+    switch (static_cast<CUresult>(failure.code)) {
+        case CUDA_ERROR_OUT_OF_MEMORY:
+            return "the device has no memory left for this: end the processes that hold it (nvidia-smi lists them)";
+        case CUDA_ERROR_DEVICE_UNAVAILABLE:
+            return "the device is busy in exclusive-process mode or prohibited: see nvidia-smi -q -d COMPUTE";
+        case CUDA_ERROR_NOT_PERMITTED:
+            return "run it as a user that may use this resource (see the reason)";
+        case CUDA_ERROR_ECC_UNCORRECTABLE:
+        case CUDA_ERROR_HARDWARE_STACK_ERROR:
+            return "the GPU reports a hardware error: drain the node and reset the GPU (nvidia-smi -r)";
+        default:
+            return fmt::format(
+                "the driver refused {}; run it again, and if it fails again check the driver and the GPU "
+                "(nvidia-smi, dmesg)",
+                failure.call);
+    }
+}
+
 void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisContext& context) {
     if (!problem.driver) return;
     if (context.device >= 0 && !problem.device) problem.device = context.device;
     const auto d = diagnose(api, *problem.driver, context);
     if (!d) {
-        if (problem.remedy.empty()) {
-            problem.remedy = fmt::format(
-                "the driver refused {}; run it again, and if it fails again check the "
-                "driver and the GPU (nvidia-smi, dmesg)",
-                problem.driver->call);
-        }
+        if (problem.remedy.empty()) problem.remedy = remedy_by_result(*problem.driver);
         return;
     }
     problem.cause = d->cause;

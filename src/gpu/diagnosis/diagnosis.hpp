@@ -63,6 +63,11 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 // explained keeps its exit code and gets a general remedy.
 void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisContext& context);
 
+// The one remedy-by-CUresult table: what to do about a failed call that nothing more explains (no
+// diagnosis, or none was made): out of memory, a device unavailable, not permitted, a hardware error
+// each have theirs; any other result, the general one that names the call.
+std::string remedy_by_result(const DriverFailure& failure);
+
 // Why `size` cannot be allocated with `granularity` (not a multiple): the granularity and the two
 // nearest valid sizes (also as data, in `size`), and what to do (exit code usage).
 Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity);

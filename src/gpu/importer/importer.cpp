@@ -6,20 +6,12 @@
 
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
-#include "gpu/pool/pool_ipc.hpp"
-#include "gpu/vmm/import_check.hpp"
 #include "steps/step_log.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
 namespace cumemctl::gpu {
 namespace {
-
-Problem internal_problem(const std::string& what) {
-    return Problem{.exit_code = ExitCode::failed,
-                   .message = "internal error: " + what,
-                   .remedy = "this is a bug in cumemctl; please report it with the command line"};
-}
 
 // The importer's start-up: the driver, then the device's primary context (held in `context` until the
 // importer ends), as steps of process "importer".
@@ -51,16 +43,16 @@ ImporterSession start_up(Driver& driver, int device, std::optional<PrimaryContex
 }
 
 // One request's answer by the service it names. Never throws.
-ImporterAnswer answer(const ImporterSession& session, const ipc::Envelope& request) {
+ImporterAnswer answer(const ImporterSession& session, std::span<const ImporterService> services,
+                      const ipc::Request& request) {
     ImporterAnswer a;
     try {
-        const std::string service =
-            request.result.is_object() ? request.result.value("service", std::string()) : std::string();
-        if (service == kImportCheckService) return answer_import_check(session, request);
-        if (service == kPoolImportService) return answer_pool_import(session, request);
-        a.exit_problem = internal_problem(fmt::format("the importer has no service '{}'", service));
+        for (const ImporterService& service : services) {
+            if (request.service == service.name) return service.answer(session, request);
+        }
+        a.exit_problem = internal_error(fmt::format("the importer has no service '{}'", request.service));
     } catch (const std::exception& e) {
-        a.exit_problem = internal_problem(e.what());
+        a.exit_problem = internal_error(e.what());
     }
     a.envelope.steps = session.startup;
     a.envelope.problem = a.exit_problem;
@@ -106,16 +98,17 @@ std::optional<int> release_importer(ipc::Child child, ImporterSlot slot, ipc::Ti
     return ended ? *ended : child.process.kill_and_wait();
 }
 
-std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ipc::Timeout wait) {
+std::optional<Problem> serve_importer(Driver& driver, int socket, int device, std::span<const ImporterService> services,
+                                      ipc::Timeout wait) {
     std::optional<PrimaryContext> context;
     ImporterSession session = start_up(driver, device, context);
     mark_phase("importer: start-up (cuInit, context)");
     std::optional<Problem> exit_problem;
     while (true) {
         Stopwatch watch;
-        std::optional<ipc::Envelope> request;
+        std::optional<ipc::Request> request;
         try {
-            request = ipc::receive_envelope_or_end(socket, wait);
+            request = ipc::receive_request_or_end(socket, wait);
         } catch (const Error& e) {
             // Nothing came in time, or the socket broke: nothing more can be answered.
             return exit_problem ? exit_problem : std::optional<Problem>(e.problem());
@@ -123,7 +116,7 @@ std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ip
         if (!request) break;  // the first process has no request left
         session.receive_seconds = watch.seconds();
         mark_phase("importer: waited for a request");
-        ImporterAnswer a = answer(session, *request);
+        ImporterAnswer a = answer(session, services, *request);
         mark_phase("importer: answered");
         request->fd.reset();
         if (!exit_problem && a.exit_problem) exit_problem = a.exit_problem;

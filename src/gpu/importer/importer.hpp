@@ -3,7 +3,9 @@
 // socket (ipc::spawn_connected). It initialises the driver and retains its device's primary context
 // first (its start-up, which overlaps the first process's work where it was started ahead), then
 // answers requests on the socket one after another (an import check, a pool import: each request
-// names its service) until the first process closes its end.
+// names its service) until the first process closes its end. The services are a table that the checks
+// provide (import_check.hpp's kImportCheckService, pool_ipc.hpp's kPoolImportService) and the hidden
+// subcommand passes in (cmd/importer.cpp): the importer knows none of them.
 //
 // One importer serves every IPC check of a device: the driver makes the contexts of all processes on
 // a node largely one at a time (bench/contexts.py, docs/benchmarks.md), so each process with a context
@@ -11,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,9 +30,6 @@ namespace cumemctl::gpu {
 inline constexpr const char* kImporterCommand = "__importer";
 // How long the importer waits for the next request before it gives up (a failure).
 inline constexpr ipc::Timeout kImporterWait{120000};
-// The services, named in each request's "service".
-inline constexpr const char* kImportCheckService = "import-check";
-inline constexpr const char* kPoolImportService = "pool-import";
 
 // What starts an importer: the executable, the driver library it loads and the device as it will see
 // it (child_device_view: CUDA_VISIBLE_DEVICES set to the device's UUID).
@@ -78,11 +78,19 @@ struct ImporterAnswer {  // NOLINT(bugprone-exception-escape): as ipc::Envelope
     std::optional<Problem> exit_problem;
 };
 
+// One service of the importer: the name a request gives, and what answers it (in the second process, its
+// start-up done or failed: `session` says which). An answer that throws is an internal error.
+struct ImporterService {
+    const char* name;
+    ImporterAnswer (*answer)(const ImporterSession& session, const ipc::Request& request);
+};
+
 // The importer's side, in the second process: initialises `driver`, retains the context of `device`,
-// then answers each request on `socket` (its service's answer; an unknown service is answered with a
-// problem) until the first process closes its end. Returns the exit code's problem: the first answer
-// that had one, a request that did not come within `wait`, or a socket that failed (nothing more can
-// be answered then); nullopt when all went well.
-std::optional<Problem> serve_importer(Driver& driver, int socket, int device, ipc::Timeout wait = kImporterWait);
+// then answers each request on `socket` by the service of `services` that it names (a service not
+// there is answered with a problem) until the first process closes its end. Returns the exit code's problem: the first
+// answer that had one, a request that did not come within `wait`, or a socket that failed (nothing more can be answered
+// then); nullopt when all went well.
+std::optional<Problem> serve_importer(Driver& driver, int socket, int device, std::span<const ImporterService> services,
+                                      ipc::Timeout wait = kImporterWait);
 
 }  // namespace cumemctl::gpu

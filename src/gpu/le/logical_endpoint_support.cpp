@@ -76,18 +76,6 @@ void require_logical_endpoints(const LeDriverSupport& support) {
                                               cuda_version_string(le::kVersion))});
 }
 
-std::string_view le_support_name(LeSupport support) {
-    switch (support) {
-        case LeSupport::supported:
-            return "supported";
-        case LeSupport::not_supported:
-            return "not supported";
-        case LeSupport::unknown:
-            return "unknown";
-    }
-    return "unknown";
-}
-
 LeDeviceSupport le_device_support(const Driver& driver, const LeDriverSupport& drv, int device) {
     LeDeviceSupport s;
     s.device = device;

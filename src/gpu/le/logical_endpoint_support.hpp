@@ -35,9 +35,6 @@ std::string cuda_version_string(int version);
 // attribute the driver does not answer).
 enum class LeSupport { supported, not_supported, unknown };
 
-// "supported", "not supported", "unknown".
-std::string_view le_support_name(LeSupport support);
-
 // One device's logical endpoint support and the attributes it rests on (nullopt: not answered).
 struct LeDeviceSupport {
     int device = 0;

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 
 namespace cumemctl::gpu::memtest {
 namespace {

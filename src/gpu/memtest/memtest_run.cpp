@@ -7,7 +7,7 @@
 #include "base/interrupt.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 #include "gpu/verify/verify_module.hpp"
 #include "util/stopwatch.hpp"
 

@@ -141,7 +141,8 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
                   : fmt::format("ask for handle type {}", handle_type_names(mask).front()));
 }
 
-OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& request) : api_(api) {
+OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& request)
+    : api_(api), pool_([&api](CUmemoryPool p) { return api.cuMemPoolDestroy(p); }) {
     require_entry(reinterpret_cast<const void*>(api.cuMemPoolDestroy), "cuMemPoolDestroy", 11020);
     const CUmemLocation location = resolve_location(api, request.location, device);
     check_pool_support(api, device, location, request.handle_type);
@@ -150,24 +151,30 @@ OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& reques
     props.handleTypes = request.handle_type;
     props.location = location;
     props.maxSize = request.max_size;
+    // Held only once the driver said yes (a failed call may leave something in its output).
+    CUmemoryPool created = nullptr;
     try {
-        CU_CALL(api, cuMemPoolCreate, &info_.handle, &props);
-    } catch (Error& e) {
+        CU_CALL(api, cuMemPoolCreate, &created, &props);
+    } catch (const Error& e) {
         // A host NUMA node that the driver does not know is refused as an invalid value.
         if (location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA && e.problem().driver &&
             e.problem().driver->code == CUDA_ERROR_INVALID_VALUE) {
             const auto own = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
-            e.problem().exit_code = ExitCode::unavailable;
-            e.problem().message = fmt::format("the driver has no pool location {} for device {}: {}",
-                                              pool_location_name(location), device, e.problem().message);
-            e.problem().remedy = own && *own >= 0 ? fmt::format(
-                                                        "device {}'s host NUMA node is {}: ask for location "
-                                                        "host-numa or host-numa:{}",
-                                                        device, *own, *own)
-                                                  : "ask for location host";
+            Problem p = e.problem();
+            p.exit_code = ExitCode::unavailable;
+            p.message = fmt::format("the driver has no pool location {} for device {}: {}",
+                                    pool_location_name(location), device, p.message);
+            p.remedy = own && *own >= 0 ? fmt::format(
+                                              "device {}'s host NUMA node is {}: ask for location "
+                                              "host-numa or host-numa:{}",
+                                              device, *own, *own)
+                                        : "ask for location host";
+            throw Error(std::move(p));
         }
         throw;
     }
+    pool_.reset(created);
+    info_.handle = pool_.get();
     info_.device = device;
     info_.location = location;
     info_.alloc_type = CU_MEM_ALLOCATION_TYPE_PINNED;
@@ -176,14 +183,8 @@ OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& reques
     info_.max_size = request.max_size;
 }
 
-OwnedPool::~OwnedPool() {
-    // A pool the driver will not destroy is lost until the process ends: counted, as a guard counts it.
-    if (info_.handle != nullptr && api_.cuMemPoolDestroy(info_.handle) != CUDA_SUCCESS) ++lost_handle_count();
-}
-
 void OwnedPool::destroy() {
-    // Refused, the pool stays held and the destructor tries once more.
-    CU_CALL(api_, cuMemPoolDestroy, info_.handle);
+    check(api_, pool_.destroy(), "cuMemPoolDestroy");
     info_.handle = nullptr;
 }
 

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "cuda/driver_api.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/device/memory_props.hpp"
 
 namespace cumemctl::gpu {
@@ -66,24 +67,23 @@ struct PoolRequest {
     std::uint64_t max_size = 0;  // 0: the driver's default
 };
 
-// A pool made with cuMemPoolCreate and destroyed (cuMemPoolDestroy) with this object. Creation checks
-// the device first (check_pool_support), so a location or handle type the device lacks is
-// "unavailable" (exit 3) with the attribute named.
+// A pool made with cuMemPoolCreate and destroyed (cuMemPoolDestroy) with this object, through an
+// OwnedHandle (a pool the driver will not destroy is counted as lost). Creation checks the device first
+// (check_pool_support), so a location or handle type the device lacks is "unavailable" (exit 3) with the
+// attribute named.
 class OwnedPool {
 public:
     OwnedPool(const DriverApi& api, int device, const PoolRequest& request);
-    ~OwnedPool();
-    OwnedPool(const OwnedPool&) = delete;
-    OwnedPool& operator=(const OwnedPool&) = delete;
 
     const PoolInfo& info() const { return info_; }
-    CUmemoryPool handle() const { return info_.handle; }
-    // Destroys the pool now; throws Error when the driver refuses (it is not retried).
+    CUmemoryPool handle() const { return pool_.get(); }
+    // Destroys the pool now; throws Error when the driver refuses (the guard tries once more when it goes).
     void destroy();
 
 private:
     const DriverApi& api_;
     PoolInfo info_;
+    OwnedHandle<CUmemoryPool> pool_;
 };
 
 }  // namespace cumemctl::gpu

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
@@ -73,30 +74,19 @@ bool export_and_send(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr, c
         return false;
     }
     return out.attempt("send pool and pointer", [&] {
-        ipc::Envelope request;
-        request.result = {{"service", kPoolImportService},
-                          {"handle_type", handle_type_name(r.handle_type)},
+        ipc::Request request;
+        request.service = kPoolImportService.name;
+        request.fields = {{"handle_type", handle_type_name(r.handle_type)},
                           {"size", r.size},
                           {"seed", r.seed},
                           {"pointer", ipc::to_hex(data.reserved, sizeof data.reserved)},
                           {"fabric_handle", ipc::to_hex(fabric.data, sizeof fabric.data)},
                           {"imex_channel_dir", r.imex_channel_dir}};
-        ipc::send_envelope(child->socket.get(), request, pool_fd.get());
+        ipc::send_request(child->socket.get(), request, pool_fd.get());
         return pool_fd.valid() ? std::string("over a Unix socket, the descriptor with SCM_RIGHTS")
                                : std::string("over a Unix socket");
     });
 }
-
-// What the importer holds: freed (the pointer first) on the way out of a step that failed.
-struct Imports {
-    const DriverApi& api;
-    CUmemoryPool pool = nullptr;
-    CUdeviceptr ptr = 0;
-    ~Imports() {
-        if (ptr != 0) api.cuMemFree(ptr);
-        if (pool != nullptr) api.cuMemPoolDestroy(pool);
-    }
-};
 
 // Gives `device` read-write access to an imported pool where it has less (as NVIDIA's IPC sample does).
 std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
@@ -119,7 +109,10 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
     ipc::from_hex(msg.at("pointer").get<std::string>(), data.reserved, sizeof data.reserved);
     CUmemFabricHandle fabric{};
     ipc::from_hex(msg.at("fabric_handle").get<std::string>(), fabric.data, sizeof fabric.data);
-    Imports imports{api};
+    // What the importer holds: freed (the pointer first) on the way out of a step that failed; what the
+    // driver will not free is counted as every guard counts it.
+    OwnedHandle<CUmemoryPool> imported_pool([&api](CUmemoryPool p) { return api.cuMemPoolDestroy(p); });
+    OwnedHandle<CUdeviceptr> imported_ptr([&api](CUdeviceptr p) { return api.cuMemFree(p); });
     if (!out.attempt("import pool",
                      [&] {
                          // A POSIX handle is passed as the descriptor's value in the pointer.
@@ -127,22 +120,22 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
                          void* posix = reinterpret_cast<void*>(static_cast<std::intptr_t>(fd));
                          void* handle = type == CU_MEM_HANDLE_TYPE_FABRIC ? static_cast<void*>(&fabric) : posix;
                          try {
-                             CU_CALL(api, cuMemPoolImportFromShareableHandle, &imports.pool, handle, type, 0);
+                             CU_CALL(api, cuMemPoolImportFromShareableHandle, imported_pool.out(), handle, type, 0);
                          } catch (Error& e) {
                              diagnose_handle_failure(api, e, device, type, msg.at("imex_channel_dir"));
                              throw;
                          }
                          return fmt::format("from the {} handle", handle_type_name(type));
                      }) ||
-        !out.attempt("pool access", [&] { return grant_access(api, imports.pool, device); }) ||
+        !out.attempt("pool access", [&] { return grant_access(api, imported_pool.get(), device); }) ||
         !out.attempt("import pointer", [&] {
-            CU_CALL(api, cuMemPoolImportPointer, &imports.ptr, imports.pool, &data);
-            return fmt::format("{} at {:#x} in this process", format_size(size), imports.ptr);
+            CU_CALL(api, cuMemPoolImportPointer, imported_ptr.out(), imported_pool.get(), &data);
+            return fmt::format("{} at {:#x} in this process", format_size(size), imported_ptr.get());
         })) {
         return;
     }
     out.attempt("read pattern", [&] {
-        const VerifyResult v = check_pattern(api, imports.ptr, size, seed);
+        const VerifyResult v = check_pattern(api, imported_ptr.get(), size, seed);
         if (!v.ok()) {
             throw Error(
                 ExitCode::failed,
@@ -153,17 +146,18 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
     });
     out.attempt("pool statistics", [&] {
         cuuint64_t reserved = 0;
-        const CUresult r = api.cuMemPoolGetAttribute(imports.pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
+        const CUresult r =
+            api.cuMemPoolGetAttribute(imported_pool.get(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
         if (r == CUDA_SUCCESS) return fmt::format("answered: {} reserved", format_size(reserved));
         return fmt::format("refused with {}: pool statistics are per process",
                            describe_failure(api, r, "cuMemPoolGetAttribute").name);
     });
     out.attempt("free import", [&] {
-        CU_CALL(api, cuMemFree, std::exchange(imports.ptr, 0));
+        check(api, imported_ptr.destroy(), "cuMemFree");
         return std::string("cuMemFree on the imported pointer, before the exporter frees");
     });
     out.attempt("close imported pool", [&] {
-        CU_CALL(api, cuMemPoolDestroy, std::exchange(imports.pool, nullptr));
+        check(api, imported_pool.destroy(), "cuMemPoolDestroy");
         return std::string("cuMemPoolDestroy");
     });
 }
@@ -211,7 +205,7 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
     });
 }
 
-ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Envelope& message) {
+ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Request& message) {
     StepLog out({}, "importer");
     out.append(session.startup);
     ImporterAnswer a;
@@ -220,7 +214,7 @@ ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Env
     } else {
         out.note("receive", session.receive_seconds, "the pool and pointer over a Unix socket").call = "recvmsg";
         try {
-            import_and_check(*session.api, session.device, message.result, message.fd.get(), out);
+            import_and_check(*session.api, session.device, message.fields, message.fd.get(), out);
         } catch (const nlohmann::json::exception& e) {
             out.keep_problem(Problem{.exit_code = ExitCode::failed,
                                      .message = fmt::format("internal error: the exporter's message: {}", e.what())});

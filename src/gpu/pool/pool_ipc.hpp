@@ -63,6 +63,8 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
 // and pointer that came with `message`, checks the pattern, asks the imported pool for statistics (per
 // process: refused), frees the imported pointer and closes the imported pool; answers with its steps
 // (the start-up's first) and the problem of the first failed step. Never throws.
-ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Envelope& message);
+ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Request& message);
+// The pool import as a service of the importer.
+inline constexpr ImporterService kPoolImportService{"pool-import", answer_pool_import};
 
 }  // namespace cumemctl::gpu

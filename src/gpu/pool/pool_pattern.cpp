@@ -8,6 +8,7 @@
 
 #include "base/error.hpp"
 #include "util/size.hpp"
+#include "util/comma_list.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -58,17 +59,14 @@ WorkloadPattern parse_workload_pattern(std::string_view text) {
     WorkloadPattern p;
     p.text = std::string(text);
     if (text.empty()) bad_pattern(text, "empty");
-    std::size_t start = 0;
     std::uint64_t allocations = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const WorkloadItem item = parse_item(text, text.substr(start, comma - start));
+    for (const std::string_view piece : split_commas(text)) {
+        const WorkloadItem item = parse_item(text, piece);
         if (item.count > kMaxWorkloadAllocations - allocations) {
             bad_pattern(text, fmt::format("more than {} allocations", kMaxWorkloadAllocations));
         }
         allocations += item.count;
         p.items.push_back(item);
-        start = comma + 1;
     }
     try {
         (void)p.bytes();

@@ -8,33 +8,10 @@
 #include "base/error.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
+#include "base/scope_exit.hpp"
 
 namespace cumemctl::gpu {
-namespace {
-
-// Sets a pool's release threshold for the guard's life; afterwards restores it and trims the pool
-// back to what it had reserved at the start.
-class ThresholdGuard {
-public:
-    ThresholdGuard(const DriverApi& api, CUmemoryPool pool, std::uint64_t threshold)
-        : api_(api), pool_(pool), start_(read_pool_attributes(api, pool)) {
-        set_release_threshold(api, pool, threshold);
-    }
-    ~ThresholdGuard() {
-        cuuint64_t value = start_.release_threshold;
-        api_.cuMemPoolSetAttribute(pool_, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
-        api_.cuMemPoolTrimTo(pool_, start_.reserved_current);
-    }
-    ThresholdGuard(const ThresholdGuard&) = delete;
-    ThresholdGuard& operator=(const ThresholdGuard&) = delete;
-
-private:
-    const DriverApi& api_;
-    CUmemoryPool pool_;
-    PoolAttributes start_;
-};
-
-}  // namespace
+namespace {}  // namespace
 
 TrimVerdict judge_trim(const TrimFigures& f) {
     if (f.reserved_after > f.keep + f.granule) {
@@ -65,7 +42,15 @@ TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPatte
     require_entry(reinterpret_cast<const void*>(api.cuMemPoolTrimTo), "cuMemPoolTrimTo", 11020);
     require_entry(reinterpret_cast<const void*>(api.cuMemPoolSetAttribute), "cuMemPoolSetAttribute", 11020);
     TrimResult r;
-    const ThresholdGuard guard(api, pool, kKeepEverything);
+    // The pool keeps everything while the workload runs; afterwards its release threshold is restored and
+    // it is trimmed back to what it had reserved at the start, on every way out.
+    const PoolAttributes start = read_pool_attributes(api, pool);
+    set_release_threshold(api, pool, kKeepEverything);
+    const ScopeExit restore([&] {
+        cuuint64_t value = start.release_threshold;
+        api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &value);
+        api.cuMemPoolTrimTo(pool, start.reserved_current);
+    });
     r.workload = run_workload(api, pool, pattern, true);
     TrimFigures& f = r.figures;
     f.keep = keep;

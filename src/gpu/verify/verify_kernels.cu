@@ -109,4 +109,4 @@ extern "C" __global__ void __launch_bounds__(kThreads, kBlocksPerSm) cumemctl_ve
 }
 
 // The memtest kernels share this fatbin (and so the module each context loads once).
-#include "gpu/memtest/memtest_kernels.cuh"
+#include "gpu/verify/memtest_kernels.cuh"

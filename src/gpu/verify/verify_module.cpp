@@ -8,7 +8,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 #include "gpu/verify/verify_pattern.hpp"
 
 // The fatbin's first and one-past-last bytes, defined by verify_fatbin.S.

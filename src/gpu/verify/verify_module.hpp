@@ -10,7 +10,7 @@
 namespace cumemctl::gpu {
 
 // The verify kernels of one context (and the memtest kernels of the same module,
-// gpu/memtest/memtest_pattern.hpp), and the grid that fills its device in one wave.
+// gpu/verify/memtest_pattern.hpp), and the grid that fills its device in one wave.
 struct VerifyKernels {
     CUmodule module = nullptr;
     CUfunction fill = nullptr;

@@ -20,26 +20,26 @@ namespace {
 // the allocation's size, alignment and the pattern's seed (known only now: the second process may have
 // started before the allocation was made).
 void send_handle(int socket, const ImportCheckRequest& request, const ExportedHandle& handle) {
-    ipc::Envelope e;
-    e.result = {{"service", kImportCheckService},
-                {"handle_type", handle_type_name(request.handle_type)},
+    ipc::Request e;
+    e.service = kImportCheckService.name;
+    e.fields = {{"handle_type", handle_type_name(request.handle_type)},
                 {"imex_channel_dir", request.imex_channel_dir},
                 {"size", request.size},
                 {"alignment", request.alignment},
                 {"seed", request.seed}};
     if (handle.type == CU_MEM_HANDLE_TYPE_FABRIC) {
-        e.result["fabric_handle"] = ipc::to_hex(handle.fabric.data, sizeof handle.fabric.data);
-        ipc::send_envelope(socket, e);
+        e.fields["fabric_handle"] = ipc::to_hex(handle.fabric.data, sizeof handle.fabric.data);
+        ipc::send_request(socket, e);
     } else {
-        e.result["posix_fd"] = true;
-        ipc::send_envelope(socket, e, handle.fd.get());
+        e.fields["posix_fd"] = true;
+        ipc::send_request(socket, e, handle.fd.get());
     }
 }
 
 // The fabric handle in a received request; throws Error when it is not 64 bytes in hex.
-CUmemFabricHandle fabric_of(const ipc::Envelope& message) {
+CUmemFabricHandle fabric_of(const ipc::Request& message) {
     CUmemFabricHandle h{};
-    const std::string hex = message.result.is_object() ? message.result.value("fabric_handle", "") : "";
+    const std::string hex = message.fields.value("fabric_handle", "");
     if (hex.size() != 2 * sizeof h.data) {
         throw Error(ExitCode::failed, fmt::format("the fabric handle that arrived has {} hex digits, not {}",
                                                   hex.size(), 2 * sizeof h.data));
@@ -48,14 +48,14 @@ CUmemFabricHandle fabric_of(const ipc::Envelope& message) {
     return h;
 }
 
-AllocationHandle import_received(const DriverApi& api, const ipc::Envelope& message, CUmemAllocationHandleType type) {
+AllocationHandle import_received(const DriverApi& api, const ipc::Request& message, CUmemAllocationHandleType type) {
     if (type == CU_MEM_HANDLE_TYPE_FABRIC) return import_fabric(api, fabric_of(message));
     if (!message.fd.valid()) throw Error(ExitCode::failed, "no file descriptor arrived with the handle message");
     return import_posix_fd(api, message.fd.get());
 }
 
 // The importer's work on one request, its start-up done: import, map, check, release.
-void import_map_check(const DriverApi& api, const ipc::Envelope& message, const ImportCheckRequest& request,
+void import_map_check(const DriverApi& api, const ipc::Request& message, const ImportCheckRequest& request,
                       StepLog& log, ImportCheckResult& r) {
     AllocationHandle handle = log.time("import", "cuMemImportFromShareableHandle",
                                        [&] { return import_received(api, message, request.handle_type); });
@@ -64,13 +64,6 @@ void import_map_check(const DriverApi& api, const ipc::Envelope& message, const 
                        [&] { return check_pattern(api, mapping.address(), request.size, request.seed); });
     mapping.release(log);
     log.time("release", "cuMemRelease", [&] { handle.release(); });
-}
-
-Problem internal_problem(const std::exception& e) {
-    Problem p;
-    p.message = std::string("internal error: ") + e.what();
-    p.remedy = "this is a bug in cumemctl; please report it with the command line";
-    return p;
 }
 
 }  // namespace
@@ -115,14 +108,14 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
     return r;
 }
 
-ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::Envelope& message) {
+ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::Request& message) {
     ImportCheckRequest request;
     request.device = session.device;
     ImportCheckResult r;
     DiagnosisContext context;
     context.device = session.device;
     try {
-        const nlohmann::json& m = message.result;
+        const nlohmann::json& m = message.fields;
         request.handle_type = parse_handle_type(m.value("handle_type", std::string("posix-fd")));
         request.imex_channel_dir = m.value("imex_channel_dir", request.imex_channel_dir);
         request.size = m.value("size", request.size);
@@ -132,7 +125,7 @@ ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::En
         context.size = request.size;
         context.imex_channel_dir = request.imex_channel_dir;
     } catch (const std::exception& e) {
-        r.problem = internal_problem(e);
+        r.problem = internal_error(e.what());
     }
     const DriverApi* api = session.api;
     StepLog log(
@@ -150,7 +143,7 @@ ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::En
         } catch (const Error& e) {
             r.problem = e.problem();
         } catch (const std::exception& e) {
-            r.problem = internal_problem(e);
+            r.problem = internal_error(e.what());
         }
     }
     ImporterAnswer a;

@@ -64,6 +64,8 @@ ImportCheckResult run_import_check(const ImportCheckRequest& request, const Expo
 // and checks the handle that came with `message`, releases everything and answers with its steps (the
 // start-up's first), its problem and its check. Never throws. A check that found the pattern wrong
 // sets the exit problem too.
-ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::Envelope& message);
+ImporterAnswer answer_import_check(const ImporterSession& session, const ipc::Request& message);
+// The import check as a service of the importer.
+inline constexpr ImporterService kImportCheckService{"import-check", answer_import_check};
 
 }  // namespace cumemctl::gpu

@@ -10,6 +10,7 @@
 #include "gpu/vmm/device_mapping.hpp"
 #include "gpu/vmm/shareable_handle.hpp"
 #include "util/size.hpp"
+#include "base/scope_exit.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -161,11 +162,7 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
     context.imex_channel_dir = request.imex_channel_dir;
     StepLog log([&](Problem& p) { diagnose_problem(api, p, context); });
     // The steps are the result's on every way out, a failure included.
-    struct KeepSteps {
-        StepLog& log;
-        CreateResult& result;
-        ~KeepSteps() { result.steps = log.steps(); }
-    } keep{log, result};
+    const ScopeExit keep_steps([&] { result.steps = log.steps(); });
     if (!request.access.empty() && request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
         log.time("peer-access", "cuDeviceCanAccessPeer",
                  [&] { require_peer_access(api, request.device, request.access); });

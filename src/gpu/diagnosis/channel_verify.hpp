@@ -1,4 +1,4 @@
-// imex-setup --verify: a second process of our own executable (ipc::Process, the hidden subcommand
+// imex-setup --verify: a second process of our own executable (ipc::spawn_connected, the hidden subcommand
 // kImexVerifyCommand), as the channel's user where one is given, proves that fabric handles work
 // (gpu/diagnosis/fabric_probe) and answers in an ipc::Envelope: its steps, its problem and what it found.
 #pragma once
@@ -16,16 +16,16 @@
 #include "steps/step.hpp"
 #include "util/user_group.hpp"
 
-namespace cumemctl::imex {
+namespace cumemctl::gpu {
 
 // The name of the hidden subcommand the second process runs.
 inline constexpr const char* kImexVerifyCommand = "__imex-verify";
 
 // What --verify asks for.
 struct FabricVerifyRequest {
-    std::string libcuda;                             // the driver library (choose_libcuda's answer)
-    int device = 0;                                  // --device
-    std::string imex_channel_dir = kImexChannelDir;  // the folder described when the driver refuses
+    std::string libcuda;                                   // the driver library (choose_libcuda's answer)
+    int device = 0;                                        // --device
+    std::string imex_channel_dir = imex::kImexChannelDir;  // the folder described when the driver refuses
     std::optional<Owner> as;                    // run the child as this user and group; the caller's own ids otherwise
     ipc::Timeout timeout{120000};               // a driver that hangs longer is killed and reported
     std::string executable = "/proc/self/exe";  // the cumemctl binary to start
@@ -55,4 +55,4 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request);
 // answer on `socket`. Never throws; returns what it sent.
 FabricVerifyResult serve_fabric_verify(const FabricVerifyRequest& request, int socket);
 
-}  // namespace cumemctl::imex
+}  // namespace cumemctl::gpu

@@ -4,7 +4,7 @@
 // the driver loads them with the verify kernels, one module per context.
 #pragma once
 
-#include "gpu/memtest/memtest_pattern.hpp"
+#include "gpu/verify/memtest_pattern.hpp"
 
 namespace cumemctl_memtest_device {
 

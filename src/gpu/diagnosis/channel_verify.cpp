@@ -1,4 +1,4 @@
-#include "imex/channel_verify.hpp"
+#include "gpu/diagnosis/channel_verify.hpp"
 
 #include <grp.h>
 #include <unistd.h>
@@ -18,8 +18,8 @@
 #include "steps/step_log.hpp"
 #include "util/unix_socket.hpp"
 
-namespace cumemctl::imex {
-using namespace gpu;
+namespace cumemctl::gpu {
+using namespace imex;
 namespace {
 
 Problem verify_problem(ExitCode code, std::string message, std::string remedy = {}) {
@@ -42,8 +42,7 @@ void drop_privileges(const Owner& as) {
                     "run it as root: only root can verify as another user");
     }
     if (as.uid != 0 && ::setuid(0) == 0) {
-        throw Error(ExitCode::failed, "the verification process could regain root after dropping it",
-                    "this is a bug in cumemctl; please report it");
+        throw Error(ExitCode::failed, "the verification process could regain root after dropping it", kReportBugRemedy);
     }
 }
 
@@ -116,7 +115,7 @@ FabricVerifyResult serve_fabric_verify(const FabricVerifyRequest& request, int s
     } catch (const Error& e) {
         r.problem = e.problem();
     } catch (const std::exception& e) {
-        r.problem = verify_problem(ExitCode::failed, std::string("internal error: ") + e.what());
+        r.problem = internal_error(e.what());
     }
     r.steps = log.steps();
     try {
@@ -180,4 +179,4 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
     return result;
 }
 
-}  // namespace cumemctl::imex
+}  // namespace cumemctl::gpu
