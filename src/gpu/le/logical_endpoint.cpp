@@ -27,7 +27,7 @@ std::string LeIdRange::describe() const {
 
 LeQueryWait poll_constructed(const DriverApi& api, CUlogicalEndpointId id, std::uint32_t count,
                              std::chrono::duration<double> timeout) {
-    require_entry(reinterpret_cast<const void*>(api.cuLogicalEndpointQuery), "cuLogicalEndpointQuery", 0);
+    CU_REQUIRE(api, cuLogicalEndpointQuery);
     LeQueryWait w;
     Stopwatch sw;
     auto pause = std::chrono::microseconds(50);

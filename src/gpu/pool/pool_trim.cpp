@@ -62,8 +62,8 @@ void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {
 
 TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,
                     std::uint64_t granule) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemPoolTrimTo), "cuMemPoolTrimTo", 11020);
-    require_entry(reinterpret_cast<const void*>(api.cuMemPoolSetAttribute), "cuMemPoolSetAttribute", 11020);
+    CU_REQUIRE(api, cuMemPoolTrimTo);
+    CU_REQUIRE(api, cuMemPoolSetAttribute);
     TrimResult r;
     const ThresholdGuard guard(api, pool, kKeepEverything);
     r.workload = run_workload(api, pool, pattern, true);
