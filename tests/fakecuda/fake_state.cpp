@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -134,6 +135,21 @@ void report_call_counts() {
     std::fprintf(stderr, "%s (pid %d)\n", line.c_str(), static_cast<int>(getpid()));
 }
 
+// FAKECUDA_CHECK_LEAKS=1, at exit: every kind of thing this process still holds on stderr, and exit 70.
+void check_leaks_at_exit() {
+    std::vector<std::string> left = pool_leaks();
+    for (auto more : {endpoint_leaks(), memory_leaks()}) left.insert(left.end(), more.begin(), more.end());
+    for (std::size_t i = 0; i < state().devices.size(); ++i) {
+        if (state().devices[i].context_refs > 0) {
+            left.push_back("device " + std::to_string(i) + "'s primary context retained " +
+                           std::to_string(state().devices[i].context_refs) + " times and not released");
+        }
+    }
+    if (left.empty()) return;
+    for (const auto& line : left) std::fprintf(stderr, "fakecuda: leak: %s (pid %d)\n", line.c_str(), getpid());
+    _exit(70);
+}
+
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
@@ -218,6 +234,12 @@ void load_profile(State& s) {
         }
     }
     if (std::getenv("FAKECUDA_COUNT_CALLS") != nullptr) std::atexit(report_call_counts);
+    if (std::getenv("FAKECUDA_LEAK_CHECK") != nullptr) {
+        die("FAKECUDA_LEAK_CHECK is gone: set FAKECUDA_CHECK_LEAKS=1, the one leak switch (a process that "
+            "exits holding anything says what on stderr and exits 70)");
+    }
+    const char* leaks = std::getenv("FAKECUDA_CHECK_LEAKS");
+    if (leaks != nullptr && std::strcmp(leaks, "1") == 0) std::atexit(check_leaks_at_exit);
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 
