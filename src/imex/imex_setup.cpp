@@ -16,14 +16,6 @@
 namespace cumemctl::imex {
 namespace {
 
-// What to do about a change that needs root.
-std::string setup_root_remedy(const ImexNames& names) {
-    return fmt::format(
-        "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, "
-        "CAP_CHOWN and write access to /dev ({} and {} need neither)",
-        names.check, names.dry_run);
-}
-
 int read_major(const ImexSetupRequest& request) {
     const std::string text = read_text_file(
         request.proc_devices, request.names.proc_devices,
@@ -193,8 +185,11 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         result.errors.push_back(Problem{
             .exit_code = permission ? ExitCode::permission : ExitCode::failed,
             .message = fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
-            .remedy =
-                permission ? setup_root_remedy(request.names) : "check the file system that holds the channel folder"});
+            .remedy = permission ? fmt::format("run imex-setup as root: making, changing and removing device nodes "
+                                               "needs CAP_MKNOD, CAP_CHOWN and write access to /dev ({} and {} need "
+                                               "neither)",
+                                               request.names.check, request.names.dry_run)
+                                 : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{

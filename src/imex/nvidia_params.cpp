@@ -9,14 +9,6 @@
 namespace cumemctl::imex {
 namespace {
 
-// What to do about a file that is not in the format of the params file.
-std::string params_remedy(const ImexNames& names) {
-    return fmt::format(
-        "point {} at the driver's /proc/driver/nvidia/params, or at a file in its format: one "
-        "'Name: value' line per parameter",
-        names.params);
-}
-
 // A parameter that imex-setup reads: its name, the largest value it may hold, and where it goes
 // (null for CreateImexChannel0, a flag: any value but 0 is on).
 struct Known {
@@ -51,7 +43,8 @@ std::uint32_t read_value(const ProcLine& line, std::string_view name, std::strin
 }  // namespace
 
 NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source, const ImexNames& names) {
-    const std::string remedy = params_remedy(names);
+    const std::string remedy =
+        format_remedy(names.params, "the driver's /proc/driver/nvidia/params", "one 'Name: value' line per parameter");
     NvidiaParams params;
     bool seen[std::size(kKnown)] = {};
     for_each_line(text, [&](const ProcLine& line) {

@@ -8,14 +8,6 @@
 namespace cumemctl::imex {
 namespace {
 
-// What to do about a file that is not in the format of /proc/devices.
-std::string devices_remedy(const ImexNames& names) {
-    return fmt::format(
-        "point {} at the kernel's /proc/devices, or at a file in its format: 'Character devices:', "
-        "then one 'MAJOR NAME' line per driver",
-        names.proc_devices);
-}
-
 enum class Section { none, character, other };
 
 // A section heading: letters and spaces ending in ':' ("Character devices:", "Block devices:").
@@ -68,7 +60,8 @@ Entry read_entry(const ProcLine& line, std::string_view source, const std::strin
 
 std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source,
                                    const ImexNames& names) {
-    const std::string remedy = devices_remedy(names);
+    const std::string remedy = format_remedy(names.proc_devices, "the kernel's /proc/devices",
+                                             "'Character devices:', then one 'MAJOR NAME' line per driver");
     Section section = Section::none;
     bool saw_character = false;
     std::optional<int> found;

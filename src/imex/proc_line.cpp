@@ -27,6 +27,10 @@ void throw_unreadable_line(std::string_view source, const ProcLine& line, std::s
                 std::string(remedy));
 }
 
+std::string format_remedy(const std::string& name, std::string_view file, std::string_view format) {
+    return fmt::format("point {} at {}, or at a file in its format: {}", name, file, format);
+}
+
 std::string_view trim_blanks(std::string_view text) {
     while (!text.empty() && is_blank(text.front())) text.remove_prefix(1);
     while (!text.empty() && is_blank(text.back())) text.remove_suffix(1);

@@ -36,6 +36,10 @@ std::string quote_line(std::string_view line);
 [[noreturn]] void throw_unreadable_line(std::string_view source, const ProcLine& line, std::string_view why,
                                         std::string_view remedy);
 
+// The remedy for a file that is not in its format: "point NAME at FILE, or at a file in its format:
+// FORMAT", NAME being what the caller calls the file's property.
+std::string format_remedy(const std::string& name, std::string_view file, std::string_view format);
+
 // Whether `c` is a blank (space or tab).
 constexpr bool is_blank(char c) {
     return c == ' ' || c == '\t';
