@@ -5,7 +5,6 @@
 #include "commands.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "imex/imex_setup.hpp"
-#include "imex/imex_words.hpp"
 #include "steps/step_json.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
@@ -37,6 +36,18 @@ struct ImexSetupOptions {
     ImexSetupRequest check() const;
 };
 
+// The options of imex-setup that set the properties the core's texts name.
+ImexNames imex_setup_names() {
+    return ImexNames{.proc_devices = "--proc-devices",
+                     .params = "--params",
+                     .dev_root = "--dev-root",
+                     .owner = "--owner",
+                     .mode = "--mode",
+                     .force = "--force",
+                     .check = "--check",
+                     .dry_run = "--dry-run"};
+}
+
 ImexSetupRequest ImexSetupOptions::check() const {
     const ImexSetupOptions& o = *this;
     if (o.verify) parse_index(o.device, 1 << 20, "device");
@@ -55,40 +66,13 @@ ImexSetupRequest ImexSetupOptions::check() const {
     r.check = o.check_only;
     r.dry_run = o.dry_run;
     r.remove = o.remove;
+    r.names = imex_setup_names();
     return r;
 }
 
-// The option of imex-setup that sets each property the core names.
-std::string imex_setup_option(ImexProperty property) {
-    switch (property) {
-        case ImexProperty::proc_devices:
-            return "--proc-devices";
-        case ImexProperty::params:
-            return "--params";
-        case ImexProperty::dev_root:
-            return "--dev-root";
-        case ImexProperty::owner:
-            return "--owner";
-        case ImexProperty::mode:
-            return "--mode";
-        case ImexProperty::force:
-            return "--force";
-        case ImexProperty::check:
-            return "--check";
-        case ImexProperty::dry_run:
-            return "--dry-run";
-    }
-    return imex_property_words(property);
-}
-
-// A core text in imex-setup's words: each property it names is the option that sets it.
-std::string in_setup_words(const std::string& text) {
-    return imex_words(text, imex_setup_option);
-}
-
-// A channel's detail for people: its error, or its plan in imex-setup's words.
+// A channel's detail for people: its error, or its plan (in imex-setup's words, as the request named them).
 std::string channel_detail(const ChannelOutcome& c) {
-    return c.action == Action::error ? c.error : in_setup_words(c.plan.detail);
+    return c.action == Action::error ? c.error : c.plan.detail;
 }
 
 nlohmann::json owner_json(const Owner& owner) {
@@ -152,7 +136,7 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
              r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
             {"owner", owner_json(r.owner)},
             {"mode", format_mode(r.mode)},
-            {"mode_source", mode_source_name(r.mode_source, imex_setup_option)},
+            {"mode_source", mode_source_name(r.mode_source, req.names)},
             {"directory", std::move(dir)},
             {"channels", std::move(channels)},
             {"summary", std::move(summary)}};
@@ -217,16 +201,11 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
 Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globals) {
     return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupRequest& req) {
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
-        ImexSetupResult result;
-        try {
-            result = run_imex_setup(req);
-        } catch (const ImexError& e) {
-            throw Error(e.in_words(imex_setup_option));
-        }
+        const ImexSetupResult result = run_imex_setup(req);
         report.results = results_json(req, result);
         report.tables.push_back(channels_table(req, result));
-        for (const auto& w : result.warnings) report.warnings.push_back(imex_words(w, imex_setup_option));
-        for (const auto& e : result.errors) report.add_error(imex_words(e, imex_setup_option));
+        for (const auto& w : result.warnings) report.warnings.push_back(w);
+        for (const auto& e : result.errors) report.add_error(e);
         if (opts.verify) add_verify(opts, globals, req, result.directory.path, report);
     });
 }

@@ -6,7 +6,6 @@
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
-#include "gpu/le/logical_endpoint_diagnosis.hpp"
 #include "util/index_list.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
@@ -34,6 +33,21 @@ struct LeBindOptions {
     // The options parsed before the driver is loaded: the request and the device list it selects from.
     std::pair<LeBindRequest, DeviceList> check() const;
 };
+
+// The options of le-bind that set the properties the core's texts name.
+LeNames le_bind_names() {
+    return LeNames{.endpoint_size = "--size",
+                   .offset = "--offset",
+                   .mem_offset = "--mem-offset",
+                   .bind_size = "--bind-size",
+                   .location = "--location",
+                   .handle_type = "--handle-type",
+                   .counted_ops = "--counted-ops",
+                   .by_address = "--by-address",
+                   .limits_only = "--limits-only",
+                   .timeout = "--timeout",
+                   .devices = "--device N or --devices LIST"};
+}
 
 // Parses the options (usage errors); the devices are selected once the driver is loaded.
 std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
@@ -68,49 +82,8 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
     r.by_address = o.by_address;
     r.limits_only = o.limits_only;
     r.timeout_seconds = o.timeout;
+    r.names = le_bind_names();
     return {r, devices};
-}
-
-// The option of le-bind that sets each property a core remedy names.
-std::string le_bind_option(LeProperty property) {
-    switch (property) {
-        case LeProperty::endpoint_size:
-            return "--size";
-        case LeProperty::offset:
-            return "--offset";
-        case LeProperty::mem_offset:
-            return "--mem-offset";
-        case LeProperty::bind_size:
-            return "--bind-size";
-        case LeProperty::location:
-            return "--location";
-        case LeProperty::handle_type:
-            return "--handle-type";
-        case LeProperty::counted_ops:
-            return "--counted-ops";
-        case LeProperty::by_address:
-            return "--by-address";
-        case LeProperty::limits_only:
-            return "--limits-only";
-        case LeProperty::timeout:
-            return "--timeout";
-        case LeProperty::devices:
-            return "--device N or --devices LIST";
-    }
-    return le_property_words(property);
-}
-
-// The core's error in le-bind's words: a remedy that names properties names the options that set them.
-// A driver failure is explained again with the options where the core explained it in its words.
-Problem in_le_bind_words(const Error& e) {
-    if (const auto* le = dynamic_cast<const LeError*>(&e)) return le->in_words(le_bind_option);
-    Problem p = e.problem();
-    if (!p.driver) return p;
-    const auto result = static_cast<CUresult>(p.driver->code);
-    Problem core = p;
-    explain_le_failure(core, result, p.driver->call);
-    if (core.remedy == p.remedy) explain_le_failure(p, result, p.driver->call, le_bind_option);
-    return p;
 }
 
 nlohmann::json support_json(const LeDriverSupport& s) {
@@ -161,7 +134,7 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
     if (o.violation) {
         nlohmann::json nearest = nlohmann::json::array();
         for (const auto& s : o.violation->nearest)
-            nearest.push_back({{"option", le_bind_option(s.property)}, {"value", s.value}});
+            nearest.push_back({{"option", r.names.of(s.property)}, {"value", s.value}});
         j["violation"] = {{"message", o.violation->message}, {"nearest", nearest}};
     }
     j["endpoint"] = nullptr;
@@ -236,9 +209,8 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
     if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
-        report.add_warning(
-            fmt::format("with these limits, {}", o.violation->message),
-            o.violation->nearest.empty() ? std::string{} : le_remedy(nearest_remedy(*o.violation), le_bind_option));
+        report.add_warning(fmt::format("with these limits, {}", o.violation->message),
+                           o.violation->nearest.empty() ? std::string{} : nearest_remedy(*o.violation, r.names));
     }
     for (const auto& p : o.undo_failures) report.add_error(p);
 }
@@ -251,7 +223,7 @@ Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
         try {
             run_le_bind(driver, request, outcome);
         } catch (const Error& e) {
-            report.add_error(in_le_bind_words(e));
+            report.add_error(e.problem());
             fill_report(report, request, outcome);
             return;
         }

@@ -7,6 +7,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <string_view>
+
 #include "cuda/logical_endpoint_compat.hpp"
 
 // X(name, version, required): required entry points must resolve for the driver to count as loaded.
@@ -103,6 +105,28 @@ struct DriverApi {
 #define CUMEMCTL_DECLARE_ENTRY(name, version, required) PFN_##name##_v##version name = nullptr;
     CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_DECLARE_ENTRY)
 #undef CUMEMCTL_DECLARE_ENTRY
+};
+
+// The CUDA version the table asks `name` at; 0 where `name` is no entry point of the table.
+constexpr int entry_version(std::string_view name) {
+#define CUMEMCTL_ENTRY_VERSION(entry, version, required) \
+    if (name == #entry) return version;
+    CUMEMCTL_DRIVER_ENTRY_POINTS(CUMEMCTL_ENTRY_VERSION)
+#undef CUMEMCTL_ENTRY_VERSION
+    return 0;
+}
+
+// An entry point as a caller names it ("cuMemCreate"), with the version the table gives it: the one
+// place that version is written. Made while compiling from a literal; a name the table lacks does not
+// compile.
+struct EntryPoint {
+    const char* name;
+    int version;
+
+    // Implicit: call sites write the name as a literal.
+    consteval EntryPoint(const char* entry) : name(entry), version(entry_version(entry)) {
+        if (version == 0) throw "not an entry point of CUMEMCTL_DRIVER_ENTRY_POINTS";
+    }
 };
 
 }  // namespace cumemctl

@@ -52,12 +52,10 @@ void check(const DriverApi& api, CUresult result, const char* call) {
     throw Error(std::move(p));
 }
 
-void require_entry(const void* fn, const char* name, int version) {
+void require_entry(const void* fn, EntryPoint entry) {
     if (fn != nullptr) return;
     throw Error(ExitCode::unavailable,
-                version > 0 ? fmt::format("this driver has no {} (it needs CUDA {}.{})", name, version / 1000,
-                                          version % 1000 / 10)
-                            : fmt::format("this driver has no {}", name),
+                fmt::format("this driver has no {} (it needs CUDA {})", entry.name, cuda_version_string(entry.version)),
                 "upgrade the NVIDIA driver to one that provides it");
 }
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "cuda/driver_api.hpp"
+#include "cuda/driver_info.hpp"
 #include "base/error.hpp"
 
 namespace cumemctl {
@@ -18,12 +19,19 @@ ExitCode exit_code_for(CUresult result);
 // Throws Error carrying the failure when result is not CUDA_SUCCESS.
 void check(const DriverApi& api, CUresult result, const char* call);
 
-// Throws Error (unavailable) naming the entry point when the driver lacks it.
-void require_entry(const void* fn, const char* name, int version);
+// Throws Error (unavailable) naming the entry point and the CUDA version the table asks it at when the
+// driver lacks it: "this driver has no cuMemPoolTrimTo (it needs CUDA 11.2)". CU_REQUIRE, CU_CALL and
+// StepLog::call all say it so.
+void require_entry(const void* fn, EntryPoint entry);
 
 }  // namespace cumemctl
 
+// Throws Error (unavailable) when `api` lacks the entry point `fn`, named with its version from the table.
+#define CU_REQUIRE(api, fn) ::cumemctl::require_entry(reinterpret_cast<const void*>((api).fn), #fn)
+
 // Calls an optional or required entry point of `api`, throwing Error when it is missing or fails.
-#define CU_CALL(api, fn, ...)                                                    \
-    (::cumemctl::require_entry(reinterpret_cast<const void*>((api).fn), #fn, 0), \
+// (Each stringifies `fn` itself: an argument passed on to CU_REQUIRE would first be expanded, and cuda.h
+// defines some names as macros, cuMemGetInfo as cuMemGetInfo_v2.)
+#define CU_CALL(api, fn, ...)                                                 \
+    (::cumemctl::require_entry(reinterpret_cast<const void*>((api).fn), #fn), \
      ::cumemctl::check((api), (api).fn(__VA_ARGS__), #fn))

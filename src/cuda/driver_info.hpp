@@ -14,4 +14,9 @@ struct DriverInfo {
     std::string error;  // why it did not load, empty when it did
 };
 
+// "13.0" for 13000, "12.4" for 12040: a CUDA version as cuDriverGetVersion and the driver table write it.
+inline std::string cuda_version_string(int version) {
+    return std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
+}
+
 }  // namespace cumemctl

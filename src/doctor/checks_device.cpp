@@ -77,11 +77,11 @@ CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     nlohmann::json details{{"unicast", unicast ? nlohmann::json(*unicast != 0) : nlohmann::json(nullptr)},
                            {"multicast", multicast ? nlohmann::json(*multicast != 0) : nlohmann::json(nullptr)}};
     if (!unicast && !multicast) {
-        return CheckOutcome::skip(
-            version < 13030 ? fmt::format("unknown: the driver is CUDA {}.{}; logical endpoints need CUDA 13.3",
-                                          version / 1000, version % 1000 / 10)
-                            : "unknown: the driver does not answer the logical endpoint attributes",
-            std::move(details));
+        return CheckOutcome::skip(version < 13030
+                                      ? fmt::format("unknown: the driver is CUDA {}; logical endpoints need CUDA 13.3",
+                                                    cuda_version_string(version))
+                                      : "unknown: the driver does not answer the logical endpoint attributes",
+                                  std::move(details));
     }
     if (unicast.value_or(0) == 0 && multicast.value_or(0) == 0) {
         return CheckOutcome::skip("not supported by this device", std::move(details));

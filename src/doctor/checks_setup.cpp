@@ -5,18 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_info.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
-namespace {
-
-std::string version_string(int version) {
-    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
-}
-
-}  // namespace
 
 std::string kernel_module_version(const DoctorContext& ctx) {
     std::istringstream sys(try_read_text_file(ctx.path("/sys/module/nvidia/version")).value_or(""));
@@ -75,7 +69,7 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     ctx.ensure_initialised();
     const std::string module = kernel_module_version(ctx);
     details["cuda_version"] = info.version;
-    details["version_string"] = version_string(info.version);
+    details["version_string"] = cuda_version_string(info.version);
     details[kDetailKernelModule] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
     if (ctx.init_error) {
         CheckOutcome o = outcome_from_error(*ctx.init_error);
@@ -83,7 +77,7 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
         o.details = std::move(details);
         return o;
     }
-    return CheckOutcome::pass(fmt::format("CUDA {} driver{}", version_string(info.version),
+    return CheckOutcome::pass(fmt::format("CUDA {} driver{}", cuda_version_string(info.version),
                                           module.empty() ? "" : ", kernel module " + module),
                               std::move(details));
 }

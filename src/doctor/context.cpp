@@ -49,7 +49,7 @@ CUcontext DeviceState::context() {
             fmt::format("no context on device {} (see the context check): {}", ordinal_, context_error_));
     }
     try {
-        require_entry(reinterpret_cast<const void*>(api_.cuDevicePrimaryCtxRetain), "cuDevicePrimaryCtxRetain", 7000);
+        CU_REQUIRE(api_, cuDevicePrimaryCtxRetain);
         context_.emplace(api_, ordinal_);
     } catch (Error& e) {
         // The reason and a remedy a person can act on: a device held in exclusive-process mode by another

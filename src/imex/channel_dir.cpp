@@ -11,7 +11,6 @@
 
 #include "base/error.hpp"
 #include "imex/channel_folder.hpp"
-#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -44,13 +43,12 @@ std::string join(const std::string& dir, std::string_view name) {
                     : "move it away; imex-setup makes the folder when it is missing");
 }
 
-UniqueFd open_dev(const std::string& dev_root) {
+UniqueFd open_dev(const std::string& dev_root, const ImexNames& names) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
-            throw ImexError(Problem{.exit_code = ExitCode::usage,
-                                    .message = fmt::format("{{dev_root}} {}: no such directory", literal(dev_root)),
-                                    .remedy = "give the folder that holds dev/ (default /)"});
+            throw Error(ExitCode::usage, fmt::format("{} {}: no such directory", names.dev_root, dev_root),
+                        "give the folder that holds dev/ (default /)");
         }
         throw_errno(errno, "open", dev_root);
     }
@@ -58,9 +56,8 @@ UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd dev(::openat(root.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dev.valid()) {
         if (errno == ENOENT) {
-            throw ImexError(Problem{.exit_code = ExitCode::usage,
-                                    .message = fmt::format("{} does not exist", literal(dev_path)),
-                                    .remedy = "{dev_root} names the folder that holds dev/ (default /)"});
+            throw Error(ExitCode::usage, fmt::format("{} does not exist", dev_path),
+                        fmt::format("{} names the folder that holds dev/ (default /)", names.dev_root));
         }
         if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
         throw_errno(errno, "open", dev_path);
@@ -74,10 +71,10 @@ std::string channel_dir_path(const std::string& dev_root) {
     return join(join(dev_root, "dev"), kImexChannelDirName);
 }
 
-ChannelDir open_channel_dir(const std::string& dev_root, bool create) {
+ChannelDir open_channel_dir(const std::string& dev_root, bool create, const ImexNames& names) {
     ChannelDir dir;
     dir.path = channel_dir_path(dev_root);
-    dir.parent = open_dev(dev_root);
+    dir.parent = open_dev(dev_root, names);
     const std::string name(kImexChannelDirName);
     // Two rounds: a folder made (or removed) by another run between our open and mkdir is looked at again.
     for (int round = 0; round < 3 && !dir.fd.valid(); ++round) {

@@ -44,20 +44,22 @@ std::string describe_access(uid_t uid, gid_t gid, mode_t mode) {
     return fmt::format("owner {}:{}, mode {}", uid, gid, format_mode(mode));
 }
 
-ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
+ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
+                         const ImexNames& names) {
     if (have.kind == NodeKind::missing) return {Change::none, "absent"};
     if (!is_device_node(have.kind)) {
         return {Change::refuse, fmt::format("a {}; only device nodes are ever removed", node_kind_name(have.kind))};
     }
     if (right_device(want, have)) return {Change::remove, describe_device(have)};
     if (options.force) return {Change::remove, wrong_device_detail(want, have)};
-    return {Change::refuse, wrong_device_detail(want, have) + "; {force} removes it"};
+    return {Change::refuse, fmt::format("{}; {} removes it", wrong_device_detail(want, have), names.force)};
 }
 
 }  // namespace
 
-ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
-    if (options.remove) return plan_removal(want, have, options);
+ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
+                         const ImexNames& names) {
+    if (options.remove) return plan_removal(want, have, options, names);
     if (have.kind == NodeKind::missing) return {Change::create, "absent"};
     if (!is_device_node(have.kind)) {
         return {Change::refuse,
@@ -65,16 +67,16 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
     }
     if (!right_device(want, have)) {
         if (options.force) return {Change::replace, wrong_device_detail(want, have)};
-        return {Change::refuse, wrong_device_detail(want, have) + "; {force} replaces it"};
+        return {Change::refuse, fmt::format("{}; {} replaces it", wrong_device_detail(want, have), names.force)};
     }
     if ((have.uid != want.uid || have.gid != want.gid || have.mode != want.mode) && !options.force &&
         !options.access_given) {
         const std::string concern = access_concern(have, want);
         if (!concern.empty()) {
-            return {Change::keep,
-                    fmt::format("kept {}: with the default ({}) {}; {{force}}, or {{owner}} or {{mode}}, changes it",
-                                describe_access(have.uid, have.gid, have.mode),
-                                describe_access(want.uid, want.gid, want.mode), concern)};
+            return {Change::keep, fmt::format("kept {}: with the default ({}) {}; {}, or {} or {}, changes it",
+                                              describe_access(have.uid, have.gid, have.mode),
+                                              describe_access(want.uid, want.gid, want.mode), concern, names.force,
+                                              names.owner, names.mode)};
         }
     }
     std::string detail;

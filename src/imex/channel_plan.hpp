@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "imex/channel_node.hpp"
+#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 
@@ -30,7 +31,7 @@ struct PlanOptions {
 };
 
 // One node's plan: the change and, for people, what differs ("owner 0:0 -> 65534:65534"); a refusal's
-// detail may name the {force} property (imex/imex_words fills it).
+// detail names force as the options' names do.
 struct ChannelPlan {
     Change change = Change::none;
     std::string detail;
@@ -41,8 +42,10 @@ struct ChannelPlan {
 // refused whatever the options; a device node of the wrong type or number is refused without force. The
 // right device with another owner or mode is fixed, unless the fix changes who may open it in a way that
 // must be asked for (access_concern) and it was not: then it is kept, and the detail says why and names
-// {force}, {owner} and {mode}.
-ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options);
+// force, owner and mode as the options' names do.
+// A detail names force, owner and mode as `names` does.
+ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
+                         const ImexNames& names = {});
 
 // Why giving a node `want`'s owner, group and mode must be asked for ("" when it need not): some user
 // could read or write it who cannot now ("every user could read and write it", "uid 1000 could read

@@ -8,7 +8,6 @@
 
 #include "base/interrupt.hpp"
 #include "imex/channel_dir.hpp"
-#include "imex/imex_words.hpp"
 #include "imex/proc_devices.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
@@ -17,24 +16,13 @@
 namespace cumemctl::imex {
 namespace {
 
-constexpr const char* kSetupRootRemedy =
-    "run imex-setup as root: making, changing and removing device nodes needs CAP_MKNOD, CAP_CHOWN "
-    "and write access to /dev ({check} and {dry_run} need neither)";
-
-// The file's text; what cannot be read is an ImexError that names the file's property.
-std::string read_proc_file(const std::string& path, ImexProperty property, const std::string& remedy) {
-    try {
-        return read_text_file(path, imex_placeholder(property), remedy, literal(path));
-    } catch (const Error& e) {
-        throw ImexError(e.problem());
-    }
-}
-
 int read_major(const ImexSetupRequest& request) {
-    const std::string text = read_proc_file(
-        request.proc_devices, ImexProperty::proc_devices,
-        "load the NVIDIA kernel module (modprobe nvidia), or point {proc_devices} at a copy of /proc/devices");
-    const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
+    const std::string text = read_text_file(
+        request.proc_devices, request.names.proc_devices,
+        fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of /proc/devices",
+                    request.names.proc_devices));
+    const std::optional<int> major =
+        find_char_major(text, kImexChannelsDeviceName, request.proc_devices, request.names);
     if (!major || *major == 0) {
         throw Error(Problem{
             .exit_code = ExitCode::unavailable,
@@ -46,18 +34,20 @@ int read_major(const ImexSetupRequest& request) {
 }
 
 void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
-    const std::string text = read_proc_file(
-        request.params, ImexProperty::params,
-        "load the NVIDIA kernel module (modprobe nvidia), or point {params} at a copy of its params file");
-    result.params = parse_nvidia_params(text, request.params);
+    const std::string text = read_text_file(
+        request.params, request.names.params,
+        fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of its params file",
+                    request.names.params));
+    result.params = parse_nvidia_params(text, request.params, request.names);
     result.count_from_params = result.params.imex_channel_count.has_value();
     result.count = result.params.imex_channel_count.value_or(kDefaultImexChannelCount);
     if (!result.count_from_params) {
         Problem w{
             .exit_code = ExitCode::ok,
             .message = fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
-                                   literal(request.params), kDefaultImexChannelCount),
-            .remedy = "point {params} at the params file of the loaded driver to use its count"};
+                                   request.params, kDefaultImexChannelCount),
+            .remedy =
+                fmt::format("point {} at the params file of the loaded driver to use its count", request.names.params)};
         result.warnings.push_back(std::move(w));
     }
     if (result.params.create_imex_channel0.value_or(false)) {
@@ -65,9 +55,9 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
                   .message =
                       "the driver was loaded with CreateImexChannel0=1: it makes channel0 itself, open to every user, "
                       "so every user can share fabric memory through it",
-                  .remedy =
-                      "for one channel per user, load the nvidia module with NVreg_CreateImexChannel0=0 and give each "
-                      "user a channel of their own ({owner})"};
+                  .remedy = fmt::format("for one channel per user, load the nvidia module with "
+                                        "NVreg_CreateImexChannel0=0 and give each user a channel of their own ({})",
+                                        request.names.owner)};
         result.warnings.push_back(std::move(w));
     }
 }
@@ -108,17 +98,16 @@ void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& r
     if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
         result.warnings.push_back(Problem{
             .exit_code = ExitCode::ok,
-            .message =
-                fmt::format("{} belongs to uid {}: that user can replace channel nodes", literal(d.path), d.state.uid),
-            .remedy = fmt::format("chown root:root {}", literal(d.path))});
+            .message = fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
+            .remedy = fmt::format("chown root:root {}", d.path)});
     }
     if (d.exists && (d.state.mode & 022) != 0) {
         result.warnings.push_back(Problem{
             .exit_code = ExitCode::ok,
-            .message = fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes",
-                                   literal(d.path), (d.state.mode & 002) != 0 ? "every user" : "its group",
-                                   format_mode(d.state.mode)),
-            .remedy = fmt::format("chmod 0755 {}", literal(d.path))});
+            .message =
+                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
+                            (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
+            .remedy = fmt::format("chmod 0755 {}", d.path)});
     }
 }
 
@@ -136,10 +125,10 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     const int fd = dir.fd.valid() ? dir.fd.get() : -1;
     if (changing && fd >= 0) {
         for (const auto& name : remove_stale_temporaries(fd)) {
-            result.warnings.push_back(
-                Problem{.exit_code = ExitCode::ok,
-                        .message = fmt::format("removed {}/{}: a temporary node that an interrupted run left",
-                                               literal(dir.path), literal(name))});
+            result.warnings.push_back(Problem{
+                .exit_code = ExitCode::ok,
+                .message =
+                    fmt::format("removed {}/{}: a temporary node that an interrupted run left", dir.path, name)});
         }
     }
     bool stopped = false;
@@ -154,7 +143,8 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
             out.action = Action::error;
             out.error = "not attempted after the permission failure";
         } else {
-            out = changing && fd >= 0 ? apply_channel(fd, want, options) : preview_channel(fd, want, options);
+            out = changing && fd >= 0 ? apply_channel(fd, want, options, request.names)
+                                      : preview_channel(fd, want, options, request.names);
             stopped = out.action == Action::error && is_permission(out.error_number);
         }
         result.channels.push_back(std::move(out));
@@ -166,9 +156,9 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
     }
 }
 
-// The channel's node, for a text with placeholders.
+// The channel's node.
 std::string node_path(const ImexSetupResult& result, const ChannelOutcome& out) {
-    return literal(fmt::format("{}/{}", result.directory.path, channel_name(out.want.channel)));
+    return fmt::format("{}/{}", result.directory.path, channel_name(out.want.channel));
 }
 
 // "" for one, " (and 4 more)" for five.
@@ -194,9 +184,12 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
         const bool permission = is_permission(first_error->error_number);
         result.errors.push_back(Problem{
             .exit_code = permission ? ExitCode::permission : ExitCode::failed,
-            .message =
-                fmt::format("{}: {}{}", node_path(result, *first_error), literal(first_error->error), and_more(errors)),
-            .remedy = permission ? kSetupRootRemedy : "check the file system that holds the channel folder"});
+            .message = fmt::format("{}: {}{}", node_path(result, *first_error), first_error->error, and_more(errors)),
+            .remedy = permission ? fmt::format("run imex-setup as root: making, changing and removing device nodes "
+                                               "needs CAP_MKNOD, CAP_CHOWN and write access to /dev ({} and {} need "
+                                               "neither)",
+                                               request.names.check, request.names.dry_run)
+                                 : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
         result.errors.push_back(Problem{
@@ -204,15 +197,17 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             .message = fmt::format("{}: refused: {}{}", node_path(result, *first_refusal), first_refusal->plan.detail,
                                    and_more(refusals)),
             .remedy = wrong_device
-                          ? "{force} replaces (or removes) a device node of the wrong type or number; anything else "
-                            "at a channel's path must be moved away by hand"
+                          ? fmt::format("{} replaces (or removes) a device node of the wrong type or number; anything "
+                                        "else at a channel's path must be moved away by hand",
+                                        request.names.force)
                           : "imex-setup never touches anything but a device node: move it away by hand and run again"});
     }
     if (request.check && differences > 0) {
         result.errors.push_back(Problem{
             .exit_code = ExitCode::failed,
             .message = fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
-            .remedy = "run the same command without {check} to make the changes ({dry_run} shows them)"});
+            .remedy = fmt::format("run the same command without {} to make the changes ({} shows them)",
+                                  request.names.check, request.names.dry_run)});
     }
 }
 
@@ -225,19 +220,19 @@ ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     const std::vector<int> selected = select_channels(request, result);
     choose_owner_and_mode(request, result);
     const bool changing = !request.check && !request.dry_run;
-    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove);
+    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove, request.names);
     describe_directory(dir, request.remove, result);
     process_channels(request, selected, dir, result);
     summarise(request, result);
     return result;
 }
 
-std::string mode_source_name(ModeSource source, ImexNames names) {
+std::string mode_source_name(ModeSource source, const ImexNames& names) {
     switch (source) {
         case ModeSource::mode:
-            return names(ImexProperty::mode);
+            return names.mode;
         case ModeSource::owner:
-            return names(ImexProperty::owner);
+            return names.owner;
         case ModeSource::device_file_mode:
             return "DeviceFileMode";
         case ModeSource::driver_default:

@@ -29,6 +29,7 @@ struct ImexSetupRequest {
     bool check = false;          // change nothing; anything that differs is a failure
     bool dry_run = false;        // change nothing; say what would change
     bool remove = false;         // remove the channels instead of making them
+    ImexNames names;             // what every text of the run calls the request's properties
 };
 
 // The channel folder: where it is and what became of it ("created", "unchanged" or "planned").
@@ -44,8 +45,7 @@ struct ChannelDirOutcome {
 enum class ModeSource { mode, owner, device_file_mode, driver_default };
 
 // What imex-setup found and did. The texts of `errors` and `warnings` and each channel's plan detail
-// name properties with placeholders (imex/imex_words): a caller fills them with imex_words, in the
-// core's words or its own options.
+// name the request's properties as its names do.
 struct ImexSetupResult {
     int major = 0;                   // of nvidia-caps-imex-channels
     std::uint32_t count = 0;         // ImexChannelCount, or the default
@@ -63,12 +63,12 @@ struct ImexSetupResult {
 // Reads the /proc files, plans every selected channel and, unless checking or dry-running, changes
 // the nodes. Throws Error for what stops it before any channel: an unreadable or malformed /proc file
 // (exit 3), a channel at or above the count (exit 2), a device root that cannot be used (exit 1, 2 or
-// 4); an ImexError where its texts name a property. What happens to each channel (refusals,
+// 4), its texts naming the request's properties as its names do. What happens to each channel (refusals,
 // failures, differences when checking) is in the result.
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request);
 
-// The name of a mode's source as `names` calls the request's properties: names(mode), names(owner),
+// The name of a mode's source as `names` calls the request's properties: names.mode, names.owner,
 // "DeviceFileMode" or "default".
-std::string mode_source_name(ModeSource source, ImexNames names = imex_property_words);
+std::string mode_source_name(ModeSource source, const ImexNames& names = {});
 
 }  // namespace cumemctl::imex

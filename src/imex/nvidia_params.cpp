@@ -5,14 +5,9 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 namespace {
-
-constexpr std::string_view kParamsRemedy =
-    "point {params} at the driver's /proc/driver/nvidia/params, or at a file in its format: "
-    "one 'Name: value' line per parameter";
 
 // A parameter that imex-setup reads: its name, the largest value it may hold, and where it goes
 // (null for CreateImexChannel0, a flag: any value but 0 is on).
@@ -35,19 +30,21 @@ bool is_name_char(char c) {
 }
 
 std::uint32_t read_value(const ProcLine& line, std::string_view name, std::string_view value, std::uint64_t max,
-                         std::string_view source) {
+                         std::string_view source, const std::string& remedy) {
     std::uint64_t v = 0;
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
     if (value.empty() || ec != std::errc{} || ptr != value.data() + value.size()) {
-        throw_unreadable_line(source, line, fmt::format("{} is not a decimal number", name), kParamsRemedy);
+        throw_unreadable_line(source, line, fmt::format("{} is not a decimal number", name), remedy);
     }
-    if (v > max) throw_unreadable_line(source, line, fmt::format("{} is above {}", name, max), kParamsRemedy);
+    if (v > max) throw_unreadable_line(source, line, fmt::format("{} is above {}", name, max), remedy);
     return static_cast<std::uint32_t>(v);
 }
 
 }  // namespace
 
-NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source) {
+NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source, const ImexNames& names) {
+    const std::string remedy =
+        format_remedy(names.params, "the driver's /proc/driver/nvidia/params", "one 'Name: value' line per parameter");
     NvidiaParams params;
     bool seen[std::size(kKnown)] = {};
     for_each_line(text, [&](const ProcLine& line) {
@@ -56,13 +53,13 @@ NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source)
         const std::string_view name = colon == std::string_view::npos ? std::string_view() : line.text.substr(0, colon);
         bool good_name = !name.empty();
         for (char c : name) good_name = good_name && is_name_char(c);
-        if (!good_name) throw_unreadable_line(source, line, "not a 'Name: value' line", kParamsRemedy);
+        if (!good_name) throw_unreadable_line(source, line, "not a 'Name: value' line", remedy);
         for (std::size_t k = 0; k < std::size(kKnown); ++k) {
             if (name != kKnown[k].name) continue;
-            if (seen[k]) throw_unreadable_line(source, line, fmt::format("{} listed twice", name), kParamsRemedy);
+            if (seen[k]) throw_unreadable_line(source, line, fmt::format("{} listed twice", name), remedy);
             seen[k] = true;
             const std::uint32_t v =
-                read_value(line, name, trim_blanks(line.text.substr(colon + 1)), kKnown[k].max, source);
+                read_value(line, name, trim_blanks(line.text.substr(colon + 1)), kKnown[k].max, source, remedy);
             if (kKnown[k].field != nullptr) {
                 params.*kKnown[k].field = v;
             } else {

@@ -3,14 +3,10 @@
 #include <fmt/format.h>
 
 #include "imex/proc_line.hpp"
-#include "imex/imex_words.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::imex {
 namespace {
-
-constexpr std::string_view kDevicesRemedy =
-    "point {proc_devices} at the kernel's /proc/devices, or at a file in its format: "
-    "'Character devices:', then one 'MAJOR NAME' line per driver";
 
 enum class Section { none, character, other };
 
@@ -39,30 +35,33 @@ struct Entry {
 };
 
 // Reads "  242 name": an optional indent, 1 to 4 digits (at most kMaxMajor), blanks, the name.
-Entry read_entry(const ProcLine& line, std::string_view source) {
+Entry read_entry(const ProcLine& line, std::string_view source, const std::string& remedy) {
     std::string_view rest = line.text;
     while (!rest.empty() && is_blank(rest.front())) rest.remove_prefix(1);
     int major = 0;
     std::size_t digits = 0;
     while (digits < rest.size() && rest[digits] >= '0' && rest[digits] <= '9') {
-        if (digits == 4) throw_unreadable_line(source, line, "major number too large", kDevicesRemedy);
+        if (digits == 4) throw_unreadable_line(source, line, "major number too large", remedy);
         major = major * 10 + (rest[digits] - '0');
         ++digits;
     }
-    if (digits == 0) throw_unreadable_line(source, line, "not a heading or a 'MAJOR NAME' line", kDevicesRemedy);
-    if (major > kMaxMajor) throw_unreadable_line(source, line, "major number too large", kDevicesRemedy);
+    if (digits == 0) throw_unreadable_line(source, line, "not a heading or a 'MAJOR NAME' line", remedy);
+    if (major > kMaxMajor) throw_unreadable_line(source, line, "major number too large", remedy);
     rest.remove_prefix(digits);
     if (rest.empty() || !is_blank(rest.front())) {
-        throw_unreadable_line(source, line, "no blank between the major number and the name", kDevicesRemedy);
+        throw_unreadable_line(source, line, "no blank between the major number and the name", remedy);
     }
     const std::string_view name = trim_blanks(rest);
-    if (!is_device_name(name)) throw_unreadable_line(source, line, "not a device name", kDevicesRemedy);
+    if (!is_device_name(name)) throw_unreadable_line(source, line, "not a device name", remedy);
     return Entry{major, name};
 }
 
 }  // namespace
 
-std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source) {
+std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source,
+                                   const ImexNames& names) {
+    const std::string remedy = format_remedy(names.proc_devices, "the kernel's /proc/devices",
+                                             "'Character devices:', then one 'MAJOR NAME' line per driver");
     Section section = Section::none;
     bool saw_character = false;
     std::optional<int> found;
@@ -73,21 +72,18 @@ std::optional<int> find_char_major(std::string_view text, std::string_view name,
             saw_character = saw_character || section == Section::character;
             return;
         }
-        const Entry entry = read_entry(line, source);
+        const Entry entry = read_entry(line, source, remedy);
         if (section == Section::none)
-            throw_unreadable_line(source, line, "a device before any section heading", kDevicesRemedy);
+            throw_unreadable_line(source, line, "a device before any section heading", remedy);
         if (section != Section::character || entry.name != name) return;
         if (found && *found != entry.major) {
             throw_unreadable_line(source, line,
-                                  fmt::format("{} listed again with another major (first {})", name, *found),
-                                  kDevicesRemedy);
+                                  fmt::format("{} listed again with another major (first {})", name, *found), remedy);
         }
         found = entry.major;
     });
     if (!saw_character) {
-        throw ImexError(Problem{.exit_code = ExitCode::unavailable,
-                                .message = fmt::format("{}: no 'Character devices:' section", literal(source)),
-                                .remedy = std::string(kDevicesRemedy)});
+        throw Error(ExitCode::unavailable, fmt::format("{}: no 'Character devices:' section", source), remedy);
     }
     return found;
 }

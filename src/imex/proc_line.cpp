@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "imex/imex_words.hpp"
+#include "base/error.hpp"
 
 namespace cumemctl::imex {
 
@@ -23,10 +23,12 @@ std::string quote_line(std::string_view line) {
 
 void throw_unreadable_line(std::string_view source, const ProcLine& line, std::string_view why,
                            std::string_view remedy) {
-    throw ImexError(Problem{.exit_code = ExitCode::unavailable,
-                            .message = fmt::format("{}:{}: {}: '{}'", literal(source), line.number, literal(why),
-                                                   literal(quote_line(line.text))),
-                            .remedy = std::string(remedy)});
+    throw Error(ExitCode::unavailable, fmt::format("{}:{}: {}: '{}'", source, line.number, why, quote_line(line.text)),
+                std::string(remedy));
+}
+
+std::string format_remedy(const std::string& name, std::string_view file, std::string_view format) {
+    return fmt::format("point {} at {}, or at a file in its format: {}", name, file, format);
 }
 
 std::string_view trim_blanks(std::string_view text) {

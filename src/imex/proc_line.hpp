@@ -31,10 +31,14 @@ void for_each_line(std::string_view text, Visit&& visit) {
 // characters.
 std::string quote_line(std::string_view line);
 
-// The ImexError (unavailable, exit 3) for a line that cannot be read: "SOURCE:N: WHY: 'LINE'"; the
-// remedy may name properties with placeholders (imex/imex_words).
+// The Error (unavailable, exit 3) for a line that cannot be read: "SOURCE:N: WHY: 'LINE'", with the
+// remedy as the parser wrote it (naming the file's property as the request's names do).
 [[noreturn]] void throw_unreadable_line(std::string_view source, const ProcLine& line, std::string_view why,
                                         std::string_view remedy);
+
+// The remedy for a file that is not in its format: "point NAME at FILE, or at a file in its format:
+// FORMAT", NAME being what the caller calls the file's property.
+std::string format_remedy(const std::string& name, std::string_view file, std::string_view format);
 
 // Whether `c` is a blank (space or tab).
 constexpr bool is_blank(char c) {

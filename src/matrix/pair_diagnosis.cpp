@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_info.hpp"
+
 namespace cumemctl::matrix {
 namespace {
 
@@ -16,10 +18,6 @@ Cell failure(int peer, std::string diagnosis, Problem problem) {
 
 std::string who(const Card& card) {
     return fmt::format("rank {} ({})", card.rank, card.host);
-}
-
-std::string driver_text(int version) {
-    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
 }
 
 // Why the GPUs of two ranks are in different NVLink domains by their cards, or "" when they are in one,
@@ -59,8 +57,8 @@ std::optional<Cell> refuse_pair(const Card& mine, const Card& peer, std::uint64_
         return failure(peer.rank, "version",
                        Problem{.message = fmt::format("{} runs cumemctl {} on driver {}, this rank cumemctl {} on "
                                                       "driver {}",
-                                                      who(peer), peer.version, driver_text(peer.driver_version),
-                                                      mine.version, driver_text(mine.driver_version)),
+                                                      who(peer), peer.version, cuda_version_string(peer.driver_version),
+                                                      mine.version, cuda_version_string(mine.driver_version)),
                                .cause = "the ranks run different cumemctl or driver versions",
                                .remedy = "run the same cumemctl and the same driver on every node"});
     }

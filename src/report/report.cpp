@@ -47,8 +47,7 @@ nlohmann::json to_json(const Report& report) {
     nlohmann::json driver{{"library", report.driver.library}, {"loaded", report.driver.loaded}};
     if (report.driver.loaded) {
         driver["version"] = report.driver.version;
-        driver["version_string"] =
-            std::to_string(report.driver.version / 1000) + "." + std::to_string(report.driver.version % 1000 / 10);
+        driver["version_string"] = cuda_version_string(report.driver.version);
     } else {
         driver["version"] = nullptr;
         driver["error"] = report.driver.error;

@@ -64,14 +64,15 @@ public:
     bool attempt(std::string name, const std::function<std::string()>& fn, std::string call = {});
 
     // Runs one driver call as a step: times and records it; throws Error (diagnosed) when the entry
-    // point is missing or the call fails. Needs the driver constructor.
+    // point is missing (require_entry's message, with the table's version) or the call fails. Needs the
+    // driver constructor.
     template <typename Fn, typename... Args>
-    Step& call(std::string name, const char* entry, Fn fn, Args... args) {
+    Step& call(std::string name, EntryPoint entry, Fn fn, Args... args) {
         check_interrupted();
-        require_entry(reinterpret_cast<const void*>(fn), entry, 0);
+        require_entry(reinterpret_cast<const void*>(fn), entry);
         Stopwatch sw;
         const CUresult r = fn(args...);
-        Step& s = record_call(std::move(name), entry, r, sw.seconds(), false);
+        Step& s = record_call(std::move(name), entry.name, r, sw.seconds(), false);
         if (r != CUDA_SUCCESS) fail_call(s, r);
         return s;
     }
@@ -79,17 +80,17 @@ public:
     // Runs one undo call as a step; never throws. A missing entry point or a failure is recorded and
     // kept in undo_failures().
     template <typename Fn, typename... Args>
-    void undo(std::string name, const char* entry, Fn fn, Args... args) noexcept {
+    void undo(std::string name, EntryPoint entry, Fn fn, Args... args) noexcept {
         try {
             if (fn == nullptr) {
-                record_call(std::move(name), entry, CUDA_ERROR_NOT_FOUND, 0, true).detail =
+                record_call(std::move(name), entry.name, CUDA_ERROR_NOT_FOUND, 0, true).detail =
                     "the driver lacks this entry point";
                 keep_undo_failure(steps_.back(), CUDA_ERROR_NOT_FOUND);
                 return;
             }
             Stopwatch sw;
             const CUresult r = fn(args...);
-            Step& s = record_call(std::move(name), entry, r, sw.seconds(), true);
+            Step& s = record_call(std::move(name), entry.name, r, sw.seconds(), true);
             if (r != CUDA_SUCCESS) keep_undo_failure(s, r);
         } catch (...) {
             // Recording can only fail for lack of memory; an undo must not throw from a destructor.

@@ -13,12 +13,10 @@
 
 namespace cumemctl {
 
-std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy,
-                           std::string_view shown_path) {
-    const std::string_view shown = shown_path.empty() ? std::string_view(path) : shown_path;
+std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy) {
     auto fail = [&](int err) {
         const ExitCode code = err == EACCES || err == EPERM ? ExitCode::permission : ExitCode::unavailable;
-        return Error(code, fmt::format("cannot read {} ({}): {}", shown, what, std::strerror(err)), remedy);
+        return Error(code, fmt::format("cannot read {} ({}): {}", path, what, std::strerror(err)), remedy);
     };
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (!fd.valid()) throw fail(errno);
@@ -32,7 +30,7 @@ std::string read_text_file(const std::string& path, const std::string& what, con
         text.append(buffer, static_cast<std::size_t>(n));
         if (text.size() > kMaxTextFileBytes) {
             throw Error(ExitCode::unavailable,
-                        fmt::format("{} ({}) is larger than {} bytes: not the file it should be", shown, what,
+                        fmt::format("{} ({}) is larger than {} bytes: not the file it should be", path, what,
                                     kMaxTextFileBytes),
                         remedy);
         }

@@ -4,7 +4,6 @@
 #include <cstddef>
 #include <optional>
 #include <string>
-#include <string_view>
 
 namespace cumemctl {
 
@@ -13,10 +12,8 @@ inline constexpr std::size_t kMaxTextFileBytes = 1 << 20;
 
 // Reads the whole file at `path` (proc files report size 0, so it reads to end of file). Throws Error:
 // unavailable (exit 3) when it does not exist or cannot be read, permission (exit 4) when access is
-// denied; the message names the path (as `shown_path` where given) and `what` (e.g. "--proc-devices"),
-// and the remedy is `remedy`.
-std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy,
-                           std::string_view shown_path = {});
+// denied; the message names the path and `what` (e.g. "--proc-devices"), and the remedy is `remedy`.
+std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy);
 
 // The same, for a file that may be absent or unreadable: nullopt then. Like read_text_file it opens
 // close-on-exec (std::ifstream does not), so that no second process started meanwhile from another

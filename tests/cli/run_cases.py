@@ -16,7 +16,7 @@ A case file holds cases separated by blank lines. Each case is a list of directi
     RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, {cli}: the
                                       folder of this runner, {source}: the source tree, ... expand in
                                       every directive, JSON strings included; other braces stay)
-    EXIT    N                         the expected exit code
+    EXIT    N                         the expected exit code (required)
     JSON    {...}                     a fragment that stdout's JSON must contain (repeatable)
     PROMETHEUS name{l="v",...} value  stdout (Prometheus text) has a sample of that name whose labels
                                       include these, with this value ("*": any value) (repeatable)
@@ -32,6 +32,11 @@ stdout must parse with prometheus_client's parser (the reference implementation 
 and every family must have HELP and TYPE, a cumemctl_ name, and no repeated sample. A JSON fragment matches when every key of an object
 fragment matches, every element of a list fragment matches the element at the same index, and scalars
 are equal; the string "*" matches any value, and a string starting with "~" is a regular expression.
+Steps and doctor's checks (a list under the key "steps" or "checks") match by name instead, so that a
+step added elsewhere breaks no case: each element names its step ("step" or "call", and "process"
+where given) or check ("check" or "device") and matches the next one of that name after
+the one the element before it found; [] means none. An element that names none (the {} that matched a
+position) is an error of the case file, and so is a case without EXIT.
 """
 import argparse
 import json
@@ -80,7 +85,11 @@ def parse_cases(path):
             elif key == "EXIT":
                 current["exit"] = int(value)
             elif key == "JSON":
-                current["json"].append(json.loads(value))
+                fragment = json.loads(value)
+                mistake = by_name_mistake(fragment)
+                if mistake:
+                    raise SystemExit(f"{path}:{lineno}: {mistake}")
+                current["json"].append(fragment)
             elif key == "PROMETHEUS":
                 current["prometheus"].append(parse_sample(value, f"{path}:{lineno}"))
             elif key == "NOT_PROMETHEUS":
@@ -89,7 +98,16 @@ def parse_cases(path):
                 current[key.lower()].append(value)
             else:
                 raise SystemExit(f"{path}:{lineno}: unknown directive {key}")
+    for case in cases:
+        need_exit(case)
     return cases
+
+
+def need_exit(case):
+    """Every case states the exit code it expects: a case without EXIT is a mistake of its file."""
+    if "exit" not in case:
+        raise SystemExit(f"{case['where']}: the case {case['name']!r} has no EXIT: every case states the exit "
+                         f"code it expects (EXIT 0 when it should succeed)")
 
 
 def parse_sample(text, where):
@@ -150,8 +168,70 @@ def expand_strings(value, expand):
     return value
 
 
+# Lists matched by name, not by position: the steps of the one step model ($defs/step) and checks (doctor's,
+# create --pool's checks from each device). Each element of such a fragment names its entry with these
+# keys (at least one of the first group, and any of the second that it gives): steps by "step" (the step's
+# name) or "call", narrowed by "process"; checks by "check" or "device".
+BY_NAME = {"steps": (("step", "call"), ("process",)), "checks": (("check", "device"), ())}
+# How a fragment written for matching by position is written for matching by name, for the message.
+BY_NAME_EXAMPLE = {"steps": ('[{}, {}, {"step": "reserve", "ok": false}]', '[{"step": "reserve", "ok": false}]'),
+                   "checks": ('[{}, {}, {"check": "vmm", "status": "pass"}]', '[{"check": "vmm", "status": "pass"}]')}
+
+
+def matches_by_name(key, fragment, actual, where):
+    """A list fragment under `key` (BY_NAME): each element is the next entry of `actual`, after the one the
+    element before found, that has its name; its other keys must match that entry. [] means no entries.
+    Returns None or the difference (the case file's parser has checked that every element names one:
+    by_name_mistake)."""
+    names, narrowing = BY_NAME[key]
+    if not isinstance(actual, list):
+        return f"{where}: expected a list, got {actual!r}"
+    if not fragment:
+        return None if not actual else f"{where}: expected no {key}, got {len(actual)}"
+    def name_of(entry):
+        return {k: entry.get(k) for k in names + narrowing if k in entry}
+    at = 0
+    for i, element in enumerate(fragment):
+        wanted = {k: element[k] for k in names + narrowing if k in element}
+        found = next((j for j in range(at, len(actual)) if isinstance(actual[j], dict)
+                      and all(k in actual[j] and matches(v, actual[j][k]) is None for k, v in wanted.items())), None)
+        if found is None:
+            listed = ", ".join(json.dumps(name_of(e)) for e in actual[at:] if isinstance(e, dict))
+            after = f" after {where}[{at - 1}]" if at else ""
+            return f"{where}: no {key[:-1]} {json.dumps(wanted)}{after}; there: [{listed}]"
+        diff = matches(element, actual[found], f"{where}[{found}]")
+        if diff:
+            return diff
+        at = found + 1
+    return None
+
+
+def by_name_mistake(fragment, where="$"):
+    """Why a JSON fragment cannot be matched (an element of a BY_NAME list that names nothing: a fragment
+    written for matching by position), with how to write it; None when it can."""
+    if isinstance(fragment, list):
+        return next((m for i, v in enumerate(fragment) if (m := by_name_mistake(v, f"{where}[{i}]"))), None)
+    if not isinstance(fragment, dict):
+        return None
+    for key, value in fragment.items():
+        if key in BY_NAME and isinstance(value, list):
+            names = BY_NAME[key][0]
+            for i, element in enumerate(value):
+                if not isinstance(element, dict) or not any(n in element for n in names):
+                    before, after = BY_NAME_EXAMPLE[key]
+                    return (f"{where}.{key}[{i}] is {json.dumps(element)}, which names no {key[:-1]}: {key} are "
+                            f"matched by name, in order, never by position. Give each element its "
+                            f"{' or '.join(json.dumps(n) for n in names)}, and leave out the {{}} of the "
+                            f"{key} before it: {before} is {after}")
+        mistake = by_name_mistake(value, f"{where}.{key}")
+        if mistake:
+            return mistake
+    return None
+
+
 def matches(fragment, actual, where="$"):
-    """Returns None when actual contains fragment, else a description of the first difference."""
+    """Returns None when actual contains fragment, else a description of the first difference. A list
+    under a key of BY_NAME matches by name (matches_by_name); any other list element by element."""
     if isinstance(fragment, str) and fragment == "*":
         return None
     if isinstance(fragment, str) and fragment.startswith("~"):
@@ -164,7 +244,10 @@ def matches(fragment, actual, where="$"):
         for k, v in fragment.items():
             if k not in actual:
                 return f"{where}: no key {k!r}"
-            diff = matches(v, actual[k], f"{where}.{k}")
+            if k in BY_NAME and isinstance(v, list):
+                diff = matches_by_name(k, v, actual[k], f"{where}.{k}")
+            else:
+                diff = matches(v, actual[k], f"{where}.{k}")
             if diff:
                 return diff
         return None
@@ -223,7 +306,7 @@ def run_case(case, args, validator):
         r = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=120,
                            stdin=subprocess.DEVNULL)
         problems = []
-        if "exit" in case and r.returncode != case["exit"]:
+        if r.returncode != case["exit"]:
             problems.append(f"exit {r.returncode}, expected {case['exit']}")
         wants_json = "--json" in cmd or "--format json" in cmd or "--format=json" in cmd
         if wants_json:

@@ -10,8 +10,7 @@
 // query_error (a CUresult name the call returns, e.g. CUDA_ERROR_SYSTEM_NOT_READY). At the top level:
 // logical_endpoint_ids (how many IDs the driver hands out, default 1024).
 //
-// With FAKECUDA_CHECK_LEAKS=1 the process fails (exit 70, a message on stderr) when it exits holding
-// endpoint IDs, endpoints, bindings, allocations or reserved address ranges.
+// What a process still holds of them at exit is in endpoint_leaks (FAKECUDA_CHECK_LEAKS, fake_state).
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,24 +169,18 @@ bool free_id(CUlogicalEndpointId id) {
     return le().reserved.count(id) != 0 && le().endpoints.count(id) == 0;
 }
 
-// At exit, with FAKECUDA_CHECK_LEAKS=1: fail the process if it still holds anything.
-struct LeCheckAtExit {
-    ~LeCheckAtExit() {
-        const char* on = std::getenv("FAKECUDA_CHECK_LEAKS");
-        if (on == nullptr || std::strcmp(on, "1") != 0) return;
-        std::size_t binds = 0;
-        for (const auto& [id, e] : le().endpoints) binds += e.binds.size();
-        const std::size_t allocs = live_allocations(), ranges = live_reservations();
-        if (le().reserved.empty() && le().endpoints.empty() && binds == 0 && allocs == 0 && ranges == 0) return;
-        std::fprintf(stderr,
-                     "fakecuda: leaked at exit: %zu endpoint ids, %zu endpoints, %zu bindings, %zu allocations, "
-                     "%zu address ranges\n",
-                     le().reserved.size(), le().endpoints.size(), binds, allocs, ranges);
-        _exit(70);
-    }
-} le_check_at_exit;
-
 }  // namespace
+
+std::vector<std::string> endpoint_leaks() {
+    std::vector<std::string> left;
+    std::size_t binds = 0;
+    for (const auto& [id, e] : le().endpoints) binds += e.binds.size();
+    if (!le().reserved.empty()) left.push_back(std::to_string(le().reserved.size()) + " endpoint ids not released");
+    if (!le().endpoints.empty()) left.push_back(std::to_string(le().endpoints.size()) + " endpoints not destroyed");
+    if (binds != 0) left.push_back(std::to_string(binds) + " bindings not unbound");
+    return left;
+}
+
 }  // namespace fake
 
 using fake::Endpoint;

@@ -39,11 +39,6 @@ Allocation* allocation_at(CUdeviceptr ptr, std::size_t* offset);
 // The reserved range that holds ptr, or nullptr. Caller holds state().mutex.
 const Reservation* reservation_at(CUdeviceptr ptr);
 
-// How many allocations (released or not, while mapped) and reserved ranges this process still holds:
-// for leak checks at exit. Caller holds state().mutex.
-std::size_t live_allocations();
-std::size_t live_reservations();
-
 // A set of devices that may read and write some memory: bit N for device N.
 using AccessMask = std::uint32_t;
 // Every device (host memory handed out by pools, cuMemAlloc without a context).

@@ -214,31 +214,24 @@ std::uint64_t& u64_attribute(Pool& p, CUmemPool_attribute attr, bool& ok) {
     }
 }
 
-// With FAKECUDA_LEAK_CHECK set, says on stderr at exit what the process left behind: pools it created
-// or imported and did not destroy, pool allocations and imported pointers it did not free, primary
-// contexts it retained and did not release. Tests assert that no "fakecuda: leak" line appears.
-struct PoolCheckAtExit {
-    ~PoolCheckAtExit() {
-        const char* on = std::getenv("FAKECUDA_LEAK_CHECK");
-        if (on == nullptr || *on == '\0') return;
-        for (const auto& [id, p] : pools()) {
-            if (!p.is_default && !p.destroyed) std::fprintf(stderr, "fakecuda: leak: pool %#lx not destroyed\n", id);
-            if (!p.blocks.empty()) {
-                std::fprintf(stderr, "fakecuda: leak: %zu %s of pool %#lx not freed\n", p.blocks.size(),
-                             p.imported ? "imported pointers" : "allocations", id);
-            }
+}  // namespace
+
+std::vector<std::string> pool_leaks() {
+    std::vector<std::string> left;
+    char line[160];
+    for (const auto& [id, p] : pools()) {
+        if (!p.is_default && !p.destroyed) {
+            std::snprintf(line, sizeof line, "pool %#lx not destroyed", id);
+            left.emplace_back(line);
         }
-        for (std::size_t i = 0; i < state().devices.size(); ++i) {
-            if (state().devices[i].context_refs > 0) {
-                std::fprintf(stderr,
-                             "fakecuda: leak: device %zu's primary context retained %d times and not released\n", i,
-                             state().devices[i].context_refs);
-            }
+        if (!p.blocks.empty()) {
+            std::snprintf(line, sizeof line, "%zu %s of pool %#lx not freed", p.blocks.size(),
+                          p.imported ? "imported pointers" : "allocations", id);
+            left.emplace_back(line);
         }
     }
-} pool_check_at_exit;
-
-}  // namespace
+    return left;
+}
 
 Pool* find_pool(CUmemoryPool handle) {
     const auto it = pools().find(reinterpret_cast<std::uintptr_t>(handle));

@@ -10,11 +10,15 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
 #include <chrono>
+#include <string_view>
+
+#include "cuda/logical_endpoint_compat.hpp"
 
 namespace fake {
 namespace {
@@ -134,6 +138,72 @@ void report_call_counts() {
     std::fprintf(stderr, "%s (pid %d)\n", line.c_str(), static_cast<int>(getpid()));
 }
 
+// FAKECUDA_CHECK_LEAKS=1, at exit: every kind of thing this process still holds on stderr, and exit 70.
+void check_leaks_at_exit() {
+    std::vector<std::string> left = pool_leaks();
+    for (auto more : {endpoint_leaks(), memory_leaks()}) left.insert(left.end(), more.begin(), more.end());
+    for (std::size_t i = 0; i < state().devices.size(); ++i) {
+        if (state().devices[i].context_refs > 0) {
+            left.push_back("device " + std::to_string(i) + "'s primary context retained " +
+                           std::to_string(state().devices[i].context_refs) + " times and not released");
+        }
+    }
+    if (left.empty()) return;
+    for (const auto& line : left) std::fprintf(stderr, "fakecuda: leak: %s (pid %d)\n", line.c_str(), getpid());
+    _exit(70);
+}
+
+// The device attributes a profile may name instead of numbering them ("COMPUTE_MODE": 3, or with the
+// CU_DEVICE_ATTRIBUTE_ prefix), so that a case says which one it changes: those that cases change,
+// and those the tool asks about by name. A name beside the base profile's number overrides it.
+#define FAKE_ATTRIBUTE(name) \
+    { #name, CU_DEVICE_ATTRIBUTE_##name }
+const std::pair<std::string_view, int> kAttributeNames[] = {
+    FAKE_ATTRIBUTE(COMPUTE_MODE),
+    FAKE_ATTRIBUTE(COMPUTE_CAPABILITY_MAJOR),
+    FAKE_ATTRIBUTE(COMPUTE_CAPABILITY_MINOR),
+    FAKE_ATTRIBUTE(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    FAKE_ATTRIBUTE(HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED),
+    FAKE_ATTRIBUTE(HANDLE_TYPE_FABRIC_SUPPORTED),
+    FAKE_ATTRIBUTE(MEMORY_POOLS_SUPPORTED),
+    FAKE_ATTRIBUTE(HOST_NUMA_ID),
+    FAKE_ATTRIBUTE(HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    FAKE_ATTRIBUTE(HOST_NUMA_MEMORY_POOLS_SUPPORTED),
+    FAKE_ATTRIBUTE(HOST_MEMORY_POOLS_SUPPORTED),
+    FAKE_ATTRIBUTE(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    {"LOGICAL_ENDPOINT_UNICAST_SUPPORTED", cumemctl::le::kAttrUnicastSupported},
+    {"LOGICAL_ENDPOINT_MULTICAST_SUPPORTED", cumemctl::le::kAttrMulticastSupported},
+    {"LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED", cumemctl::le::kAttrCountedOpsSupported},
+    {"LOGICAL_ENDPOINT_UNICAST_ACCESS_ON_OWNER_SUPPORTED", cumemctl::le::kAttrUnicastAccessOnOwnerSupported},
+};
+#undef FAKE_ATTRIBUTE
+
+// A profile's attribute key: its number ("20") or its name ("COMPUTE_MODE"); dies naming the names it
+// knows when it is neither.
+int attribute_number(const std::string& key) {
+    if (!key.empty() && std::isdigit(static_cast<unsigned char>(key[0])) != 0) return std::stoi(key);
+    const std::string_view name = std::string_view(key).substr(key.rfind("CU_DEVICE_ATTRIBUTE_", 0) == 0 ? 20 : 0);
+    std::string known;
+    for (const auto& [n, number] : kAttributeNames) {
+        if (n == name) return number;
+        known += (known.empty() ? "" : ", ") + std::string(n);
+    }
+    die("profile: no device attribute is called " + key + "; give its number, or one of " + known +
+        " (tests/fakecuda/fake_state.cpp: kAttributeNames)");
+}
+
+// The device attributes of a profile device: numbers first, then names, which override them.
+std::map<int, int> read_attributes(const nlohmann::json& attrs) {
+    std::map<int, int> out;
+    for (const bool named : {false, true}) {
+        for (const auto& [k, v] : attrs.items()) {
+            const bool is_name = k.empty() || std::isdigit(static_cast<unsigned char>(k[0])) == 0;
+            if (is_name == named) out[attribute_number(k)] = v.get<int>();
+        }
+    }
+    return out;
+}
+
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
@@ -157,8 +227,7 @@ void load_profile(State& s) {
         dev.pci_bus_id = d.value("pci_bus_id", "00000000:00:00.0");
         dev.total = d.value("total", std::uint64_t{0});
         dev.used = d.value("baseline_used", std::uint64_t{0});
-        const nlohmann::json attrs = d.value("attrs", nlohmann::json::object());
-        for (const auto& [k, v] : attrs.items()) dev.attrs[std::stoi(k)] = v.get<int>();
+        dev.attrs = read_attributes(d.value("attrs", nlohmann::json::object()));
         for (const auto& g : d.value("granularity", nlohmann::json::array())) {
             GranularityRow row;
             row.loc = g.value("loc", 1);
@@ -218,6 +287,12 @@ void load_profile(State& s) {
         }
     }
     if (std::getenv("FAKECUDA_COUNT_CALLS") != nullptr) std::atexit(report_call_counts);
+    if (std::getenv("FAKECUDA_LEAK_CHECK") != nullptr) {
+        die("FAKECUDA_LEAK_CHECK is gone: set FAKECUDA_CHECK_LEAKS=1, the one leak switch (a process that "
+            "exits holding anything says what on stderr and exits 70)");
+    }
+    const char* leaks = std::getenv("FAKECUDA_CHECK_LEAKS");
+    if (leaks != nullptr && std::strcmp(leaks, "1") == 0) std::atexit(check_leaks_at_exit);
     setenv("FAKECUDA_LOADED_BY", std::to_string(getpid()).c_str(), 1);
 }
 

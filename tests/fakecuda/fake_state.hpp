@@ -109,6 +109,14 @@ Device* device(int ordinal);
 // Whether the device's profile sets an attribute to something other than 0 (false for no such device).
 bool has_attr(int ordinal, int attribute);
 
+// What this process still holds, one line for each kind ("2 allocations not released"), for
+// FAKECUDA_CHECK_LEAKS=1, the one leak switch: at exit, a process that holds anything says
+// "fakecuda: leak: LINE" on stderr for each and exits 70, which fails the case that set it. Each file
+// that hands something out lists what of it is left.
+std::vector<std::string> pool_leaks();      // fake_pools.cpp: pools, pool allocations, imported pointers
+std::vector<std::string> endpoint_leaks();  // fake_le.cpp: endpoint ids, endpoints, bindings
+std::vector<std::string> memory_leaks();    // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
+
 // Whether the calling process can open an IMEX channel: some channelN under the channel directory
 // (FAKECUDA_IMEX_DIR, or the profile's "imex_channel_dir", default /dev/nvidia-caps-imex-channels)
 // is a character device the process may read and write. This is the rule the real driver applies to fabric handles.

@@ -129,11 +129,13 @@ const Reservation* reservation_at(CUdeviceptr ptr) {
     return p < it->second.base + it->second.size ? &it->second : nullptr;
 }
 
-std::size_t live_allocations() {
-    return allocations().size();
-}
-std::size_t live_reservations() {
-    return reservations().size();
+std::vector<std::string> memory_leaks() {
+    std::vector<std::string> left;
+    if (!allocations().empty())
+        left.push_back(std::to_string(allocations().size()) +
+                       " allocations still held (not released, or released and still mapped)");
+    if (!reservations().empty()) left.push_back(std::to_string(reservations().size()) + " address ranges not freed");
+    return left;
 }
 
 bool valid_device_range(CUdeviceptr ptr, std::size_t size, int device) {

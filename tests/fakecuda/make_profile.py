@@ -5,11 +5,13 @@ case states only what differs (a query that never completes, fabric software tha
     make_profile.py BASE OUT PATH=VALUE...
 
 BASE is a profile name (gb200x4) or a file; PATH is dotted, with [N] for a list index or [*] for every
-element; VALUE is JSON (a bare word that is not JSON is taken as a string). Examples:
+element; VALUE is JSON (a bare word that is not JSON is taken as a string). A device attribute is
+changed by its name, without CU_DEVICE_ATTRIBUTE_ (the fake driver knows the names that cases change:
+kAttributeNames in fake_state.cpp; a name overrides the base profile's number). Examples:
 
     devices[*].logical_endpoints.query_polls=-1
     devices[0].logical_endpoints.create_error=CUDA_ERROR_SYSTEM_NOT_READY
-    devices[1].attrs.154=0
+    devices[1].attrs.LOGICAL_ENDPOINT_MULTICAST_SUPPORTED=0
     missing_entry_points=["cuLogicalEndpointBindAddr"]
 """
 import json
@@ -55,11 +57,17 @@ def main(argv):
         path, sep, text = change.partition("=")
         if not sep:
             raise SystemExit(f"make_profile: expected PATH=VALUE, got {change!r}")
+        keys = steps(path)
+        numbered = [k for i, k in enumerate(keys[1:]) if keys[i] == "attrs" and isinstance(k, str) and k.isdigit()]
+        if numbered:
+            raise SystemExit(f"make_profile: {change!r} changes device attribute {numbered[0]} by its number; change "
+                             f"it by its name, without CU_DEVICE_ATTRIBUTE_ (attrs.COMPUTE_MODE=3 for attribute 20), "
+                             f"adding the name to kAttributeNames in tests/fakecuda/fake_state.cpp where it is not there")
         try:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = text
-        assign(profile, steps(path), value)
+        assign(profile, keys, value)
     with open(out, "w", encoding="utf-8") as f:
         json.dump(profile, f, indent=1)
 

@@ -48,7 +48,7 @@ TEST_CASE("without access asked for, a change that lets more users open a channe
     CHECK(kept.change == Change::keep);
     CHECK(kept.detail ==
           "kept owner 1000:1000, mode 0600: with the default (owner 0:0, mode 0666) every user could read and write "
-          "it; {force}, or {owner} or {mode}, changes it");
+          "it; a forced run, or the channels' owner or the channels' mode, changes it");
     // force, or an explicit owner or mode, asks for it.
     CHECK(plan_channel(by_default, char_node(242, 1, 1000, 1000, 0600), {false, true}).change == Change::fix);
     CHECK(plan_channel(by_default, char_node(242, 1, 1000, 1000, 0600), {false, false, true}).change == Change::fix);
@@ -98,12 +98,12 @@ TEST_CASE("a device node of the wrong number or type is refused without force an
          {char_node(242, 4), char_node(243, 3), NodeState{NodeKind::block_device, 242, 3, 65534, 65534, 0600}}) {
         const ChannelPlan refused = plan_channel(kWant, wrong, {});
         CHECK(refused.change == Change::refuse);
-        // The detail names the property; imex-setup says it as --force.
-        CHECK(refused.detail.find("; {force} replaces it") != std::string::npos);
+        // The detail names the property in the core's words; imex-setup says it as --force.
+        CHECK(refused.detail.find("; a forced run replaces it") != std::string::npos);
         CHECK(plan_channel(kWant, wrong, {false, true}).change == Change::replace);
     }
     CHECK(plan_channel(kWant, char_node(242, 4), {}).detail ==
-          "character device 242:4, not character device 242:3; {force} replaces it");
+          "character device 242:4, not character device 242:3; a forced run replaces it");
     CHECK(plan_channel(kWant, NodeState{NodeKind::block_device, 242, 3, 0, 0, 0600}, {false, true}).detail ==
           "block device 242:3, not character device 242:3");
 }

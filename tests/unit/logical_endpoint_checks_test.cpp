@@ -16,11 +16,24 @@ namespace {
 
 const LeLimits kLimits{2 * MiB, 64 * GiB};
 
-// The suggestions of a violation as "{property}=value" strings, for compact checks.
+// Each property named by its key in braces, for compact checks.
+const LeNames kKeys{.endpoint_size = "{endpoint_size}",
+                    .offset = "{offset}",
+                    .mem_offset = "{mem_offset}",
+                    .bind_size = "{bind_size}",
+                    .location = "{location}",
+                    .handle_type = "{handle_type}",
+                    .counted_ops = "{counted_ops}",
+                    .by_address = "{by_address}",
+                    .limits_only = "{limits_only}",
+                    .timeout = "{timeout}",
+                    .devices = "{devices}"};
+
+// The suggestions of a violation as "{property}=value" strings.
 std::vector<std::string> nearest(const std::optional<LeViolation>& v) {
     std::vector<std::string> out;
     REQUIRE(v.has_value());
-    for (const auto& s : v->nearest) out.push_back(le_placeholder(s.property) + "=" + size_argument(s.value));
+    for (const auto& s : v->nearest) out.push_back(kKeys.of(s.property) + "=" + size_argument(s.value));
     return out;
 }
 
@@ -95,31 +108,29 @@ TEST_CASE("size_argument reads back through parse_size") {
     CHECK(size_argument(1536 * 1024ULL) == "1536KiB");
 }
 
-namespace {
-
-// A command's names for the properties, as le-bind gives its options.
-std::string checks_test_flag(LeProperty p) {
-    return p == LeProperty::offset ? "--offset" : p == LeProperty::bind_size ? "--bind-size" : "--other";
-}
-
-}  // namespace
-
 TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the core's words or a command's") {
+    const auto off = check_bind_plan(plan(8 * MiB, 8 * MiB, 3 * MiB, 0, 2 * MiB), kLimits);
     try {
-        refuse(*check_bind_plan(plan(8 * MiB, 8 * MiB, 3 * MiB, 0, 2 * MiB), kLimits));
+        refuse(*off);
         FAIL("did not throw");
-    } catch (const LeError& e) {
+    } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::usage);
         CHECK(e.problem().message.find("offset 3 MiB") == 0);
         CHECK(e.problem().remedy == "nearest valid: endpoint offset 2MiB or endpoint offset 4MiB");
-        CHECK(e.in_words(checks_test_flag).remedy == "nearest valid: --offset 2MiB or --offset 4MiB");
-        CHECK(e.in_words(checks_test_flag).message == e.problem().message);
+    }
+    LeNames options;
+    options.offset = "--offset";
+    try {
+        refuse(*off, options);
+        FAIL("did not throw");
+    } catch (const Error& e) {
+        CHECK(e.problem().remedy == "nearest valid: --offset 2MiB or --offset 4MiB");
     }
 }
 
-TEST_CASE("nearest_remedy names each property by its placeholder, and says something where no value helps") {
+TEST_CASE("nearest_remedy names each property as the names do, and says something where no value helps") {
     const auto past = check_bind_plan(plan(4 * MiB, 8 * MiB, 2 * MiB, 0, 4 * MiB), kLimits);
-    CHECK(nearest_remedy(*past) == "nearest valid: {bind_size} 2MiB or {offset} 0");
-    CHECK(le_remedy(nearest_remedy(*past), checks_test_flag) == "nearest valid: --bind-size 2MiB or --offset 0");
+    CHECK(nearest_remedy(*past) == "nearest valid: bind size 2MiB or endpoint offset 0");
+    CHECK(nearest_remedy(*past, kKeys) == "nearest valid: {bind_size} 2MiB or {offset} 0");
     CHECK(nearest_remedy(LeViolation{"too big", {}}) == "choose smaller sizes or offsets");
 }

@@ -63,12 +63,13 @@ TEST_CASE("StepLog::attempt keeps the first problem and the message as the faile
 TEST_CASE("StepLog::call and undo record the driver's answer; an undo failure is kept, not thrown") {
     const DriverApi api = testing_driver::table();
     StepLog log(api, [](Problem& p) { p.remedy = "do this"; });
-    CHECK(log.call("good", "cuGood", steps_test_ok, 1).result_name == "CUDA_SUCCESS");
-    CHECK_THROWS_WITH_AS(log.call("bad", "cuBad", steps_test_fails, 1), doctest::Contains("bad: cuBad failed"), Error);
-    log.undo("undo good", "cuUndo", steps_test_ok, 1);
-    log.undo("undo bad", "cuUndoBad", steps_test_fails, 1);
+    CHECK(log.call("good", "cuMemCreate", steps_test_ok, 1).result_name == "CUDA_SUCCESS");
+    CHECK_THROWS_WITH_AS(log.call("bad", "cuMemMap", steps_test_fails, 1), doctest::Contains("bad: cuMemMap failed"),
+                         Error);
+    log.undo("undo good", "cuMemUnmap", steps_test_ok, 1);
+    log.undo("undo bad", "cuMemRelease", steps_test_fails, 1);
     CUresult (*missing)(int) = nullptr;
-    log.undo("undo missing", "cuMissing", missing, 1);
+    log.undo("undo missing", "cuMemAddressFree", missing, 1);
     REQUIRE(log.steps().size() == 5);
     CHECK_FALSE(log.steps()[1].ok);
     CHECK(log.steps()[1].result == static_cast<int>(CUDA_ERROR_INVALID_VALUE));
@@ -78,6 +79,36 @@ TEST_CASE("StepLog::call and undo record the driver's answer; an undo failure is
     CHECK(log.steps()[4].detail == "the driver lacks this entry point");
     REQUIRE(log.undo_failures().size() == 2);
     CHECK(log.undo_failures()[0].message.rfind("cleanup: undo bad", 0) == 0);
+}
+
+TEST_CASE("a missing entry point gives one message, with the table's version, through CU_CALL and StepLog::call") {
+    static_assert(entry_version("cuMemPoolTrimTo") == 11020);
+    static_assert(EntryPoint("cuLogicalEndpointQuery").version == 13030);
+    DriverApi api = testing_driver::table();
+    api.cuMemPoolTrimTo = nullptr;
+    const std::string expected = "this driver has no cuMemPoolTrimTo (it needs CUDA 11.2)";
+    std::string from_macro;
+    try {
+        CU_CALL(api, cuMemPoolTrimTo, CUmemoryPool{}, size_t{0});
+        FAIL("CU_CALL called a missing entry point");
+    } catch (const Error& e) {
+        from_macro = e.problem().message;
+        CHECK(e.problem().exit_code == ExitCode::unavailable);
+    }
+    CHECK(from_macro == expected);
+    CHECK_THROWS_WITH_AS(CU_REQUIRE(api, cuMemPoolTrimTo), expected.c_str(), Error);
+    bool diagnosed = false;
+    StepLog log(api, [&](Problem&) { diagnosed = true; });
+    std::string from_log;
+    try {
+        log.call("trim", "cuMemPoolTrimTo", api.cuMemPoolTrimTo, CUmemoryPool{}, size_t{0});
+        FAIL("StepLog::call called a missing entry point");
+    } catch (const Error& e) {
+        from_log = e.problem().message;
+        CHECK(e.problem().exit_code == ExitCode::unavailable);
+    }
+    CHECK(from_log == expected);
+    CHECK(log.steps().empty());  // nothing was called
 }
 
 TEST_CASE("a step survives the JSON round trip with every key present") {

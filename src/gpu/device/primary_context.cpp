@@ -5,8 +5,8 @@
 namespace cumemctl::gpu {
 
 PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
-    require_entry(reinterpret_cast<const void*>(api.cuDevicePrimaryCtxRelease), "cuDevicePrimaryCtxRelease", 11000);
-    require_entry(reinterpret_cast<const void*>(api.cuCtxSetCurrent), "cuCtxSetCurrent", 4000);
+    CU_REQUIRE(api, cuDevicePrimaryCtxRelease);
+    CU_REQUIRE(api, cuCtxSetCurrent);
     if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
     CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
     const CUresult r = api.cuCtxSetCurrent(context_);

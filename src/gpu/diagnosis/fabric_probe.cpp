@@ -43,7 +43,7 @@ void probe_steps(ProbeResources& res, const CUmemAllocationProp& prop, FabricPro
         CU_CALL(api, cuMemGetAllocationGranularity, &granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM);
         result.granularity = granularity;
     });
-    require_entry(reinterpret_cast<const void*>(api.cuMemCreate), "cuMemCreate", 10020);
+    CU_REQUIRE(api, cuMemCreate);
     log.time("create", "cuMemCreate", [&] {
         CUmemGenericAllocationHandle created = 0;
         CUresult r = api.cuMemCreate(&created, result.granularity, &prop, 0);

@@ -27,7 +27,7 @@ std::string LeIdRange::describe() const {
 
 LeQueryWait poll_constructed(const DriverApi& api, CUlogicalEndpointId id, std::uint32_t count,
                              std::chrono::duration<double> timeout) {
-    require_entry(reinterpret_cast<const void*>(api.cuLogicalEndpointQuery), "cuLogicalEndpointQuery", 0);
+    CU_REQUIRE(api, cuLogicalEndpointQuery);
     LeQueryWait w;
     Stopwatch sw;
     auto pause = std::chrono::microseconds(50);
@@ -80,7 +80,8 @@ void LogicalEndpoint::add_device(int device) {
     added_.push_back(device);
 }
 
-LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for) {
+LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for,
+                                              const LeNames& names) {
     LeQueryWait w;
     Stopwatch sw;
     try {
@@ -104,15 +105,16 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
     if (!w.constructed) {
         s.result_name = "deadline";
         s.ok = false;
-        throw LeError(Problem{
+        throw Error(Problem{
             .exit_code = ExitCode::failed,
             .message = fmt::format("endpoint {} was not constructed within {:g} s: {} polls of cuLogicalEndpointQuery "
                                    "over {:.3f} s saw it incomplete",
                                    id_, timeout.count(), w.polls, w.waited_seconds),
             .cause = fmt::format("waited for {}", waited_for),
-            .remedy = "wait longer (a longer {timeout}); if it never completes, check that the fabric software "
-                      "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one NVLink "
-                      "clique"});
+            .remedy = fmt::format("wait longer (a longer {}); if it never completes, check that the fabric software "
+                                  "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one "
+                                  "NVLink clique",
+                                  names.timeout)});
     }
     constructed_ = true;
     return w;
@@ -151,10 +153,10 @@ void LogicalEndpoint::check_bind_device(int device) const {
 }
 
 LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source,
-                     const LeBindPlan& plan, const LeLimits& limits)
+                     const LeBindPlan& plan, const LeLimits& limits, const LeNames& names)
     : log_(log), id_(endpoint.id()), device_(device), plan_(plan), by_address_(source.ptr != 0) {
     endpoint.check_bind_device(device);
-    if (auto v = check_bind_plan(plan, limits)) refuse(*v);
+    if (auto v = check_bind_plan(plan, limits)) refuse(*v, names);
     const auto& api = log_.api();
     const std::string what = fmt::format("bind on device {}", device);
     // The driver takes the source address as a pointer.

@@ -62,7 +62,9 @@ public:
     // cuLogicalEndpointAddDevice (multicast only; a unicast endpoint is refused before the call).
     void add_device(int device);
     // Polls Query until constructed; throws Error (failed) naming `waited_for` when the deadline passes.
-    LeQueryWait wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for);
+    // Its remedy names the timeout as `names` does.
+    LeQueryWait wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for,
+                                 const LeNames& names = {});
     // cuLogicalEndpointExport to a fabric handle of le::kFabricHandleBytes bytes.
     std::vector<unsigned char> export_fabric();
 
@@ -94,10 +96,11 @@ struct LeSource {
 // A binding of memory into an endpoint on one device; unbound when it goes away.
 class LeBinding {
 public:
-    // Checks the device rule and the plan against the limits (Error, usage), then binds with
-    // cuLogicalEndpointBindMem, or cuLogicalEndpointBindAddr at ptr + mem_offset when source.ptr is set.
+    // Checks the device rule and the plan against the limits (Error, usage; the remedy naming the
+    // properties as `names` does), then binds with cuLogicalEndpointBindMem, or cuLogicalEndpointBindAddr
+    // at ptr + mem_offset when source.ptr is set.
     LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source, const LeBindPlan& plan,
-              const LeLimits& limits);
+              const LeLimits& limits, const LeNames& names = {});
     ~LeBinding();
     LeBinding(const LeBinding&) = delete;
     LeBinding& operator=(const LeBinding&) = delete;

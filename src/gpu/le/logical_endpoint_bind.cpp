@@ -50,10 +50,11 @@ void check_devices(const DriverApi& api, const LeBindRequest& req, LeBindOutcome
 // The memory of each device's binding. Host-NUMA memory must be on the node closest to the device.
 std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBindRequest& req) {
     if (req.location.type != CU_MEM_LOCATION_TYPE_DEVICE && req.location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA) {
-        throw LeError(
-            Problem{.exit_code = ExitCode::usage,
-                    .message = "logical endpoints bind device or host-NUMA memory",
-                    .remedy = "use {location} device, host-numa (the node closest to each device) or host-numa:N"});
+        throw Error(Problem{.exit_code = ExitCode::usage,
+                            .message = "logical endpoints bind device or host-NUMA memory",
+                            .remedy = fmt::format("use {} device, host-numa (the node closest to each device) or "
+                                                  "host-numa:N",
+                                                  req.names.location)});
     }
     MemoryRequest m;
     m.location = req.location;
@@ -64,21 +65,20 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
         if (req.location.type != CU_MEM_LOCATION_TYPE_HOST_NUMA || !req.location.numa_node) continue;
         const auto closest = device_attribute(api, d, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID);
         if (!closest || *closest < 0) {
-            throw LeError(Problem{.exit_code = ExitCode::unavailable,
-                                  .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
-                                  .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
-                                  .remedy = "use {location} device"});
+            throw Error(Problem{.exit_code = ExitCode::unavailable,
+                                .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
+                                .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
+                                .remedy = fmt::format("use {} device", req.names.location)});
         }
         if (*closest != *req.location.numa_node) {
-            throw LeError(Problem{
+            throw Error(Problem{
                 .exit_code = ExitCode::usage,
                 .message =
                     fmt::format("host-NUMA node {} is not the node closest to device {} (its "
                                 "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {}): bound host memory must be on that node",
                                 *req.location.numa_node, d, *closest),
-                .remedy = fmt::format("nearest valid: {{location}} host-numa:{} or {{location}} host-numa (each "
-                                      "device's own node)",
-                                      *closest)});
+                .remedy = fmt::format("nearest valid: {0} host-numa:{1} or {0} host-numa (each device's own node)",
+                                      req.names.location, *closest)});
         }
     }
     return props;
@@ -159,22 +159,22 @@ void round_trip(StepLog& log, const LeBindRequest& req, const std::vector<CUmemA
     if (req.multicast) {
         for (int d : req.devices) h.endpoint->add_device(d);
     }
-    out.query = h.endpoint->wait_constructed(timeout, waited_for(req, *out.id));
+    out.query = h.endpoint->wait_constructed(timeout, waited_for(req, *out.id), req.names);
     if (req.fabric) {
         const auto handle = h.endpoint->export_fabric();
         out.exported = true;
         h.imported.emplace(log, h.ids->base() + 1, handle.data());
         out.import_query = h.imported->wait_constructed(
-            timeout, fmt::format("endpoint {} imported from endpoint {}", h.ids->base() + 1, *out.id));
+            timeout, fmt::format("endpoint {} imported from endpoint {}", h.ids->base() + 1, *out.id), req.names);
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         h.memory.push_back(std::make_unique<LeMemory>(log, mprops[i], out.plan->allocation_size, req.devices[i],
-                                                      req.by_address, out.limits->bind_alignment));
+                                                      req.by_address, out.limits->bind_alignment, req.names));
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         const LeMemory& m = *h.memory[i];
-        h.bindings.push_back(std::make_unique<LeBinding>(log, *h.endpoint, req.devices[i],
-                                                         LeSource{m.handle(), m.ptr()}, *out.plan, *out.limits));
+        h.bindings.push_back(std::make_unique<LeBinding>(
+            log, *h.endpoint, req.devices[i], LeSource{m.handle(), m.ptr()}, *out.plan, *out.limits, req.names));
         out.bindings[i].bound = true;
     }
 }
@@ -183,8 +183,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
     out.support = le_driver_support(driver);
     require_logical_endpoints(out.support);
     if (req.devices.empty()) {
-        throw LeError(
-            Problem{.exit_code = ExitCode::usage, .message = "no device to bind on", .remedy = "give {devices}"});
+        throw Error(ExitCode::usage, "no device to bind on", fmt::format("give {}", req.names.devices));
     }
     const DriverApi& api = driver.api();
     check_devices(api, req, out);
@@ -196,7 +195,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
         out.completed = true;
         return;
     }
-    if (out.violation) refuse(*out.violation);
+    if (out.violation) refuse(*out.violation, req.names);
     out.granularity = ask_granularity(log, req, mprops);
     LeBindPlan plan;
     plan.endpoint_size = req.size;
@@ -207,7 +206,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
         largest_bind(req.size, plan.allocation_size, req.offset, req.mem_offset), out.limits->bind_alignment));
     out.plan = plan;
     out.violation = check_bind_plan(plan, *out.limits);
-    if (out.violation) refuse(*out.violation);
+    if (out.violation) refuse(*out.violation, req.names);
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         out.bindings.push_back({req.devices[i], location_name(mprops[i].location), plan.allocation_size, false});
     }
@@ -218,7 +217,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
 }  // namespace
 
 void run_le_bind(const Driver& driver, const LeBindRequest& request, LeBindOutcome& out) {
-    StepLog log(driver.api(), diagnose_le_failure);
+    StepLog log(driver.api(), le_diagnoser(request.names));
     try {
         run_steps(log, driver, request, out);
     } catch (...) {

@@ -114,16 +114,15 @@ std::string size_argument(u64 bytes) {
     return std::to_string(bytes);
 }
 
-std::string nearest_remedy(const LeViolation& violation) {
+std::string nearest_remedy(const LeViolation& violation, const LeNames& names) {
     if (violation.nearest.empty()) return "choose smaller sizes or offsets";
     std::vector<std::string> values;
-    for (const auto& s : violation.nearest) values.push_back(le_placeholder(s.property) + " " + size_argument(s.value));
+    for (const auto& s : violation.nearest) values.push_back(names.of(s.property) + " " + size_argument(s.value));
     return fmt::format("nearest valid: {}", fmt::join(values, " or "));
 }
 
-void refuse(const LeViolation& violation) {
-    throw LeError(
-        Problem{.exit_code = ExitCode::usage, .message = violation.message, .remedy = nearest_remedy(violation)});
+void refuse(const LeViolation& violation, const LeNames& names) {
+    throw Error(ExitCode::usage, violation.message, nearest_remedy(violation, names));
 }
 
 }  // namespace cumemctl::gpu

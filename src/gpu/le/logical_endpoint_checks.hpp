@@ -55,11 +55,11 @@ std::uint64_t largest_bind(std::uint64_t endpoint_size, std::uint64_t allocation
 // A size as an option value that parse_size reads back exactly: "2MiB", "1GiB", "12345".
 std::string size_argument(std::uint64_t bytes);
 
-// The remedy of a violation, with a placeholder for each property (le_remedy fills it): "nearest
-// valid: {offset} 2MiB or {offset} 4MiB", or a general one where no value would do.
-std::string nearest_remedy(const LeViolation& violation);
+// The remedy of a violation, each property named as `names` does: "nearest valid: endpoint offset 2MiB
+// or endpoint offset 4MiB" ("--offset 2MiB" for le-bind), or a general one where no value would do.
+std::string nearest_remedy(const LeViolation& violation, const LeNames& names = {});
 
-// Throws LeError (usage, exit 2) with the violation's message and its nearest values as the remedy.
-[[noreturn]] void refuse(const LeViolation& violation);
+// Throws Error (usage, exit 2) with the violation's message and its nearest values as the remedy.
+[[noreturn]] void refuse(const LeViolation& violation, const LeNames& names = {});
 
 }  // namespace cumemctl::gpu

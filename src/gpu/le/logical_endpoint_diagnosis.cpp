@@ -1,5 +1,9 @@
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 
+#include <utility>
+
+#include <fmt/format.h>
+
 namespace cumemctl::gpu {
 namespace {
 
@@ -13,11 +17,10 @@ bool is_bind(const std::string& call) {
 
 }  // namespace
 
-void explain_le_failure(Problem& p, CUresult result, const std::string& call, LeNames names) {
-    // The remedy names the request's properties as `names` does.
-    const auto set = [names](Problem& problem, const char* cause, const char* remedy) {
-        problem.cause = cause;
-        problem.remedy = le_remedy(remedy, names);
+void explain_le_failure(Problem& p, CUresult result, const std::string& call, const LeNames& names) {
+    const auto set = [](Problem& problem, std::string cause, std::string remedy) {
+        problem.cause = std::move(cause);
+        problem.remedy = std::move(remedy);
     };
     constexpr const char* kFabricSoftware =
         "start the fabric software (nvidia-fabricmanager, and nvidia-imex on multi-node NVLink systems) and wait "
@@ -34,7 +37,7 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call, Le
                     "release endpoint ids and destroy endpoints that this or other processes hold");
             } else {
                 set(p, "the device has too little free memory for this allocation",
-                    "use a smaller {endpoint_size}, or free memory on the device");
+                    fmt::format("use a smaller {}, or free memory on the device", names.endpoint_size));
             }
             return;
         case CUDA_ERROR_SYSTEM_NOT_READY:
@@ -56,28 +59,33 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call, Le
             return;
         case CUDA_ERROR_NOT_PERMITTED:
             set(p, "fabric handles need an IMEX channel this process can open, and there is none",
-                "create an IMEX channel node (cumemctl imex-setup, or /dev/nvidia-caps-imex-channels/channel0), or "
-                "use {handle_type} none");
+                fmt::format(
+                    "create an IMEX channel node (cumemctl imex-setup, or /dev/nvidia-caps-imex-channels/channel0), "
+                    "or use {} none",
+                    names.handle_type));
             return;
         case CUDA_ERROR_NOT_SUPPORTED:
             if (is_memory(call)) {
                 set(p, "the device does not offer memory of this location and handle type for cuMemCreate",
-                    "try {location} device, or {handle_type} none");
+                    fmt::format("try {} device, or {} none", names.location, names.handle_type));
                 return;
             }
             set(p, "this device or driver does not support the requested kind of logical endpoint or memory",
-                "check 'cumemctl devices' for the logical endpoint attributes; leave out {counted_ops}, "
-                "{handle_type} fabric or {location} host-numa to find which one it is");
+                fmt::format(
+                    "check 'cumemctl devices' for the logical endpoint attributes; leave out {}, {} fabric or {} "
+                    "host-numa to find which one it is",
+                    names.counted_ops, names.handle_type, names.location));
             return;
         case CUDA_ERROR_INVALID_VALUE:
             if (is_memory(call)) {
                 set(p, "the driver does not accept memory of this location and handle type (no granularity for it)",
-                    "try {location} device, or {handle_type} none; 'cumemctl devices' shows what each device offers");
+                    fmt::format("try {} device, or {} none; 'cumemctl devices' shows what each device offers",
+                                names.location, names.handle_type));
             } else if (is_bind(call)) {
                 set(p,
                     "the driver refused the binding; cumemctl checked alignment, sizes, the device and host-NUMA "
                     "rules first, so the cause is one it cannot check (for example memory the endpoint may not bind)",
-                    "compare the request with the limits ({limits_only} shows them)");
+                    fmt::format("compare the request with the limits ({} shows them)", names.limits_only));
             }
             return;
         default:
@@ -85,8 +93,11 @@ void explain_le_failure(Problem& p, CUresult result, const std::string& call, Le
     }
 }
 
-void diagnose_le_failure(Problem& problem) {
-    if (problem.driver) explain_le_failure(problem, static_cast<CUresult>(problem.driver->code), problem.driver->call);
+steps::Diagnoser le_diagnoser(LeNames names) {
+    return [names = std::move(names)](Problem& problem) {
+        if (problem.driver)
+            explain_le_failure(problem, static_cast<CUresult>(problem.driver->code), problem.driver->call, names);
+    };
 }
 
 }  // namespace cumemctl::gpu

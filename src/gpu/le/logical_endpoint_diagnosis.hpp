@@ -6,17 +6,19 @@
 
 #include "base/error.hpp"
 #include "cuda/driver_api.hpp"
+#include "steps/step_log.hpp"
 #include "gpu/le/logical_endpoint_words.hpp"
 
 namespace cumemctl::gpu {
 
 // Fills problem.cause and problem.remedy for a failed call of the logical endpoint flow (the
 // cuLogicalEndpoint* family and the cuMem* calls that make the bound memory), the remedy naming the
-// request's properties as `names` does (a command passes its options). Leaves other results as they are.
-void explain_le_failure(Problem& problem, CUresult result, const std::string& call, LeNames names = le_property_words);
+// request's properties as `names` does (a command's options, or the core's words). Leaves other
+// results as they are.
+void explain_le_failure(Problem& problem, CUresult result, const std::string& call, const LeNames& names = {});
 
-// The same, in the core's words, for a problem that carries its failed call (problem.driver); a
-// StepLog's Diagnoser.
-void diagnose_le_failure(Problem& problem);
+// A StepLog's Diagnoser for the flow: explain_le_failure of a problem that carries its failed call
+// (problem.driver), with `names`.
+steps::Diagnoser le_diagnoser(LeNames names = {});
 
 }  // namespace cumemctl::gpu

@@ -9,7 +9,7 @@
 namespace cumemctl::gpu {
 
 LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device, bool map,
-                   std::uint64_t alignment)
+                   std::uint64_t alignment, const LeNames& names)
     : prop_(prop),
       size_(size),
       device_(device),
@@ -38,11 +38,12 @@ LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t 
         .detail = fmt::format("{} aligned to {}", format_size(size), format_size(alignment));
     range_.reset(ptr);
     if (ptr % alignment != 0) {
-        throw LeError(Problem{
+        throw Error(Problem{
             .exit_code = ExitCode::failed,
             .message = fmt::format("cuMemAddressReserve returned 0x{:x}, which is not aligned to the bind alignment {}",
                                    ptr, format_size(alignment)),
-            .remedy = "this is a driver problem; bind by handle instead (leave out {by_address})"});
+            .remedy =
+                fmt::format("this is a driver problem; bind by handle instead (leave out {})", names.by_address)});
     }
     log.call("map memory", "cuMemMap", log.api().cuMemMap, ptr, static_cast<size_t>(size), size_t{0}, handle, 0ULL);
     mapped_.reset(ptr);  // from here on a failure unmaps

@@ -29,10 +29,6 @@ std::array<std::pair<const char*, const void*>, 12> le_entries(const DriverApi& 
 
 }  // namespace
 
-std::string cuda_version_string(int version) {
-    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
-}
-
 LeDriverSupport le_driver_support(const Driver& driver) {
     LeDriverSupport s;
     s.driver_version = driver.version();

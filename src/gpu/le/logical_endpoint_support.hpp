@@ -28,9 +28,6 @@ LeDriverSupport le_driver_support(const Driver& driver);
 // Throws Error (unavailable, exit 3) with support.message when the driver has no logical endpoints.
 void require_logical_endpoints(const LeDriverSupport& support);
 
-// "13.0" for 13000, "12.4" for 12040.
-std::string cuda_version_string(int version);
-
 // Support of one device: supported, not supported, or unknown (a driver older than 13.3, or an
 // attribute the driver does not answer).
 enum class LeSupport { supported, not_supported, unknown };

@@ -1,21 +1,14 @@
-// How the logical endpoint core names the properties of a request in a remedy, with the placeholders
-// of base/property_words. The core never spells a command's option: it writes a remedy with a
-// placeholder for each property it names ("use a smaller {endpoint_size}") and fills it with its own
-// words ("use a smaller endpoint size"); a command that sets the properties with options fills the
-// same remedy with them (le-bind: "use a smaller --size").
+// How the logical endpoint core names the properties of a request in what it tells people. The core
+// never spells a command's option: each text is formatted, where it is made, with the names of the
+// request (LeBindRequest::names), the core's own words by default ("use a smaller endpoint size"), a
+// command's options where it sets them (le-bind: "use a smaller --size").
 #pragma once
 
 #include <string>
-#include <string_view>
-
-#include "base/error.hpp"
-#include "base/property_words.hpp"
 
 namespace cumemctl::gpu {
 
-// The properties of a logical endpoint request that a remedy may tell the user to change. The
-// placeholder of each is its name in braces: {endpoint_size}, {offset}, {mem_offset}, {bind_size},
-// {location}, {handle_type}, {counted_ops}, {by_address}, {limits_only}, {timeout}, {devices}.
+// The properties of a logical endpoint request that a text may tell the user to change.
 enum class LeProperty {
     endpoint_size,  // CUlogicalEndpointProp.size, the bytes bindable per device
     offset,         // where in the endpoint a binding starts
@@ -30,26 +23,23 @@ enum class LeProperty {
     devices,        // the owner device (unicast) or the team (multicast)
 };
 
-// Names a property for the person who reads a remedy.
-using LeNames = std::string (*)(LeProperty);
+// What each property is called for the person who reads a text: by default the core's words, what
+// doctor and the diagnosis say; a command sets the options that set them.
+struct LeNames {
+    std::string endpoint_size = "endpoint size";
+    std::string offset = "endpoint offset";
+    std::string mem_offset = "memory offset";
+    std::string bind_size = "bind size";
+    std::string location = "location";
+    std::string handle_type = "handle type";
+    std::string counted_ops = "counted operations";
+    std::string by_address = "binding by address";
+    std::string limits_only = "a limits-only run";
+    std::string timeout = "construction timeout";
+    std::string devices = "an owner device or a team";
 
-// The core's words for a property: "endpoint size", "endpoint offset", "memory offset", "bind size",
-// "location", "handle type", "counted operations", "binding by address", "a limits-only run",
-// "construction timeout", "an owner device or a team".
-std::string le_property_words(LeProperty property);
-
-// The placeholder of a property in a remedy: "{offset}".
-std::string le_placeholder(LeProperty property);
-
-// `remedy` with each property placeholder replaced by names(property); other text, braces included, is
-// kept as it is.
-std::string le_remedy(std::string_view remedy, LeNames names = le_property_words);
-
-// An error of the logical endpoint core whose remedy (or any of its texts) may hold property
-// placeholders (base/property_words: PropertyError).
-class LeError : public PropertyError<LeProperty> {
-public:
-    explicit LeError(Problem problem);
+    // The name of one property (a nearest valid value names its property so).
+    const std::string& of(LeProperty property) const;
 };
 
 }  // namespace cumemctl::gpu

@@ -16,11 +16,15 @@ bool is_device_pinned(const CUmemLocation& location, CUmemAllocationType type) {
     return location.type == CU_MEM_LOCATION_TYPE_DEVICE && type == CU_MEM_ALLOCATION_TYPE_PINNED;
 }
 
-[[noreturn]] void needs_cuda13(const char* entry, const CUmemLocation& location, CUmemAllocationType type) {
+// A pool other than a device's pinned one, on a driver without the location-wide entry point.
+[[noreturn]] void needs_newer(EntryPoint entry, const CUmemLocation& location, CUmemAllocationType type) {
+    const std::string version = cuda_version_string(entry.version);
     throw Error(ExitCode::unavailable,
-                fmt::format("this driver has no {} (CUDA 13.0), which {} pools at location {} need", entry,
+                fmt::format("this driver has no {} (CUDA {}), which {} pools at location {} need", entry.name, version,
                             alloc_type_name(type), pool_location_name(location)),
-                "upgrade the NVIDIA driver to CUDA 13.0 or later; device pools work through the device entry points");
+                fmt::format("upgrade the NVIDIA driver to CUDA {} or later; device pools work through the device "
+                            "entry points",
+                            version));
 }
 
 // Throws "unavailable" when a support attribute is not 1, naming it and its value.
@@ -74,7 +78,7 @@ PoolInfo default_pool(const DriverApi& api, int device, const CUmemLocation& loc
         CU_CALL(api, cuDeviceGetDefaultMemPool, &info.handle, location.id);
         info.queried_with = "cuDeviceGetDefaultMemPool";
     } else {
-        needs_cuda13("cuMemGetDefaultMemPool", location, type);
+        needs_newer("cuMemGetDefaultMemPool", location, type);
     }
     return info;
 }
@@ -89,7 +93,7 @@ PoolInfo current_pool(const DriverApi& api, int device, const CUmemLocation& loc
         CU_CALL(api, cuDeviceGetMemPool, &info.handle, location.id);
         info.queried_with = "cuDeviceGetMemPool";
     } else {
-        needs_cuda13("cuMemGetMemPool", location, type);
+        needs_newer("cuMemGetMemPool", location, type);
     }
     return info;
 }
@@ -111,7 +115,7 @@ void make_current(const DriverApi& api, const PoolInfo& pool) {
     } else if (is_device_pinned(pool.location, pool.alloc_type)) {
         CU_CALL(api, cuDeviceSetMemPool, pool.location.id, pool.handle);
     } else {
-        needs_cuda13("cuMemSetMemPool", pool.location, pool.alloc_type);
+        needs_newer("cuMemSetMemPool", pool.location, pool.alloc_type);
     }
 }
 
@@ -143,7 +147,7 @@ void check_pool_support(const DriverApi& api, int device, const CUmemLocation& l
 
 OwnedPool::OwnedPool(const DriverApi& api, int device, const PoolRequest& request)
     : api_(api), pool_([&api](CUmemoryPool p) { return api.cuMemPoolDestroy(p); }) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemPoolDestroy), "cuMemPoolDestroy", 11020);
+    CU_REQUIRE(api, cuMemPoolDestroy);
     const CUmemLocation location = resolve_location(api, request.location, device);
     check_pool_support(api, device, location, request.handle_type);
     CUmemPoolProps props{};

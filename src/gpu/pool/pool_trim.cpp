@@ -39,8 +39,8 @@ void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {
 
 TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,
                     std::uint64_t granule) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemPoolTrimTo), "cuMemPoolTrimTo", 11020);
-    require_entry(reinterpret_cast<const void*>(api.cuMemPoolSetAttribute), "cuMemPoolSetAttribute", 11020);
+    CU_REQUIRE(api, cuMemPoolTrimTo);
+    CU_REQUIRE(api, cuMemPoolSetAttribute);
     TrimResult r;
     // The pool keeps everything while the workload runs; afterwards its release threshold is restored and
     // it is trimmed back to what it had reserved at the start, on every way out.

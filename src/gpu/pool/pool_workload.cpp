@@ -70,7 +70,7 @@ Stream::Stream(const DriverApi& api)
           api.cuStreamSynchronize(s);
           return api.cuStreamDestroy(s);
       }) {
-    require_entry(reinterpret_cast<const void*>(api.cuStreamDestroy), "cuStreamDestroy", 4000);
+    CU_REQUIRE(api, cuStreamDestroy);
     CU_CALL(api, cuStreamCreate, stream_.out(), CU_STREAM_NON_BLOCKING);
 }
 
@@ -80,7 +80,7 @@ void Stream::synchronize() const {
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
     : api_(api), stream_(stream) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemFreeAsync), "cuMemFreeAsync", 11020);
+    CU_REQUIRE(api, cuMemFreeAsync);
     CU_CALL(api, cuMemAllocFromPoolAsync, &ptr_, size, pool, stream.get());
     try {
         stream.synchronize();
@@ -108,7 +108,7 @@ void PoolAllocation::free() {
 
 WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern,
                             bool read_device_free) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemFreeAsync), "cuMemFreeAsync", 11020);
+    CU_REQUIRE(api, cuMemFreeAsync);
     WorkloadResult r;
     r.allocations = pattern.allocations();
     r.bytes = pattern.bytes();

@@ -14,7 +14,7 @@ void AllocationHandle::release() {
 
 AddressRange::AddressRange(const DriverApi& api, std::size_t size, std::size_t alignment)
     : api_(&api), size_(size), range_([&api, size](CUdeviceptr p) { return api.cuMemAddressFree(p, size); }) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemAddressFree), "cuMemAddressFree", 10020);
+    CU_REQUIRE(api, cuMemAddressFree);
     CU_CALL(api, cuMemAddressReserve, range_.out(), size, alignment, 0, 0);
     base_ = range_.get();
 }
@@ -25,7 +25,7 @@ void AddressRange::free() {
 
 Mapping::Mapping(const DriverApi& api, CUdeviceptr ptr, std::size_t size, CUmemGenericAllocationHandle handle)
     : api_(&api), mapped_([&api, size](CUdeviceptr p) { return api.cuMemUnmap(p, size); }) {
-    require_entry(reinterpret_cast<const void*>(api.cuMemUnmap), "cuMemUnmap", 10020);
+    CU_REQUIRE(api, cuMemUnmap);
     CU_CALL(api, cuMemMap, ptr, size, 0, handle, 0);
     mapped_.reset(ptr);
 }
