@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/primary_context.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -34,6 +35,21 @@ void probe_allocation(const DriverApi& api, int device, LocalityInfo& info) {
     }
     CUmemGenericAllocationHandle handle = 0;
     r = api.cuMemCreate(&handle, granule, &prop, 0);
+    // A driver that wants a context for it gets the device's primary context, for this call only.
+    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+        try {
+            const PrimaryContext context(api, device);
+            r = api.cuMemCreate(&handle, granule, &prop, 0);
+            if (r == CUDA_SUCCESS) api.cuMemRelease(handle);
+            info.allocation_works = r == CUDA_SUCCESS;
+            info.allocation_detail = fmt::format("cuMemCreate of {} bytes at domain 0 in the primary context: {}",
+                                                 granule, describe_failure(api, r, "").name);
+        } catch (const Error& e) {
+            info.allocation_works = false;
+            info.allocation_detail = e.what();
+        }
+        return;
+    }
     info.allocation_works = r == CUDA_SUCCESS;
     if (r == CUDA_SUCCESS) {
         api.cuMemRelease(handle);
