@@ -205,7 +205,7 @@ Placement pool_placement_unlocalized(const DriverApi& api, CUmemoryPool pool) {
 
 std::string placement_text(const Placement& p) {
     const std::string where =
-        p.expected < 0 ? std::string("the whole device (one domain)") : fmt::format("domain {}", p.expected);
+        p.expected < 0 ? std::string("the whole device, one domain") : fmt::format("domain {}", p.expected);
     if (p.confirmed()) return fmt::format("confirmed: {} ({})", where, p.source);
     if (!p.value) return fmt::format("unconfirmed: the {} was refused ({})", p.source, p.refusal);
     return fmt::format("unconfirmed: the {} answered {}, expected {}", p.source, *p.value, p.expected);
