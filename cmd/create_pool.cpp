@@ -34,7 +34,10 @@ nlohmann::json result_json(const CreatePoolResult& r) {
         auto placement = [](const std::optional<Placement>& p) {
             return p ? placement_json(*p) : nlohmann::json(nullptr);
         };
-        j["placement"] = {{"pool", placement(r.pool_placement)}, {"block", placement(r.block_placement)}};
+        j["placement"] = {{"pool", placement(r.pool_placement)},
+                          {"block", placement(r.block_placement)},
+                          {"pool_location_read_back",
+                           r.pool_location ? decoded_location_json(*r.pool_location) : nlohmann::json(nullptr)}};
     }
     return j;
 }

@@ -20,16 +20,12 @@ nlohmann::json or_null(const std::optional<T>& value, F&& to) {
 
 nlohmann::json prop_json(const CUmemAllocationProp& p) {
     // The id decoded by the location's type: a localized id packs the device and the domain.
-    const int device = location_device(p.location);
-    const int domain = location_domain(p.location);
-    return {{"location", location_name(p.location)},
-            {"location_id", p.location.id},
-            {"location_device", device < 0 ? nlohmann::json(nullptr) : nlohmann::json(device)},
-            {"locality_domain", domain < 0 ? nlohmann::json(nullptr) : nlohmann::json(domain)},
-            {"handle_types", handle_type_names(static_cast<int>(p.requestedHandleTypes))},
-            {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
-            {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
-            {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}};
+    nlohmann::json j = decoded_location_json(p.location);
+    j.update({{"handle_types", handle_type_names(static_cast<int>(p.requestedHandleTypes))},
+              {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
+              {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
+              {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}});
+    return j;
 }
 
 nlohmann::json export_json(const ExportInfo& e) {

@@ -53,6 +53,10 @@ inline constexpr int kPointerAttrDomain = 24;
 // CU_MEMPOOL_ATTR_LOCALITY_DOMAIN_ID: an int, -1 for a pool that is not localized (the value is
 // inferred from the order: low).
 inline constexpr int kPoolAttrDomain = 15;
+// CU_MEMPOOL_ATTR_LOCATION_ID and CU_MEMPOOL_ATTR_LOCATION_TYPE (ints, CUDA 13.2; high: the 13.3
+// bindings): how a pool's location is read back, to be decoded by its type.
+inline constexpr int kPoolAttrLocationId = 11;
+inline constexpr int kPoolAttrLocationType = 12;
 // CU_MEM_CREATE_USAGE_GPU_DIRECT_RDMA_OVER_PCIE (high: the 13.4 macro list and TensorRT-LLM).
 inline constexpr unsigned short kUsageRdmaOverPcie = 0x4;
 // CU_DEV_SM_RESOURCE_GROUP_LOCALITY_DOMAIN_ID, in the group parameters' flags and the result's sm.flags.

@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
 
 namespace cumemctl::gpu {
@@ -201,6 +202,27 @@ Placement pool_placement(const DriverApi& api, CUmemoryPool pool, int asked, int
 Placement pool_placement_unlocalized(const DriverApi& api, CUmemoryPool pool) {
     Placement p = pool_placement(api, pool, -1, 1);
     return p;
+}
+
+std::optional<CUmemLocation> pool_location(const DriverApi& api, CUmemoryPool pool) {
+    if (api.cuMemPoolGetAttribute == nullptr) return std::nullopt;
+    int type = 0, id = 0;
+    if (api.cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(locality::kPoolAttrLocationType), &type) !=
+            CUDA_SUCCESS ||
+        api.cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(locality::kPoolAttrLocationId), &id) !=
+            CUDA_SUCCESS) {
+        return std::nullopt;
+    }
+    return CUmemLocation{static_cast<CUmemLocationType>(type), id};
+}
+
+nlohmann::json decoded_location_json(const CUmemLocation& location) {
+    const int device = location_device(location);
+    const int domain = location_domain(location);
+    return {{"location", location_name(location)},
+            {"location_id", location.id},
+            {"location_device", device < 0 ? nlohmann::json(nullptr) : nlohmann::json(device)},
+            {"locality_domain", domain < 0 ? nlohmann::json(nullptr) : nlohmann::json(domain)}};
 }
 
 std::string placement_text(const Placement& p) {

@@ -81,6 +81,12 @@ Placement pool_placement(const DriverApi& api, CUmemoryPool pool, int asked, int
 // The attribute answer for memory that is not localized (a default device pool, cuMemAlloc): -1 expected.
 Placement pool_placement_unlocalized(const DriverApi& api, CUmemoryPool pool);
 
+// A pool's location as the driver reads it back (CU_MEMPOOL_ATTR_LOCATION_TYPE and _ID, CUDA 13.2),
+// nullopt where the driver does not answer them; decode it with location_device and location_domain.
+std::optional<CUmemLocation> pool_location(const DriverApi& api, CUmemoryPool pool);
+// A location read back, decoded by its type: {location, location_id, location_device, locality_domain}.
+nlohmann::json decoded_location_json(const CUmemLocation& location);
+
 // "confirmed: domain 1 (pointer attribute)" or "unconfirmed: pointer attribute answered 0, asked 1".
 std::string placement_text(const Placement& p);
 nlohmann::json placement_json(const Placement& p);

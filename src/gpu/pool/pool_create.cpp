@@ -116,6 +116,7 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
             const int domains = device_attribute(api, device, locality::kAttrDomainCount).value_or(1);
             r.pool_placement = pool_placement(api, pool.handle(), *request.location.domain, domains);
             r.block_placement = pointer_placement(api, block->get(), *request.location.domain, domains);
+            r.pool_location = gpu::pool_location(api, pool.handle());
             return fmt::format("pool: {}; block: {}", placement_text(*r.pool_placement),
                                placement_text(*r.block_placement));
         });

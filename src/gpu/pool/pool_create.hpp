@@ -30,6 +30,7 @@ struct CreatePoolResult {
     // A pool at a locality domain: where the driver says the pool and the block are.
     std::optional<Placement> pool_placement;
     std::optional<Placement> block_placement;
+    std::optional<CUmemLocation> pool_location;  // the pool's location as the driver reads it back (13.2+)
 };
 
 // On `device`, with its primary context current: refuses (usage error, before anything is made) a
