@@ -82,6 +82,15 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
                                   std::move(details));
     }
     details["domains_checked"] = std::move(per_domain);
+    // The attributes must also answer -1 for memory that is not localized: the device's default pool.
+    const CUmemLocation whole{CU_MEM_LOCATION_TYPE_DEVICE, dev};
+    const Placement plain =
+        pool_placement_unlocalized(api, default_pool(api, dev, whole, CU_MEM_ALLOCATION_TYPE_PINNED).handle);
+    details["default_pool"] = placement_json(plain);
+    if (!plain.confirmed()) {
+        confirmed = false;
+        unconfirmed.push_back(fmt::format("the default pool: {}", placement_text(plain)));
+    }
     const std::string made =
         fmt::format("{} domains of {} SMs each: a localized allocation and a localized pool in each", *info.domains,
                     info.sms_per_domain ? std::to_string(*info.sms_per_domain) : "?");

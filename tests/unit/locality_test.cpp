@@ -106,5 +106,5 @@ TEST_CASE("placement is confirmed only where the answer is what was asked") {
     CHECK(placement_json(p)["raw"].is_null());
     const Placement one{"pool attribute", 0, -1, -1, {}};
     CHECK(one.confirmed());
-    CHECK(placement_text(one) == "confirmed: the whole device, one domain (pool attribute)");
+    CHECK(placement_text(one) == "confirmed: -1, the whole device (pool attribute)");
 }

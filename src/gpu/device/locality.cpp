@@ -200,8 +200,7 @@ Placement pool_placement(const DriverApi& api, CUmemoryPool pool, int asked, int
 }
 
 Placement pool_placement_unlocalized(const DriverApi& api, CUmemoryPool pool) {
-    Placement p = pool_placement(api, pool, -1, 1);
-    return p;
+    return pool_placement(api, pool, -1, 1);
 }
 
 std::optional<CUmemLocation> pool_location(const DriverApi& api, CUmemoryPool pool) {
@@ -227,7 +226,7 @@ nlohmann::json decoded_location_json(const CUmemLocation& location) {
 
 std::string placement_text(const Placement& p) {
     const std::string where =
-        p.expected < 0 ? std::string("the whole device, one domain") : fmt::format("domain {}", p.expected);
+        p.expected < 0 ? std::string("-1, the whole device") : fmt::format("domain {}", p.expected);
     if (p.confirmed()) return fmt::format("confirmed: {} ({})", where, p.source);
     if (!p.value) return fmt::format("unconfirmed: the {} was refused ({})", p.source, p.refusal);
     return fmt::format("unconfirmed: the {} answered {}, expected {}", p.source, *p.value, p.expected);
