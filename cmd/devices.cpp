@@ -193,7 +193,9 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
             mark_phase("query devices (attributes, no context)");
-            for (auto& d : devices) d.locality = query_locality(driver.api(), d.ordinal, true);
+            // --no-free promises no context: the localized allocation is then tried without one only.
+            const LocalityProbe probe = plan.no_free ? LocalityProbe::no_context : LocalityProbe::context_if_needed;
+            for (auto& d : devices) d.locality = query_locality(driver.api(), d.ordinal, probe);
             mark_phase("locality domains (a localized allocation on a 13.4 driver)");
             std::optional<nvml::Library> nvml;
             if (!plan.no_free) {

@@ -54,7 +54,7 @@ nlohmann::json check_domain(const DriverApi& api, int device, int domain, int do
 CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
     const DriverApi& api = device->api();
     const int dev = device->ordinal();
-    const LocalityInfo info = query_locality(api, dev, false);
+    const LocalityInfo info = query_locality(api, dev, LocalityProbe::none);
     nlohmann::json details = locality_json(info);
     if (!info.driver_has())
         return CheckOutcome::skip("unknown: " + locality_unknown_reason(info.driver_version), details);

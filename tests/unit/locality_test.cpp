@@ -85,7 +85,7 @@ TEST_CASE("localized_location: exit 3 below 13.4 or without a count, exit 2 at o
 TEST_CASE("query_locality asks nothing of a driver below 13.4 and says why") {
     testing_driver::model() = testing_driver::Model{};
     testing_driver::model().attrs[locality::kAttrDomainCount] = 2;  // a value that must not be read
-    const LocalityInfo info = query_locality(locality_api(13000), 0, true);
+    const LocalityInfo info = query_locality(locality_api(13000), 0, LocalityProbe::context_if_needed);
     CHECK_FALSE(info.driver_has());
     CHECK_FALSE(info.domains);
     CHECK_FALSE(info.allocation_works);

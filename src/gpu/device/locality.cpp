@@ -18,7 +18,7 @@ int driver_version(const DriverApi& api) {
 }
 
 // The one-granule localized allocation of query_locality: whether cuMemCreate takes it, in words.
-void probe_allocation(const DriverApi& api, int device, LocalityInfo& info) {
+void probe_allocation(const DriverApi& api, int device, LocalityProbe probe, LocalityInfo& info) {
     if (api.cuMemGetAllocationGranularity == nullptr || api.cuMemCreate == nullptr || api.cuMemRelease == nullptr) {
         info.allocation_detail = "the driver lacks cuMemCreate";
         return;
@@ -37,7 +37,7 @@ void probe_allocation(const DriverApi& api, int device, LocalityInfo& info) {
     CUmemGenericAllocationHandle handle = 0;
     r = api.cuMemCreate(&handle, granule, &prop, 0);
     // A driver that wants a context for it gets the device's primary context, for this call only.
-    if (r == CUDA_ERROR_INVALID_CONTEXT) {
+    if (r == CUDA_ERROR_INVALID_CONTEXT && probe == LocalityProbe::context_if_needed) {
         try {
             const PrimaryContext context(api, device);
             r = api.cuMemCreate(&handle, granule, &prop, 0);
@@ -113,7 +113,7 @@ std::optional<int> LocalityInfo::sms_left_over() const {
     return *sms_total - *domains * *sms_per_domain;
 }
 
-LocalityInfo query_locality(const DriverApi& api, int device, bool probe) {
+LocalityInfo query_locality(const DriverApi& api, int device, LocalityProbe probe) {
     LocalityInfo info;
     info.driver_version = driver_version(api);
     info.sms_total = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
@@ -122,7 +122,9 @@ LocalityInfo query_locality(const DriverApi& api, int device, bool probe) {
     info.domains = device_attribute(api, device, locality::kAttrDomainCount);
     info.sms_per_domain = device_attribute(api, device, locality::kAttrSmsPerDomain);
     info.rdma_with_localized = device_attribute(api, device, locality::kAttrRdmaWithLocalized);
-    if (probe && info.domains && *info.domains >= 1 && device <= locality::kMaxId) probe_allocation(api, device, info);
+    if (probe != LocalityProbe::none && info.domains && *info.domains >= 1 && device <= locality::kMaxId) {
+        probe_allocation(api, device, probe, info);
+    }
     return info;
 }
 

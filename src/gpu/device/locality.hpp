@@ -50,9 +50,13 @@ struct LocalityInfo {
     std::optional<int> sms_left_over() const;
 };
 
-// Reads a device's locality attributes (no context); with `probe`, on a 13.4 driver with a known
+// How query_locality shows support: not at all, by a small allocation without a context, or by one
+// that may fall back to the device's primary context where the driver wants one.
+enum class LocalityProbe { none, no_context, context_if_needed };
+
+// Reads a device's locality attributes (no context); with a probe, on a 13.4 driver with a known
 // count, also makes and releases a small localized allocation.
-LocalityInfo query_locality(const DriverApi& api, int device, bool probe);
+LocalityInfo query_locality(const DriverApi& api, int device, LocalityProbe probe);
 
 // The report's form: domains, SMs per domain, left over, RDMA, the allocation; "unknown" reason below 13.4.
 nlohmann::json locality_json(const LocalityInfo& info);
