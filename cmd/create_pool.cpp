@@ -13,6 +13,7 @@
 #include "pool_report.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -29,6 +30,15 @@ nlohmann::json result_json(const CreatePoolResult& r) {
     j["checks"] = device_checks_json(r.checks);
     j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
     j["resources"] = r.before ? resources_json(*r.before, r.after, r.outcome.steps()) : nlohmann::json(nullptr);
+    if (is_localized(r.pool.location)) {
+        auto placement = [](const std::optional<Placement>& p) {
+            return p ? placement_json(*p) : nlohmann::json(nullptr);
+        };
+        j["placement"] = {{"pool", placement(r.pool_placement)},
+                          {"block", placement(r.block_placement)},
+                          {"pool_location_read_back",
+                           r.pool_location ? decoded_location_json(*r.pool_location) : nlohmann::json(nullptr)}};
+    }
     return j;
 }
 
@@ -43,6 +53,8 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
         pool.rows.push_back({"used with the block", format_size(r.after_alloc->used_current)});
     }
     if (r.after_free) pool.rows.push_back({"reserved after the free", format_size(r.after_free->reserved_current)});
+    if (r.pool_placement) pool.rows.push_back({"pool placement", placement_text(*r.pool_placement)});
+    if (r.block_placement) pool.rows.push_back({"block placement", placement_text(*r.block_placement)});
     add_access_rows(pool, r.access, r.checks);
     if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
     if (r.before && r.after) {
@@ -90,8 +102,9 @@ CreatePoolPlan CreatePoolCommand::check() const {
         throw Error(ExitCode::usage, "--ipc-check needs a pool that can be exported",
                     "give --handle-type posix-fd (or fabric, with an IMEX channel)");
     }
-    if (options.ipc_check && plan.request.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
-        throw Error(ExitCode::usage, "--ipc-check shares device pools", "use --location device with --ipc-check");
+    if (options.ipc_check && !is_device_memory(plan.request.location.type)) {
+        throw Error(ExitCode::usage, "--ipc-check shares device pools",
+                    "use --location device (or domain:I) with --ipc-check");
     }
     plan.devices = parse_device_list(target.devices);
     if (!target.access.empty()) plan.access = parse_device_list(target.access);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device/devices.hpp"
+#include "gpu/device/locality.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/verify/verify_json.hpp"
 #include "steps/step_json.hpp"
@@ -18,12 +19,13 @@ nlohmann::json or_null(const std::optional<T>& value, F&& to) {
 }
 
 nlohmann::json prop_json(const CUmemAllocationProp& p) {
-    return {{"location", location_name(p.location)},
-            {"location_id", p.location.id},
-            {"handle_types", handle_type_names(static_cast<int>(p.requestedHandleTypes))},
-            {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
-            {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
-            {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}};
+    // The id decoded by the location's type: a localized id packs the device and the domain.
+    nlohmann::json j = decoded_location_json(p.location);
+    j.update({{"handle_types", handle_type_names(static_cast<int>(p.requestedHandleTypes))},
+              {"compression", p.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC},
+              {"rdma", p.allocFlags.gpuDirectRDMACapable != 0},
+              {"tile_pool", (p.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0}});
+    return j;
 }
 
 nlohmann::json export_json(const ExportInfo& e) {
@@ -68,6 +70,11 @@ nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
         {"steps", steps_json(r.steps)},
         {"resources", r.before ? resources_json(*r.before, r.after, r.steps) : nlohmann::json(nullptr)}};
     if (r.address) j["seed"] = r.seed;
+    if (q.memory.location.domain) {
+        j["placement"] = or_null(r.placement, placement_json);
+        j["domain_reads"] = or_null(r.domain_reads, locality_reads_json);
+        j["locality_domains"] = r.domains;
+    }
     return j;
 }
 
@@ -99,6 +106,8 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
     if (r.requested) row("requested", prop_text(*r.requested));
     if (r.granted) row("granted", prop_text(*r.granted));
     if (r.address) row("mapped at", fmt::format("{:#x}", *r.address));
+    if (r.placement) row("placement", placement_text(*r.placement));
+    if (r.domain_reads) row("reads by domain", locality_reads_text(*r.domain_reads));
     if (r.verify) row("verify", verify_text(*r.verify));
     add_access_rows(t, r.access, r.peer_checks);
     if (r.fill) row("fill", fmt::format("fill {:.1f} GB/s", r.fill->fill_gbps));

@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "devices_fabric.hpp"
+#include "devices_locality.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
 #include "util/size.hpp"
@@ -54,6 +55,7 @@ nlohmann::json device_json(const DeviceInfo& d) {
     j["nvml"] = d.nvml ? nvml::to_json(*d.nvml) : nlohmann::json(nullptr);
     if (!d.nvml_error.empty()) j["nvml_error"] = d.nvml_error;
     j["fabric"] = d.fabric ? nvml::to_json(*d.fabric) : nlohmann::json(nullptr);
+    j["locality"] = locality_json(d.locality);
     return j;
 }
 
@@ -101,6 +103,7 @@ Table devices_table(const std::vector<DeviceInfo>& devices) {
         row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
     }
     for (auto& r : fabric_rows(devices)) t.rows.push_back(std::move(r));
+    for (auto& r : locality_rows(devices)) t.rows.push_back(std::move(r));
     for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
         row(std::string(capability_catalogue()[i].label),
             [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
@@ -157,6 +160,7 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
         }
         if (d.nvml) add_nvml_metrics(report, d, dev);
         add_fabric_metrics(report, d, dev);
+        add_locality_metrics(report, d, dev);
         for (const auto& cap : d.capabilities) {
             if (!cap.value) continue;  // unknown to this driver: no sample
             if (cap.key == "host_numa_id") {
@@ -189,6 +193,10 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
             mark_phase("query devices (attributes, no context)");
+            // --no-free promises no context: the localized allocation is then tried without one only.
+            const LocalityProbe probe = plan.no_free ? LocalityProbe::no_context : LocalityProbe::context_if_needed;
+            for (auto& d : devices) d.locality = query_locality(driver.api(), d.ordinal, probe);
+            mark_phase("locality domains (a localized allocation on a 13.4 driver)");
             std::optional<nvml::Library> nvml;
             if (!plan.no_free) {
                 nvml.emplace(nvml_load.get());

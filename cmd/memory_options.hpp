@@ -18,6 +18,7 @@ struct MemoryOptions {
     bool compression = false;
     bool rdma = false;
     bool tile_pool = false;
+    bool rdma_over_pcie = false;
 
     gpu::MemoryRequest to_request() const {
         gpu::MemoryRequest r;
@@ -26,13 +27,16 @@ struct MemoryOptions {
         r.compression = compression;
         r.rdma = rdma;
         r.tile_pool = tile_pool;
+        r.rdma_over_pcie = rdma_over_pcie;
         return r;
     }
 };
 
 // Adds --location and --handle-type to a subcommand (what pools take of the memory options).
 inline void add_location_options(CLI::App& app, MemoryOptions& o) {
-    app.add_option("--location", o.location, "device, host, host-numa or host-numa:N")->capture_default_str();
+    app.add_option("--location", o.location,
+                   "device, host, host-numa, host-numa:N, or domain:I (locality domain I of the device; CUDA 13.4)")
+        ->capture_default_str();
     app.add_option("--handle-type", o.handle_type, "none, posix-fd or fabric")->capture_default_str();
 }
 
@@ -42,6 +46,9 @@ inline void add_memory_options(CLI::App& app, MemoryOptions& o) {
     app.add_flag("--compression", o.compression, "ask for generic compression");
     app.add_flag("--rdma", o.rdma, "ask for GPUDirect RDMA capability");
     app.add_flag("--tile-pool", o.tile_pool, "ask for tile-pool usage (CU_MEM_CREATE_USAGE_TILE_POOL)");
+    app.add_flag("--rdma-over-pcie", o.rdma_over_pcie,
+                 "ask for GPUDirect RDMA over PCIe (CU_MEM_CREATE_USAGE_GPU_DIRECT_RDMA_OVER_PCIE, CUDA 13.4): what "
+                 "--rdma on a locality domain needs where the device's RDMA does not work with localized memory");
 }
 
 // granularity's form of the same options: lists that narrow a table. Locations and handle types are
@@ -73,7 +80,8 @@ struct MemoryFilters {
 
 // Adds the filter form of --location, --handle-type, --compression, --rdma and --tile-pool.
 inline void add_memory_filters(CLI::App& app, MemoryFilters& f) {
-    app.add_option("--location", f.locations, "locations: device, host, host-numa, host-numa:N, a list, or all")
+    app.add_option("--location", f.locations,
+                   "locations: device, host, host-numa, host-numa:N, domain:I (CUDA 13.4), a list, or all")
         ->capture_default_str();
     app.add_option("--handle-type", f.handle_types, "handle types: none, posix-fd, fabric, a list, or all")
         ->capture_default_str();

@@ -11,6 +11,7 @@
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -37,8 +38,10 @@ struct PoolStatsOptions {
     bool reset_high = false;
 
     // Whether one pool is acted on (beyond the overview).
+    // A locality domain (--location domain:I) names a pool to act on: its default pool unless --pool says.
     bool acts() const {
-        return !pool.empty() || make_current || !exercise.empty() || !release_threshold.empty() || reset_high;
+        return !pool.empty() || make_current || !exercise.empty() || !release_threshold.empty() || reset_high ||
+               memory.location.rfind("domain:", 0) == 0;
     }
 
     PoolStatsPlan check() const;
@@ -152,7 +155,7 @@ void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolS
     nlohmann::json m{{"now_current", now_current}};
     notes.push_back(
         fmt::format("made current: {}", now_current ? "yes" : "no (the driver still returns another pool)"));
-    if (target.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    if (is_device_memory(target.location)) {
         const std::uint64_t size = plan.pattern ? plan.pattern->items.front().size : pool_granule(api, target.location);
         const PoolInfo fallback = default_pool(api, target.device, target.location, target.alloc_type);
         const CurrentPoolDraw d = draw_from_current(api, target.handle, fallback.handle, size);
@@ -190,7 +193,7 @@ PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan
 void act_on_pool(Report& report, const DriverApi& api, int device, const PoolStatsPlan& plan, const PoolStatsOptions& o,
                  nlohmann::json& out) {
     const CUmemLocation location = resolve_location(api, plan.request.location, device);
-    const bool device_memory = location.type == CU_MEM_LOCATION_TYPE_DEVICE;
+    const bool device_memory = is_device_memory(location);
     std::optional<PrimaryContext> context;
     if (plan.pattern || (o.make_current && device_memory)) context.emplace(api, device);
     std::optional<OwnedPool> owned;
@@ -200,6 +203,12 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
     nlohmann::json j = pool_info_json(target);
     j["pool"] = pool_choice_name(plan.choice);
     j["attributes_at_start"] = attributes_json(start);
+    std::optional<Placement> placement;
+    if (plan.request.location.domain) {
+        const int domains = device_attribute(api, device, locality::kAttrDomainCount).value_or(1);
+        placement = pool_placement(api, target.handle, *plan.request.location.domain, domains);
+        j["placement"] = placement_json(*placement);
+    }
     const std::string name =
         fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
     std::optional<Table> workload;
@@ -229,6 +238,7 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
         attributes_table("Selected: " + name, {{"at start", start}, {o.reset_high ? "at end (reset)" : "at end", end}});
     t.rows.push_back({"handle types", handle_types_text(target), ""});
     t.rows.push_back({"max size", max_size_text(target), ""});
+    if (placement) t.rows.push_back({"placement", placement_text(*placement), ""});
     t.notes = std::move(notes);
     report.tables.push_back(std::move(t));
     if (workload) report.tables.push_back(std::move(*workload));

@@ -11,6 +11,7 @@
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -34,11 +35,11 @@ struct TrimOptions {
     std::string keep = "0";
 
     TrimPlan check() const {
-        if (parse_location(memory.location).type != CU_MEM_LOCATION_TYPE_DEVICE) {
+        if (!is_device_memory(parse_location(memory.location).type)) {
             throw Error(
                 ExitCode::usage,
                 "trim works on device pools: it shows the device's free memory beside the pool's reserved memory",
-                "leave out --location or give --location device");
+                "leave out --location or give --location device (or domain:I, a locality domain of the device)");
         }
         return {parse_device_list(devices), pool_selection(pool, memory, new_pool), parse_workload_pattern(exercise),
                 parse_size(keep)};
@@ -94,7 +95,7 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         for (int device : selected) {
             const PrimaryContext context(api, device);
-            const CUmemLocation location{CU_MEM_LOCATION_TYPE_DEVICE, device};
+            const CUmemLocation location = resolve_location(api, request.location, device);
             std::optional<OwnedPool> owned;
             PoolInfo pool;
             if (choice == PoolChoice::new_pool) {

@@ -56,3 +56,15 @@ nvidia-smi -q | awk '/^    Fabric$/ {p = 1; print; next} p && /^    [^ ]/ {p = 0
 run devices-fabric.json "$bin" devices --json
 run doctor-mnnvl.json "$bin" doctor --checks fabric,imex-domain --json
 run doctor-mnnvl.txt "$bin" doctor --checks fabric,imex-domain --no-color
+step "locality domains (CUDA 13.4; below 13.4: devices says unknown, every domain:I command exits 3)"
+run devices-locality.json "$bin" devices --no-free --json
+run devices-locality.txt "$bin" devices --no-free --no-color
+run granularity-domain.json "$bin" granularity --location domain:0 --json
+run create-domain.json "$bin" create --size 64MiB --location domain:0 --verify --json
+run create-pool-domain.json "$bin" create --pool --size 64MiB --location domain:0 --handle-type posix-fd --ipc-check --json
+run pool-stats-domain.json "$bin" pool-stats --location domain:0 --json
+run trim-domain.json "$bin" trim --location domain:0 --json
+run create-domain-rdma.json "$bin" create --size 2MiB --location domain:0 --rdma --json
+run create-domain-rdma-pcie.json "$bin" create --size 2MiB --location domain:0 --rdma --rdma-over-pcie --json
+run doctor-locality.json "$bin" doctor --checks locality --json
+python3 tests/cli/fixtures/locality_trap.py libcuda.so.1 >"$out/locality-trap.txt" 2>&1

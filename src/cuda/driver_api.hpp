@@ -1,7 +1,7 @@
 // The driver table: one X-macro list names every entry point cumemctl uses, the CUDA version whose ABI
 // it is asked for (the oldest with the signature used here), and whether the tool can start without it.
 // The function pointer types are the toolkit's PFN_<name>_v<version> typedefs (cudaTypedefs.h) or, for
-// logical endpoints, those of logical_endpoint_compat.hpp.
+// logical endpoints and cuDevSmResourceSplit, those of logical_endpoint_compat.hpp and locality_compat.hpp.
 #pragma once
 
 #include <cuda.h>
@@ -9,6 +9,7 @@
 
 #include <string_view>
 
+#include "cuda/locality_compat.hpp"
 #include "cuda/logical_endpoint_compat.hpp"
 
 // X(name, version, required): required entry points must resolve for the driver to count as loaded.
@@ -95,7 +96,14 @@
     X(cuLogicalEndpointUnbind, 13030, false)                \
     X(cuLogicalEndpointExport, 13030, false)                \
     X(cuLogicalEndpointImport, 13030, false)                \
-    X(cuLogicalEndpointDestroy, 13030, false)
+    X(cuLogicalEndpointDestroy, 13030, false)               \
+    X(cuPointerGetAttribute, 4000, false)                   \
+    X(cuDeviceGetDevResource, 12040, false)                 \
+    X(cuDevResourceGenerateDesc, 12040, false)              \
+    X(cuDevSmResourceSplit, 13010, false)                   \
+    X(cuGreenCtxCreate, 12040, false)                       \
+    X(cuGreenCtxDestroy, 12040, false)                      \
+    X(cuCtxFromGreenCtx, 12040, false)
 
 namespace cumemctl {
 

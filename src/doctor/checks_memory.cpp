@@ -306,9 +306,10 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
 
 CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
     std::vector<std::pair<LocationSpec, std::string>> locations;
-    if (has(*device, "host_vmm")) locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST, std::nullopt}, "host");
+    if (has(*device, "host_vmm"))
+        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST, std::nullopt, std::nullopt}, "host");
     if (has(*device, "host_numa_vmm") && capability_of(device->info(), "host_numa_id").value_or(-1) >= 0) {
-        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt}, "host-numa");
+        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt, std::nullopt}, "host-numa");
     }
     if (locations.empty()) return CheckOutcome::skip("the device does not support VMM host memory (see capabilities)");
     std::vector<std::string> done;

@@ -50,6 +50,10 @@ const std::vector<CheckSpec>& check_catalogue() {
         {"inventory", CheckScope::node,
          "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
          check_inventory, true},
+        // Last, so that the checks before keep their places in reports that index them.
+        {"locality", CheckScope::device,
+         "locality domains (CUDA 13.4): with several, a localized allocation and pool in each, placement confirmed",
+         check_locality},
     };
     return checks;
 }

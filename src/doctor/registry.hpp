@@ -74,6 +74,7 @@ CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_locality(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_pool_trim(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device);

@@ -76,6 +76,19 @@ CUresult CUDAAPI cuLogicalEndpointImport(CUlogicalEndpointId leId, const void *h
                                          CUlogicalEndpointIpcHandleType handleType);
 CUresult CUDAAPI cuLogicalEndpointDestroy(CUlogicalEndpointId leId);
 
+/* The SM split of CUDA 13.1, as 13.1 to 13.3 declare it: no localityDomainId yet (13.4 carves it out of
+ * reserved[0]); src/cuda/locality_compat.hpp must then declare neither. */
+typedef struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
+    unsigned int smCount;
+    unsigned int coscheduledSmCount;
+    unsigned int preferredCoscheduledSmCount;
+    unsigned int flags;
+    unsigned int reserved[12];
+} CU_DEV_SM_RESOURCE_GROUP_PARAMS;
+CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource *result, unsigned int nbGroups, const CUdevResource *input,
+                                      CUdevResource *remainder, unsigned int flags,
+                                      CU_DEV_SM_RESOURCE_GROUP_PARAMS *groupParams);
+
 #ifdef __cplusplus
 }
 #endif

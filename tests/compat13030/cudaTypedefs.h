@@ -27,6 +27,10 @@ typedef CUresult (CUDAAPI *PFN_cuLogicalEndpointExport_v13030)(void *handle, CUl
 typedef CUresult (CUDAAPI *PFN_cuLogicalEndpointImport_v13030)(CUlogicalEndpointId leId, const void *handle,
                                                                CUlogicalEndpointIpcHandleType handleType);
 typedef CUresult (CUDAAPI *PFN_cuLogicalEndpointDestroy_v13030)(CUlogicalEndpointId leId);
+typedef CUresult (CUDAAPI *PFN_cuDevSmResourceSplit_v13010)(CUdevResource *result, unsigned int nbGroups,
+                                                             const CUdevResource *input, CUdevResource *remainder,
+                                                             unsigned int flags,
+                                                             CU_DEV_SM_RESOURCE_GROUP_PARAMS *groupParams);
 #endif
 
 #endif /* CUMEMCTL_TEST_CUDATYPEDEFS_H_13030 */

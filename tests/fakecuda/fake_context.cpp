@@ -5,28 +5,46 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "fake_locality.hpp"
 #include "fake_memory.hpp"
 
 namespace fake {
 namespace {
 thread_local int current_device = -1;
-}
+thread_local int current_domain = -1;  // the SMs of a green context's locality domain; -1 for all
+}  // namespace
 
 int current_context_device() {
     return current_device;
 }
 
+int current_context_domain() {
+    return current_domain;
+}
+
 }  // namespace fake
 
 namespace {
-// A fake CUcontext is the device ordinal plus one, as a pointer.
+// A fake CUcontext is the device ordinal plus one, as a pointer; a green context's (fake_locality.cpp)
+// has its locality domain plus two above bit 16 (1: the whole device).
 CUcontext context_of(int ordinal) {
     return reinterpret_cast<CUcontext>(static_cast<std::intptr_t>(ordinal + 1));
 }
+thread_local CUcontext current_context = nullptr;  // as set, a green context's included
 int device_of(CUcontext ctx) {
-    return static_cast<int>(reinterpret_cast<std::intptr_t>(ctx)) - 1;
+    return static_cast<int>(reinterpret_cast<std::intptr_t>(ctx) & 0xffff) - 1;
+}
+int domain_of(CUcontext ctx) {
+    const auto green = static_cast<int>(reinterpret_cast<std::intptr_t>(ctx) >> 16);
+    return green == 0 ? -1 : green - 2;
 }
 }  // namespace
+
+namespace fake {
+CUcontext current_context_handle() {
+    return current_device < 0 ? nullptr : current_context;
+}
+}  // namespace fake
 
 extern "C" {
 
@@ -74,17 +92,21 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
     FAKE_ENTRY_INIT("cuCtxSetCurrent");
     if (ctx == nullptr) {
         fake::current_device = -1;
+        fake::current_domain = -1;
+        current_context = nullptr;
         return CUDA_SUCCESS;
     }
     if (fake::device(device_of(ctx)) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
     fake::current_device = device_of(ctx);
+    fake::current_domain = domain_of(ctx);
+    current_context = ctx;
     return CUDA_SUCCESS;
 }
 
 CUresult cuCtxGetCurrent(CUcontext* pctx) {
     FAKE_ENTRY_INIT("cuCtxGetCurrent");
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    *pctx = fake::current_device < 0 ? nullptr : context_of(fake::current_device);
+    *pctx = fake::current_device < 0 ? nullptr : current_context;
     return CUDA_SUCCESS;
 }
 

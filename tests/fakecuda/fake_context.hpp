@@ -10,4 +10,7 @@ namespace fake {
 // The device whose primary context is current on this thread, or -1.
 int current_context_device();
 
+// The context current on this thread as it was set (a green context's included), or nullptr.
+CUcontext current_context_handle();
+
 }  // namespace fake

@@ -42,7 +42,8 @@ CUresult cuGetProcAddress_v2(const char* symbol, void** pfn, int cudaVersion, cu
     }
     const bool removed =
         std::find(s.missing_entry_points.begin(), s.missing_entry_points.end(), symbol) != s.missing_entry_points.end();
-    const bool too_new = is_logical_endpoint_entry(symbol) && s.driver_version < 13030;
+    const bool too_new = (is_logical_endpoint_entry(symbol) && s.driver_version < 13030) ||
+                         (std::strcmp(symbol, "cuDevSmResourceSplit") == 0 && s.driver_version < 13010);
     // Like libcuda, the newest ABI of a base name is its _v2 symbol where one exists (cuMemGetInfo_v2
     // has the size_t signature; plain cuMemGetInfo is the 32-bit one of CUDA 2.0).
     void* fn = nullptr;

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "fake_context.hpp"
+#include "fake_locality.hpp"
 #include "fake_memory.hpp"
 
 namespace {
@@ -143,9 +144,11 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = events().find(event);
     if (it == events().end() || !valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    // The clock the events read runs ahead by the time charged to reads of localized memory.
     it->second =
         std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count();
+            .count() +
+        fake::event_clock_offset_ns();
     return CUDA_SUCCESS;
 }
 

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "fake_locality.hpp"
+
 namespace fake {
 namespace {
 
@@ -84,9 +86,12 @@ bool can_access_peer(int from, int owner) {
     return false;
 }
 
-CUresult granularity_for(const CUmemAllocationProp& prop, std::uint64_t& min, std::uint64_t& rec) {
-    int ordinal = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : 0;
-    const Device* d = fake::device(ordinal);
+CUresult granularity_for(const CUmemAllocationProp& given, std::uint64_t& min, std::uint64_t& rec) {
+    // A localized location has the granularity of its device's memory: even a 13.0 driver answers it
+    // (2 MiB on the H200) and then refuses cuMemCreate.
+    CUmemAllocationProp prop = given;
+    if (is_localized(prop.location)) prop.location = {CU_MEM_LOCATION_TYPE_DEVICE, location_device(prop.location)};
+    const Device* d = fake::device(checked_device(prop.location));
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     min = rec = 0;
     bool any_flag = false;

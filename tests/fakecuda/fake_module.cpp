@@ -12,6 +12,7 @@
 // byte at each OFFSET from the start of the filled range that lies in it is inverted. The memtest
 // kernels run in fake_memtest.cpp, with its fault model.
 #include <algorithm>
+#include <chrono>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "fake_context.hpp"
+#include "fake_locality.hpp"
 #include "fake_memory.hpp"
 #include "fake_memtest.hpp"
 #include "gpu/verify/verify_pattern.hpp"
@@ -257,7 +259,11 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
     if (it->second.kernel == Kernel::fill) {
         run_fill(args);
     } else {
+        const auto start = std::chrono::steady_clock::now();
         run_check(args);
+        const auto spent = std::chrono::steady_clock::now() - start;
+        fake::charge_read(static_cast<std::uintptr_t>(args.base), args.words * 16 + args.tail_bytes,
+                          std::chrono::duration_cast<std::chrono::nanoseconds>(spent).count());
     }
     return CUDA_SUCCESS;
 }
@@ -265,10 +271,13 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long* id) {
     FAKE_ENTRY_INIT("cuCtxGetId");
     if (id == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    // A fake context is its device's ordinal plus one (fake_context.cpp) and is never made again.
-    const auto ordinal = ctx != nullptr ? reinterpret_cast<std::intptr_t>(ctx) - 1 : fake::current_context_device();
+    // A fake context is its device's ordinal plus one (fake_context.cpp) and is never made again; a green
+    // context's (fake_locality.cpp) has its domain above bit 16, and an id of its own.
+    const auto value = reinterpret_cast<std::intptr_t>(ctx != nullptr ? ctx : fake::current_context_handle());
+    const auto ordinal = (value & 0xffff) - 1;
+    const auto green = value >> 16;
     if (ordinal < 0 || fake::device(static_cast<int>(ordinal)) == nullptr) return CUDA_ERROR_INVALID_CONTEXT;
-    *id = static_cast<unsigned long long>(ordinal) + 1;
+    *id = static_cast<unsigned long long>(ordinal) + 1 + static_cast<unsigned long long>(green) * 1000;
     return CUDA_SUCCESS;
 }
 

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <string>
 
+#include "fake_locality.hpp"
 #include "fake_memory.hpp"
 #include "fake_pools.hpp"
 
@@ -152,7 +153,7 @@ CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    const int owner = p->props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? p->props.location.id : -1;
+    const int owner = fake::location_device(p->props.location);
     for (size_t i = 0; i < count; ++i) {
         const int to = map[i].location.id;
         if (map[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || fake::device(to) == nullptr) {

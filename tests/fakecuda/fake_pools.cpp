@@ -1,6 +1,7 @@
 // The fake driver's stream-ordered memory pools: default and current pools per location and
 // allocation type, cuMemPoolCreate with the driver's checks, attributes, allocation and free in whole
 // granules, release threshold at synchronisation, high-water marks and trim (see fake_pools.hpp).
+#include "fake_locality.hpp"
 #include "fake_pools.hpp"
 
 #include <fcntl.h>
@@ -44,7 +45,8 @@ bool known_numa_node(int node) {
 }
 
 PoolKey key_of(const CUmemLocation& loc, CUmemAllocationType type) {
-    const bool has_id = loc.type == CU_MEM_LOCATION_TYPE_DEVICE || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    const bool has_id =
+        loc.type == CU_MEM_LOCATION_TYPE_DEVICE || loc.type == CU_MEM_LOCATION_TYPE_HOST_NUMA || is_localized(loc);
     return {static_cast<int>(loc.type), has_id ? loc.id : 0, static_cast<int>(type)};
 }
 
@@ -54,10 +56,15 @@ CUresult check_location(const CUmemLocation& loc, CUmemAllocationType type) {
     if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
         return CUDA_ERROR_INVALID_VALUE;
     const bool managed = type == CU_MEM_ALLOCATION_TYPE_MANAGED;
-    const int dev = loc.type == CU_MEM_LOCATION_TYPE_DEVICE ? loc.id : 0;
+    if (is_localized(loc)) {
+        if (managed) return CUDA_ERROR_NOT_SUPPORTED;  // managed memory is never localized
+        if (const CUresult r = check_localized(loc); r != CUDA_SUCCESS) return r;
+    }
+    const int dev = checked_device(loc);
     if (device(dev) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (!has_attr(dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)) return CUDA_ERROR_NOT_SUPPORTED;
     if (managed && !has_attr(dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (is_localized(loc)) return CUDA_SUCCESS;
     switch (loc.type) {
         case CU_MEM_LOCATION_TYPE_DEVICE:
             return CUDA_SUCCESS;
@@ -89,7 +96,8 @@ std::uint64_t granule_for(const CUmemLocation& loc) {
 Pool new_pool(const CUmemPoolProps& props) {
     Pool p;
     p.props = props;
-    p.device = props.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props.location.id : -1;
+    p.props.location = granted_location(props.location);
+    p.device = location_device(props.location);
     if (p.device >= 0) p.access = device_bit(p.device);
     p.granule = granule_for(props.location);
     return p;
@@ -381,7 +389,7 @@ CUresult cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* props) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     if (const CUresult r = fake::check_location(props->location, props->allocType); r != CUDA_SUCCESS) return r;
     // Handle types must be within what the device's pools support (the system's: device 0 for host).
-    const int dev = props->location.type == CU_MEM_LOCATION_TYPE_DEVICE ? props->location.id : 0;
+    const int dev = fake::checked_device(props->location);
     const auto& attrs = fake::device(dev)->attrs;
     const auto mask = attrs.find(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES);
     const unsigned supported = mask == attrs.end() ? 0u : static_cast<unsigned>(mask->second);
@@ -413,6 +421,16 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void
     if (attr >= CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES &&
         attr <= CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES) {
         *static_cast<int*>(value) = p->reuse[attr - CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES];
+        return CUDA_SUCCESS;
+    }
+    // The location attributes (11 id, 12 type: CUDA 13.2) and 13.4's locality domain (15), ints.
+    const int version = fake::state().driver_version;
+    if ((attr == 11 || attr == 12) && version >= 13020) {
+        *static_cast<int*>(value) = attr == 11 ? p->props.location.id : static_cast<int>(p->props.location.type);
+        return CUDA_SUCCESS;
+    }
+    if (attr == fake::kPoolAttrDomain && version >= 13040) {
+        *static_cast<int*>(value) = fake::granted_domain(p->props.location);
         return CUDA_SUCCESS;
     }
     bool ok = false;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "fake_locality.hpp"
 #include "fake_memory.hpp"
 
 namespace fake {
@@ -38,6 +39,7 @@ CUmemGenericAllocationHandle next_handle = 0x1000;
 
 // The attribute that gates a location type for VMM, or 0 where none does.
 int location_attribute(CUmemLocationType type) {
+    if (static_cast<int>(type) == kLocalized) return CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
     switch (type) {
         case CU_MEM_LOCATION_TYPE_DEVICE:
             return CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED;
@@ -68,8 +70,19 @@ CUresult check_prop(const CUmemAllocationProp& prop, int& owner) {
     if (prop.type != CU_MEM_ALLOCATION_TYPE_PINNED || host_with_handle_types(prop)) return CUDA_ERROR_INVALID_VALUE;
     const int attr = location_attribute(prop.location.type);
     if (attr == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (is_localized(prop.location)) {
+        if (const CUresult r = check_localized(prop.location); r != CUDA_SUCCESS) return r;
+        // Where GPUDirect RDMA does not work with localized memory, an RDMA-capable localized
+        // allocation needs the RDMA-over-PCIe usage (TensorRT-LLM sets it then).
+        const Device* d = device(location_device(prop.location));
+        const auto rdma = d->attrs.find(kAttrRdmaWithLocalized);
+        if (prop.allocFlags.gpuDirectRDMACapable != 0 && (rdma == d->attrs.end() || rdma->second == 0) &&
+            (prop.allocFlags.usage & kUsageRdmaOverPcie) == 0) {
+            return CUDA_ERROR_NOT_SUPPORTED;
+        }
+    }
     // Host locations are checked against device 0's attributes, as the driver answers for the system.
-    const int dev = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : 0;
+    const int dev = checked_device(prop.location);
     if (device(dev) == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (!device_has(dev, attr)) return CUDA_ERROR_NOT_SUPPORTED;
     const unsigned types = prop.requestedHandleTypes;
@@ -84,7 +97,7 @@ CUresult check_prop(const CUmemAllocationProp& prop, int& owner) {
     if (types & ~static_cast<unsigned>(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR | CU_MEM_HANDLE_TYPE_FABRIC)) {
         return CUDA_ERROR_NOT_SUPPORTED;
     }
-    owner = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : -1;
+    owner = location_device(prop.location);
     return CUDA_SUCCESS;
 }
 
@@ -186,6 +199,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CU
     if (!fake::take_device_memory(owner, size)) return CUDA_ERROR_OUT_OF_MEMORY;
     Allocation a;
     a.prop = *prop;
+    a.prop.location = fake::granted_location(prop->location);
     // As measured on an H200 (driver 580.159.04): a host allocation is granted on the host NUMA node
     // closest to the GPU, and the driver reports it as CU_MEM_LOCATION_TYPE_HOST_NUMA with that id.
     if (prop->location.type == CU_MEM_LOCATION_TYPE_HOST) {
@@ -314,7 +328,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc* des
     while (cursor < p + size) {
         if (m == fake::mappings().end() || m->first != cursor) return CUDA_ERROR_INVALID_VALUE;
         const Allocation& a = fake::allocations().at(m->second.handle);
-        const int owner = a.prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? a.prop.location.id : -1;
+        const int owner = fake::location_device(a.prop.location);
         for (size_t i = 0; i < count; ++i) {
             const int to = desc[i].location.id;
             if (owner >= 0 && to != owner && desc[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&

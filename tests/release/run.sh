@@ -48,6 +48,8 @@ leave_out=(
   "the CUDA toolkit here is x86-64's: its stub libcuda.so is no aarch64 library"
   arm64 le_bind.case "fake driver: IDs, construction, owner, team, alignment, sizes, host-NUMA and bind resources"
   "it loads the aarch64 fake driver into this machine's x86-64 Python (ctypes)"
+  arm64 locality.case "the fake 13.0 driver itself answers the localized granularity (2 MiB) and refuses cuMemCreate, as the H200 did"
+  "it loads the aarch64 fake driver into this machine's x86-64 Python (ctypes)"
   both doctor_mnnvl.case "imex-domain: a DOWN domain with a version mismatch fails, each finding naming its node" "$why_python"
   both doctor_mnnvl.case "imex-domain: a daemon not READY yet warns and the domain is not asked" "$why_python"
   both doctor_mnnvl.case "imex-domain: a daemon that hangs costs at most the time limit and fails" "$why_python"

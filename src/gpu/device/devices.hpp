@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "gpu/device/locality.hpp"
 #include "nvml/fabric_info.hpp"
 #include "nvml/memory_health.hpp"
 
@@ -43,6 +44,7 @@ struct DeviceInfo {
     std::optional<nvml::MemoryHealth> nvml;  // what NVML knows of the device's memory
     std::optional<nvml::FabricInfo> fabric;  // its multi-node NVLink fabric, as NVML reports it
     std::vector<Capability> capabilities;
+    LocalityInfo locality;  // CUDA 13.4 locality domains (devices fills it, with a small allocation)
 };
 
 // The memory capabilities `devices` reports, in table order.

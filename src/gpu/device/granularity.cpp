@@ -1,6 +1,7 @@
 #include "gpu/device/granularity.hpp"
 
 #include "cuda/driver_call.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::gpu {
 
@@ -52,6 +53,14 @@ GranularityRow query_row(const DriverApi& api, int device, const MemoryRequest& 
 
 std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::vector<int>& devices,
                                               const GranularitySelection& selection, const RefusalDiagnoser& diagnose) {
+    // Locality domains are checked first, for every device, so that a driver without them (exit 3)
+    // or a domain the device lacks (exit 2) stops the command before any row: the 13.0 driver answers
+    // the granularity of a localized location and then refuses cuMemCreate, so a row would mislead.
+    for (int device : devices) {
+        for (const auto& location : selection.locations) {
+            if (location.domain) localized_location(api, device, *location.domain);
+        }
+    }
     std::vector<GranularityRow> rows;
     for (int device : devices) {
         for (const auto& location : selection.locations) {

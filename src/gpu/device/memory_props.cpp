@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device/devices.hpp"
+#include "gpu/device/locality.hpp"
 #include "base/error.hpp"
 #include "util/index_list.hpp"
 #include "util/comma_list.hpp"
@@ -23,28 +24,35 @@ std::vector<std::string_view> split_list(std::string_view text, std::string_view
 }
 
 bool same_spec(const LocationSpec& a, const LocationSpec& b) {
-    return a.type == b.type && a.numa_node == b.numa_node;
+    return a.type == b.type && a.numa_node == b.numa_node && a.domain == b.domain;
 }
 
 }  // namespace
 
 LocationSpec parse_location(std::string_view text) {
-    if (text == "device") return {CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt};
-    if (text == "host") return {CU_MEM_LOCATION_TYPE_HOST, std::nullopt};
-    if (text == "host-numa") return {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt};
+    if (text == "device") return {CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt, std::nullopt};
+    if (text == "host") return {CU_MEM_LOCATION_TYPE_HOST, std::nullopt, std::nullopt};
+    if (text == "host-numa") return {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt, std::nullopt};
     constexpr std::string_view prefix = "host-numa:";
     if (text.substr(0, prefix.size()) == prefix) {
-        return {CU_MEM_LOCATION_TYPE_HOST_NUMA, parse_index(text.substr(prefix.size()), 1 << 16, "NUMA node")};
+        return {CU_MEM_LOCATION_TYPE_HOST_NUMA, parse_index(text.substr(prefix.size()), 1 << 16, "NUMA node"),
+                std::nullopt};
+    }
+    constexpr std::string_view domain = "domain:";
+    if (text.substr(0, domain.size()) == domain) {
+        return {static_cast<CUmemLocationType>(locality::kLocationType), std::nullopt,
+                parse_index(text.substr(domain.size()), locality::kMaxId + 1, "locality domain")};
     }
     throw Error(ExitCode::usage, fmt::format("invalid location '{}'", text),
-                "give device, host, host-numa (the node closest to the device) or host-numa:N");
+                "give device, host, host-numa (the node closest to the device), host-numa:N or domain:I (a "
+                "locality domain of the device, CUDA 13.4)");
 }
 
 std::vector<LocationSpec> parse_location_list(std::string_view text) {
     if (text == "all") {
-        return {{CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt},
-                {CU_MEM_LOCATION_TYPE_HOST, std::nullopt},
-                {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt}};
+        return {{CU_MEM_LOCATION_TYPE_DEVICE, std::nullopt, std::nullopt},
+                {CU_MEM_LOCATION_TYPE_HOST, std::nullopt, std::nullopt},
+                {CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt, std::nullopt}};
     }
     std::vector<LocationSpec> out;
     for (std::string_view item :
@@ -58,6 +66,7 @@ std::vector<LocationSpec> parse_location_list(std::string_view text) {
 }
 
 std::string location_spec_name(const LocationSpec& spec) {
+    if (spec.domain) return fmt::format("domain:{}", *spec.domain);
     switch (spec.type) {
         case CU_MEM_LOCATION_TYPE_DEVICE:
             return "device";
@@ -69,6 +78,7 @@ std::string location_spec_name(const LocationSpec& spec) {
 }
 
 CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, int device) {
+    if (spec.domain) return localized_location(api, device, *spec.domain);
     CUmemLocation loc{};
     loc.type = spec.type;
     if (spec.type == CU_MEM_LOCATION_TYPE_DEVICE) {
@@ -91,6 +101,7 @@ CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, i
 }
 
 std::string location_name(const CUmemLocation& location) {
+    if (is_localized(location)) return fmt::format("domain:{}", location_domain(location));
     switch (location.type) {
         case CU_MEM_LOCATION_TYPE_DEVICE:
             return "device";
@@ -136,6 +147,7 @@ std::vector<std::string> flag_names(const MemoryRequest& request) {
     if (request.compression) names.emplace_back("compression");
     if (request.rdma) names.emplace_back("rdma");
     if (request.tile_pool) names.emplace_back("tile-pool");
+    if (request.rdma_over_pcie) names.emplace_back("rdma-over-pcie");
     return names;
 }
 
@@ -144,13 +156,16 @@ std::vector<std::string> flag_names(const CUmemAllocationProp& prop) {
     r.compression = prop.allocFlags.compressionType == CU_MEM_ALLOCATION_COMP_GENERIC;
     r.rdma = prop.allocFlags.gpuDirectRDMACapable != 0;
     r.tile_pool = (prop.allocFlags.usage & CU_MEM_CREATE_USAGE_TILE_POOL) != 0;
+    r.rdma_over_pcie = (prop.allocFlags.usage & locality::kUsageRdmaOverPcie) != 0;
     return flag_names(r);
 }
 
 std::string describe_prop(const CUmemAllocationProp& prop) {
-    const std::string where = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE
-                                  ? fmt::format("device {}", prop.location.id)
-                                  : location_name(prop.location);
+    const std::string where =
+        prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? fmt::format("device {}", prop.location.id)
+        : is_localized(prop.location) ? fmt::format("device {} locality domain {}", location_device(prop.location),
+                                                    location_domain(prop.location))
+                                      : location_name(prop.location);
     const auto flags = flag_names(prop);
     return fmt::format("location {}, handle type {}, flags {}", where, handle_type_name(prop.requestedHandleTypes),
                        flags.empty() ? std::string("none") : fmt::format("{}", fmt::join(flags, "+")));
@@ -164,7 +179,8 @@ CUmemAllocationProp allocation_prop(const DriverApi& api, const MemoryRequest& r
     prop.allocFlags.compressionType =
         request.compression ? static_cast<unsigned char>(CU_MEM_ALLOCATION_COMP_GENERIC) : 0;
     prop.allocFlags.gpuDirectRDMACapable = request.rdma ? 1 : 0;
-    prop.allocFlags.usage = request.tile_pool ? CU_MEM_CREATE_USAGE_TILE_POOL : 0;
+    prop.allocFlags.usage = static_cast<unsigned short>((request.tile_pool ? CU_MEM_CREATE_USAGE_TILE_POOL : 0) |
+                                                        (request.rdma_over_pcie ? locality::kUsageRdmaOverPcie : 0));
     return prop;
 }
 

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device/devices.hpp"
+#include "gpu/device/locality.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "util/size.hpp"
 
@@ -29,7 +30,7 @@ struct AttributeNeed {
 // The device the context is about: the one named, else the device of a device location.
 int device_of(const DiagnosisContext& c) {
     if (c.device >= 0) return c.device;
-    if (c.prop && c.prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) return c.prop->location.id;
+    if (c.prop && is_device_memory(c.prop->location)) return location_device(c.prop->location);
     return -1;
 }
 
@@ -160,7 +161,7 @@ Diagnosis unavailable_diagnosis(const DriverApi& api, const DiagnosisContext& c)
 
 Diagnosis oom_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
     const std::string asked = c.size ? fmt::format("; {} were asked for", format_size(*c.size)) : std::string();
-    const bool host = c.prop && c.prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE;
+    const bool host = c.prop && !is_device_memory(c.prop->location);
     if (host) {
         struct sysinfo si {};
         const std::string free = sysinfo(&si) == 0 ? format_size(static_cast<std::uint64_t>(si.freeram) * si.mem_unit)
@@ -183,6 +184,24 @@ Diagnosis oom_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
                      ExitCode::failed};
 }
 
+// RDMA-capable localized memory on a device whose GPUDirect RDMA does not work with localized memory
+// (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED 0) needs the RDMA-over-PCIe usage.
+std::optional<Diagnosis> localized_rdma_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
+    if (!c.prop || !is_localized(c.prop->location) || c.prop->allocFlags.gpuDirectRDMACapable == 0 ||
+        (c.prop->allocFlags.usage & locality::kUsageRdmaOverPcie) != 0) {
+        return std::nullopt;
+    }
+    const auto works = read_attribute(api, device_of(c), locality::kAttrRdmaWithLocalized);
+    if (works && *works != 0) return std::nullopt;
+    return Diagnosis{
+        fmt::format("device {}'s GPUDirect RDMA does not work with localized memory "
+                    "(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_LOCALIZED_MEMORY_SUPPORTED {}: {})",
+                    device_of(c), locality::kAttrRdmaWithLocalized, works ? std::to_string(*works) : "unknown"),
+        "ask for GPUDirect RDMA over PCIe as well (CU_MEM_CREATE_USAGE_GPU_DIRECT_RDMA_OVER_PCIE), or "
+        "for location device",
+        ExitCode::unavailable};
+}
+
 std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const DiagnosisContext& c) {
     if (c.size && c.granularity && *c.granularity > 0 && *c.size % *c.granularity != 0) {
         return size_diagnosis(*c.size, *c.granularity);
@@ -196,7 +215,7 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
                          "ask for handle type none with location host, or for location host-numa to share host memory",
                          ExitCode::usage};
     }
-    if (p.location.type != CU_MEM_LOCATION_TYPE_DEVICE) {
+    if (!is_device_memory(p.location)) {
         if (auto missing = missing_attribute(api, c)) return missing;
     }
     if (p.location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) {
@@ -260,6 +279,7 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
             return std::nullopt;
         case CUDA_ERROR_NOT_SUPPORTED:
             if (auto missing = missing_attribute(api, c)) return missing;
+            if (auto rdma = localized_rdma_diagnosis(api, c)) return rdma;
             if (!c.prop) return std::nullopt;
             return Diagnosis{fmt::format("every device attribute for this request is 1, yet the driver does not "
                                          "support it: {}",

@@ -14,6 +14,7 @@
 #include "gpu/verify/verify_module.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -39,7 +40,7 @@ void require_imex_channel(const std::string& dir) {
 
 // The pool's own device, or -1 for a host pool.
 int pool_owner(const CUmemLocation& location, int device) {
-    return location.type == CU_MEM_LOCATION_TYPE_DEVICE ? device : -1;
+    return is_device_memory(location) ? device : -1;
 }
 
 // Grants the listed devices read-write access to the pool (its own device has it already; a host
@@ -109,6 +110,16 @@ void create_allocate_share(const DriverApi& api, int device, const PoolRequest& 
                                format_size(r.after_alloc->reserved_current));
         })) {
         return;
+    }
+    if (request.location.domain) {
+        r.outcome.attempt("placement", [&] {
+            const int domains = device_attribute(api, device, locality::kAttrDomainCount).value_or(1);
+            r.pool_placement = pool_placement(api, pool.handle(), *request.location.domain, domains);
+            r.block_placement = pointer_placement(api, block->get(), *request.location.domain, domains);
+            r.pool_location = gpu::pool_location(api, pool.handle());
+            return fmt::format("pool: {}; block: {}", placement_text(*r.pool_placement),
+                               placement_text(*r.block_placement));
+        });
     }
     if (!access.empty()) check_block_access(api, block->get(), device, access, r);
     if (ipc && r.outcome.passed()) {

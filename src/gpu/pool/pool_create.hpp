@@ -11,6 +11,7 @@
 #include "gpu/pool/pool_attributes.hpp"
 #include "gpu/pool/pool_ipc.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::gpu {
 
@@ -26,6 +27,10 @@ struct CreatePoolResult {
     StepLog outcome{{}, "exporter"};         // every step, and the problem that stopped them
     std::optional<ResourceSnapshot> before;  // free memory and descriptors before anything was made
     std::optional<ResourceSnapshot> after;   // and after everything was released (not after a throw)
+    // A pool at a locality domain: where the driver says the pool and the block are.
+    std::optional<Placement> pool_placement;
+    std::optional<Placement> block_placement;
+    std::optional<CUmemLocation> pool_location;  // the pool's location as the driver reads it back (13.2+)
 };
 
 // On `device`, with its primary context current: refuses (usage error, before anything is made) a

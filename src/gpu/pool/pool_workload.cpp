@@ -11,6 +11,7 @@
 #include "cuda/owned_handle.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "util/stopwatch.hpp"
+#include "gpu/device/locality.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -141,9 +142,9 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
 
 void require_room(const DriverApi& api, std::string_view what, std::uint64_t footprint, const CUmemLocation& location,
                   std::uint64_t max_size) {
-    if (location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    if (is_device_memory(location)) {
         require_fits(what, footprint, current_device_memory(api).free,
-                     fmt::format("device {}'s free memory", location.id));
+                     fmt::format("device {}'s free memory", location_device(location)));
     }
     if (max_size != 0) require_fits(what, footprint, max_size, kPoolMaxSizeLimit);
 }

@@ -4,8 +4,10 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/locality.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu/verify/locality_read.hpp"
 #include "gpu/verify/verify_module.hpp"
 #include "gpu/vmm/device_mapping.hpp"
 #include "gpu/vmm/shareable_handle.hpp"
@@ -62,7 +64,7 @@ std::optional<Error> check_access(const DriverApi& api, const CreateRequest& req
                                   StepLog& log) {
     const CUdeviceptr at = *result.address;
     const std::vector<int> devices = access_devices(request.device, request.access);
-    const int owner = request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? request.device : -1;
+    const int owner = is_device_memory(request.memory.location.type) ? request.device : -1;
     result.access = log.time("read-access", "cuMemGetAccess", [&] { return mapping_access(api, at, owner, devices); });
     if (!request.verify || !result.verify->ok()) return std::nullopt;
     for (std::size_t i = 1; i < devices.size(); ++i) {
@@ -87,10 +89,29 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
         result.address = mapping->address();
         result.seed = random_pattern_seed();
         const CUdeviceptr at = mapping->address();
+        if (request.memory.location.domain) {
+            result.placement = log.time("placement", "cuPointerGetAttribute", [&] {
+                return pointer_placement(api, at, *request.memory.location.domain, result.domains);
+            });
+        }
         if (request.verify) {
             result.verify =
                 log.time("verify", "fill_and_check", [&] { return fill_and_check(api, at, result.size, result.seed); });
             if (!result.verify->ok()) failure = pattern_mismatch("verify", *result.verify);
+            if (!failure && request.memory.location.domain) {
+                result.domain_reads = log.time("domain-reads", "cuGreenCtxCreate", [&] {
+                    return read_from_each_domain(api, request.device, at, result.size, result.seed,
+                                                 *request.memory.location.domain, result.domains);
+                });
+                for (const auto& read : result.domain_reads->reads) {
+                    if (!read.check.ok() && !failure) {
+                        failure = pattern_mismatch(read.domain < 0
+                                                       ? std::string("the whole-device check")
+                                                       : fmt::format("the check from domain {}'s SMs", read.domain),
+                                                   read.check);
+                    }
+                }
+            }
         } else if (request.import_check) {
             result.fill =
                 log.time("fill", "fill_pattern", [&] { return fill_pattern(api, at, result.size, result.seed); });
@@ -163,7 +184,14 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
     StepLog log([&](Problem& p) { diagnose_problem(api, p, context); });
     // The steps are the result's on every way out, a failure included.
     const ScopeExit keep_steps([&] { result.steps = log.steps(); });
-    if (!request.access.empty() && request.memory.location.type == CU_MEM_LOCATION_TYPE_DEVICE) {
+    // A locality domain is checked against the driver and the device's count before anything is made.
+    if (request.memory.location.domain) {
+        result.domains = log.time("locality", "cuDeviceGetAttribute", [&] {
+            localized_location(api, request.device, *request.memory.location.domain);
+            return device_attribute(api, request.device, locality::kAttrDomainCount).value_or(1);
+        });
+    }
+    if (!request.access.empty() && is_device_memory(request.memory.location.type)) {
         log.time("peer-access", "cuDeviceCanAccessPeer",
                  [&] { require_peer_access(api, request.device, request.access); });
     }

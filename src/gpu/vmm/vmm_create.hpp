@@ -12,10 +12,12 @@
 #include "gpu/device/granularity.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/locality.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/peer_access.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu/verify/locality_read.hpp"
 #include "gpu/verify/verify.hpp"
 #include "ipc/timeout.hpp"
 #include "steps/step.hpp"
@@ -70,8 +72,11 @@ struct CreateResult {
     std::optional<VerifyResult> fill;      // the fill alone (--import-check without --verify)
     std::optional<ExportInfo> exported;
     std::optional<ImportCheckResult> import_check;
-    std::optional<ResourceSnapshot> before;  // taken in the context, before anything was made
-    std::optional<ResourceSnapshot> after;   // taken in the context, after everything was released
+    std::optional<ResourceSnapshot> before;     // taken in the context, before anything was made
+    std::optional<ResourceSnapshot> after;      // taken in the context, after everything was released
+    int domains = 0;                            // the device's locality domains, where a domain was asked
+    std::optional<Placement> placement;         // where the driver says the mapped memory is (a domain asked)
+    std::optional<LocalityReads> domain_reads;  // --verify at a domain: the check from each domain's SMs
 };
 
 // Runs create in the device's primary context. Throws Error (diagnosed) for the first failure, after
