@@ -217,15 +217,17 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
     CLI::App* app = root.add_subcommand("imex-setup", "make, check or remove IMEX channel nodes, and verify them");
     auto* channel = app->add_option("--channel", o->channel, "the channel to set up (default 0)");
     auto* channels = app->add_option("--channels", o->channels, "channels: a list and ranges, e.g. 0-3,7");
-    auto* all = app->add_flag("--all", o->all, "every channel below ImexChannelCount");
+    auto* all = app->add_flag("--all", o->all, "every channel below ImexChannelCount (or --channel, or --channels)");
     channel->excludes(channels, all);
     channels->excludes(all);
     auto* owner = app->add_option("--owner", o->owner, "USER[:GROUP] that owns the nodes (default mode becomes 0600)");
     auto* mode = app->add_option("--mode", o->mode, "octal mode of the nodes (default: the driver's DeviceFileMode)");
     app->add_flag("--force", o->force, "replace (or remove) device nodes of the wrong type or number");
-    auto* check = app->add_flag("--check", o->check_only, "change nothing; exit 1 when anything differs");
+    auto* check =
+        app->add_flag("--check", o->check_only, "change nothing; exit 1 when anything differs (not with --dry-run)");
     auto* dry_run = app->add_flag("--dry-run", o->dry_run, "change nothing; show the plan");
-    auto* remove = app->add_flag("--remove", o->remove, "remove the channels' nodes");
+    auto* remove =
+        app->add_flag("--remove", o->remove, "remove the channels' nodes (not with --owner, --mode, --verify)");
     auto* verify = app->add_flag("--verify", o->verify, "prove fabric handles work (as --owner), in a child process");
     app->add_option("-d,--device", o->device, "the device --verify uses (default 0)")->needs(verify);
     app->add_option("--proc-devices", o->proc_devices, "the /proc/devices to read")->capture_default_str();

@@ -17,6 +17,7 @@
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
+#include "help.hpp"
 #include "report/renderer.hpp"
 #include "util/atomic_file.hpp"
 #include "util/phase_timing.hpp"
@@ -173,6 +174,7 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
 int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
+    app.formatter(help_formatter());  // before the subcommands, which take it when they are made
     app.require_subcommand(1);
     app.set_version_flag("--version",
                          fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
@@ -197,6 +199,12 @@ int run(int argc, char** argv) {
 
     Runner runner;
     for (Registrar reg : kCommands) reg(app, globals, runner);
+    add_help_footers(app);
+    if (argc == 1) {
+        // A bare `cumemctl`: where to start, not a usage error.
+        std::cout << short_usage();
+        return 0;
+    }
 
     try {
         app.parse(argc, argv);

@@ -6,7 +6,8 @@
 #   bin/amd64/cumemctl bin/arm64/cumemctl                           (the stripped binaries they hold)
 # from the release binaries (scripts/release.sh, which it runs: root the first time). Each holds the
 # stripped binary, the manual pages, the bash and zsh completions, the Slurm prolog, epilog, health check
-# and settings, the NHC check and the node-problem-detector configuration, laid out by the build's own install rules (cmake --install), and depends on libc alone.
+# and settings, the NHC check, the node-problem-detector configuration and the systemd service and timer
+# (lib/systemd/system), laid out by the build's own install rules (cmake --install), and depends on libc alone.
 #   package.sh OUTDIR
 set -euo pipefail
 cd "$(dirname "$0")/.."

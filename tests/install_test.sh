@@ -4,7 +4,8 @@
 # configured with CUMEMCTL_INSTALL_SYMBOLS=ON), every manual page, the bash and zsh completion scripts
 # (the same text that `cumemctl completion` writes), the Slurm IMEX channel prolog and epilog and the
 # Slurm health check with their settings, whose default cumemctl is the installed binary, the NHC check
-# and the node-problem-detector configuration.
+# and the node-problem-detector configuration, and the systemd service and timer (checked with
+# systemd-analyze verify where it is installed).
 set -euo pipefail
 build=$1
 dest=$(mktemp -d)
@@ -29,6 +30,29 @@ for f in imex-channel healthcheck; do
 done
 [[ -f $dest/usr/share/cumemctl/nhc/cumemctl.nhc ]] || fail "no NHC check"
 [[ -f $dest/usr/share/cumemctl/k8s/cumemctl-monitor.json ]] || fail "no node-problem-detector configuration"
+for f in cumemctl-doctor.service cumemctl-doctor.timer; do
+  [[ -f $dest/usr/lib/systemd/system/$f ]] || fail "no systemd unit $f"
+done
+# The units as systemd reads them, where systemd-analyze is at hand (Debian's systemd package): any
+# message (an unknown key, a bad value, a command that is not there) fails. ExecStart's /usr/bin/cumemctl
+# is the installed binary here (verify wants it executable); the page that Documentation= names is
+# checked apart (verify's own man check reads the machine's pages).
+units=$dest/usr/lib/systemd/system
+if command -v systemd-analyze >/dev/null; then
+  mkdir "$dest/verify"
+  sed "s|/usr/bin/cumemctl|$bin|" "$units/cumemctl-doctor.service" >"$dest/verify/cumemctl-doctor.service"
+  cp "$units/cumemctl-doctor.timer" "$dest/verify/"
+  out=$(systemd-analyze verify --man=no "$dest/verify/cumemctl-doctor.timer" "$dest/verify/cumemctl-doctor.service" 2>&1) ||
+    fail "systemd-analyze verify: $out"
+  [[ -z $out ]] || fail "systemd-analyze verify: $out"
+  rm -r "$dest/verify"
+else
+  echo "install test: systemd-analyze is not installed: the systemd units' syntax is not checked"
+fi
+for f in cumemctl-doctor.service cumemctl-doctor.timer; do
+  page=$(sed -n 's/^Documentation=man:\(.*\)(1)$/\1/p' "$units/$f")
+  [[ -f $dest/usr/share/man/man1/$page.1 ]] || fail "$f's Documentation= names no installed page ($page)"
+done
 for page in "$src"/man/*.1; do
   [[ -f $dest/usr/share/man/man1/$(basename "$page") ]] || fail "no manual page $(basename "$page")"
 done

@@ -17,6 +17,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def help_of(binary, *args):
     """(subcommands, {long option: [choices]}) from `binary ARGS --help`."""
     text = subprocess.run([binary, *args, "--help"], capture_output=True, text=True, check=True).stdout
+    text = text.split("\nExamples:\n")[0]  # the footer: example command lines, not the lists
     subs = re.findall(r"^  ([a-z][a-z0-9-]*) ", text.split("Subcommands:")[1], re.M) if "Subcommands:" in text else []
     options = {}
     for m in re.finditer(r"^  (?:-\w,)?(--[a-z][a-z0-9-]*)(?: (\S+))?", text, re.M):

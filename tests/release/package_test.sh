@@ -46,6 +46,8 @@ expected_files() { # ZSH_DIR
     done
     echo /usr/share/cumemctl/nhc/cumemctl.nhc
     echo /usr/share/cumemctl/k8s/cumemctl-monitor.json
+    echo /usr/lib/systemd/system/cumemctl-doctor.service
+    echo /usr/lib/systemd/system/cumemctl-doctor.timer
   } | sort
 }
 
@@ -153,7 +155,8 @@ for rpm_arch in x86_64 aarch64; do
   expect_machine "$work/t/$name/bin/cumemctl" "$arch" "$name.tar.gz"
   for f in share/man/man1/cumemctl.1 share/bash-completion/completions/cumemctl share/zsh/site-functions/_cumemctl \
     share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf \
-    share/cumemctl/slurm/healthcheck share/cumemctl/slurm/settings.bash share/cumemctl/nhc/cumemctl.nhc share/cumemctl/k8s/cumemctl-monitor.json; do
+    share/cumemctl/slurm/healthcheck share/cumemctl/slurm/settings.bash share/cumemctl/nhc/cumemctl.nhc share/cumemctl/k8s/cumemctl-monitor.json \
+    lib/systemd/system/cumemctl-doctor.service lib/systemd/system/cumemctl-doctor.timer; do
     [[ -f $work/t/$name/$f ]] || fail "$name.tar.gz lacks $name/$f"
   done
   cmp -s "$work/t/$name/bin/cumemctl" "$dir/bin/$arch/cumemctl" || fail "$name.tar.gz's binary is not $dir/bin/$arch/cumemctl"

@@ -1,6 +1,12 @@
 #!/usr/bin/env bash
 # A Slurm cluster on this one machine, for tests: slurmctld and three slurmd "nodes" n1..n3, with
-# auth/none (insecure: tests only), no systemd, no cgroups, everything in a temporary folder.
+# auth/none (insecure: tests only), no systemd, no cgroups, everything in a temporary folder. Each node
+# declares four GPUs as generic resources (GresTypes=gpu, Gres=gpu:4; gres.conf's File= entries are
+# stand-in device nodes dev/nvidia0..3 of the folder), so that srun's --gpus-per-node and --gpus-per-task
+# work as on a GPU cluster: Slurm gives each step the GPUs it asked for in CUDA_VISIBLE_DEVICES, which the
+# fake driver (tests/fakecuda, profile gb200x4: four GPUs) honours. There are no cgroups, so a step that
+# asked for no GPU is not kept from them by Slurm; the node wrapper of harness.py plays
+# ConstrainDevices=yes (write_node_wrapper's constrain_devices).
 #   cluster.sh [--prolog FILE] [--epilog FILE] [--conf LINE]... -- COMMAND [ARGS...]
 # (--conf: a line added to slurm.conf, e.g. HealthCheckProgram=FILE.)
 # Starts the cluster, waits until every node is idle, runs COMMAND with SLURM_CONF set (and
@@ -24,7 +30,10 @@ done
 
 dir=$(mktemp -d /tmp/cumemctl-slurm.XXXXXX)
 chmod 0755 "$dir"
-mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/work"
+mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/work" "$dir/dev"
+# The GPUs' stand-in device nodes: the NVIDIA character major (195) and minors 0..3, as /dev/nvidiaN are.
+# slurmd only stats them (their numbers are what ConstrainDevices would allow); no driver serves them.
+for i in 0 1 2 3; do mknod -m 0666 "$dir/dev/nvidia$i" c 195 "$i"; done
 chmod 1777 "$dir/work"
 export SLURM_CONF=$dir/slurm.conf SLURM_TEST_DIR=$dir
 started=0 child=""
@@ -131,12 +140,17 @@ SelectTypeParameters=CR_Core
 AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 ReturnToService=2
+GresTypes=gpu
 PrologFlags=Alloc
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
-${extra_conf}NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
+${extra_conf}NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
+EOF
+# gres.conf sits beside slurm.conf, where slurmd looks for it.
+cat >"$dir/gres.conf" <<EOF
+NodeName=n[1-3] Name=gpu File=$dir/dev/nvidia[0-3]
 EOF
 
 start=$SECONDS

@@ -5,6 +5,7 @@ exec mode, against the fake driver. Node n3 sees no GPU, so its doctor fails; n1
     fleet_test.py [TEST...]     (tests: srun_doc pdsh_doc pdsh_exit)
 """
 import glob
+import json
 import os
 import re
 import shutil
@@ -18,11 +19,13 @@ FAILING = "n3"
 
 def workdir():
     """A folder that every job's user can use (in the cluster's world-writable work/ where there is
-    one), with shared/bin/cumemctl: the node wrapper (tests/slurm/harness.py)."""
+    one), with shared/bin/cumemctl: the node wrapper (tests/slurm/harness.py): four GPUs a node, as the
+    cluster's gres declares, and a Slurm step that asked for none sees none (ConstrainDevices=yes)."""
     base = os.path.join(os.environ["SLURM_TEST_DIR"], "work") if "SLURM_TEST_DIR" in os.environ else None
     d = tempfile.mkdtemp(prefix="fleet.", dir=base)
     os.chmod(d, 0o755)
-    write_node_wrapper(os.path.join(d, "shared/bin/cumemctl"), failing_nodes=[FAILING])
+    write_node_wrapper(os.path.join(d, "shared/bin/cumemctl"), failing_nodes=[FAILING], profile="gb200x4",
+                       constrain_devices=True)
     return d
 
 
@@ -42,7 +45,8 @@ def expect_summary(results, what):
 def doc_blocks(section):
     """The shell blocks (indented four spaces) of a section of docs/fleet.md, continuation lines joined,
     made to run here: /shared/bin/cumemctl is the node wrapper of the work folder, a bare cumemctl the
-    built binary, --nodes=64 and gpu[001-128] the three nodes, and pdsh runs in exec mode (no ssh),
+    built binary, --nodes=64 and gpu[001-128] the three nodes, --gpus-per-node=8 the four GPUs that each
+    node of the cluster has, and pdsh runs in exec mode (no ssh),
     giving each name its CUMEMCTL_HOST through %h. srun's %N (the node's host name) becomes %n (its
     index in the job): the three nodes here share this machine's host name, so %N would name one file
     for all of them, which each task truncates as it starts (a report was lost in about one run of
@@ -54,6 +58,7 @@ def doc_blocks(section):
     for block in re.findall(r"(?:^    .*\n)+", body, re.M):
         command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", block, flags=re.M))
         command = command.replace("/shared/bin/cumemctl", "shared/bin/cumemctl").replace("--nodes=64", "--nodes=3")
+        command = command.replace("--gpus-per-node=8", "--gpus-per-node=4")
         command = command.replace("'gpu[001-128]'", "'n[1-3]'").replace("reports/%N.", "reports/%n.")
         command = re.sub(r"\bpdsh (.*?)shared/bin/cumemctl", r"pdsh -R exec \1env CUMEMCTL_HOST=%h shared/bin/cumemctl",
                          command)
@@ -90,6 +95,13 @@ def run_doc_block(command):
             if inputs:
                 _, results = fleet_json(inputs, d)
                 expect_summary(results, what)
+            for path in glob.glob(os.path.join(d, "reports/*.json")):
+                # The step's GPUs reached doctor: all four of each node that has some (n3 has none).
+                with open(path, encoding="utf-8") as f:
+                    report = json.load(f)
+                if report["host"] != FAILING:
+                    count = report["results"].get("device_count")
+                    check(count == 4, f"{what}: {report['host']}'s doctor saw {count} GPUs, the node's 4 wanted")
         finally:
             shutil.rmtree(d)
 
@@ -97,6 +109,10 @@ def run_doc_block(command):
 def test_srun_doc():
     """Every command block of docs/fleet.md's Slurm section, on the cluster."""
     for command in doc_blocks("Slurm"):
+        # Under ConstrainDevices=yes (which the node wrapper plays) a step sees only the GPUs it asked for.
+        for srun in re.findall(r"\bsrun [^|]*", command):
+            check("--gpus-per-node=" in srun and "--exclusive" in srun,
+                  f"docs/fleet.md's srun asks for no GPUs or not the whole node: {srun}")
         run_doc_block(command)
 
 

@@ -53,7 +53,8 @@ def describe(p):
     return f"exit {p.returncode}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
 
 
-def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=None, rank_env=None):
+def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=None, rank_env=None,
+                       constrain_devices=False):
     """Writes the program that plays /shared/bin/cumemctl on every node of the one-machine cluster: the
     real binary with the fake driver, named after the node (all "nodes" here share one host name, so
     CUMEMCTL_HOST comes from Slurm's SLURMD_NODENAME where pdsh's %h did not give it). Every node has
@@ -61,13 +62,20 @@ def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=
     doctor fails. `imex_channel_dir`: the folder of IMEX channel nodes that the fake driver (and
     cumemctl's diagnosis) looks in. `rank_env`: {rank: {NAME: VALUE}}, more environment for the Slurm
     task whose SLURM_PROCID is that rank only, set last (e.g. FAKECUDA_INJECT to make one rank's call fail,
-    FAKECUDA_PROFILE for another driver)."""
+    FAKECUDA_PROFILE for another driver). `constrain_devices`: plays Slurm's ConstrainDevices=yes, which
+    the cluster (no cgroups) cannot: a Slurm step that was given no GPU (no CUDA_VISIBLE_DEVICES from
+    the cluster's gres) sees none, as a real node's step does when its cgroup hides /dev/nvidiaN, so that a
+    documented srun line that asks for no GPU fails here as it would there."""
     cases = "".join(f"  {n}) profile=no-gpu ;;\n" for n in failing_nodes)
     ranks = "".join(f"  {int(r)}) export {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} ;;\n"
                     for r, env in (rank_env or {}).items())
     imex = ""
     if imex_channel_dir is not None:
         imex = f"export FAKECUDA_IMEX_DIR={shlex.quote(imex_channel_dir)} CUMEMCTL_IMEX_CHANNEL_DIR={shlex.quote(imex_channel_dir)}\n"
+    constrain = ""
+    if constrain_devices:
+        constrain = ('# ConstrainDevices=yes: a step given no GPU sees none.\n'
+                     '[ -z "${SLURM_STEP_ID:-}" ] || export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES-}"\n')
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"""#!/bin/sh
@@ -79,7 +87,7 @@ case $host in
 {cases}esac
 export CUMEMCTL_LIBCUDA={shlex.quote(FAKECUDA)} CUMEMCTL_LIBNVML={shlex.quote(FAKENVML)}
 export FAKECUDA_PROFILE={shlex.quote(PROFILES)}/$profile.json
-{imex}case ${{SLURM_PROCID:-}} in
+{imex}{constrain}case ${{SLURM_PROCID:-}} in
 {ranks}esac
 exec {shlex.quote(CUMEMCTL)} "$@"
 """)

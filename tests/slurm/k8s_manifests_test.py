@@ -3,7 +3,13 @@
 that exist in the API version and kind it declares, with values of the field's type. The field lists
 come from the Kubernetes Python client's models (Debian's python3-kubernetes: one class per kind and
 version, V1DaemonSet for apps/v1 DaemonSet, with the JSON name and type of every field). There is no
-cluster here: this checks the manifests' shape, not that a cluster accepts them.
+cluster here: this checks the manifests' shape, not that a cluster accepts them. Beyond the shape:
+- Pod Security (docs/fleet.md says which level the host mounts need): a pod with a hostPath volume is
+  refused at the baseline and restricted levels, so its namespace must be one that the document labels
+  `pod-security.kubernetes.io/enforce: privileged` (or kube-system); and no container asks for more
+  than the host paths (privileged, host namespaces, added capabilities, privilege escalation).
+- The doctor DaemonSet runs doctor over and over (a loop that sleeps), writing doctor's metrics with
+  --output (atomically) into a hostPath volume mounted writable, every other host mount read-only.
     k8s_manifests_test.py docs/fleet.md
 """
 import re
@@ -14,7 +20,8 @@ import kubernetes.client as k8s
 import yaml
 
 # The kinds the document may use, by (apiVersion, kind).
-KINDS = {("apps/v1", "DaemonSet"): k8s.V1DaemonSet, ("batch/v1", "Job"): k8s.V1Job, ("v1", "ConfigMap"): k8s.V1ConfigMap}
+KINDS = {("apps/v1", "DaemonSet"): k8s.V1DaemonSet, ("batch/v1", "Job"): k8s.V1Job, ("v1", "ConfigMap"): k8s.V1ConfigMap,
+         ("v1", "Namespace"): k8s.V1Namespace}
 PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float)}
 
 
@@ -56,14 +63,66 @@ def check(value, type_name, path, problems):
             check(item, cls.openapi_types[fields[key]], f"{path}.{key}", problems)
 
 
+def pod_security(docs, problems):
+    """The Pod Security rules above, over every parsed document."""
+    privileged = {"kube-system"} | {
+        d["metadata"]["name"] for d in docs if d.get("kind") == "Namespace"
+        and d["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged"}
+    for d in docs:
+        spec = d.get("spec", {}).get("template", {}).get("spec")
+        if spec is None:
+            continue
+        what = f"{d['kind']} {d['metadata']['name']}"
+        host_volumes = {v["name"]: v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
+        namespace = d["metadata"].get("namespace", "default")
+        if host_volumes and namespace not in privileged:
+            problems.append(f"{what}: hostPath volumes {sorted(host_volumes.values())} in namespace {namespace}, "
+                            "which the document does not label pod-security.kubernetes.io/enforce: privileged")
+        for flag in ("hostNetwork", "hostPID", "hostIPC"):
+            if spec.get(flag):
+                problems.append(f"{what}: {flag} (more than the host mounts need)")
+        for c in spec.get("containers", []):
+            sc = c.get("securityContext", {})
+            if sc.get("privileged") or sc.get("allowPrivilegeEscalation") or sc.get("capabilities", {}).get("add"):
+                problems.append(f"{what}: container {c['name']} asks for {sc}")
+            for m in c.get("volumeMounts", []):
+                if m["name"] in host_volumes and not m.get("readOnly") and d["metadata"]["name"] != "cumemctl-doctor":
+                    problems.append(f"{what}: host path {host_volumes[m['name']]} mounted writable")
+
+
+def doctor_daemonset(docs, problems):
+    """The doctor DaemonSet: periodic, its metrics written atomically into a writable host folder."""
+    (ds,) = [d for d in docs if d.get("kind") == "DaemonSet" and d["metadata"]["name"] == "cumemctl-doctor"] or [None]
+    if ds is None:
+        problems.append("no DaemonSet cumemctl-doctor")
+        return
+    spec = ds["spec"]["template"]["spec"]
+    (c,) = spec["containers"]
+    script = " ".join(c.get("command", []) + c.get("args", []))
+    if not re.search(r"\bwhile\b.*\bsleep \d+", script, re.S) or "sleep infinity" in script:
+        problems.append(f"the doctor DaemonSet does not run doctor periodically: {script!r}")
+    m = re.search(r"cumemctl doctor [^\n]*--format prometheus --output (\S+)", script)
+    if not m:
+        problems.append(f"the doctor DaemonSet writes no metrics with --output (atomically): {script!r}")
+        return
+    folder = m.group(1).rsplit("/", 1)[0]
+    host = {v["name"]: v["hostPath"] for v in spec.get("volumes", []) if "hostPath" in v}
+    mounts = [x for x in c.get("volumeMounts", []) if x["mountPath"] == folder]
+    if not mounts or mounts[0]["name"] not in host or mounts[0].get("readOnly"):
+        problems.append(f"the metrics' folder {folder} is not a writable hostPath mount: {mounts}")
+    elif not host[mounts[0]["name"]]["path"].startswith("/var/lib/"):
+        problems.append(f"the metrics go to the host's {host[mounts[0]['name']]['path']}, not a textfile folder")
+
+
 def main():
     text = open(sys.argv[1], encoding="utf-8").read()
     blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
     if len(blocks) < 2:
         sys.exit(f"FAIL: expected the DaemonSet and the Job manifests, found {len(blocks)} yaml blocks")
-    problems, seen = [], []
+    problems, seen, docs = [], [], []
     for block in blocks:
         for doc in yaml.safe_load_all(block):
+            docs.append(doc)
             kind = (doc.get("apiVersion"), doc.get("kind"))
             if kind not in KINDS:
                 problems.append(f"{kind}: not a kind this test knows")
@@ -71,6 +130,8 @@ def main():
             name = doc.get("metadata", {}).get("name", "?")
             check(doc, KINDS[kind].__name__, f"{kind[1]} {name}", problems)
             seen.append(f"{kind[0]} {kind[1]} {name}")
+    pod_security(docs, problems)
+    doctor_daemonset(docs, problems)
     if problems:
         sys.exit("FAIL:\n  " + "\n  ".join(problems))
     print(f"ok: {', '.join(seen)} (fields as the Kubernetes Python client {kubernetes.__version__} defines them)")

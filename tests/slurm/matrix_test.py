@@ -38,11 +38,13 @@ def doc_block():
     blocks = re.findall(r"(?:^    .*\n)+", slurm.group(1), re.M)
     check(len(blocks) == 1, f"the fabric-matrix Slurm part of docs/fleet.md has {len(blocks)} command blocks")
     command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", blocks[0], flags=re.M))
-    for documented in ("/shared/", "-N 16", "--ntasks-per-node=4", "srun", "--output=", "--error=",
+    for documented in ("/shared/", "-N 16", "--ntasks-per-node=4", "--gpus-per-node=4 --exclusive", "srun",
+                       "--output=", "--error=",
                        "cumemctl fabric-matrix --dir", "cumemctl fleet"):
         check(documented in command, f"docs/fleet.md's fabric-matrix srun block lost '{documented}':\n{command}")
     return (command.replace("/shared/", "./").replace("-N 16", f"-N {NODES}")
-            .replace("--ntasks-per-node=4", f"--ntasks-per-node={PER_NODE}"))
+            .replace("--ntasks-per-node=4", f"--ntasks-per-node={PER_NODE}")
+            .replace("--gpus-per-node=4", f"--gpus-per-node={PER_NODE}"))
 
 
 def run_matrix(rank_env=None):
@@ -59,7 +61,7 @@ def run_matrix(rank_env=None):
         os.mknod(os.path.join(channels, "channel0"), 0o020600, os.makedev(511, 0))
         os.chown(os.path.join(channels, "channel0"), USER, USER)
     write_node_wrapper(os.path.join(d, "bin/cumemctl"), profile="gb200x4", imex_channel_dir=channels,
-                       rank_env=rank_env)
+                       rank_env=rank_env, constrain_devices=True)
     command = doc_block()
     env = dict(os.environ, PATH=os.path.join(d, "bin") + ":" + os.environ["PATH"])
     p = subprocess.run(["setpriv", f"--reuid={USER}", f"--regid={USER}", "--clear-groups", "bash", "-c", command],
@@ -184,11 +186,12 @@ def pmix_block(timeout=None):
     blocks = re.findall(r"(?:^    .*\n)+", part.group(1), re.M)
     check(len(blocks) == 2, f"the PMIx part of docs/fleet.md has {len(blocks)} command blocks, not srun's and mpirun's")
     command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", blocks[0], flags=re.M))
-    for documented in ("srun --mpi=pmix", "-N 16", "--ntasks-per-node=4",
+    for documented in ("srun --mpi=pmix", "-N 16", "--ntasks-per-node=4", "--gpus-per-node=4 --exclusive",
                        "cumemctl fabric-matrix --json > matrix.json", "cumemctl fleet matrix.json"):
         check(documented in command, f"docs/fleet.md's PMIx srun block lost '{documented}':\n{command}")
     command = command.replace("-N 16", f"-N {PMIX_NODES}").replace("--ntasks-per-node=4",
                                                                   f"--ntasks-per-node={PMIX_PER_NODE}")
+    command = command.replace("--gpus-per-node=4", f"--gpus-per-node={PMIX_PER_NODE}")
     if timeout:
         command = command.replace("fabric-matrix --json", f"fabric-matrix --timeout {timeout} --json")
     return command
@@ -215,7 +218,7 @@ def run_pmix(rank_env=None, timeout=None, every_rank=False):
     os.mkdir(tmp)
     os.chown(tmp, USER, USER)
     write_node_wrapper(os.path.join(d, "bin/cumemctl"), profile="gb200x4", imex_channel_dir=channels,
-                       rank_env=rank_env)
+                       rank_env=rank_env, constrain_devices=True)
     command = pmix_block(timeout)
     if every_rank:  # srun alone (its status is the process's), each task's output to a file of its own
         command = command.splitlines()[0].replace(" > matrix.json", "")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fleet stage of scripts/test.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands (fabric-matrix
 # under srun among them), the per-job IMEX channel prolog and epilog and the health check
-# (packaging/slurm), the NHC check and node-problem-detector's plugin (packaging/nhc, packaging/k8s), run for real
-# against the fake driver of the build in BUILD_DIR, on a one-machine Slurm cluster (cluster.sh).
+# (packaging/slurm), the NHC check and node-problem-detector's plugin (packaging/nhc, packaging/k8s) and what
+# the systemd service runs (packaging/systemd), run for real against the fake driver of the build in
+# BUILD_DIR, on a one-machine Slurm cluster (cluster.sh).
 # Prints each test's time.
 #   tests/slurm/run.sh BUILD_DIR
 # Needs root and Debian's slurm-wlm, pdsh, prometheus-node-exporter, prometheus (promtool) and
@@ -59,6 +60,7 @@ echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, NHC, no
 (cd "$here" && $py matrix_test.py mpirun_pmix) || status=1
 (cd "$here" && $py nhc_test.py) || status=1
 (cd "$here" && $py npd_test.py) || status=1
+(cd "$here" && $py systemd_test.py) || status=1
 (cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
