@@ -72,7 +72,10 @@ Report run_second_process(const std::string& command, int socket_fd,
 
 CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value) {
     target = default_value;
-    return app.add_option("-d,--device", target, "devices: a number, a list (0,2), a range (0-3) or all")
+    return app
+        .add_option("-d,--device", target,
+                    "devices: CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0) or all; "
+                    "a number is a CUDA ordinal, nvidia-smi's index only under CUDA_DEVICE_ORDER=PCI_BUS_ID")
         ->capture_default_str();
 }
 

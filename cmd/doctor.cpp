@@ -19,6 +19,7 @@
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
 #include "doctor/summary_line.hpp"
+#include "gpu_labels.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -112,6 +113,13 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
+// "gpu 0: GPU-5f0a..., PCI 00000000:19:00.0, nvidia-smi index 3": a GPU of the table as operators name it.
+std::string identity_note(const DeviceIdentity& id) {
+    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index {}", id.ordinal,
+                       id.uuid.empty() ? "UUID unknown" : id.uuid, id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id,
+                       id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
+}
+
 Table results_table(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
     Table t;
@@ -134,6 +142,8 @@ Table results_table(const DoctorRun& run, const std::string& host) {
         if (it == hints.end()) it = hints.insert(hints.end(), {r.check, r.outcome.remedy, {}});
         if (r.device) std::get<2>(*it).push_back(*r.device);
     }
+    if (!run.identities.empty()) t.notes.emplace_back("");
+    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
     if (!hints.empty()) t.notes.emplace_back("");
     for (const auto& [check, remedy, gpus] : hints) {
         t.notes.push_back(
@@ -142,14 +152,11 @@ Table results_table(const DoctorRun& run, const std::string& host) {
     return t;
 }
 
-// A check's labels: the check, and for a device's check its ordinal and UUID (as devices and
-// dcgm-exporter label their series; no uuid where it is unknown).
-MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
+// A check's labels: the check, and for a device's check its GPU as dcgm-exporter labels it (gpu_labels).
+MetricLabels check_labels(const DoctorRun& run, const CheckResult& r, const std::string& host) {
     MetricLabels labels{{"check", r.check}};
     if (!r.device) return labels;
-    labels.emplace_back("device", std::to_string(*r.device));
-    const std::string uuid = uuid_of(run, *r.device);
-    if (!uuid.empty()) labels.emplace_back("uuid", uuid);
+    for (auto& l : gpu_labels(identity_of(run, *r.device), host)) labels.push_back(std::move(l));
     return labels;
 }
 
@@ -157,7 +164,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
                                                 CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
     for (const auto& r : run.results) {
-        const MetricLabels base = check_labels(run, r);
+        const MetricLabels base = check_labels(run, r, report.host);
         for (CheckStatus s : kStatuses) {
             MetricLabels labels = base;
             labels.emplace_back("status", std::string(status_name(s)));
@@ -166,7 +173,8 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
         }
     }
     for (const auto& r : run.results) {
-        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r), r.seconds);
+        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r, report.host),
+                          r.seconds);
     }
     const auto counts = count_statuses(run.results);
     for (CheckStatus s : kStatuses) {
@@ -174,12 +182,28 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }
     report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
+    std::string module;
+    for (const auto& r : run.results) {
+        const auto it = r.outcome.details.find(kDetailKernelModule);
+        if (r.check == kCheckDriver && it != r.outcome.details.end() && it->is_string())
+            module = it->get<std::string>();
+    }
+    add_driver_info(report, module);
 }
 
 void fill_report(Report& report, const DoctorRun& run) {
     const auto counts = count_statuses(run.results);
     nlohmann::json checks = nlohmann::json::array();
-    for (const auto& r : run.results) checks.push_back(to_json(r));
+    for (const auto& r : run.results) {
+        nlohmann::json check = to_json(r);
+        // A device's check names its GPU as operators do, beside the CUDA ordinal ("device").
+        const nlohmann::json id = r.device ? identity_json(identity_of(run, *r.device)) : nlohmann::json::object();
+        for (const char* key : {"uuid", "pci_bus_id", "nvml_index"})
+            check[key] = id.value(key, nlohmann::json(nullptr));
+        checks.push_back(std::move(check));
+    }
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& id : run.identities) gpus.push_back(identity_json(id));
     report.results = {
         {"status", overall(counts)},
         {"summary",
@@ -193,6 +217,7 @@ void fill_report(Report& report, const DoctorRun& run) {
         {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
         {"devices", run.devices},
+        {"gpus", std::move(gpus)},
         {"checks", std::move(checks)}};
     report.tables.push_back(results_table(run, report.host));
     report.line = doctor::summary_line(run);

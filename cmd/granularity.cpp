@@ -113,7 +113,7 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
     return run_command(
         "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
             const GranularityPlan* plan = &p;
-            const auto devices = plan->devices.select(count);
+            const auto devices = plan->devices.select(driver.api(), count);
             const auto rows = granularity_table(driver.api(), devices, plan->selection);
             nlohmann::json list = nlohmann::json::array();
             for (const auto& row : rows) list.push_back(row_json(row, plan->size));

@@ -246,7 +246,7 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
     return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
         LeBindRequest& request = checked.first;
-        request.devices = checked.second.select(count);
+        request.devices = checked.second.select(driver.api(), count);
         LeBindOutcome outcome;
         try {
             run_le_bind(driver, request, outcome);

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
@@ -209,7 +210,7 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
 Report run_memtest(const MemtestOptions& o, const Globals& globals) {
     std::future<nvml::Library> nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_command("memtest", globals, o, [&](Report& report, Driver& driver, int count, const MemtestPlan& plan) {
-        const auto selected = plan.devices.select(count);
+        const auto selected = plan.devices.select(driver.api(), count);
         const nvml::Library nvml = nvml_load.get();
         RunPlan run;
         run.patterns = plan.patterns;
@@ -237,7 +238,8 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         for (const DeviceMemtest& d : done) {
             report.results["devices"].push_back(memtest_device_json(d, plan.sizes.leave, plan.max_mismatches));
             add_memtest_tables(report, d, run.seed);
-            add_memtest_metrics(report, d);
+            add_memtest_metrics(report, d,
+                                gpu_labels(gpu::device_identity(driver.api(), d.ordinal, &nvml), report.host));
             report_verdict(report, d);
             if (d.run.interrupted_by != 0) stopped_by = d.run.interrupted_by;
             if (!d.uuid.empty()) records.push_back(record_of(d, run.seed));
