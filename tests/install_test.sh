@@ -22,6 +22,7 @@ fi
 slurm=$dest/usr/share/cumemctl/slurm
 for f in imex-channel imex-prolog imex-epilog; do [[ -x $slurm/$f ]] || fail "no executable $slurm/$f"; done
 [[ -f $slurm/imex-channels.conf ]] || fail "no $slurm/imex-channels.conf"
+[[ -f $dest/usr/share/cumemctl/prometheus/cumemctl-alerts.yaml ]] || fail "no Prometheus alerting rules"
 default=$(sed -n 's/^CUMEMCTL=\$here\/\(.*\)$/\1/p' "$slurm/imex-channel")
 [[ $(realpath "$slurm/$default") == "$(realpath "$bin")" ]] || fail "the prolog's default cumemctl ($slurm/$default) is not $bin"
 for page in "$src"/man/*.1; do

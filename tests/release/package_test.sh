@@ -42,6 +42,7 @@ expected_files() { # ZSH_DIR
     echo /usr/share/bash-completion/completions/cumemctl
     echo "/usr/share/zsh/$1/_cumemctl"
     for f in imex-channel imex-prolog imex-epilog imex-channels.conf; do echo "/usr/share/cumemctl/slurm/$f"; done
+    echo /usr/share/cumemctl/prometheus/cumemctl-alerts.yaml
   } | sort
 }
 
@@ -125,7 +126,7 @@ for rpm_arch in x86_64 aarch64; do
     grep -Eq "^Architecture: $rpm_arch$" <<<"$info" || fail "rpm -qip $rpm:"$'\n'"$info"
   requires=$(rpm -qp --requires "$rpm" 2>/dev/null | grep -v '^rpmlib(' | tr '\n' ' ')
   [[ $requires == "glibc >= 2.31 " ]] || fail "$rpm requires $requires"
-  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm)?$' | sort) >"$work/diff" ||
+  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm|/prometheus)?$' | sort) >"$work/diff" ||
     { cat "$work/diff" >&2; fail "rpm -qlp $rpm: not the expected files"; }
   # Into a temporary root: this machine's rpm database is not the root's, so --nodeps (glibc is there
   # as a Debian package); --ignorearch for the aarch64 one.
@@ -148,7 +149,8 @@ for rpm_arch in x86_64 aarch64; do
   rm -rf "$work/t" && mkdir "$work/t" && tar -C "$work/t" -xzf "$dir/$name.tar.gz"
   expect_machine "$work/t/$name/bin/cumemctl" "$arch" "$name.tar.gz"
   for f in share/man/man1/cumemctl.1 share/bash-completion/completions/cumemctl share/zsh/site-functions/_cumemctl \
-    share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf; do
+    share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf \
+    share/cumemctl/prometheus/cumemctl-alerts.yaml; do
     [[ -f $work/t/$name/$f ]] || fail "$name.tar.gz lacks $name/$f"
   done
   cmp -s "$work/t/$name/bin/cumemctl" "$dir/bin/$arch/cumemctl" || fail "$name.tar.gz's binary is not $dir/bin/$arch/cumemctl"
