@@ -45,6 +45,7 @@ std::string job_user(const std::string& user) {
 // The options as typed.
 struct DoctorCliOptions {
     std::string checks = "all";
+    std::string skip;  // --skip: checks not to run
     std::string devices;
     bool list = false;
     std::string imex_config, imex_ctl, user;
@@ -57,9 +58,21 @@ struct DoctorCliOptions {
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
         DoctorOptions options;
-        const auto parsed = parse_check_list(checks);
+        auto parsed = parse_check_list(checks);
         if (checks != "all") options.checks = parsed;
         if (quick && checks != "all") require_quick(parsed);
+        if (!skip.empty()) {
+            // --skip: the checks of --checks (or all of them) but these.
+            const auto skipped = parse_check_list(skip);
+            std::erase_if(parsed, [&](const std::string& id) {
+                return std::find(skipped.begin(), skipped.end(), id) != skipped.end();
+            });
+            if (parsed.empty()) {
+                throw Error(ExitCode::usage, fmt::format("--skip {} leaves no check to run", skip),
+                            "skip fewer checks, or give --checks");
+            }
+            options.checks = parsed;
+        }
         options.quick = quick;
         parse_device_list(devices);
         options.devices = devices;
@@ -285,6 +298,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_option("--checks", opts->checks, "the checks to run, separated by commas, or all")
         ->type_name(fmt::format("LIST:{{{}}}", fmt::join(ids, ",")))
         ->capture_default_str();
+    app->add_option("--skip", opts->skip, "checks not to run, separated by commas (the others of --checks run)")
+        ->type_name("LIST");
     add_device_option(*app, opts->devices);
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
     app->add_option("--imex-config", opts->imex_config, "the IMEX settings file (imex-domain)")

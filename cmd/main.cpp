@@ -14,6 +14,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "report/renderer.hpp"
+#include "usage_words.hpp"
 #include "util/phase_timing.hpp"
 #include "util/version.hpp"
 
@@ -121,6 +122,23 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
     return std::nullopt;
 }
 
+// What bare `cumemctl` prints: the commands an operator starts with, and where the rest is.
+std::string short_usage(const std::vector<std::string>& commands) {
+    return fmt::format(
+        "usage: cumemctl [--json | --format FORMAT] COMMAND [OPTIONS]\n"
+        "\n"
+        "  cumemctl doctor           check this node's CUDA memory system (exit 1 on a failure)\n"
+        "  cumemctl doctor --quick   the checks that need no GPU memory: safe beside jobs\n"
+        "  cumemctl devices          each GPU's identity, memory and memory capabilities\n"
+        "  cumemctl memtest          test every free byte of each GPU's memory\n"
+        "  cumemctl fleet FILE...    summarise many nodes' doctor reports\n"
+        "\n"
+        "commands: {}\n"
+        "'cumemctl --help' says what each does, 'cumemctl COMMAND --help' lists its options, man cumemctl has the "
+        "rest.\n",
+        fmt::join(commands, ", "));
+}
+
 // Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
 int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
@@ -147,6 +165,11 @@ int run(int argc, char** argv) {
     Runner runner;
     for (Registrar reg : kCommands) reg(app, globals, runner);
 
+    if (argc == 1) {
+        // Bare cumemctl: what to type first, not an error.
+        std::cout << short_usage(visible_commands(app));
+        return 0;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -159,9 +182,10 @@ int run(int argc, char** argv) {
         Globals as_asked;
         as_asked.format = argv_format(argc, argv);
         const std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-        return emit(
-            usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
-            as_asked);
+        Report report;
+        report.command = command;
+        report.add_error(usage_problem(e, app, argc, argv));
+        return emit(report, as_asked);
     }
     cumemctl::mark_phase("parse");
     const std::string command = app.get_subcommands().front()->get_name();
