@@ -37,6 +37,9 @@ constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
 // The commands that fill Report::line and so answer --format line (a one-line summary).
 constexpr std::string_view kLineCommands[] = {"doctor"};
+// The commands whose Report::line is a Slurm host list, and so answer --format nodelist (fleet: the
+// failing nodes, for scontrol to drain).
+constexpr std::string_view kNodelistCommands[] = {"fleet"};
 
 // The output format the command line asked for, read without the parser (for errors the parser
 // raised): "json", "prometheus" or "table".
@@ -75,6 +78,8 @@ int emit(const Report& report, const Globals& globals) {
         cumemctl::HtmlRenderer{}.render(report, std::cout);
     } else if (globals.format == "line") {
         cumemctl::LineRenderer{}.render(report, std::cout);
+    } else if (globals.format == "nodelist") {
+        if (!report.line.empty()) std::cout << report.line << '\n';  // nothing when no node fails
     } else {
         cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, std::cout);
     }
@@ -99,7 +104,7 @@ Report usage_report(std::string command, std::string message, std::string remedy
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
     if (globals.json && !globals.format.empty() && globals.format != "json") {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
-                            "give one of --json or --format table|json|prometheus|line|html");
+                            "give one of --json or --format table|json|prometheus|line|html|nodelist");
     }
     const bool prometheus_ok = std::find(std::begin(kPrometheusCommands), std::end(kPrometheusCommands), command) !=
                                std::end(kPrometheusCommands);
@@ -118,6 +123,12 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
     if (globals.format == "line" && !line_ok) {
         return usage_report(command, "'" + command + "' has no one-line summary",
                             "--format line works with doctor; use --json here");
+    }
+    const bool nodelist_ok =
+        std::find(std::begin(kNodelistCommands), std::end(kNodelistCommands), command) != std::end(kNodelistCommands);
+    if (globals.format == "nodelist" && !nodelist_ok) {
+        return usage_report(command, "'" + command + "' has no node list",
+                            "--format nodelist works with fleet (its failing nodes); use --json here");
     }
     return std::nullopt;
 }
@@ -149,9 +160,9 @@ int run(int argc, char** argv) {
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format,
-                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line (doctor) "
-                   "or html (fabric-matrix, fleet)")
-        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html"}));
+                   "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line (doctor), "
+                   "html (fabric-matrix, fleet) or nodelist (fleet's failing nodes)")
+        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html", "nodelist"}));
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -191,7 +202,8 @@ int run(int argc, char** argv) {
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line") {
+        if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line" ||
+            globals.format == "nodelist") {
             as_table.format = "table";
         }
         return emit(*refused, as_table);
