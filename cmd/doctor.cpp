@@ -19,6 +19,7 @@
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
 #include "doctor/summary_line.hpp"
+#include "doctor_table.hpp"
 #include "gpu_labels.hpp"
 
 namespace cumemctl::cmd {
@@ -45,7 +46,8 @@ std::string job_user(const std::string& user) {
 // The options as typed.
 struct DoctorCliOptions {
     std::string checks = "all";
-    std::string skip;  // --skip: checks not to run
+    std::string skip;      // --skip: checks not to run
+    bool verbose = false;  // --verbose: the table of every result, not the matrix
     std::string devices;
     bool list = false;
     std::string imex_config, imex_ctl, user;
@@ -126,18 +128,17 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-// "gpu 0: GPU-5f0a..., PCI 00000000:19:00.0, nvidia-smi index 3": a GPU of the table as operators name it.
-std::string identity_note(const DeviceIdentity& id) {
-    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index {}", id.ordinal,
-                       id.uuid.empty() ? "UUID unknown" : id.uuid, id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id,
-                       id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
+// "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
+std::string results_title(const DoctorRun& run, const std::string& host) {
+    const auto counts = count_statuses(run.results);
+    return fmt::format("cumemctl doctor on {}: {} ({}; {:.2f} s)", host, overall(counts), summary_line(counts),
+                       run.seconds);
 }
 
+// --verbose: every result with its time and reason, then each GPU's names and the remedies.
 Table results_table(const DoctorRun& run, const std::string& host) {
-    const auto counts = count_statuses(run.results);
     Table t;
-    t.title = fmt::format("cumemctl doctor on {}: {} ({}; {:.2f} s)", host, overall(counts), summary_line(counts),
-                          run.seconds);
+    t.title = results_title(run, host);
     t.columns = {"status", "check", "gpu", "time", "reason"};
     t.wrap_last = true;
     for (const auto& r : run.results) {
@@ -204,7 +205,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
     add_driver_info(report, module);
 }
 
-void fill_report(Report& report, const DoctorRun& run) {
+void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     const auto counts = count_statuses(run.results);
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& r : run.results) {
@@ -232,7 +233,12 @@ void fill_report(Report& report, const DoctorRun& run) {
         {"devices", run.devices},
         {"gpus", std::move(gpus)},
         {"checks", std::move(checks)}};
-    report.tables.push_back(results_table(run, report.host));
+    if (verbose) {
+        report.tables.push_back(results_table(run, report.host));
+    } else {
+        for (auto& t : doctor_matrix_tables(run, results_title(run, report.host)))
+            report.tables.push_back(std::move(t));
+    }
     report.line = doctor::summary_line(run);
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
@@ -282,7 +288,7 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         });
         report.driver = progress->driver().value_or(DriverInfo{
             choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
-        fill_report(report, done.run);
+        fill_report(report, done.run, opts.verbose);
         report.end_without_unwinding = done.timed_out;
     });
 }
@@ -301,6 +307,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_option("--skip", opts->skip, "checks not to run, separated by commas (the others of --checks run)")
         ->type_name("LIST");
     add_device_option(*app, opts->devices);
+    app->add_flag("-v,--verbose", opts->verbose,
+                  "the table of every result with its time and reason, instead of the check x GPU matrix");
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
     app->add_option("--imex-config", opts->imex_config, "the IMEX settings file (imex-domain)")
         ->type_name("PATH")

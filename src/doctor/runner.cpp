@@ -11,6 +11,7 @@
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
 
@@ -20,6 +21,14 @@ namespace {
 
 // A remedy for a failed driver call that came without one.
 std::string remedy_for(const Problem& problem) {
+    if (problem.remedy == gpu::kRefusedPropertiesRemedy) {
+        // doctor chose the properties itself: leaving out options is no way out for its reader.
+        const std::string device = problem.device ? " --device " + std::to_string(*problem.device) : "";
+        return fmt::format(
+            "the driver refused memory that this GPU's attributes say it supports: compare 'cumemctl granularity{}' "
+            "with 'cumemctl devices{}', update the driver, and report it with the output of 'cumemctl doctor --json'",
+            device, device);
+    }
     if (!problem.remedy.empty()) return problem.remedy;
     if (problem.driver) {
         const std::string& name = problem.driver->name;

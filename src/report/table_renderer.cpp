@@ -79,6 +79,7 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
             text += heading ? cell : paint(cell, colour);
             if (!last) text += std::string(width[c] - display_width(cell) + 2, ' ');
         }
+        while (!text.empty() && text.back() == ' ') text.pop_back();  // blank cells leave no trailing blanks
         out << text << '\n';
         for (const auto& m : more) out << std::string(indent, ' ') << m << '\n';
     };

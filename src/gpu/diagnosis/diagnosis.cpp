@@ -210,8 +210,7 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
         }
     }
     return Diagnosis{fmt::format("the driver rejected this combination of properties: {}", describe_prop(p)),
-                     "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
-                     ExitCode::failed};
+                     kRefusedPropertiesRemedy, ExitCode::failed};
 }
 
 }  // namespace
@@ -264,8 +263,7 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
             return Diagnosis{fmt::format("every device attribute for this request is 1, yet the driver does not "
                                          "support it: {}",
                                          describe_prop(*c.prop)),
-                             "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
-                             ExitCode::unavailable};
+                             kRefusedPropertiesRemedy, ExitCode::unavailable};
         case CUDA_ERROR_OUT_OF_MEMORY:
             if (context_call(failure)) {
                 return Diagnosis{fmt::format("device {} has no memory left for a context: other processes hold it; "
