@@ -7,6 +7,7 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "devices_fabric.hpp"
+#include "devices_table.hpp"
 #include "gpu_labels.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
@@ -30,16 +31,6 @@ struct DevicesOptions {
     DevicesPlan check() const { return {parse_device_list(devices), no_free}; }
 };
 
-std::string cap_text(const Capability& cap) {
-    if (!cap.value) return "unknown";
-    if (cap.key == "host_numa_id") return std::to_string(*cap.value);
-    if (cap.key == "pool_handle_types") {
-        const auto names = handle_type_names(*cap.value);
-        return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
-    }
-    return *cap.value != 0 ? "yes" : "no";
-}
-
 nlohmann::json device_json(const DeviceInfo& d) {
     const nlohmann::json caps = capabilities_json(d.capabilities);
     nlohmann::json j{{"ordinal", d.ordinal},
@@ -57,60 +48,6 @@ nlohmann::json device_json(const DeviceInfo& d) {
     if (!d.nvml_error.empty()) j["nvml_error"] = d.nvml_error;
     j["fabric"] = d.fabric ? nvml::to_json(*d.fabric) : nlohmann::json(nullptr);
     return j;
-}
-
-Table devices_table(const std::vector<DeviceInfo>& devices) {
-    Table t;
-    t.title = "Devices";
-    t.columns.push_back("");
-    for (const auto& d : devices) t.columns.push_back(fmt::format("GPU {}", d.ordinal));
-    auto row = [&](std::string label, auto cell) {
-        std::vector<std::string> r{std::move(label)};
-        for (const auto& d : devices) r.push_back(cell(d));
-        t.rows.push_back(std::move(r));
-    };
-    row("name", [](const DeviceInfo& d) { return d.name; });
-    row("uuid", [](const DeviceInfo& d) { return d.uuid.empty() ? "unknown" : d.uuid; });
-    row("PCI bus id", [](const DeviceInfo& d) { return d.pci_bus_id.empty() ? "unknown" : d.pci_bus_id; });
-    row("nvidia-smi index",
-        [](const DeviceInfo& d) { return d.nvml_index ? std::to_string(*d.nvml_index) : std::string("unknown"); });
-    row("compute capability", [](const DeviceInfo& d) { return fmt::format("{}.{}", d.cc_major, d.cc_minor); });
-    row("total memory", [](const DeviceInfo& d) { return format_size(d.total_bytes); });
-    row("free memory", [](const DeviceInfo& d) {
-        if (!d.free_bytes) return std::string("unknown");
-        return fmt::format("{} ({})", format_size(*d.free_bytes), d.free_source == "nvml" ? "NVML" : "context");
-    });
-    const bool any_nvml = std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.nvml; });
-    if (any_nvml) {
-        auto size_or = [](const std::optional<std::uint64_t>& v) {
-            return v ? format_size(*v) : std::string("unknown");
-        };
-        row("reserved memory", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->reserved) : "unknown"; });
-        row("BAR1", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->bar1_total) : "unknown"; });
-        row("ECC", [](const DeviceInfo& d) {
-            if (!d.nvml || !d.nvml->ecc_enabled) return std::string("unknown");
-            if (!*d.nvml->ecc_enabled) return std::string("off");
-            return d.nvml->ecc_uncorrected_volatile
-                       ? fmt::format("on, {} uncorrectable since reset", *d.nvml->ecc_uncorrected_volatile)
-                       : std::string("on");
-        });
-        row("remapped rows", [](const DeviceInfo& d) {
-            if (!d.nvml || !d.nvml->remapped_rows) return std::string("unknown");
-            const auto& r = *d.nvml->remapped_rows;
-            return fmt::format("{} corr., {} unc.{}{}", r.corrected, r.uncorrected, r.pending ? ", PENDING" : "",
-                               r.failure ? ", FAILED" : "");
-        });
-        auto on_off = [](const std::optional<bool>& v) { return !v ? std::string("unknown") : *v ? "on" : "off"; };
-        row("persistence mode",
-            [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->persistence_mode) : "unknown"; });
-        row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
-    }
-    for (auto& r : fabric_rows(devices)) t.rows.push_back(std::move(r));
-    for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
-        row(std::string(capability_catalogue()[i].label),
-            [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
-    }
-    return t;
 }
 
 // The gauges of what NVML knows of a device's memory, labelled as dcgm-exporter labels its series.
@@ -218,7 +155,7 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             if (count == 0) {
                 report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
             } else {
-                report.tables.push_back(devices_table(devices));
+                for (auto& t : devices_tables(devices)) report.tables.push_back(std::move(t));
             }
         });
 }

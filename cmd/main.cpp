@@ -60,10 +60,17 @@ bool use_colour(const Globals& g) {
     return isatty(STDOUT_FILENO) != 0;
 }
 
-// The width tables wrap to: the terminal's, or 80 when the output is not a terminal.
+// The width tables wrap to: $COLUMNS where it is set (a number from 40), else the terminal's; 0 (no
+// wrapping, whole lines for grep) when the output is not a terminal.
 std::size_t output_width() {
+    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+        char* end = nullptr;
+        const long n = std::strtol(columns, &end, 10);
+        if (*end == '\0' && n >= 40 && n <= 10000) return static_cast<std::size_t>(n);
+    }
     winsize ws{};
-    if (isatty(STDOUT_FILENO) != 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    if (isatty(STDOUT_FILENO) == 0) return 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
     return 80;
 }
 
