@@ -18,6 +18,13 @@ nvml::Library open_nvml(const Globals& globals, bool watched) {
     return nvml::Library::load(nvml::choose_libnvml(globals.libnvml), watched);
 }
 
+void warn_unloaded_libnvml(Report& report, const Globals& globals, const nvml::LibraryInfo& info) {
+    if (globals.libnvml.empty() || info.loaded) return;
+    report.add_warning(
+        fmt::format("--libnvml {} did not load: {}; NVML's figures are left out", globals.libnvml, info.error),
+        "give the path of libnvidia-ml.so.1, or leave --libnvml out");
+}
+
 nlohmann::json nvml_json(const nvml::LibraryInfo& info) {
     nlohmann::json j{{"library", info.library}, {"loaded", info.loaded}, {"driver_version", info.driver_version}};
     if (!info.error.empty()) j["error"] = info.error;

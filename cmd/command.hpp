@@ -40,6 +40,10 @@ Driver open_driver(const Globals& globals);
 // driver initialises, so that it adds nothing to their time. `watched`: see nvml::Library::load.
 nvml::Library open_nvml(const Globals& globals, bool watched = false);
 
+// A warning in `report` when --libnvml named a library that did not load: without it NVML's rows and
+// figures vanish, and an explicit path says the operator expected them.
+void warn_unloaded_libnvml(Report& report, const Globals& globals, const nvml::LibraryInfo& info);
+
 // NVML's identity for a report's results: {"library", "loaded", "driver_version", "error"}.
 nlohmann::json nvml_json(const nvml::LibraryInfo& info);
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "util/duration.hpp"
 #include "commands.hpp"
 #include "doctor/budget.hpp"
 #include "doctor/registry.hpp"
@@ -131,8 +132,8 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
 // "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
 std::string results_title(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {:.2f} s)", host, overall(counts), summary_line(counts),
-                       run.seconds);
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, overall(counts), summary_line(counts),
+                       format_duration(run.seconds));
 }
 
 // --verbose: every result with its time and reason, then each GPU's names and the remedies.
@@ -143,8 +144,7 @@ Table results_table(const DoctorRun& run, const std::string& host) {
     t.wrap_last = true;
     for (const auto& r : run.results) {
         t.rows.push_back({std::string(status_name(r.outcome.status)), r.check,
-                          r.device ? std::to_string(*r.device) : "-", fmt::format("{:.2f}s", r.seconds),
-                          r.outcome.reason});
+                          r.device ? std::to_string(*r.device) : "-", format_duration(r.seconds), r.outcome.reason});
     }
     // One hint per check and remedy, naming the devices it applies to.
     std::vector<std::tuple<std::string, std::string, std::vector<int>>> hints;

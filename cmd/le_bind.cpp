@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "util/duration.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
@@ -190,7 +191,7 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
 }
 
 std::string ms(double seconds) {
-    return fmt::format("{:.3f} ms", seconds * 1e3);
+    return format_duration(seconds);
 }
 
 Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {

@@ -196,7 +196,8 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
                                                    format_size(e.chunk), e.device, format_size(e.granularity)),
                 .remedy = e.of_size
                               ? fmt::format("give --size {} or more", format_size(e.granularity))
-                              : fmt::format("give --chunk {} or {}", format_size(near.lower), format_size(near.upper)),
+                              : fmt::format("give --chunk {} or {}", format_sizes_apart(near.lower, near.upper).first,
+                                            format_sizes_apart(near.lower, near.upper).second),
                 .device = e.device});
         } catch (const Error& e) {
             Problem p = e.problem();
@@ -212,6 +213,7 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
     return run_command("memtest", globals, o, [&](Report& report, Driver& driver, int count, const MemtestPlan& plan) {
         const auto selected = plan.devices.select(driver.api(), count);
         const nvml::Library nvml = nvml_load.get();
+        warn_unloaded_libnvml(report, globals, nvml.info());
         RunPlan run;
         run.patterns = plan.patterns;
         run.passes = plan.passes;

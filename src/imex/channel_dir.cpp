@@ -48,8 +48,14 @@ UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
+            // A file where the folder should be is told apart from nothing there at all.
+            struct stat st {};
+            const bool exists = ::stat(dev_root.c_str(), &st) == 0;
+            const std::string what = !exists                ? "no such directory"
+                                     : !S_ISDIR(st.st_mode) ? "not a directory (it is a file)"
+                                                            : "no such directory";
             throw ImexError(Problem{.exit_code = ExitCode::usage,
-                                    .message = fmt::format("{{dev_root}} {}: no such directory", literal(dev_root)),
+                                    .message = fmt::format("{{dev_root}} {}: {}", literal(dev_root), what),
                                     .remedy = "give the folder that holds dev/ (default /)"});
         }
         throw_errno(errno, "open", dev_root);

@@ -217,10 +217,10 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
 
 Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity) {
     const NearestSizes n = nearest_valid_sizes(size, granularity);
+    const auto [lower, upper] = format_sizes_apart(n.lower, n.upper);
     return Diagnosis{fmt::format("{} bytes is not a multiple of the granularity {} ({} bytes); the nearest valid "
                                  "sizes are {} ({} bytes) and {} ({} bytes)",
-                                 size, format_size(granularity), granularity, format_size(n.lower), n.lower,
-                                 format_size(n.upper), n.upper),
+                                 size, format_size(granularity), granularity, lower, n.lower, upper, n.upper),
                      "give one of those sizes", ExitCode::usage, SizeMismatch{size, granularity, n}};
 }
 
