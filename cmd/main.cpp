@@ -13,6 +13,7 @@
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
+#include "help_text.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/phase_timing.hpp"
@@ -180,8 +181,10 @@ int run(int argc, char** argv) {
     // Global options may come after the subcommand too.
     app.fallthrough();
 
+    app.formatter(help_formatter());  // before the commands: each takes its parent's
     Runner runner;
     for (Registrar reg : kCommands) reg(app, globals, runner);
+    add_help_footers(app);
 
     if (argc == 1) {
         // Bare cumemctl: what to type first, not an error.

@@ -140,6 +140,8 @@ void register_trim(CLI::App& root, const Globals& globals, Runner& runner) {
     add_device_option(*app, opts->devices);
     app->add_option("--pool", opts->pool, "the pool: default, current or new")->capture_default_str();
     add_new_pool_options(*app, opts->memory, opts->new_pool);
+    // trim judges a device's pool: the help offers only what it takes.
+    app->get_option("--location")->description("device (trim judges a device's own pool; the only location it takes)");
     app->add_option("--exercise", opts->exercise, "the workload that fills the pool first")->capture_default_str();
     app->add_option("--keep", opts->keep, "cuMemPoolTrimTo's minimum bytes to keep")->capture_default_str();
     app->callback(

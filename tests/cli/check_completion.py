@@ -17,7 +17,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def help_of(binary, *args):
     """(subcommands, {long option: [choices]}) from `binary ARGS --help`."""
     text = subprocess.run([binary, *args, "--help"], capture_output=True, text=True, check=True).stdout
-    subs = re.findall(r"^  ([a-z][a-z0-9-]*) ", text.split("Subcommands:")[1], re.M) if "Subcommands:" in text else []
+    # The help's examples (after "Examples:") are command lines, not subcommands.
+    listed = text.split("Subcommands:")[1].split("Examples:")[0] if "Subcommands:" in text else ""
+    subs = re.findall(r"^  ([a-z][a-z0-9-]*) ", listed, re.M)
     options = {}
     for m in re.finditer(r"^  (?:-\w,)?(--[a-z][a-z0-9-]*)(?: (\S+))?", text, re.M):
         choices = re.search(r"\{([^}]*)\}", m.group(2) or "")
