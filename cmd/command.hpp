@@ -24,6 +24,7 @@ struct Globals {
     std::string libcuda;    // --libcuda PATH
     std::string libnvml;    // --libnvml PATH
     bool no_color = false;  // --no-color
+    std::string fields;     // --fields LIST (with --format csv)
 };
 
 // The function main() runs once parsing has picked a subcommand.

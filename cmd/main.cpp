@@ -13,7 +13,9 @@
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
+#include "csv_fields.hpp"
 #include "help_text.hpp"
+#include "report/csv_renderer.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/phase_timing.hpp"
@@ -86,6 +88,8 @@ int emit(const Report& report, const Globals& globals) {
         cumemctl::HtmlRenderer{}.render(report, std::cout);
     } else if (globals.format == "line") {
         cumemctl::LineRenderer{}.render(report, std::cout);
+    } else if (is_csv_format(globals.format)) {
+        cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, std::cout);
     } else if (globals.format == "nodelist") {
         if (!report.line.empty()) std::cout << report.line << '\n';  // nothing when no node fails
     } else {
@@ -132,6 +136,15 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
         return usage_report(command, "'" + command + "' has no one-line summary",
                             "--format line works with doctor; use --json here");
     }
+    if (is_csv_format(globals.format)) {
+        try {
+            csv_layout(command, globals.format, globals.fields);
+        } catch (const cumemctl::Error& e) {
+            return usage_report(command, e.problem().message, e.problem().remedy);
+        }
+    } else if (!globals.fields.empty()) {
+        return usage_report(command, "--fields goes with --format csv", "add --format csv, or leave --fields out");
+    }
     const bool nodelist_ok =
         std::find(std::begin(kNodelistCommands), std::end(kNodelistCommands), command) != std::end(kNodelistCommands);
     if (globals.format == "nodelist" && !nodelist_ok) {
@@ -169,8 +182,18 @@ int run(int argc, char** argv) {
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format,
                    "output format: table, json, prometheus (doctor, devices, pool-stats, memtest), line (doctor), "
-                   "html (fabric-matrix, fleet) or nodelist (fleet's failing nodes)")
-        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html", "nodelist"}));
+                   "html (fabric-matrix, fleet), nodelist (fleet's failing nodes) or csv[,noheader][,nounits] "
+                   "(devices, doctor)")
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+                static const std::vector<std::string> named{"table", "json", "prometheus", "line", "html", "nodelist"};
+                if (is_csv_format(value) || std::find(named.begin(), named.end(), value) != named.end()) return {};
+                return value + " not in {table,json,prometheus,line,html,nodelist,csv}";
+            },
+            "{table,json,prometheus,line,html,nodelist,csv}"));
+    app.add_option("--fields", globals.fields,
+                   "with --format csv (devices, doctor): the fields, separated by commas, as --json names them")
+        ->type_name("LIST");
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -213,7 +236,7 @@ int run(int argc, char** argv) {
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
         if (globals.format == "prometheus" || globals.format == "html" || globals.format == "line" ||
-            globals.format == "nodelist") {
+            globals.format == "nodelist" || is_csv_format(globals.format)) {
             as_table.format = "table";
         }
         return emit(*refused, as_table);
