@@ -43,6 +43,8 @@ expected_files() { # ZSH_DIR
     echo "/usr/share/zsh/$1/_cumemctl"
     for f in imex-channel imex-prolog imex-epilog imex-channels.conf; do echo "/usr/share/cumemctl/slurm/$f"; done
     echo /usr/share/cumemctl/prometheus/cumemctl-alerts.yaml
+    echo /usr/share/cumemctl/systemd/cumemctl-doctor.service
+    echo /usr/share/cumemctl/systemd/cumemctl-doctor.timer
   } | sort
 }
 
@@ -126,7 +128,7 @@ for rpm_arch in x86_64 aarch64; do
     grep -Eq "^Architecture: $rpm_arch$" <<<"$info" || fail "rpm -qip $rpm:"$'\n'"$info"
   requires=$(rpm -qp --requires "$rpm" 2>/dev/null | grep -v '^rpmlib(' | tr '\n' ' ')
   [[ $requires == "glibc >= 2.31 " ]] || fail "$rpm requires $requires"
-  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm|/prometheus)?$' | sort) >"$work/diff" ||
+  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm|/prometheus|/systemd)?$' | sort) >"$work/diff" ||
     { cat "$work/diff" >&2; fail "rpm -qlp $rpm: not the expected files"; }
   # Into a temporary root: this machine's rpm database is not the root's, so --nodeps (glibc is there
   # as a Debian package); --ignorearch for the aarch64 one.
