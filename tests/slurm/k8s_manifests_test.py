@@ -14,7 +14,7 @@ import kubernetes.client as k8s
 import yaml
 
 # The kinds the document may use, by (apiVersion, kind).
-KINDS = {("apps/v1", "DaemonSet"): k8s.V1DaemonSet, ("batch/v1", "Job"): k8s.V1Job}
+KINDS = {("apps/v1", "DaemonSet"): k8s.V1DaemonSet, ("batch/v1", "Job"): k8s.V1Job, ("v1", "Namespace"): k8s.V1Namespace}
 PRIMITIVES = {"str": str, "int": int, "bool": bool, "float": (int, float)}
 
 
