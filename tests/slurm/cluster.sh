@@ -125,12 +125,20 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 ReturnToService=2
 PrologFlags=Alloc
+GresTypes=gpu
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
-NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 State=UNKNOWN
+NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
 EOF
+
+# Four GPUs a node, as gres, so that docs/fleet.md's srun lines ask for GPUs as on a real cluster
+# (--gpus-per-node): device files of the NVIDIA major in the cluster's folder stand for them (no
+# cgroup constrains them here; Slurm sets CUDA_VISIBLE_DEVICES, which the fake driver honours).
+mkdir -p "$dir/dev"
+for i in 0 1 2 3; do [[ -e $dir/dev/nvidia$i ]] || mknod "$dir/dev/nvidia$i" c 195 "$i"; done
+printf 'NodeName=n[1-3] Name=gpu File=%s/dev/nvidia[0-3]\n' "$dir" >"$dir/gres.conf"
 
 # Two PMIx settings that only a cluster of nodes on one host needs (seen here with a small PMIx
 # program, and with fabric-matrix): the nodes share one host name and address, so the PMIx plugin's

@@ -54,6 +54,7 @@ def doc_blocks(section):
     for block in re.findall(r"(?:^    .*\n)+", body, re.M):
         command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", block, flags=re.M))
         command = command.replace("/shared/bin/cumemctl", "shared/bin/cumemctl").replace("--nodes=64", "--nodes=3")
+        command = command.replace("--gpus-per-node=8", "--gpus-per-node=1")  # the h200 profile: one GPU a node
         command = command.replace("'gpu[001-128]'", "'n[1-3]'").replace("reports/%N.", "reports/%n.")
         command = re.sub(r"\bpdsh (.*?)shared/bin/cumemctl", r"pdsh -R exec \1env CUMEMCTL_HOST=%h shared/bin/cumemctl",
                          command)

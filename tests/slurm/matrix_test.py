@@ -38,11 +38,12 @@ def doc_block():
     blocks = re.findall(r"(?:^    .*\n)+", slurm.group(1), re.M)
     check(len(blocks) == 1, f"the fabric-matrix Slurm part of docs/fleet.md has {len(blocks)} command blocks")
     command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", blocks[0], flags=re.M))
-    for documented in ("/shared/", "-N 16", "--ntasks-per-node=4", "srun", "--output=", "--error=",
+    for documented in ("/shared/", "-N 16", "--ntasks-per-node=4", "--gpus-per-node=4", "srun", "--output=", "--error=",
                        "cumemctl fabric-matrix --dir", "cumemctl fleet"):
         check(documented in command, f"docs/fleet.md's fabric-matrix srun block lost '{documented}':\n{command}")
     return (command.replace("/shared/", "./").replace("-N 16", f"-N {NODES}")
-            .replace("--ntasks-per-node=4", f"--ntasks-per-node={PER_NODE}"))
+            .replace("--ntasks-per-node=4", f"--ntasks-per-node={PER_NODE}")
+            .replace("--gpus-per-node=4", f"--gpus-per-node={PER_NODE}"))
 
 
 def run_matrix(rank_env=None):
@@ -184,11 +185,12 @@ def pmix_block(timeout=None):
     blocks = re.findall(r"(?:^    .*\n)+", part.group(1), re.M)
     check(len(blocks) == 2, f"the PMIx part of docs/fleet.md has {len(blocks)} command blocks, not srun's and mpirun's")
     command = re.sub(r"\\\n\s*", "", re.sub(r"^    ", "", blocks[0], flags=re.M))
-    for documented in ("srun --mpi=pmix", "-N 16", "--ntasks-per-node=4",
+    for documented in ("srun --mpi=pmix", "-N 16", "--ntasks-per-node=4", "--gpus-per-node=4",
                        "cumemctl fabric-matrix --json > matrix.json", "cumemctl fleet matrix.json"):
         check(documented in command, f"docs/fleet.md's PMIx srun block lost '{documented}':\n{command}")
     command = command.replace("-N 16", f"-N {PMIX_NODES}").replace("--ntasks-per-node=4",
                                                                   f"--ntasks-per-node={PMIX_PER_NODE}")
+    command = command.replace("--gpus-per-node=4", f"--gpus-per-node={PMIX_PER_NODE}")
     if timeout:
         command = command.replace("fabric-matrix --json", f"fabric-matrix --timeout {timeout} --json")
     return command
