@@ -285,7 +285,9 @@ void add_tables(Report& report, const FleetSummary& s) {
         for (const auto& d : s.differences) {
             // The differing nodes by value: "gpu[005-007]: 12.4".
             std::vector<std::pair<std::string, std::vector<std::string>>> by_value;
-            for (const auto& [host, value] : d.differing) {
+            for (const auto& differing : d.differing) {
+                const std::string& host = differing.first;
+                const std::string& value = differing.second;
                 auto it =
                     std::find_if(by_value.begin(), by_value.end(), [&](const auto& v) { return v.first == value; });
                 if (it == by_value.end()) it = by_value.insert(by_value.end(), {value, {}});
