@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "util/duration.hpp"
 #include "util/suggest.hpp"
 
 using namespace cumemctl;
@@ -19,4 +20,13 @@ TEST_CASE("closest_name: the name a typo most likely meant, or none") {
     CHECK(closest_name("--devcie", options) == "--device");
     CHECK(did_you_mean("--jsno", options) == "; did you mean '--json'?");
     CHECK(did_you_mean("--zzzzzz", options).empty());
+}
+
+TEST_CASE("format_duration: one time format, three digits in the unit that fits") {
+    CHECK(format_duration(0) == "0 s");
+    CHECK(format_duration(5.2e-6) == "5.2 us");
+    CHECK(format_duration(0.0012345) == "1.23 ms");
+    CHECK(format_duration(0.412) == "412 ms");
+    CHECK(format_duration(1.0234) == "1.02 s");
+    CHECK(format_duration(1234.5) == "1234 s");
 }
