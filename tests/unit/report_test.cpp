@@ -75,7 +75,8 @@ TEST_CASE("a wrapping table breaks its last column and notes at spaces to fit th
 }
 
 TEST_CASE("a quoted command is never broken, width 0 wraps nothing, and apostrophes open nothing") {
-    Table t{"T", {"a", "remedy"}, {{"x", "run 'cumemctl imex-setup --owner USER' as root, the driver's way"}}, {}, true};
+    Table t{
+        "T", {"a", "remedy"}, {{"x", "run 'cumemctl imex-setup --owner USER' as root, the driver's way"}}, {}, true};
     std::ostringstream out;
     render_table(t, out, false, 30);
     CHECK(out.str() ==
