@@ -18,6 +18,13 @@ nvml::Library open_nvml(const Globals& globals, bool watched) {
     return nvml::Library::load(nvml::choose_libnvml(globals.libnvml), watched);
 }
 
+void warn_unloaded_libnvml(Report& report, const Globals& globals, const nvml::LibraryInfo& info) {
+    if (globals.libnvml.empty() || info.loaded) return;
+    report.add_warning(
+        fmt::format("--libnvml {} did not load: {}; NVML's figures are left out", globals.libnvml, info.error),
+        "give the path of libnvidia-ml.so.1, or leave --libnvml out");
+}
+
 nlohmann::json nvml_json(const nvml::LibraryInfo& info) {
     nlohmann::json j{{"library", info.library}, {"loaded", info.loaded}, {"driver_version", info.driver_version}};
     if (!info.error.empty()) j["error"] = info.error;
@@ -58,7 +65,10 @@ Report run_second_process(const std::string& command, int socket_fd,
 
 CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value) {
     target = default_value;
-    return app.add_option("-d,--device", target, "devices: a number, a list (0,2), a range (0-3) or all")
+    return app
+        .add_option("-d,--device", target,
+                    "devices: CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0) or all; "
+                    "a number is a CUDA ordinal, nvidia-smi's index only under CUDA_DEVICE_ORDER=PCI_BUS_ID")
         ->capture_default_str();
 }
 

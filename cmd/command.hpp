@@ -24,6 +24,7 @@ struct Globals {
     std::string libcuda;    // --libcuda PATH
     std::string libnvml;    // --libnvml PATH
     bool no_color = false;  // --no-color
+    std::string fields;     // --fields LIST (with --format csv)
 };
 
 // The function main() runs once parsing has picked a subcommand.
@@ -39,6 +40,10 @@ Driver open_driver(const Globals& globals);
 // library that cannot be used says why). Commands that use it load it on a thread of its own while the
 // driver initialises, so that it adds nothing to their time. `watched`: see nvml::Library::load.
 nvml::Library open_nvml(const Globals& globals, bool watched = false);
+
+// A warning in `report` when --libnvml named a library that did not load: without it NVML's rows and
+// figures vanish, and an explicit path says the operator expected them.
+void warn_unloaded_libnvml(Report& report, const Globals& globals, const nvml::LibraryInfo& info);
 
 // NVML's identity for a report's results: {"library", "loaded", "driver_version", "error"}.
 nlohmann::json nvml_json(const nvml::LibraryInfo& info);

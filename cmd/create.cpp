@@ -75,8 +75,9 @@ CreateRequest request_of(const CreateOptions& o) {
 
 CreatePlan CreateOptions::check() const {
     CreatePlan plan{request_of(*this), parse_device_list(device), std::nullopt};
-    if (device == "all" || parse_index_list(device, 1 << 20, "device", false).size() != 1) {
-        throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", device), "give --device N");
+    if (!plan.device.names_one()) {
+        throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", device),
+                    "give --device N, a UUID (GPU-...) or a PCI bus id");
     }
     if (!access.empty()) plan.access = parse_device_list(access);
     return plan;
@@ -85,8 +86,8 @@ CreatePlan CreateOptions::check() const {
 Report run_create_command(const CreateOptions& opts, const Globals& globals) {
     return run_command("create", globals, opts, [&](Report& report, Driver& driver, int count, CreatePlan& plan) {
         auto* request = &plan.request;
-        request->device = plan.device.select(count).front();
-        if (plan.access) request->access = plan.access->select(count);
+        request->device = plan.device.select(driver.api(), count).front();
+        if (plan.access) request->access = plan.access->select(driver.api(), count);
         request->libcuda = driver.info().library;
         CreateResult result;
         try {

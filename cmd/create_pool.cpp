@@ -117,8 +117,8 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
         "create", globals, command, [&](Report& report, Driver& driver, int count, const CreatePoolPlan& plan) {
             const PoolRequest& request = plan.request;
             const std::uint64_t size = plan.size;
-            const auto devices = plan.devices.select(count);
-            const std::vector<int> access = plan.access ? plan.access->select(count) : std::vector<int>{};
+            const auto devices = plan.devices.select(driver.api(), count);
+            const std::vector<int> access = plan.access ? plan.access->select(driver.api(), count) : std::vector<int>{};
             report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
             std::random_device random;
             for (int device : devices) {

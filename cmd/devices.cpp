@@ -8,6 +8,8 @@
 #include "commands.hpp"
 #include "devices_fabric.hpp"
 #include "devices_locality.hpp"
+#include "devices_table.hpp"
+#include "gpu_labels.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
 #include "util/size.hpp"
@@ -30,22 +32,13 @@ struct DevicesOptions {
     DevicesPlan check() const { return {parse_device_list(devices), no_free}; }
 };
 
-std::string cap_text(const Capability& cap) {
-    if (!cap.value) return "unknown";
-    if (cap.key == "host_numa_id") return std::to_string(*cap.value);
-    if (cap.key == "pool_handle_types") {
-        const auto names = handle_type_names(*cap.value);
-        return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
-    }
-    return *cap.value != 0 ? "yes" : "no";
-}
-
 nlohmann::json device_json(const DeviceInfo& d) {
     const nlohmann::json caps = capabilities_json(d.capabilities);
     nlohmann::json j{{"ordinal", d.ordinal},
                      {"name", d.name},
                      {"uuid", d.uuid},
                      {"pci_bus_id", d.pci_bus_id},
+                     {"nvml_index", d.nvml_index ? nlohmann::json(*d.nvml_index) : nlohmann::json(nullptr)},
                      {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
                      {"total_bytes", d.total_bytes},
                      {"capabilities", caps}};
@@ -59,77 +52,28 @@ nlohmann::json device_json(const DeviceInfo& d) {
     return j;
 }
 
-Table devices_table(const std::vector<DeviceInfo>& devices) {
-    Table t;
-    t.title = "Devices";
-    t.columns.push_back("");
-    for (const auto& d : devices) t.columns.push_back(fmt::format("GPU {}", d.ordinal));
-    auto row = [&](std::string label, auto cell) {
-        std::vector<std::string> r{std::move(label)};
-        for (const auto& d : devices) r.push_back(cell(d));
-        t.rows.push_back(std::move(r));
-    };
-    row("name", [](const DeviceInfo& d) { return d.name; });
-    row("uuid", [](const DeviceInfo& d) { return d.uuid.empty() ? "unknown" : d.uuid; });
-    row("compute capability", [](const DeviceInfo& d) { return fmt::format("{}.{}", d.cc_major, d.cc_minor); });
-    row("total memory", [](const DeviceInfo& d) { return format_size(d.total_bytes); });
-    row("free memory", [](const DeviceInfo& d) {
-        if (!d.free_bytes) return std::string("unknown");
-        return fmt::format("{} ({})", format_size(*d.free_bytes), d.free_source == "nvml" ? "NVML" : "context");
-    });
-    const bool any_nvml = std::any_of(devices.begin(), devices.end(), [](const DeviceInfo& d) { return d.nvml; });
-    if (any_nvml) {
-        auto size_or = [](const std::optional<std::uint64_t>& v) {
-            return v ? format_size(*v) : std::string("unknown");
-        };
-        row("reserved memory", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->reserved) : "unknown"; });
-        row("BAR1", [&](const DeviceInfo& d) { return d.nvml ? size_or(d.nvml->bar1_total) : "unknown"; });
-        row("ECC", [](const DeviceInfo& d) {
-            if (!d.nvml || !d.nvml->ecc_enabled) return std::string("unknown");
-            if (!*d.nvml->ecc_enabled) return std::string("off");
-            return d.nvml->ecc_uncorrected_volatile
-                       ? fmt::format("on, {} uncorrectable since reset", *d.nvml->ecc_uncorrected_volatile)
-                       : std::string("on");
-        });
-        row("remapped rows", [](const DeviceInfo& d) {
-            if (!d.nvml || !d.nvml->remapped_rows) return std::string("unknown");
-            const auto& r = *d.nvml->remapped_rows;
-            return fmt::format("{} corr., {} unc.{}{}", r.corrected, r.uncorrected, r.pending ? ", PENDING" : "",
-                               r.failure ? ", FAILED" : "");
-        });
-        auto on_off = [](const std::optional<bool>& v) { return !v ? std::string("unknown") : *v ? "on" : "off"; };
-        row("persistence mode",
-            [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->persistence_mode) : "unknown"; });
-        row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
-    }
-    for (auto& r : fabric_rows(devices)) t.rows.push_back(std::move(r));
-    for (auto& r : locality_rows(devices)) t.rows.push_back(std::move(r));
-    for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
-        row(std::string(capability_catalogue()[i].label),
-            [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
-    }
-    return t;
-}
-
-// The gauges of what NVML knows of a device's memory, labelled with the device's UUID beside its ordinal
-// (so that they join with dcgm-exporter's series).
-void add_nvml_metrics(Report& report, const DeviceInfo& d, const std::string& dev) {
+// The gauges of what NVML knows of a device's memory, labelled as dcgm-exporter labels its series.
+void add_nvml_metrics(Report& report, const DeviceInfo& d, const MetricLabels& labels) {
     const nvml::MemoryHealth& h = *d.nvml;
-    const MetricLabels labels{{"device", dev}, {"uuid", d.uuid}};
     auto gauge = [&](const char* name, const char* help, const auto& value) {
         if (value) report.add_metric(name, help, labels, static_cast<double>(*value));
+    };
+    auto with = [&](const char* key, const char* value) {
+        MetricLabels l = labels;
+        l.emplace_back(key, value);
+        return l;
     };
     gauge("device_memory_used_bytes", "a device's used memory as NVML reports it, bytes", h.used);
     gauge("device_memory_reserved_bytes", "a device's memory reserved by the driver and firmware, bytes", h.reserved);
     gauge("device_bar1_total_bytes", "a device's BAR1 aperture, bytes", h.bar1_total);
-    gauge("device_ecc_uncorrected_volatile", "uncorrectable ECC errors since the last GPU reset",
+    gauge("device_ecc_uncorrected_volatile_errors", "uncorrectable ECC errors since the last GPU reset",
           h.ecc_uncorrected_volatile);
     if (h.remapped_rows) {
         const auto& r = *h.remapped_rows;
         report.add_metric("device_remapped_rows", "rows remapped, by the kind of error that caused it",
-                          {{"device", dev}, {"uuid", d.uuid}, {"kind", "correctable"}}, r.corrected);
+                          with("kind", "correctable"), r.corrected);
         report.add_metric("device_remapped_rows", "rows remapped, by the kind of error that caused it",
-                          {{"device", dev}, {"uuid", d.uuid}, {"kind", "uncorrectable"}}, r.uncorrected);
+                          with("kind", "uncorrectable"), r.uncorrected);
         report.add_metric("device_remap_pending", "a row remap waits for the next GPU reset (1) or not (0)", labels,
                           r.pending ? 1 : 0);
         report.add_metric("device_remap_failure", "a row remap could not be made (1) or not (0)", labels,
@@ -137,47 +81,47 @@ void add_nvml_metrics(Report& report, const DeviceInfo& d, const std::string& de
     }
 }
 
-// The Prometheus gauges of `devices`: count, identity, memory and every known capability.
+// The Prometheus gauges of `devices`: count, identity, memory and every known capability, each GPU's
+// labelled as dcgm-exporter labels its series (gpu_labels).
 void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, int count) {
     report.add_metric("devices", "CUDA devices the driver sees", {}, count);
     for (const auto& d : devices) {
-        const std::string dev = std::to_string(d.ordinal);
+        const MetricLabels labels = gpu_labels(identity_of(d), report.host);
+        auto with = [&](const char* key, std::string value) {
+            MetricLabels l = labels;
+            l.emplace_back(key, std::move(value));
+            return l;
+        };
         report.add_metric("device_info", "a device's identity (always 1)",
-                          {{"device", dev},
-                           {"name", d.name},
-                           {"uuid", d.uuid},
-                           {"pci_bus_id", d.pci_bus_id},
-                           {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)}},
-                          1);
-        report.add_metric("device_memory_total_bytes", "a device's memory, bytes", {{"device", dev}, {"uuid", d.uuid}},
+                          with("compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)), 1);
+        report.add_metric("device_memory_total_bytes", "a device's memory, bytes", labels,
                           static_cast<double>(d.total_bytes));
         if (d.free_bytes) {
             report.add_metric("device_memory_free_bytes",
                               "a device's free memory, bytes (source nvml: device-wide; context: cuMemGetInfo in "
                               "cumemctl's own context)",
-                              {{"device", dev}, {"uuid", d.uuid}, {"source", d.free_source}},
-                              static_cast<double>(*d.free_bytes));
+                              with("source", d.free_source), static_cast<double>(*d.free_bytes));
         }
-        if (d.nvml) add_nvml_metrics(report, d, dev);
-        add_fabric_metrics(report, d, dev);
-        add_locality_metrics(report, d, dev);
+        if (d.nvml) add_nvml_metrics(report, d, labels);
+        add_fabric_metrics(report, d, labels);
+        add_locality_metrics(report, d, labels);
         for (const auto& cap : d.capabilities) {
             if (!cap.value) continue;  // unknown to this driver: no sample
             if (cap.key == "host_numa_id") {
-                report.add_metric("device_host_numa_id", "the host NUMA node closest to a device (-1: none)",
-                                  {{"device", dev}}, *cap.value);
+                report.add_metric("device_host_numa_id", "the host NUMA node closest to a device (-1: none)", labels,
+                                  *cap.value);
             } else if (cap.key == "pool_handle_types") {
                 for (const char* type : {"posix-fd", "fabric"}) {
                     const auto names = handle_type_names(*cap.value);
                     const bool has = std::find(names.begin(), names.end(), type) != names.end();
                     report.add_metric("device_pool_handle_type", "whether memory pools can export this IPC handle type",
-                                      {{"device", dev}, {"type", type}}, has ? 1 : 0);
+                                      with("type", type), has ? 1 : 0);
                 }
             } else {
                 report.add_metric(
                     "device_capability",
                     "a memory capability of a device (1 yes, 0 no; absent when the driver does not know it)",
-                    {{"device", dev}, {"capability", std::string(cap.key)}}, *cap.value != 0 ? 1 : 0);
+                    with("capability", std::string(cap.key)), *cap.value != 0 ? 1 : 0);
             }
         }
     }
@@ -189,7 +133,7 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
     if (!opts.no_free) nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_command(
         "devices", globals, opts, [&](Report& report, Driver& driver, int count, const DevicesPlan& plan) {
-            const auto selected = plan.devices.select(count);
+            const auto selected = plan.devices.select(driver.api(), count);
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
             mark_phase("query devices (attributes, no context)");
@@ -213,11 +157,13 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             }
             report.results = {{"device_count", count}, {"devices", std::move(list)}};
             report.results["nvml"] = nvml ? nvml_json(nvml->info()) : nlohmann::json(nullptr);
+            if (nvml) warn_unloaded_libnvml(report, globals, nvml->info());
             add_device_metrics(report, devices, count);
+            add_driver_info(report, nvml ? nvml->info().driver_version : std::string());
             if (count == 0) {
                 report.tables.push_back(Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}});
             } else {
-                report.tables.push_back(devices_table(devices));
+                for (auto& t : devices_tables(devices)) report.tables.push_back(std::move(t));
             }
         });
 }

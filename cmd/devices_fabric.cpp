@@ -62,10 +62,9 @@ std::vector<std::vector<std::string>> fabric_rows(const std::vector<gpu::DeviceI
     return rows;
 }
 
-void add_fabric_metrics(Report& report, const gpu::DeviceInfo& d, const std::string& dev) {
+void add_fabric_metrics(Report& report, const gpu::DeviceInfo& d, const MetricLabels& labels) {
     if (!d.fabric || !nvml::fabric_answered(*d.fabric)) return;
     const FabricInfo& f = *d.fabric;
-    const MetricLabels labels{{"device", dev}, {"uuid", d.uuid}};
     const bool attached = nvml::fabric_attached(f);
     MetricLabels attached_labels = labels;
     if (attached) {

@@ -17,7 +17,8 @@ namespace cumemctl::cmd {
 std::vector<std::vector<std::string>> fabric_rows(const std::vector<gpu::DeviceInfo>& devices);
 
 // A device's fabric gauges: attached, state, health summary and fields; and, where it is attached, its
-// NVLink domain as labels (cluster_uuid and clique_id together: clique 32766 recurs on every rack).
-void add_fabric_metrics(Report& report, const gpu::DeviceInfo& device, const std::string& dev);
+// NVLink domain as labels (cluster_uuid and clique_id together: clique 32766 recurs on every rack);
+// `labels`: the GPU's (gpu_labels).
+void add_fabric_metrics(Report& report, const gpu::DeviceInfo& device, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

@@ -50,9 +50,8 @@ std::vector<std::vector<std::string>> locality_rows(const std::vector<DeviceInfo
     return rows;
 }
 
-void add_locality_metrics(Report& report, const DeviceInfo& device, const std::string& dev) {
+void add_locality_metrics(Report& report, const DeviceInfo& device, const MetricLabels& labels) {
     const LocalityInfo& l = device.locality;
-    const MetricLabels labels{{"device", dev}, {"uuid", device.uuid}};
     if (l.domains)
         report.add_metric("device_locality_domains", "a device's locality domains (CUDA 13.4)", labels, *l.domains);
     if (l.sms_per_domain) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gpu/device/devices.hpp"
+#include "gpu_labels.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {
@@ -15,6 +16,6 @@ namespace cumemctl::cmd {
 std::vector<std::vector<std::string>> locality_rows(const std::vector<gpu::DeviceInfo>& devices);
 
 // A device's locality gauges, only for what the driver answered.
-void add_locality_metrics(Report& report, const gpu::DeviceInfo& device, const std::string& dev);
+void add_locality_metrics(Report& report, const gpu::DeviceInfo& device, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

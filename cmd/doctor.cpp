@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "util/duration.hpp"
 #include "commands.hpp"
 #include "doctor/budget.hpp"
 #include "doctor/registry.hpp"
@@ -21,6 +22,8 @@
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
 #include "doctor/summary_line.hpp"
+#include "doctor_table.hpp"
+#include "gpu_labels.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -46,6 +49,8 @@ std::string job_user(const std::string& user) {
 // The options as typed.
 struct DoctorCliOptions {
     std::string checks = "all";
+    std::string skip;      // --skip: checks not to run
+    bool verbose = false;  // --verbose: the table of every result, not the matrix
     std::string devices;
     bool list = false;
     std::string imex_config, imex_ctl, user;
@@ -60,9 +65,21 @@ struct DoctorCliOptions {
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
         DoctorOptions options;
-        const auto parsed = parse_check_list(checks);
+        auto parsed = parse_check_list(checks);
         if (checks != "all") options.checks = parsed;
         if (quick && checks != "all") require_quick(parsed);
+        if (!skip.empty()) {
+            // --skip: the checks of --checks (or all of them) but these.
+            const auto skipped = parse_check_list(skip);
+            std::erase_if(parsed, [&](const std::string& id) {
+                return std::find(skipped.begin(), skipped.end(), id) != skipped.end();
+            });
+            if (parsed.empty()) {
+                throw Error(ExitCode::usage, fmt::format("--skip {} leaves no check to run", skip),
+                            "skip fewer checks, or give --checks");
+            }
+            options.checks = parsed;
+        }
         options.quick = quick;
         parse_device_list(devices);
         options.devices = devices;
@@ -151,17 +168,22 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
 
-Table results_table(const DoctorRun& run, const std::string& host) {
+// "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
+std::string results_title(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, overall(counts), summary_line(counts),
+                       format_duration(run.seconds));
+}
+
+// --verbose: every result with its time and reason, then each GPU's names and the remedies.
+Table results_table(const DoctorRun& run, const std::string& host) {
     Table t;
-    t.title = fmt::format("cumemctl doctor on {}: {} ({}; {:.2f} s)", host, overall(counts), summary_line(counts),
-                          run.seconds);
+    t.title = results_title(run, host);
     t.columns = {"status", "check", "gpu", "time", "reason"};
     t.wrap_last = true;
     for (const auto& r : run.results) {
         t.rows.push_back({std::string(status_name(r.outcome.status)), r.check,
-                          r.device ? std::to_string(*r.device) : "-", fmt::format("{:.2f}s", r.seconds),
-                          r.outcome.reason});
+                          r.device ? std::to_string(*r.device) : "-", format_duration(r.seconds), r.outcome.reason});
     }
     // One hint per check and remedy, naming the devices it applies to.
     std::vector<std::tuple<std::string, std::string, std::vector<int>>> hints;
@@ -173,6 +195,8 @@ Table results_table(const DoctorRun& run, const std::string& host) {
         if (it == hints.end()) it = hints.insert(hints.end(), {r.check, r.outcome.remedy, {}});
         if (r.device) std::get<2>(*it).push_back(*r.device);
     }
+    if (!run.identities.empty()) t.notes.emplace_back("");
+    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
     if (!hints.empty()) t.notes.emplace_back("");
     for (const auto& [check, remedy, gpus] : hints) {
         t.notes.push_back(
@@ -181,14 +205,11 @@ Table results_table(const DoctorRun& run, const std::string& host) {
     return t;
 }
 
-// A check's labels: the check, and for a device's check its ordinal and UUID (as devices and
-// dcgm-exporter label their series; no uuid where it is unknown).
-MetricLabels check_labels(const DoctorRun& run, const CheckResult& r) {
+// A check's labels: the check, and for a device's check its GPU as dcgm-exporter labels it (gpu_labels).
+MetricLabels check_labels(const DoctorRun& run, const CheckResult& r, const std::string& host) {
     MetricLabels labels{{"check", r.check}};
     if (!r.device) return labels;
-    labels.emplace_back("device", std::to_string(*r.device));
-    const std::string uuid = uuid_of(run, *r.device);
-    if (!uuid.empty()) labels.emplace_back("uuid", uuid);
+    for (auto& l : gpu_labels(identity_of(run, *r.device), host)) labels.push_back(std::move(l));
     return labels;
 }
 
@@ -196,7 +217,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
                                                 CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
     for (const auto& r : run.results) {
-        const MetricLabels base = check_labels(run, r);
+        const MetricLabels base = check_labels(run, r, report.host);
         for (CheckStatus s : kStatuses) {
             MetricLabels labels = base;
             labels.emplace_back("status", std::string(status_name(s)));
@@ -205,7 +226,8 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
         }
     }
     for (const auto& r : run.results) {
-        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r), r.seconds);
+        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r, report.host),
+                          r.seconds);
     }
     const auto counts = count_statuses(run.results);
     for (CheckStatus s : kStatuses) {
@@ -213,12 +235,28 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }
     report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
+    std::string module;
+    for (const auto& r : run.results) {
+        const auto it = r.outcome.details.find(kDetailKernelModule);
+        if (r.check == kCheckDriver && it != r.outcome.details.end() && it->is_string())
+            module = it->get<std::string>();
+    }
+    add_driver_info(report, module);
 }
 
-void fill_report(Report& report, const DoctorRun& run) {
+void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     const auto counts = count_statuses(run.results);
     nlohmann::json checks = nlohmann::json::array();
-    for (const auto& r : run.results) checks.push_back(to_json(r));
+    for (const auto& r : run.results) {
+        nlohmann::json check = to_json(r);
+        // A device's check names its GPU as operators do, beside the CUDA ordinal ("device").
+        const nlohmann::json id = r.device ? identity_json(identity_of(run, *r.device)) : nlohmann::json::object();
+        for (const char* key : {"uuid", "pci_bus_id", "nvml_index"})
+            check[key] = id.value(key, nlohmann::json(nullptr));
+        checks.push_back(std::move(check));
+    }
+    nlohmann::json gpus = nlohmann::json::array();
+    for (const auto& id : run.identities) gpus.push_back(identity_json(id));
     report.results = {
         {"status", overall(counts)},
         {"summary",
@@ -232,8 +270,14 @@ void fill_report(Report& report, const DoctorRun& run) {
         {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
         {"devices", run.devices},
+        {"gpus", std::move(gpus)},
         {"checks", std::move(checks)}};
-    report.tables.push_back(results_table(run, report.host));
+    if (verbose) {
+        report.tables.push_back(results_table(run, report.host));
+    } else {
+        for (auto& t : doctor_matrix_tables(run, results_title(run, report.host)))
+            report.tables.push_back(std::move(t));
+    }
     report.line = doctor::summary_line(run);
     add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
@@ -288,7 +332,7 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
             choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
         DoctorRun run = done.run;
         run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
-        fill_report(report, run);
+        fill_report(report, run, opts.verbose);
         report.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.
@@ -311,7 +355,11 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_option("--checks", opts->checks, "the checks to run, separated by commas, or all")
         ->type_name(fmt::format("LIST:{{{}}}", fmt::join(ids, ",")))
         ->capture_default_str();
+    app->add_option("--skip", opts->skip, "checks not to run, separated by commas (the others of --checks run)")
+        ->type_name("LIST");
     add_device_option(*app, opts->devices);
+    app->add_flag("-v,--verbose", opts->verbose,
+                  "the table of every result with its time and reason, instead of the check x GPU matrix");
     app->add_flag("--list-checks", opts->list, "list the checks and what each one checks, and run none");
     app->add_option("--imex-config", opts->imex_config, "the IMEX settings file (imex-domain)")
         ->type_name("PATH")

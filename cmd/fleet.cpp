@@ -10,15 +10,56 @@
 #include "commands.hpp"
 #include "matrix/matrix.hpp"
 #include "fleet/fleet.hpp"
+#include "util/hostlist.hpp"
 
 namespace cumemctl::cmd {
 namespace {
 
 using namespace cumemctl::fleet;
 
+// The options as typed.
 struct FleetOptions {
     std::vector<std::string> inputs;
+    std::string expect;   // --expect NODELIST
+    std::string max_age;  // --max-age DURATION
+
+    // --expect and --max-age checked before any report is read (usage errors).
+    Expectations check() const;
 };
+
+// "3600", "90s", "30m", "2h", "7d" in seconds; a usage error otherwise.
+double parse_age(const std::string& text) {
+    std::size_t used = 0;
+    double value = -1;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const std::string unit = text.substr(used);
+    const double scale = unit.empty() || unit == "s" ? 1
+                         : unit == "m"               ? 60
+                         : unit == "h"               ? 3600
+                         : unit == "d"               ? 86400
+                                                     : 0;
+    if (used == 0 || scale == 0 || !(value > 0)) {
+        throw Error(ExitCode::usage, fmt::format("invalid --max-age '{}'", text),
+                    "give an age above 0 in seconds, or with a unit: 90s, 30m, 2h, 7d");
+    }
+    return value * scale;
+}
+
+Expectations FleetOptions::check() const {
+    Expectations e;
+    if (!expect.empty()) e.hosts = expand_hostlist(expect, "--expect");
+    if (!max_age.empty()) e.max_age_seconds = parse_age(max_age);
+    return e;
+}
+
+// The statuses that fail the fleet, as --format nodelist lists their nodes (to drain them).
+bool failing_status(const std::string& status) {
+    return severity(status) <= severity("stale");
+}
 
 std::string joined(const std::vector<std::string>& items, const char* none = "-") {
     return items.empty() ? none : fmt::format("{}", fmt::join(items, ", "));
@@ -37,9 +78,58 @@ nlohmann::json node_json(const NodeSummary& n) {
     return j;
 }
 
+// The failing nodes as one Slurm host list ("gpu[003,017]"), "" when none fails.
+std::string failing_nodes(const FleetSummary& s) {
+    std::vector<std::string> hosts;
+    for (const auto& n : s.nodes) {
+        if (failing_status(n.status)) hosts.push_back(n.host);
+    }
+    return compress_hostlist(hosts);
+}
+
+// Every failing check of every node, and every missing or stale node, worst first: what a script
+// drains or an operator looks at, with the GPU's UUID and bus id.
+nlohmann::json failures_json(const FleetSummary& s) {
+    std::vector<const NodeSummary*> nodes;
+    for (const auto& n : s.nodes) {
+        if (failing_status(n.status)) nodes.push_back(&n);
+    }
+    std::stable_sort(nodes.begin(), nodes.end(), [](const NodeSummary* a, const NodeSummary* b) {
+        return severity(a->status) < severity(b->status);
+    });
+    auto text_or_null = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
+    nlohmann::json out = nlohmann::json::array();
+    for (const NodeSummary* n : nodes) {
+        if (n->failures.empty()) {
+            out.push_back({{"host", n->host},
+                           {"status", n->status},
+                           {"check", nullptr},
+                           {"device", nullptr},
+                           {"uuid", nullptr},
+                           {"pci_bus_id", nullptr},
+                           {"nvml_index", nullptr},
+                           {"reason", text_or_null(n->error)},
+                           {"remedy", nullptr}});
+            continue;
+        }
+        for (const auto& f : n->failures) {
+            out.push_back({{"host", n->host},
+                           {"status", f.status},
+                           {"check", f.check},
+                           {"device", f.device ? nlohmann::json(*f.device) : nlohmann::json(nullptr)},
+                           {"uuid", text_or_null(f.uuid)},
+                           {"pci_bus_id", text_or_null(f.pci_bus_id)},
+                           {"nvml_index", f.nvml_index ? nlohmann::json(*f.nvml_index) : nlohmann::json(nullptr)},
+                           {"reason", text_or_null(f.reason)},
+                           {"remedy", text_or_null(f.remedy)}});
+        }
+    }
+    return out;
+}
+
 nlohmann::json summary_json(const FleetSummary& s, int inputs) {
-    std::map<std::string, int> counts{{"pass", 0}, {"warn", 0},  {"busy", 0},   {"timeout", 0},
-                                      {"fail", 0}, {"error", 0}, {"unknown", 0}};
+    std::map<std::string, int> counts{{"pass", 0},  {"warn", 0},    {"busy", 0},    {"timeout", 0}, {"fail", 0},
+                                      {"error", 0}, {"unknown", 0}, {"missing", 0}, {"stale", 0}};
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : s.nodes) {
         ++counts[n.status];
@@ -68,6 +158,8 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
             {"statuses", counts},
             {"nodes", std::move(nodes)},
             {"checks", std::move(checks)},
+            {"failures", failures_json(s)},
+            {"failing_nodes", failing_nodes(s)},
             {"differences", std::move(diffs)}};
 }
 
@@ -75,8 +167,10 @@ std::string title(const FleetSummary& s) {
     std::map<std::string, int> counts;
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
-    for (const char* status : {"fail", "timeout", "error", "busy", "warn", "pass", "unknown"}) {
+    for (const char* status : {"fail", "timeout", "error", "missing", "stale", "busy", "warn", "pass", "unknown"}) {
         const char* word = std::string_view(status) == "fail"      ? "failed"
+                           : std::string_view(status) == "missing" ? "missing"
+                           : std::string_view(status) == "stale"   ? "with a report too old"
                            : std::string_view(status) == "timeout" ? "out of time"
                            : std::string_view(status) == "busy"    ? "busy"
                            : std::string_view(status) == "warn"    ? "warned"
@@ -89,41 +183,119 @@ std::string title(const FleetSummary& s) {
                        joined(parts, "none"), s.reports, s.reports == 1 ? "" : "s");
 }
 
-void add_tables(Report& report, const FleetSummary& s) {
-    Table nodes{title(s), {"node", "status", "driver", "gpus", "checks that did not pass"}, {}, {}, true};
+// What did not pass on a node, for its row: the error, the failed and the warned checks.
+std::string not_passed(const NodeSummary& n) {
+    std::vector<std::string> parts;
+    if (n.status == "missing") parts.emplace_back("no report");
+    if (n.status == "stale") parts.emplace_back("report too old");
+    if (n.status != "missing" && n.status != "stale" && !n.error.empty()) parts.push_back(n.error);
+    if (!n.failed.empty()) parts.push_back("fail: " + joined(n.failed));
+    if (!n.warned.empty()) parts.push_back("warn: " + joined(n.warned));
+    return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
+}
+
+// "gpu217: memory-health on gpu 2 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
+// named as operators name it.
+std::string failure_line(const std::string& host, const CheckFailure& f) {
+    std::string gpu;
+    if (f.device) {
+        std::vector<std::string> names;
+        if (!f.uuid.empty()) names.push_back(f.uuid);
+        if (!f.pci_bus_id.empty()) names.push_back(f.pci_bus_id);
+        gpu = fmt::format(" on gpu {}{}", *f.device, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
+    }
+    return fmt::format("{}: {}{}{}: {}", host, f.check, gpu, f.status == "timeout" ? " (timeout)" : "", f.reason);
+}
+
+// The nodes that did not pass, worst first, nodes alike (status, driver, GPUs, what did not pass) in one
+// row with their names compressed as Slurm writes them; the failures with their GPUs below; the passing
+// nodes as one host list.
+Table nodes_table(const FleetSummary& s) {
+    struct Group {
+        std::vector<std::string> key;  // status, driver, gpus, what did not pass
+        std::vector<std::string> hosts;
+    };
+    std::vector<Group> groups;
     std::vector<std::string> passing;
     for (const auto& n : s.nodes) {
         if (n.status == "pass") {
             passing.push_back(n.host);
             continue;
         }
-        std::string checks = n.error;
-        if (!n.failed.empty()) checks = "fail: " + joined(n.failed);
-        if (!n.warned.empty()) checks += (checks.empty() ? "" : "; ") + std::string("warn: ") + joined(n.warned);
         auto prop = [&](const char* key) {
             const auto it = n.properties.find(key);
-            return it == n.properties.end() ? std::string("?") : it->second;
+            return it == n.properties.end() ? std::string(n.status == "missing" ? "-" : "?") : it->second;
         };
-        nodes.rows.push_back({n.host, n.status, prop("driver"), prop("gpus"), checks.empty() ? "-" : checks});
+        std::vector<std::string> key{n.status, prop("driver"), prop("gpus"), not_passed(n)};
+        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{std::move(key), {}});
+        it->hosts.push_back(n.host);
     }
-    if (nodes.rows.empty()) nodes.columns.clear();
-    if (!passing.empty()) nodes.notes.push_back(fmt::format("passed every check: {}", joined(passing)));
-    report.tables.push_back(std::move(nodes));
+    std::stable_sort(groups.begin(), groups.end(),
+                     [](const Group& a, const Group& b) { return severity(a.key[0]) < severity(b.key[0]); });
+    Table t{title(s), {"node", "status", "driver", "gpus", "checks that did not pass"}, {}, {}, true};
+    for (const auto& g : groups) t.rows.push_back({compress_hostlist(g.hosts), g.key[0], g.key[1], g.key[2], g.key[3]});
+    if (t.rows.empty()) t.columns.clear();
+    // Each failed check with its GPU, worst node first (--json lists them all).
+    constexpr std::size_t kShown = 20;
+    std::vector<std::string> lines;
+    std::size_t count = 0;
+    for (const auto& g : groups) {
+        for (const auto& host : g.hosts) {
+            const auto n =
+                std::find_if(s.nodes.begin(), s.nodes.end(), [&](const NodeSummary& x) { return x.host == host; });
+            for (const auto& f : n->failures) {
+                if (++count <= kShown) lines.push_back(failure_line(host, f));
+            }
+            if (n->status == "stale" && ++count <= kShown) lines.push_back(fmt::format("{}: {}", host, n->error));
+        }
+    }
+    if (count > kShown) lines.push_back(fmt::format("... and {} more (--json lists every one)", count - kShown));
+    if (!lines.empty()) t.notes.emplace_back("");
+    for (auto& l : lines) t.notes.push_back(std::move(l));
+    if (!passing.empty()) t.notes.push_back(fmt::format("passed every check: {}", compress_hostlist(passing)));
+    return t;
+}
+
+void add_tables(Report& report, const FleetSummary& s) {
+    report.tables.push_back(nodes_table(s));
     if (!s.checks.empty()) {
+        std::vector<const CheckSpread*> order;
+        for (const auto& c : s.checks) order.push_back(&c);
+        std::stable_sort(order.begin(), order.end(), [](const CheckSpread* a, const CheckSpread* b) {
+            return a->failing.size() > b->failing.size();
+        });
         Table checks{"Checks that did not pass", {"check", "fail", "warn", "nodes"}, {}, {}, true};
-        for (const auto& c : s.checks) {
-            std::vector<std::string> hosts = c.failing;
-            for (const auto& h : c.warning) hosts.push_back(h + " (warn)");
-            checks.rows.push_back(
-                {c.check, std::to_string(c.failing.size()), std::to_string(c.warning.size()), joined(hosts)});
+        for (const CheckSpread* c : order) {
+            std::vector<std::string> parts;
+            if (!c->failing.empty()) parts.push_back("fail: " + compress_hostlist(c->failing));
+            if (!c->warning.empty()) parts.push_back("warn: " + compress_hostlist(c->warning));
+            checks.rows.push_back({c->check, std::to_string(c->failing.size()), std::to_string(c->warning.size()),
+                                   fmt::format("{}", fmt::join(parts, "; "))});
+        }
+        for (const CheckSpread* c : order) {
+            if (c->remedy.empty()) continue;
+            if (checks.notes.empty()) checks.notes.emplace_back("");
+            checks.notes.push_back(fmt::format("{}: {}", c->check, c->remedy));
         }
         report.tables.push_back(std::move(checks));
     }
     if (!s.differences.empty()) {
         Table diffs{"Differences from the majority", {"property", "majority", "nodes that differ"}, {}, {}, true};
         for (const auto& d : s.differences) {
+            // The differing nodes by value: "gpu[005-007]: 12.4".
+            std::vector<std::pair<std::string, std::vector<std::string>>> by_value;
+            for (const auto& differing : d.differing) {
+                const std::string& host = differing.first;
+                const std::string& value = differing.second;
+                auto it =
+                    std::find_if(by_value.begin(), by_value.end(), [&](const auto& v) { return v.first == value; });
+                if (it == by_value.end()) it = by_value.insert(by_value.end(), {value, {}});
+                it->second.push_back(host);
+            }
             std::vector<std::string> items;
-            for (const auto& [host, value] : d.differing) items.push_back(fmt::format("{}: {}", host, value));
+            for (const auto& [value, hosts] : by_value)
+                items.push_back(fmt::format("{}: {}", compress_hostlist(hosts), value));
             diffs.rows.push_back({d.property,
                                   d.majority.empty()
                                       ? "none (a tie)"
@@ -149,7 +321,7 @@ void add_fabric_matrices(Report& report, const std::vector<SourcedReport>& repor
 }
 
 Report run_fleet(const FleetOptions& opts) {
-    return run_guarded("fleet", [&](Report& report) {
+    return run_checked("fleet", opts, [&](Report& report, const Expectations& expect) {
         std::vector<InputProblem> problems;
         std::vector<SourcedReport> reports;
         for (const auto& path : opts.inputs) {
@@ -166,14 +338,16 @@ Report run_fleet(const FleetOptions& opts) {
             }
             for (auto& r : got) reports.push_back(std::move(r));
         }
-        const FleetSummary summary = summarise(reports);
+        const FleetSummary summary = summarise(reports, expect);
         report.results = summary_json(summary, static_cast<int>(opts.inputs.size()));
         nlohmann::json bad = nlohmann::json::array();
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
+        // An input that cannot be used is the command line's mistake (exit 2, naming the file), told apart
+        // from a node that failed (exit 1); the rest is still summarised.
         for (const auto& p : problems) {
-            report.add_error(Problem{.exit_code = ExitCode::failed,
+            report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
                                      .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
                                                "'cumemctl devices --json' (one or more reports each)"});
@@ -184,6 +358,7 @@ Report run_fleet(const FleetOptions& opts) {
                                      .remedy = "give at least one report file"});
         }
         add_fabric_matrices(report, reports);
+        report.line = failing_nodes(summary);
         if (any_failing(summary)) report.mark_failed();
     });
 }
@@ -198,6 +373,13 @@ void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
                     "report files (JSON from --json; several in one file are fine), - for stdin")
         ->required()
         ->type_name("FILE");
+    app->add_option("--expect", opts->expect,
+                    "the nodes that should have reported, as Slurm writes them (gpu[001-300]): one without a report "
+                    "is missing, and fails")
+        ->type_name("NODELIST");
+    app->add_option("--max-age", opts->max_age,
+                    "a node whose report is older than this (3600, 30m, 2h, 7d) is stale, and fails")
+        ->type_name("AGE");
     app->callback([opts, &runner] { runner = [opts] { return run_fleet(*opts); }; });
 }
 

@@ -1,5 +1,7 @@
 // `cumemctl granularity`: the minimum and recommended allocation granularity of every location x
 // handle type x flag set on each device, or why the driver refuses it. No context is created.
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -91,6 +93,8 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
         t.notes.push_back(fmt::format("size {} bytes ({}), rounded up to each granularity", *size, format_size(*size)));
     }
     t.columns.insert(t.columns.end(), {"status", "why"});
+    t.wrap_last = true;  // the notes: each reason wraps to the width, its number in the rows
+    std::vector<std::string> reasons;
     for (const auto& row : rows) {
         const bool ok = row.status == GranularityRow::Status::ok;
         std::vector<std::string> cells{std::to_string(row.device),
@@ -104,9 +108,22 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
             cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
         }
         cells.push_back(status_name(row.status));
-        cells.push_back(why_text(row));
+        // Each distinct reason once, below the table, and its number in the row: the same refusal
+        // repeats across devices and flags, and rows stay short.
+        // The general cause, before the properties that the row's own cells already name.
+        std::string why = why_text(row);
+        if (const auto colon = why.find(": ", why.find(": ") + 1); colon != std::string::npos) why.resize(colon);
+        if (!why.empty()) {
+            auto it = std::find(reasons.begin(), reasons.end(), why);
+            if (it == reasons.end()) it = reasons.insert(reasons.end(), why);
+            cells.push_back(fmt::format("[{}]", it - reasons.begin() + 1));
+        } else {
+            cells.emplace_back();
+        }
         t.rows.push_back(std::move(cells));
     }
+    if (!reasons.empty()) t.notes.emplace_back("");
+    for (std::size_t i = 0; i < reasons.size(); ++i) t.notes.push_back(fmt::format("[{}] {}", i + 1, reasons[i]));
     return t;
 }
 
@@ -114,7 +131,7 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
     return run_command(
         "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
             const GranularityPlan* plan = &p;
-            const auto devices = plan->devices.select(count);
+            const auto devices = plan->devices.select(driver.api(), count);
             const auto rows = granularity_table(driver.api(), devices, plan->selection,
                                                 [&](Problem& problem, int device, const CUmemAllocationProp& prop) {
                                                     DiagnosisContext context;

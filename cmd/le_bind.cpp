@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
+#include "util/duration.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
@@ -163,7 +164,7 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
 }
 
 std::string ms(double seconds) {
-    return fmt::format("{:.3f} ms", seconds * 1e3);
+    return format_duration(seconds);
 }
 
 Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
@@ -218,7 +219,7 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
     return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
         LeBindRequest& request = checked.first;
-        request.devices = checked.second.select(count);
+        request.devices = checked.second.select(driver.api(), count);
         LeBindOutcome outcome;
         try {
             run_le_bind(driver, request, outcome);

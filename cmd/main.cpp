@@ -17,8 +17,11 @@
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "commands.hpp"
+#include "csv_fields.hpp"
 #include "help.hpp"
+#include "report/csv_renderer.hpp"
 #include "report/renderer.hpp"
+#include "usage_words.hpp"
 #include "util/atomic_file.hpp"
 #include "util/phase_timing.hpp"
 #include "util/version.hpp"
@@ -42,6 +45,9 @@ constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
 // The commands that fill Report::line and so answer --format line (a one-line summary).
 constexpr std::string_view kLineCommands[] = {"doctor"};
+// The commands whose Report::line is a Slurm host list, and so answer --format nodelist (fleet: the
+// failing nodes, for scontrol to drain).
+constexpr std::string_view kNodelistCommands[] = {"fleet"};
 // The commands whose report JUnit XML and node-feature-discovery feature labels are made from.
 constexpr std::string_view kDoctorCommands[] = {"doctor"};
 
@@ -56,7 +62,8 @@ constexpr FormatOfSome kFormatsOfSome[] = {{"prometheus", kPrometheusCommands, "
                                            {"line", kLineCommands, "one-line summary"},
                                            {"html", kHtmlCommands, "HTML page"},
                                            {"junit", kDoctorCommands, "JUnit report"},
-                                           {"nfd", kDoctorCommands, "node-feature-discovery labels"}};
+                                           {"nfd", kDoctorCommands, "node-feature-discovery labels"},
+                                           {"nodelist", kNodelistCommands, "node list"}};
 
 // Whether `format` is one that only some commands write.
 bool of_some(std::string_view format) {
@@ -89,10 +96,17 @@ bool use_colour(const Globals& g) {
     return isatty(STDOUT_FILENO) != 0;
 }
 
-// The width tables wrap to: the terminal's, or 80 when the output is not a terminal.
+// The width tables wrap to: $COLUMNS where it is set (a number from 40), else the terminal's; 0 (no
+// wrapping, whole lines for grep) when the output is not a terminal.
 std::size_t output_width() {
+    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+        char* end = nullptr;
+        const long n = std::strtol(columns, &end, 10);
+        if (*end == '\0' && n >= 40 && n <= 10000) return static_cast<std::size_t>(n);
+    }
     winsize ws{};
-    if (isatty(STDOUT_FILENO) != 0 && ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    if (isatty(STDOUT_FILENO) == 0) return 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
     return 80;
 }
 
@@ -109,6 +123,10 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
         cumemctl::JunitRenderer{}.render(report, out);
     } else if (globals.format == "nfd") {
         cumemctl::NfdRenderer{}.render(report, out);
+    } else if (is_csv_format(globals.format)) {
+        cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
+    } else if (globals.format == "nodelist") {
+        if (!report.line.empty()) out << report.line << '\n';  // nothing when no node fails
     } else {
         cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
     }
@@ -158,7 +176,7 @@ Report usage_report(std::string command, std::string message, std::string remedy
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
     if (globals.json && !globals.format.empty() && globals.format != "json") {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
-                            "give one of --json or --format table|json|prometheus|line|html|junit|nfd");
+                            "give one of --json or --format table|json|prometheus|line|html|junit|nfd|nodelist|csv");
     }
     for (const FormatOfSome& f : kFormatsOfSome) {
         if (globals.format != f.format || std::find(f.commands.begin(), f.commands.end(), command) != f.commands.end())
@@ -166,6 +184,15 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
         return usage_report(
             command, fmt::format("'{}' has no {}", command, f.what),
             fmt::format("--format {} works with {}; use --json here", f.format, spoken_list(f.commands)));
+    }
+    if (is_csv_format(globals.format)) {
+        try {
+            csv_layout(command, globals.format, globals.fields);
+        } catch (const cumemctl::Error& e) {
+            return usage_report(command, e.problem().message, e.problem().remedy);
+        }
+    } else if (!globals.fields.empty()) {
+        return usage_report(command, "--fields goes with --format csv", "add --format csv, or leave --fields out");
     }
     return std::nullopt;
 }
@@ -182,11 +209,22 @@ int run(int argc, char** argv) {
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option(
            "--format", globals.format,
-           fmt::format("output format: table, json, prometheus ({}), line ({}), junit ({}), nfd ({}) or html ({})",
+           fmt::format("output format: table, json, prometheus ({}), line ({}), junit ({}), nfd ({}), html ({}), "
+                       "nodelist ({}: its failing nodes) or csv[,noheader][,nounits] (devices, doctor)",
                        fmt::join(kPrometheusCommands, ", "), fmt::join(kLineCommands, ", "),
                        fmt::join(kDoctorCommands, ", "), fmt::join(kDoctorCommands, ", "),
-                       fmt::join(kHtmlCommands, ", ")))
-        ->check(CLI::IsMember({"table", "json", "prometheus", "line", "html", "junit", "nfd"}));
+                       fmt::join(kHtmlCommands, ", "), fmt::join(kNodelistCommands, ", ")))
+        ->check(CLI::Validator(
+            [](std::string& value) -> std::string {
+                static const std::vector<std::string> named{"table", "json",  "prometheus", "line",
+                                                            "html",  "junit", "nfd",        "nodelist"};
+                if (is_csv_format(value) || std::find(named.begin(), named.end(), value) != named.end()) return {};
+                return value + " not in {table,json,prometheus,line,html,junit,nfd,nodelist,csv}";
+            },
+            "{table,json,prometheus,line,html,junit,nfd,nodelist,csv}"));
+    app.add_option("--fields", globals.fields,
+                   "with --format csv (devices, doctor): the fields, separated by commas, as --json names them")
+        ->type_name("LIST");
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
         ->type_name("PATH");
@@ -218,15 +256,16 @@ int run(int argc, char** argv) {
         Globals as_asked;
         as_asked.format = argv_format(argc, argv);
         const std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-        return emit(
-            usage_report(command, e.what(), "run 'cumemctl --help' or 'cumemctl COMMAND --help' for the options"),
-            as_asked);
+        Report report;
+        report.command = command;
+        report.add_error(usage_problem(e, app, argc, argv));
+        return emit(report, as_asked);
     }
     cumemctl::mark_phase("parse");
     const std::string command = app.get_subcommands().front()->get_name();
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (of_some(globals.format)) as_table.format = "table";
+        if (of_some(globals.format) || is_csv_format(globals.format)) as_table.format = "table";
         return emit(*refused, as_table);
     }
     Report report = runner();

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
@@ -195,7 +196,8 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
                                                    format_size(e.chunk), e.device, format_size(e.granularity)),
                 .remedy = e.of_size
                               ? fmt::format("give --size {} or more", format_size(e.granularity))
-                              : fmt::format("give --chunk {} or {}", format_size(near.lower), format_size(near.upper)),
+                              : fmt::format("give --chunk {} or {}", format_sizes_apart(near.lower, near.upper).first,
+                                            format_sizes_apart(near.lower, near.upper).second),
                 .device = e.device});
         } catch (const Error& e) {
             Problem p = e.problem();
@@ -209,8 +211,9 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
 Report run_memtest(const MemtestOptions& o, const Globals& globals) {
     std::future<nvml::Library> nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_command("memtest", globals, o, [&](Report& report, Driver& driver, int count, const MemtestPlan& plan) {
-        const auto selected = plan.devices.select(count);
+        const auto selected = plan.devices.select(driver.api(), count);
         const nvml::Library nvml = nvml_load.get();
+        warn_unloaded_libnvml(report, globals, nvml.info());
         RunPlan run;
         run.patterns = plan.patterns;
         run.passes = plan.passes;
@@ -237,7 +240,8 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         for (const DeviceMemtest& d : done) {
             report.results["devices"].push_back(memtest_device_json(d, plan.sizes.leave, plan.max_mismatches));
             add_memtest_tables(report, d, run.seed);
-            add_memtest_metrics(report, d);
+            add_memtest_metrics(report, d,
+                                gpu_labels(gpu::device_identity(driver.api(), d.ordinal, &nvml), report.host));
             report_verdict(report, d);
             if (d.run.interrupted_by != 0) stopped_by = d.run.interrupted_by;
             if (!d.uuid.empty()) records.push_back(record_of(d, run.seed));

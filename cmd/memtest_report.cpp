@@ -143,33 +143,33 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
     report.tables.push_back(std::move(m));
 }
 
-void add_memtest_metrics(Report& report, const DeviceMemtest& d) {
-    const MetricLabels labels{{"device", std::to_string(d.ordinal)}, {"uuid", d.uuid}};
+void add_memtest_metrics(Report& report, const DeviceMemtest& d, const MetricLabels& labels) {
     report.add_metric("memtest_free_at_start_bytes", "free device memory when memtest began", labels,
                       static_cast<double>(d.free_at_start));
     report.add_metric("memtest_tested_bytes", "device memory memtest tested", labels, static_cast<double>(d.tested));
     report.add_metric("memtest_coverage_ratio", "bytes tested over free memory at the start", labels, d.coverage());
-    report.add_metric("memtest_mismatches", "16-byte words that held something other than what was written", labels,
-                      static_cast<double>(d.run.mismatches));
+    report.add_metric("memtest_mismatched_words", "16-byte words that held something other than what was written",
+                      labels, static_cast<double>(d.run.mismatches));
     report.add_metric("memtest_status", "the verdict: 0 pass, 1 warn, 2 fail", labels,
                       static_cast<double>(static_cast<int>(d.verdict.status)));
-    report.add_metric("memtest_seconds", "the whole memtest of the device, seconds", labels, d.seconds);
+    report.add_metric("memtest_duration_seconds", "the whole memtest of the device, seconds", labels, d.seconds);
     for (const auto& r : d.run.done) {
         MetricLabels l = labels;
         l.emplace_back("pattern", r.pattern);
         l.emplace_back("pass", std::to_string(r.pass));
-        report.add_metric("memtest_pattern_gbps", "a pattern pass's bytes read plus written per second, GB/s", l,
-                          r.gbps());
-        report.add_metric("memtest_pattern_seconds", "a pattern pass's time on the device, seconds", l, r.seconds);
+        report.add_metric("memtest_pattern_bytes_per_second", "a pattern pass's bytes read plus written per second", l,
+                          r.gbps() * 1e9);
+        report.add_metric("memtest_pattern_duration_seconds", "a pattern pass's time on the device, seconds", l,
+                          r.seconds);
     }
     if (!d.health) return;
     const auto& h = *d.health;
     auto gauge = [&](const char* name, const char* help, const std::optional<long long>& v) {
         if (v) report.add_metric(name, help, labels, static_cast<double>(*v));
     };
-    gauge("memtest_ecc_corrected_delta", "corrected ECC errors during the run (volatile)",
+    gauge("memtest_ecc_corrected_errors", "corrected ECC errors during the run (volatile)",
           delta(h.before.ecc_corrected_volatile, h.after.ecc_corrected_volatile));
-    gauge("memtest_ecc_uncorrected_delta", "uncorrectable ECC errors during the run (volatile)",
+    gauge("memtest_ecc_uncorrected_errors", "uncorrectable ECC errors during the run (volatile)",
           delta(h.before.ecc_uncorrected_volatile, h.after.ecc_uncorrected_volatile));
     report.add_metric("memtest_xid_events", "XID events NVML delivered during the run", labels,
                       static_cast<double>(h.xids.size()));

@@ -11,6 +11,6 @@ namespace cumemctl::cmd {
 
 nlohmann::json memtest_device_json(const gpu::memtest::DeviceMemtest& d, std::uint64_t leave, unsigned max_records);
 void add_memtest_tables(Report& report, const gpu::memtest::DeviceMemtest& d, std::uint64_t seed);
-void add_memtest_metrics(Report& report, const gpu::memtest::DeviceMemtest& d);
+void add_memtest_metrics(Report& report, const gpu::memtest::DeviceMemtest& d, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

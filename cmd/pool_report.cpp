@@ -1,4 +1,5 @@
 #include "pool_report.hpp"
+#include "util/duration.hpp"
 
 #include <fmt/format.h>
 
@@ -24,7 +25,7 @@ nlohmann::json snapshot_json(const PoolSnapshot& s) {
 }
 
 std::string seconds_text(double s) {
-    return s < 1e-3 ? fmt::format("{:.1f} us", s * 1e6) : fmt::format("{:.3f} ms", s * 1e3);
+    return format_duration(s);
 }
 
 }  // namespace

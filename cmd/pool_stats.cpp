@@ -119,7 +119,7 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
 // the default one, and the attributes of each.
 void add_overview_metrics(Report& report, int device, const std::vector<LocationPools>& pools) {
     for (const auto& l : pools) {
-        const MetricLabels where{{"device", std::to_string(device)},
+        const MetricLabels where{{"cuda_device", std::to_string(device)},
                                  {"location", pool_location_name(l.location)},
                                  {"allocation_type", std::string(alloc_type_name(l.alloc_type))}};
         report.add_metric("pool_available", "whether a location has a pool of this allocation type here", where,
@@ -221,7 +221,7 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
         add_workload_metrics(report,
-                             {{"device", std::to_string(device)},
+                             {{"cuda_device", std::to_string(device)},
                               {"location", pool_location_name(location)},
                               {"pool", std::string(pool_choice_name(plan.choice))},
                               {"pattern", plan.pattern->text}},
@@ -248,7 +248,7 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
-            const auto selected = p.devices.select(count);
+            const auto selected = p.devices.select(driver.api(), count);
             report.results = {{"statistics_scope", "process"},
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};

@@ -91,7 +91,7 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
         const PoolRequest& request = plan.pool.request;
         const WorkloadPattern& pattern = plan.pattern;
         const std::uint64_t keep = plan.keep;
-        const auto selected = plan.devices.select(count);
+        const auto selected = plan.devices.select(driver.api(), count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         for (int device : selected) {
             const PrimaryContext context(api, device);

@@ -29,6 +29,7 @@ for f in imex-channel healthcheck; do
   [[ $(realpath "$slurm/$default") == "$(realpath "$bin")" ]] || fail "$f's default cumemctl ($slurm/$default) is not $bin"
 done
 [[ -f $dest/usr/share/cumemctl/nhc/cumemctl.nhc ]] || fail "no NHC check"
+[[ -f $dest/usr/share/cumemctl/prometheus/cumemctl-alerts.yaml ]] || fail "no Prometheus alerting rules"
 [[ -f $dest/usr/share/cumemctl/k8s/cumemctl-monitor.json ]] || fail "no node-problem-detector configuration"
 for f in cumemctl-doctor.service cumemctl-doctor.timer; do
   [[ -f $dest/usr/lib/systemd/system/$f ]] || fail "no systemd unit $f"

@@ -137,7 +137,7 @@ DoctorRun Progress::timed_out_run(double budget_s, double elapsed_s) const {
     run.seconds = elapsed_s;
     run.device_count = device_count_;
     run.devices = devices_;
-    run.uuids.assign(devices_.size(), "");
+    for (int d : devices_) run.identities.push_back(gpu::DeviceIdentity{d, {}, {}, {}, {}, {}});
     auto add = [&](const std::string& check, std::optional<int> device) {
         for (const CheckResult& r : finished_) {
             if (r.check == check && r.device == device) {

@@ -1,6 +1,8 @@
 #include "doctor/registry.hpp"
 #include "util/comma_list.hpp"
 
+#include "util/suggest.hpp"
+
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -79,14 +81,19 @@ std::vector<std::string> parse_check_list(std::string_view text) {
     const auto& catalogue = check_catalogue();
     std::vector<std::string> names;
     for (const auto& c : catalogue) names.emplace_back(c.id);
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
     if (text == "all") return names;
     std::vector<bool> wanted(catalogue.size(), false);
-    for (const std::string_view item : split_commas(text)) {
+    for (std::string_view item : split_commas(text)) {
+        // "driver, devices" as a person types it: blanks around a name are no part of it.
+        while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+        while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
         const auto it = std::find(names.begin(), names.end(), item);
         if (it == names.end()) {
             throw Error(ExitCode::usage,
                         item.empty() ? fmt::format("invalid check list '{}': an empty name", text)
-                                     : fmt::format("unknown check '{}'", item),
+                                     : fmt::format("unknown check '{}'{}", item, did_you_mean(item, names)),
                         fmt::format("the checks are: {} (or all); 'cumemctl doctor --list-checks' describes them",
                                     fmt::join(names, ", ")));
         }

@@ -21,6 +21,14 @@ namespace {
 
 // A remedy for a problem that came without one: diagnosis's table for a failed driver call.
 std::string remedy_for(const Problem& problem) {
+    if (problem.remedy == gpu::kRefusedPropertiesRemedy) {
+        // doctor chose the properties itself: leaving out options is no way out for its reader.
+        const std::string device = problem.device ? " --device " + std::to_string(*problem.device) : "";
+        return fmt::format(
+            "the driver refused memory that this GPU's attributes say it supports: compare 'cumemctl granularity{}' "
+            "with 'cumemctl devices{}', update the driver, and report it with the output of 'cumemctl doctor --json'",
+            device, device);
+    }
     if (!problem.remedy.empty()) return problem.remedy;
     if (problem.driver) return remedy_by_result(*problem.driver);
     return "see the driver's answer above; nvidia-smi and the kernel log (dmesg | grep -i nvrm) tell more";
@@ -134,7 +142,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     DoctorRun run;
     run.quick = options.quick;
     // A malformed device list is a usage error whether or not there is a driver.
-    if (options.devices != "all") select_devices(options.devices, 1 << 20);
+    parse_device_list(options.devices);
     DoctorContext ctx;
     ctx.driver = &driver;
     ctx.nvml = nvml;
@@ -154,7 +162,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     run.device_count = ctx.device_count;
     std::vector<std::unique_ptr<DeviceState>> states;
     if (ctx.driver_ready()) {
-        run.devices = select_devices(options.devices, ctx.device_count);
+        run.devices = select_devices(options.devices, ctx.device_count, &driver.api());
         for (int ordinal : run.devices) {
             states.push_back(std::make_unique<DeviceState>(driver.api(), ordinal));
             ctx.devices.push_back(states.back().get());
@@ -164,10 +172,19 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     hand_over(early, states);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
     mark_phase("doctor: every device's checks and their end");
-    // The UUIDs for the metrics (so that they join with dcgm-exporter's): no context needed.
+    // The names of each GPU for the results and the metrics (so that they join with dcgm-exporter's):
+    // no context needed.
     for (const auto& state : states) {
         const DeviceInfo* info = state->peek_info();
-        run.uuids.push_back(info != nullptr ? info->uuid : "");
+        const int ordinal = run.devices[run.identities.size()];
+        if (info == nullptr) {
+            run.identities.push_back(gpu::device_identity(driver.api(), ordinal, nvml));
+            continue;
+        }
+        gpu::DeviceIdentity id = gpu::identity_of(*info);
+        if (nvml != nullptr && !info->uuid.empty()) id.nvml_index = nvml->index_of(info->uuid);
+        if (nvml != nullptr && !info->uuid.empty()) id.minor = nvml->minor_of(info->uuid);
+        run.identities.push_back(std::move(id));
     }
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {
         check_interrupted();
@@ -186,11 +203,11 @@ void plan_progress(Progress& progress, const DoctorOptions& options) {
     progress.plan(ids(CheckScope::setup), ids(CheckScope::device), ids(CheckScope::node));
 }
 
-std::string uuid_of(const DoctorRun& run, int ordinal) {
-    for (std::size_t i = 0; i < run.devices.size() && i < run.uuids.size(); ++i) {
-        if (run.devices[i] == ordinal) return run.uuids[i];
+gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal) {
+    for (const auto& id : run.identities) {
+        if (id.ordinal == ordinal) return id;
     }
-    return {};
+    return gpu::DeviceIdentity{ordinal, {}, {}, {}, {}, {}};
 }
 
 std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results) {

@@ -13,16 +13,16 @@ namespace cumemctl::doctor {
 
 // What a doctor run found.
 struct DoctorRun {
-    std::vector<CheckResult> results;  // setup checks, then device 0's, device 1's, ..., then node checks
-    int device_count = -1;             // what the driver reports; -1 where it could not say
-    std::vector<int> devices;          // the devices that were examined
-    std::vector<std::string> uuids;    // their UUIDs (GPU-...), in the same order; "" where unknown
-    double seconds = 0;                // the whole run, wall clock
-    bool quick = false;                // --quick: only the checks that need no context
+    std::vector<CheckResult> results;             // setup checks, then device 0's, device 1's, ..., then node checks
+    int device_count = -1;                        // what the driver reports; -1 where it could not say
+    std::vector<int> devices;                     // the devices that were examined
+    std::vector<gpu::DeviceIdentity> identities;  // their names (UUID, bus id, NVML index), in the same order
+    double seconds = 0;                           // the whole run, wall clock
+    bool quick = false;                           // --quick: only the checks that need no context
 };
 
-// The UUID of examined device `ordinal` in `run`, or "" where it is unknown.
-std::string uuid_of(const DoctorRun& run, int ordinal);
+// The names of examined device `ordinal` in `run` (only the ordinal where the rest is unknown).
+gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal);
 
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist

@@ -8,6 +8,7 @@
 
 #include "doctor/check.hpp"
 #include "report/report.hpp"
+#include "util/host.hpp"
 
 namespace cumemctl::fleet {
 namespace {
@@ -140,6 +141,31 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
     }
 }
 
+// A failed check as the fleet lists it: the GPU named by the check's own uuid and pci_bus_id (doctor
+// writes them beside the ordinal), else by the report's list of GPUs, else by the check's details.
+CheckFailure failure_of(const nlohmann::json& c, const nlohmann::json& results) {
+    CheckFailure f;
+    f.check = c.value("check", "?");
+    f.status = c.value("status", "");
+    f.reason = c.value("reason", nlohmann::json()).is_string() ? c.value("reason", "") : "";
+    f.remedy = c.value("remedy", nlohmann::json()).is_string() ? c.value("remedy", "") : "";
+    if (!c.contains("device") || !c["device"].is_number_integer()) return f;
+    f.device = c["device"].get<int>();
+    nlohmann::json id = c;
+    for (const auto& g : results.value("gpus", nlohmann::json::array())) {
+        if (g.is_object() && g.value("ordinal", -1) == *f.device && !c.contains("uuid")) id = g;
+    }
+    auto text = [](const nlohmann::json& j, const char* key) {
+        const auto it = j.find(key);
+        return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    f.uuid = text(id, "uuid");
+    if (f.uuid.empty() && c.contains("details") && c["details"].is_object()) f.uuid = text(c["details"], "uuid");
+    f.pci_bus_id = text(id, "pci_bus_id");
+    if (const auto it = id.find("nvml_index"); it != id.end() && it->is_number_integer()) f.nvml_index = it->get<int>();
+    return f;
+}
+
 // Fills status and failed/warned checks from the node's doctor report, or from its reports' ok flags.
 void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vector<const nlohmann::json*>& all) {
     if (doctor != nullptr) {
@@ -151,10 +177,14 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
                 name += fmt::format("@gpu{}", c["device"].get<int>());
             }
             // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
-            if (status == "fail" || status == "timeout") node.failed.push_back(name);
+            if (status == "fail" || status == "timeout") {
+                node.failed.push_back(name);
+                node.failures.push_back(failure_of(c, results_of(*doctor)));
+            }
             if (status == "warn" || status == "busy") node.warned.push_back(name);
             const auto remedy = c.value("remedy", nlohmann::json());
-            if ((status == "fail" || status == "warn" || status == "timeout") && remedy.is_string() && !remedy.get<std::string>().empty())
+            if ((status == "fail" || status == "warn" || status == "timeout") && remedy.is_string() &&
+                !remedy.get<std::string>().empty())
                 node.remedies.emplace(c.value("check", "?"), remedy.get<std::string>());
             if (c.value("check", "") == cumemctl::doctor::kCheckMemoryHealth) {
                 const auto details = c.value("details", nlohmann::json::object());
@@ -242,6 +272,34 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
     return out;
 }
 
+// Marks the nodes whose report is older than the age allowed stale, and adds the expected nodes that
+// sent nothing as missing; the nodes stay sorted by host.
+void judge_expectations(FleetSummary& s, const Expectations& expect) {
+    if (expect.max_age_seconds) {
+        for (auto& n : s.nodes) {
+            if (n.status == "error") continue;
+            const auto when = parse_utc_timestamp(n.timestamp);
+            const double age = when ? std::chrono::duration<double>(expect.now - *when).count() : 0;
+            if (!when || age <= *expect.max_age_seconds) continue;
+            n.status = "stale";
+            n.error = fmt::format("its report is from {}, {:.0f} s ago (more than the {:g} s allowed)", n.timestamp,
+                                  age, *expect.max_age_seconds);
+        }
+    }
+    for (const auto& host : expect.hosts) {
+        const bool seen =
+            std::any_of(s.nodes.begin(), s.nodes.end(), [&](const NodeSummary& n) { return n.host == host; });
+        if (seen) continue;
+        NodeSummary missing;
+        missing.host = host;
+        missing.status = "missing";
+        missing.error = "no report from this node";
+        s.nodes.push_back(std::move(missing));
+    }
+    std::sort(s.nodes.begin(), s.nodes.end(),
+              [](const NodeSummary& a, const NodeSummary& b) { return a.host < b.host; });
+}
+
 }  // namespace
 
 std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
@@ -271,7 +329,16 @@ std::vector<SourcedReport> read_reports(std::istream& in, const std::string& sou
     return out;
 }
 
-FleetSummary summarise(const std::vector<SourcedReport>& reports) {
+int severity(const std::string& status) {
+    static const char* const order[] = {"fail", "timeout", "error",   "missing", "stale",
+                                        "busy", "warn",    "unknown", "pass"};
+    for (int i = 0; i < 9; ++i) {
+        if (status == order[i]) return i;
+    }
+    return 7;
+}
+
+FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectations& expect) {
     FleetSummary s;
     s.reports = static_cast<int>(reports.size());
     std::map<std::string, std::vector<const SourcedReport*>> by_host;
@@ -294,6 +361,7 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
             s.nodes.push_back(std::move(broken));
         }
     }
+    judge_expectations(s, expect);
     for (const auto& n : s.nodes) {
         auto spread = [&](const std::vector<std::string>& names, bool failing) {
             for (const auto& name : names) {
@@ -315,9 +383,8 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports) {
 }
 
 bool any_failing(const FleetSummary& summary) {
-    return std::any_of(summary.nodes.begin(), summary.nodes.end(), [](const NodeSummary& n) {
-        return n.status == "fail" || n.status == "timeout" || n.status == "error";
-    });
+    return std::any_of(summary.nodes.begin(), summary.nodes.end(),
+                       [](const NodeSummary& n) { return severity(n.status) <= severity("stale"); });
 }
 
 }  // namespace cumemctl::fleet

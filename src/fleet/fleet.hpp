@@ -2,7 +2,9 @@
 // fail which check and which differ from the majority in driver, GPUs or capabilities.
 #pragma once
 
+#include <chrono>
 #include <istream>
+#include <optional>
 #include <map>
 #include <string>
 #include <utility>
@@ -32,18 +34,31 @@ struct GpuHealth {
     std::string reason;
 };
 
+// One check that failed (or ran out of time) on a node, with its GPU as operators name it.
+struct CheckFailure {
+    std::string check;
+    std::string status;             // fail, timeout
+    std::optional<int> device;      // the CUDA ordinal; none for a node check
+    std::string uuid, pci_bus_id;   // "" where the report does not say
+    std::optional<int> nvml_index;  // nvidia-smi's index, where the report says
+    std::string reason, remedy;
+};
+
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
     std::vector<std::string> sources;   // inputs that had reports of this node
     std::vector<std::string> commands;  // the commands of its reports ("doctor", "devices")
     std::string timestamp;              // of the doctor report used (the latest), else the latest report
-    std::string status;                 // pass, warn, fail (doctor); error (a report not ok); unknown (no doctor)
-    std::vector<std::string> failed;    // "imex-channels", "context@gpu2"
+    // pass, warn, busy, timeout, fail (doctor); error (a report not ok); unknown (no doctor); missing (expected,
+    // no report); stale (its report is older than the age allowed)
+    std::string status;
+    std::vector<std::string> failed;  // "imex-channels", "context@gpu2"
     std::vector<std::string> warned;
     std::string error;                              // the first error of a report that was not ok
     std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
     std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
+    std::vector<CheckFailure> failures;             // each failed or timed-out check
     std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability fabric" -> "yes"
 };
 
@@ -64,6 +79,13 @@ struct Difference {
     std::vector<std::pair<std::string, std::string>> differing;  // host, value
 };
 
+// What the fleet should be, beyond what its reports say.
+struct Expectations {
+    std::vector<std::string> hosts;         // nodes that must have reported (fleet --expect); empty: any
+    std::optional<double> max_age_seconds;  // a node whose report is older than this is stale
+    std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
+};
+
 // The whole summary.
 struct FleetSummary {
     std::vector<NodeSummary> nodes;   // sorted by host
@@ -79,9 +101,15 @@ std::vector<SourcedReport> read_reports(std::istream& in, const std::string& sou
                                         std::vector<InputProblem>& problems);
 
 // Builds the fleet summary from the reports (fabric-matrix reports aside: they make no node).
-FleetSummary summarise(const std::vector<SourcedReport>& reports);
+// Nodes of `expect.hosts` without a report are missing; a node whose report is older than
+// `expect.max_age_seconds` is stale (its checks still shown).
+FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectations& expect = {});
 
-// Whether any node failed a check or has a report that was not ok.
+// How bad a node's status is, worst first: fail 0, timeout 1, error 2, missing 3, stale 4, busy 5, warn 6,
+// unknown 7, pass 8. The first five fail the fleet.
+int severity(const std::string& status);
+
+// Whether any node failed a check, has a report that was not ok, is missing or is stale.
 bool any_failing(const FleetSummary& summary);
 
 }  // namespace cumemctl::fleet

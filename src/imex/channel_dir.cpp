@@ -47,7 +47,11 @@ UniqueFd open_dev(const std::string& dev_root, const ImexNames& names) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
-            throw Error(ExitCode::usage, fmt::format("{} {}: no such directory", names.dev_root, dev_root),
+            // A file where the folder should be is told apart from nothing there at all.
+            struct stat st {};
+            const bool exists = ::stat(dev_root.c_str(), &st) == 0;
+            const std::string what = exists && !S_ISDIR(st.st_mode) ? "not a directory (it is a file)" : "no such directory";
+            throw Error(ExitCode::usage, fmt::format("{} {}: {}", names.dev_root, dev_root, what),
                         "give the folder that holds dev/ (default /)");
         }
         throw_errno(errno, "open", dev_root);

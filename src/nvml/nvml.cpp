@@ -69,7 +69,9 @@ Library::Library(Library&& other) noexcept
       api_(std::exchange(other.api_, Api{})),
       info_(std::move(other.info_)),
       enumerate_error_(std::move(other.enumerate_error_)),
-      by_uuid_(std::move(other.by_uuid_)) {}
+      by_uuid_(std::move(other.by_uuid_)),
+      index_by_uuid_(std::move(other.index_by_uuid_)),
+      minor_by_uuid_(std::move(other.minor_by_uuid_)) {}
 
 Library& Library::operator=(Library&& other) noexcept {
     if (this != &other) {
@@ -80,6 +82,8 @@ Library& Library::operator=(Library&& other) noexcept {
         info_ = std::move(other.info_);
         enumerate_error_ = std::move(other.enumerate_error_);
         by_uuid_ = std::move(other.by_uuid_);
+        index_by_uuid_ = std::move(other.index_by_uuid_);
+        minor_by_uuid_ = std::move(other.minor_by_uuid_);
     }
     return *this;
 }
@@ -113,6 +117,11 @@ void Library::enumerate() {
             continue;
         }
         by_uuid_.emplace(uuid, device);
+        index_by_uuid_.emplace(uuid, i);
+        unsigned int minor = 0;
+        if (api_.device_get_minor_number != nullptr && api_.device_get_minor_number(device, &minor) == kSuccess) {
+            minor_by_uuid_.emplace(uuid, minor);
+        }
     }
 }
 
@@ -120,6 +129,16 @@ std::vector<std::string> Library::uuids() const {
     std::vector<std::string> out;
     for (const auto& [uuid, device] : by_uuid_) out.push_back(uuid);
     return out;
+}
+
+std::optional<unsigned> Library::index_of(const std::string& uuid) const {
+    if (const auto it = index_by_uuid_.find(uuid); it != index_by_uuid_.end()) return it->second;
+    return std::nullopt;
+}
+
+std::optional<unsigned> Library::minor_of(const std::string& uuid) const {
+    if (const auto it = minor_by_uuid_.find(uuid); it != minor_by_uuid_.end()) return it->second;
+    return std::nullopt;
 }
 
 std::optional<Device> Library::device_by_uuid(const std::string& uuid, std::string* why) const {

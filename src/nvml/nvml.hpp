@@ -58,6 +58,14 @@ public:
     // CUDA_VISIBLE_DEVICES says. Empty where NVML is not loaded or could not list them.
     std::vector<std::string> uuids() const;
 
+    // NVML's index of the device with this UUID (nvidia-smi's index: PCI order), nullopt where NVML
+    // does not list it.
+    std::optional<unsigned> index_of(const std::string& uuid) const;
+
+    // The minor number of the device with this UUID (its /dev/nvidiaN, dcgm-exporter's device="nvidiaN"),
+    // nullopt where NVML does not list it or cannot say.
+    std::optional<unsigned> minor_of(const std::string& uuid) const;
+
 private:
     Library() = default;
     // Lists NVML's devices by UUID, once, when the library is loaded; after that the object is only
@@ -70,6 +78,8 @@ private:
     LibraryInfo info_{};
     std::string enumerate_error_;
     std::map<std::string, Device, std::less<>> by_uuid_;
+    std::map<std::string, unsigned, std::less<>> index_by_uuid_;
+    std::map<std::string, unsigned, std::less<>> minor_by_uuid_;
 };
 
 // The device with this UUID in `nvml`, or nullopt with `why`: no NVML (null, or not loaded: its

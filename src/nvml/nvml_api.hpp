@@ -117,6 +117,7 @@ namespace cumemctl::nvml {
     X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*))        \
     X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                         \
     X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))             \
+    X(device_get_minor_number, "nvmlDeviceGetMinorNumber", false, Return, (Device, unsigned int*))               \
     X(device_get_fabric_info, "nvmlDeviceGetGpuFabricInfo", false, Return, (Device, void*))                      \
     X(device_get_fabric_info_v, "nvmlDeviceGetGpuFabricInfoV", false, Return, (Device, void*))                   \
     X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                       \

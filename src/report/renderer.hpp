@@ -84,7 +84,8 @@ std::string prometheus_escape(std::string_view value);
 // Writes errors and warnings as people read them on stderr: "cumemctl: error: ..." then the remedy.
 void write_problems(const Report& report, std::ostream& err);
 
-// Renders one table (used by TableRenderer and by tests); `width` matters only with wrap_last.
+// Renders one table (used by TableRenderer and by tests); `width` matters only with wrap_last, and 0
+// wraps nothing (the output is no terminal: whole lines for grep).
 void render_table(const Table& table, std::ostream& out, bool colour, std::size_t width = 80);
 
 }  // namespace cumemctl

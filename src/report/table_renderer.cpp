@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -30,14 +31,35 @@ std::string paint(const std::string& cell, bool colour) {
     return std::string("\x1b[") + code + "m" + cell + "\x1b[0m";
 }
 
-// Splits text at spaces into lines of at most `width` display columns (a longer word keeps its line).
+// Where the word at `pos` ends: at the next space, or, for a quoted command or path ('cumemctl
+// imex-setup --owner USER', also inside a parenthesis), after its closing quote, so that a command is
+// never broken across lines. An apostrophe (driver's) opens nothing: a quote opens only a word.
+std::size_t word_end(const std::string& text, std::size_t pos) {
+    std::size_t quote = pos < text.size() && text[pos] == '(' ? pos + 1 : pos;
+    if (quote < text.size() && text[quote] == '\'') {
+        for (std::size_t close = text.find('\'', quote + 1); close != std::string::npos;
+             close = text.find('\'', close + 1)) {
+            const bool ends =
+                close + 1 == text.size() || std::isalnum(static_cast<unsigned char>(text[close + 1])) == 0;
+            if (ends) {
+                const std::size_t space = text.find(' ', close);
+                return space == std::string::npos ? text.size() : space;
+            }
+        }
+    }
+    const std::size_t space = text.find(' ', pos);
+    return space == std::string::npos ? text.size() : space;
+}
+
+// Splits text at spaces into lines of at most `width` display columns (a longer word keeps its line;
+// a quoted command is one word); width 0: one line, unwrapped.
 std::vector<std::string> wrap_words(const std::string& text, std::size_t width) {
+    if (width == 0) return {text};
     std::vector<std::string> lines;
     std::string line;
     std::size_t pos = 0;
     while (pos <= text.size()) {
-        std::size_t next = text.find(' ', pos);
-        if (next == std::string::npos) next = text.size();
+        const std::size_t next = word_end(text, pos);
         const std::string word = text.substr(pos, next - pos);
         if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
             lines.push_back(line);
@@ -64,7 +86,8 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
     // Where the last column starts, and how wide it may be when it wraps (never below 20).
     std::size_t indent = 2;
     for (std::size_t c = 0; c + 1 < width.size(); ++c) indent += width[c] + 2;
-    const std::size_t room = line_width > indent + 20 ? line_width - indent : 20;
+    // Width 0: the output is no terminal, and lines stay whole (for grep).
+    const std::size_t room = line_width == 0 ? 0 : line_width > indent + 20 ? line_width - indent : 20;
     auto line = [&](const std::vector<std::string>& cells, bool heading) {
         std::string text = "  ";
         std::vector<std::string> more;
@@ -79,6 +102,7 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
             text += heading ? cell : paint(cell, colour);
             if (!last) text += std::string(width[c] - display_width(cell) + 2, ' ');
         }
+        while (!text.empty() && text.back() == ' ') text.pop_back();  // blank cells leave no trailing blanks
         out << text << '\n';
         for (const auto& m : more) out << std::string(indent, ' ') << m << '\n';
     };
@@ -93,7 +117,7 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
             out << "  " << note << '\n';
             continue;
         }
-        const auto lines = wrap_words(note, line_width > 26 ? line_width - 6 : 20);
+        const auto lines = wrap_words(note, line_width == 0 ? 0 : line_width > 26 ? line_width - 6 : 20);
         for (std::size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "  " : "      ") << lines[i] << '\n';
     }
 }

@@ -1,4 +1,5 @@
 #include "steps/step_json.hpp"
+#include "util/duration.hpp"
 
 #include <algorithm>
 
@@ -50,7 +51,7 @@ std::string result_text(const Step& step) {
 }
 
 std::string time_text(double seconds) {
-    return fmt::format("{:.3f} ms", seconds * 1e3);
+    return format_duration(seconds);
 }
 
 Table steps_table(std::string title, const std::vector<Step>& steps) {

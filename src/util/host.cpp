@@ -1,5 +1,7 @@
 #include "util/host.hpp"
 
+#include <cstdio>
+
 #include <unistd.h>
 
 #include <climits>
@@ -23,6 +25,22 @@ std::string utc_timestamp(std::chrono::system_clock::time_point when) {
     gmtime_r(&t, &tm);
     return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
                        tm.tm_min, tm.tm_sec);
+}
+
+std::optional<std::chrono::system_clock::time_point> parse_utc_timestamp(const std::string& text) {
+    std::tm tm{};
+    char z = 0;
+    int used = 0;
+    if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                    &tm.tm_min, &tm.tm_sec, &z, &used) != 7 ||
+        z != 'Z' || static_cast<std::size_t>(used) != text.size()) {
+        return std::nullopt;
+    }
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    const std::time_t t = timegm(&tm);
+    if (t == static_cast<std::time_t>(-1)) return std::nullopt;
+    return std::chrono::system_clock::from_time_t(t);
 }
 
 double unix_seconds(std::chrono::system_clock::time_point when) {

@@ -1,5 +1,7 @@
 #include "util/hostlist.hpp"
 
+#include "base/error.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -27,7 +29,69 @@ Split split(const std::string& host) {
     return {host.substr(0, i), std::stoll(host.substr(i)), width};
 }
 
+// The names of one item of a host list (no comma outside brackets): its first bracket group
+// multiplied out, and the rest of the name expanded the same way.
+void expand_item(std::string_view item, std::string_view what, std::vector<std::string>& out) {
+    auto bad = [&](const std::string& why) {
+        return Error(ExitCode::usage, fmt::format("invalid {} '{}': {}", what, item, why),
+                     "give host names as Slurm writes them: gpu[001-004,007],login1");
+    };
+    const std::size_t open = item.find('[');
+    if (open == std::string_view::npos) {
+        if (item.find(']') != std::string_view::npos) throw bad("a ']' without its '['");
+        if (item.empty()) throw bad("an empty name");
+        out.emplace_back(item);
+        return;
+    }
+    const std::size_t close = item.find(']', open);
+    if (close == std::string_view::npos) throw bad("a '[' without its ']'");
+    const std::string_view prefix = item.substr(0, open);
+    const std::string_view ranges = item.substr(open + 1, close - open - 1);
+    std::vector<std::string> rest{""};
+    if (close + 1 < item.size()) {
+        rest.clear();
+        expand_item(item.substr(close + 1), what, rest);
+    }
+    std::size_t start = 0;
+    while (start <= ranges.size()) {
+        const std::size_t comma = std::min(ranges.find(',', start), ranges.size());
+        const std::string_view range = ranges.substr(start, comma - start);
+        start = comma + 1;
+        const std::size_t dash = range.find('-');
+        const std::string_view lo = range.substr(0, dash);
+        const std::string_view hi = dash == std::string_view::npos ? lo : range.substr(dash + 1);
+        auto digits = [](std::string_view s) {
+            return !s.empty() && s.size() <= 18 &&
+                   std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+        };
+        if (!digits(lo) || !digits(hi)) throw bad(fmt::format("'{}' is not a number or a range", range));
+        const std::int64_t a = std::stoll(std::string(lo)), b = std::stoll(std::string(hi));
+        if (b < a) throw bad(fmt::format("the range {} runs backwards", range));
+        if (b - a > 1000000 || out.size() + static_cast<std::size_t>(b - a) * rest.size() > 1000000) {
+            throw bad("more than a million names");
+        }
+        for (std::int64_t n = a; n <= b; ++n) {
+            for (const auto& r : rest) out.push_back(fmt::format("{}{:0{}}{}", prefix, n, lo.size(), r));
+        }
+    }
+}
+
 }  // namespace
+
+std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what) {
+    std::vector<std::string> out;
+    int depth = 0;
+    std::size_t start = 0;
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+        if (i < text.size() && text[i] == '[') ++depth;
+        if (i < text.size() && text[i] == ']') --depth;
+        if (i == text.size() || (text[i] == ',' && depth == 0)) {
+            expand_item(text.substr(start, i - start), what, out);
+            start = i + 1;
+        }
+    }
+    return out;
+}
 
 std::string compress_hostlist(std::vector<std::string> hosts) {
     std::sort(hosts.begin(), hosts.end());

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace cumemctl {
@@ -10,5 +11,11 @@ namespace cumemctl {
 // width are merged into ranges ("gpu001", "gpu002", "gpu003" -> "gpu[001-003]"), others are listed as
 // they are; duplicates count once. Groups come in the order of their first name, sorted.
 std::string compress_hostlist(std::vector<std::string> hosts);
+
+// A Slurm host list expanded: "gpu[001-003,007],login1" -> gpu001, gpu002, gpu003, gpu007, login1 (in
+// that order; several bracket groups in one name multiply out). Throws a usage error naming `what` (the
+// option it came from) on an unbalanced bracket, a range that runs backwards or a list of more than a
+// million names.
+std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what);
 
 }  // namespace cumemctl

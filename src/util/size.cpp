@@ -38,10 +38,30 @@ constexpr std::array<Unit, 18> kUnits{{
     {"g", KiB* KiB* KiB},
 }};
 
-[[noreturn]] void bad_size(std::string_view text, std::string_view why) {
-    throw Error(ExitCode::usage, fmt::format("invalid size '{}': {}", text, why),
-                "write a whole number of bytes with an optional unit: 4096, 64KiB, 2MiB, 1.5GiB, 1G "
-                "(K, M, G, T and KiB..TiB are powers of 1024; kB, MB, GB, TB powers of 1000)");
+constexpr const char* kSizeRemedy =
+    "write a whole number of bytes with an optional unit: 4096, 64KiB, 2MiB, 1.5GiB, 1G "
+    "(K, M, G, T and KiB..TiB are powers of 1024; kB, MB, GB, TB powers of 1000)";
+
+[[noreturn]] void bad_size(std::string_view text, std::string_view why, std::string remedy = kSizeRemedy) {
+    throw Error(ExitCode::usage, fmt::format("invalid size '{}': {}", text, why), std::move(remedy));
+}
+
+// The nearest whole sizes to a fraction of a unit (1.4G is 1503238553.6 bytes): the same in the next
+// smaller unit, rounded (1434MiB), and in bytes, rounded down.
+std::string whole_suggestion(std::uint64_t whole_bytes, unsigned __int128 scaled, std::uint64_t frac_scale,
+                             std::uint64_t factor) {
+    const long double exact =
+        static_cast<long double>(whole_bytes) + static_cast<long double>(scaled) / static_cast<long double>(frac_scale);
+    const bool binary = factor % 1024 == 0;
+    const std::uint64_t smaller = binary ? factor / 1024 : factor / 1000;
+    static constexpr std::array<std::string_view, 5> iec{"B", "KiB", "MiB", "GiB", "TiB"};
+    static constexpr std::array<std::string_view, 5> si{"B", "kB", "MB", "GB", "TB"};
+    std::size_t unit = 0;
+    for (std::uint64_t f = smaller; f > 1; f /= binary ? 1024 : 1000) ++unit;
+    const auto in_smaller = static_cast<std::uint64_t>(std::llround(exact / static_cast<long double>(smaller)));
+    const auto bytes = static_cast<std::uint64_t>(exact);
+    return fmt::format("give a whole number of bytes: {}{} ({} bytes) or {}", in_smaller,
+                       unit == 0 ? "" : std::string(binary ? iec[unit] : si[unit]), in_smaller * smaller, bytes);
 }
 
 }  // namespace
@@ -87,7 +107,9 @@ std::uint64_t parse_size(std::string_view text) {
     if (frac != 0) {
         // frac/frac_scale * factor must be a whole number of bytes.
         const unsigned __int128 scaled = static_cast<unsigned __int128>(frac) * factor;
-        if (scaled % frac_scale != 0) bad_size(text, "not a whole number of bytes");
+        if (scaled % frac_scale != 0) {
+            bad_size(text, "not a whole number of bytes", whole_suggestion(bytes, scaled, frac_scale, factor));
+        }
         const auto extra = static_cast<std::uint64_t>(scaled / frac_scale);
         if (bytes > std::numeric_limits<std::uint64_t>::max() - extra) bad_size(text, "larger than 2^64-1 bytes");
         bytes += extra;
@@ -108,6 +130,21 @@ std::string format_size(std::uint64_t bytes) {
     value /= static_cast<double>(divisor);
     if (bytes % divisor == 0) return fmt::format("{} {}", bytes / divisor, names[unit]);
     return fmt::format("{:.2f} {}", value, names[unit]);
+}
+
+std::pair<std::string, std::string> format_sizes_apart(std::uint64_t a, std::uint64_t b) {
+    std::string x = format_size(a), y = format_size(b);
+    if (a == b || x != y) return {x, y};
+    // The same unit for both, with the digits that tell them apart (at most 9).
+    static constexpr std::array<std::string_view, 5> names{"B", "KiB", "MiB", "GiB", "TiB"};
+    std::size_t unit = 0;
+    std::uint64_t divisor = 1;
+    while (unit + 1 < names.size() && std::min(a, b) >= divisor * 1024) divisor *= 1024, ++unit;
+    for (int digits = 3; digits <= 9 && x == y; ++digits) {
+        x = fmt::format("{:.{}f} {}", static_cast<double>(a) / static_cast<double>(divisor), digits, names[unit]);
+        y = fmt::format("{:.{}f} {}", static_cast<double>(b) / static_cast<double>(divisor), digits, names[unit]);
+    }
+    return {x, y};
 }
 
 std::uint64_t round_up(std::uint64_t value, std::uint64_t granule) {

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <string_view>
 
 namespace cumemctl {
@@ -17,6 +18,10 @@ std::string format_size(std::uint64_t bytes);
 
 // Rounds up to a multiple of granule (granule > 0). Throws UsageError where the result would overflow.
 std::uint64_t round_up(std::uint64_t value, std::uint64_t granule);
+
+// Two sizes as format_size writes them, with the digits that tell them apart where format_size's
+// two decimals do not ("1.862 GiB" and "1.864 GiB", not "1.86 GiB" twice).
+std::pair<std::string, std::string> format_sizes_apart(std::uint64_t a, std::uint64_t b);
 
 // Rounds down to a multiple of granule (granule > 0).
 constexpr std::uint64_t round_down(std::uint64_t value, std::uint64_t granule) {

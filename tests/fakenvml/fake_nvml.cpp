@@ -245,6 +245,13 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetUUID(Device device, c
     return kSuccess;
 }
 
+// The device's /dev/nvidiaN: its profile ordinal unless its "nvml" object says "minor".
+__attribute__((visibility("default"))) Return nvmlDeviceGetMinorNumber(Device device, unsigned int* minor) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMinorNumber")
+    *minor = d->nvml.value("minor", static_cast<unsigned int>(d->ordinal));
+    return kSuccess;
+}
+
 __attribute__((visibility("default"))) Return nvmlSystemGetDriverVersion(char* version, unsigned int length) {
     if (!state().initialised) return kErrorUninitialized;
     const char* v = "580.159.04";

@@ -4,6 +4,7 @@ its Prometheus output is parsed with prometheus_client where that is installed, 
 measured (the target is under 2 s on one H200)."""
 import ctypes
 import json
+import re
 import subprocess
 import sys
 import time
@@ -156,8 +157,21 @@ def main(binary):
         c.eq("Prometheus: context passes on every device", sum(s.value for s in hit), count)
         uuids = {str(o): checks[("capabilities", o)]["details"]["uuid"] for o in range(count)}
         c.true("Prometheus: every device's check series carries its UUID beside the ordinal",
-               all(s.labels.get("uuid") == uuids[s.labels["device"]] for s in samples
-                   if s.name in ("cumemctl_check_status", "cumemctl_check_duration_seconds") and "device" in s.labels))
+               all(s.labels.get("UUID") == uuids[s.labels["cuda_device"]] for s in samples
+                   if s.name in ("cumemctl_check_status", "cumemctl_check_duration_seconds")
+                   and "cuda_device" in s.labels))
+        # dcgm-exporter's labels, as nvidia-smi names the GPUs: gpu (NVML's index), pci_bus_id, device (nvidiaN).
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id", "--format=csv,noheader"],
+                             capture_output=True, text=True)
+        if smi.returncode == 0:
+            by_uuid = {u.strip(): (i.strip(), b.strip()) for i, u, b in
+                       (l.split(",") for l in smi.stdout.splitlines() if l.count(",") == 2)}
+            ctx = [s for s in samples if s.name == "cumemctl_check_status" and "UUID" in s.labels]
+            c.true("Prometheus: gpu and pci_bus_id are nvidia-smi's index and bus id",
+                   ctx and all(by_uuid.get(s.labels["UUID"]) == (s.labels.get("gpu"), s.labels.get("pci_bus_id"))
+                               for s in ctx), [dict(s.labels) for s in ctx[:2]])
+            c.true("Prometheus: device is nvidiaN", all(re.fullmatch(r"nvidia\d+", s.labels.get("device", ""))
+                                                         for s in ctx))
     c.done()
 
 

@@ -146,7 +146,7 @@ def main(binary):
     prom = subprocess.run([binary, "devices", "--format", "prometheus"], capture_output=True, text=True).stdout
     for o, is_attached in attached.items():
         c.true(f"gpu{o} Prometheus fabric_attached {int(is_attached)}",
-               re.search(rf'^cumemctl_device_fabric_attached\{{device="{o}"[^}}]*\}} {int(is_attached)}$', prom, re.M),
+               re.search(rf'^cumemctl_device_fabric_attached\{{[^}}]*cuda_device="{o}"[^}}]*\}} {int(is_attached)}$', prom, re.M),
                "\n".join(l for l in prom.splitlines() if "fabric_attached" in l))
     c.done()
 

@@ -142,6 +142,7 @@ JobCompType=jobcomp/none
 ReturnToService=2
 GresTypes=gpu
 PrologFlags=Alloc
+GresTypes=gpu
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}

@@ -86,15 +86,34 @@ TEST_CASE("parse_device_list checks a list's syntax without a driver, and select
     CHECK(usage(""));
     CHECK(usage("3-1"));
     CHECK(usage("-1"));
-    CHECK(parse_device_list("all").select(3) == std::vector<int>{0, 1, 2});
+    CHECK(usage("GPU-"));
+    CHECK(usage("GPU-xyz"));
+    CHECK(usage("3b:00"));
+    CHECK(usage("zz:00.0"));
+    const auto api = testing_driver::table();
+    CHECK(parse_device_list("all").select(api, 3) == std::vector<int>{0, 1, 2});
+    CHECK(parse_device_list(" 2, 0 ").select(api, 3) == std::vector<int>{0, 2});
     const DeviceList seven = parse_device_list("7");  // syntax only: no device count yet
-    CHECK(seven.select(8) == std::vector<int>{7});
+    CHECK(seven.select(api, 8) == std::vector<int>{7});
+    CHECK(seven.names_one());
+    CHECK_FALSE(parse_device_list("0-1").names_one());
+    CHECK(parse_device_list("GPU-0011").names_one());
     try {
-        seven.select(2);
+        seven.select(api, 2);
         FAIL("device 7 of 2 accepted");
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
     }
+}
+
+TEST_CASE("normal_pci_bus_id writes a bus id as nvidia-smi does, whichever form it was given in") {
+    CHECK(normal_pci_bus_id("3b:00.0") == "00000000:3B:00.0");
+    CHECK(normal_pci_bus_id("0000:3b:00.0") == "00000000:3B:00.0");
+    CHECK(normal_pci_bus_id("00000001:3B:1f.7") == "00000001:3B:1F.7");
+    CHECK_FALSE(normal_pci_bus_id("3b:00").has_value());
+    CHECK_FALSE(normal_pci_bus_id("3b:20.0").has_value());  // a device number is 5 bits
+    CHECK_FALSE(normal_pci_bus_id("3b:00.8").has_value());  // a function is 3 bits
+    CHECK_FALSE(normal_pci_bus_id("x:3b:00.0").has_value());
 }
 
 TEST_CASE("child_device_view: a second process sees only the device, by UUID, as its device 0") {

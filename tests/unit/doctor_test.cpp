@@ -191,11 +191,13 @@ TEST_CASE("doctor's run names each examined device's UUID, for the metrics") {
     DoctorOptions options;
     options.checks = {"capabilities"};
     const DoctorRun run = run_doctor(driver, options);
-    REQUIRE(run.uuids.size() == 2);
+    REQUIRE(run.identities.size() == 2);
     // The table's devices share one UUID: 00112233-4455-...
-    CHECK(uuid_of(run, 0) == "GPU-00112233-4455-6677-8899-aabbccddeeff");
-    CHECK(uuid_of(run, 1) == run.uuids[1]);
-    CHECK(uuid_of(run, 5).empty());
+    CHECK(identity_of(run, 0).uuid == "GPU-00112233-4455-6677-8899-aabbccddeeff");
+    CHECK(identity_of(run, 1).ordinal == 1);
+    CHECK(identity_of(run, 1).uuid == run.identities[1].uuid);
+    CHECK(identity_of(run, 5).uuid.empty());
+    CHECK_FALSE(identity_of(run, 0).nvml_index.has_value());  // no NVML in this run
 }
 
 TEST_CASE("a device's importer: the checks take it and give it back; finish ends it by closing its socket") {

@@ -16,3 +16,22 @@ TEST_CASE("host lists are compressed as Slurm writes them") {
     // A run of digits too long for a number is a name.
     CHECK(compress_hostlist({"x1234567890123456789"}) == "x1234567890123456789");
 }
+
+TEST_CASE("expand_hostlist: Slurm's host lists, and compress_hostlist undoes it") {
+    using V = std::vector<std::string>;
+    CHECK(expand_hostlist("gpu[001-003,007],login1", "--expect") ==
+          V{"gpu001", "gpu002", "gpu003", "gpu007", "login1"});
+    CHECK(expand_hostlist("n[1-2]-ib[0-1]", "--expect") == V{"n1-ib0", "n1-ib1", "n2-ib0", "n2-ib1"});
+    CHECK(expand_hostlist("solo", "--expect") == V{"solo"});
+    CHECK(compress_hostlist(expand_hostlist("gpu[001-300]", "--expect")) == "gpu[001-300]");
+    for (const char* bad : {"gpu[1-", "gpu]1", "gpu[3-1]", "gpu[a]", "a,,b", "gpu[0-9999999]"}) {
+        CAPTURE(bad);
+        try {
+            expand_hostlist(bad, "--expect");
+            FAIL("accepted");
+        } catch (const Error& e) {
+            CHECK(e.exit_code() == ExitCode::usage);
+            CHECK(std::string(e.what()).find("--expect") != std::string::npos);
+        }
+    }
+}

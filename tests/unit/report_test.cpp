@@ -74,6 +74,22 @@ TEST_CASE("a wrapping table breaks its last column and notes at spaces to fit th
           "      around here\n");
 }
 
+TEST_CASE("a quoted command is never broken, width 0 wraps nothing, and apostrophes open nothing") {
+    Table t{
+        "T", {"a", "remedy"}, {{"x", "run 'cumemctl imex-setup --owner USER' as root, the driver's way"}}, {}, true};
+    std::ostringstream out;
+    render_table(t, out, false, 30);
+    CHECK(out.str() ==
+          "T\n"
+          "  a  remedy\n"
+          "  x  run\n"
+          "     'cumemctl imex-setup --owner USER'\n"
+          "     as root, the driver's way\n");
+    std::ostringstream whole;
+    render_table(t, whole, false, 0);
+    CHECK(whole.str() == "T\n  a  remedy\n  x  run 'cumemctl imex-setup --owner USER' as root, the driver's way\n");
+}
+
 TEST_CASE("the table renderer writes raw text, then a blank line, then the tables") {
     Report r;
     r.text = "#!/bin/sh\n";

@@ -141,7 +141,7 @@ TEST_CASE("the steps table has one set of columns, with process only when a seco
     steps::Step failed{"map", "cuMemMap", std::nullopt, "", false, 0, "", false, ""};
     const Table t = steps_table("Steps", {mine, failed});
     CHECK(t.columns == std::vector<std::string>{"step", "call", "result", "time", "detail"});
-    CHECK(t.rows[0] == std::vector<std::string>{"create", "cuMemCreate", "ok", "1.234 ms", ""});
+    CHECK(t.rows[0] == std::vector<std::string>{"create", "cuMemCreate", "ok", "1.23 ms", ""});
     CHECK(t.rows[1][2] == "fail");
     steps::Step theirs = mine;
     theirs.process = "importer";

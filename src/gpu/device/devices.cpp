@@ -9,7 +9,6 @@
 
 #include "cuda/driver_call.hpp"
 #include "gpu/device/primary_context.hpp"
-#include "util/index_list.hpp"
 
 namespace cumemctl::gpu {
 
@@ -39,26 +38,8 @@ const std::vector<Capability>& capability_catalogue() {
     return caps;
 }
 
-std::vector<int> select_devices(std::string_view spec, int count) {
-    // Parse against an unlimited count first, so that a device that does not exist is told apart
-    // from text that is not a device list.
-    constexpr int kAny = 1 << 20;
-    std::vector<int> wanted =
-        spec == "all" ? parse_index_list(spec, count, "device") : parse_index_list(spec, kAny, "device", false);
-    for (int d : wanted) {
-        if (d >= count) {
-            throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
-                        count == 0   ? "this node has no CUDA device"
-                        : count == 1 ? "this node has one CUDA device: 0"
-                                     : fmt::format("this node has {} CUDA devices: 0 to {}", count, count - 1));
-        }
-    }
-    return wanted;
-}
-
-DeviceList parse_device_list(std::string_view spec) {
-    if (spec != "all") parse_index_list(spec, 1 << 20, "device", false);
-    return DeviceList{std::string(spec)};
+DeviceIdentity identity_of(const DeviceInfo& info) {
+    return {info.ordinal, info.uuid, info.pci_bus_id, info.nvml_index, info.nvml_minor, info.name};
 }
 
 std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute) {
@@ -86,14 +67,9 @@ DeviceInfo query_device(const DriverApi& api, int ordinal) {
     char name[256] = {};
     check(api, api.cuDeviceGetName(name, sizeof name, dev), "cuDeviceGetName");
     info.name = name;
-    if (api.cuDeviceGetUuid != nullptr) {
-        CUuuid uuid{};
-        if (api.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) info.uuid = format_uuid(uuid);
-    }
-    if (api.cuDeviceGetPCIBusId != nullptr) {
-        char bus[32] = {};
-        if (api.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) info.pci_bus_id = bus;
-    }
+    const DeviceIdentity id = device_identity(api, ordinal, nullptr);  // UUID and bus id, where the driver has them
+    info.uuid = id.uuid;
+    info.pci_bus_id = id.pci_bus_id;
     info.cc_major = device_attribute(api, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).value_or(0);
     info.cc_minor = device_attribute(api, dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).value_or(0);
     size_t total = 0;
@@ -145,6 +121,8 @@ void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<D
         if (!handle) {
             d.nvml_error = d.uuid.empty() ? "the driver gives no UUID to find the device in NVML by" : why;
         } else {
+            d.nvml_index = nvml.index_of(d.uuid);
+            d.nvml_minor = nvml.minor_of(d.uuid);
             d.nvml = nvml::query_memory_health(nvml, *handle);
             d.fabric = nvml::query_fabric_info(nvml, *handle);
             if (d.nvml->free) {

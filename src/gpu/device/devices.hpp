@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/locality.hpp"
 #include "nvml/fabric_info.hpp"
 #include "nvml/memory_health.hpp"
@@ -30,8 +31,10 @@ struct Capability {
 struct DeviceInfo {
     int ordinal = 0;
     std::string name;
-    std::string uuid;        // GPU-xxxxxxxx-xxxx-..., empty where the driver lacks cuDeviceGetUuid
-    std::string pci_bus_id;  // 0000:00:00.0, empty where unknown
+    std::string uuid;                    // GPU-xxxxxxxx-xxxx-..., empty where the driver lacks cuDeviceGetUuid
+    std::string pci_bus_id;              // 00000000:3B:00.0 (nvidia-smi's form), empty where unknown
+    std::optional<unsigned> nvml_index;  // nvidia-smi's index, where NVML lists the device (query_memory)
+    std::optional<unsigned> nvml_minor;  // its /dev/nvidiaN's N, from NVML (query_memory)
     int cc_major = 0;
     int cc_minor = 0;
     std::uint64_t total_bytes = 0;
@@ -47,24 +50,11 @@ struct DeviceInfo {
     LocalityInfo locality;  // CUDA 13.4 locality domains (devices fills it, with a small allocation)
 };
 
+// The device's names (ordinal, UUID, bus id, NVML index and minor number, name) as DeviceIdentity.
+DeviceIdentity identity_of(const DeviceInfo& info);
+
 // The memory capabilities `devices` reports, in table order.
 const std::vector<Capability>& capability_catalogue();
-
-// Parses --device: "all", "0", "0,2", "1-3". A malformed list is a usage error (exit 2); a device that
-// does not exist is unavailable (exit 3), and the message names the devices there are.
-std::vector<int> select_devices(std::string_view spec, int count);
-
-// A device list whose syntax is checked before the driver is loaded (a usage error, exit 2, whatever
-// the driver); `select` then checks it against the node's devices as select_devices does.
-struct DeviceList {
-    std::string spec;  // as typed: "all", "0", "0,2", "1-3"
-
-    // The devices, sorted and without repeats; a device that does not exist is unavailable (exit 3).
-    std::vector<int> select(int count) const { return select_devices(spec, count); }
-};
-
-// Checks the syntax of a device list without a driver; throws a usage error on anything malformed.
-DeviceList parse_device_list(std::string_view spec);
 
 // Reads an attribute; nullopt where the driver refuses it as unknown (CUDA_ERROR_INVALID_VALUE).
 std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute);

@@ -229,18 +229,17 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
         }
     }
     return Diagnosis{fmt::format("the driver rejected this combination of properties: {}", describe_prop(p)),
-                     "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
-                     ExitCode::failed};
+                     kRefusedPropertiesRemedy, ExitCode::failed};
 }
 
 }  // namespace
 
 Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity) {
     const NearestSizes n = nearest_valid_sizes(size, granularity);
+    const auto [lower, upper] = format_sizes_apart(n.lower, n.upper);
     return Diagnosis{fmt::format("{} bytes is not a multiple of the granularity {} ({} bytes); the nearest valid "
                                  "sizes are {} ({} bytes) and {} ({} bytes)",
-                                 size, format_size(granularity), granularity, format_size(n.lower), n.lower,
-                                 format_size(n.upper), n.upper),
+                                 size, format_size(granularity), granularity, lower, n.lower, upper, n.upper),
                      "give one of those sizes", ExitCode::usage, SizeMismatch{size, granularity, n}};
 }
 
@@ -284,8 +283,7 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
             return Diagnosis{fmt::format("every device attribute for this request is 1, yet the driver does not "
                                          "support it: {}",
                                          describe_prop(*c.prop)),
-                             "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
-                             ExitCode::unavailable};
+                             kRefusedPropertiesRemedy, ExitCode::unavailable};
         case CUDA_ERROR_OUT_OF_MEMORY:
             if (context_call(failure)) {
                 return Diagnosis{fmt::format("device {} has no memory left for a context: other processes hold it; "

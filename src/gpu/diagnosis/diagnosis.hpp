@@ -38,6 +38,11 @@ struct SizeMismatch {
     NearestSizes nearest;
 };
 
+// The remedy of properties that the device's attributes allow and the driver still refused, as create
+// words it (a person who chose the options); doctor, which chose them itself, words its own.
+inline constexpr const char* kRefusedPropertiesRemedy =
+    "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)";
+
 // A cause, a remedy and the exit code that fits them; the remedy names no command-line option.
 struct Diagnosis {
     std::string cause;

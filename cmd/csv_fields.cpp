@@ -1,0 +1,97 @@
+#include "csv_fields.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "gpu/device/devices.hpp"
+#include "util/suggest.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+std::vector<std::string> split_list(const std::string& text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        std::string item = text.substr(start, comma - start);
+        item.erase(0, item.find_first_not_of(' '));
+        item.erase(item.find_last_not_of(' ') + 1);
+        out.push_back(item);
+        start = comma + 1;
+    }
+    return out;
+}
+
+// Where a command's rows are in its results, and the fields shown when --fields is not given.
+struct CsvCommand {
+    const char* rows;
+    std::vector<std::string> defaults;
+};
+
+const CsvCommand* csv_command(const std::string& command) {
+    static const CsvCommand devices{
+        "devices", {"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total_bytes", "free_bytes"}};
+    static const CsvCommand doctor{"checks", {"check", "device", "uuid", "status", "reason"}};
+    if (command == "devices") return &devices;
+    if (command == "doctor") return &doctor;
+    return nullptr;
+}
+
+}  // namespace
+
+bool is_csv_format(const std::string& format) {
+    return format == "csv" || format.rfind("csv,", 0) == 0;
+}
+
+std::vector<std::string> csv_fields(const std::string& command) {
+    if (command == "devices") {
+        std::vector<std::string> f{"ordinal",     "nvml_index", "uuid",
+                                   "pci_bus_id",  "name",       "compute_capability",
+                                   "total_bytes", "free_bytes", "free_source"};
+        for (const auto& c : gpu::capability_catalogue()) f.push_back("capabilities." + std::string(c.key));
+        return f;
+    }
+    if (command == "doctor") {
+        return {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
+                "status", "reason", "remedy", "seconds",    "brief"};
+    }
+    return {};
+}
+
+CsvLayout csv_layout(const std::string& command, const std::string& format, const std::string& fields) {
+    const CsvCommand* c = csv_command(command);
+    if (c == nullptr) {
+        throw Error(ExitCode::usage, fmt::format("'{}' has no CSV output", command),
+                    "--format csv works with devices and doctor; use --json here");
+    }
+    CsvLayout layout{c->rows, c->defaults, true, true};
+    const auto flags = split_list(format);
+    for (std::size_t i = 1; i < flags.size(); ++i) {
+        if (flags[i] == "noheader") {
+            layout.header = false;
+        } else if (flags[i] == "nounits") {
+            layout.units = false;
+        } else {
+            throw Error(ExitCode::usage,
+                        fmt::format("invalid --format '{}': '{}' is no CSV flag{}", format, flags[i],
+                                    did_you_mean(flags[i], {"noheader", "nounits"})),
+                        "give csv, csv,noheader, csv,nounits or csv,noheader,nounits");
+        }
+    }
+    if (fields.empty()) return layout;
+    const auto known = csv_fields(command);
+    layout.fields.clear();
+    for (const auto& f : split_list(fields)) {
+        if (std::find(known.begin(), known.end(), f) == known.end()) {
+            throw Error(ExitCode::usage, fmt::format("unknown field '{}' of {}{}", f, command, did_you_mean(f, known)),
+                        fmt::format("the fields: {}", fmt::join(known, ", ")));
+        }
+        layout.fields.push_back(f);
+    }
+    return layout;
+}
+
+}  // namespace cumemctl::cmd

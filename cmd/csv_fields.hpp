@@ -1,0 +1,22 @@
+// --format csv for devices and doctor, as nvidia-smi --query-gpu --format=csv,noheader,nounits: the
+// fields each command's rows have, the default ones, and the layout from the options.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "report/csv_renderer.hpp"
+
+namespace cumemctl::cmd {
+
+// Whether `format` asks for CSV: "csv", "csv,noheader", "csv,nounits", "csv,noheader,nounits".
+bool is_csv_format(const std::string& format);
+
+// The fields --fields may name for `command` (empty: the command has no CSV).
+std::vector<std::string> csv_fields(const std::string& command);
+
+// The layout of `command`'s CSV from --format and --fields (empty: the default fields); throws a usage
+// error for a command without CSV, an unknown field (with the one probably meant) or an unknown flag.
+CsvLayout csv_layout(const std::string& command, const std::string& format, const std::string& fields);
+
+}  // namespace cumemctl::cmd

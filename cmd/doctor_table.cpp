@@ -1,0 +1,121 @@
+#include "doctor_table.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace cumemctl::cmd {
+namespace {
+
+using doctor::CheckResult;
+using doctor::CheckStatus;
+
+// Worst first: a failure, a check out of time, a device held by others, a warning, a skip.
+int rank(CheckStatus s) {
+    switch (s) {
+        case CheckStatus::fail:
+            return 0;
+        case CheckStatus::timeout:
+            return 1;
+        case CheckStatus::busy:
+            return 2;
+        case CheckStatus::warn:
+            return 3;
+        case CheckStatus::skip:
+            return 4;
+        case CheckStatus::pass:
+            return 5;
+    }
+    return 5;
+}
+
+// Results alike but for their GPU: one row of the table of what did not pass.
+struct Finding {
+    const CheckResult* first;
+    std::vector<int> gpus;
+};
+
+std::string gpu_list(const std::vector<int>& gpus) {
+    return gpus.empty() ? "-" : fmt::format("{}", fmt::join(gpus, ","));
+}
+
+// What did not pass, worst first, then in the order the checks ran; each with its remedy on the row
+// below it.
+Table findings_table(const doctor::DoctorRun& run, const std::string& title) {
+    std::vector<Finding> findings;
+    for (const auto& r : run.results) {
+        if (r.outcome.status == CheckStatus::pass) continue;
+        auto it = std::find_if(findings.begin(), findings.end(), [&](const Finding& f) {
+            const auto& o = f.first->outcome;
+            return f.first->check == r.check && o.status == r.outcome.status && o.reason == r.outcome.reason &&
+                   o.remedy == r.outcome.remedy && f.first->device.has_value() == r.device.has_value();
+        });
+        if (it == findings.end()) it = findings.insert(findings.end(), Finding{&r, {}});
+        if (r.device) it->gpus.push_back(*r.device);
+    }
+    std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
+        return rank(a.first->outcome.status) < rank(b.first->outcome.status);
+    });
+    Table t{title, {"status", "check", "gpu", "what did not pass"}, {}, {}, true};
+    for (const auto& f : findings) {
+        const auto& o = f.first->outcome;
+        t.rows.push_back({std::string(doctor::status_name(o.status)), f.first->check, gpu_list(f.gpus), o.reason});
+        if (!o.remedy.empty() && o.status != CheckStatus::skip) t.rows.push_back({"", "", "", "remedy: " + o.remedy});
+    }
+    if (t.rows.empty()) t.columns.clear();
+    return t;
+}
+
+// One row per check, one column per GPU and one for the node's checks: each cell the check's status
+// there, blank where it did not run.
+Table matrix_table(const doctor::DoctorRun& run) {
+    std::vector<std::string> checks;
+    bool node_column = false;
+    for (const auto& r : run.results) {
+        if (std::find(checks.begin(), checks.end(), r.check) == checks.end()) checks.push_back(r.check);
+        node_column = node_column || !r.device;
+    }
+    Table t;
+    t.columns.emplace_back("check");
+    if (node_column) t.columns.emplace_back("node");
+    for (int d : run.devices) t.columns.push_back(fmt::format("gpu{}", d));
+    for (const auto& check : checks) {
+        std::vector<std::string> row{check};
+        auto status_at = [&](std::optional<int> device) {
+            for (const auto& r : run.results) {
+                if (r.check == check && r.device == device) return std::string(doctor::status_name(r.outcome.status));
+            }
+            return std::string();
+        };
+        if (node_column) row.push_back(status_at(std::nullopt));
+        for (int d : run.devices) row.push_back(status_at(d));
+        t.rows.push_back(std::move(row));
+    }
+    if (!run.identities.empty()) t.notes.emplace_back("");
+    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
+    return t;
+}
+
+}  // namespace
+
+std::string identity_note(const gpu::DeviceIdentity& id) {
+    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index {}", id.ordinal,
+                       id.uuid.empty() ? "UUID unknown" : id.uuid, id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id,
+                       id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
+}
+
+std::vector<Table> doctor_matrix_tables(const doctor::DoctorRun& run, const std::string& title) {
+    std::vector<Table> tables;
+    Table findings = findings_table(run, title);
+    Table matrix = matrix_table(run);
+    if (findings.rows.empty()) {
+        matrix.title = title;
+        tables.push_back(std::move(matrix));
+        return tables;
+    }
+    tables.push_back(std::move(findings));
+    if (!matrix.rows.empty()) tables.push_back(std::move(matrix));
+    return tables;
+}
+
+}  // namespace cumemctl::cmd

@@ -1,0 +1,216 @@
+#include "gpu/device/device_selector.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "cuda/driver_call.hpp"
+#include "gpu/device/devices.hpp"
+#include "nvml/nvml.hpp"
+#include "util/index_list.hpp"
+
+namespace cumemctl::gpu {
+namespace {
+
+// How a --device item names a GPU.
+enum class ItemKind { ordinals, uuid, pci_bus_id };
+
+std::string lower(std::string_view text) {
+    std::string out(text);
+    for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string_view trimmed(std::string_view text) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    return text;
+}
+
+bool all_hex_or_dash(std::string_view text) {
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return c == '-' || std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+// The items of a list, each classified; throws a usage error on an item that names no GPU.
+std::vector<std::pair<ItemKind, std::string>> list_items(std::string_view spec) {
+    std::vector<std::pair<ItemKind, std::string>> items;
+    std::size_t start = 0;
+    while (start <= spec.size()) {
+        const std::size_t comma = std::min(spec.find(',', start), spec.size());
+        const std::string_view item = trimmed(spec.substr(start, comma - start));
+        start = comma + 1;
+        if (lower(item.substr(0, 4)) == "gpu-") {
+            if (item.size() == 4 || !all_hex_or_dash(item.substr(4))) {
+                throw Error(ExitCode::usage, fmt::format("invalid device '{}': not a GPU UUID", item),
+                            "a UUID is GPU- and hexadecimal digits, as nvidia-smi -L prints it "
+                            "(GPU-5f0a6b1c-2d3e-...), or the start of one");
+            }
+            items.emplace_back(ItemKind::uuid, lower(item));
+        } else if (item.find(':') != std::string_view::npos) {
+            const auto bus = normal_pci_bus_id(item);
+            if (!bus) {
+                throw Error(ExitCode::usage, fmt::format("invalid device '{}': not a PCI bus id", item),
+                            "a PCI bus id is [domain:]bus:device.function in hexadecimal, as nvidia-smi prints it "
+                            "(00000000:3B:00.0 or 3b:00.0)");
+            }
+            items.emplace_back(ItemKind::pci_bus_id, *bus);
+        } else {
+            const bool numeric = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
+                return c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0;
+            });
+            if (!item.empty() && !numeric) {
+                throw Error(ExitCode::usage,
+                            fmt::format("invalid device '{}': not a number, a UUID (GPU-...) or a PCI bus id", item),
+                            "give CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...) or PCI bus ids (00000000:3B:00.0)");
+            }
+            items.emplace_back(ItemKind::ordinals, std::string(item));
+        }
+    }
+    return items;
+}
+
+// The names of the visible devices, for a message: "0 GPU-... 00000000:1B:00.0, 1 ...".
+std::string visible_devices(const std::vector<DeviceIdentity>& ids) {
+    if (ids.empty()) return "this node has no CUDA device";
+    std::vector<std::string> parts;
+    for (const auto& id : ids) parts.push_back(fmt::format("{} {} {}", id.ordinal, id.uuid, id.pci_bus_id));
+    std::string text = fmt::format("the visible devices: {}", fmt::join(parts, ", "));
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
+        text += fmt::format(" (CUDA_VISIBLE_DEVICES={} hides the others)", visible);
+    }
+    return text;
+}
+
+// The ordinal that `item` (a UUID or its start, or a bus id) names among `ids`.
+int find_device(ItemKind kind, const std::string& item, const std::vector<DeviceIdentity>& ids) {
+    std::vector<int> found;
+    for (const auto& id : ids) {
+        const bool match = kind == ItemKind::uuid ? lower(id.uuid).rfind(item, 0) == 0 : id.pci_bus_id == item;
+        if (match) found.push_back(id.ordinal);
+    }
+    const char* what = kind == ItemKind::uuid ? "UUID" : "PCI bus id";
+    if (found.empty()) {
+        throw Error(ExitCode::unavailable, fmt::format("no CUDA device has {} {}", what, item), visible_devices(ids));
+    }
+    if (found.size() > 1) {
+        throw Error(ExitCode::usage, fmt::format("UUID prefix {} matches devices {}", item, fmt::join(found, ", ")),
+                    "give more of the UUID");
+    }
+    return found.front();
+}
+
+}  // namespace
+
+std::optional<std::string> normal_pci_bus_id(std::string_view text) {
+    // [domain:]bus:device.function, every part hexadecimal.
+    const std::size_t dot = text.rfind('.');
+    const std::size_t last = text.rfind(':');
+    if (dot == std::string_view::npos || last == std::string_view::npos || dot < last) return std::nullopt;
+    const std::size_t first = text.find(':');
+    std::string_view domain = first == last ? std::string_view("0") : text.substr(0, first);
+    const std::string_view bus = text.substr(first == last ? 0 : first + 1, last - (first == last ? 0 : first + 1));
+    const std::string_view device = text.substr(last + 1, dot - last - 1);
+    const std::string_view function = text.substr(dot + 1);
+    auto number = [](std::string_view part, unsigned long limit) -> std::optional<unsigned long> {
+        unsigned long value = 0;
+        const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value, 16);
+        if (part.empty() || ec != std::errc{} || ptr != part.data() + part.size() || value > limit) return std::nullopt;
+        return value;
+    };
+    const auto d = number(domain, 0xffffffffUL);
+    const auto b = number(bus, 0xff);
+    const auto v = number(device, 0x1f);
+    const auto f = number(function, 0x7);
+    if (!d || !b || !v || !f) return std::nullopt;
+    return fmt::format("{:08X}:{:02X}:{:02X}.{:X}", *d, *b, *v, *f);
+}
+
+DeviceIdentity device_identity(const DriverApi& api, int ordinal, const nvml::Library* nvml) {
+    DeviceIdentity id;
+    id.ordinal = ordinal;
+    CUdevice dev = 0;
+    if (api.cuDeviceGet(&dev, ordinal) != CUDA_SUCCESS) return id;
+    char name[256] = {};
+    if (api.cuDeviceGetName(name, sizeof name, dev) == CUDA_SUCCESS) id.name = name;
+    if (api.cuDeviceGetUuid != nullptr) {
+        CUuuid uuid{};
+        if (api.cuDeviceGetUuid(&uuid, dev) == CUDA_SUCCESS) id.uuid = format_uuid(uuid);
+    }
+    if (api.cuDeviceGetPCIBusId != nullptr) {
+        char bus[32] = {};
+        if (api.cuDeviceGetPCIBusId(bus, sizeof bus, dev) == CUDA_SUCCESS) {
+            id.pci_bus_id = normal_pci_bus_id(bus).value_or(bus);
+        }
+    }
+    if (nvml != nullptr && !id.uuid.empty()) {
+        id.nvml_index = nvml->index_of(id.uuid);
+        id.minor = nvml->minor_of(id.uuid);
+    }
+    return id;
+}
+
+nlohmann::json identity_json(const DeviceIdentity& id) {
+    auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
+    return {{"ordinal", id.ordinal},
+            {"uuid", text_or_null(id.uuid)},
+            {"pci_bus_id", text_or_null(id.pci_bus_id)},
+            {"nvml_index", id.nvml_index ? nlohmann::json(*id.nvml_index) : nlohmann::json(nullptr)}};
+}
+
+std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api) {
+    if (trimmed(spec) == "all") return parse_index_list("all", count, "device");
+    std::vector<int> wanted;
+    std::vector<DeviceIdentity> ids;  // looked up once, for the first UUID or bus id
+    for (const auto& [kind, item] : list_items(spec)) {
+        if (kind == ItemKind::ordinals) {
+            // Parsed against an unlimited count first, so that a device that does not exist is told
+            // apart from text that is not a device list.
+            for (int d : parse_index_list(item, 1 << 20, "device", false)) {
+                if (d >= count) {
+                    throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
+                                count == 0   ? "this node has no CUDA device"
+                                : count == 1 ? "this node has one CUDA device: 0"
+                                             : fmt::format("this node has {} CUDA devices: 0 to {}", count, count - 1));
+                }
+                wanted.push_back(d);
+            }
+            continue;
+        }
+        if (api == nullptr) throw Error(ExitCode::failed, "a device list with UUIDs or bus ids needs the driver");
+        if (ids.empty()) {
+            for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nullptr));
+        }
+        wanted.push_back(find_device(kind, item, ids));
+    }
+    std::sort(wanted.begin(), wanted.end());
+    wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+    return wanted;
+}
+
+std::vector<int> DeviceList::select(const DriverApi& api, int count) const {
+    return select_devices(spec, count, &api);
+}
+
+bool DeviceList::names_one() const {
+    if (trimmed(spec) == "all") return false;
+    const auto items = list_items(spec);
+    if (items.size() != 1) return false;
+    return items.front().first != ItemKind::ordinals ||
+           parse_index_list(items.front().second, 1 << 20, "device", false).size() == 1;
+}
+
+DeviceList parse_device_list(std::string_view spec) {
+    if (trimmed(spec) != "all") {
+        for (const auto& [kind, item] : list_items(spec)) {
+            if (kind == ItemKind::ordinals) parse_index_list(item, 1 << 20, "device", false);
+        }
+    }
+    return DeviceList{std::string(spec)};
+}
+
+}  // namespace cumemctl::gpu

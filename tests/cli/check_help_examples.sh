@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Every example at the end of a command's --help is a command line that parses: run with no driver
+# (--libcuda /nonexistent), none may be a usage error (exit 2). sudo, srun and redirections are left
+# out of the line; fleet's examples need reports, and are only parsed for their options.
+#   check_help_examples.sh CUMEMCTL
+set -uo pipefail
+cumemctl=$1
+fail=0
+for command in $("$cumemctl" --help | awk '/^Subcommands:/{on=1; next} on && NF {print $1}'); do
+  examples=$("$cumemctl" "$command" --help | awk '/^Examples:/{on=1; next} /^$/{on=0} on' | sed 's/^ *//')
+  [[ -n $examples ]] || { echo "no examples in cumemctl $command --help"; fail=1; continue; }
+  "$cumemctl" "$command" --help | tail -1 | grep -q '^Global options' || { echo "$command: no global options line"; fail=1; }
+  while IFS= read -r line; do
+    line=${line%%   (*}                    # the remark after the command
+    line=${line#sudo }; line=${line#srun --mpi=pmix --gpus-per-node=4 }
+    line=${line%% > *}; line=${line%% | *}
+    read -r -a words <<<"$line"
+    [[ ${words[0]} == cumemctl ]] || { echo "not a cumemctl line: $line"; fail=1; continue; }
+    if [[ $command == fleet ]]; then words+=(/dev/null); fi
+    "$cumemctl" --libcuda /nonexistent "${words[@]:1}" >/dev/null 2>"${TMPDIR:-/tmp}/help-example.err"
+    rc=$?
+    if [[ $rc == 2 ]] && ! { [[ $command == fleet ]] && grep -q "/dev/null" "${TMPDIR:-/tmp}/help-example.err"; }; then
+      echo "usage error from the example '$line':"; cat "${TMPDIR:-/tmp}/help-example.err"; fail=1
+    fi
+  done <<<"$examples"
+done
+exit $fail

@@ -1,0 +1,62 @@
+"""GPU tier: GPUs named as nvidia-smi names them (issue 29, item 1). devices' UUID, PCI bus id and
+nvidia-smi index agree with `nvidia-smi --query-gpu=index,uuid,pci.bus_id`; --device takes the UUID, a
+UUID prefix and the bus id (in nvidia-smi's form and in the short one) and selects the same GPU; doctor's
+device checks and its Prometheus series carry the same names."""
+import subprocess
+import sys
+
+import direct
+
+
+def smi_gpus():
+    """{uuid: (index, bus id)} as nvidia-smi lists them, or None without nvidia-smi."""
+    try:
+        r = subprocess.run(["nvidia-smi", "--query-gpu=index,uuid,pci.bus_id", "--format=csv,noheader"],
+                           capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        return None
+    gpus = {}
+    for line in r.stdout.splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) == 3:
+            gpus[parts[1]] = (int(parts[0]), parts[2])
+    return gpus
+
+
+def main(binary):
+    direct.init_or_skip()
+    c = direct.Checker()
+    smi = smi_gpus()
+    code, doc, err = direct.cumemctl(binary, "devices")
+    c.eq("devices exit code", code, 0)
+    if doc is None or smi is None:
+        print(err or "no nvidia-smi")
+        c.done()
+    for d in doc["results"]["devices"]:
+        o, uuid = d["ordinal"], d["uuid"]
+        c.true(f"gpu{o} nvidia-smi lists {uuid}", uuid in smi, sorted(smi))
+        if uuid not in smi:
+            continue
+        index, bus = smi[uuid]
+        c.eq(f"gpu{o} nvml_index is nvidia-smi's index", d["nvml_index"], index)
+        c.eq(f"gpu{o} pci_bus_id is nvidia-smi's", d["pci_bus_id"], bus)
+        short = bus.split(":", 1)[1].lower()  # 3b:00.0 without the domain
+        for spec in (uuid, uuid[:12], bus, short):
+            code, one, _ = direct.cumemctl(binary, "devices", "--no-free", "--device", spec)
+            got = [x["ordinal"] for x in one["results"]["devices"]] if one else None
+            c.eq(f"gpu{o} --device {spec}", (code, got), (0, [o]))
+        code, dr, _ = direct.cumemctl(binary, "doctor", "--quick", "--device", uuid)
+        checks = [x for x in (dr or {}).get("results", {}).get("checks", []) if x.get("device") == o]
+        c.true(f"gpu{o} doctor --device UUID: every device check names it",
+               checks and all(x["uuid"] == uuid and x["pci_bus_id"] == bus and x["nvml_index"] == index
+                              for x in checks), checks[:1])
+    prom = subprocess.run([binary, "devices", "--format", "prometheus"], capture_output=True, text=True).stdout
+    for uuid, (index, bus) in smi.items():
+        c.true(f"Prometheus: {uuid} as dcgm-exporter labels it",
+               f'gpu="{index}",UUID="{uuid}",pci_bus_id="{bus}",device="nvidia' in prom,
+               [l for l in prom.splitlines() if uuid in l][:1])
+    c.done()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
