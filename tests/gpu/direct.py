@@ -1,5 +1,6 @@
 """Direct driver queries for the GPU tier, through NVIDIA's cuda.bindings: the reference that cumemctl's
 answers are compared with. Nothing here goes through cumemctl's own code."""
+import ctypes
 import json
 import subprocess
 import sys
@@ -38,8 +39,16 @@ def init_or_skip():
 
 
 def attribute(ordinal, number):
-    """The attribute's value, or None where the driver refuses it."""
-    err, value = cu.cuDeviceGetAttribute(cu.CUdevice_attribute(number), ordinal)
+    """The attribute's value, or None where the driver refuses it. An attribute newer than the bindings'
+    enum (CUDA 13.4's 149, 157, 161 in cuda-bindings for 13.0) is asked through libcuda itself."""
+    try:
+        which = cu.CUdevice_attribute(number)
+    except ValueError:
+        lib = ctypes.CDLL("libcuda.so.1")
+        value = ctypes.c_int(0)
+        err = lib.cuDeviceGetAttribute(ctypes.byref(value), ctypes.c_int(number), ctypes.c_int(ordinal))
+        return value.value if err == 0 else None
+    err, value = cu.cuDeviceGetAttribute(which, ordinal)
     return value if err == cu.CUresult.CUDA_SUCCESS else None
 
 

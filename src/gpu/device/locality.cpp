@@ -158,8 +158,7 @@ CUmemLocation localized_location(const DriverApi& api, int device, int domain) {
     const int version = driver_version(api);
     if (version < locality::kDriverVersion) {
         throw Error(ExitCode::unavailable,
-                    fmt::format("locality domains need a CUDA 13.4 driver; this one is {} ({})",
-                                driver_version_text(version), locality_unknown_reason(version)),
+                    fmt::format("locality domains need a CUDA 13.4 driver; this one is {}", driver_version_text(version)),
                     "ask for location device, or run on a node whose driver is CUDA 13.4 or newer");
     }
     const auto count = device_attribute(api, device, locality::kAttrDomainCount);
