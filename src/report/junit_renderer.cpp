@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "report/json_fields.hpp"
+#include "report/html_parts.hpp"
 #include "report/renderer.hpp"
 #include "util/host.hpp"
 
@@ -13,35 +14,16 @@ namespace {
 
 using nlohmann::json;
 
-// Text for an XML attribute or element: the five entities, tabs and newlines kept (as references in
-// attributes), other control characters (which XML 1.0 cannot hold) as '?'.
+// Text for an XML attribute or element: html::escape's five entities (each as valid in XML), tabs and
+// newlines kept (as references in attributes), other control characters (which XML 1.0 cannot hold)
+// as '?'.
 std::string xml(std::string_view text, bool attribute) {
     std::string out;
-    for (const char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += attribute ? "&quot;" : "\"";
-                break;
-            case '\'':
-                out += attribute ? "&apos;" : "'";
-                break;
-            case '\n':
-                out += attribute ? "&#10;" : "\n";
-                break;
-            case '\t':
-                out += attribute ? "&#9;" : "\t";
-                break;
-            default:
-                out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+    for (const char c : html::escape(text)) {
+        if (c == '\n' || c == '\t') {
+            out += attribute ? (c == '\n' ? "&#10;" : "&#9;") : std::string(1, c);
+        } else {
+            out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
         }
     }
     return out;
