@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "report/json_fields.hpp"
 #include "report/html_parts.hpp"
+#include "report/json_fields.hpp"
 #include "report/renderer.hpp"
 #include "util/host.hpp"
 
