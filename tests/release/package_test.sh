@@ -117,7 +117,8 @@ dpkg-query -W -f='${Status}' cumemctl 2>/dev/null | grep -q "install ok installe
 left=()
 while IFS= read -r path; do
   case $path in /. | /usr | /usr/bin | /usr/share | /usr/share/man | /usr/share/man/man1 | /usr/share/doc | \
-    /usr/share/bash-completion | /usr/share/bash-completion/completions | /usr/share/zsh | /usr/share/zsh/vendor-completions) continue ;; esac
+    /usr/share/bash-completion | /usr/share/bash-completion/completions | /usr/share/zsh | /usr/share/zsh/vendor-completions | \
+    /usr/lib | /usr/lib/systemd | /usr/lib/systemd/system) continue ;; esac
   [[ -e $path || -L $path ]] && left+=("$path")
 done <<<"$installed"
 ((${#left[@]} == 0)) || fail "dpkg -r left ${left[*]}"
