@@ -138,9 +138,9 @@ def main(binary):
         print(f"  doctor's fabric-alloc on gpu0: {fabric['status']}: {fabric['reason']}")
         if real == "CUDA_ERROR_NOT_PERMITTED":
             c.eq("fabric-alloc warns when fabric handles are refused", fabric["status"], "warn")
-            c.true("fabric-alloc names the remedy", "imex-setup" in fabric["remedy"], fabric["remedy"])
+            c.true("fabric-alloc names the remedy", "imex-setup" in (fabric["remedy"] or ""), fabric["remedy"])
             c.true("doctor does not pass imex-channels when fabric handles are refused", imex["status"] != "pass")
-            c.true("and names the remedy", "imex-setup" in imex["remedy"] or "chown" in imex["remedy"], imex["remedy"])
+            c.true("and names the remedy", "imex-setup" in (imex["remedy"] or "") or "chown" in (imex["remedy"] or ""), imex["remedy"])
         else:
             c.eq(f"fabric handles work: fabric-alloc passes ({fabric['reason']})", fabric["status"], "pass")
             c.eq("fabric handles work: imex-channels is not a failure", imex["status"] in ("pass", "warn"), True)
