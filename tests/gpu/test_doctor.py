@@ -100,7 +100,7 @@ def main(binary):
         c.eq(f"gpu{o} host-alloc ({host['reason']})", host["status"], "pass" if host_vmm or numa_vmm else "skip")
         if host["status"] == "pass":
             c.eq(f"gpu{o} host-alloc checked host-numa exactly where the device has it",
-                 "host-numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
+                 "host_numa" in host["details"], bool(numa_vmm) and numa_id is not None and numa_id >= 0)
         le = checks[("logical-endpoints", o)]
         c.eq(f"gpu{o} logical endpoints status ({le['reason']})", le["status"], expected_le_status(o))
         # The device's importer was started ahead (at doctor's start where NVML names the GPUs), saw only
