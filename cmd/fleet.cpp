@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "matrix/matrix.hpp"
 #include "fleet/fleet.hpp"
+#include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
 
 namespace cumemctl::cmd {
@@ -72,7 +73,8 @@ nlohmann::json node_json(const NodeSummary& n) {
     if (!n.error.empty()) j["error"] = n.error;
     nlohmann::json health = nlohmann::json::array();
     for (const auto& g : n.gpu_health) {
-        health.push_back({{"device", g.device}, {"uuid", g.uuid}, {"status", g.status}, {"reason", g.reason}});
+        health.push_back(
+            {{"device", g.device}, {"uuid", g.uuid}, {"status", g.status}, {"reason", text_or_null(g.reason)}});
     }
     j["gpu_health"] = std::move(health);
     return j;
@@ -97,7 +99,6 @@ nlohmann::json failures_json(const FleetSummary& s) {
     std::stable_sort(nodes.begin(), nodes.end(), [](const NodeSummary* a, const NodeSummary* b) {
         return severity(a->status) < severity(b->status);
     });
-    auto text_or_null = [](const std::string& t) { return t.empty() ? nlohmann::json(nullptr) : nlohmann::json(t); };
     nlohmann::json out = nlohmann::json::array();
     for (const NodeSummary* n : nodes) {
         if (n->failures.empty()) {
@@ -137,10 +138,8 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
     }
     nlohmann::json checks = nlohmann::json::array();
     for (const auto& c : s.checks) {
-        checks.push_back({{"check", c.check},
-                          {"fail", c.failing},
-                          {"warn", c.warning},
-                          {"remedy", c.remedy.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.remedy)}});
+        checks.push_back(
+            {{"check", c.check}, {"fail", c.failing}, {"warn", c.warning}, {"remedy", text_or_null(c.remedy)}});
     }
     nlohmann::json diffs = nlohmann::json::array();
     for (const auto& d : s.differences) {

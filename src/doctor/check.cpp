@@ -1,4 +1,5 @@
 #include "doctor/check.hpp"
+#include "report/json_fields.hpp"
 
 #include <utility>
 
@@ -52,8 +53,8 @@ nlohmann::json to_json(const CheckResult& result) {
     nlohmann::json j{{"check", result.check},
                      {"device", result.device ? nlohmann::json(*result.device) : nlohmann::json(nullptr)},
                      {"status", status_name(result.outcome.status)},
-                     {"reason", result.outcome.reason},
-                     {"remedy", result.outcome.remedy},
+                     {"reason", text_or_null(result.outcome.reason)},
+                     {"remedy", text_or_null(result.outcome.remedy)},
                      {"seconds", result.seconds},
                      {"details", result.outcome.details}};
     if (!result.outcome.brief.empty()) j["brief"] = result.outcome.brief;

@@ -318,7 +318,10 @@ CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
         MemoryRequest memory;
         memory.location = spec;
         auto [one, failure] = small_create(ctx, *device, memory, false);
-        details[name] = one;
+        // The details key is the location's name in snake_case (host_numa), as every JSON key is.
+        std::string key = name;
+        std::replace(key.begin(), key.end(), '-', '_');
+        details[key] = one;
         if (failure) {
             failure->reason = name + " memory: " + failure->reason;
             return failure->with_details(std::move(details));

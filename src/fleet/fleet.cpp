@@ -1,4 +1,5 @@
 #include "fleet/fleet.hpp"
+#include "report/json_fields.hpp"
 
 #include <algorithm>
 #include <set>
@@ -147,8 +148,8 @@ CheckFailure failure_of(const nlohmann::json& c, const nlohmann::json& results) 
     CheckFailure f;
     f.check = c.value("check", "?");
     f.status = c.value("status", "");
-    f.reason = c.value("reason", nlohmann::json()).is_string() ? c.value("reason", "") : "";
-    f.remedy = c.value("remedy", nlohmann::json()).is_string() ? c.value("remedy", "") : "";
+    f.reason = json_text(c, "reason");
+    f.remedy = json_text(c, "remedy");
     if (!c.contains("device") || !c["device"].is_number_integer()) return f;
     f.device = c["device"].get<int>();
     nlohmann::json id = c;
@@ -191,7 +192,7 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
                 const auto device = c.value("device", nlohmann::json());
                 node.gpu_health.push_back({device.is_number_integer() ? device.get<int>() : -1,
                                            details.is_object() ? details.value(cumemctl::doctor::kDetailUuid, "") : "",
-                                           status, c.value("reason", "")});
+                                           status, json_text(c, "reason")});
             }
         }
         return;

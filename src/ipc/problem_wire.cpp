@@ -53,6 +53,14 @@ std::int64_t bounded(const nlohmann::json& j, const char* key, std::int64_t low,
     return v.get<std::int64_t>();
 }
 
+// A text field that null stands for when there is none.
+std::string text_of(const nlohmann::json& j, const char* key) {
+    const nlohmann::json& v = j.at(key);
+    if (v.is_null()) return {};
+    if (!v.is_string()) malformed(fmt::format("the problem's {} is neither text nor null", key), j);
+    return v.get<std::string>();
+}
+
 }  // namespace
 
 nlohmann::json problem_to_json(const Problem& problem) {
@@ -63,8 +71,8 @@ Problem problem_from_json(const nlohmann::json& j) {
     only_fields(j, {"message", "cause", "remedy", "exit_code", "kind", "device", "driver_call"}, "the problem");
     Problem p;
     p.message = j.at("message").get<std::string>();
-    p.cause = j.at("cause").get<std::string>();
-    p.remedy = j.at("remedy").get<std::string>();
+    p.cause = text_of(j, "cause");
+    p.remedy = text_of(j, "remedy");
     p.exit_code = exit_code_of(j);
     // "kind" is the exit code's name, known from the code: only its type is checked.
     if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);

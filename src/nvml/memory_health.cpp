@@ -80,7 +80,7 @@ MemoryHealth query_memory_health(const Library& nvml, Device device) {
     ask_memory(nvml, device, h);
     Bar1Memory bar1{};
     ask(
-        nvml, h, "bar1_total", "nvmlDeviceGetBAR1MemoryInfo", api.device_get_bar1_memory_info,
+        nvml, h, "bar1_total_bytes", "nvmlDeviceGetBAR1MemoryInfo", api.device_get_bar1_memory_info,
         [&] { h.bar1_total = bar1.bar1Total; }, device, &bar1);
     int ecc_current = 0, ecc_pending = 0;
     ask(
@@ -174,12 +174,12 @@ HealthVerdict judge_memory_health(const MemoryHealth& h) {
 
 nlohmann::json to_json(const MemoryHealth& h) {
     auto opt = [](const auto& v) -> nlohmann::json { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    nlohmann::json j{{"total", opt(h.total)},
-                     {"reserved", opt(h.reserved)},
-                     {"free", opt(h.free)},
-                     {"used", opt(h.used)},
+    nlohmann::json j{{"total_bytes", opt(h.total)},
+                     {"reserved_bytes", opt(h.reserved)},
+                     {"free_bytes", opt(h.free)},
+                     {"used_bytes", opt(h.used)},
                      {"memory_info", h.memory_v2 ? "v2" : (h.total ? "v1" : "none")},
-                     {"bar1_total", opt(h.bar1_total)},
+                     {"bar1_total_bytes", opt(h.bar1_total)},
                      {"ecc",
                       {{"enabled", opt(h.ecc_enabled)},
                        {"pending", opt(h.ecc_pending)},

@@ -72,7 +72,8 @@ struct HealthVerdict {
 };
 HealthVerdict judge_memory_health(const MemoryHealth& health);
 
-// {"total", "reserved", "free", "used", "bar1_total", "ecc": {...}, "remapped_rows": {...},
+// {"total_bytes", "reserved_bytes", "free_bytes", "used_bytes", "bar1_total_bytes", "ecc": {...}, "remapped_rows":
+// {...},
 //  "retired_pages": {...}, "persistence_mode", "mig": {...}, "unavailable": {...}}; a figure NVML did not
 //  give is null.
 nlohmann::json to_json(const MemoryHealth& health);

@@ -96,7 +96,7 @@ std::string describe(const GpuProcess& process) {
 nlohmann::json to_json(const GpuProcess& process) {
     return {{"pid", process.pid},
             {"name", process.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(process.name)},
-            {"used", process.used ? nlohmann::json(*process.used) : nlohmann::json(nullptr)}};
+            {"used_bytes", process.used ? nlohmann::json(*process.used) : nlohmann::json(nullptr)}};
 }
 
 }  // namespace cumemctl::nvml

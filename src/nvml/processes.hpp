@@ -47,7 +47,7 @@ std::uint64_t memory_used(const std::vector<GpuProcess>& processes);
 // "pid 4242 (python3) using 140.9 GiB": one process in a sentence; the name's last path component.
 std::string describe(const GpuProcess& process);
 
-// {"pid", "name", "used"}: name and used null where NVML did not say.
+// {"pid", "name", "used_bytes"}: name and used_bytes null where NVML did not say.
 nlohmann::json to_json(const GpuProcess& process);
 
 }  // namespace cumemctl::nvml

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/html_parts.hpp"
+#include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
 
 namespace cumemctl::html {
@@ -98,7 +99,7 @@ void write_gpu_health(std::ostream& out, const nlohmann::json& r) {
             rows.push_back(
                 fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
                             escape(n.value("host", "?")), g.value("device", -1), escape(g.value("uuid", "")),
-                            escape(status), escape(status), escape(g.value("reason", ""))));
+                            escape(status), escape(status), escape(json_text(g, "reason"))));
         }
     }
     if (counts.empty()) return;

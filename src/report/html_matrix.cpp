@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/html_parts.hpp"
+#include "report/json_fields.hpp"
 
 namespace cumemctl::html {
 namespace {
@@ -205,8 +206,7 @@ void write_matrix(std::ostream& out, const nlohmann::json& m) {
                 out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                                    escape(describe(ranks[i])), escape(describe(ranks[j])),
                                    escape(c.is_object() ? c.value("diagnosis", "") : "missing"),
-                                   escape(problem.is_object() ? problem.value("message", "") : ""),
-                                   escape(problem.is_object() ? problem.value("remedy", "") : ""));
+                                   escape(json_text(problem, "message")), escape(json_text(problem, "remedy")));
                 ++shown;
             }
         }

@@ -22,6 +22,12 @@ inline std::string json_text(const nlohmann::json& j, std::string_view key, std:
     return v.is_string() ? v.get<std::string>() : fallback;
 }
 
+// A text as a report writes it: null for "none" (an empty text), so that `select(.remedy)` in jq picks
+// only what has one.
+inline nlohmann::json text_or_null(const std::string& text) {
+    return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
+}
+
 inline bool json_flag(const nlohmann::json& j, std::string_view key) {
     const nlohmann::json& v = json_field(j, key);
     return v.is_boolean() && v.get<bool>();

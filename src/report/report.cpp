@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "report/json_fields.hpp"
 #include "util/version.hpp"
 
 #include <utility>
@@ -29,8 +30,8 @@ void Report::mark_failed() {
 
 nlohmann::json to_json(const Problem& problem) {
     nlohmann::json j{{"message", problem.message},
-                     {"cause", problem.cause},
-                     {"remedy", problem.remedy},
+                     {"cause", text_or_null(problem.cause)},
+                     {"remedy", text_or_null(problem.remedy)},
                      {"exit_code", static_cast<int>(problem.exit_code)},
                      {"kind", exit_code_name(problem.exit_code)}};
     if (problem.device) j["device"] = *problem.device;

@@ -27,7 +27,8 @@ A case file holds cases separated by blank lines. Each case is a list of directi
     CHECK   shell command             run after RUN, must succeed (repeatable)
 
 Whenever stdout is JSON (the command line has --json or --format json), it must be exactly one JSON
-document that validates against the report schema. Whenever the command line has --format prometheus,
+document that validates against the report schema, and every key in it is snake_case (jq .a.b reaches
+it; the keys of fleet's node properties, which are data, excepted). Whenever the command line has --format prometheus,
 stdout must parse with prometheus_client's parser (the reference implementation of the text format),
 and every family must have HELP and TYPE, a cumemctl_ name, and no repeated sample. A JSON fragment matches when every key of an object
 fragment matches, every element of a list fragment matches the element at the same index, and scalars
@@ -50,6 +51,28 @@ import time
 
 import jsonschema
 from prometheus_client.parser import text_string_to_metric_families
+
+
+SNAKE_CASE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
+# Objects whose keys are data, not the report's names: fleet's node properties are keyed by the
+# property as its tables name it ("kernel module", "capability fabric"), the same text as
+# differences[].property.
+DATA_KEYED = {"properties"}
+
+
+def not_snake_case(doc, where="$"):
+    """(path, key) of every object key in doc that is not snake_case (jq .a.b must reach it)."""
+    found = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            if not SNAKE_CASE.match(k):
+                found.append((where, k))
+            if k not in DATA_KEYED:
+                found += not_snake_case(v, f"{where}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            found += not_snake_case(v, f"{where}[{i}]")
+    return found
 
 
 def parse_cases(path):
@@ -319,6 +342,7 @@ def run_case(case, args, validator):
                 errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.path))
                 for e in errors[:3]:
                     problems.append(f"schema: {'/'.join(map(str, e.path))}: {e.message}")
+                problems += [f"JSON key {k!r} at {w} is not snake_case" for w, k in not_snake_case(doc)[:3]]
                 for frag in case["json"]:
                     diff = matches(expand_strings(frag, expand), doc)
                     if diff:

@@ -49,6 +49,12 @@ if not mistake or 'is [{"step": "reserve", "ok": false}]' not in mistake:
 if rc.by_name_mistake({"results": {"steps": [{"step": "reserve"}], "other": [{}, {"x": 1}]}}) is not None:
     failures.append("a list that is no steps or checks is still matched by position")
 
+if rc.not_snake_case({"results": {"checks": [{"details": {"host-numa": {}, "host_numa": {"freeBytes": 1}}}]}}) != [
+        ("$.results.checks[0].details", "host-numa"), ("$.results.checks[0].details.host_numa", "freeBytes")]:
+    failures.append("a key with a hyphen or a capital is not found")
+if rc.not_snake_case({"results": {"nodes": [{"properties": {"kernel module": "x"}}]}}):
+    failures.append("fleet's node properties, keyed by data, are checked as names")
+
 with tempfile.TemporaryDirectory() as tmp:
     def case_file(text):
         path = os.path.join(tmp, "x.case")

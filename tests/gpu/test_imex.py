@@ -196,7 +196,7 @@ def main(binary):
             c.eq("before: verify's driver error is the direct cuMemCreate's", err.get("driver_call", {}).get("name"),
                  d.get("create"))
             c.eq("before: direct fabric cuMemCreate", d.get("create"), "CUDA_ERROR_NOT_PERMITTED")
-            c.eq("before: the diagnosis names the IMEX channel", "IMEX channel node" in err.get("cause", ""), True)
+            c.eq("before: the diagnosis names the IMEX channel", "IMEX channel node" in (err.get("cause") or ""), True)
             after = sorted(os.listdir(FOLDER)) if os.path.isdir(FOLDER) else None
             c.eq("before: --dry-run made nothing", after, before if folder_existed else None)
             if has_create(binary):
@@ -204,7 +204,7 @@ def main(binary):
                 errs = (doc or {}).get("errors") or [{}]
                 c.eq("before: create --handle-type fabric exit code (permission)", code, 4)
                 c.eq("before: create's driver error", errs[0].get("driver_call", {}).get("name"), "CUDA_ERROR_NOT_PERMITTED")
-                c.eq("before: create's diagnosis names the IMEX channel", "IMEX channel" in errs[0].get("cause", ""), True)
+                c.eq("before: create's diagnosis names the IMEX channel", "IMEX channel" in (errs[0].get("cause") or ""), True)
         code, doc = imex(binary, "--verify")
         c.eq("setup: exit code", code, 0)
         ch = (doc or {}).get("results", {}).get("channels", [{}])[0]

@@ -49,15 +49,15 @@ def main(binary):
         n = d.get("nvml") or {}
         c.eq(f"gpu{o} free memory from", d.get("free_source"), "nvml")
         fb = g.find("fb_memory_usage")
-        c.eq(f"gpu{o} total MiB", n.get("total", 0) // MiB, mib(fb.findtext("total")))
+        c.eq(f"gpu{o} total MiB", n.get("total_bytes", 0) // MiB, mib(fb.findtext("total")))
         # nvidia-smi rounds the reserved memory up to whole MiB (644939776 bytes shows as 616 MiB).
-        c.eq(f"gpu{o} reserved MiB", -(-n.get("reserved", 0) // MiB), mib(fb.findtext("reserved")))
+        c.eq(f"gpu{o} reserved MiB", -(-n.get("reserved_bytes", 0) // MiB), mib(fb.findtext("reserved")))
         # cuDeviceTotalMem is NVML's v2 total less the reserved memory.
-        c.eq(f"gpu{o} total - reserved", n.get("total", 0) - n.get("reserved", 0), d["total_bytes"])
+        c.eq(f"gpu{o} total - reserved", n.get("total_bytes", 0) - n.get("reserved_bytes", 0), d["total_bytes"])
         # Used and free move with other processes: within 64 MiB of nvidia-smi's a moment later.
-        c.true(f"gpu{o} used ~ nvidia-smi", abs(n.get("used", 0) // MiB - mib(fb.findtext("used"))) <= 64,
-               f"{n.get('used')} vs {fb.findtext('used')}")
-        c.eq(f"gpu{o} bar1 total MiB", (n.get("bar1_total") or 0) // MiB,
+        c.true(f"gpu{o} used ~ nvidia-smi", abs(n.get("used_bytes", 0) // MiB - mib(fb.findtext("used"))) <= 64,
+               f"{n.get('used_bytes')} vs {fb.findtext('used')}")
+        c.eq(f"gpu{o} bar1 total MiB", (n.get("bar1_total_bytes") or 0) // MiB,
              mib(g.find("bar1_memory_usage").findtext("total")))
         ecc = g.find("ecc_mode")
         c.eq(f"gpu{o} ecc enabled", n["ecc"]["enabled"], on(ecc.findtext("current_ecc")))

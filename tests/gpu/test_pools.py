@@ -202,7 +202,7 @@ def check_ipc(c, binary):
         c.eq("fabric IPC check without an IMEX channel: exit code (permission)", code, 4)
         if doc is not None and doc["errors"]:
             # Refused before the driver is asked (its refused export crashed the process on 580.159.04).
-            c.true("fabric export refused with the IMEX diagnosis", "IMEX channel" in doc["errors"][0].get("cause", ""),
+            c.true("fabric export refused with the IMEX diagnosis", "IMEX channel" in (doc["errors"][0].get("cause") or ""),
                    doc["errors"][0])
 
 

@@ -77,7 +77,7 @@ TEST_CASE("list_processes: pid, name and memory of every compute process, from t
     CHECK(busy.processes[1].name.empty());
     CHECK_FALSE(busy.processes[1].used.has_value());
     CHECK(describe(busy.processes[1]) == "pid 4343 (NVML gives no memory figure)");
-    CHECK(to_json(busy.processes[1]) == nlohmann::json{{"pid", 4343}, {"name", nullptr}, {"used", nullptr}});
+    CHECK(to_json(busy.processes[1]) == nlohmann::json{{"pid", 4343}, {"name", nullptr}, {"used_bytes", nullptr}});
     CHECK(memory_used(busy.processes) == 900ULL << 20);
 
     const ProcessList idle = list_processes(nvml, *nvml.device_by_uuid(kIdleUuid));

@@ -1,4 +1,5 @@
 #include "gpu/device/device_selector.hpp"
+#include "report/json_fields.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -155,7 +156,6 @@ DeviceIdentity device_identity(const DriverApi& api, int ordinal, const nvml::Li
 }
 
 nlohmann::json identity_json(const DeviceIdentity& id) {
-    auto text_or_null = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
     return {{"ordinal", id.ordinal},
             {"uuid", text_or_null(id.uuid)},
             {"pci_bus_id", text_or_null(id.pci_bus_id)},

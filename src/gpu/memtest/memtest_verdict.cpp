@@ -1,4 +1,5 @@
 #include "gpu/memtest/memtest_verdict.hpp"
+#include "report/json_fields.hpp"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -118,7 +119,7 @@ Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const st
 }
 
 nlohmann::json to_json(const Verdict& v) {
-    return {{"status", status_name(v.status)}, {"reasons", v.reasons}, {"remedy", v.remedy}};
+    return {{"status", status_name(v.status)}, {"reasons", v.reasons}, {"remedy", text_or_null(v.remedy)}};
 }
 
 }  // namespace cumemctl::gpu::memtest
