@@ -10,25 +10,6 @@ namespace {
 using doctor::CheckResult;
 using doctor::CheckStatus;
 
-// Worst first: a failure, a check out of time, a device held by others, a warning, a skip.
-int rank(CheckStatus s) {
-    switch (s) {
-        case CheckStatus::fail:
-            return 0;
-        case CheckStatus::timeout:
-            return 1;
-        case CheckStatus::busy:
-            return 2;
-        case CheckStatus::warn:
-            return 3;
-        case CheckStatus::skip:
-            return 4;
-        case CheckStatus::pass:
-            return 5;
-    }
-    return 5;
-}
-
 // Results alike but for their GPU: one row of the table of what did not pass.
 struct Finding {
     const CheckResult* first;
@@ -54,7 +35,7 @@ Table findings_table(const doctor::DoctorRun& run, const std::string& title) {
         if (r.device) it->gpus.push_back(*r.device);
     }
     std::stable_sort(findings.begin(), findings.end(), [](const Finding& a, const Finding& b) {
-        return rank(a.first->outcome.status) < rank(b.first->outcome.status);
+        return doctor::status_severity(a.first->outcome.status) > doctor::status_severity(b.first->outcome.status);
     });
     Table t{title, {"status", "check", "gpu", "what did not pass"}, {}, {}, true};
     for (const auto& f : findings) {

@@ -5,6 +5,24 @@
 
 namespace cumemctl::doctor {
 
+int status_severity(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::fail:
+            return 5;
+        case CheckStatus::timeout:
+            return 4;
+        case CheckStatus::busy:
+            return 3;
+        case CheckStatus::warn:
+            return 2;
+        case CheckStatus::skip:
+            return 1;
+        case CheckStatus::pass:
+            break;
+    }
+    return 0;
+}
+
 std::string_view status_name(CheckStatus status) {
     switch (status) {
         case CheckStatus::pass:

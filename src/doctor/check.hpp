@@ -35,6 +35,8 @@ inline constexpr std::size_t kStatusCount = 6;
 
 // "pass", "warn", "fail", "skip", "busy", "timeout".
 std::string_view status_name(CheckStatus status);
+// How bad a status is, the one order of them: fail 5, timeout 4, busy 3, warn 2, skip 1, pass 0.
+int status_severity(CheckStatus status);
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
 // and data for programs (JSON).

@@ -3,27 +3,6 @@
 #include <fmt/format.h>
 
 namespace cumemctl::doctor {
-namespace {
-
-// How bad a status is for the line: fail first, then timeout, busy, warn; passes and skips are not named.
-int severity(CheckStatus status) {
-    switch (status) {
-        case CheckStatus::fail:
-            return 4;
-        case CheckStatus::timeout:
-            return 3;
-        case CheckStatus::busy:
-            return 2;
-        case CheckStatus::warn:
-            return 1;
-        case CheckStatus::pass:
-        case CheckStatus::skip:
-            break;
-    }
-    return 0;
-}
-
-}  // namespace
 
 std::string brief_of(const CheckResult& result) {
     const CheckOutcome& o = result.outcome;
@@ -53,9 +32,10 @@ std::string summary_line(const DoctorRun& run, std::size_t width) {
     const CheckResult* worst = nullptr;
     int others = 0;
     for (const CheckResult& r : run.results) {
-        const int s = severity(r.outcome.status);
-        if (s == 0) continue;
-        if (worst == nullptr || s > severity(worst->outcome.status)) worst = &r;
+        // Fail first, then timeout, busy, warn; passes and skips are not named.
+        const int s = status_severity(r.outcome.status);
+        if (s < status_severity(CheckStatus::warn)) continue;
+        if (worst == nullptr || s > status_severity(worst->outcome.status)) worst = &r;
         ++others;
     }
     if (worst == nullptr) {
