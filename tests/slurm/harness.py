@@ -49,6 +49,15 @@ def sh(command, env=None, cwd=None, timeout=120):
                           timeout=timeout)
 
 
+def log(d):
+    """What the scripts under test logged to D/log (their LOG_FILE), or "" before they wrote any."""
+    try:
+        with open(os.path.join(d, "log"), encoding="utf-8") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def describe(p):
     return f"exit {p.returncode}\n--- stdout\n{p.stdout[-3000:]}\n--- stderr\n{p.stderr[-3000:]}"
 

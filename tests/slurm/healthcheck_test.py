@@ -18,7 +18,7 @@ import sys
 import tempfile
 import time
 
-from harness import CUMEMCTL, FAKECUDA, FAKENVML, PROFILES, SOURCE, check, describe, main, wait_for
+from harness import CUMEMCTL, FAKECUDA, FAKENVML, PROFILES, SOURCE, check, describe, log, main, wait_for
 
 TIMEOUT = 3  # doctor's budget in the tests' settings (seconds)
 REMAP = {"FAKECUDA_PROFILE": "{d}/remap-failure.json"}  # the node's GPU 0 failed a row remap
@@ -72,14 +72,6 @@ def set_node(d, node, env):
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.writelines(f"export {k}={shlex.quote(v.format(d=d))}\n" for k, v in env.items())
     os.replace(path + ".tmp", path)
-
-
-def log(d):
-    try:
-        with open(os.path.join(d, "log"), encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def run_by_hand(d, *args, node="n1", env=None, timeout=60):

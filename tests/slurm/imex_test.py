@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from harness import CUMEMCTL, SOURCE, check, describe, main, wait_for
+from harness import CUMEMCTL, SOURCE, check, describe, log, main, wait_for
 
 CHANNELS = "dev/nvidia-caps-imex-channels"
 NOBODY, DAEMON = 65534, 1  # two users that every Debian system has
@@ -57,14 +57,6 @@ def records(d):
         return sorted(os.listdir(os.path.join(d, "state")))
     except FileNotFoundError:
         return []
-
-
-def log(d):
-    try:
-        with open(os.path.join(d, "log"), encoding="utf-8") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def run_script(d, which, job, uid=NOBODY, gid=NOBODY, node="n1"):
