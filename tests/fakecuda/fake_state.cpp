@@ -19,9 +19,27 @@
 #include <string_view>
 
 #include "cuda/logical_endpoint_compat.hpp"
+#include "device_nodes.hpp"
 
 namespace fake {
 namespace {
+
+// Keeps the devices of `kept` (indices into s.devices), in its order, renumbering each device's "peers".
+void keep_devices(State& s, const std::vector<int>& kept) {
+    std::vector<Device> visible;
+    for (int old : kept) visible.push_back(s.devices[static_cast<std::size_t>(old)]);
+    for (auto& d : visible) {
+        if (!d.extra.contains("peers")) continue;
+        nlohmann::json peers = nlohmann::json::array();
+        for (const auto& p : d.extra["peers"]) {
+            for (std::size_t n = 0; n < kept.size(); ++n) {
+                if (kept[n] == p.get<int>()) peers.push_back(static_cast<int>(n));
+            }
+        }
+        d.extra["peers"] = peers;
+    }
+    s.devices = std::move(visible);
+}
 
 // CUDA_VISIBLE_DEVICES as the driver reads it: a comma list of ordinals or UUIDs ("GPU-" and a unique
 // prefix of the hex, dashes allowed); the devices are kept in the list's order and renumbered from 0, and
@@ -60,19 +78,7 @@ void apply_visible_devices(State& s) {
         if (match < 0) break;
         kept.push_back(match);
     }
-    std::vector<Device> visible;
-    for (int old : kept) visible.push_back(s.devices[static_cast<std::size_t>(old)]);
-    for (auto& d : visible) {
-        if (!d.extra.contains("peers")) continue;
-        nlohmann::json peers = nlohmann::json::array();
-        for (const auto& p : d.extra["peers"]) {
-            for (std::size_t n = 0; n < kept.size(); ++n) {
-                if (kept[n] == p.get<int>()) peers.push_back(static_cast<int>(n));
-            }
-        }
-        d.extra["peers"] = peers;
-    }
-    s.devices = std::move(visible);
+    keep_devices(s, kept);
 }
 
 struct ResultName {
@@ -218,9 +224,14 @@ void load_profile(State& s) {
     s.driver_version = p.value("driver_version", 13000);
     if (p.contains("init_error")) s.init_error = result_from_name(p["init_error"].get<std::string>());
     s.missing_entry_points = p.value("missing_entry_points", std::vector<std::string>{});
-    for (const auto& d : p.value("devices", nlohmann::json::array())) {
+    const auto profile_devices = p.value("devices", nlohmann::json::array());
+    const int profile_count = static_cast<int>(profile_devices.size());
+    std::vector<int> openable;  // the devices whose node this process may open (device_nodes.hpp)
+    for (int i = 0; i < profile_count; ++i) {
+        const auto& d = profile_devices[static_cast<std::size_t>(i)];
         // "cuda_missing": true is a GPU that fell off CUDA's view: NVML (the fake NVML) still lists it.
         if (d.value("cuda_missing", false)) continue;
+        if (device_node_allowed(profile_count - 1 - i)) openable.push_back(static_cast<int>(s.devices.size()));
         Device dev;
         dev.name = d.value("name", "Fake GPU");
         dev.uuid_hex = d.value("uuid", "00000000000000000000000000000000");
@@ -242,6 +253,7 @@ void load_profile(State& s) {
         dev.extra = d;
         s.devices.push_back(std::move(dev));
     }
+    if (openable.size() != s.devices.size()) keep_devices(s, openable);
     apply_visible_devices(s);
     for (const auto& i : p.value("inject", nlohmann::json::array())) {
         s.injections.push_back(Injection{i.at("call").get<std::string>(),

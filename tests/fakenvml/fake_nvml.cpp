@@ -26,6 +26,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../fakecuda/device_nodes.hpp"
 #include "nvml/nvml_api.hpp"
 
 namespace {
@@ -93,9 +94,14 @@ Return load_profile(State& s) {
     try {
         in >> profile;
         int ordinal = 0;
-        for (const auto& d : profile.at("devices")) {
+        const auto& devices = profile.at("devices");
+        const int count = static_cast<int>(devices.size());
+        for (const auto& d : devices) {
             FakeDevice f;
             f.ordinal = ordinal++;
+            // A GPU whose device node this process may not open is not listed (device_nodes.hpp); the
+            // others keep NVML's order, renumbered from 0.
+            if (!fake::device_node_allowed(count - 1 - f.ordinal)) continue;
             f.nvml = d.value("nvml", nlohmann::json::object());
             // "nvml": {"uuid": ...} gives NVML another UUID than the driver's (a device NVML does not list).
             f.uuid = format_uuid(f.nvml.value("uuid", d.at("uuid").get<std::string>()));

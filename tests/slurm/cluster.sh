@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # A Slurm cluster on this one machine, for tests: slurmctld and three slurmd "nodes" n1..n3, with
-# auth/none (insecure: tests only), no systemd, no cgroups, everything in a temporary folder. Each node
-# declares four GPUs as generic resources (GresTypes=gpu, Gres=gpu:4; gres.conf's File= entries are
-# stand-in device nodes dev/nvidia0..3 of the folder), so that srun's --gpus-per-node and --gpus-per-task
-# work as on a GPU cluster: Slurm gives each step the GPUs it asked for in CUDA_VISIBLE_DEVICES, which the
-# fake driver (tests/fakecuda, profile gb200x4: four GPUs) honours. There are no cgroups, so a step that
-# asked for no GPU is not kept from them by Slurm; the node wrapper of harness.py plays
-# ConstrainDevices=yes (write_node_wrapper's constrain_devices).
+# auth/none (insecure: tests only), no systemd, everything in a temporary folder. Each node declares four
+# GPUs as generic resources (GresTypes=gpu, Gres=gpu:4; gres.conf's File= entries are stand-in device
+# nodes dev/nvidia0..3 of the folder), so that srun's --gpus-per-node and --gpus-per-task work as on a
+# GPU cluster: Slurm gives each step the GPUs it asked for in CUDA_VISIBLE_DEVICES, which the fake driver
+# (tests/fakecuda, profile gb200x4: four GPUs) honours.
+# Where the kernel has cgroup v1's devices and freezer controllers (this machine and CI do), the cluster
+# is Slurm's task/cgroup with ConstrainDevices=yes, for real: each step's device cgroup refuses the
+# stand-in nodes of the GPUs it was not given, and the fake driver and NVML, told the nodes' path
+# (FAKECUDA_DEVICE_NODES, tests/fakecuda/device_nodes.hpp), show only the GPUs whose node opens, as the
+# real ones do. SLURM_TEST_CGROUPS is then 1. Without those controllers it is 0, and the node wrapper of
+# harness.py plays ConstrainDevices=yes (write_node_wrapper's constrain_devices).
 #   cluster.sh [--prolog FILE] [--epilog FILE] [--conf LINE]... -- COMMAND [ARGS...]
 # (--conf: a line added to slurm.conf, e.g. HealthCheckProgram=FILE.)
 # Starts the cluster, waits until every node is idle, runs COMMAND with SLURM_CONF set (and
@@ -35,7 +39,14 @@ mkdir -p "$dir/state" "$dir/spool" "$dir/log" "$dir/work" "$dir/dev"
 # slurmd only stats them (their numbers are what ConstrainDevices would allow); no driver serves them.
 for i in 0 1 2 3; do mknod -m 0666 "$dir/dev/nvidia$i" c 195 "$i"; done
 chmod 1777 "$dir/work"
-export SLURM_CONF=$dir/slurm.conf SLURM_TEST_DIR=$dir
+# cgroup v1's devices controller (ConstrainDevices) and freezer (proctrack/cgroup), if this kernel lets
+# a folder be made in them.
+cgroups=0
+if [[ -f /sys/fs/cgroup/devices/devices.allow && -f /sys/fs/cgroup/freezer/tasks ]]; then
+  probe=/sys/fs/cgroup/devices/cumemctl-probe.$$
+  mkdir "$probe" 2>/dev/null && rmdir "$probe" && cgroups=1
+fi
+export SLURM_CONF=$dir/slurm.conf SLURM_TEST_DIR=$dir SLURM_TEST_CGROUPS=$cgroups
 started=0 child=""
 
 log_tail() {
@@ -83,6 +94,13 @@ stop() {
     kill -0 "$pid" 2>/dev/null && { echo "cluster.sh: pid $pid did not stop, killing it" >&2; kill -KILL "$pid"; }
   done
   ((status == 0)) || log_tail >&2
+  # The cgroup folders Slurm made for n1..n3 (slurm_nN in each controller), innermost first; rmdir
+  # leaves any that still hold a process (another cluster's step).
+  if ((cgroups)); then
+    for f in /sys/fs/cgroup/*/slurm_n[1-3]; do
+      [[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+    done
+  fi
   rm -rf "$dir"
   exit "$status"
 }
@@ -113,6 +131,10 @@ host=$(hostname -s)
 # three, its direct connections reached the wrong node ("unexpected contrib from n3:2", a fence that
 # never returns) and, with them turned off, the second fence of a job lost one node's data now and then
 # (NOT-FOUND, also in a small C program of PMIx calls alone). With three addresses neither is seen.
+# With cgroups, a job's cgroup folders (slurm_nN/uid_U/job_J) are this machine's, not the cluster's:
+# FirstJobId from the ports keeps two clusters' job numbers apart.
+proctrack=proctrack/pgid task=task/none
+((cgroups)) && proctrack=proctrack/cgroup task=task/cgroup
 cat >"$SLURM_CONF" <<EOF
 ClusterName=cumemctl-test
 SlurmctldHost=$host(127.0.0.1)
@@ -130,8 +152,9 @@ SlurmdLogFile=$dir/log/slurmd.%n.log
 SlurmdDebug=info
 SlurmctldDebug=info
 SlurmdParameters=config_overrides
-ProctrackType=proctrack/pgid
-TaskPlugin=task/none
+ProctrackType=$proctrack
+TaskPlugin=$task
+FirstJobId=$((base * 10))
 JobAcctGatherType=jobacct_gather/none
 SwitchType=switch/none
 MpiDefault=none
@@ -142,13 +165,20 @@ JobCompType=jobcomp/none
 ReturnToService=2
 GresTypes=gpu
 PrologFlags=Alloc
-GresTypes=gpu
 TmpFS=$dir/nodetmp/mine
 ${prolog:+Prolog=$prolog}
 ${epilog:+Epilog=$epilog}
 ${extra_conf}NodeName=n[1-3] NodeHostname=$host NodeAddr=127.0.0.[1-3] Port=[$((base + 1))-$((base + 3))] CPUs=4 RealMemory=1000 Gres=gpu:4 State=UNKNOWN
 PartitionName=test Nodes=n[1-3] Default=YES MaxTime=10 State=UP
 EOF
+# cgroup.conf too: only the devices are constrained (ConstrainDevices=yes), as on a GPU cluster.
+if ((cgroups)); then
+  cat >"$dir/cgroup.conf" <<EOF
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+ConstrainDevices=yes
+EOF
+fi
 # gres.conf sits beside slurm.conf, where slurmd looks for it.
 cat >"$dir/gres.conf" <<EOF
 NodeName=n[1-3] Name=gpu File=$dir/dev/nvidia[0-3]
@@ -180,7 +210,9 @@ if [[ $(sinfo -h -o %T 2>/dev/null | sort -u) != idle ]]; then
   sinfo >&2 || true
   exit 1
 fi
-echo "cluster.sh: 3 nodes idle after $((SECONDS - start)) s (ports $base-$((base + 3)), $dir)"
+constrained="no cgroups: the node wrapper plays ConstrainDevices=yes"
+((cgroups)) && constrained="task/cgroup with ConstrainDevices=yes"
+echo "cluster.sh: 3 nodes idle after $((SECONDS - start)) s (ports $base-$((base + 3)), $dir, $constrained)"
 # In the background, so that a signal to this script stops the cluster at once (stop() ends it first).
 (
   trap - EXIT INT TERM

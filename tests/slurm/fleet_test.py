@@ -2,7 +2,7 @@
 """docs/fleet.md's Slurm and pdsh commands, run for real: the indented command blocks of its "Slurm"
 and "pdsh" sections, srun on the one-machine cluster (tests/slurm/cluster.sh; SLURM_CONF set), pdsh in
 exec mode, against the fake driver. Node n3 sees no GPU, so its doctor fails; n1 and n2 pass or warn.
-    fleet_test.py [TEST...]     (tests: srun_doc pdsh_doc pdsh_exit)
+    fleet_test.py [TEST...]     (tests: srun_doc srun_constrained pdsh_doc pdsh_exit)
 """
 import glob
 import json
@@ -139,5 +139,62 @@ def test_pdsh_exit():
         shutil.rmtree(d)
 
 
+# Run in a step: the step's devices cgroup (cgroup v1) and which stand-in GPU nodes it may open, as JSON.
+PROBE = """
+import errno, json, os
+allowed = []
+for i in range(4):
+    try:
+        os.close(os.open(os.path.join(os.environ["SLURM_TEST_DIR"], "dev", f"nvidia{i}"), os.O_RDWR))
+        allowed.append(i)
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EACCES):
+            allowed.append(i)
+cgroup = [l.split(":", 2)[2].strip() for l in open("/proc/self/cgroup") if l.split(":")[1] == "devices"]
+print(json.dumps({"allowed": allowed, "cgroup": cgroup[0] if cgroup else None,
+                  "visible": os.environ.get("CUDA_VISIBLE_DEVICES")}))
+"""
+
+
+def test_srun_constrained():
+    """Slurm's ConstrainDevices=yes (for real where the cluster has cgroups, SLURM_TEST_CGROUPS=1, else
+    played by the node wrapper): a step given two of n1's four GPUs sees just those two, known by their
+    UUIDs (the GPU of device node N is the one of NVML index N), and a step given none sees no GPU, so
+    its doctor fails in devices."""
+    real = os.environ.get("SLURM_TEST_CGROUPS") == "1"
+    with open(os.path.join(SOURCE, "tests/fakecuda/profiles/gb200x4.json"), encoding="utf-8") as f:
+        uuids = [d["uuid"] for d in json.load(f)["devices"]]
+    d = workdir()
+    try:
+        with open(os.path.join(d, "probe.py"), "w", encoding="utf-8") as f:
+            f.write(PROBE)
+        p = sh("srun -N1 -w n1 --gpus-per-node=2 bash -c "
+               "'/usr/bin/python3 probe.py && shared/bin/cumemctl devices --json --no-free'", cwd=d)
+        check(p.returncode == 0, f"a step with two GPUs: {describe(p)}")
+        probe, _, report = p.stdout.partition("\n")
+        probe = json.loads(probe)
+        devices = json.loads(report)["results"]["devices"]
+        if real:
+            check(probe["cgroup"] and "/slurm_n1/" in probe["cgroup"] + "/",
+                  f"the step is not in Slurm's devices cgroup: {probe}")
+            check(len(probe["allowed"]) == 2, f"the step's cgroup should allow 2 of the 4 GPU nodes: {probe}")
+            # NVML index N <-> profile device 3 - N (tests/fakecuda/device_nodes.hpp).
+            wanted = sorted(uuids[3 - n] for n in probe["allowed"])
+            seen = sorted(dev["uuid"].replace("GPU-", "").replace("-", "") for dev in devices)
+            check(seen == wanted, f"the step sees GPUs {seen}, its cgroup allows {wanted}")
+        check(len(devices) == 2, f"a step given two GPUs sees {len(devices)}: {report}")
+        check(probe["visible"] == "0,1", f"Slurm's CUDA_VISIBLE_DEVICES in the step: {probe}")
+
+        p = sh("srun -N1 -w n2 shared/bin/cumemctl doctor --json", cwd=d)
+        check(p.returncode == 1, f"doctor in a step given no GPU should fail: {describe(p)}")
+        doc = json.loads(p.stdout)["results"]
+        failed = [c["check"] for c in doc["checks"] if c["status"] == "fail"]
+        check("devices" in failed, f"doctor in a step given no GPU fails in {failed}, devices wanted")
+        print(f"        ConstrainDevices=yes: {'task/cgroup' if real else 'played by the node wrapper (no cgroups)'}")
+    finally:
+        shutil.rmtree(d)
+
+
 if __name__ == "__main__":
-    main({"srun_doc": test_srun_doc, "pdsh_doc": test_pdsh_doc, "pdsh_exit": test_pdsh_exit})
+    main({"srun_doc": test_srun_doc, "srun_constrained": test_srun_constrained, "pdsh_doc": test_pdsh_doc,
+          "pdsh_exit": test_pdsh_exit})

@@ -71,10 +71,13 @@ def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=
     doctor fails. `imex_channel_dir`: the folder of IMEX channel nodes that the fake driver (and
     cumemctl's diagnosis) looks in. `rank_env`: {rank: {NAME: VALUE}}, more environment for the Slurm
     task whose SLURM_PROCID is that rank only, set last (e.g. FAKECUDA_INJECT to make one rank's call fail,
-    FAKECUDA_PROFILE for another driver). `constrain_devices`: plays Slurm's ConstrainDevices=yes, which
-    the cluster (no cgroups) cannot: a Slurm step that was given no GPU (no CUDA_VISIBLE_DEVICES from
-    the cluster's gres) sees none, as a real node's step does when its cgroup hides /dev/nvidiaN, so that a
-    documented srun line that asks for no GPU fails here as it would there."""
+    FAKECUDA_PROFILE for another driver). On the cluster (SLURM_TEST_DIR set), the fake driver and NVML
+    are told the stand-in device nodes (FAKECUDA_DEVICE_NODES), so that a GPU whose node the step's
+    device cgroup refuses is not there (cluster.sh: ConstrainDevices=yes for real where SLURM_TEST_CGROUPS
+    is 1). `constrain_devices`: where the cluster has no cgroups (SLURM_TEST_CGROUPS 0), plays
+    ConstrainDevices=yes instead: a Slurm step that was given no GPU (no CUDA_VISIBLE_DEVICES from the
+    cluster's gres) sees none, as a real node's step does, so that a documented srun line that asks for
+    no GPU fails here as it would there."""
     cases = "".join(f"  {n}) profile=no-gpu ;;\n" for n in failing_nodes)
     ranks = "".join(f"  {int(r)}) export {' '.join(f'{k}={shlex.quote(v)}' for k, v in env.items())} ;;\n"
                     for r, env in (rank_env or {}).items())
@@ -82,9 +85,12 @@ def write_node_wrapper(path, failing_nodes=(), profile="h200", imex_channel_dir=
     if imex_channel_dir is not None:
         imex = f"export FAKECUDA_IMEX_DIR={shlex.quote(imex_channel_dir)} CUMEMCTL_IMEX_CHANNEL_DIR={shlex.quote(imex_channel_dir)}\n"
     constrain = ""
-    if constrain_devices:
-        constrain = ('# ConstrainDevices=yes: a step given no GPU sees none.\n'
-                     '[ -z "${SLURM_STEP_ID:-}" ] || export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES-}"\n')
+    if "SLURM_TEST_DIR" in os.environ:
+        nodes = os.path.join(os.environ["SLURM_TEST_DIR"], "dev", "nvidia%d")
+        constrain = f"export FAKECUDA_DEVICE_NODES={shlex.quote(nodes)}\n"
+    if constrain_devices and os.environ.get("SLURM_TEST_CGROUPS") != "1":
+        constrain += ('# ConstrainDevices=yes, played: a step given no GPU sees none.\n'
+                      '[ -z "${SLURM_STEP_ID:-}" ] || export CUDA_VISIBLE_DEVICES="${CUDA_VISIBLE_DEVICES-}"\n')
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path, "w", encoding="utf-8") as f:
         f.write(f"""#!/bin/sh
