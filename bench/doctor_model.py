@@ -63,12 +63,14 @@ def run_doctor(cumemctl, env):
     return wall, checks, out.returncode, statuses
 
 
-def git_commit():
+def binary_commit(cumemctl):
+    """The commit the measured binary was built from, as its --version says it ("git 7b500412d5b0")."""
     try:
-        return subprocess.run(["git", "-C", REPO, "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True).stdout.strip() or "unknown"
+        out = subprocess.run([cumemctl, "--version"], capture_output=True, text=True, timeout=10).stdout
     except OSError:
         return "unknown"
+    words = out.split()
+    return words[words.index("(git") + 1].rstrip(")") if "(git" in words else "unknown"
 
 
 def main(argv):
@@ -112,7 +114,7 @@ def main(argv):
                          {k: statistics.median(v) for k, v in per_check.items()}, codes, statuses))
             print(f"{n} device(s): doctor {wall:.3f} s", file=sys.stderr)
     scope = "one at a time within a process" if args.per_process else "one at a time on the node"
-    print(f"Model of doctor on N GPUs, fake driver, {datetime.date.today().isoformat()}, commit {git_commit()}; "
+    print(f"Model of doctor on N GPUs, fake driver, {datetime.date.today().isoformat()}, commit {binary_commit(cumemctl)}; "
           f"FAKECUDA_COST_MS={args.cost} (cuInit {base_ms} + {per_ms} ms per visible device, a context "
           f"{ctx_ms} ms to make and {release_ms} ms to release, {scope}); medians of {args.runs} runs.\n")
     print("| devices | doctor wall | 2N contexts made and released | the rest | "
