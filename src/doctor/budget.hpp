@@ -27,6 +27,9 @@ public:
     // The checks the run will run, by scope (ids in catalogue order), and later the devices it examines.
     void plan(std::vector<std::string> setup, std::vector<std::string> device, std::vector<std::string> node);
     void set_devices(std::vector<int> devices, int device_count);
+    // The devices' names (UUID, bus id, NVML's index), in the order of set_devices, once known: a run past
+    // its budget keeps them, so that its labels still join with dcgm-exporter's.
+    void set_identities(std::vector<gpu::DeviceIdentity> identities);
     void set_driver(const DriverInfo& info);
 
     // The calling thread starts `check` (on `device`): its lane says so, and the thread's pending calls
@@ -58,6 +61,7 @@ private:
     std::vector<CheckResult> finished_;
     std::vector<std::string> setup_, device_, node_;
     std::vector<int> devices_;
+    std::vector<gpu::DeviceIdentity> identities_;
     int device_count_ = -1;
     bool devices_known_ = false;
     std::optional<DriverInfo> driver_;

@@ -170,10 +170,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     }
     if (progress != nullptr) progress->set_devices(run.devices, run.device_count);
     hand_over(early, states);
-    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
-    mark_phase("doctor: every device's checks and their end");
-    // The names of each GPU for the results and the metrics (so that they join with dcgm-exporter's):
-    // no context needed.
+    // The names of each GPU for the results and the metrics (so that they join with dcgm-exporter's),
+    // before the device checks, so that a run past its budget still has them (Progress): no context
+    // needed, the attributes that the checks read anyway, NVML's index and minor from its list read early.
     for (const auto& state : states) {
         const DeviceInfo* info = state->peek_info();
         const int ordinal = run.devices[run.identities.size()];
@@ -186,6 +185,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
         if (nvml != nullptr && !info->uuid.empty()) id.minor = nvml->minor_of(info->uuid);
         run.identities.push_back(std::move(id));
     }
+    if (progress != nullptr) progress->set_identities(run.identities);
+    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    mark_phase("doctor: every device's checks and their end");
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));
