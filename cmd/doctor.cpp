@@ -235,13 +235,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }
     report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
-    std::string module;
-    for (const auto& r : run.results) {
-        const auto it = r.outcome.details.find(kDetailKernelModule);
-        if (r.check == kCheckDriver && it != r.outcome.details.end() && it->is_string())
-            module = it->get<std::string>();
-    }
-    add_driver_info(report, module);
+    add_driver_info(report, run.driver_version);
 }
 
 void fill_report(Report& report, const DoctorRun& run, bool verbose) {

@@ -39,6 +39,11 @@ void Progress::set_devices(std::vector<int> devices, int device_count) {
     devices_known_ = true;
 }
 
+void Progress::set_driver_version(std::string version) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    driver_version_ = std::move(version);
+}
+
 void Progress::set_identities(std::vector<gpu::DeviceIdentity> identities) {
     const std::lock_guard<std::mutex> lock(mutex_);
     identities_ = std::move(identities);
@@ -141,6 +146,7 @@ DoctorRun Progress::timed_out_run(double budget_s, double elapsed_s) const {
     DoctorRun run;
     run.seconds = elapsed_s;
     run.device_count = device_count_;
+    run.driver_version = driver_version_;
     run.devices = devices_;
     run.identities = identities_;
     if (run.identities.size() != devices_.size()) {  // not known yet: the ordinals alone

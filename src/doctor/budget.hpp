@@ -31,6 +31,7 @@ public:
     // its budget keeps them, so that its labels still join with dcgm-exporter's.
     void set_identities(std::vector<gpu::DeviceIdentity> identities);
     void set_driver(const DriverInfo& info);
+    void set_driver_version(std::string version);  // DoctorRun::driver_version
 
     // The calling thread starts `check` (on `device`): its lane says so, and the thread's pending calls
     // go to the lane's slot from here on.
@@ -65,6 +66,7 @@ private:
     int device_count_ = -1;
     bool devices_known_ = false;
     std::optional<DriverInfo> driver_;
+    std::string driver_version_;
 };
 
 // What run_within_budget gives: the run, and whether threads were left waiting (the caller must then end

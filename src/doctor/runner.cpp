@@ -151,6 +151,10 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     const auto device_specs = selected(options, CheckScope::device);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
+    // The driver's version for the report (its metrics' driver_version): NVML's, read when it loaded, else
+    // the kernel module's file; known before any check, so that a run past its budget keeps it too.
+    run.driver_version = driver_version(ctx);
+    if (progress != nullptr) progress->set_driver_version(run.driver_version);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
     std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
     mark_phase("doctor: importers started early");
