@@ -46,7 +46,6 @@ void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version
     out = reinterpret_cast<Fn>(fn);
 }
 
-
 // The attributes `devices` reports, in its order: the capability catalogue of src/gpu/device/devices.cpp
 // (153 to 156 are the CUDA 13.3 logical-endpoint attributes, refused by older drivers).
 inline constexpr int kCapabilityAttributes[] = {

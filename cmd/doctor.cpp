@@ -235,13 +235,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }
     report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
-    std::string module;
-    for (const auto& r : run.results) {
-        const auto it = r.outcome.details.find(kDetailKernelModule);
-        if (r.check == kCheckDriver && it != r.outcome.details.end() && it->is_string())
-            module = it->get<std::string>();
-    }
-    add_driver_info(report, module);
+    add_driver_info(report, run.driver_version);
 }
 
 void fill_report(Report& report, const DoctorRun& run, bool verbose) {
@@ -291,8 +285,28 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     }
 }
 
-Report list_checks() {
-    return run_guarded("doctor", [](Report& report) {
+// --list-checks writes the list of the checks, as a table or as JSON, on stdout or in --output's file; the
+// formats of a run's results (nfd, prometheus, junit, csv, line) and --expiry have nothing of it to
+// write, so they are usage errors, not a made-up run's output.
+void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
+    if (!globals.json && !globals.format.empty() && globals.format != "table" && globals.format != "json") {
+        throw Error(ExitCode::usage,
+                    fmt::format("--list-checks writes a table or JSON, not --format {}", globals.format),
+                    "leave --format out (the table), or give --json");
+    }
+    if (!opts.expiry.empty()) {
+        throw Error(ExitCode::usage, "--expiry goes with a run's --format nfd, not with --list-checks",
+                    "leave --expiry out");
+    }
+    if (!opts.output.empty() && !globals.json && globals.format != "json") {
+        throw Error(ExitCode::usage, "--list-checks --output writes JSON, not the table",
+                    "give --json with --output, or leave --output out");
+    }
+}
+
+Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
+    return run_guarded("doctor", [&](Report& report) {
+        check_list_options(opts, globals);
         nlohmann::json list = nlohmann::json::array();
         Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
         for (const auto& c : check_catalogue()) {
@@ -306,7 +320,11 @@ Report list_checks() {
 }
 
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
-    if (opts.list) return list_checks();
+    if (opts.list) {
+        Report list = list_checks(opts, globals);
+        if (list.exit_code != ExitCode::usage) list.output_file = opts.output;
+        return list;
+    }
     std::optional<std::chrono::seconds> expiry;
     Report result = run_checked("doctor", opts, [&](Report& report, const DoctorOptions& options) {
         expiry = parse_expiry(opts.expiry, globals);

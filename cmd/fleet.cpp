@@ -10,6 +10,7 @@
 #include "commands.hpp"
 #include "matrix/matrix.hpp"
 #include "fleet/fleet.hpp"
+#include "report/fleet_properties.hpp"
 #include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
 
@@ -221,18 +222,23 @@ Table nodes_table(const FleetSummary& s) {
             passing.push_back(n.host);
             continue;
         }
-        auto prop = [&](const char* key) {
-            const auto it = n.properties.find(key);
+        auto prop = [&](const FleetProperty& p) {
+            const auto it = n.properties.find(std::string(p.key));
             return it == n.properties.end() ? std::string(n.status == "missing" ? "-" : "?") : it->second;
         };
-        std::vector<std::string> key{n.status, prop("driver"), prop("gpus"), not_passed(n)};
+        std::vector<std::string> key{n.status, prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
         auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
         if (it == groups.end()) it = groups.insert(groups.end(), Group{std::move(key), {}});
         it->hosts.push_back(n.host);
     }
     std::stable_sort(groups.begin(), groups.end(),
                      [](const Group& a, const Group& b) { return severity(a.key[0]) < severity(b.key[0]); });
-    Table t{title(s), {"node", "status", "driver", "gpus", "checks that did not pass"}, {}, {}, true};
+    Table t{
+        title(s),
+        {"node", "status", std::string(kFleetDriver.name), std::string(kFleetGpus.name), "checks that did not pass"},
+        {},
+        {},
+        true};
     for (const auto& g : groups) t.rows.push_back({compress_hostlist(g.hosts), g.key[0], g.key[1], g.key[2], g.key[3]});
     if (t.rows.empty()) t.columns.clear();
     // Each failed check with its GPU, worst node first (--json lists them all).
@@ -295,7 +301,7 @@ void add_tables(Report& report, const FleetSummary& s) {
             std::vector<std::string> items;
             for (const auto& [value, hosts] : by_value)
                 items.push_back(fmt::format("{}: {}", compress_hostlist(hosts), value));
-            diffs.rows.push_back({d.property,
+            diffs.rows.push_back({fleet_property_name(d.property),
                                   d.majority.empty()
                                       ? "none (a tie)"
                                       : fmt::format("{} ({} of {})", d.majority, d.majority_nodes, d.nodes),

@@ -1,5 +1,5 @@
 # Sourced by the Slurm scripts beside this file (imex-channel, healthcheck): finds and reads their
-# KEY=VALUE settings.
+# KEY=VALUE settings, and checks a path that root is to write (safe_path, below).
 #   settings_file NAME DIR   /etc/cumemctl/NAME where it exists (an administrator's copy, which no
 #                            package upgrade replaces; CUMEMCTL_ETC names another folder, for tests),
 #                            else DIR/NAME (the package's, beside the script)
@@ -25,4 +25,41 @@ read_settings() {
     done
     die "$file:$lineno: unknown setting $key"
   done <"$file"
+}
+#   safe_path PATH
+# Whether root may open PATH to write it (a log, a lock) with no one else able to turn that write
+# elsewhere: prints PATH with its folder's symlinks resolved (the name to open) and succeeds, or prints
+# why not and fails. The folder and every folder above it must be owned by root (or this user), and
+# none that anyone else may write, except a folder above with the sticky bit (/tmp: others cannot
+# rename or remove what is not theirs there); the file itself, where it exists, a regular file (no
+# symlink) of one link, owned by root (or this user). So no one else can plant a symlink or a hard link
+# there, before the check or after it.
+safe_path() {
+  local path=$1 dir name me p owner group mode links
+  me=$(id -u)
+  dir=$(readlink -f -- "$(dirname -- "$path")" 2>/dev/null)
+  [[ -n $dir && -d $dir ]] || { echo "its folder $(dirname -- "$path") does not exist"; return 1; }
+  name=$(basename -- "$path")
+  p=$dir
+  while :; do
+    read -r owner group mode < <(stat -c '%u %g %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+    if ((mode & 8#002 || (mode & 8#020 && group != 0))); then
+      if [[ $p == "$dir" ]] || ! ((mode & 8#1000)); then
+        echo "others may write $p (mode $(printf '%04o' "$mode"))"
+        return 1
+      fi
+    fi
+    [[ $p == / ]] && break
+    p=$(dirname -- "$p")
+  done
+  p=${dir%/}/$name
+  if [[ -e $p || -L $p ]]; then
+    [[ ! -L $p ]] || { echo "$p is a symlink"; return 1; }
+    [[ -f $p ]] || { echo "$p is not a regular file"; return 1; }
+    read -r owner links < <(stat -c '%u %h' -- "$p")
+    [[ $links == 1 ]] || { echo "$p has $links hard links"; return 1; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+  fi
+  echo "$p"
 }

@@ -39,6 +39,16 @@ void Progress::set_devices(std::vector<int> devices, int device_count) {
     devices_known_ = true;
 }
 
+void Progress::set_driver_version(std::string version) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    driver_version_ = std::move(version);
+}
+
+void Progress::set_identities(std::vector<gpu::DeviceIdentity> identities) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    identities_ = std::move(identities);
+}
+
 void Progress::set_driver(const DriverInfo& info) {
     const std::lock_guard<std::mutex> lock(mutex_);
     driver_ = info;
@@ -136,8 +146,13 @@ DoctorRun Progress::timed_out_run(double budget_s, double elapsed_s) const {
     DoctorRun run;
     run.seconds = elapsed_s;
     run.device_count = device_count_;
+    run.driver_version = driver_version_;
     run.devices = devices_;
-    for (int d : devices_) run.identities.push_back(gpu::DeviceIdentity{d, {}, {}, {}, {}, {}});
+    run.identities = identities_;
+    if (run.identities.size() != devices_.size()) {  // not known yet: the ordinals alone
+        run.identities.clear();
+        for (int d : devices_) run.identities.push_back(gpu::DeviceIdentity{d, {}, {}, {}, {}, {}});
+    }
     auto add = [&](const std::string& check, std::optional<int> device) {
         for (const CheckResult& r : finished_) {
             if (r.check == check && r.device == device) {

@@ -27,7 +27,11 @@ public:
     // The checks the run will run, by scope (ids in catalogue order), and later the devices it examines.
     void plan(std::vector<std::string> setup, std::vector<std::string> device, std::vector<std::string> node);
     void set_devices(std::vector<int> devices, int device_count);
+    // The devices' names (UUID, bus id, NVML's index), in the order of set_devices, once known: a run past
+    // its budget keeps them, so that its labels still join with dcgm-exporter's.
+    void set_identities(std::vector<gpu::DeviceIdentity> identities);
     void set_driver(const DriverInfo& info);
+    void set_driver_version(std::string version);  // DoctorRun::driver_version
 
     // The calling thread starts `check` (on `device`): its lane says so, and the thread's pending calls
     // go to the lane's slot from here on.
@@ -58,9 +62,11 @@ private:
     std::vector<CheckResult> finished_;
     std::vector<std::string> setup_, device_, node_;
     std::vector<int> devices_;
+    std::vector<gpu::DeviceIdentity> identities_;
     int device_count_ = -1;
     bool devices_known_ = false;
     std::optional<DriverInfo> driver_;
+    std::string driver_version_;
 };
 
 // What run_within_budget gives: the run, and whether threads were left waiting (the caller must then end

@@ -149,8 +149,7 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
                                        ctx.device_count == 1 ? "" : "s", *opts.expect_gpus));
         failed = true;
     }
-    std::string driver_version = ctx.nvml != nullptr ? ctx.nvml->info().driver_version : "";
-    if (driver_version.empty()) driver_version = kernel_module_version(ctx);
+    const std::string driver_version = doctor::driver_version(ctx);
     details["driver_version"] = driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver_version);
     if (!opts.expect_driver.empty() && driver_version != opts.expect_driver) {
         problems.push_back(fmt::format("driver {} expected, {} found", opts.expect_driver,

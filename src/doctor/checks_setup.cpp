@@ -27,6 +27,11 @@ std::string kernel_module_version(const DoctorContext& ctx) {
     return {};
 }
 
+std::string driver_version(const DoctorContext& ctx) {
+    if (ctx.nvml != nullptr && !ctx.nvml->info().driver_version.empty()) return ctx.nvml->info().driver_version;
+    return kernel_module_version(ctx);
+}
+
 namespace {
 
 // A remedy for cuInit failing with the given result name.

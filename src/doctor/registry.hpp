@@ -70,6 +70,9 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState* device);
 // The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
 // /proc/driver/nvidia/version (under the sysroot); empty where neither says.
 std::string kernel_module_version(const DoctorContext& ctx);
+// The NVIDIA driver's version as nvidia-smi says it: NVML's (nvmlSystemGetDriverVersion) where NVML is
+// loaded and says it, else the kernel module's (kernel_module_version); empty where neither says.
+std::string driver_version(const DoctorContext& ctx);
 CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);

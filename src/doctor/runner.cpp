@@ -151,6 +151,10 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     const auto device_specs = selected(options, CheckScope::device);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
+    // The driver's version for the report (its metrics' driver_version): NVML's, read when it loaded, else
+    // the kernel module's file; known before any check, so that a run past its budget keeps it too.
+    run.driver_version = driver_version(ctx);
+    if (progress != nullptr) progress->set_driver_version(run.driver_version);
     // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
     std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
     mark_phase("doctor: importers started early");
@@ -170,10 +174,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     }
     if (progress != nullptr) progress->set_devices(run.devices, run.device_count);
     hand_over(early, states);
-    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
-    mark_phase("doctor: every device's checks and their end");
-    // The names of each GPU for the results and the metrics (so that they join with dcgm-exporter's):
-    // no context needed.
+    // The names of each GPU for the results and the metrics (so that they join with dcgm-exporter's),
+    // before the device checks, so that a run past its budget still has them (Progress): no context
+    // needed, the attributes that the checks read anyway, NVML's index and minor from its list read early.
     for (const auto& state : states) {
         const DeviceInfo* info = state->peek_info();
         const int ordinal = run.devices[run.identities.size()];
@@ -186,6 +189,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
         if (nvml != nullptr && !info->uuid.empty()) id.minor = nvml->minor_of(info->uuid);
         run.identities.push_back(std::move(id));
     }
+    if (progress != nullptr) progress->set_identities(run.identities);
+    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    mark_phase("doctor: every device's checks and their end");
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {
         check_interrupted();
         run.results.push_back(run_one(*spec, ctx, nullptr));

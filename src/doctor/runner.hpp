@@ -17,6 +17,7 @@ struct DoctorRun {
     int device_count = -1;                        // what the driver reports; -1 where it could not say
     std::vector<int> devices;                     // the devices that were examined
     std::vector<gpu::DeviceIdentity> identities;  // their names (UUID, bus id, NVML index), in the same order
+    std::string driver_version;                   // NVML's, else the kernel module's ("" where unknown)
     double seconds = 0;                           // the whole run, wall clock
     bool quick = false;                           // --quick: only the checks that need no context
 };

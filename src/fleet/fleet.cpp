@@ -1,4 +1,5 @@
 #include "fleet/fleet.hpp"
+#include "report/fleet_properties.hpp"
 #include "report/json_fields.hpp"
 
 #include <algorithm>
@@ -114,22 +115,24 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
     }
     const nlohmann::json& counted = doctor != nullptr ? *doctor : *devices;
     const auto& driver = latest.value("driver", nlohmann::json::object());
-    node.properties["driver"] = driver.value("loaded", false) ? driver.value("version_string", "?") : "not loaded";
-    node.properties["cumemctl"] = latest.value("tool", nlohmann::json::object()).value("version", "?");
+    node.properties[std::string(kFleetDriver.key)] =
+        driver.value("loaded", false) ? driver.value("version_string", "?") : "not loaded";
+    node.properties[std::string(kFleetTool.key)] = latest.value("tool", nlohmann::json::object()).value("version", "?");
     const auto count = results_of(counted).value("device_count", nlohmann::json());
-    if (count.is_number_integer()) node.properties["gpus"] = std::to_string(count.get<int>());
+    if (count.is_number_integer()) node.properties[std::string(kFleetGpus.key)] = std::to_string(count.get<int>());
     if (doctor != nullptr) {
         for (const auto& d : check_details(*doctor, cumemctl::doctor::kCheckDriver)) {
             if (d.contains(cumemctl::doctor::kDetailKernelModule) &&
                 d[cumemctl::doctor::kDetailKernelModule].is_string()) {
-                node.properties["kernel module"] = d[cumemctl::doctor::kDetailKernelModule].get<std::string>();
+                node.properties[std::string(kFleetKernelModule.key)] =
+                    d[cumemctl::doctor::kDetailKernelModule].get<std::string>();
             }
         }
     }
     const nlohmann::json& described = devices != nullptr ? *devices : *doctor;
     std::set<std::string> names;
     for (auto& n : device_names(described)) names.insert(std::move(n));
-    if (!names.empty()) node.properties["gpu model"] = fmt::format("{}", fmt::join(names, ", "));
+    if (!names.empty()) node.properties[std::string(kFleetGpuModel.key)] = fmt::format("{}", fmt::join(names, ", "));
     std::map<std::string, std::set<std::string>> caps;
     for (const auto& c : capabilities_of(described)) {
         for (const auto& [key, value] : c.items()) {
@@ -137,7 +140,7 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
         }
     }
     for (const auto& [key, values] : caps) {
-        node.properties["capability " + key] =
+        node.properties[fleet_capability_key(key)] =
             values.size() == 1 ? *values.begin() : fmt::format("mixed ({})", fmt::join(values, "/"));
     }
 }
@@ -268,7 +271,7 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
     }
     // The node-wide properties first, then the capabilities (each group in name order).
     std::stable_sort(out.begin(), out.end(), [](const Difference& a, const Difference& b) {
-        return (a.property.rfind("capability ", 0) == 0) < (b.property.rfind("capability ", 0) == 0);
+        return is_fleet_capability(a.property) < is_fleet_capability(b.property);
     });
     return out;
 }

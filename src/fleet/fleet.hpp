@@ -59,7 +59,8 @@ struct NodeSummary {
     std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
     std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
     std::vector<CheckFailure> failures;             // each failed or timed-out check
-    std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability fabric" -> "yes"
+    std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability_fabric" -> "yes" (keys:
+                                                    // report/fleet_properties.hpp)
 };
 
 // The nodes that did not pass one check.
@@ -72,7 +73,7 @@ struct CheckSpread {
 
 // A property in which some nodes differ from the majority of the nodes that report it.
 struct Difference {
-    std::string property;
+    std::string property;  // its key (report/fleet_properties.hpp)
     std::string majority;  // the most common value ("" when tied)
     int majority_nodes = 0;
     int nodes = 0;                                               // nodes that report the property

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "report/fleet_properties.hpp"
 #include "report/html_parts.hpp"
 #include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
@@ -81,7 +82,8 @@ void write_differences(std::ostream& out, const nlohmann::json& r) {
                                  escape(compress_hostlist(hosts)));
         }
         const auto majority = d.value("majority", nlohmann::json());
-        out << fmt::format("<tr><td>{}</td><td>{} ({} of {})</td><td>{}</td></tr>\n", escape(d.value("property", "?")),
+        out << fmt::format("<tr><td>{}</td><td>{} ({} of {})</td><td>{}</td></tr>\n",
+                           escape(fleet_property_name(d.value("property", "?"))),
                            majority.is_string() ? escape(majority.get<std::string>()) : "none (a tie)",
                            d.value("majority_nodes", 0), d.value("nodes", 0), cells);
     }

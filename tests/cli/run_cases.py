@@ -28,7 +28,7 @@ A case file holds cases separated by blank lines. Each case is a list of directi
 
 Whenever stdout is JSON (the command line has --json or --format json), it must be exactly one JSON
 document that validates against the report schema, and every key in it is snake_case (jq .a.b reaches
-it; the keys of fleet's node properties, which are data, excepted). Whenever the command line has --format prometheus,
+it). Whenever the command line has --format prometheus,
 stdout must parse with prometheus_client's parser (the reference implementation of the text format),
 and every family must have HELP and TYPE, a cumemctl_ name, and no repeated sample. A JSON fragment matches when every key of an object
 fragment matches, every element of a list fragment matches the element at the same index, and scalars
@@ -54,10 +54,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 
 SNAKE_CASE = re.compile(r"^[a-z0-9]+(_[a-z0-9]+)*$")
-# Objects whose keys are data, not the report's names: fleet's node properties are keyed by the
-# property as its tables name it ("kernel module", "capability fabric"), the same text as
-# differences[].property.
-DATA_KEYED = {"properties"}
 
 
 def not_snake_case(doc, where="$"):
@@ -67,8 +63,7 @@ def not_snake_case(doc, where="$"):
         for k, v in doc.items():
             if not SNAKE_CASE.match(k):
                 found.append((where, k))
-            if k not in DATA_KEYED:
-                found += not_snake_case(v, f"{where}.{k}")
+            found += not_snake_case(v, f"{where}.{k}")
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
             found += not_snake_case(v, f"{where}[{i}]")

@@ -231,6 +231,60 @@ def test_by_hand_bad_settings():
             f.write("TIMEOUT=31\n")
         p = run_by_hand(d, "--dry-run", "--node-state", "IDLE", env={"CUMEMCTL_ETC": etc})
         check(p.returncode == 1 and f"{etc}/healthcheck.conf: TIMEOUT must be" in p.stderr, describe(p))
+    unsafe_paths()
+
+
+def unsafe_paths():
+    """A LOG_FILE or LOCK_FILE that someone else could have turned elsewhere (a symlink, a hard link, a
+    file or folder of another user, a folder others may write): refused (exit 1, the reason on stderr
+    and in syslog), nothing written through it, no doctor run, nothing drained. Part of by_hand_bad_settings."""
+    with tempfile.TemporaryDirectory() as d:
+        prepare(d)
+        victim = os.path.join(d, "victim")
+        with open(victim, "w", encoding="utf-8") as f:
+            f.write("root's file\n")
+        pub = os.path.join(d, "pub")
+        os.mkdir(pub)
+        os.chmod(pub, 0o1777)  # as /tmp: others may plant names in it, sticky or not
+        os.symlink(victim, os.path.join(d, "link"))
+        os.symlink(os.path.join(d, "made-by-root"), os.path.join(d, "dangling"))
+        os.link(victim, os.path.join(d, "hardlink"))
+        cases = [({"LOG_FILE": f"{d}/link"}, "is a symlink"),
+                 ({"LOG_FILE": f"{d}/dangling"}, "is a symlink"),
+                 ({"LOG_FILE": f"{d}/hardlink"}, "has 2 hard links"),
+                 ({"LOG_FILE": f"{pub}/log"}, f"others may write {pub}"),
+                 ({"LOG_FILE": f"{d}/nodir/log"}, "does not exist"),
+                 ({"LOCK_FILE": f"{d}/link"}, "is a symlink"),
+                 ({"LOCK_FILE": f"{d}/dangling"}, "is a symlink"),
+                 ({"LOCK_FILE": f"{pub}/lock.%n"}, f"others may write {pub}")]
+        if os.geteuid() == 0:
+            theirs = os.path.join(d, "theirs")
+            os.mkdir(theirs)
+            os.chown(theirs, 65534, 65534)
+            with open(os.path.join(d, "their.log"), "w", encoding="utf-8"):
+                pass
+            os.chown(os.path.join(d, "their.log"), 65534, 65534)
+            cases += [({"LOG_FILE": f"{theirs}/log"}, f"{theirs} is owned by uid 65534"),
+                      ({"LOG_FILE": f"{d}/their.log"}, "their.log is owned by uid 65534"),
+                      ({"LOCK_FILE": f"{theirs}/lock"}, f"{theirs} is owned by uid 65534")]
+        set_node(d, "n1", REMAP)  # a failing node: a run that went on would drain it
+        for more, words in cases:
+            write_settings(d, **more)
+            p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
+            key = next(iter(more))
+            check(p.returncode == 1 and f"{key}=" in p.stderr and "refused" in p.stderr and words in p.stderr
+                  and "doctor call" not in p.stdout and "would run" not in p.stdout, f"{more}: {describe(p)}")
+        with open(victim, encoding="utf-8") as f:
+            check(f.read() == "root's file\n", "a write went through a link to the victim")
+        check(not os.path.exists(os.path.join(d, "made-by-root")), "a dangling symlink's target was created")
+        check(os.listdir(pub) == [], f"a file was made in the world-writable folder: {os.listdir(pub)}")
+        # A folder above the file that others may write, with the sticky bit (the tests' own /tmp), is fine;
+        # so is a folder of root's below it.
+        safe = os.path.join(pub, "root-only")
+        os.mkdir(safe, 0o755)
+        write_settings(d, LOG_FILE=f"{safe}/log", LOCK_FILE=f"{safe}/lock.%n")
+        out = dry(d, "IDLE")
+        check(would_run(out) and "cumemctl healthcheck on n1: " in open(f"{safe}/log", encoding="utf-8").read(), out)
 
 
 def stub_scontrol(d, *answers):
