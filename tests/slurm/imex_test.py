@@ -185,6 +185,41 @@ def test_by_hand_bad_settings():
         check(p.returncode == 1 and "unknown setting LAST_CHANEL" in p.stderr, f"a misspelt key: {describe(p)}")
 
 
+def test_by_hand_unsafe_paths():
+    """The prolog runs as root: a LOG_FILE that is a symlink, or in a folder others may write, and a
+    STATE_DIR in such a folder, are refused (exit 1, Slurm drains the node) before anything is written,
+    and nothing is written through the symlink."""
+    with Scratch() as d:
+        conf = os.path.join(d, "scripts", "imex-channels.conf")
+        target = os.path.join(d, "target")
+        with open(target, "w", encoding="utf-8") as f:
+            f.write("root's file\n")
+        os.symlink(target, os.path.join(d, "log"))
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 1 and "LOG_FILE" in p.stderr and "symlink" in p.stderr, f"a symlinked log: {describe(p)}")
+        with open(target, encoding="utf-8") as f:
+            check(f.read() == "root's file\n", "the prolog wrote through the symlinked LOG_FILE")
+        check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)} {records(d)}")
+        os.unlink(os.path.join(d, "log"))
+        shared = os.path.join(d, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write(f"LOG_FILE={shared}/log\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 1 and "others may write" in p.stderr and not os.path.exists(f"{shared}/log"),
+              f"a log in a world-writable folder: {describe(p)}")
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write(f"LOG_FILE={d}/log\nSTATE_DIR={shared}/state\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 1 and "STATE_DIR" in p.stderr and channel_nodes(d) == {} and
+              not os.path.exists(f"{shared}/state/lock"), f"a state folder in a world-writable folder: {describe(p)}")
+        with open(conf, "a", encoding="utf-8") as f:
+            f.write(f"STATE_DIR={d}/state\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d) and "channel 8" in log(d), f"safe paths again (job 7: channel 8): {describe(p)}")
+
+
 # Each task of a job: writes what it sees in the channel folder (obs.1), waits for `phase2`, looks
 # again (obs.2), waits for `go`. A line per node: "path uid mode type", "usable path" when it can open it.
 TASK = r"""
@@ -283,4 +318,5 @@ if __name__ == "__main__":
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
+          "by_hand_unsafe_paths": test_by_hand_unsafe_paths,
           "jobs": test_jobs})
