@@ -12,7 +12,8 @@ MetricLabels gpu_labels(const gpu::DeviceIdentity& id, const std::string& host) 
     add("gpu", id.nvml_index ? std::to_string(*id.nvml_index) : std::string());
     add("UUID", id.uuid);
     add("pci_bus_id", id.pci_bus_id);
-    add("device", id.minor ? "nvidia" + std::to_string(*id.minor) : std::string());
+    // dcgm-exporter writes device="nvidia<gpu>", its gpu being NVML's index (not the minor number).
+    add("device", id.nvml_index ? "nvidia" + std::to_string(*id.nvml_index) : std::string());
     add("modelName", id.name);
     add("Hostname", host);
     add("cuda_device", std::to_string(id.ordinal));

@@ -9,7 +9,7 @@
 
 namespace cumemctl::cmd {
 
-// gpu (NVML's index, nvidia-smi's), UUID, pci_bus_id, device (nvidia<minor>), modelName and Hostname,
+// gpu (NVML's index, nvidia-smi's), UUID, pci_bus_id, device (nvidia<gpu>), modelName and Hostname,
 // as dcgm-exporter writes them, and cuda_device (the CUDA ordinal, which dcgm-exporter has not); a
 // label whose value is unknown is left out (Prometheus reads an empty label as an absent one).
 MetricLabels gpu_labels(const gpu::DeviceIdentity& id, const std::string& host);
