@@ -189,8 +189,9 @@ std::string not_passed(const NodeSummary& n) {
     if (n.status == "missing") parts.emplace_back("no report");
     if (n.status == "stale") parts.emplace_back("report too old");
     if (n.status != "missing" && n.status != "stale" && !n.error.empty()) parts.push_back(n.error);
-    if (!n.failed.empty()) parts.push_back("fail: " + joined(n.failed));
-    if (!n.warned.empty()) parts.push_back("warn: " + joined(n.warned));
+    // A check that failed on every GPU is one item: "fabric-alloc@gpu[0-7]".
+    if (!n.failed.empty()) parts.push_back("fail: " + joined(compress_hostlist_items(n.failed)));
+    if (!n.warned.empty()) parts.push_back("warn: " + joined(compress_hostlist_items(n.warned)));
     return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
