@@ -54,7 +54,10 @@ double parse_age(const std::string& text) {
 Expectations FleetOptions::check() const {
     Expectations e;
     if (!expect.empty()) e.hosts = expand_hostlist(expect, "--expect");
-    if (!max_age.empty()) e.max_age_seconds = parse_age(max_age);
+    if (!max_age.empty()) {
+        e.max_age_seconds = parse_age(max_age);
+        e.max_age_name = "--max-age " + max_age;
+    }
     return e;
 }
 

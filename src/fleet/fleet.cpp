@@ -10,6 +10,7 @@
 
 #include "doctor/check.hpp"
 #include "report/report.hpp"
+#include "util/duration.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl::fleet {
@@ -286,8 +287,10 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
             const double age = when ? std::chrono::duration<double>(expect.now - *when).count() : 0;
             if (!when || age <= *expect.max_age_seconds) continue;
             n.status = "stale";
-            n.error = fmt::format("its report is from {}, {:.0f} s ago (more than the {:g} s allowed)", n.timestamp,
-                                  age, *expect.max_age_seconds);
+            n.error = fmt::format("its report is from {}, {} ago, more than {}", n.timestamp, format_age(age),
+                                  expect.max_age_name.empty()
+                                      ? fmt::format("the {} allowed", format_age(*expect.max_age_seconds))
+                                      : expect.max_age_name);
         }
     }
     for (const auto& host : expect.hosts) {

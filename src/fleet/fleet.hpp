@@ -84,6 +84,8 @@ struct Difference {
 struct Expectations {
     std::vector<std::string> hosts;         // nodes that must have reported (fleet --expect); empty: any
     std::optional<double> max_age_seconds;  // a node whose report is older than this is stale
+    std::string max_age_name;               // the limit as a stale node's reason names it ("--max-age 7d");
+                                            // "" names the age in words ("the 7 days allowed")
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 
