@@ -353,22 +353,25 @@ Report run_fleet(const FleetOptions& opts) {
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
-        // An input that cannot be used is the command line's mistake (exit 2, naming the file), told apart
-        // from a node that failed (exit 1); the rest is still summarised.
+        add_fabric_matrices(report, reports);
+        report.line = failing_nodes(summary);
+        // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
+        // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
+        // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,
+        // naming the file, told apart from a usage error by its kind; the rest is still summarised.
+        if (any_failing(summary)) report.mark_failed();
         for (const auto& p : problems) {
             report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
                                      .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
-                                               "'cumemctl devices --json' (one or more reports each)"});
+                                               "'cumemctl devices --json' (one or more reports each)",
+                                     .kind = "input"});
         }
         if (reports.empty() && problems.empty()) {
             report.add_error(Problem{.exit_code = ExitCode::failed,
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});
         }
-        add_fabric_matrices(report, reports);
-        report.line = failing_nodes(summary);
-        if (any_failing(summary)) report.mark_failed();
     });
 }
 

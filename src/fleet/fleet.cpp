@@ -3,7 +3,9 @@
 #include "report/json_fields.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -309,21 +311,35 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
 
 }  // namespace
 
-std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
+std::vector<SourcedReport> read_reports(std::istream& input, const std::string& source,
                                         std::vector<InputProblem>& problems) {
+    // Read whole, so that a document that does not parse is placed by line and column in the input as
+    // a person opens it (a pipe cannot be sought back), not by the JSON library's words.
+    const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+    std::istringstream in(text);
     std::vector<SourcedReport> out;
     int index = 0;
     while (true) {
         in >> std::ws;
         if (in.peek() == std::char_traits<char>::eof()) break;
         ++index;
-        const auto offset = in.tellg();
+        const auto offset = static_cast<std::size_t>(in.tellg());
         nlohmann::json doc;
         try {
             in >> doc;
-        } catch (const nlohmann::json::exception& e) {
-            problems.push_back({source, fmt::format("document {} (from byte {}) is not JSON: {}", index,
-                                                    static_cast<long long>(offset), e.what())});
+        } catch (const nlohmann::json::parse_error& e) {
+            // e.byte counts the characters the parser read of this document, the one it stopped at (or
+            // the end of the input) included: its line and column as an editor counts them.
+            const std::size_t read = offset + static_cast<std::size_t>(e.byte);
+            const auto stop = text.begin() + static_cast<std::ptrdiff_t>(std::min(read, text.size()));
+            const auto line = 1 + std::count(text.begin(), stop, '\n');
+            const auto newline = std::find(std::make_reverse_iterator(stop), text.rend(), '\n');
+            const std::size_t column =
+                newline == text.rend() ? read : read - static_cast<std::size_t>(text.rend() - newline);
+            problems.push_back({source, fmt::format("not JSON at line {}, column {}", line, column)});
+            break;
+        } catch (const nlohmann::json::exception&) {
+            problems.push_back({source, fmt::format("not JSON from byte {} on", offset)});
             break;
         }
         if (const std::string why = unusable(doc); !why.empty()) {

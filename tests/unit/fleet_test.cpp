@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "fleet/fleet.hpp"
 
@@ -37,13 +40,24 @@ TEST_CASE("several reports in one input, whitespace between or none") {
 }
 
 TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty input is a problem") {
-    std::istringstream in(R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {broken");
+    const std::string text = R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {b";
+    std::istringstream in(text);
     std::vector<InputProblem> problems;
     const auto reports = read_reports(in, "f", problems);
     CHECK(reports.size() == 1);
     REQUIRE(problems.size() == 2);
     CHECK(problems[0].message.find("document 1: not a cumemctl report") == 0);
-    CHECK(problems[1].message.find("document 3 (from byte") == 0);
+    // Placed by line and column in the input, without the JSON library's words.
+    const std::size_t newline = text.rfind('\n');
+    CHECK(problems[1].message == fmt::format("not JSON at line {}, column {}",
+                                             1 + std::count(text.begin(), text.end(), '\n'),
+                                             text.size() - (newline == std::string::npos ? 0 : newline + 1)));
+    std::istringstream lines("\n\n  {\"a\":\n  ]");
+    read_reports(lines, "l", problems);
+    CHECK(problems.back().message == "not JSON at line 4, column 3");
+    std::istringstream cut("{\"x\":1\n");
+    read_reports(cut, "c", problems);
+    CHECK(problems.back().message == "not JSON at line 2, column 1");
     std::istringstream empty("  \n");
     read_reports(empty, "e", problems);
     CHECK(problems.back().message == "it is empty: no report in it");
