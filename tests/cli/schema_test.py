@@ -108,7 +108,7 @@ CHANGES = {
                    (["verify", "made_up"], 1, "additionalProperties")],
     "le-bind": [(["request", "type"], "banana", "enum"),
                 (["bindings", 0, "method"], "banana", "enum"),
-                (["request", "size"], "2 MiB", "type")],
+                (["request", "size_bytes"], "2 MiB", "type")],
     "doctor": [(["checks", 0, "status"], "banana", "enum"),
                (["checks", 0, "remedy"], "", "minLength"),
                (["checks", 0, "remedy"], 5, "type"),
