@@ -123,6 +123,7 @@ CHANGES = {
     "doctor-list-checks": [(["checks", 0, "scope"], "banana", "enum"), (["checks", 0, "check"], "banana", "enum"),
                            (["checks", 0, "quick"], "yes", "type")],
     "fleet": [(["nodes", 0, "status"], "banana", "enum"),
+              (["nodes", 0, "commands", 0], "memtest", "enum"),
               (["failures", 0, "status"], "banana", "enum"),
               (["failures", 0, "reason"], "", "minLength"),
               (["statuses", "pass"], "1", "type"),
