@@ -198,15 +198,16 @@ std::string not_passed(const NodeSummary& n) {
     return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// "gpu217: memory-health on gpu 2 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
-// named as operators name it.
+// "gpu217: memory-health on gpu1 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
+// named as operators name it (nvidia-smi's index, the UUID and the bus id).
 std::string failure_line(const std::string& host, const CheckFailure& f) {
     std::string gpu;
     if (f.device) {
+        const std::string name = gpu_name_of(f);
         std::vector<std::string> names;
         if (!f.uuid.empty()) names.push_back(f.uuid);
-        if (!f.pci_bus_id.empty()) names.push_back(f.pci_bus_id);
-        gpu = fmt::format(" on gpu {}{}", *f.device, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
+        if (!f.pci_bus_id.empty() && f.pci_bus_id != name) names.push_back(f.pci_bus_id);
+        gpu = fmt::format(" on {}{}", name, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
     }
     return fmt::format("{}: {}{}{}: {}", host, f.check, gpu, f.status == "timeout" ? " (timeout)" : "", f.reason);
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "doctor/check.hpp"
+#include "report/gpu_name.hpp"
 #include "report/report.hpp"
 #include "util/duration.hpp"
 #include "util/host.hpp"
@@ -180,9 +181,8 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
         for (const auto& c : checks_of(*doctor)) {
             const std::string status = c.value("status", "");
             std::string name = c.value("check", "?");
-            if (c.contains("device") && c["device"].is_number_integer()) {
-                name += fmt::format("@gpu{}", c["device"].get<int>());
-            }
+            // A device's check names its GPU as the node's drain reason does: "vmm@gpu3", nvidia-smi's index.
+            if (const CheckFailure id = failure_of(c, results_of(*doctor)); id.device) name += "@" + gpu_name_of(id);
             // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
             if (status == "fail" || status == "timeout") {
                 node.failed.push_back(name);
@@ -310,6 +310,13 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
 }
 
 }  // namespace
+
+std::string gpu_name_of(const CheckFailure& f) {
+    const auto index = f.nvml_index && *f.nvml_index >= 0
+                           ? std::optional<unsigned>(static_cast<unsigned>(*f.nvml_index))
+                           : std::nullopt;
+    return gpu_name(index, f.pci_bus_id, f.device.value_or(-1));
+}
 
 std::vector<SourcedReport> read_reports(std::istream& input, const std::string& source,
                                         std::vector<InputProblem>& problems) {

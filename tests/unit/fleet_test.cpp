@@ -24,7 +24,8 @@ std::string doctor_report(const std::string& host, const std::string& driver, co
 
 const char* kPass = R"({"check": "driver", "device": null, "status": "pass", "details": {"kernel_module": "580.1"}})";
 const char* kWarn = R"({"check": "imex-channels", "device": null, "status": "warn"})";
-const char* kFail = R"({"check": "context", "device": 2, "status": "fail"})";
+// CUDA's device 2 is nvidia-smi's 0.
+const char* kFail = R"({"check": "context", "device": 2, "nvml_index": 0, "status": "fail"})";
 
 }  // namespace
 
@@ -73,7 +74,7 @@ TEST_CASE("the summary: statuses, failing checks by device, and the minority's d
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");
     CHECK(s.nodes[3].status == "fail");
-    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu2"});
+    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu0"});  // nvidia-smi's index
     CHECK(s.nodes[3].warned == std::vector<std::string>{"imex-channels"});
     REQUIRE(s.checks.size() == 2);
     CHECK(s.checks[0].check == "context");
@@ -124,4 +125,14 @@ TEST_CASE("a report whose schema or command is not text is an input problem") {
     CHECK(problems[0].message ==
           "document 1: a cumemctl report without a \"command\" that names the command it came from");
     CHECK(problems[1].message.find("document 2: not a cumemctl report") == 0);
+}
+
+TEST_CASE("a device's check names its GPU as nvidia-smi -i finds it: NVML's index, else the bus id, else cudaN") {
+    const std::string checks =
+        R"({"check": "vmm", "device": 1, "nvml_index": 2, "pci_bus_id": "00000000:3B:00.0", "status": "fail"},
+           {"check": "vmm", "device": 3, "pci_bus_id": "00000000:5B:00.0", "status": "fail"},
+           {"check": "vmm", "device": 4, "status": "fail"})";
+    const FleetSummary s = summarise({{"x", nlohmann::json::parse(doctor_report("n1", "13.0", "fail", checks))}});
+    REQUIRE(s.nodes.size() == 1);
+    CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@gpu2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
 }
