@@ -34,8 +34,10 @@ done
 # The fleet the scripts read.
 fleet=$bin/fleet
 mkdir -p "$fleet/reports"
-cumemctl doctor --quick --json > "$bin/one.json" &&
-  "$cli/make_fleet.py" "$bin/one.json" 6 --fail 2 --old 4 > "$bin/all.json" || { echo "FAIL: no fleet to read"; exit 1; }
+if ! cumemctl doctor --quick --json > "$bin/one.json" ||
+  ! "$cli/make_fleet.py" "$bin/one.json" 6 --fail 2 --old 4 > "$bin/all.json"; then
+  echo "FAIL: no fleet to read"; exit 1
+fi
 while IFS= read -r doc; do
   host=$(jq -r .host <<<"$doc")
   if [[ $host == gpu005 ]]; then doc=$(jq -c '.driver.version_string = "12.4"' <<<"$doc"); fi
