@@ -69,8 +69,9 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
             throw Error(ExitCode::usage, "--devices is for --type multicast", "give the owner device with --device N");
         }
         devices = parse_device_list(o.device);
-        if (o.device == "all" || parse_index_list(o.device, 1 << 20, "device", false).size() != 1) {
-            throw Error(ExitCode::usage, "a unicast endpoint has one owner device", "give one device with --device N");
+        if (!devices.names_one()) {
+            throw Error(ExitCode::usage, "a unicast endpoint has one owner device",
+                        "give one device with --device: N, a UUID (GPU-...) or a PCI bus id");
         }
     }
     r.size = parse_size(o.size);
@@ -238,7 +239,9 @@ void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner) {
     auto o = std::make_shared<LeBindOptions>();
     CLI::App* app = root.add_subcommand("le-bind", "bind memory to a CUDA 13.3 logical endpoint and undo it again");
     CLI::Option* device =
-        app->add_option("-d,--device", o->device, "the owner device of a unicast endpoint")->capture_default_str();
+        app->add_option("-d,--device", o->device,
+                        "the owner device of a unicast endpoint: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id")
+            ->capture_default_str();
     app->add_option("--size", o->size, "bytes bindable per device (the endpoint size), e.g. 2MiB")->required();
     app->add_option("--offset", o->offset, "where in the endpoint to bind")->capture_default_str();
     app->add_option("--mem-offset", o->mem_offset, "where in the memory the binding starts")->capture_default_str();
