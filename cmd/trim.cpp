@@ -141,9 +141,10 @@ void register_trim(CLI::App& root, const Globals& globals, Runner& runner) {
     add_device_option(*app, opts->devices);
     app->add_option("--pool", opts->pool, "the pool: default, current or new")->capture_default_str();
     add_new_pool_options(*app, opts->memory, opts->new_pool);
-    // trim judges a device pool (its reserved memory beside the device's free memory): the one location
-    // it takes is the device, so its help offers no other.
-    app->get_option("--location")->description("device, the only location trim takes (device pools)");
+    // trim judges a device pool (its reserved memory beside the device's free memory): it takes the
+    // device or a locality domain of it, so its help offers no host location.
+    app->get_option("--location")
+        ->description("device, or domain:I (a locality domain of the device): device pools only");
     app->add_option("--exercise", opts->exercise, "the workload that fills the pool first")->capture_default_str();
     app->add_option("--keep", opts->keep, "cuMemPoolTrimTo's minimum bytes to keep")->capture_default_str();
     app->callback(
