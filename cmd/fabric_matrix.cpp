@@ -180,8 +180,15 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     const Matrix m = build_matrix(result.input);
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& r : result.ranks) {
+        // The GPU's names, as its card gave them to the matrix.
+        const bool known = r.rank >= 0 && r.rank < static_cast<int>(m.info.size());
+        const RankInfo none;
+        const RankInfo& info = known ? m.info[static_cast<std::size_t>(r.rank)] : none;
         ranks.push_back({{"rank", r.rank},
                          {"device", r.device},
+                         {"uuid", text_or_null(info.uuid)},
+                         {"pci_bus_id", text_or_null(info.pci_bus_id)},
+                         {"nvml_index", info.nvml_index ? nlohmann::json(*info.nvml_index) : nlohmann::json(nullptr)},
                          {"pid", r.pid},
                          {"exit_status", r.exit_status},
                          {"problem", r.problem ? to_json(*r.problem) : nlohmann::json(nullptr)},

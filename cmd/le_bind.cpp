@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
-#include "util/index_list.hpp"
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -205,9 +205,11 @@ Table le_steps_table(const LeBindOutcome& o) {
     return t;
 }
 
-void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o) {
+void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
+                 const std::vector<DeviceIdentity>& ids) {
     report.results = outcome_json(r, o);
     report.tables.push_back(summary_table(r, o));
+    add_identity_notes(report.tables.back(), ids);
     if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
@@ -218,18 +220,21 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
 }
 
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
         LeBindRequest& request = checked.first;
         request.devices = checked.second.select(driver.api(), count);
+        const std::vector<DeviceIdentity> ids =
+            identities_of(report, globals, driver.api(), nvml_load, request.devices);
         LeBindOutcome outcome;
         try {
             run_le_bind(driver, request, outcome);
         } catch (const Error& e) {
             report.add_error(e.problem());
-            fill_report(report, request, outcome);
+            fill_report(report, request, outcome, ids);
             return;
         }
-        fill_report(report, request, outcome);
+        fill_report(report, request, outcome, ids);
     });
 }
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -87,7 +88,7 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
     return j;
 }
 
-void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed) {
+void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed, const gpu::DeviceIdentity& id) {
     Table t{fmt::format("Memtest on GPU {} ({})", d.ordinal, d.uuid),
             {"pattern", "pass", "GB/s", "seconds", "mismatches"},
             {},
@@ -102,6 +103,7 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
                                   format_size(d.tested), format_size(d.free_at_start), 100 * d.coverage(), d.chunks,
                                   d.chunks == 1 ? "" : "s", format_size(d.chunk), seed));
     t.notes.push_back("GB/s counts bytes read plus written");
+    t.notes.push_back(identity_note(id));
     if (d.shortfall) t.notes.push_back(d.shortfall->message);
     if (!d.run.stopped_in.empty()) t.notes.push_back(fmt::format("stopped by a signal in {}", d.run.stopped_in));
     if (d.health) {

@@ -8,6 +8,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/pool/pool_trim.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu_identity.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
@@ -85,6 +86,7 @@ TrimResult trim_in_option_words(Work&& work) {
 }
 
 Report run_trim_command(const TrimOptions& o, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
         const PoolChoice choice = plan.pool.choice;
@@ -93,7 +95,9 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
         const std::uint64_t keep = plan.keep;
         const auto selected = plan.devices.select(driver.api(), count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
         for (int device : selected) {
+            const DeviceIdentity id = identity_in(ids, device);
             const PrimaryContext context(api, device);
             const CUmemLocation location = resolve_location(api, request.location, device);
             std::optional<OwnedPool> owned;
@@ -115,8 +119,10 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
             });
             nlohmann::json j = trim_json(pool, pattern, r);
             j["ordinal"] = device;
+            add_identity(j, id);
             report.results["devices"].push_back(std::move(j));
             report.tables.push_back(trim_table(device, r));
+            report.tables.back().notes.push_back(identity_note(id));
             if (!r.verdict.returned) {
                 Problem p{
                     .exit_code = ExitCode::failed,

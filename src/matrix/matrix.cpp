@@ -8,6 +8,7 @@
 
 #include "matrix/pair_diagnosis.hpp"
 #include "matrix/rank_identity.hpp"
+#include "report/json_fields.hpp"
 
 namespace cumemctl::matrix {
 namespace {
@@ -45,7 +46,9 @@ Matrix build_matrix(const MatrixInput& in) {
         if (const auto card = in.cards.find(r); card != in.cards.end()) {
             info.host = card->second.host;
             info.device = card->second.device;
-            info.gpu_uuid = card->second.gpu_uuid;
+            info.uuid = card->second.gpu_uuid;
+            info.pci_bus_id = card->second.pci_bus_id;
+            info.nvml_index = card->second.nvml_index;
             info.state = card->second.error ? "failed" : "ok";
         } else if (in.refused.contains(r)) {
             info.state = "invalid-file";
@@ -81,7 +84,9 @@ nlohmann::json to_json(const Matrix& m) {
         ranks.push_back({{"rank", i.rank},
                          {"host", i.host},
                          {"device", i.device < 0 ? nlohmann::json(nullptr) : nlohmann::json(i.device)},
-                         {"gpu_uuid", i.gpu_uuid},
+                         {"uuid", text_or_null(i.uuid)},
+                         {"pci_bus_id", text_or_null(i.pci_bus_id)},
+                         {"nvml_index", i.nvml_index ? nlohmann::json(*i.nvml_index) : nlohmann::json(nullptr)},
                          {"state", i.state}});
     }
     nlohmann::json rows = nlohmann::json::array();
@@ -112,8 +117,7 @@ std::vector<Table> matrix_tables(const Matrix& m) {
     ranks.columns = {"rank", "host", "device", "GPU", "state"};
     for (const auto& i : m.info) {
         ranks.rows.push_back({std::to_string(i.rank), i.host.empty() ? "-" : i.host,
-                              i.device < 0 ? "-" : std::to_string(i.device), i.gpu_uuid.empty() ? "-" : i.gpu_uuid,
-                              i.state});
+                              i.device < 0 ? "-" : std::to_string(i.device), i.uuid.empty() ? "-" : i.uuid, i.state});
     }
     std::vector<Table> out{grid, ranks};
     if (m.passed()) return out;
