@@ -5,6 +5,7 @@
 
 #include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
+#include "util/duration.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -90,12 +91,12 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
 
 void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed, const gpu::DeviceIdentity& id) {
     Table t{fmt::format("Memtest on GPU {} ({})", d.ordinal, d.uuid),
-            {"pattern", "pass", "GB/s", "seconds", "mismatches"},
+            {"pattern", "pass", "GB/s", "time", "mismatches"},
             {},
             {}};
     for (const auto& r : d.run.done) {
         t.rows.push_back({r.pattern, std::to_string(r.pass), fmt::format("{:.0f}", r.gbps()),
-                          fmt::format("{:.3f}", r.seconds), std::to_string(r.mismatches)});
+                          format_duration(r.seconds), std::to_string(r.mismatches)});
     }
     const char* why_not = d.run.yielded.empty() ? "not run (time budget)" : "not run (memory given back)";
     for (const auto& n : d.run.not_run) t.rows.push_back({n, "", "", "", why_not});

@@ -11,6 +11,7 @@
 #include "gpu_identity.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
+#include "util/duration.hpp"
 #include "util/size.hpp"
 #include "gpu/device/locality.hpp"
 
@@ -66,7 +67,7 @@ Table trim_table(int device, const TrimResult& r) {
     t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
               {"device free (device-wide)", format_size(f.free_before_trim), format_size(f.free_after_trim)},
               {"device free at start (device-wide)", format_size(f.free_at_start), ""},
-              {"cuMemPoolTrimTo", "", fmt::format("{:.3f} ms", r.trim_seconds * 1e3)},
+              {"cuMemPoolTrimTo", "", format_duration(r.trim_seconds)},
               {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
     t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
     return t;
