@@ -93,6 +93,7 @@ std::string verify_text(const VerifyResult& v) {
 
 Table summary_table(const CreateRequest& q, const CreateResult& r) {
     Table t{"Allocation", {"", "value"}, {}, {}};
+    t.wrap_last = true;
     auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
     row("device", std::to_string(q.device));
     row("size",

@@ -170,6 +170,7 @@ std::string ms(double seconds) {
 
 Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
     Table t{"Logical endpoint", {"", "value"}, {}, {}};
+    t.wrap_last = true;
     auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
     row("driver", o.support.message);
     if (o.support.lookup) {

@@ -70,6 +70,7 @@ Table trim_table(int device, const TrimResult& r) {
               {"cuMemPoolTrimTo", "", format_duration(r.trim_seconds)},
               {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
     t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
+    t.wrap_last = true;  // the notes wrap to the width
     return t;
 }
 

@@ -110,8 +110,30 @@ std::vector<Table> matrix_tables(const Matrix& m) {
         for (const auto& c : m.cells[static_cast<std::size_t>(i)]) row.push_back(cell_text(c));
         grid.rows.push_back(std::move(row));
     }
+    // The grid fits 100 columns (eight ranks that all fail were 160): where the diagnoses make it wider,
+    // a failing cell is "FAIL [n]" and each diagnosis is said once below, its number in the cells.
+    std::size_t wide = 2 + grid.columns.front().size();
+    for (std::size_t c = 1; c < grid.columns.size(); ++c) {
+        std::size_t column = grid.columns[c].size();
+        for (const auto& row : grid.rows) column = std::max(column, row[c].size());
+        wide += 2 + column;
+    }
+    std::vector<std::string> legend;
+    if (wide > 100) {
+        for (int i = 0; i < m.ranks; ++i) {
+            for (int j = 0; j < m.ranks; ++j) {
+                const Cell& c = m.cells[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+                if (c.passed()) continue;
+                auto it = std::find(legend.begin(), legend.end(), c.diagnosis);
+                if (it == legend.end()) it = legend.insert(legend.end(), c.diagnosis);
+                grid.rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j) + 1] =
+                    fmt::format("FAIL [{}]", it - legend.begin() + 1);
+            }
+        }
+    }
     grid.notes.push_back(m.passed() ? fmt::format("every pair of {} ranks passed", m.ranks)
                                     : fmt::format("{} of {} pairs failed", m.failed_pairs, m.ranks * m.ranks));
+    for (std::size_t n = 0; n < legend.size(); ++n) grid.notes.push_back(fmt::format("[{}] {}", n + 1, legend[n]));
     Table ranks;
     ranks.title = "Ranks";
     ranks.columns = {"rank", "host", "device", "GPU", "state"};
