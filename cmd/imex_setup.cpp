@@ -188,7 +188,7 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
     const std::optional<int> device = got.device ? got.device : parse_device_list(v.device).ordinal();
     nlohmann::json j{{"ok", got.ok},           {"device", device ? nlohmann::json(*device) : nlohmann::json(nullptr)},
                      {"uid", got.uid},         {"gid", got.gid},
-                     {"as", format_owner(as)}, {"granularity", got.granularity}};
+                     {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     j["steps"] = steps_json(got.steps);
     report.results["verify"] = std::move(j);
