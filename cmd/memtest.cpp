@@ -241,7 +241,9 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         for (const DeviceMemtest& d : done) {
             const gpu::DeviceIdentity id = gpu::device_identity(driver.api(), d.ordinal, &nvml);
             nlohmann::json j = memtest_device_json(d, plan.sizes.leave, plan.max_mismatches);
-            add_identity(j, id);
+            const nlohmann::json names = gpu::identity_json(id);  // its uuid is already there, as memtest read it
+            j["pci_bus_id"] = names["pci_bus_id"];
+            j["nvml_index"] = names["nvml_index"];
             report.results["devices"].push_back(std::move(j));
             add_memtest_tables(report, d, run.seed, id);
             add_memtest_metrics(report, d, gpu_labels(id, report.host));
