@@ -8,6 +8,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_overview.hpp"
 #include "gpu/device/primary_context.hpp"
+#include "gpu_identity.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
@@ -103,7 +104,7 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
     Table t = attributes_table(
         fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
         columns);
-    std::vector<std::string> current{"current pool is the default"};
+    std::vector<std::string> current{"current is the default"};
     for (const auto& l : pools) {
         if (l.unavailable) continue;
         current.push_back(l.current_is_default ? "yes" : "no");
@@ -246,18 +247,24 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
 }
 
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
             const auto selected = p.devices.select(driver.api(), count);
             report.results = {{"statistics_scope", "process"},
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};
+            const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
             for (int device : selected) {
                 const DeviceInfo d = query_device(driver.api(), device);
                 const auto pools = list_location_pools(driver.api(), device);
-                nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
+                const DeviceIdentity id = identity_in(ids, device);
+                nlohmann::json j{{"ordinal", device}};
+                add_identity(j, id);
+                j.update({{"name", d.name}, {"pools", nlohmann::json::array()}});
                 for (const auto& l : pools) j["pools"].push_back(location_json(l));
                 report.tables.push_back(overview_table(d, pools));
+                report.tables.back().notes.push_back(identity_note(id));
                 add_overview_metrics(report, device, pools);
                 if (o.acts()) {
                     try {
