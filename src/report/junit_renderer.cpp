@@ -1,9 +1,11 @@
 // doctor's report as JUnit XML, the test report that GitLab, Jenkins and GitHub's runners show (man
 // cumemctl-doctor, "CI SYSTEMS"; the shape that tests/junit/junit.xsd describes).
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "report/gpu_name.hpp"
 #include "report/html_parts.hpp"
 #include "report/json_fields.hpp"
 #include "report/renderer.hpp"
@@ -67,7 +69,15 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
         const std::string check = json_text(c, "check", "?");
         const std::string status = json_text(c, "status");
         const json& device = json_field(c, "device");
-        const std::string name = device.is_number_integer() ? fmt::format("{} GPU{}", check, device.get<int>()) : check;
+        // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
+        const json& index = json_field(c, "nvml_index");
+        const std::string name =
+            device.is_number_integer()
+                ? fmt::format("{} {}", check,
+                              gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>())
+                                                                  : std::nullopt,
+                                       json_text(c, "pci_bus_id"), device.get<int>()))
+                : check;
         ++n.tests;
         cases += fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"", attr(name),
                              attr(check), json_number(c, "seconds"));
