@@ -198,7 +198,7 @@ std::string not_passed(const NodeSummary& n) {
     return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// "gpu217: memory-health on gpu1 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
+// "gpu217: memory-health on nvidia1 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
 // named as operators name it (nvidia-smi's index, the UUID and the bus id).
 std::string failure_line(const std::string& host, const CheckFailure& f) {
     std::string gpu;

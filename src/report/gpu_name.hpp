@@ -11,10 +11,11 @@
 
 namespace cumemctl {
 
-// "gpu3" for NVML's index 3 (nvidia-smi's); without it the PCI bus id ("00000000:3B:00.0", which
+// "nvidia3" for NVML's index 3 (nvidia-smi's; dcgm-exporter's device label says it so), not "gpu3": in
+// the tables "gpu 3" is the CUDA ordinal. Without the index the PCI bus id ("00000000:3B:00.0", which
 // nvidia-smi -i takes too); else "cuda2" for the CUDA ordinal, said to be CUDA's.
 inline std::string gpu_name(std::optional<unsigned> nvml_index, std::string_view pci_bus_id, int cuda_ordinal) {
-    if (nvml_index) return fmt::format("gpu{}", *nvml_index);
+    if (nvml_index) return fmt::format("nvidia{}", *nvml_index);
     if (!pci_bus_id.empty()) return std::string(pci_bus_id);
     return fmt::format("cuda{}", cuda_ordinal);
 }

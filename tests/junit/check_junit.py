@@ -3,7 +3,7 @@
 real JUnit reader (junitparser, Debian's python3-junitparser), the suite's counts those of its cases,
 and each expected case's outcome.
     check_junit.py FILE [NAME=OUTCOME[:TEXT]]...
-NAME is a test case's name ("memory-health gpu0", "driver"); OUTCOME passed, failure, skipped or error;
+NAME is a test case's name ("memory-health nvidia0", "driver"); OUTCOME passed, failure, skipped or error;
 TEXT must be in the outcome's message or text (for passed: the case's system-out)."""
 import os
 import sys

@@ -32,15 +32,15 @@ TEST_CASE("summary_line: pass counts the checks and GPUs; the worst of fail, bus
     CheckOutcome warned = CheckOutcome::warn("pending", "reset");
     warned.brief = "row remap pending";
     run.results.push_back(result("memory-health", 0, warned));
-    CHECK(summary_line(run) == "cumemctl: warn memory-health gpu1 row remap pending");
+    CHECK(summary_line(run) == "cumemctl: warn memory-health nvidia1 row remap pending");
     CheckOutcome busy = CheckOutcome::busy("held", "wait");
     busy.brief = "memory held by pid 4242";
     run.results.push_back(result("context", 1, busy));
-    CHECK(summary_line(run) == "cumemctl: busy context gpu0 memory held by pid 4242 (+1 more)");
+    CHECK(summary_line(run) == "cumemctl: busy context nvidia0 memory held by pid 4242 (+1 more)");
     CheckOutcome failed = CheckOutcome::fail("x", "y");
     failed.driver = DriverFailure{"cuMemCreate", 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"};
     run.results.push_back(result("vmm", 0, failed));
-    CHECK(summary_line(run) == "cumemctl: fail vmm gpu1 cuMemCreate OUT_OF_MEMORY (+2 more)");
+    CHECK(summary_line(run) == "cumemctl: fail vmm nvidia1 cuMemCreate OUT_OF_MEMORY (+2 more)");
     CHECK(brief_of(run.results.back()) == "cuMemCreate OUT_OF_MEMORY");
     // Without a brief or a driver call, the reason (a warning used to say only "warning").
     CHECK(brief_of(result("x", std::nullopt, CheckOutcome::warn("no channel node", "y"))) == "no channel node");

@@ -74,7 +74,7 @@ TEST_CASE("the summary: statuses, failing checks by device, and the minority's d
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");
     CHECK(s.nodes[3].status == "fail");
-    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu0"});  // nvidia-smi's index
+    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@nvidia0"});  // nvidia-smi's index
     CHECK(s.nodes[3].warned == std::vector<std::string>{"imex-channels"});
     REQUIRE(s.checks.size() == 2);
     CHECK(s.checks[0].check == "context");
@@ -134,5 +134,5 @@ TEST_CASE("a device's check names its GPU as nvidia-smi -i finds it: NVML's inde
            {"check": "vmm", "device": 4, "status": "fail"})";
     const FleetSummary s = summarise({{"x", nlohmann::json::parse(doctor_report("n1", "13.0", "fail", checks))}});
     REQUIRE(s.nodes.size() == 1);
-    CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@gpu2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
+    CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@nvidia2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
 }
