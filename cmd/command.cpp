@@ -10,6 +10,7 @@
 
 #include "base/interrupt.hpp"
 #include "ipc/process.hpp"
+#include "report/json_fields.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
@@ -30,7 +31,8 @@ void warn_unloaded_libnvml(Report& report, const Globals& globals, const nvml::L
 }
 
 nlohmann::json nvml_json(const nvml::LibraryInfo& info) {
-    nlohmann::json j{{"library", info.library}, {"loaded", info.loaded}, {"driver_version", info.driver_version}};
+    nlohmann::json j{
+        {"library", info.library}, {"loaded", info.loaded}, {"driver_version", text_or_null(info.driver_version)}};
     if (!info.error.empty()) j["error"] = info.error;
     return j;
 }

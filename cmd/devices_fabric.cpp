@@ -14,6 +14,12 @@ bool has_figures(const FabricInfo& f) {
     return nvml::fabric_answered(f) && f.result == nvml::kSuccess;
 }
 
+// Whether the GPU takes part in fabrics at all: NVML's figures, with a state other than "not supported"
+// (a GPU without multi-node NVLink, an H200 for one, answers success with that state).
+bool fabric_capable(const FabricInfo& f) {
+    return has_figures(f) && f.state != nvml::kFabricStateNotSupported;
+}
+
 std::string attached_text(const FabricInfo& f) {
     if (!nvml::fabric_answered(f)) return "unknown";
     if (nvml::fabric_attached(f)) return "attached";
@@ -37,6 +43,12 @@ std::vector<std::vector<std::string>> fabric_rows(const std::vector<gpu::DeviceI
         rows.push_back(std::move(r));
     };
     row("NVLink fabric", attached_text);
+    // The rest says nothing where no GPU takes part in fabrics: nine rows of "not-supported" and a zero
+    // cluster UUID, which read like a fabric with faults.
+    if (std::none_of(devices.begin(), devices.end(),
+                     [](const gpu::DeviceInfo& d) { return d.fabric && fabric_capable(*d.fabric); })) {
+        return rows;
+    }
     row("fabric state", [](const FabricInfo& f) {
         if (!nvml::fabric_answered(f)) return std::string("unknown");
         if (!has_figures(f)) return std::string("not-supported (NVML: Not Supported)");

@@ -64,8 +64,8 @@ nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint
         j["minimum_bytes"] = row.granularity.minimum;
         j["recommended_bytes"] = row.granularity.recommended;
         if (size) {
-            j["size_rounded_to_minimum"] = round_up(*size, row.granularity.minimum);
-            j["size_rounded_to_recommended"] = round_up(*size, row.granularity.recommended);
+            j["size_rounded_to_minimum_bytes"] = round_up(*size, row.granularity.minimum);
+            j["size_rounded_to_recommended_bytes"] = round_up(*size, row.granularity.recommended);
         }
     } else {
         j["minimum_bytes"] = nullptr;

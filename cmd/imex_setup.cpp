@@ -181,7 +181,7 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
     report.driver = got.driver;
     const Owner as = owner_of(got.uid, got.gid);
     nlohmann::json j{{"ok", got.ok},   {"device", v.device},     {"uid", got.uid},
-                     {"gid", got.gid}, {"as", format_owner(as)}, {"granularity", got.granularity}};
+                     {"gid", got.gid}, {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     j["steps"] = steps_json(got.steps);
     report.results["verify"] = std::move(j);

@@ -107,16 +107,16 @@ nlohmann::json support_json(const LeDriverSupport& s) {
 nlohmann::json request_json(const LeBindRequest& r) {
     nlohmann::json j{{"type", r.multicast ? "multicast" : "unicast"},
                      {"devices", r.devices},
-                     {"size", r.size},
-                     {"offset", r.offset},
-                     {"mem_offset", r.mem_offset},
+                     {"size_bytes", r.size},
+                     {"offset_bytes", r.offset},
+                     {"mem_offset_bytes", r.mem_offset},
                      {"location", r.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? "device" : "host-numa"},
                      {"handle_type", r.fabric ? "fabric" : "none"},
                      {"counted_ops", r.counted_ops},
                      {"by_address", r.by_address},
                      {"limits_only", r.limits_only},
                      {"timeout_seconds", r.timeout_seconds}};
-    j["bind_size"] = r.bind_size ? nlohmann::json(*r.bind_size) : nlohmann::json(nullptr);
+    j["bind_size_bytes"] = r.bind_size ? nlohmann::json(*r.bind_size) : nlohmann::json(nullptr);
     if (r.location.numa_node) j["location"] = fmt::format("host-numa:{}", *r.location.numa_node);
     return j;
 }
@@ -128,14 +128,14 @@ nlohmann::json wait_json(const std::optional<LeQueryWait>& w) {
 
 nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
     nlohmann::json j{{"logical_endpoints", support_json(o.support)}, {"request", request_json(r)}};
-    j["limits"] = o.limits
-                      ? nlohmann::json{{"bind_alignment", o.limits->bind_alignment}, {"max_size", o.limits->max_size}}
-                      : nlohmann::json(nullptr);
+    j["limits"] = o.limits ? nlohmann::json{{"bind_alignment_bytes", o.limits->bind_alignment},
+                                            {"max_size_bytes", o.limits->max_size}}
+                           : nlohmann::json(nullptr);
     j["violation"] = nullptr;
     if (o.violation) {
         nlohmann::json nearest = nlohmann::json::array();
         for (const auto& s : o.violation->nearest)
-            nearest.push_back({{"option", r.names.of(s.property)}, {"value", s.value}});
+            nearest.push_back({{"option", r.names.of(s.property)}, {"value_bytes", s.value}});
         j["violation"] = {{"message", o.violation->message}, {"nearest", nearest}};
     }
     j["endpoint"] = nullptr;
@@ -145,15 +145,16 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
                          {"exported", o.exported},
                          {"import_query", wait_json(o.import_query)}};
     }
-    j["memory"] = o.plan ? nlohmann::json{{"granularity", o.granularity}, {"allocation_size", o.plan->allocation_size}}
+    j["memory"] = o.plan ? nlohmann::json{{"granularity_bytes", o.granularity},
+                                          {"allocation_size_bytes", o.plan->allocation_size}}
                          : nlohmann::json(nullptr);
     nlohmann::json binds = nlohmann::json::array();
     for (const auto& b : o.bindings) {
         binds.push_back({{"device", b.device},
                          {"location", b.location},
-                         {"offset", o.plan->offset},
-                         {"mem_offset", o.plan->mem_offset},
-                         {"size", o.plan->bind_size},
+                         {"offset_bytes", o.plan->offset},
+                         {"mem_offset_bytes", o.plan->mem_offset},
+                         {"size_bytes", o.plan->bind_size},
                          {"method", r.by_address ? "address" : "handle"},
                          {"bound", b.bound}});
     }

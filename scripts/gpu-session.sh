@@ -68,3 +68,13 @@ run create-domain-rdma.json "$bin" create --size 2MiB --location domain:0 --rdma
 run create-domain-rdma-pcie.json "$bin" create --size 2MiB --location domain:0 --rdma --rdma-over-pcie --json
 run doctor-locality.json "$bin" doctor --checks locality --json
 python3 tests/cli/fixtures/locality_trap.py libcuda.so.1 >"$out/locality-trap.txt" 2>&1
+step "every report of the session against the schema (schema/report.schema.json)"
+run granularity.json "$bin" granularity --json
+run memtest-1g.json "$bin" memtest --device 0 --size 1GiB --json
+run fleet.json "$bin" fleet "$out/doctor-after.json" "$out/devices-fabric.json" --json
+if python3 -c 'import jsonschema' 2>/dev/null; then
+  python3 tests/cli/validate_reports.py "$out"/*.json >"$out/schema-check.txt" 2>&1
+  echo "schema check: exit $? ($(tail -1 "$out/schema-check.txt"); failures in $out/schema-check.txt)"
+else
+  echo "schema check: skipped (python3-jsonschema is not installed: pip install jsonschema)"
+fi

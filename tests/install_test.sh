@@ -4,8 +4,8 @@
 # configured with CUMEMCTL_INSTALL_SYMBOLS=ON), every manual page, the bash and zsh completion scripts
 # (the same text that `cumemctl completion` writes), the Slurm IMEX channel prolog and epilog and the
 # Slurm health check with their settings, whose default cumemctl is the installed binary, the NHC check
-# and the node-problem-detector configuration, and the systemd service and timer (checked with
-# systemd-analyze verify where it is installed).
+# and the node-problem-detector configuration, the report schema, and the systemd service and timer
+# (checked with systemd-analyze verify where it is installed).
 set -euo pipefail
 build=$1
 dest=$(mktemp -d)
@@ -31,6 +31,8 @@ done
 [[ -f $dest/usr/share/cumemctl/nhc/cumemctl.nhc ]] || fail "no NHC check"
 [[ -f $dest/usr/share/cumemctl/prometheus/cumemctl-alerts.yaml ]] || fail "no Prometheus alerting rules"
 [[ -f $dest/usr/share/cumemctl/k8s/cumemctl-monitor.json ]] || fail "no node-problem-detector configuration"
+cmp -s "$dest/usr/share/cumemctl/schema/report.schema.json" "$src/schema/report.schema.json" ||
+  fail "no report schema, or not the source's: $dest/usr/share/cumemctl/schema/report.schema.json"
 for f in cumemctl-doctor.service cumemctl-doctor.timer; do
   [[ -f $dest/usr/lib/systemd/system/$f ]] || fail "no systemd unit $f"
 done

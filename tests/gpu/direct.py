@@ -2,6 +2,7 @@
 answers are compared with. Nothing here goes through cumemctl's own code."""
 import ctypes
 import json
+import os
 import subprocess
 import sys
 
@@ -52,13 +53,39 @@ def attribute(ordinal, number):
     return value if err == cu.CUresult.CUDA_SUCCESS else None
 
 
+SCHEMA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "schema", "report.schema.json")
+_validator = []
+schema_failures = []
+
+
+def check_schema(doc, what):
+    """Every report must validate against schema/report.schema.json, as the CLI cases' do on the fake:
+    the real driver and NVML give values the fake does not. A report that does not is a failure of the
+    test that ran it (Checker.done counts it). Without python3-jsonschema, says so once and checks none."""
+    if doc is None:
+        return
+    if not _validator:
+        try:
+            import jsonschema
+            with open(SCHEMA, encoding="utf-8") as f:
+                _validator.append(jsonschema.Draft202012Validator(json.load(f)))
+        except ImportError:
+            print("  note: python3-jsonschema is not installed: the reports are not checked against the schema")
+            _validator.append(None)
+    if _validator[0] is None:
+        return
+    for e in sorted(_validator[0].iter_errors(doc), key=lambda e: list(e.absolute_path))[:3]:
+        schema_failures.append(f"{what}: {'/'.join(map(str, e.absolute_path))}: {e.message[:300]}")
+
+
 def cumemctl(binary, *args):
-    """Runs cumemctl with --json; returns (exit code, parsed JSON)."""
+    """Runs cumemctl with --json; returns (exit code, parsed JSON), the JSON checked against the schema."""
     r = subprocess.run([binary, *args, "--json"], capture_output=True, text=True, timeout=300)
     try:
         doc = json.loads(r.stdout)
     except json.JSONDecodeError:
         doc = None
+    check_schema(doc, "cumemctl " + " ".join(args))
     return r.returncode, doc, r.stderr
 
 
@@ -85,5 +112,7 @@ class Checker:
         print(f"  FAIL  {what} {detail}")
 
     def done(self):
+        for f in schema_failures:
+            self._fail("schema:", f)
         print(f"{self.passed} passed, {self.failed} failed")
         sys.exit(1 if self.failed else 0)

@@ -70,6 +70,7 @@ def main(binary):
     print(f"  doctor took {wall:.3f} s wall clock (exit {r.returncode})")
     print("  " + r.stderr.replace("\n", "\n  "))
     doc = json.loads(r.stdout)
+    direct.check_schema(doc, "cumemctl doctor")
     checks = {(x["check"], x["device"]): x for x in doc["results"]["checks"]}
     for x in doc["results"]["checks"]:
         print(f"  {x['status']:5} {x['check']:18} {x['device'] if x['device'] is not None else '-':>2} "

@@ -71,7 +71,7 @@ def main(binary):
             c.eq(f"{what}: status", row["status"], "ok")
             c.eq(f"{what}: minimum", row["minimum_bytes"], minimum)
             c.eq(f"{what}: recommended", row["recommended_bytes"], recommended)
-            c.eq(f"{what}: 12345 rounded to the minimum", row.get("size_rounded_to_minimum"),
+            c.eq(f"{what}: 12345 rounded to the minimum", row.get("size_rounded_to_minimum_bytes"),
                  (12345 + minimum - 1) // minimum * minimum)
         else:
             c.eq(f"{what}: status", row["status"], "refused")

@@ -216,7 +216,7 @@ def main(binary):
         d = direct_fabric()
         c.eq("after: direct fabric cuMemCreate", d.get("create"), "CUDA_SUCCESS")
         c.eq("after: direct fabric export", d.get("export"), "CUDA_SUCCESS")
-        c.eq("after: granularity as the driver says", (doc or {}).get("results", {}).get("verify", {}).get("granularity"),
+        c.eq("after: granularity as the driver says", (doc or {}).get("results", {}).get("verify", {}).get("granularity_bytes"),
              d.get("granularity"))
         if has_create(binary):
             code, _ = create_fabric(binary)

@@ -112,8 +112,8 @@ def check_limits(c, binary, drv, fn):
         return
     c.eq("le-bind --limits-only: exit code", code, 0)
     if doc is not None:
-        c.eq("bind alignment", doc["results"]["limits"]["bind_alignment"], align)
-        c.eq("max size", doc["results"]["limits"]["max_size"], max_size)
+        c.eq("bind alignment", doc["results"]["limits"]["bind_alignment_bytes"], align)
+        c.eq("max size", doc["results"]["limits"]["max_size_bytes"], max_size)
 
 
 def main(binary):

@@ -47,6 +47,7 @@ expected_files() { # ZSH_DIR
     echo /usr/share/cumemctl/nhc/cumemctl.nhc
     echo /usr/share/cumemctl/k8s/cumemctl-monitor.json
     echo /usr/share/cumemctl/prometheus/cumemctl-alerts.yaml
+    echo /usr/share/cumemctl/schema/report.schema.json
     echo /usr/lib/systemd/system/cumemctl-doctor.service
     echo /usr/lib/systemd/system/cumemctl-doctor.timer
   } | sort
@@ -133,7 +134,7 @@ for rpm_arch in x86_64 aarch64; do
     grep -Eq "^Architecture: $rpm_arch$" <<<"$info" || fail "rpm -qip $rpm:"$'\n'"$info"
   requires=$(rpm -qp --requires "$rpm" 2>/dev/null | grep -v '^rpmlib(' | tr '\n' ' ')
   [[ $requires == "glibc >= 2.31 " ]] || fail "$rpm requires $requires"
-  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm|/nhc|/k8s|/prometheus)?$' | sort) >"$work/diff" ||
+  diff <(expected_files site-functions) <(rpm -qlp "$rpm" 2>/dev/null | grep -Ev '^/usr/share/cumemctl(/slurm|/nhc|/k8s|/prometheus|/schema)?$' | sort) >"$work/diff" ||
     { cat "$work/diff" >&2; fail "rpm -qlp $rpm: not the expected files"; }
   # Into a temporary root: this machine's rpm database is not the root's, so --nodeps (glibc is there
   # as a Debian package); --ignorearch for the aarch64 one.
@@ -158,7 +159,7 @@ for rpm_arch in x86_64 aarch64; do
   for f in share/man/man1/cumemctl.1 share/bash-completion/completions/cumemctl share/zsh/site-functions/_cumemctl \
     share/cumemctl/slurm/imex-prolog share/cumemctl/slurm/imex-epilog share/cumemctl/slurm/imex-channel share/cumemctl/slurm/imex-channels.conf \
     share/cumemctl/slurm/healthcheck share/cumemctl/slurm/settings.bash share/cumemctl/nhc/cumemctl.nhc share/cumemctl/k8s/cumemctl-monitor.json \
-    share/cumemctl/prometheus/cumemctl-alerts.yaml \
+    share/cumemctl/prometheus/cumemctl-alerts.yaml share/cumemctl/schema/report.schema.json \
     lib/systemd/system/cumemctl-doctor.service lib/systemd/system/cumemctl-doctor.timer; do
     [[ -f $work/t/$name/$f ]] || fail "$name.tar.gz lacks $name/$f"
   done

@@ -94,12 +94,21 @@ stop() {
     kill -0 "$pid" 2>/dev/null && { echo "cluster.sh: pid $pid did not stop, killing it" >&2; kill -KILL "$pid"; }
   done
   ((status == 0)) || log_tail >&2
-  # The cgroup folders Slurm made for n1..n3 (slurm_nN in each controller), innermost first; rmdir
-  # leaves any that still hold a process (another cluster's step).
+  # The cgroup folders Slurm made for this cluster's jobs (slurm_nN/uid_U/job_J in each controller, J
+  # from FirstJobId on), innermost first; then, when no other cluster's slurmd runs, the slurm_nN
+  # folders above them. rmdir leaves any that still hold a process.
   if ((cgroups)); then
-    for f in /sys/fs/cgroup/*/slurm_n[1-3]; do
-      [[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+    for f in /sys/fs/cgroup/*/slurm_n[1-3]/uid_*/job_*; do
+      [[ -d $f ]] || continue
+      local job=${f##*/job_}
+      [[ $job =~ ^[0-9]+$ ]] && ((job >= ${base:-0} * 10 && job < ${base:-0} * 10 + 100)) || continue
+      find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
     done
+    if ! pgrep -x slurmd >/dev/null; then
+      for f in /sys/fs/cgroup/*/slurm_n[1-3]; do
+        [[ -d $f ]] && find "$f" -depth -type d -exec rmdir {} + 2>/dev/null
+      done
+    fi
   fi
   rm -rf "$dir"
   exit "$status"
@@ -132,7 +141,8 @@ host=$(hostname -s)
 # never returns) and, with them turned off, the second fence of a job lost one node's data now and then
 # (NOT-FOUND, also in a small C program of PMIx calls alone). With three addresses neither is seen.
 # With cgroups, a job's cgroup folders (slurm_nN/uid_U/job_J) are this machine's, not the cluster's:
-# FirstJobId from the ports keeps two clusters' job numbers apart.
+# FirstJobId from the ports keeps two clusters' job numbers apart (base is a multiple of 10, so each
+# cluster has 100 numbers of its own; the tests make far fewer jobs).
 proctrack=proctrack/pgid task=task/none
 ((cgroups)) && proctrack=proctrack/cgroup task=task/cgroup
 cat >"$SLURM_CONF" <<EOF

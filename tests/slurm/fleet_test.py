@@ -162,6 +162,10 @@ def test_srun_constrained():
     UUIDs (the GPU of device node N is the one of NVML index N), and a step given none sees no GPU, so
     its doctor fails in devices."""
     real = os.environ.get("SLURM_TEST_CGROUPS") == "1"
+    # CI's machines have cgroup v1's controllers (cluster.sh): there the real thing is required.
+    check(real or not (os.environ.get("CI") or os.environ.get("CUMEMCTL_CI")),
+          "the cluster has no cgroups (cluster.sh found no cgroup v1 devices and freezer controllers), so "
+          "ConstrainDevices=yes would only be played: CI requires it for real")
     with open(os.path.join(SOURCE, "tests/fakecuda/profiles/gb200x4.json"), encoding="utf-8") as f:
         uuids = [d["uuid"] for d in json.load(f)["devices"]]
     d = workdir()
@@ -185,9 +189,14 @@ def test_srun_constrained():
         check(len(devices) == 2, f"a step given two GPUs sees {len(devices)}: {report}")
         check(probe["visible"] == "0,1", f"Slurm's CUDA_VISIBLE_DEVICES in the step: {probe}")
 
-        p = sh("srun -N1 -w n2 shared/bin/cumemctl doctor --json", cwd=d)
+        p = sh("srun -N1 -w n2 bash -c '/usr/bin/python3 probe.py && shared/bin/cumemctl doctor --json'", cwd=d)
         check(p.returncode == 1, f"doctor in a step given no GPU should fail: {describe(p)}")
-        doc = json.loads(p.stdout)["results"]
+        probe, _, report = p.stdout.partition("\n")
+        probe = json.loads(probe)
+        if real:
+            check(probe["allowed"] == [] and "/slurm_n2/" in (probe["cgroup"] or "") + "/",
+                  f"a step given no GPU: its devices cgroup should refuse all four GPU nodes: {probe}")
+        doc = json.loads(report)["results"]
         failed = [c["check"] for c in doc["checks"] if c["status"] == "fail"]
         check("devices" in failed, f"doctor in a step given no GPU fails in {failed}, devices wanted")
         print(f"        ConstrainDevices=yes: {'task/cgroup' if real else 'played by the node wrapper (no cgroups)'}")

@@ -7,6 +7,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
+#include "report/json_fields.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -137,7 +138,7 @@ nlohmann::json locality_json(const LocalityInfo& info) {
                       info.rdma_with_localized ? nlohmann::json(*info.rdma_with_localized != 0) : nlohmann::json()},
                      {"localized_allocation",
                       info.allocation_works ? nlohmann::json(*info.allocation_works) : nlohmann::json(nullptr)},
-                     {"localized_allocation_detail", info.allocation_detail}};
+                     {"localized_allocation_detail", text_or_null(info.allocation_detail)}};
     j["unknown_reason"] =
         info.driver_has() ? nlohmann::json(nullptr) : nlohmann::json(locality_unknown_reason(info.driver_version));
     return j;
@@ -157,9 +158,10 @@ CUmemLocation localized_location(const DriverApi& api, int device, int domain) {
     }
     const int version = driver_version(api);
     if (version < locality::kDriverVersion) {
-        throw Error(ExitCode::unavailable,
-                    fmt::format("locality domains need a CUDA 13.4 driver; this one is {}", driver_version_text(version)),
-                    "ask for location device, or run on a node whose driver is CUDA 13.4 or newer");
+        throw Error(
+            ExitCode::unavailable,
+            fmt::format("locality domains need a CUDA 13.4 driver; this one is {}", driver_version_text(version)),
+            "ask for location device, or run on a node whose driver is CUDA 13.4 or newer");
     }
     const auto count = device_attribute(api, device, locality::kAttrDomainCount);
     if (!count || *count < 1) {
