@@ -54,7 +54,10 @@ double parse_age(const std::string& text) {
 Expectations FleetOptions::check() const {
     Expectations e;
     if (!expect.empty()) e.hosts = expand_hostlist(expect, "--expect");
-    if (!max_age.empty()) e.max_age_seconds = parse_age(max_age);
+    if (!max_age.empty()) {
+        e.max_age_seconds = parse_age(max_age);
+        e.max_age_name = "--max-age " + max_age;
+    }
     return e;
 }
 
@@ -189,20 +192,22 @@ std::string not_passed(const NodeSummary& n) {
     if (n.status == "missing") parts.emplace_back("no report");
     if (n.status == "stale") parts.emplace_back("report too old");
     if (n.status != "missing" && n.status != "stale" && !n.error.empty()) parts.push_back(n.error);
-    if (!n.failed.empty()) parts.push_back("fail: " + joined(n.failed));
-    if (!n.warned.empty()) parts.push_back("warn: " + joined(n.warned));
+    // A check that failed on every GPU is one item: "fabric-alloc@gpu[0-7]".
+    if (!n.failed.empty()) parts.push_back("fail: " + joined(compress_hostlist_items(n.failed)));
+    if (!n.warned.empty()) parts.push_back("warn: " + joined(compress_hostlist_items(n.warned)));
     return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, "; "));
 }
 
-// "gpu217: memory-health on gpu 2 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
-// named as operators name it.
+// "gpu217: memory-health on gpu1 (GPU-..., 00000000:5B:00.0): row remap failed": a failure, its GPU
+// named as operators name it (nvidia-smi's index, the UUID and the bus id).
 std::string failure_line(const std::string& host, const CheckFailure& f) {
     std::string gpu;
     if (f.device) {
+        const std::string name = gpu_name_of(f);
         std::vector<std::string> names;
         if (!f.uuid.empty()) names.push_back(f.uuid);
-        if (!f.pci_bus_id.empty()) names.push_back(f.pci_bus_id);
-        gpu = fmt::format(" on gpu {}{}", *f.device, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
+        if (!f.pci_bus_id.empty() && f.pci_bus_id != name) names.push_back(f.pci_bus_id);
+        gpu = fmt::format(" on {}{}", name, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
     }
     return fmt::format("{}: {}{}{}: {}", host, f.check, gpu, f.status == "timeout" ? " (timeout)" : "", f.reason);
 }
@@ -349,22 +354,25 @@ Report run_fleet(const FleetOptions& opts) {
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
-        // An input that cannot be used is the command line's mistake (exit 2, naming the file), told apart
-        // from a node that failed (exit 1); the rest is still summarised.
+        add_fabric_matrices(report, reports);
+        report.line = failing_nodes(summary);
+        // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
+        // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
+        // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,
+        // naming the file, told apart from a usage error by its kind; the rest is still summarised.
+        if (any_failing(summary)) report.mark_failed();
         for (const auto& p : problems) {
             report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
                                      .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
-                                               "'cumemctl devices --json' (one or more reports each)"});
+                                               "'cumemctl devices --json' (one or more reports each)",
+                                     .kind = "input"});
         }
         if (reports.empty() && problems.empty()) {
             report.add_error(Problem{.exit_code = ExitCode::failed,
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});
         }
-        add_fabric_matrices(report, reports);
-        report.line = failing_nodes(summary);
-        if (any_failing(summary)) report.mark_failed();
     });
 }
 

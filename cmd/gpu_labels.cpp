@@ -12,7 +12,8 @@ MetricLabels gpu_labels(const gpu::DeviceIdentity& id, const std::string& host) 
     add("gpu", id.nvml_index ? std::to_string(*id.nvml_index) : std::string());
     add("UUID", id.uuid);
     add("pci_bus_id", id.pci_bus_id);
-    add("device", id.minor ? "nvidia" + std::to_string(*id.minor) : std::string());
+    // dcgm-exporter writes device="nvidia<gpu>", its gpu being NVML's index (not the minor number).
+    add("device", id.nvml_index ? "nvidia" + std::to_string(*id.nvml_index) : std::string());
     add("modelName", id.name);
     add("Hostname", host);
     add("cuda_device", std::to_string(id.ordinal));
@@ -25,6 +26,7 @@ void add_driver_info(Report& report, const std::string& driver_version) {
     if (!driver_version.empty()) labels.emplace_back("driver_version", driver_version);
     labels.emplace_back("cuda_version",
                         fmt::format("{}.{}", report.driver.version / 1000, report.driver.version % 1000 / 10));
+    labels.emplace_back("command", report.command);  // doctor's and devices' files are told apart
     report.add_metric("driver_info", "the NVIDIA driver: its version and the CUDA version it gives (always 1)",
                       std::move(labels), 1);
 }

@@ -28,6 +28,9 @@ struct Problem {
     std::string remedy{};
     std::optional<DriverFailure> driver{};
     std::optional<int> device{};
+    // The JSON "kind" where it says more than the exit code's name: "input" (a fleet input that is not a
+    // report, exit 2 like a usage error but not one). Empty: exit_code_name(exit_code).
+    std::string kind{};
 };
 
 // What a person does about a bug in cumemctl.

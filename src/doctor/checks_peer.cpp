@@ -11,6 +11,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "imex/channel_folder.hpp"
+#include "report/gpu_name.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::doctor {
@@ -26,15 +27,24 @@ constexpr double kSlowShare = 0.25;
 struct Pair {
     int reader = 0;
     int owner = 0;
-    bool allowed = false;  // cuDeviceCanAccessPeer
-    bool ok = false;       // mapped, read and the pattern found
-    double gbps = 0;       // the reader's check of the pattern, 10^9 bytes per second
+    std::string reader_name, owner_name;  // as nvidia-smi -i finds them (gpu_name)
+    bool allowed = false;                 // cuDeviceCanAccessPeer
+    bool ok = false;                      // mapped, read and the pattern found
+    double gbps = 0;                      // the reader's check of the pattern, 10^9 bytes per second
     std::string error;
     std::optional<DriverFailure> driver;  // the driver call that failed, where one did
 };
 
 std::string pair_name(const Pair& p) {
-    return fmt::format("GPU{} reading GPU{}", p.reader, p.owner);
+    return fmt::format("{} reading {}", p.reader_name, p.owner_name);
+}
+
+// A device as nvidia-smi -i finds it: NVML's index (of its UUID), else its bus id, else its ordinal.
+std::string name_of(const DoctorContext& ctx, DeviceState& d) {
+    const gpu::DeviceInfo* info = d.peek_info();
+    if (info == nullptr) return gpu_name(std::nullopt, {}, d.ordinal());
+    const auto index = ctx.nvml != nullptr && !info->uuid.empty() ? ctx.nvml->index_of(info->uuid) : std::nullopt;
+    return gpu_name(index, info->pci_bus_id, d.ordinal());
 }
 
 nlohmann::json pair_json(const Pair& p) {
@@ -102,7 +112,8 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
             if (o == r) continue;
             int can = 0;
             const bool asked = api.cuDeviceCanAccessPeer(&can, r->ordinal(), o->ordinal()) == CUDA_SUCCESS;
-            pairs.push_back(Pair{r->ordinal(), o->ordinal(), asked && can != 0, false, 0, {}, {}});
+            pairs.push_back(Pair{
+                r->ordinal(), o->ordinal(), name_of(ctx, *r), name_of(ctx, *o), asked && can != 0, false, 0, {}, {}});
         }
     }
     for (DeviceState* o : ctx.devices) {
@@ -140,7 +151,7 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
             "the driver says these GPUs reach each other and they cannot: check the links (nvidia-smi nvlink -s, "
             "nvidia-smi topo -m), the fabric manager on NVSwitch systems, and dmesg for Xid errors; drain the node",
             std::move(details));
-        o.brief = fmt::format("GPU{} to GPU{} failed", f.reader, f.owner);
+        o.brief = fmt::format("{} to {} failed", f.reader_name, f.owner_name);
         o.driver = f.driver;
         // The owner had no memory for the pair's allocation: other processes there make it busy, as a
         // device check would be (runner judges device checks; this node check judges its owner).
@@ -164,8 +175,8 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
             "and the fabric manager; on PCIe, the topology and the IOMMU (ACS) decide which pairs may",
             std::move(details));
         o.brief = !refused.empty()
-                      ? fmt::format("GPU{} to GPU{} refused", refused.front()->reader, refused.front()->owner)
-                      : fmt::format("GPU{} to GPU{} {:.0f} GB/s", slow.front()->reader, slow.front()->owner,
+                      ? fmt::format("{} to {} refused", refused.front()->reader_name, refused.front()->owner_name)
+                      : fmt::format("{} to {} {:.0f} GB/s", slow.front()->reader_name, slow.front()->owner_name,
                                     slow.front()->gbps);
         return o;
     }

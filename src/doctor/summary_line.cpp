@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "report/gpu_name.hpp"
+
 namespace cumemctl::doctor {
 
 std::string brief_of(const CheckResult& result) {
@@ -12,6 +14,8 @@ std::string brief_of(const CheckResult& result) {
         if (name.rfind("CUDA_ERROR_", 0) == 0) name = name.substr(11);
         return fmt::format("{} {}", o.driver->call, name);
     }
+    // Its reason says more than a status word ("warning" said nothing); summary_line cuts it to fit.
+    if (!o.reason.empty()) return o.reason;
     switch (o.status) {
         case CheckStatus::fail:
             return "failed";
@@ -45,7 +49,10 @@ std::string summary_line(const DoctorRun& run, std::size_t width) {
     }
     --others;
     std::string head = fmt::format("cumemctl: {} {}", status_name(worst->outcome.status), worst->check);
-    if (worst->device) head += fmt::format(" GPU{}", *worst->device);
+    if (worst->device) {
+        const gpu::DeviceIdentity id = identity_of(run, *worst->device);
+        head += " " + gpu_name(id.nvml_index, id.pci_bus_id, id.ordinal);
+    }
     const std::string tail = others > 0 ? fmt::format(" (+{} more)", others) : "";
     std::string brief = brief_of(*worst);
     // The brief gives way: status, check, GPU and count are what a script matches.

@@ -3,13 +3,17 @@
 #include "report/json_fields.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <set>
+#include <sstream>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "doctor/check.hpp"
+#include "report/gpu_name.hpp"
 #include "report/report.hpp"
+#include "util/duration.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl::fleet {
@@ -177,9 +181,8 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
         for (const auto& c : checks_of(*doctor)) {
             const std::string status = c.value("status", "");
             std::string name = c.value("check", "?");
-            if (c.contains("device") && c["device"].is_number_integer()) {
-                name += fmt::format("@gpu{}", c["device"].get<int>());
-            }
+            // A device's check names its GPU as the node's drain reason does: "vmm@gpu3", nvidia-smi's index.
+            if (const CheckFailure id = failure_of(c, results_of(*doctor)); id.device) name += "@" + gpu_name_of(id);
             // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
             if (status == "fail" || status == "timeout") {
                 node.failed.push_back(name);
@@ -286,8 +289,10 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
             const double age = when ? std::chrono::duration<double>(expect.now - *when).count() : 0;
             if (!when || age <= *expect.max_age_seconds) continue;
             n.status = "stale";
-            n.error = fmt::format("its report is from {}, {:.0f} s ago (more than the {:g} s allowed)", n.timestamp,
-                                  age, *expect.max_age_seconds);
+            n.error = fmt::format("its report is from {}, {} ago, more than {}", n.timestamp, format_age(age),
+                                  expect.max_age_name.empty()
+                                      ? fmt::format("the {} allowed", format_age(*expect.max_age_seconds))
+                                      : expect.max_age_name);
         }
     }
     for (const auto& host : expect.hosts) {
@@ -306,21 +311,42 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
 
 }  // namespace
 
-std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
+std::string gpu_name_of(const CheckFailure& f) {
+    const auto index = f.nvml_index && *f.nvml_index >= 0
+                           ? std::optional<unsigned>(static_cast<unsigned>(*f.nvml_index))
+                           : std::nullopt;
+    return gpu_name(index, f.pci_bus_id, f.device.value_or(-1));
+}
+
+std::vector<SourcedReport> read_reports(std::istream& input, const std::string& source,
                                         std::vector<InputProblem>& problems) {
+    // Read whole, so that a document that does not parse is placed by line and column in the input as
+    // a person opens it (a pipe cannot be sought back), not by the JSON library's words.
+    const std::string text{std::istreambuf_iterator<char>(input), std::istreambuf_iterator<char>()};
+    std::istringstream in(text);
     std::vector<SourcedReport> out;
     int index = 0;
     while (true) {
         in >> std::ws;
         if (in.peek() == std::char_traits<char>::eof()) break;
         ++index;
-        const auto offset = in.tellg();
+        const auto offset = static_cast<std::size_t>(in.tellg());
         nlohmann::json doc;
         try {
             in >> doc;
-        } catch (const nlohmann::json::exception& e) {
-            problems.push_back({source, fmt::format("document {} (from byte {}) is not JSON: {}", index,
-                                                    static_cast<long long>(offset), e.what())});
+        } catch (const nlohmann::json::parse_error& e) {
+            // e.byte counts the characters the parser read of this document, the one it stopped at (or
+            // the end of the input) included: its line and column as an editor counts them.
+            const std::size_t read = offset + static_cast<std::size_t>(e.byte);
+            const auto stop = text.begin() + static_cast<std::ptrdiff_t>(std::min(read, text.size()));
+            const auto line = 1 + std::count(text.begin(), stop, '\n');
+            const auto newline = std::find(std::make_reverse_iterator(stop), text.rend(), '\n');
+            const std::size_t column =
+                newline == text.rend() ? read : read - static_cast<std::size_t>(text.rend() - newline);
+            problems.push_back({source, fmt::format("not JSON at line {}, column {}", line, column)});
+            break;
+        } catch (const nlohmann::json::exception&) {
+            problems.push_back({source, fmt::format("not JSON from byte {} on", offset)});
             break;
         }
         if (const std::string why = unusable(doc); !why.empty()) {

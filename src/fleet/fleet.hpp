@@ -44,6 +44,9 @@ struct CheckFailure {
     std::string reason, remedy;
 };
 
+// The GPU of a device's failure as nvidia-smi -i finds it: "gpu3" (report/gpu_name.hpp).
+std::string gpu_name_of(const CheckFailure& failure);
+
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
@@ -53,7 +56,7 @@ struct NodeSummary {
     // pass, warn, busy, timeout, fail (doctor); error (a report not ok); unknown (no doctor); missing (expected,
     // no report); stale (its report is older than the age allowed)
     std::string status;
-    std::vector<std::string> failed;  // "imex-channels", "context@gpu2"
+    std::vector<std::string> failed;  // "imex-channels", "context@gpu2" (the GPU as gpu_name names it)
     std::vector<std::string> warned;
     std::string error;                              // the first error of a report that was not ok
     std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
@@ -84,6 +87,8 @@ struct Difference {
 struct Expectations {
     std::vector<std::string> hosts;         // nodes that must have reported (fleet --expect); empty: any
     std::optional<double> max_age_seconds;  // a node whose report is older than this is stale
+    std::string max_age_name;               // the limit as a stale node's reason names it ("--max-age 7d");
+                                            // "" names the age in words ("the 7 days allowed")
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
 };
 

@@ -47,29 +47,32 @@ std::string format_value(double v) {
     return fmt::format("{}", v);
 }
 
-// The gauges every report has, whatever the command.
+// The gauges every report has, whatever the command, each with the command's label: the textfile
+// collector merges every command's file of a node into one scrape, where a series that two files both
+// wrote (same name, same labels) would be served once and logged as collected twice on every scrape.
 std::vector<Metric> envelope_metrics(const Report& report) {
+    const std::pair<std::string, std::string> command{"command", report.command};
     std::vector<Metric> m;
     m.push_back({"build_info",
                  "the cumemctl that wrote these metrics (always 1)",
-                 {{"version", std::string(tool_version())}, {"commit", std::string(git_commit())}},
+                 {{"version", std::string(tool_version())}, {"commit", std::string(git_commit())}, command},
                  1});
     m.push_back({"report_exit_code",
                  "the exit code of the command (0 ok, 1 failed, 2 usage, 3 unavailable, 4 permission)",
-                 {{"command", report.command}},
+                 {command},
                  static_cast<double>(report.exit_code)});
     m.push_back({"report_timestamp_seconds",
                  "when the command started, seconds since the Unix epoch",
-                 {{"command", report.command}},
+                 {command},
                  unix_seconds(report.started)});
     m.push_back({"driver_loaded",
                  "whether the CUDA driver library loaded (1) or not (0)",
-                 {},
+                 {command},
                  report.driver.loaded ? 1.0 : 0.0});
     if (report.driver.loaded) {
         m.push_back({"driver_cuda_version",
                      "the CUDA version of the driver, as cuDriverGetVersion gives it (13000 is 13.0)",
-                     {},
+                     {command},
                      static_cast<double>(report.driver.version)});
     }
     return m;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -94,6 +95,10 @@ std::vector<std::string> expand_hostlist(std::string_view text, std::string_view
 }
 
 std::string compress_hostlist(std::vector<std::string> hosts) {
+    return fmt::format("{}", fmt::join(compress_hostlist_items(std::move(hosts)), ","));
+}
+
+std::vector<std::string> compress_hostlist_items(std::vector<std::string> hosts) {
     std::sort(hosts.begin(), hosts.end());
     hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
     // (prefix, width) -> numbers; names without a number stand alone.
@@ -133,7 +138,7 @@ std::string compress_hostlist(std::vector<std::string> hosts) {
         }
         parts.push_back(fmt::format("{}[{}]", prefix, fmt::join(ranges, ",")));
     }
-    return fmt::format("{}", fmt::join(parts, ","));
+    return parts;
 }
 
 }  // namespace cumemctl

@@ -12,6 +12,10 @@ namespace cumemctl {
 // they are; duplicates count once. Groups come in the order of their first name, sorted.
 std::string compress_hostlist(std::vector<std::string> hosts);
 
+// The same host list as its groups, one item each ("gpu[001-003]", "login1"), for a caller that joins
+// them otherwise: fleet's "fabric-alloc@gpu[0-7], imex-channels" (names of any kind compress alike).
+std::vector<std::string> compress_hostlist_items(std::vector<std::string> hosts);
+
 // A Slurm host list expanded: "gpu[001-003,007],login1" -> gpu001, gpu002, gpu003, gpu007, login1 (in
 // that order; several bracket groups in one name multiply out). Throws a usage error naming `what` (the
 // option it came from) on an unbalanced bracket, a range that runs backwards or a list of more than a

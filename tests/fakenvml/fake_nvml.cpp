@@ -251,10 +251,24 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetUUID(Device device, c
     return kSuccess;
 }
 
-// The device's /dev/nvidiaN: its profile ordinal unless its "nvml" object says "minor".
+// The device's /dev/nvidiaN: N is its NVML index among all of the profile's GPUs, as device_nodes.hpp
+// numbers the nodes and the real driver does by default (a process shown fewer GPUs keeps their
+// nodes' numbers), unless its "nvml" object says "minor".
 __attribute__((visibility("default"))) Return nvmlDeviceGetMinorNumber(Device device, unsigned int* minor) {
     FAKE_DEVICE_CALL("nvmlDeviceGetMinorNumber")
-    *minor = d->nvml.value("minor", static_cast<unsigned int>(d->ordinal));
+    static const int profile_devices = [] {
+        const char* path = std::getenv("FAKECUDA_PROFILE");
+        try {
+            if (path == nullptr) return static_cast<int>(state().devices.size());
+            std::ifstream in(path);
+            nlohmann::json profile;
+            in >> profile;
+            return static_cast<int>(profile.at("devices").size());
+        } catch (const nlohmann::json::exception&) {
+            return static_cast<int>(state().devices.size());
+        }
+    }();
+    *minor = d->nvml.value("minor", static_cast<unsigned int>(profile_devices - 1 - d->ordinal));
     return kSuccess;
 }
 

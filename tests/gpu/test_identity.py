@@ -53,7 +53,7 @@ def main(binary):
     prom = subprocess.run([binary, "devices", "--format", "prometheus"], capture_output=True, text=True).stdout
     for uuid, (index, bus) in smi.items():
         c.true(f"Prometheus: {uuid} as dcgm-exporter labels it",
-               f'gpu="{index}",UUID="{uuid}",pci_bus_id="{bus}",device="nvidia' in prom,
+               f'gpu="{index}",UUID="{uuid}",pci_bus_id="{bus}",device="nvidia{index}"' in prom,
                [l for l in prom.splitlines() if uuid in l][:1])
     c.done()
 

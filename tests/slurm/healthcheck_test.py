@@ -23,10 +23,10 @@ from harness import CUMEMCTL, FAKECUDA, FAKENVML, PROFILES, SOURCE, check, descr
 TIMEOUT = 3  # doctor's budget in the tests' settings (seconds)
 REMAP = {"FAKECUDA_PROFILE": "{d}/remap-failure.json"}  # the node's GPU 0 failed a row remap
 HANG = {"FAKENVML_INJECT": "nvmlDeviceGetRemappedRows=hang"}  # an NVML call that never returns
-REMAP_REASON = "cumemctl-hc: fail memory-health GPU0 row remap failed"
+REMAP_REASON = "cumemctl-hc: fail memory-health gpu0 row remap failed"
 # doctor's own line is cut there ("nvmlDeviceGetRemappe... (+4 more)": the checks not started), and the
 # health check drops the "(+4 more)" to make room for its prefix.
-HANG_REASON = "cumemctl-hc: timeout memory-health GPU0 nvmlDeviceGetRemappe..."
+HANG_REASON = "cumemctl-hc: timeout memory-health gpu0 nvmlDeviceGetRemappe..."
 
 
 def prepare(d):
@@ -101,7 +101,7 @@ def test_by_hand_decisions():
               "memory-health,fabric,inventory --quick" in out, out)
         check("exit 0: cumemctl: " in out and "in service" in out and not would_run(out), out)
         # A drain of its own is resumed once the node passes; someone else's is left alone.
-        out = dry(d, "IDLE+DRAIN", "cumemctl-hc: fail memory-health GPU0 row remap failed")
+        out = dry(d, "IDLE+DRAIN", "cumemctl-hc: fail memory-health gpu0 row remap failed")
         check(would_run(out) == ["scontrol update NodeName=n1 State=RESUME"], out)
         out = dry(d, "IDLE+DRAIN", "admin: fan replaced, burn-in first")
         check(not would_run(out) and "by someone else ('admin: fan replaced, burn-in first')" in out, out)
@@ -133,7 +133,7 @@ def test_by_hand_decisions():
         set_node(d, "n1", {"FAKECUDA_PROFILE": busy})
         out = dry(d, "IDLE")
         check("doctor --timeout 3 --format line --checks context,vmm\n" in out, f"not the full check: {out}")
-        check("cumemctl: busy context GPU0 memory held by pid 4242" in out and "busy (other processes" in out
+        check("cumemctl: busy context gpu0 memory held by pid 4242" in out and "busy (other processes" in out
               and not would_run(out), out)
         out = dry(d, "IDLE+DRAIN", REMAP_REASON)
         check(not would_run(out), f"busy resumed a node: {out}")
@@ -151,7 +151,7 @@ def test_by_hand_long_reason():
         cmds = would_run(out)
         check(len(cmds) == 1, out)
         reason = shlex.split(cmds[0])[-1].removeprefix("Reason=")
-        check(reason.startswith("x" * 20 + " fail vmm GPU0 cuMemSetAccess") and len(reason) <= 70, reason)
+        check(reason.startswith("x" * 20 + " fail vmm gpu0 cuMemSetAccess") and len(reason) <= 70, reason)
 
 
 def test_by_hand_hang():

@@ -59,7 +59,7 @@ def test_remap_failure():
                         'devices[0].nvml.remapped_rows={"failure": 1}'], check=True)
         # (The IMEX checks left out: they warn or pass as this machine's /dev has channels.)
         rc, out, _, p = nhc(f"check_cumemctl --checks {QUICK_NO_IMEX}", FAKECUDA_PROFILE=profile)
-        check(rc == 1 and "OFFLINE cumemctl: fail memory-health GPU0 row remap failed\n" in out and "RET" not in out,
+        check(rc == 1 and "OFFLINE cumemctl: fail memory-health gpu0 row remap failed\n" in out and "RET" not in out,
               describe(p))
         # With NHC_CHECK_ALL=1 die returns: the check itself returns non-zero.
         rc, out, _, p = nhc("check_cumemctl", FAKECUDA_PROFILE=profile, NHC_CHECK_ALL="1")
@@ -88,14 +88,14 @@ def test_busy_full():
                         'devices[0].nvml.processes=[{"pid": 4242, "used": 149481783296, "name": "/usr/bin/python3"}]'],
                        check=True)
         rc, out, _, p = nhc("check_cumemctl --full --checks context,vmm", FAKECUDA_PROFILE=profile)
-        check(rc == 0 and "LOG check_cumemctl: cumemctl: busy context GPU0 memory held by pid 4242" in out
+        check(rc == 0 and "LOG check_cumemctl: cumemctl: busy context gpu0 memory held by pid 4242" in out
               and "OFFLINE" not in out, describe(p))
 
 
 def test_timeout():
     """A hung NVML call: doctor's budget ends before nhc's watchdog, and the node is marked with the call."""
     rc, out, took, p = nhc("check_cumemctl", timeout=8, FAKENVML_INJECT="nvmlDeviceGetRemappedRows=hang")
-    check(rc == 1 and "OFFLINE cumemctl: timeout memory-health GPU0 nvmlDeviceGetRemapp" in out, describe(p))
+    check(rc == 1 and "OFFLINE cumemctl: timeout memory-health gpu0 nvmlDeviceGetRemapp" in out, describe(p))
     check(took < 8, f"took {took:.1f} s, past nhc's TIMEOUT of 8 s")
     rc, out, _, p = nhc("check_cumemctl", timeout=10, USED_SECONDS="7")
     check(rc == 1 and "OFFLINE check_cumemctl: no time left for doctor (nhc's TIMEOUT is 10 s, 7 s used)" in out,

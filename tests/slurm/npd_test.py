@@ -130,11 +130,11 @@ def test_statuses():
         cases = [
             # (imex-channels warns where this machine's /dev has no IMEX channels: still OK.)
             ("healthy", fake_env(PATH=path), OK, r"cumemctl: (pass |warn imex-channels)"),
-            ("warning", fake_env(PATH=path, FAKECUDA_PROFILE=pending), OK, "cumemctl: warn memory-health GPU0 row remap pending"),
+            ("warning", fake_env(PATH=path, FAKECUDA_PROFILE=pending), OK, "cumemctl: warn memory-health gpu0 row remap pending"),
             ("remap failure", fake_env(PATH=path, FAKECUDA_PROFILE=remap), NON_OK,
-             r"cumemctl: fail memory-health GPU0 row remap failed"),
+             r"cumemctl: fail memory-health gpu0 row remap failed"),
             ("hung NVML call", fake_env(PATH=path, FAKENVML_INJECT="nvmlDeviceGetRemappedRows=hang"), NON_OK,
-             r"cumemctl: timeout memory-health GPU0 nvmlDeviceGetRemapp"),
+             r"cumemctl: timeout memory-health gpu0 nvmlDeviceGetRemapp"),
             ("no driver", fake_env(PATH=path, CUMEMCTL_LIBCUDA="/nonexistent/libcuda.so.1"), UNKNOWN,
              "cumemctl: fail driver no driver"),
             ("no cumemctl", dict(fake_env(), PATH="/usr/bin:/bin"), UNKNOWN, ""),

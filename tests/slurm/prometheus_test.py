@@ -99,7 +99,8 @@ def find(all_samples, name, **labels):
 
 
 def test_node_exporter():
-    """node_exporter's textfile collector serves every command's series, with no scrape error."""
+    """node_exporter's textfile collector serves every command's series, with no scrape error and no
+    series that two files both write (its log)."""
     d = tempfile.mkdtemp(prefix="cumemctl-prom.")
     exporter = None
     try:
@@ -114,6 +115,12 @@ def test_node_exporter():
         log = open(os.path.join(d, "exporter.log"), encoding="utf-8").read()
         check(find(got, "node_textfile_scrape_error") == [0.0],
               f"node_textfile_scrape_error {find(got, 'node_textfile_scrape_error')}; exporter log:\n{log[-3000:]}")
+        # A series that two files both write (same name, same labels) is served once, and node_exporter
+        # logs "collected metric ... was collected before with the same name and label values" on every
+        # scrape, while the scrape still answers 200 and node_textfile_scrape_error stays 0: only its log
+        # tells. Each command's files must be told apart by their labels.
+        twice = [l for l in log.splitlines() if "collected before" in l]
+        check(not twice, "node_exporter logs series that two files both write:\n" + "\n".join(twice[:5]))
         for command in COMMANDS:
             check(find(got, "node_textfile_mtime_seconds", file=os.path.join(textfile, f"cumemctl-{command}.prom"))
                   or find(got, "node_textfile_mtime_seconds", file=f"cumemctl-{command}.prom"),

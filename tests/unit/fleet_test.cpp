@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <sstream>
+
+#include <fmt/format.h>
 
 #include "fleet/fleet.hpp"
 
@@ -21,7 +24,8 @@ std::string doctor_report(const std::string& host, const std::string& driver, co
 
 const char* kPass = R"({"check": "driver", "device": null, "status": "pass", "details": {"kernel_module": "580.1"}})";
 const char* kWarn = R"({"check": "imex-channels", "device": null, "status": "warn"})";
-const char* kFail = R"({"check": "context", "device": 2, "status": "fail"})";
+// CUDA's device 2 is nvidia-smi's 0.
+const char* kFail = R"({"check": "context", "device": 2, "nvml_index": 0, "status": "fail"})";
 
 }  // namespace
 
@@ -37,13 +41,24 @@ TEST_CASE("several reports in one input, whitespace between or none") {
 }
 
 TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty input is a problem") {
-    std::istringstream in(R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {broken");
+    const std::string text = R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {b";
+    std::istringstream in(text);
     std::vector<InputProblem> problems;
     const auto reports = read_reports(in, "f", problems);
     CHECK(reports.size() == 1);
     REQUIRE(problems.size() == 2);
     CHECK(problems[0].message.find("document 1: not a cumemctl report") == 0);
-    CHECK(problems[1].message.find("document 3 (from byte") == 0);
+    // Placed by line and column in the input, without the JSON library's words.
+    const std::size_t newline = text.rfind('\n');
+    CHECK(problems[1].message == fmt::format("not JSON at line {}, column {}",
+                                             1 + std::count(text.begin(), text.end(), '\n'),
+                                             text.size() - (newline == std::string::npos ? 0 : newline + 1)));
+    std::istringstream lines("\n\n  {\"a\":\n  ]");
+    read_reports(lines, "l", problems);
+    CHECK(problems.back().message == "not JSON at line 4, column 3");
+    std::istringstream cut("{\"x\":1\n");
+    read_reports(cut, "c", problems);
+    CHECK(problems.back().message == "not JSON at line 2, column 1");
     std::istringstream empty("  \n");
     read_reports(empty, "e", problems);
     CHECK(problems.back().message == "it is empty: no report in it");
@@ -59,7 +74,7 @@ TEST_CASE("the summary: statuses, failing checks by device, and the minority's d
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");
     CHECK(s.nodes[3].status == "fail");
-    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu2"});
+    CHECK(s.nodes[3].failed == std::vector<std::string>{"context@gpu0"});  // nvidia-smi's index
     CHECK(s.nodes[3].warned == std::vector<std::string>{"imex-channels"});
     REQUIRE(s.checks.size() == 2);
     CHECK(s.checks[0].check == "context");
@@ -110,4 +125,14 @@ TEST_CASE("a report whose schema or command is not text is an input problem") {
     CHECK(problems[0].message ==
           "document 1: a cumemctl report without a \"command\" that names the command it came from");
     CHECK(problems[1].message.find("document 2: not a cumemctl report") == 0);
+}
+
+TEST_CASE("a device's check names its GPU as nvidia-smi -i finds it: NVML's index, else the bus id, else cudaN") {
+    const std::string checks =
+        R"({"check": "vmm", "device": 1, "nvml_index": 2, "pci_bus_id": "00000000:3B:00.0", "status": "fail"},
+           {"check": "vmm", "device": 3, "pci_bus_id": "00000000:5B:00.0", "status": "fail"},
+           {"check": "vmm", "device": 4, "status": "fail"})";
+    const FleetSummary s = summarise({{"x", nlohmann::json::parse(doctor_report("n1", "13.0", "fail", checks))}});
+    REQUIRE(s.nodes.size() == 1);
+    CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@gpu2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
 }

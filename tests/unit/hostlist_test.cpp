@@ -15,6 +15,9 @@ TEST_CASE("host lists are compressed as Slurm writes them") {
     CHECK(compress_hostlist({"rack1-node01", "rack1-node02", "rack2-node01"}) == "rack1-node[01-02],rack2-node01");
     // A run of digits too long for a number is a name.
     CHECK(compress_hostlist({"x1234567890123456789"}) == "x1234567890123456789");
+    // The same groups one by one, for a caller that joins them otherwise (fleet's checks per GPU).
+    CHECK(compress_hostlist_items({"vmm@gpu3", "fabric-alloc@gpu1", "fabric-alloc@gpu0", "imex-channels"}) ==
+          std::vector<std::string>{"fabric-alloc@gpu[0-1]", "imex-channels", "vmm@gpu3"});
 }
 
 TEST_CASE("expand_hostlist: Slurm's host lists, and compress_hostlist undoes it") {

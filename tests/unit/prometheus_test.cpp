@@ -43,19 +43,20 @@ TEST_CASE("a family gets HELP and TYPE once and its samples stay together") {
     CHECK(text.find("cumemctl_device_memory_total_bytes{device=\"0\"} 150109880320\n") != std::string::npos);
 }
 
-TEST_CASE("every report has the envelope gauges; the driver version only when it loaded") {
+TEST_CASE("every report has the envelope gauges, each with the command; the driver version only when it loaded") {
     Report r;
     r.command = "doctor";
     r.exit_code = ExitCode::unavailable;
     std::string text = render(r);
     CHECK(text.find("cumemctl_report_exit_code{command=\"doctor\"} 3\n") != std::string::npos);
-    CHECK(text.find("cumemctl_driver_loaded 0\n") != std::string::npos);
+    CHECK(text.find("cumemctl_driver_loaded{command=\"doctor\"} 0\n") != std::string::npos);
     CHECK(text.find("cumemctl_driver_cuda_version") == std::string::npos);
     CHECK(text.find("cumemctl_build_info{version=\"" CUMEMCTL_VERSION "\"") != std::string::npos);
+    CHECK(text.find("\",command=\"doctor\"} 1\n") != std::string::npos);  // build_info's last label
     r.driver.loaded = true;
     r.driver.version = 13000;
     text = render(r);
-    CHECK(text.find("cumemctl_driver_cuda_version 13000\n") != std::string::npos);
+    CHECK(text.find("cumemctl_driver_cuda_version{command=\"doctor\"} 13000\n") != std::string::npos);
 }
 
 TEST_CASE("values: fractions, special values, and names made valid") {

@@ -34,3 +34,15 @@ TEST_CASE("format_duration: one time format, three digits in the unit that fits"
     CHECK(format_duration(1.0234) == "1.02 s");
     CHECK(format_duration(1234.5) == "1234 s");
 }
+
+TEST_CASE("format_age: the largest unit that leaves 2 of it, rounded down") {
+    CHECK(format_age(0) == "0 s");
+    CHECK(format_age(45.7) == "45 s");
+    CHECK(format_age(119) == "119 s");
+    CHECK(format_age(720) == "12 min");
+    CHECK(format_age(7200) == "2 h");
+    CHECK(format_age(5400 * 3) == "4.5 h");
+    CHECK(format_age(604800) == "7 days");
+    CHECK(format_age(604800 - 1) == "6.9 days");
+    CHECK(format_age(34180538) == "395 days");
+}
