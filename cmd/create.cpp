@@ -10,6 +10,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/vmm/vmm_create.hpp"
+#include "gpu_identity.hpp"
 #include "memory_options.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
@@ -84,9 +85,11 @@ CreatePlan CreateOptions::check() const {
 }
 
 Report run_create_command(const CreateOptions& opts, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command("create", globals, opts, [&](Report& report, Driver& driver, int count, CreatePlan& plan) {
         auto* request = &plan.request;
         request->device = plan.device.select(driver.api(), count).front();
+        const DeviceIdentity id = identities_of(report, globals, driver.api(), nvml_load, {request->device}).front();
         if (plan.access) request->access = plan.access->select(driver.api(), count);
         request->libcuda = driver.info().library;
         CreateResult result;
@@ -94,18 +97,18 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
             run_create(driver.api(), *request, result);
         } catch (const SizeMismatchError& e) {
             // The core names the nearest sizes; create adds its own way out.
-            fill_create_report(report, *request, result);
+            fill_create_report(report, *request, result, id);
             Problem p = e.problem();
             p.remedy = "give one of those sizes, or add --round-up";
             throw Error(std::move(p));
         } catch (const NoPeerAccessError& e) {
-            fill_create_report(report, *request, result);
+            fill_create_report(report, *request, result, id);
             throw in_option_words(e);
         } catch (const Error&) {
-            fill_create_report(report, *request, result);
+            fill_create_report(report, *request, result, id);
             throw;
         }
-        fill_create_report(report, *request, result);
+        fill_create_report(report, *request, result, id);
     });
 }
 

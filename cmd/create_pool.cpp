@@ -9,6 +9,7 @@
 #include "create_report.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_create.hpp"
+#include "gpu_identity.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "pool_report.hpp"
 #include "steps/step_json.hpp"
@@ -113,6 +114,7 @@ CreatePoolPlan CreatePoolCommand::check() const {
 
 Report run_create_pool(const CreatePoolCommand& command, const Globals& globals) {
     const PoolOptions& o = command.options;
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "create", globals, command, [&](Report& report, Driver& driver, int count, const CreatePoolPlan& plan) {
             const PoolRequest& request = plan.request;
@@ -120,6 +122,7 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
             const auto devices = plan.devices.select(driver.api(), count);
             const std::vector<int> access = plan.access ? plan.access->select(driver.api(), count) : std::vector<int>{};
             report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+            const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             std::random_device random;
             for (int device : devices) {
                 const PrimaryContext context(driver.api(), device);
@@ -141,8 +144,10 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                 });
                 nlohmann::json j = result_json(r);
                 j["ordinal"] = device;
+                add_identity(j, identity_in(ids, device));
                 report.results["devices"].push_back(std::move(j));
                 for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
+                report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
                 if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, r.outcome.steps(), device);
                 if (r.outcome.problem()) {
                     Problem p = *r.outcome.problem();

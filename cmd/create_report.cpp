@@ -6,6 +6,7 @@
 #include "gpu/device/locality.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/verify/verify_json.hpp"
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -92,6 +93,7 @@ std::string verify_text(const VerifyResult& v) {
 
 Table summary_table(const CreateRequest& q, const CreateResult& r) {
     Table t{"Allocation", {"", "value"}, {}, {}};
+    t.wrap_last = true;
     auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
     row("device", std::to_string(q.device));
     row("size",
@@ -174,8 +176,8 @@ void add_access_rows(Table& table, const std::vector<DeviceAccess>& access, cons
 
 nlohmann::json resources_json(const ResourceSnapshot& before, const std::optional<ResourceSnapshot>& after,
                               const std::vector<steps::Step>& steps) {
-    nlohmann::json j{{"device_free_bytes_before", before.free_bytes},
-                     {"device_free_bytes_after", nullptr},
+    nlohmann::json j{{"device_free_before_bytes", before.free_bytes},
+                     {"device_free_after_bytes", nullptr},
                      {"device_free_scope", kDeviceFreeScope},
                      {"open_fds_before", before.fds.size()},
                      {"open_fds_after", nullptr},
@@ -183,9 +185,9 @@ nlohmann::json resources_json(const ResourceSnapshot& before, const std::optiona
                      {"handles_not_released", nullptr}};
     if (after) {
         const ResourceDelta d = compare(before, *after);
-        j["device_free_bytes_after"] = after->free_bytes;
+        j["device_free_after_bytes"] = after->free_bytes;
         j["open_fds_after"] = after->fds.size();
-        j["device_free_bytes_delta"] = d.free_bytes;
+        j["device_free_delta_bytes"] = d.free_bytes;
         j["open_fds_delta"] = d.fds;
         j["new_fds"] = d.new_fds;
         j["handles_not_released"] = d.lost_handles;
@@ -214,9 +216,15 @@ void warn_unbalanced(Report& report, const ResourceSnapshot& before, const Resou
                        device);
 }
 
-void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result) {
+void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result,
+                        const DeviceIdentity& id) {
     report.results = results_json(request, result);
+    nlohmann::json named{{"device", request.device}};
+    add_identity(named, id);
+    named.update(report.results);  // the device and its names first
+    report.results = std::move(named);
     report.tables.push_back(summary_table(request, result));
+    report.tables.back().notes.push_back(identity_note(id));
     report.tables.push_back(steps_table("Steps", result.steps));
     if (result.import_check) {
         report.tables.push_back(steps_table(fmt::format("Import check steps (pid {})", result.import_check->pid),

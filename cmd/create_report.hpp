@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/peer_access.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu/vmm/vmm_create.hpp"
@@ -14,7 +15,9 @@ namespace cumemctl::cmd {
 
 // Fills report.results and report.tables from what create did (also after a failure), and adds
 // warnings: compression asked for and not granted; descriptors that differ or releases that failed.
-void fill_create_report(Report& report, const gpu::CreateRequest& request, const gpu::CreateResult& result);
+// `id` names the device beside its ordinal.
+void fill_create_report(Report& report, const gpu::CreateRequest& request, const gpu::CreateResult& result,
+                        const gpu::DeviceIdentity& id);
 
 // Device free memory (device-wide, labelled so: shown, not judged) and this process's descriptors before
 // and after (after null where it was not taken), their deltas, the new descriptors, the release calls of

@@ -79,12 +79,6 @@ Table matrix_table(const doctor::DoctorRun& run) {
 
 }  // namespace
 
-std::string identity_note(const gpu::DeviceIdentity& id) {
-    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index {}", id.ordinal,
-                       id.uuid.empty() ? "UUID unknown" : id.uuid, id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id,
-                       id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
-}
-
 std::vector<Table> doctor_matrix_tables(const doctor::DoctorRun& run, const std::string& title) {
     std::vector<Table> tables;
     Table findings = findings_table(run, title);

@@ -8,14 +8,12 @@
 #include <vector>
 
 #include "doctor/runner.hpp"
+#include "gpu_identity.hpp"  // identity_note, for doctor's tables
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {
 
 // The tables, the first titled `title`.
 std::vector<Table> doctor_matrix_tables(const doctor::DoctorRun& run, const std::string& title);
-
-// "gpu 0: GPU-5f0a..., PCI 00000000:19:00.0, nvidia-smi index 3": a GPU as operators name it.
-std::string identity_note(const gpu::DeviceIdentity& id);
 
 }  // namespace cumemctl::cmd

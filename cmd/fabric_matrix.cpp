@@ -11,11 +11,13 @@
 #include "command.hpp"
 #include "pmix/pmix_client.hpp"
 #include "commands.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "matrix/local_run.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/rank_run.hpp"
+#include "report/json_fields.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -34,7 +36,7 @@ struct MatrixOptions {
     std::string summary;
     std::optional<int> rank;
     std::optional<int> ranks;
-    std::optional<int> device;
+    std::optional<std::string> device;  // one device: a CUDA ordinal, a UUID or a PCI bus id
     std::optional<std::string> run;
     std::string size;
     std::string handle_type = "fabric";
@@ -53,6 +55,7 @@ struct MatrixOptions {
         bool pmix = false;
         bool folder_fallback = false;
         RankGiven given;
+        std::optional<gpu::DeviceList> device;  // --device, looked up once the driver is loaded
         std::uint64_t size = 0;
         CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
         ipc::Timeout timeout{60000};
@@ -127,7 +130,15 @@ MatrixOptions::Plan MatrixOptions::check() const {
         throw Error(ExitCode::usage, "posix-fd handles cannot travel through a folder",
                     "use --handle-type fabric with --dir, or --local --handle-type posix-fd on one node");
     }
-    p.given = RankGiven{rank, ranks, device, run};
+    if (device) {
+        p.device = parse_device_list(*device);
+        if (!p.device->names_one()) {
+            throw Error(ExitCode::usage, fmt::format("a rank has one device, not '{}'", *device),
+                        "give --device N, a UUID (GPU-...) or a PCI bus id");
+        }
+    }
+    // A UUID or a bus id is the given device too: its ordinal comes once the driver is loaded.
+    p.given = RankGiven{rank, ranks, p.device ? p.device->ordinal().value_or(0) : std::optional<int>(), run};
     if (run) check_run_name(*run);
     p.folder_fallback = p.pmix && rendezvous == "auto" && !dir.empty();
     // Through a folder only, the identity is known now; through PMIx, from the server at run time.
@@ -169,8 +180,15 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     const Matrix m = build_matrix(result.input);
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& r : result.ranks) {
+        // The GPU's names, as its card gave them to the matrix.
+        const bool known = r.rank >= 0 && r.rank < static_cast<int>(m.info.size());
+        const RankInfo none;
+        const RankInfo& info = known ? m.info[static_cast<std::size_t>(r.rank)] : none;
         ranks.push_back({{"rank", r.rank},
                          {"device", r.device},
+                         {"uuid", text_or_null(info.uuid)},
+                         {"pci_bus_id", text_or_null(info.pci_bus_id)},
+                         {"nvml_index", info.nvml_index ? nlohmann::json(*info.nvml_index) : nlohmann::json(nullptr)},
                          {"pid", r.pid},
                          {"exit_status", r.exit_status},
                          {"problem", r.problem ? to_json(*r.problem) : nlohmann::json(nullptr)},
@@ -241,6 +259,7 @@ Meeting meet(Report& report, const MatrixOptions& o, const MatrixOptions::Plan& 
 void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p,
                    const nvml::Library& nvml) {
     Meeting meeting = meet(report, o, p);
+    if (p.device) meeting.id.device = p.device->select(driver.api(), count).front();
     const RankIdentity& id = meeting.id;
     if (id.device >= count) {
         throw Error(ExitCode::unavailable, fmt::format("device {} does not exist ({} devices)", id.device, count),
@@ -355,7 +374,9 @@ void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runn
                     "this rank (default: from SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, "
                     "JOB_COMPLETION_INDEX)");
     app->add_option("--ranks", o->ranks, "the number of ranks (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE)");
-    app->add_option("-d,--device", o->device, "this rank's device (default: the local rank, else 0)");
+    app->add_option("-d,--device", o->device,
+                    "this rank's device: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id (default: the local "
+                    "rank, else 0)");
     app->add_option("--run", o->run, "the run's name, which keeps runs in one folder apart (default: SLURM_JOB_ID)");
     app->add_option("--size", o->size, "bytes per rank (default: one recommended granule; rounded up)");
     app->add_option("--handle-type", o->handle_type, "fabric, or posix-fd (with --local)")

@@ -9,6 +9,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu_identity.hpp"
 #include "memory_options.hpp"
 #include "util/size.hpp"
 
@@ -54,12 +55,14 @@ std::string location_text(const GranularityRow& row) {
     return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
 }
 
-nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint64_t>& size) {
-    nlohmann::json j{{"device", row.device},
-                     {"location", location_text(row)},
-                     {"handle_type", handle_type_name(row.request.handle_type)},
-                     {"flags", flag_names(row.request)},
-                     {"status", status_name(row.status)}};
+nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint64_t>& size,
+                        const std::vector<DeviceIdentity>& ids) {
+    nlohmann::json j{{"device", row.device}};
+    add_identity(j, identity_in(ids, row.device));
+    j.update({{"location", location_text(row)},
+              {"handle_type", handle_type_name(row.request.handle_type)},
+              {"flags", flag_names(row.request)},
+              {"status", status_name(row.status)}});
     if (row.status == GranularityRow::Status::ok) {
         j["minimum_bytes"] = row.granularity.minimum;
         j["recommended_bytes"] = row.granularity.recommended;
@@ -128,6 +131,7 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
 }
 
 Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
             const GranularityPlan* plan = &p;
@@ -139,8 +143,9 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
                                                     context.prop = prop;
                                                     diagnose_problem(driver.api(), problem, context);
                                                 });
+            const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             nlohmann::json list = nlohmann::json::array();
-            for (const auto& row : rows) list.push_back(row_json(row, plan->size));
+            for (const auto& row : rows) list.push_back(row_json(row, plan->size, ids));
             report.results = {{"device_count", count}, {"rows", std::move(list)}};
             if (plan->size) report.results["size_bytes"] = *plan->size;
             if (count == 0) {
@@ -154,6 +159,8 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
                     "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
                     "combination");
             }
+            report.tables.back().notes.emplace_back("");
+            add_identity_notes(report.tables.back(), ids);
             const bool any_ok = std::any_of(rows.begin(), rows.end(), [](const GranularityRow& r) {
                 return r.status == GranularityRow::Status::ok;
             });

@@ -3,6 +3,7 @@
 
 #include "command.hpp"
 #include "commands.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "report/json_fields.hpp"
 #include "imex/imex_setup.hpp"
@@ -51,7 +52,10 @@ ImexNames imex_setup_names() {
 
 ImexSetupRequest ImexSetupOptions::check() const {
     const ImexSetupOptions& o = *this;
-    if (o.verify) parse_index(o.device, 1 << 20, "device");
+    if (o.verify && !parse_device_list(o.device).names_one()) {
+        throw Error(ExitCode::usage, fmt::format("--verify takes one device, not '{}'", o.device),
+                    "give --device N, a UUID (GPU-...) or a PCI bus id");
+    }
     ImexSetupRequest r;
     r.proc_devices = o.proc_devices;
     r.params = o.params;
@@ -176,19 +180,22 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
     FabricVerifyRequest v;
     v.libcuda = choose_libcuda(globals.libcuda);
     v.imex_channel_dir = channel_dir;
-    v.device = parse_index(opts.device, 1 << 20, "device");
+    v.device = opts.device;
     v.as = req.owner;
     const FabricVerifyResult got = verify_fabric_in_child(v);
     report.driver = got.driver;
     const Owner as = owner_of(got.uid, got.gid);
-    nlohmann::json j{{"ok", got.ok},   {"device", v.device},     {"uid", got.uid},
-                     {"gid", got.gid}, {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
+    // The ordinal the child found; before it looked, the one typed (null for a UUID or a bus id).
+    const std::optional<int> device = got.device ? got.device : parse_device_list(v.device).ordinal();
+    nlohmann::json j{{"ok", got.ok},           {"device", device ? nlohmann::json(*device) : nlohmann::json(nullptr)},
+                     {"uid", got.uid},         {"gid", got.gid},
+                     {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     j["steps"] = steps_json(got.steps);
     report.results["verify"] = std::move(j);
     Table t{
         "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
-    t.rows.push_back({format_owner(as), std::to_string(v.device),
+    t.rows.push_back({format_owner(as), device ? std::to_string(*device) : v.device,
                       got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
                              : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
     report.tables.push_back(std::move(t));
@@ -230,7 +237,9 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
     auto* remove =
         app->add_flag("--remove", o->remove, "remove the channels' nodes (not with --owner, --mode, --verify)");
     auto* verify = app->add_flag("--verify", o->verify, "prove fabric handles work (as --owner), in a child process");
-    app->add_option("-d,--device", o->device, "the device --verify uses (default 0)")->needs(verify);
+    app->add_option("-d,--device", o->device,
+                    "the device --verify uses: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id (default 0)")
+        ->needs(verify);
     app->add_option("--proc-devices", o->proc_devices, "the /proc/devices to read")->capture_default_str();
     app->add_option("--params", o->params, "the driver's params file to read")->capture_default_str();
     app->add_option("--dev-root", o->dev_root, "the folder that holds dev/")->capture_default_str();

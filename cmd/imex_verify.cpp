@@ -13,7 +13,7 @@ namespace {
 
 struct ImexVerifyOptions {
     int socket_fd = ipc::kChildSocketFd;
-    int device = 0;
+    std::string device = "0";
     std::string imex_channel_dir = imex::kImexChannelDir;
     std::optional<unsigned> uid;
     std::optional<unsigned> gid;

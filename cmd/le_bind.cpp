@@ -7,7 +7,7 @@
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
-#include "util/index_list.hpp"
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -69,8 +69,9 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
             throw Error(ExitCode::usage, "--devices is for --type multicast", "give the owner device with --device N");
         }
         devices = parse_device_list(o.device);
-        if (o.device == "all" || parse_index_list(o.device, 1 << 20, "device", false).size() != 1) {
-            throw Error(ExitCode::usage, "a unicast endpoint has one owner device", "give one device with --device N");
+        if (!devices.names_one()) {
+            throw Error(ExitCode::usage, "a unicast endpoint has one owner device",
+                        "give one device with --device: N, a UUID (GPU-...) or a PCI bus id");
         }
     }
     r.size = parse_size(o.size);
@@ -170,6 +171,7 @@ std::string ms(double seconds) {
 
 Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
     Table t{"Logical endpoint", {"", "value"}, {}, {}};
+    t.wrap_last = true;
     auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
     row("driver", o.support.message);
     if (o.support.lookup) {
@@ -205,9 +207,11 @@ Table le_steps_table(const LeBindOutcome& o) {
     return t;
 }
 
-void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o) {
+void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
+                 const std::vector<DeviceIdentity>& ids) {
     report.results = outcome_json(r, o);
     report.tables.push_back(summary_table(r, o));
+    add_identity_notes(report.tables.back(), ids);
     if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
@@ -218,18 +222,21 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o)
 }
 
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
         LeBindRequest& request = checked.first;
         request.devices = checked.second.select(driver.api(), count);
+        const std::vector<DeviceIdentity> ids =
+            identities_of(report, globals, driver.api(), nvml_load, request.devices);
         LeBindOutcome outcome;
         try {
             run_le_bind(driver, request, outcome);
         } catch (const Error& e) {
             report.add_error(e.problem());
-            fill_report(report, request, outcome);
+            fill_report(report, request, outcome, ids);
             return;
         }
-        fill_report(report, request, outcome);
+        fill_report(report, request, outcome, ids);
     });
 }
 
@@ -239,7 +246,9 @@ void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner) {
     auto o = std::make_shared<LeBindOptions>();
     CLI::App* app = root.add_subcommand("le-bind", "bind memory to a CUDA 13.3 logical endpoint and undo it again");
     CLI::Option* device =
-        app->add_option("-d,--device", o->device, "the owner device of a unicast endpoint")->capture_default_str();
+        app->add_option("-d,--device", o->device,
+                        "the owner device of a unicast endpoint: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id")
+            ->capture_default_str();
     app->add_option("--size", o->size, "bytes bindable per device (the endpoint size), e.g. 2MiB")->required();
     app->add_option("--offset", o->offset, "where in the endpoint to bind")->capture_default_str();
     app->add_option("--mem-offset", o->mem_offset, "where in the memory the binding starts")->capture_default_str();

@@ -9,6 +9,7 @@
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "gpu_identity.hpp"
 #include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
@@ -238,10 +239,14 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         int stopped_by = 0;
         std::vector<MemtestRecord> records;
         for (const DeviceMemtest& d : done) {
-            report.results["devices"].push_back(memtest_device_json(d, plan.sizes.leave, plan.max_mismatches));
-            add_memtest_tables(report, d, run.seed);
-            add_memtest_metrics(report, d,
-                                gpu_labels(gpu::device_identity(driver.api(), d.ordinal, &nvml), report.host));
+            const gpu::DeviceIdentity id = gpu::device_identity(driver.api(), d.ordinal, &nvml);
+            nlohmann::json j = memtest_device_json(d, plan.sizes.leave, plan.max_mismatches);
+            const nlohmann::json names = gpu::identity_json(id);  // its uuid is already there, as memtest read it
+            j["pci_bus_id"] = names["pci_bus_id"];
+            j["nvml_index"] = names["nvml_index"];
+            report.results["devices"].push_back(std::move(j));
+            add_memtest_tables(report, d, run.seed, id);
+            add_memtest_metrics(report, d, gpu_labels(id, report.host));
             report_verdict(report, d);
             if (d.run.interrupted_by != 0) stopped_by = d.run.interrupted_by;
             if (!d.uuid.empty()) records.push_back(record_of(d, run.seed));

@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
+#include "util/duration.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::cmd {
@@ -87,14 +89,14 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
     return j;
 }
 
-void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed) {
+void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed, const gpu::DeviceIdentity& id) {
     Table t{fmt::format("Memtest on GPU {} ({})", d.ordinal, d.uuid),
-            {"pattern", "pass", "GB/s", "seconds", "mismatches"},
+            {"pattern", "pass", "GB/s", "time", "mismatches"},
             {},
             {}};
     for (const auto& r : d.run.done) {
         t.rows.push_back({r.pattern, std::to_string(r.pass), fmt::format("{:.0f}", r.gbps()),
-                          fmt::format("{:.3f}", r.seconds), std::to_string(r.mismatches)});
+                          format_duration(r.seconds), std::to_string(r.mismatches)});
     }
     const char* why_not = d.run.yielded.empty() ? "not run (time budget)" : "not run (memory given back)";
     for (const auto& n : d.run.not_run) t.rows.push_back({n, "", "", "", why_not});
@@ -102,6 +104,7 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
                                   format_size(d.tested), format_size(d.free_at_start), 100 * d.coverage(), d.chunks,
                                   d.chunks == 1 ? "" : "s", format_size(d.chunk), seed));
     t.notes.push_back("GB/s counts bytes read plus written");
+    t.notes.push_back(identity_note(id));
     if (d.shortfall) t.notes.push_back(d.shortfall->message);
     if (!d.run.stopped_in.empty()) t.notes.push_back(fmt::format("stopped by a signal in {}", d.run.stopped_in));
     if (d.health) {

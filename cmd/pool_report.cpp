@@ -88,11 +88,12 @@ Table attributes_table(std::string title, const std::vector<std::pair<std::strin
     row("used", [](const PoolAttributes& a) { return format_size(a.used_current); });
     row("used high", [](const PoolAttributes& a) { return format_size(a.used_high); });
     row("release threshold", [](const PoolAttributes& a) { return threshold_text(a.release_threshold); });
-    row("reuse: follow event dependencies",
-        [](const PoolAttributes& a) { return yes_no(a.reuse_follow_event_dependencies); });
+    // Labels short enough that six locations fit 100 columns beside them.
+    row("reuse: event dependencies", [](const PoolAttributes& a) { return yes_no(a.reuse_follow_event_dependencies); });
     row("reuse: opportunistic", [](const PoolAttributes& a) { return yes_no(a.reuse_allow_opportunistic); });
-    row("reuse: internal dependencies",
+    row("reuse: adds dependencies",
         [](const PoolAttributes& a) { return yes_no(a.reuse_allow_internal_dependencies); });
+    t.wrap_last = true;  // the notes wrap to the width
     return t;
 }
 

@@ -8,6 +8,8 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_overview.hpp"
 #include "gpu/device/primary_context.hpp"
+#include "gpu_identity.hpp"
+#include "gpu_labels.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "util/size.hpp"
@@ -103,7 +105,7 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
     Table t = attributes_table(
         fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
         columns);
-    std::vector<std::string> current{"current pool is the default"};
+    std::vector<std::string> current{"current is the default"};
     for (const auto& l : pools) {
         if (l.unavailable) continue;
         current.push_back(l.current_is_default ? "yes" : "no");
@@ -117,11 +119,12 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
 
 // The overview as Prometheus gauges: per location whether it has a pool, whether the current pool is
 // the default one, and the attributes of each.
-void add_overview_metrics(Report& report, int device, const std::vector<LocationPools>& pools) {
+// `gpu`: the GPU's labels (gpu_labels), as dcgm-exporter names them.
+void add_overview_metrics(Report& report, const MetricLabels& gpu, const std::vector<LocationPools>& pools) {
     for (const auto& l : pools) {
-        const MetricLabels where{{"cuda_device", std::to_string(device)},
-                                 {"location", pool_location_name(l.location)},
-                                 {"allocation_type", std::string(alloc_type_name(l.alloc_type))}};
+        MetricLabels where = gpu;
+        where.emplace_back("location", pool_location_name(l.location));
+        where.emplace_back("allocation_type", std::string(alloc_type_name(l.alloc_type)));
         report.add_metric("pool_available", "whether a location has a pool of this allocation type here", where,
                           l.unavailable ? 0 : 1);
         if (l.unavailable) continue;
@@ -190,8 +193,8 @@ PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan
 
 // The selected pool: --release-threshold, then --exercise, --make-current and --reset-high, with its
 // attributes at the start and at the end.
-void act_on_pool(Report& report, const DriverApi& api, int device, const PoolStatsPlan& plan, const PoolStatsOptions& o,
-                 nlohmann::json& out) {
+void act_on_pool(Report& report, const DriverApi& api, int device, const MetricLabels& gpu, const PoolStatsPlan& plan,
+                 const PoolStatsOptions& o, nlohmann::json& out) {
     const CUmemLocation location = resolve_location(api, plan.request.location, device);
     const bool device_memory = is_device_memory(location);
     std::optional<PrimaryContext> context;
@@ -220,12 +223,11 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
         });
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
-        add_workload_metrics(report,
-                             {{"cuda_device", std::to_string(device)},
-                              {"location", pool_location_name(location)},
-                              {"pool", std::string(pool_choice_name(plan.choice))},
-                              {"pattern", plan.pattern->text}},
-                             w);
+        MetricLabels labels = gpu;
+        labels.emplace_back("location", pool_location_name(location));
+        labels.emplace_back("pool", std::string(pool_choice_name(plan.choice)));
+        labels.emplace_back("pattern", plan.pattern->text);
+        add_workload_metrics(report, labels, w);
         workload = workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, w);
     }
     std::vector<std::string> notes;
@@ -246,22 +248,29 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const PoolSta
 }
 
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
             const auto selected = p.devices.select(driver.api(), count);
             report.results = {{"statistics_scope", "process"},
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};
+            const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
             for (int device : selected) {
                 const DeviceInfo d = query_device(driver.api(), device);
                 const auto pools = list_location_pools(driver.api(), device);
-                nlohmann::json j{{"ordinal", device}, {"name", d.name}, {"pools", nlohmann::json::array()}};
+                const DeviceIdentity id = identity_in(ids, device);
+                nlohmann::json j{{"ordinal", device}};
+                add_identity(j, id);
+                j.update({{"name", d.name}, {"pools", nlohmann::json::array()}});
                 for (const auto& l : pools) j["pools"].push_back(location_json(l));
                 report.tables.push_back(overview_table(d, pools));
-                add_overview_metrics(report, device, pools);
+                report.tables.back().notes.push_back(identity_note(id));
+                const MetricLabels gpu = gpu_labels(id, report.host);
+                add_overview_metrics(report, gpu, pools);
                 if (o.acts()) {
                     try {
-                        act_on_pool(report, driver.api(), device, p, o, j);
+                        act_on_pool(report, driver.api(), device, gpu, p, o, j);
                     } catch (...) {
                         report.results["devices"].push_back(std::move(j));
                         throw;

@@ -8,8 +8,10 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/pool/pool_trim.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
+#include "gpu_identity.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
+#include "util/duration.hpp"
 #include "util/size.hpp"
 #include "gpu/device/locality.hpp"
 
@@ -65,9 +67,10 @@ Table trim_table(int device, const TrimResult& r) {
     t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
               {"device free (device-wide)", format_size(f.free_before_trim), format_size(f.free_after_trim)},
               {"device free at start (device-wide)", format_size(f.free_at_start), ""},
-              {"cuMemPoolTrimTo", "", fmt::format("{:.3f} ms", r.trim_seconds * 1e3)},
+              {"cuMemPoolTrimTo", "", format_duration(r.trim_seconds)},
               {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
     t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
+    t.wrap_last = true;  // the notes wrap to the width
     return t;
 }
 
@@ -85,6 +88,7 @@ TrimResult trim_in_option_words(Work&& work) {
 }
 
 Report run_trim_command(const TrimOptions& o, const Globals& globals) {
+    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
     return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
         const PoolChoice choice = plan.pool.choice;
@@ -93,7 +97,9 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
         const std::uint64_t keep = plan.keep;
         const auto selected = plan.devices.select(driver.api(), count);
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
         for (int device : selected) {
+            const DeviceIdentity id = identity_in(ids, device);
             const PrimaryContext context(api, device);
             const CUmemLocation location = resolve_location(api, request.location, device);
             std::optional<OwnedPool> owned;
@@ -115,8 +121,10 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
             });
             nlohmann::json j = trim_json(pool, pattern, r);
             j["ordinal"] = device;
+            add_identity(j, id);
             report.results["devices"].push_back(std::move(j));
             report.tables.push_back(trim_table(device, r));
+            report.tables.back().notes.push_back(identity_note(id));
             if (!r.verdict.returned) {
                 Problem p{
                     .exit_code = ExitCode::failed,
@@ -141,9 +149,10 @@ void register_trim(CLI::App& root, const Globals& globals, Runner& runner) {
     add_device_option(*app, opts->devices);
     app->add_option("--pool", opts->pool, "the pool: default, current or new")->capture_default_str();
     add_new_pool_options(*app, opts->memory, opts->new_pool);
-    // trim judges a device pool (its reserved memory beside the device's free memory): the one location
-    // it takes is the device, so its help offers no other.
-    app->get_option("--location")->description("device, the only location trim takes (device pools)");
+    // trim judges a device pool (its reserved memory beside the device's free memory): it takes the
+    // device or a locality domain of it, so its help offers no host location.
+    app->get_option("--location")
+        ->description("device, or domain:I (a locality domain of the device): device pools only");
     app->add_option("--exercise", opts->exercise, "the workload that fills the pool first")->capture_default_str();
     app->add_option("--keep", opts->keep, "cuMemPoolTrimTo's minimum bytes to keep")->capture_default_str();
     app->callback(

@@ -8,6 +8,7 @@
 
 #include "matrix/pair_diagnosis.hpp"
 #include "matrix/rank_identity.hpp"
+#include "report/json_fields.hpp"
 
 namespace cumemctl::matrix {
 namespace {
@@ -45,7 +46,9 @@ Matrix build_matrix(const MatrixInput& in) {
         if (const auto card = in.cards.find(r); card != in.cards.end()) {
             info.host = card->second.host;
             info.device = card->second.device;
-            info.gpu_uuid = card->second.gpu_uuid;
+            info.uuid = card->second.gpu_uuid;
+            info.pci_bus_id = card->second.pci_bus_id;
+            info.nvml_index = card->second.nvml_index;
             info.state = card->second.error ? "failed" : "ok";
         } else if (in.refused.contains(r)) {
             info.state = "invalid-file";
@@ -81,7 +84,9 @@ nlohmann::json to_json(const Matrix& m) {
         ranks.push_back({{"rank", i.rank},
                          {"host", i.host},
                          {"device", i.device < 0 ? nlohmann::json(nullptr) : nlohmann::json(i.device)},
-                         {"gpu_uuid", i.gpu_uuid},
+                         {"uuid", text_or_null(i.uuid)},
+                         {"pci_bus_id", text_or_null(i.pci_bus_id)},
+                         {"nvml_index", i.nvml_index ? nlohmann::json(*i.nvml_index) : nlohmann::json(nullptr)},
                          {"state", i.state}});
     }
     nlohmann::json rows = nlohmann::json::array();
@@ -105,15 +110,36 @@ std::vector<Table> matrix_tables(const Matrix& m) {
         for (const auto& c : m.cells[static_cast<std::size_t>(i)]) row.push_back(cell_text(c));
         grid.rows.push_back(std::move(row));
     }
+    // The grid fits 100 columns (eight ranks that all fail were 160): where the diagnoses make it wider,
+    // a failing cell is "FAIL [n]" and each diagnosis is said once below, its number in the cells.
+    std::size_t wide = 2 + grid.columns.front().size();
+    for (std::size_t c = 1; c < grid.columns.size(); ++c) {
+        std::size_t column = grid.columns[c].size();
+        for (const auto& row : grid.rows) column = std::max(column, row[c].size());
+        wide += 2 + column;
+    }
+    std::vector<std::string> legend;
+    if (wide > 100) {
+        for (int i = 0; i < m.ranks; ++i) {
+            for (int j = 0; j < m.ranks; ++j) {
+                const Cell& c = m.cells[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+                if (c.passed()) continue;
+                auto it = std::find(legend.begin(), legend.end(), c.diagnosis);
+                if (it == legend.end()) it = legend.insert(legend.end(), c.diagnosis);
+                grid.rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j) + 1] =
+                    fmt::format("FAIL [{}]", it - legend.begin() + 1);
+            }
+        }
+    }
     grid.notes.push_back(m.passed() ? fmt::format("every pair of {} ranks passed", m.ranks)
                                     : fmt::format("{} of {} pairs failed", m.failed_pairs, m.ranks * m.ranks));
+    for (std::size_t n = 0; n < legend.size(); ++n) grid.notes.push_back(fmt::format("[{}] {}", n + 1, legend[n]));
     Table ranks;
     ranks.title = "Ranks";
     ranks.columns = {"rank", "host", "device", "GPU", "state"};
     for (const auto& i : m.info) {
         ranks.rows.push_back({std::to_string(i.rank), i.host.empty() ? "-" : i.host,
-                              i.device < 0 ? "-" : std::to_string(i.device), i.gpu_uuid.empty() ? "-" : i.gpu_uuid,
-                              i.state});
+                              i.device < 0 ? "-" : std::to_string(i.device), i.uuid.empty() ? "-" : i.uuid, i.state});
     }
     std::vector<Table> out{grid, ranks};
     if (m.passed()) return out;

@@ -23,8 +23,10 @@ struct RankInfo {
     int rank = 0;
     std::string host;  // empty where it never came
     int device = -1;
-    std::string gpu_uuid;
-    std::string state;  // "ok", "failed" (no memory to offer), "missing", "invalid-file"
+    std::string uuid;                    // the GPU as operators name it, where the rank's card says
+    std::string pci_bus_id;              // 00000000:3B:00.0
+    std::optional<unsigned> nvml_index;  // nvidia-smi's index
+    std::string state;                   // "ok", "failed" (no memory to offer), "missing", "invalid-file"
 };
 
 // The matrix.

@@ -6,6 +6,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "nvml/fabric_info.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/device/memory_props.hpp"
@@ -37,16 +38,6 @@ struct OwnMemory {
     std::optional<DeviceMapping> mapping;  // declared after the handle: unmapped first
     std::optional<ExportedHandle> exported;
 };
-
-std::string gpu_uuid_of(const DriverApi& api, int device) {
-    CUdevice dev = 0;
-    CUuuid uuid{};
-    if (api.cuDeviceGetUuid == nullptr || api.cuDeviceGet(&dev, device) != CUDA_SUCCESS ||
-        api.cuDeviceGetUuid(&uuid, dev) != CUDA_SUCCESS) {
-        return "";
-    }
-    return format_uuid(uuid);
-}
 
 // The card's NVLink domain, from NVML's fabric info of the card's GPU (found by UUID).
 void fill_fabric_domain(const nvml::Library* nvml, Card& card) {
@@ -319,7 +310,10 @@ void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, 
         std::optional<PrimaryContext> ctx;
         try {
             log.time("context", "cuDevicePrimaryCtxRetain", [&] { ctx.emplace(api, request.id.device); });
-            result.card.gpu_uuid = gpu_uuid_of(api, request.id.device);
+            const DeviceIdentity id = device_identity(api, request.id.device, request.nvml);
+            result.card.gpu_uuid = id.uuid;
+            result.card.pci_bus_id = id.pci_bus_id;
+            result.card.nvml_index = id.nvml_index;
             fill_fabric_domain(request.nvml, result.card);
         } catch (const Error& e) {
             result.problem = e.problem();

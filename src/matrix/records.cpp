@@ -141,6 +141,8 @@ nlohmann::json to_json(const Card& c) {
                         {"handle", c.handle},    {"seed", c.seed},
                         {"version", c.version},  {"driver_version", c.driver_version},
                         {"pid", c.pid},          {"error", problem_or_null(c.error)}};
+    j["pci_bus_id"] = c.pci_bus_id;
+    j["nvml_index"] = c.nvml_index ? nlohmann::json(*c.nvml_index) : nlohmann::json(nullptr);
     j["fabric_attached"] = c.fabric_attached ? nlohmann::json(*c.fabric_attached) : nlohmann::json(nullptr);
     j["fabric_cluster_uuid"] = c.fabric_cluster_uuid;
     j["fabric_clique"] = c.fabric_clique;
@@ -187,6 +189,12 @@ Card card_from_json(const nlohmann::json& j) {
     c.driver_version = static_cast<int>(f.integer("driver_version", 0, 1 << 30));
     c.pid = static_cast<int>(f.integer("pid", 0, 1 << 30));
     c.error = f.problem_or_null("error");
+    // The bus id and NVML's index: absent from the cards of an older cumemctl.
+    if (j.contains("pci_bus_id")) {
+        c.pci_bus_id = f.text("pci_bus_id");
+        const auto& index = f.at("nvml_index");
+        if (!index.is_null()) c.nvml_index = static_cast<unsigned>(f.integer("nvml_index", 0, 1 << 20));
+    }
     // The NVLink domain: absent from the cards of an older cumemctl.
     if (j.contains("fabric_attached")) {
         const auto& attached = f.at("fabric_attached");

@@ -30,6 +30,10 @@ struct Card {
     std::string host;
     int device = 0;        // the device ordinal as this rank sees it
     std::string gpu_uuid;  // GPU-..., empty where unknown
+    // The GPU's PCI bus id (00000000:3B:00.0) and NVML's (nvidia-smi's) index: empty and nullopt where
+    // unknown, and in the cards of an older cumemctl.
+    std::string pci_bus_id;
+    std::optional<unsigned> nvml_index;
     std::uint64_t size = 0;
     std::string handle_type;  // "fabric" or "posix-fd"
     std::string handle;       // the fabric handle in hex (128 digits); empty for posix-fd (the socket carries it)

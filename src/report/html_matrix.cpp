@@ -29,7 +29,9 @@ std::vector<RankView> ranks_of(const nlohmann::json& m) {
         if (v.host.empty()) v.host = "?";
         const auto device = r.value("device", nlohmann::json());
         v.device = device.is_number_integer() ? device.get<int>() : -1;
-        v.uuid = r.value("gpu_uuid", "");
+        // "uuid"; "gpu_uuid" in the reports of an older cumemctl.
+        const auto uuid = r.value("uuid", r.value("gpu_uuid", nlohmann::json()));
+        v.uuid = uuid.is_string() ? uuid.get<std::string>() : "";
         out.push_back(std::move(v));
     }
     return out;

@@ -87,13 +87,25 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
     std::size_t indent = 2;
     for (std::size_t c = 0; c + 1 < width.size(); ++c) indent += width[c] + 2;
     // Width 0: the output is no terminal, and lines stay whole (for grep).
-    const std::size_t room = line_width == 0 ? 0 : line_width > indent + 20 ? line_width - indent : 20;
+    std::size_t room = line_width == 0 ? 0 : line_width > indent + 20 ? line_width - indent : 20;
+    // Where the other columns leave the last one less than 20 and it does not fit, it goes below its
+    // row, indented as a note's next lines, so that the table keeps to the width.
+    const bool below = table.wrap_last && line_width != 0 && width.size() > 1 && line_width < indent + 20 &&
+                       indent + width.back() > line_width;
+    if (below) {
+        indent = 6;
+        room = line_width > 26 ? line_width - 6 : 20;
+    }
     auto line = [&](const std::vector<std::string>& cells, bool heading) {
         std::string text = "  ";
         std::vector<std::string> more;
         for (std::size_t c = 0; c < width.size(); ++c) {
             std::string cell = c < cells.size() ? cells[c] : "";
             const bool last = c + 1 == width.size();
+            if (last && below) {
+                if (!heading && !cell.empty()) more = wrap_words(cell, room);
+                break;
+            }
             if (last && table.wrap_last && !heading) {
                 more = wrap_words(cell, room);
                 cell = more.front();

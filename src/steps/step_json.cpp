@@ -69,6 +69,7 @@ Table steps_table(std::string title, const std::vector<Step>& steps) {
     const bool processes = std::any_of(steps.begin(), steps.end(), [](const Step& s) { return !s.process.empty(); });
     Table t{std::move(title), {"step", "call", "result", "time", "detail"}, {}, {}};
     if (processes) t.columns.insert(t.columns.begin(), "process");
+    t.wrap_last = true;  // the detail wraps to the width, or goes below its step where the rest is wide
     for (const auto& s : steps) {
         std::vector<std::string> row{s.name, s.call, result_text(s), time_text(s.seconds), s.detail};
         if (processes) row.insert(row.begin(), s.process.empty() ? std::string("-") : s.process);

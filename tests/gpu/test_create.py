@@ -82,7 +82,7 @@ class Run:
             # Inside its own context the driver keeps a little bookkeeping (one granule on two H200s) until
             # the context goes, and other processes move device free memory: cumemctl shows it, labelled
             # device-wide, and judges only what it made and released (descriptors, handles).
-            print(f"        device free memory in cumemctl, after - before: {res.get('device_free_bytes_delta')}")
+            print(f"        device free memory in cumemctl, after - before: {res.get('device_free_delta_bytes')}")
             c.eq(f"{name}: cumemctl's verdict: balanced", res.get("balanced"), True)
             c.eq(f"{name}: no handle left unreleased", res.get("handles_not_released"), 0)
             c.eq(f"{name}: descriptors in cumemctl, after vs before", res.get("open_fds_after"), res["open_fds_before"])

@@ -45,7 +45,7 @@ def matrix_run(c, binary, name, n, *args):
     if doc is None:
         return code, None
     m = doc["results"]["matrix"]
-    c.eq(f"{name}: the ranks' GPUs", [r["gpu_uuid"] for r in m["rank_info"]], [uuid_of(i) for i in range(n)])
+    c.eq(f"{name}: the ranks' GPUs", [r["uuid"] for r in m["rank_info"]], [uuid_of(i) for i in range(n)])
     print(f"  {name}: exit {code}; GB/s read by row from column's memory:")
     for i, row in enumerate(m["cells"]):
         cells = [f"{x['gbps']:8.1f}" if x["status"] == "pass" else f"{'FAIL ' + x['diagnosis']:>20}" for x in row]

@@ -1,7 +1,8 @@
 """GPU tier: GPUs named as nvidia-smi names them (issue 29, item 1). devices' UUID, PCI bus id and
 nvidia-smi index agree with `nvidia-smi --query-gpu=index,uuid,pci.bus_id`; --device takes the UUID, a
 UUID prefix and the bus id (in nvidia-smi's form and in the short one) and selects the same GPU; doctor's
-device checks, its Prometheus series and devices' CSV carry the same names."""
+device checks and its Prometheus series carry the same names, and so do the JSON of create, create --pool,
+pool-stats, trim, granularity and memtest and devices' CSV; le-bind takes the bus id."""
 import subprocess
 import sys
 
@@ -45,6 +46,22 @@ def main(binary):
             code, one, _ = direct.cumemctl(binary, "devices", "--no-free", "--device", spec)
             got = [x["ordinal"] for x in one["results"]["devices"]] if one else None
             c.eq(f"gpu{o} --device {spec}", (code, got), (0, [o]))
+        # The per-device results of the other commands name the GPU the same way, and le-bind takes the
+        # bus id (exit 3 where the driver has no logical endpoints: the device was still accepted).
+        want = (uuid, bus, index)
+        for args, rows in ((["create", "--size", "2MiB"], lambda r: [r]),
+                           (["create", "--pool", "--size", "2MiB"], lambda r: r["devices"]),
+                           (["pool-stats"], lambda r: r["devices"]),
+                           (["trim", "--exercise", "4x16MiB"], lambda r: r["devices"]),
+                           (["granularity", "--location", "device", "--handle-type", "none"], lambda r: r["rows"]),
+                           (["memtest", "--size", "64MiB", "--force"], lambda r: r["devices"])):
+            code, out, _ = direct.cumemctl(binary, *args, "--device", uuid)
+            got = [(x.get("uuid"), x.get("pci_bus_id"), x.get("nvml_index")) for x in rows(out["results"])] if out else []
+            c.true(f"gpu{o} {' '.join(args[:2])} --device UUID: names it as nvidia-smi does",
+                   code == 0 and got and all(g == want for g in got), (code, got[:1]))
+        code, lb, _ = direct.cumemctl(binary, "le-bind", "--size", "2MiB", "--device", short)
+        c.true(f"gpu{o} le-bind --device {short}: accepted, and the owner is gpu{o}",
+               code == 3 or (code == 0 and lb["results"]["request"]["devices"] == [o]), (code, (lb or {}).get("errors")))
         code, dr, _ = direct.cumemctl(binary, "doctor", "--quick", "--device", uuid)
         checks = [x for x in (dr or {}).get("results", {}).get("checks", []) if x.get("device") == o]
         c.true(f"gpu{o} doctor --device UUID: every device check names it",

@@ -185,7 +185,7 @@ def check_ipc(c, binary):
     # goes (on the H200, driver 580.159.04: 2 MiB after a 64 MiB block, 2 MiB + 64 KiB after 1 GiB); from
     # here, after the process ended, free memory must be equal: that is the leak check.
     res = d["resources"] or {}
-    delta = res.get("device_free_bytes_before", 0) - res.get("device_free_bytes_after", 0)
+    delta = res.get("device_free_before_bytes", 0) - res.get("device_free_after_bytes", 0)
     print(f"  info  device free memory inside cumemctl (device-wide, not judged), before minus after: {delta} bytes")
     c.eq("cumemctl's verdict: balanced", res.get("balanced"), True)
     c.eq("no handle left unreleased", res.get("handles_not_released"), 0)

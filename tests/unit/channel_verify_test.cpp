@@ -19,7 +19,7 @@ FabricVerifyRequest verify_request_for_test() {
     FabricVerifyRequest r;
     r.executable = CUMEMCTL_BINARY;
     r.libcuda = FAKECUDA_LIBRARY;
-    r.device = 0;
+    r.device = "0";
     r.imex_channel_dir = "/nonexistent/nvidia-caps-imex-channels";
     r.timeout = 20000ms;
     return r;

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "base/error.hpp"
 #include "util/hostlist.hpp"
 
 using namespace cumemctl;

@@ -74,6 +74,31 @@ TEST_CASE("a wrapping table breaks its last column and notes at spaces to fit th
           "      around here\n");
 }
 
+TEST_CASE("where the other columns leave the last one too little room, it goes below its row") {
+    // 2 + 23 + 2 + 4 + 2 = 33 columns before the last: at 40 "two words" does not fit, so it goes below.
+    Table t{"T",
+            {"step", "time", "detail"},
+            {{"a step with a long name", "1 us", "two words"}, {"short", "2 us", ""}},
+            {},
+            true};
+    std::ostringstream out;
+    render_table(t, out, false, 40);
+    CHECK(out.str() ==
+          "T\n"
+          "  step" +
+              std::string(21, ' ') +
+              "time\n"
+              "  a step with a long name  1 us\n"
+              "      two words\n"
+              "  short" +
+              std::string(20, ' ') + "2 us\n");
+    // Where the last column fits after all, it stays in its row.
+    t.rows = {{"a step with a long name", "1 us", "two"}};
+    std::ostringstream fits;
+    render_table(t, fits, false, 40);
+    CHECK(fits.str() == "T\n  step" + std::string(21, ' ') + "time  detail\n  a step with a long name  1 us  two\n");
+}
+
 TEST_CASE("a quoted command is never broken, width 0 wraps nothing, and apostrophes open nothing") {
     Table t{
         "T", {"a", "remedy"}, {{"x", "run 'cumemctl imex-setup --owner USER' as root, the driver's way"}}, {}, true};

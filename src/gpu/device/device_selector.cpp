@@ -37,9 +37,17 @@ bool all_hex_or_dash(std::string_view text) {
                        [](char c) { return c == '-' || std::isxdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
+// One item of a device list: how it names a GPU, the text to match (a UUID lower-cased, a bus id in
+// nvidia-smi's form) and the text as typed, for messages.
+struct Item {
+    ItemKind kind;
+    std::string text;
+    std::string typed;
+};
+
 // The items of a list, each classified; throws a usage error on an item that names no GPU.
-std::vector<std::pair<ItemKind, std::string>> list_items(std::string_view spec) {
-    std::vector<std::pair<ItemKind, std::string>> items;
+std::vector<Item> list_items(std::string_view spec) {
+    std::vector<Item> items;
     std::size_t start = 0;
     while (start <= spec.size()) {
         const std::size_t comma = std::min(spec.find(',', start), spec.size());
@@ -51,7 +59,7 @@ std::vector<std::pair<ItemKind, std::string>> list_items(std::string_view spec) 
                             "a UUID is GPU- and hexadecimal digits, as nvidia-smi -L prints it "
                             "(GPU-5f0a6b1c-2d3e-...), or the start of one");
             }
-            items.emplace_back(ItemKind::uuid, lower(item));
+            items.push_back({ItemKind::uuid, lower(item), std::string(item)});
         } else if (item.find(':') != std::string_view::npos) {
             const auto bus = normal_pci_bus_id(item);
             if (!bus) {
@@ -59,7 +67,7 @@ std::vector<std::pair<ItemKind, std::string>> list_items(std::string_view spec) 
                             "a PCI bus id is [domain:]bus:device.function in hexadecimal, as nvidia-smi prints it "
                             "(00000000:3B:00.0 or 3b:00.0)");
             }
-            items.emplace_back(ItemKind::pci_bus_id, *bus);
+            items.push_back({ItemKind::pci_bus_id, *bus, std::string(item)});
         } else {
             const bool numeric = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
                 return c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0;
@@ -69,37 +77,45 @@ std::vector<std::pair<ItemKind, std::string>> list_items(std::string_view spec) 
                             fmt::format("invalid device '{}': not a number, a UUID (GPU-...) or a PCI bus id", item),
                             "give CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...) or PCI bus ids (00000000:3B:00.0)");
             }
-            items.emplace_back(ItemKind::ordinals, std::string(item));
+            items.push_back({ItemKind::ordinals, std::string(item), std::string(item)});
         }
     }
     return items;
 }
 
-// The names of the visible devices, for a message: "0 GPU-... 00000000:1B:00.0, 1 ...".
+// The visible devices, for a message: the one there is by name ("0 GPU-... 00000000:1B:00.0"), else
+// how many and where to see them (a line of every UUID and bus id is hundreds of characters at 8 GPUs).
 std::string visible_devices(const std::vector<DeviceIdentity>& ids) {
     if (ids.empty()) return "this node has no CUDA device";
-    std::vector<std::string> parts;
-    for (const auto& id : ids) parts.push_back(fmt::format("{} {} {}", id.ordinal, id.uuid, id.pci_bus_id));
-    std::string text = fmt::format("the visible devices: {}", fmt::join(parts, ", "));
+    std::string text = ids.size() == 1
+                           ? fmt::format("the one visible device is {} {} {}", ids.front().ordinal, ids.front().uuid,
+                                         ids.front().pci_bus_id)
+                           : fmt::format(
+                                 "{} CUDA devices are visible; 'cumemctl devices' lists their UUIDs and PCI "
+                                 "bus ids",
+                                 ids.size());
     if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES"); visible != nullptr) {
         text += fmt::format(" (CUDA_VISIBLE_DEVICES={} hides the others)", visible);
     }
     return text;
 }
 
-// The ordinal that `item` (a UUID or its start, or a bus id) names among `ids`.
-int find_device(ItemKind kind, const std::string& item, const std::vector<DeviceIdentity>& ids) {
+// The ordinal that `item` (a UUID or its start, or a bus id) names among `ids`. Messages say a UUID as
+// typed, a bus id as nvidia-smi writes it.
+int find_device(const Item& item, const std::vector<DeviceIdentity>& ids) {
+    const bool uuid = item.kind == ItemKind::uuid;
     std::vector<int> found;
     for (const auto& id : ids) {
-        const bool match = kind == ItemKind::uuid ? lower(id.uuid).rfind(item, 0) == 0 : id.pci_bus_id == item;
+        const bool match = uuid ? lower(id.uuid).rfind(item.text, 0) == 0 : id.pci_bus_id == item.text;
         if (match) found.push_back(id.ordinal);
     }
-    const char* what = kind == ItemKind::uuid ? "UUID" : "PCI bus id";
+    const std::string shown = uuid ? item.typed : item.text;
     if (found.empty()) {
-        throw Error(ExitCode::unavailable, fmt::format("no CUDA device has {} {}", what, item), visible_devices(ids));
+        throw Error(ExitCode::unavailable, fmt::format("no CUDA device has {} {}", uuid ? "UUID" : "PCI bus id", shown),
+                    visible_devices(ids));
     }
     if (found.size() > 1) {
-        throw Error(ExitCode::usage, fmt::format("UUID prefix {} matches devices {}", item, fmt::join(found, ", ")),
+        throw Error(ExitCode::usage, fmt::format("UUID prefix {} matches devices {}", shown, fmt::join(found, ", ")),
                     "give more of the UUID");
     }
     return found.front();
@@ -166,11 +182,11 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
     if (trimmed(spec) == "all") return parse_index_list("all", count, "device");
     std::vector<int> wanted;
     std::vector<DeviceIdentity> ids;  // looked up once, for the first UUID or bus id
-    for (const auto& [kind, item] : list_items(spec)) {
-        if (kind == ItemKind::ordinals) {
+    for (const Item& listed : list_items(spec)) {
+        if (listed.kind == ItemKind::ordinals) {
             // Parsed against an unlimited count first, so that a device that does not exist is told
             // apart from text that is not a device list.
-            for (int d : parse_index_list(item, 1 << 20, "device", false)) {
+            for (int d : parse_index_list(listed.text, 1 << 20, "device", false)) {
                 if (d >= count) {
                     throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
                                 count == 0   ? "this node has no CUDA device"
@@ -185,7 +201,7 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
         if (ids.empty()) {
             for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nullptr));
         }
-        wanted.push_back(find_device(kind, item, ids));
+        wanted.push_back(find_device(listed, ids));
     }
     std::sort(wanted.begin(), wanted.end());
     wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
@@ -200,14 +216,21 @@ bool DeviceList::names_one() const {
     if (trimmed(spec) == "all") return false;
     const auto items = list_items(spec);
     if (items.size() != 1) return false;
-    return items.front().first != ItemKind::ordinals ||
-           parse_index_list(items.front().second, 1 << 20, "device", false).size() == 1;
+    return items.front().kind != ItemKind::ordinals ||
+           parse_index_list(items.front().text, 1 << 20, "device", false).size() == 1;
+}
+
+std::optional<int> DeviceList::ordinal() const {
+    if (!names_one()) return std::nullopt;
+    const auto items = list_items(spec);
+    if (items.front().kind != ItemKind::ordinals) return std::nullopt;
+    return parse_index_list(items.front().text, 1 << 20, "device", false).front();
 }
 
 DeviceList parse_device_list(std::string_view spec) {
     if (trimmed(spec) != "all") {
-        for (const auto& [kind, item] : list_items(spec)) {
-            if (kind == ItemKind::ordinals) parse_index_list(item, 1 << 20, "device", false);
+        for (const Item& item : list_items(spec)) {
+            if (item.kind == ItemKind::ordinals) parse_index_list(item.text, 1 << 20, "device", false);
         }
     }
     return DeviceList{std::string(spec)};

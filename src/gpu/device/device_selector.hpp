@@ -54,6 +54,9 @@ struct DeviceList {
 
     // Whether the list names exactly one device (one ordinal, UUID or bus id; not all, a range or a list).
     bool names_one() const;
+
+    // The CUDA ordinal where the list is one ordinal (nothing to look up); nullopt otherwise.
+    std::optional<int> ordinal() const;
 };
 
 // Checks the syntax of a device list without a driver; throws a usage error on anything malformed.

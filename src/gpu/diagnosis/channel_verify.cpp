@@ -49,6 +49,7 @@ void drop_privileges(const Owner& as) {
 // What the child found, as the envelope's result.
 nlohmann::json found_json(const FabricVerifyResult& r) {
     nlohmann::json j{{"ok", r.ok}, {"uid", r.uid}, {"gid", r.gid}, {"granularity", r.granularity}};
+    if (r.device) j["device"] = *r.device;
     if (!r.driver.library.empty()) {
         j["driver"] = {{"library", r.driver.library},
                        {"loaded", r.driver.loaded},
@@ -63,6 +64,7 @@ void read_found(const nlohmann::json& j, FabricVerifyResult& r) {
     r.uid = j.at("uid").get<uid_t>();
     r.gid = j.at("gid").get<gid_t>();
     r.granularity = j.at("granularity").get<std::uint64_t>();
+    if (j.contains("device")) r.device = j.at("device").get<int>();
     if (j.contains("driver")) {
         const auto& d = j["driver"];
         r.driver = DriverInfo{d.at("library").get<std::string>(), d.at("loaded").get<bool>(),
@@ -75,8 +77,8 @@ void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVeri
     Driver driver = log.time("load driver", "dlopen", [&] { return Driver::load(request.libcuda); });
     r.driver = driver.info();
     const int count = log.time("init", "cuInit", [&] { return driver.init(); });
-    select_devices(std::to_string(request.device), count);
-    const FabricProbe probe = probe_fabric_handle(driver.api(), request.device, request.imex_channel_dir, log);
+    r.device = select_devices(request.device, count, &driver.api()).front();
+    const FabricProbe probe = probe_fabric_handle(driver.api(), *r.device, request.imex_channel_dir, log);
     r.granularity = probe.granularity;
     r.ok = true;
 }
@@ -88,7 +90,7 @@ std::vector<std::string> fabric_verify_arguments(const FabricVerifyRequest& requ
                                   "--socket-fd",
                                   std::to_string(ipc::kChildSocketFd),
                                   "--device",
-                                  std::to_string(request.device),
+                                  request.device,
                                   "--imex-channel-dir",
                                   request.imex_channel_dir,
                                   "--libcuda",

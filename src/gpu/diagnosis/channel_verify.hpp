@@ -23,8 +23,8 @@ inline constexpr const char* kImexVerifyCommand = "__imex-verify";
 
 // What --verify asks for.
 struct FabricVerifyRequest {
-    std::string libcuda;                                   // the driver library (choose_libcuda's answer)
-    int device = 0;                                        // --device
+    std::string libcuda;       // the driver library (choose_libcuda's answer)
+    std::string device = "0";  // --device as typed (one device: an ordinal, a UUID or a bus id), looked up by the child
     std::string imex_channel_dir = imex::kImexChannelDir;  // the folder described when the driver refuses
     std::optional<Owner> as;                    // run the child as this user and group; the caller's own ids otherwise
     ipc::Timeout timeout{120000};               // a driver that hangs longer is killed and reported
@@ -34,8 +34,9 @@ struct FabricVerifyRequest {
 // What the child found.
 struct FabricVerifyResult {
     bool ok = false;
-    DriverInfo driver;  // the library the child loaded, and its version
-    uid_t uid = 0;      // who the child ran as
+    std::optional<int> device;  // the CUDA ordinal the child found for the request's device
+    DriverInfo driver;          // the library the child loaded, and its version
+    uid_t uid = 0;              // who the child ran as
     gid_t gid = 0;
     std::uint64_t granularity = 0;   // the size of the fabric allocation it made
     std::vector<steps::Step> steps;  // the child's steps (process "verifier")
