@@ -1,5 +1,9 @@
 #include "command.hpp"
 
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include <cstdlib>
 #include <exception>
 
 #include <fmt/format.h>
@@ -63,6 +67,18 @@ Report run_second_process(const std::string& command, int socket_fd,
         const std::optional<Problem> problem = serve(socket.get());
         if (problem) report.exit_code = problem->exit_code == ExitCode::ok ? ExitCode::failed : problem->exit_code;
     });
+}
+
+std::size_t output_width() {
+    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
+        char* end = nullptr;
+        const long n = std::strtol(columns, &end, 10);
+        if (*end == '\0' && n >= 40 && n <= 10000) return static_cast<std::size_t>(n);
+    }
+    winsize ws{};
+    if (isatty(STDOUT_FILENO) == 0) return 0;
+    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
+    return 80;
 }
 
 CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value) {

@@ -90,6 +90,10 @@ Report run_command(const std::string& command, const Globals& globals, const Opt
     });
 }
 
+// The width that tables and --help wrap to: $COLUMNS where it is set (a number from 40), else the
+// terminal's; 0 (no wrapping, whole lines for grep) when the output is not a terminal.
+std::size_t output_width();
+
 // Adds the --device option (a device list: 0, 0,2, 1-3, all) to a subcommand.
 CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::string& default_value = "all");
 

@@ -32,12 +32,34 @@ struct CsvCommand {
 };
 
 const CsvCommand* csv_command(const std::string& command) {
-    static const CsvCommand devices{
-        "devices", {"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total_bytes", "free_bytes"}};
+    static const CsvCommand devices{"devices",
+                                    {"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total", "free"}};
     static const CsvCommand doctor{"checks", {"check", "device", "uuid", "status", "reason"}};
     if (command == "devices") return &devices;
     if (command == "doctor") return &doctor;
     return nullptr;
+}
+
+// The fields of `command`'s rows: each as --json names it, and a figure in bytes (total_bytes) also
+// without its unit's suffix in MiB (total), as nvidia-smi writes memory.total; seconds in seconds.
+std::vector<CsvField> field_catalogue(const std::string& command) {
+    std::vector<std::string> json_names;
+    if (command == "devices") {
+        json_names = {"ordinal",     "nvml_index", "uuid",       "pci_bus_id", "name", "compute_capability",
+                      "total_bytes", "free_bytes", "free_source"};
+        for (const auto& c : gpu::capability_catalogue()) json_names.push_back("capabilities." + std::string(c.key));
+    } else if (command == "doctor") {
+        json_names = {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
+                      "status", "reason", "remedy", "seconds",    "brief"};
+    }
+    std::vector<CsvField> fields;
+    constexpr std::string_view kBytes = "_bytes";
+    for (const auto& name : json_names) {
+        const bool bytes = name.size() > kBytes.size() && name.ends_with(kBytes);
+        if (bytes) fields.push_back({name.substr(0, name.size() - kBytes.size()), name, CsvUnit::mebibytes});
+        fields.push_back({name, name, name == "seconds" ? CsvUnit::seconds : CsvUnit::none});
+    }
+    return fields;
 }
 
 }  // namespace
@@ -47,18 +69,9 @@ bool is_csv_format(const std::string& format) {
 }
 
 std::vector<std::string> csv_fields(const std::string& command) {
-    if (command == "devices") {
-        std::vector<std::string> f{"ordinal",     "nvml_index", "uuid",
-                                   "pci_bus_id",  "name",       "compute_capability",
-                                   "total_bytes", "free_bytes", "free_source"};
-        for (const auto& c : gpu::capability_catalogue()) f.push_back("capabilities." + std::string(c.key));
-        return f;
-    }
-    if (command == "doctor") {
-        return {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
-                "status", "reason", "remedy", "seconds",    "brief"};
-    }
-    return {};
+    std::vector<std::string> names;
+    for (const CsvField& f : field_catalogue(command)) names.push_back(f.name);
+    return names;
 }
 
 CsvLayout csv_layout(const std::string& command, const std::string& format, const std::string& fields) {
@@ -67,7 +80,12 @@ CsvLayout csv_layout(const std::string& command, const std::string& format, cons
         throw Error(ExitCode::usage, fmt::format("'{}' has no CSV output", command),
                     "--format csv works with devices and doctor; use --json here");
     }
-    CsvLayout layout{c->rows, c->defaults, true, true};
+    const std::vector<CsvField> catalogue = field_catalogue(command);
+    auto field = [&](const std::string& name) {
+        return std::find_if(catalogue.begin(), catalogue.end(), [&](const CsvField& f) { return f.name == name; });
+    };
+    CsvLayout layout{c->rows, {}, true, true};
+    for (const auto& name : c->defaults) layout.fields.push_back(*field(name));
     const auto flags = split_list(format);
     for (std::size_t i = 1; i < flags.size(); ++i) {
         if (flags[i] == "noheader") {
@@ -82,14 +100,15 @@ CsvLayout csv_layout(const std::string& command, const std::string& format, cons
         }
     }
     if (fields.empty()) return layout;
-    const auto known = csv_fields(command);
     layout.fields.clear();
     for (const auto& f : split_list(fields)) {
-        if (std::find(known.begin(), known.end(), f) == known.end()) {
+        const auto found = field(f);
+        if (found == catalogue.end()) {
+            const auto known = csv_fields(command);
             throw Error(ExitCode::usage, fmt::format("unknown field '{}' of {}{}", f, command, did_you_mean(f, known)),
                         fmt::format("the fields: {}", fmt::join(known, ", ")));
         }
-        layout.fields.push_back(f);
+        layout.fields.push_back(*found);
     }
     return layout;
 }

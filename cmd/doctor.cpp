@@ -370,7 +370,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         root.add_subcommand("doctor", "check that this node's CUDA memory system works (exit 1 on a failure)");
     std::vector<std::string> ids{"all"};
     for (const auto& c : check_catalogue()) ids.emplace_back(c.id);
-    app->add_option("--checks", opts->checks, "the checks to run, separated by commas, or all")
+    app->add_option("--checks", opts->checks,
+                    "the checks to run, separated by commas, or all (--list-checks lists them)")
         ->type_name(fmt::format("LIST:{{{}}}", fmt::join(ids, ",")))
         ->capture_default_str();
     app->add_option("--skip", opts->skip, "checks not to run, separated by commas (the others of --checks run)")

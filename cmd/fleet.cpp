@@ -71,14 +71,21 @@ std::string joined(const std::vector<std::string>& items, const char* none = "-"
 }
 
 nlohmann::json node_json(const NodeSummary& n) {
-    nlohmann::json j{{"host", n.host},         {"status", n.status},        {"sources", n.sources},
-                     {"commands", n.commands}, {"timestamp", n.timestamp},  {"failed", n.failed},
-                     {"warned", n.warned},     {"properties", n.properties}};
+    nlohmann::json j{{"host", n.host},
+                     {"status", n.status},
+                     {"sources", n.sources},
+                     {"commands", n.commands},
+                     {"timestamp", text_or_null(n.timestamp)},
+                     {"failed", n.failed},
+                     {"warned", n.warned},
+                     {"properties", n.properties}};
     if (!n.error.empty()) j["error"] = n.error;
     nlohmann::json health = nlohmann::json::array();
     for (const auto& g : n.gpu_health) {
-        health.push_back(
-            {{"device", g.device}, {"uuid", g.uuid}, {"status", g.status}, {"reason", text_or_null(g.reason)}});
+        health.push_back({{"device", g.device},
+                          {"uuid", text_or_null(g.uuid)},
+                          {"status", g.status},
+                          {"reason", text_or_null(g.reason)}});
     }
     j["gpu_health"] = std::move(health);
     return j;

@@ -1,5 +1,5 @@
-// What --help shows beyond CLI11's option list: each command's examples and the global options at the
-// end of its help, no "Excludes:" lists, and the short usage of a bare `cumemctl`.
+// --help in the tool's words: the formatter (usage line, value names, "Commands:"), each command's
+// examples and the global options at the end of its help, and the short usage of a bare `cumemctl`.
 #pragma once
 
 #include <memory>
@@ -9,10 +9,18 @@
 
 namespace cumemctl::cmd {
 
-// CLI11's formatter without the "Needs:" and "Excludes:" lists after an option (the option's own text
-// and the man page say what goes with what; the parser still refuses the pairs). Set on the root before
-// the subcommands are added: they take their parent's formatter when made.
+// The formatter of every --help: "Usage: cumemctl COMMAND [OPTIONS]", "Commands:", each option with a
+// value name that says what to give (SIZE, DEVICE, LIST, N) and none of CLI11's type tags (TEXT, INT,
+// FLOAT:NONNEGATIVE, REQUIRED) or "Needs:" and "Excludes:" lists (the option's own text and the man page
+// say what goes with what; the parser still refuses the pairs). Set on the root before the subcommands
+// are added: they take their parent's formatter when made.
 std::shared_ptr<CLI::Formatter> help_formatter();
+
+// What an option's value is called in --help and in a usage error ("--device needs a value (DEVICE)"):
+// a short list of choices ({none,fabric}), the type name the option was given (PATH, SECONDS, LIST), or,
+// for an option with only CLI11's stored type (TEXT, INT) and for an argument, a name from its own
+// (--size SIZE, REPORTS).
+std::string value_name(const CLI::Option& opt);
 
 // Ends the help of the root and of every listed subcommand with two or three examples and a line that
 // names the global options. Every listed command has examples (a logic_error names one that has none).

@@ -5,6 +5,7 @@
 #include "commands.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
+#include "report/json_fields.hpp"
 #include "imex/imex_setup.hpp"
 #include "steps/step_json.hpp"
 #include "util/file_mode.hpp"
@@ -104,7 +105,7 @@ nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
                      {"mode", format_mode(c.want.mode)},
                      {"action", action_name(c.action)},
                      {"change", change_name(c.plan.change)},
-                     {"detail", channel_detail(c)},
+                     {"detail", text_or_null(channel_detail(c))},
                      {"found", found_json(c.found)}};
     return j;
 }

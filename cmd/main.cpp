@@ -1,5 +1,4 @@
 // cumemctl: builds the CLI from the list of commands, parses, runs one, renders its report.
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,8 +50,8 @@ constexpr std::string_view kNodelistCommands[] = {"fleet"};
 // The commands whose report JUnit XML and node-feature-discovery feature labels are made from.
 constexpr std::string_view kDoctorCommands[] = {"doctor"};
 
-// The output formats that only some commands write: the one list of each, which the check, the refusal
-// and --format's help read.
+// The output formats that only some commands write: the one list of each, which the check and the
+// refusal read (--format's help leaves the detail to cumemctl(1)).
 struct FormatOfSome {
     std::string_view format;
     std::span<const std::string_view> commands;
@@ -94,20 +93,6 @@ bool use_colour(const Globals& g) {
     const char* no_color = std::getenv("NO_COLOR");
     if (no_color != nullptr && *no_color != '\0') return false;
     return isatty(STDOUT_FILENO) != 0;
-}
-
-// The width tables wrap to: $COLUMNS where it is set (a number from 40), else the terminal's; 0 (no
-// wrapping, whole lines for grep) when the output is not a terminal.
-std::size_t output_width() {
-    if (const char* columns = std::getenv("COLUMNS"); columns != nullptr && *columns != '\0') {
-        char* end = nullptr;
-        const long n = std::strtol(columns, &end, 10);
-        if (*end == '\0' && n >= 40 && n <= 10000) return static_cast<std::size_t>(n);
-    }
-    winsize ws{};
-    if (isatty(STDOUT_FILENO) == 0) return 0;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) return ws.ws_col;
-    return 80;
 }
 
 void render(const Report& report, const Globals& globals, std::ostream& out) {
@@ -201,19 +186,18 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
 int run(int argc, char** argv) {
     CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
     app.name("cumemctl");
-    app.formatter(help_formatter());  // before the subcommands, which take it when they are made
+    // Before the subcommands, which take the formatter and the help flag when they are made.
+    app.formatter(help_formatter());
+    app.set_help_flag("-h,--help", "print this help and exit");
     app.require_subcommand(1);
     app.set_version_flag("--version",
-                         fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()));
+                         fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()),
+                         "print the version and exit");
     Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
-    app.add_option(
-           "--format", globals.format,
-           fmt::format("output format: table, json, prometheus ({}), line ({}), junit ({}), nfd ({}), html ({}), "
-                       "nodelist ({}: its failing nodes) or csv[,noheader][,nounits] (devices, doctor)",
-                       fmt::join(kPrometheusCommands, ", "), fmt::join(kLineCommands, ", "),
-                       fmt::join(kDoctorCommands, ", "), fmt::join(kDoctorCommands, ", "),
-                       fmt::join(kHtmlCommands, ", "), fmt::join(kNodelistCommands, ", ")))
+    app.add_option("--format", globals.format,
+                   "table (the default), json, csv[,noheader][,nounits], prometheus, line, html, junit, nfd or "
+                   "nodelist; which commands write which: cumemctl(1)")
         ->check(CLI::Validator(
             [](std::string& value) -> std::string {
                 static const std::vector<std::string> named{"table", "json",  "prometheus", "line",

@@ -1,9 +1,12 @@
 #include "usage_words.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include <fmt/format.h>
 
+#include "help.hpp"
 #include "util/suggest.hpp"
 
 namespace cumemctl::cmd {
@@ -78,14 +81,72 @@ std::string help_of(const CLI::App* command) {
                               : fmt::format("'cumemctl {} --help' lists its options", command->get_name());
 }
 
+// The option of the command or the root that `name` ("--device", "-d") names, or null.
+const CLI::Option* option_named(const CLI::App& root, const CLI::App* command, const std::string& name) {
+    for (const CLI::App* app : {command, &root}) {
+        if (app == nullptr) continue;
+        for (const CLI::Option* o : app->get_options()) {
+            if (o->check_name(name)) return o;
+        }
+    }
+    return nullptr;
+}
+
+// "--device needs a value (DEVICE)", with what the option takes as the cause.
+Problem missing_value(const std::string& name, const CLI::App& root, const CLI::App* command) {
+    const CLI::Option* o = option_named(root, command, name);
+    if (o == nullptr) return usage(fmt::format("{} needs a value", name), help_of(command));
+    Problem p = usage(fmt::format("{} needs a value ({})", name, value_name(*o)), help_of(command));
+    if (!o->get_description().empty()) p.cause = fmt::format("{} {}: {}", name, value_name(*o), o->get_description());
+    return p;
+}
+
+// A word as the shell needs it typed again: in single quotes where it holds anything but letters,
+// digits and -_./:,=@%+.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+               std::string_view("-_./:,=@%+").find(c) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+// An option of the command typed before the command's name (`cumemctl --device 0 devices`): only the
+// global options go there. The usage error names it and gives the command line with it after the
+// command; nullopt when there is none.
+std::optional<Problem> command_option_first(const CLI::App& root, const CLI::App& command, int argc, char** argv) {
+    int at = 0;
+    for (int i = 1; i < argc && at == 0; ++i) {
+        if (command.check_name(argv[i])) at = i;
+    }
+    const auto root_names = option_names(root);
+    const auto own = option_names(command);
+    for (int i = 1; i < at; ++i) {
+        std::string arg = argv[i];
+        arg = arg.substr(0, arg.find('='));
+        if (std::find(root_names.begin(), root_names.end(), arg) != root_names.end() ||
+            std::find(own.begin(), own.end(), arg) == own.end())
+            continue;
+        std::string line = "cumemctl " + shell_word(argv[at]);
+        for (int j = 1; j < argc; ++j) {
+            if (j != at) line += " " + shell_word(argv[j]);
+        }
+        return usage(fmt::format("{} is an option of {}: it goes after the command", arg, command.get_name()),
+                     fmt::format("only the global options come before the command: {}", line));
+    }
+    return std::nullopt;
+}
+
 // CLI11's message for the kinds that carry no more than a name and a number, told again.
-Problem retold(const CLI::ParseError& error, const CLI::App* command) {
+Problem retold(const CLI::ParseError& error, const CLI::App& root, const CLI::App* command) {
     const std::string what = error.what();
     const std::string help = help_of(command);
     std::smatch m;
-    if (std::regex_match(what, m, std::regex(R"((\S+): \d+ required (\S+) missing)"))) {
-        const std::string type = m[2].str().substr(0, m[2].str().find(':'));  // LIST, not LIST:{all,...}
-        return usage(fmt::format("{} needs a value ({})", m[1].str(), type), help);
+    if (std::regex_match(what, m, std::regex(R"((\S+): \d+ required .* missing)"))) {
+        return missing_value(m[1].str(), root, command);
     }
     if (std::regex_match(what, m, std::regex(R"((\S+): At Most (\d+) required but received (\d+))"))) {
         return usage(fmt::format("{} takes {} value{}, not {}", m[1].str(), m[2].str(), m[2].str() == "1" ? "" : "s",
@@ -138,8 +199,21 @@ Problem usage_problem(const CLI::ParseError& error, const CLI::App& app, int arg
             return usage(fmt::format("unknown option '{}'{}", *option, did_you_mean(*option, option_names(app))),
                          help_of(nullptr));
         }
+        // `cumemctl --libcuda`: the option took the place of the command and found no value.
+        if (dynamic_cast<const CLI::ArgumentMismatch*>(&error) != nullptr) return retold(error, app, nullptr);
+        // `cumemctl --libcuda devices`: the option took the command as its value.
+        for (int i = 1; i + 1 < argc; ++i) {
+            const std::string value = argv[i + 1];
+            if (!takes_value(app, argv[i]) || std::find(commands.begin(), commands.end(), value) == commands.end())
+                continue;
+            const CLI::Option* o = option_named(app, nullptr, argv[i]);
+            return usage(fmt::format("no command given: {} took '{}' as its {}", argv[i], value,
+                                     o == nullptr ? std::string("value") : value_name(*o)),
+                         fmt::format("give {} a value before the command", argv[i]));
+        }
         return usage("no command given", list);
     }
+    if (auto first = command_option_first(app, *command, argc, argv)) return *first;
     if (auto option = unknown_option(app, command, argc, argv)) {
         std::vector<std::string> known = option_names(*command);
         const auto root = option_names(app);
@@ -159,18 +233,16 @@ Problem usage_problem(const CLI::ParseError& error, const CLI::App& app, int arg
     if (dynamic_cast<const CLI::RequiredError*>(&error) != nullptr) {
         for (const CLI::Option* o : command->get_options()) {
             if (o->get_required() && o->count() == 0) {
-                const std::string name = o->get_positional() ? o->get_name(true) : o->get_name();
-                std::string upper = name;
-                for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
                 if (!o->get_positional()) {
-                    return usage(fmt::format("{} is required: {}", name, o->get_description()), help_of(command));
+                    return usage(fmt::format("{} is required: {}", o->get_name(), o->get_description()),
+                                 help_of(command));
                 }
-                return usage(fmt::format("{} needs {}: {}", command->get_name(), upper, o->get_description()),
+                return usage(fmt::format("{} needs {}: {}", command->get_name(), value_name(*o), o->get_description()),
                              help_of(command));
             }
         }
     }
-    return retold(error, command);
+    return retold(error, app, command);
 }
 
 }  // namespace cumemctl::cmd

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
 #include "util/size.hpp"
@@ -84,6 +85,8 @@ std::optional<std::uint64_t> nvml_free_bytes(const DoctorContext& ctx, DeviceSta
 
 bool may_be_held(std::string_view check, const CheckOutcome& outcome) {
     if (outcome.status != CheckStatus::fail || !outcome.driver || check == "host-alloc") return false;
+    // cuMemAddressReserve's out of memory is this process's address space, which no one else holds.
+    if (gpu::address_space_exhausted(*outcome.driver)) return false;
     // Seen on the H200 (run 15): with 64 MiB left on the device, cuDevicePrimaryCtxRetain answered
     // CUDA_ERROR_UNKNOWN in one run and CUDA_ERROR_OUT_OF_MEMORY in the next; judge_held asks for the
     // device's free memory before it takes such an answer for a full device.

@@ -22,9 +22,9 @@ inline constexpr std::uint64_t kFullDeviceBytes = 512ULL << 20;
 
 // Whether `outcome` is a failure that other processes on the device may cause: a driver call that
 // failed with CUDA_ERROR_OUT_OF_MEMORY or CUDA_ERROR_DEVICE_UNAVAILABLE, in a check of device memory
-// (`check`: not host-alloc, whose memory is the host's), or a context that failed with
-// CUDA_ERROR_UNKNOWN (the H200's driver says so too when the device is full; judge_held then asks for
-// NVML's free memory, below kFullDeviceBytes).
+// (`check`: not host-alloc, whose memory is the host's; not cuMemAddressReserve's, which is this
+// process's address space), or a context that failed with CUDA_ERROR_UNKNOWN (the H200's driver says
+// so too when the device is full; judge_held then asks for NVML's free memory, below kFullDeviceBytes).
 bool may_be_held(std::string_view check, const CheckOutcome& outcome);
 
 // Judges `failed` (may_be_held) again with NVML's list of the device's processes, as above. Never throws.

@@ -8,6 +8,7 @@
 #include "imex/nvidia_params.hpp"
 #include "imex/proc_devices.hpp"
 #include "base/error.hpp"
+#include "report/json_fields.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
@@ -137,7 +138,7 @@ nlohmann::json to_json(const ChannelSurvey& survey) {
                          {"gid", n.gid},
                          {"mode", octal_mode(n.mode)},
                          {"usable", n.usable},
-                         {"problem", channel_node_problem(n, survey)}});
+                         {"problem", text_or_null(channel_node_problem(n, survey))}});
     }
     return {{"directory", imex::kImexChannelDir},
             {"directory_exists", survey.dir_exists},

@@ -82,7 +82,7 @@ nlohmann::json to_json(const Matrix& m) {
     nlohmann::json ranks = nlohmann::json::array();
     for (const auto& i : m.info) {
         ranks.push_back({{"rank", i.rank},
-                         {"host", i.host},
+                         {"host", text_or_null(i.host)},
                          {"device", i.device < 0 ? nlohmann::json(nullptr) : nlohmann::json(i.device)},
                          {"uuid", text_or_null(i.uuid)},
                          {"pci_bus_id", text_or_null(i.pci_bus_id)},

@@ -1,13 +1,11 @@
 #include "report/csv_renderer.hpp"
 
+#include <cstdint>
+
 #include <fmt/format.h>
 
 namespace cumemctl {
 namespace {
-
-bool ends_with(const std::string& s, std::string_view tail) {
-    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 // A cell quoted as RFC 4180 asks: in double quotes when it holds a comma, a quote or a line break.
 std::string quoted(const std::string& cell) {
@@ -31,20 +29,37 @@ nlohmann::json at_path(const nlohmann::json& row, const std::string& path) {
     return *v;
 }
 
-std::string cell(const nlohmann::json& v, const std::string& field, bool units) {
+const char* unit_name(CsvUnit unit) {
+    switch (unit) {
+        case CsvUnit::mebibytes:
+            return "MiB";
+        case CsvUnit::seconds:
+            return "s";
+        case CsvUnit::none:
+            break;
+    }
+    return "";
+}
+
+std::string cell(const nlohmann::json& v) {
     if (v.is_null()) return "";
     if (v.is_string()) return v.get<std::string>();
     if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
     if (v.is_array()) {
         std::vector<std::string> parts;
-        for (const auto& e : v) parts.push_back(cell(e, "", units));
+        for (const auto& e : v) parts.push_back(cell(e));
         return fmt::format("{}", fmt::join(parts, ";"));
     }
-    if (units && v.is_number() && ends_with(field, "_bytes")) {
-        return fmt::format("{} MiB", v.get<double>() >= 0 ? static_cast<std::uint64_t>(v.get<double>()) >> 20 : 0);
-    }
-    if (units && v.is_number() && ends_with(field, "seconds")) return fmt::format("{:.4g} s", v.get<double>());
     return v.dump();
+}
+
+std::string cell(const nlohmann::json& v, const CsvField& field, bool units) {
+    if (field.unit == CsvUnit::none || !v.is_number()) return cell(v);
+    const double n = v.get<double>();
+    const std::string number = field.unit == CsvUnit::mebibytes
+                                   ? std::to_string(n >= 0 ? static_cast<std::uint64_t>(n) >> 20 : 0)
+                                   : fmt::format("{:.6f}", n);
+    return units ? number + " " + unit_name(field.unit) : number;
 }
 
 }  // namespace
@@ -53,9 +68,8 @@ void CsvRenderer::render(const Report& report, std::ostream& out) const {
     if (layout_.header) {
         std::vector<std::string> names;
         for (const auto& f : layout_.fields) {
-            names.push_back(quoted(layout_.units && ends_with(f, "_bytes")    ? f + " [MiB]"
-                                   : layout_.units && ends_with(f, "seconds") ? f + " [s]"
-                                                                              : f));
+            const bool bracket = layout_.units && f.unit != CsvUnit::none;
+            names.push_back(quoted(bracket ? fmt::format("{} [{}]", f.name, unit_name(f.unit)) : f.name));
         }
         out << fmt::format("{}", fmt::join(names, ", ")) << '\n';
     }
@@ -63,7 +77,7 @@ void CsvRenderer::render(const Report& report, std::ostream& out) const {
     if (it == report.results.end() || !it->is_array()) return;
     for (const auto& row : *it) {
         std::vector<std::string> cells;
-        for (const auto& f : layout_.fields) cells.push_back(quoted(cell(at_path(row, f), f, layout_.units)));
+        for (const auto& f : layout_.fields) cells.push_back(quoted(cell(at_path(row, f.path), f, layout_.units)));
         out << fmt::format("{}", fmt::join(cells, ", ")) << '\n';
     }
 }

@@ -100,7 +100,7 @@ void write_gpu_health(std::ostream& out, const nlohmann::json& r) {
             if (status == "pass") continue;
             rows.push_back(
                 fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
-                            escape(n.value("host", "?")), g.value("device", -1), escape(g.value("uuid", "")),
+                            escape(n.value("host", "?")), g.value("device", -1), escape(json_text(g, "uuid")),
                             escape(status), escape(status), escape(json_text(g, "reason"))));
         }
     }

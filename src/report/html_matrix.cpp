@@ -25,7 +25,7 @@ std::vector<RankView> ranks_of(const nlohmann::json& m) {
     for (const auto& r : m.value("rank_info", nlohmann::json::array())) {
         RankView v;
         v.rank = r.value("rank", 0);
-        v.host = r.value("host", "");
+        v.host = json_text(r, "host");
         if (v.host.empty()) v.host = "?";
         const auto device = r.value("device", nlohmann::json());
         v.device = device.is_number_integer() ? device.get<int>() : -1;

@@ -45,13 +45,14 @@ nlohmann::json to_json(const Problem& problem) {
 }
 
 nlohmann::json to_json(const Report& report) {
-    nlohmann::json driver{{"library", report.driver.library}, {"loaded", report.driver.loaded}};
+    // library and error are null where no driver was tried (a usage error, a command that needs none).
+    nlohmann::json driver{{"library", text_or_null(report.driver.library)}, {"loaded", report.driver.loaded}};
     if (report.driver.loaded) {
         driver["version"] = report.driver.version;
         driver["version_string"] = cuda_version_string(report.driver.version);
     } else {
         driver["version"] = nullptr;
-        driver["error"] = report.driver.error;
+        driver["error"] = text_or_null(report.driver.error);
     }
     nlohmann::json errors = nlohmann::json::array();
     for (const auto& e : report.errors) errors.push_back(to_json(e));
@@ -59,7 +60,7 @@ nlohmann::json to_json(const Report& report) {
     for (const auto& w : report.warnings) warnings.push_back(to_json(w));
     return nlohmann::json{{"schema", kSchemaName},
                           {"schema_version", kSchemaVersion},
-                          {"command", report.command},
+                          {"command", text_or_null(report.command)},
                           {"host", report.host},
                           {"timestamp", utc_timestamp(report.started)},
                           {"tool", {{"name", "cumemctl"}, {"version", tool_version()}, {"commit", git_commit()}}},

@@ -1,4 +1,5 @@
 #include "steps/step_json.hpp"
+#include "report/json_fields.hpp"
 #include "util/duration.hpp"
 
 #include <algorithm>
@@ -9,27 +10,37 @@ namespace cumemctl::steps {
 
 nlohmann::json to_json(const Step& step) {
     return {{"step", step.name},
-            {"call", step.call},
-            {"result", step.result_name},
+            {"call", text_or_null(step.call)},
+            {"result", text_or_null(step.result_name)},
             {"code", step.result ? nlohmann::json(*step.result) : nlohmann::json(nullptr)},
             {"ok", step.ok},
             {"seconds", step.seconds},
-            {"detail", step.detail},
+            {"detail", text_or_null(step.detail)},
             {"undo", step.undo},
-            {"process", step.process}};
+            {"process", text_or_null(step.process)}};
 }
+
+namespace {
+
+// A text of to_json's: null is none ("").
+std::string text_of(const nlohmann::json& j, const char* key) {
+    const nlohmann::json& v = j.at(key);
+    return v.is_null() ? std::string() : v.get<std::string>();
+}
+
+}  // namespace
 
 Step step_from_json(const nlohmann::json& j) {
     Step s;
     s.name = j.at("step").get<std::string>();
-    s.call = j.at("call").get<std::string>();
-    s.result_name = j.at("result").get<std::string>();
+    s.call = text_of(j, "call");
+    s.result_name = text_of(j, "result");
     if (!j.at("code").is_null()) s.result = j.at("code").get<int>();
     s.ok = j.at("ok").get<bool>();
     s.seconds = j.at("seconds").get<double>();
-    s.detail = j.at("detail").get<std::string>();
+    s.detail = text_of(j, "detail");
     s.undo = j.at("undo").get<bool>();
-    s.process = j.at("process").get<std::string>();
+    s.process = text_of(j, "process");
     return s;
 }
 

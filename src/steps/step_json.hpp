@@ -1,7 +1,8 @@
 // The one shape of a step in JSON and in a table. JSON (schema/report.schema.json, $defs/step): every
 // key always present: {"step", "call", "result", "code", "ok", "seconds", "detail", "undo", "process"},
-// with "result" the driver's answer by name ("" when unknown) and "code" the CUresult (null when the
-// step is no single driver call). A table: the columns step, call, result, time (milliseconds, three
+// with "result" the driver's answer by name and "code" the CUresult (null when the step is no single
+// driver call); call, result, detail and process are null where they are none (no call, result
+// unknown, no detail, this process), never "". A table: the columns step, call, result, time (milliseconds, three
 // decimals) and detail, with a first column "process" when a second process's steps are among them.
 #pragma once
 

@@ -38,7 +38,9 @@ std::optional<std::string> closest_name(std::string_view word, const std::vector
         return s;
     };
     const std::string_view w = bare(word);
-    const std::size_t limit = std::max<std::size_t>(1, w.size() / 3);
+    // One letter (-x) is close only to the same letter in the other case (-X): any other is one edit
+    // from every one-letter option, and so no guess at all.
+    const std::size_t limit = w.size() < 2 ? 0 : std::max<std::size_t>(1, w.size() / 3);
     std::optional<std::string> best;
     std::size_t best_distance = limit + 1;
     for (const auto& name : names) {

@@ -9,7 +9,8 @@
 namespace cumemctl {
 
 // The name among `names` that `word` most likely meant: the fewest edits (insert, delete, substitute,
-// swap two neighbours), at most one for a short word and a third of its length for a longer one, or the
+// swap two neighbours), none for one letter (but its case), at most one for a short word and a third of
+// its length for a longer one, or the
 // one name that `word` begins (three characters at least). nullopt when none is close, or `word` is one.
 std::optional<std::string> closest_name(std::string_view word, const std::vector<std::string>& names);
 

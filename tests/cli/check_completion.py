@@ -18,7 +18,7 @@ def help_of(binary, *args):
     """(subcommands, {long option: [choices]}) from `binary ARGS --help`."""
     text = subprocess.run([binary, *args, "--help"], capture_output=True, text=True, check=True).stdout
     text = text.split("\nExamples:\n")[0]  # the footer: example command lines, not the lists
-    subs = re.findall(r"^  ([a-z][a-z0-9-]*) ", text.split("Subcommands:")[1], re.M) if "Subcommands:" in text else []
+    subs = re.findall(r"^  ([a-z][a-z0-9-]*) ", text.split("Commands:")[1], re.M) if "Commands:" in text else []
     options = {}
     for m in re.finditer(r"^  (?:-\w,)?(--[a-z][a-z0-9-]*)(?: (\S+))?", text, re.M):
         choices = re.search(r"\{([^}]*)\}", m.group(2) or "")

@@ -27,8 +27,9 @@ A case file holds cases separated by blank lines. Each case is a list of directi
     CHECK   shell command             run after RUN, must succeed (repeatable)
 
 Whenever stdout is JSON (the command line has --json or --format json), it must be exactly one JSON
-document that validates against the report schema, and every key in it is snake_case (jq .a.b reaches
-it). Whenever the command line has --format prometheus,
+document that validates against the report schema, every key in it is snake_case (jq .a.b reaches
+it), and no value is "" (none is null, so that jq's select(.remedy) picks only what has one) but where
+EMPTY_IS_A_VALUE says "" is a value. Whenever the command line has --format prometheus,
 stdout must parse with prometheus_client's parser (the reference implementation of the text format),
 and every family must have HELP and TYPE, a cumemctl_ name, and no repeated sample. A JSON fragment matches when every key of an object
 fragment matches, every element of a list fragment matches the element at the same index, and scalars
@@ -67,6 +68,45 @@ def not_snake_case(doc, where="$"):
     elif isinstance(doc, list):
         for i, v in enumerate(doc):
             found += not_snake_case(v, f"{where}[{i}]")
+    return found
+
+
+# Where "" is a value in a report, not "none" (which is null: jq's select(.x) must not pick it): a path
+# pattern (keys joined with ".", list indices as [*]) and why. Everywhere else "" fails the case.
+EMPTY_IS_A_VALUE = {
+    "$.results.checks[*].details.cuda_visible_devices":
+        "CUDA_VISIBLE_DEVICES as set: \"\" (set, empty: the driver shows no device) is not null (unset: every device)",
+    "$.results.checks[*].details.query.output":
+        "the first line that nvidia-imex-ctl printed: \"\" is a query that ran and printed nothing (one that did "
+        "not run has no query)",
+    "$.results.failing_nodes":
+        "a Slurm host list: \"\" is the empty list, as --format nodelist prints it; jq -r of a null would hand "
+        "scontrol the word 'null'",
+}
+# Places that are still "" for "none" (the JSON rule says null), and may not grow: fields of the records
+# that fabric-matrix's ranks write for each other (a card, a row), which the reports show as they are;
+# null there is a change of the records' format (its format_version, and the readers of other ranks).
+EMPTY_NOT_YET_NULL = {
+    "$.results.matrix.cells[*][*].diagnosis": "fabric-matrix: a passing cell's diagnosis",
+    "$.results.row.cells[*].diagnosis": "fabric-matrix: a rank's row, a passing cell's diagnosis",
+    "$.results.rows[*].cells[*].diagnosis": "fabric-matrix --local: a passing cell's diagnosis",
+    "$.results.fabric_matrices[*].cells[*][*].diagnosis": "fleet's fabric-matrix: a passing cell's diagnosis",
+    "$.results.cards[*].fabric_cluster_uuid": "fabric-matrix: a card of a GPU in no fabric cluster",
+    "$.results.card.fabric_cluster_uuid": "fabric-matrix: a rank's card of a GPU in no fabric cluster",
+}
+
+
+def empty_strings(doc, where="$", pattern="$"):
+    """(path) of every "" in doc whose place is not in EMPTY_IS_A_VALUE or EMPTY_NOT_YET_NULL ("none" is null)."""
+    found = []
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            found += empty_strings(v, f"{where}.{k}", f"{pattern}.{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            found += empty_strings(v, f"{where}[{i}]", f"{pattern}[*]")
+    elif doc == "" and pattern not in EMPTY_IS_A_VALUE and pattern not in EMPTY_NOT_YET_NULL:
+        found.append(where)
     return found
 
 
@@ -338,6 +378,8 @@ def run_case(case, args, validator):
                 for e in errors[:3]:
                     problems.append(f"schema: {'/'.join(map(str, e.path))}: {e.message}")
                 problems += [f"JSON key {k!r} at {w} is not snake_case" for w, k in not_snake_case(doc)[:3]]
+                problems += [f"JSON {w} is \"\": none is null (or add the place to EMPTY_IS_A_VALUE, saying why "
+                             f"\"\" is a value there)" for w in empty_strings(doc)[:3]]
                 for frag in case["json"]:
                     diff = matches(expand_strings(frag, expand), doc)
                     if diff:

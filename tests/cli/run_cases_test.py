@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """The case runner's own checks can fail: steps and checks matched by name (a wrong one fails, an
-element written for matching by position is refused with how to write it), and a case without EXIT is
-an error of its file. ctest: cli-runner."""
+element written for matching by position is refused with how to write it), a key that is not
+snake_case and a "" outside the places where it is a value are found, and a case without EXIT is an
+error of its file. ctest: cli-runner."""
 import os
 import sys
 import tempfile
@@ -55,6 +56,16 @@ if rc.not_snake_case({"results": {"checks": [{"details": {"host-numa": {}, "host
 if rc.not_snake_case({"results": {"nodes": [{"properties": {"kernel module": "x"}}]}}) != [
         ("$.results.nodes[0].properties", "kernel module")]:
     failures.append("fleet's node properties are exempted from the snake_case check")
+
+if rc.empty_strings({"results": {"steps": [{"step": "a", "detail": "", "process": None}], "remedy": ""}}) != [
+        "$.results.steps[0].detail", "$.results.remedy"]:
+    failures.append('"" for none is not found')
+if rc.empty_strings({"driver": {"library": None, "error": None}, "results": {"checks": [{"check": "devices"}]}}):
+    failures.append("null is taken for \"\"")
+if rc.empty_strings({"results": {"checks": [{"details": {"cuda_visible_devices": ""}}]}}):
+    failures.append("CUDA_VISIBLE_DEVICES set empty, a value, is refused")
+if rc.empty_strings({"results": {"devices": [{"cuda_visible_devices": ""}]}}) != ["$.results.devices[0].cuda_visible_devices"]:
+    failures.append("the exemption reaches beyond its one place")
 
 with tempfile.TemporaryDirectory() as tmp:
     def case_file(text):

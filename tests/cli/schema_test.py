@@ -94,6 +94,8 @@ CHANGES = {
                (["requested", "location"], "banana", "pattern"),
                (["size_bytes"], "2 MiB", "type"),
                (["steps", 0, "ok"], "yes", "type"),
+               (["steps", 0, "detail"], "", "minLength"),
+               (["steps", 0, "process"], "", "minLength"),
                (["steps"], KeyError, "required")],
     "create-pool": [(["devices", 0, "pool", "allocation_type"], "banana", "enum"),
                     (["statistics_scope"], "node", "enum"),
@@ -103,6 +105,7 @@ CHANGES = {
     "trim": [(["devices", 0, "pool", "location"], "banana", "pattern"),
              (["devices", 0, "returned"], "yes", "type")],
     "imex-setup": [(["channels", 0, "action"], "banana", "enum"),
+                   (["channels", 0, "detail"], "", "minLength"),
                    (["channels", 0, "mode"], "rw-rw-rw-", "pattern"),
                    (["major"], "511", "type"),
                    (["verify", "made_up"], 1, "additionalProperties")],
@@ -168,6 +171,9 @@ refused("a warning of kind banana",
 usage = load("usage")
 refused("an error whose cause is \"\" (none is null)", changed(usage, ["errors", 0, "cause"], ""),
         ["errors", 0, "cause"], "minLength")
+refused("a command of \"\" (none named is null)", changed(usage, ["command"], ""), ["command"], "enum")
+refused("a driver library of \"\" (none tried is null)", changed(usage, ["driver", "library"], ""),
+        ["driver", "library"], "minLength")
 
 # What the schema leaves open on purpose.
 fleet = load("fleet")
@@ -183,7 +189,8 @@ covered = {("fabric-matrix" if v.startswith("fabric-matrix") else "create" if v.
            for v in covered}
 for command in schema["properties"]["command"]["enum"]:
     # The hidden second processes report to their first process; a report of theirs has no results schema.
-    if not command.startswith("__") and (command or "usage") not in covered:
+    name = command or "usage"  # null: a command line that named none
+    if not name.startswith("__") and name not in covered:
         failures.append(f"command {command!r}: no captured report in {fixtures}")
 
 for f in failures:

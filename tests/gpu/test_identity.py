@@ -2,7 +2,7 @@
 nvidia-smi index agree with `nvidia-smi --query-gpu=index,uuid,pci.bus_id`; --device takes the UUID, a
 UUID prefix and the bus id (in nvidia-smi's form and in the short one) and selects the same GPU; doctor's
 device checks and its Prometheus series carry the same names, and so do the JSON of create, create --pool,
-pool-stats, trim, granularity and memtest; le-bind takes the bus id."""
+pool-stats, trim, granularity and memtest and devices' CSV; le-bind takes the bus id."""
 import subprocess
 import sys
 
@@ -72,6 +72,20 @@ def main(binary):
         c.true(f"Prometheus: {uuid} as dcgm-exporter labels it",
                f'gpu="{index}",UUID="{uuid}",pci_bus_id="{bus}",device="nvidia{index}"' in prom,
                [l for l in prom.splitlines() if uuid in l][:1])
+    # CSV as nvidia-smi --query-gpu writes it: a row per GPU with nvidia-smi's index and bus id, total in
+    # whole MiB beside total_bytes in bytes (nounits drops the units, nothing else).
+    csv = subprocess.run([binary, "devices", "--format", "csv,noheader,nounits",
+                          "--fields", "nvml_index,uuid,pci_bus_id,total,total_bytes"], capture_output=True, text=True)
+    c.eq("devices --format csv exit code", csv.returncode, 0)
+    rows = [[p.strip() for p in line.split(",")] for line in csv.stdout.splitlines()]
+    c.eq("CSV: a row per GPU", len(rows), len(doc["results"]["devices"]))
+    for row in rows:
+        if len(row) != 5:
+            c.true("CSV: five fields", False, row)
+            continue
+        index, uuid, bus, total, total_bytes = row
+        c.eq(f"CSV {uuid}: nvidia-smi's index and bus id", (int(index), bus), smi.get(uuid))
+        c.eq(f"CSV {uuid}: total is total_bytes in whole MiB", int(total), int(total_bytes) >> 20)
     c.done()
 
 

@@ -131,6 +131,7 @@ TEST_CASE("a step survives the JSON round trip with every key present") {
     CHECK(back.process == s.process);
     const steps::Step plain{"note", "", std::nullopt, "", true, 0, "", false, ""};
     CHECK(steps::to_json(plain)["code"].is_null());
+    for (const char* none : {"call", "result", "detail", "process"}) CHECK(steps::to_json(plain)[none].is_null());
     CHECK_FALSE(steps::step_from_json(steps::to_json(plain)).result.has_value());
     CHECK(steps::steps_from_json(steps_json({s, plain})).size() == 2);
     CHECK_THROWS_AS(steps::step_from_json(nlohmann::json{{"step", "x"}}), nlohmann::json::exception);

@@ -20,6 +20,10 @@ TEST_CASE("closest_name: the name a typo most likely meant, or none") {
     CHECK(closest_name("--devcie", options) == "--device");
     CHECK(did_you_mean("--jsno", options) == "; did you mean '--json'?");
     CHECK(did_you_mean("--zzzzzz", options).empty());
+    // One letter is a guess only in the other case: -x is as near -h as -d, and so near neither.
+    const std::vector<std::string> short_options{"-h", "-d", "-v", "--help"};
+    CHECK_FALSE(closest_name("-x", short_options).has_value());
+    CHECK(closest_name("-D", short_options) == "-d");
 }
 
 TEST_CASE("format_duration: one time format, three digits in the unit that fits") {

@@ -285,6 +285,13 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
                                          describe_prop(*c.prop)),
                              kRefusedPropertiesRemedy, ExitCode::unavailable};
         case CUDA_ERROR_OUT_OF_MEMORY:
+            if (address_space_exhausted(failure)) {
+                return Diagnosis{
+                    fmt::format("cuMemAddressReserve found no free virtual address range{} in this "
+                                "process: its address space is exhausted, not device {}'s memory",
+                                c.size ? fmt::format(" of {}", format_size(*c.size)) : std::string(), device_of(c)),
+                    kAddressSpaceRemedy, ExitCode::failed};
+            }
             if (context_call(failure)) {
                 return Diagnosis{fmt::format("device {} has no memory left for a context: other processes hold it; "
                                              "nothing was allocated on it",
@@ -310,9 +317,14 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
     }
 }
 
+bool address_space_exhausted(const DriverFailure& failure) {
+    return failure.code == CUDA_ERROR_OUT_OF_MEMORY && failure.call == "cuMemAddressReserve";
+}
+
 std::string remedy_by_result(const DriverFailure& failure) {
     switch (static_cast<CUresult>(failure.code)) {
         case CUDA_ERROR_OUT_OF_MEMORY:
+            if (address_space_exhausted(failure)) return kAddressSpaceRemedy;
             return "the device has no memory left for this: end the processes that hold it (nvidia-smi lists them)";
         case CUDA_ERROR_DEVICE_UNAVAILABLE:
             return "the device is busy in exclusive-process mode or prohibited: see nvidia-smi -q -d COMPUTE";

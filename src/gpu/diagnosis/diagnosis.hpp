@@ -43,6 +43,17 @@ struct SizeMismatch {
 inline constexpr const char* kRefusedPropertiesRemedy =
     "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)";
 
+// The remedy of cuMemAddressReserve's out of memory: the process's virtual address space has no range
+// of that size left, which neither the GPU's memory nor another process has any part in.
+inline constexpr const char* kAddressSpaceRemedy =
+    "the process has no virtual address range of that size left (the GPU's memory is not what ran out): "
+    "reserve less, check the process's address-space limit (ulimit -v; a container's or a job's limit), "
+    "and see whether something in it reserves ranges and never frees them (cuMemAddressFree)";
+
+// Whether `failure` is the out of memory of cuMemAddressReserve, which is the process's address space
+// running out, not the device's memory (no other process holds it; resetting the GPU changes nothing).
+bool address_space_exhausted(const DriverFailure& failure);
+
 // A cause, a remedy and the exit code that fits them; the remedy names no command-line option.
 struct Diagnosis {
     std::string cause;
@@ -69,8 +80,9 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisContext& context);
 
 // The one remedy-by-CUresult table: what to do about a failed call that nothing more explains (no
-// diagnosis, or none was made): out of memory, a device unavailable, not permitted, a hardware error
-// each have theirs; any other result, the general one that names the call.
+// diagnosis, or none was made): out of memory (the address space's for cuMemAddressReserve, else the
+// device's), a device unavailable, not permitted, a hardware error each have theirs; any other result,
+// the general one that names the call.
 std::string remedy_by_result(const DriverFailure& failure);
 
 // Why `size` cannot be allocated with `granularity` (not a multiple): the granularity and the two
