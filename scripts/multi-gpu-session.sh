@@ -6,7 +6,7 @@
 #
 # Parts:
 #   tier      the GPU tier (scripts/gpu-check.sh), bench/run.sh and bench/load.sh
-#   doctor    doctor and doctor --quick, 3 runs each, at 1, 2, 4, 8 GPUs (up to this machine's count),
+#   doctor    doctor and doctor --quick (3 and 9 runs, interleaved with their floors) at 1, 2, 4, 8 GPUs (up to this machine's count),
 #             each as `--device 0-K` and under CUDA_VISIBLE_DEVICES, against bench_doctor_floor quick and
 #             full under the same CUDA_VISIBLE_DEVICES; then bench/doctor_model.py for the same counts
 #             (needs BUILD/tests/libfakecuda.so: the build of the binary with its fakes)
@@ -81,38 +81,45 @@ part_doctor() {
   for k in $(counts); do
     last=$((k - 1))
     visible=$(seq -s, 0 "$last")
-    for r in 1 2 3; do
+    # Interleaved, so that a slow spell of the machine (cuInit here takes 160 or 270 ms, by turns) falls
+    # on the floor and on doctor alike: 9 runs of the quick ones, 3 of the full ones.
+    for r in 1 2 3 4 5 6 7 8 9; do
       read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "floor-quick-$k-$r" "$build/bench/bench_doctor_floor" quick)
       note "INFO doctor: $k GPUs floor quick run $r: exit $rc, $s s"
-      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "floor-full-$k-$r" "$build/bench/bench_doctor_floor" full)
-      note "INFO doctor: $k GPUs floor full run $r: exit $rc, $s s"
+      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "quick-visible-$k-$r.json" "$bin" doctor --quick --json)
+      note "INFO doctor: $k GPUs doctor --quick (CUDA_VISIBLE_DEVICES) run $r: exit $rc, $s s"
       read -r rc s < <(timed "quick-device-$k-$r.json" "$bin" doctor --quick --device "0-$last" --json)
       note "INFO doctor: $k GPUs doctor --quick --device 0-$last run $r: exit $rc, $s s"
-      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "quick-visible-$k-$r.json" "$bin" doctor --quick --json)
-      note "INFO doctor: $k GPUs doctor --quick (CUDA_VISIBLE_DEVICES=$visible) run $r: exit $rc, $s s"
+      ((r <= 3)) || continue
+      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "floor-full-$k-$r" "$build/bench/bench_doctor_floor" full)
+      note "INFO doctor: $k GPUs floor full run $r: exit $rc, $s s"
+      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "full-visible-$k-$r.json" "$bin" doctor --json)
+      note "INFO doctor: $k GPUs doctor (CUDA_VISIBLE_DEVICES) run $r: exit $rc, $s s"
       read -r rc s < <(timed "full-device-$k-$r.json" "$bin" doctor --device "0-$last" --json)
       note "INFO doctor: $k GPUs doctor --device 0-$last run $r: exit $rc, $s s"
-      read -r rc s < <(CUDA_VISIBLE_DEVICES=$visible timed "full-visible-$k-$r.json" "$bin" doctor --json)
-      note "INFO doctor: $k GPUs doctor (CUDA_VISIBLE_DEVICES=$visible) run $r: exit $rc, $s s"
     done
   done
-  # Medians and ratios; --quick's target is 1.10x its floor at every count.
+  # Medians and ratios. The target, --quick at most 1.10x its floor, is held under the floor's own
+  # CUDA_VISIBLE_DEVICES; `--device 0-K` (cuInit still sees every GPU of the machine) is reported beside it.
   $py - "$summary" <<'PY' | tee -a "$summary"
 import re, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
     m = re.match(r"INFO doctor: (\d+) GPUs (.*) run \d: exit (\d+), ([\d.]+) s", line)
     if m:
-        runs.setdefault((int(m[1]), m[2].split(" (")[0].split(" --device")[0]), []).append((int(m[3]), float(m[4])))
-for k in sorted({k for k, _ in runs}):
-    med = {what: statistics.median(s for _, s in v) for (n, what), v in runs.items() if n == k}
-    bad = [what for (n, what), v in runs.items() if n == k and any(rc != 0 for rc, _ in v)]
-    q, fq, f, ff = med.get("doctor --quick"), med.get("floor quick"), med.get("doctor"), med.get("floor full")
-    if None in (q, fq, f, ff):
+        runs.setdefault(int(m[1]), {}).setdefault(re.sub(r" 0-\d+$", "", m[2]), []).append((int(m[3]), float(m[4])))
+for k, by in sorted(runs.items()):
+    med = {what: statistics.median(s for _, s in v) for what, v in by.items()}
+    bad = sorted(what for what, v in by.items() if any(rc != 0 for rc, _ in v))
+    fq, ff = med.get("floor quick"), med.get("floor full")
+    q, qd = med.get("doctor --quick (CUDA_VISIBLE_DEVICES)"), med.get("doctor --quick --device")
+    f, fd = med.get("doctor (CUDA_VISIBLE_DEVICES)"), med.get("doctor --device")
+    if None in (fq, ff, q, qd, f, fd):
         continue
     ok = q <= 1.10 * fq and not bad
-    print(f"{'PASS' if ok else 'FAIL'} doctor: {k} GPUs: --quick {q:.3f} s = {q / fq:.2f}x floor {fq:.3f} s (target 1.10x); "
-          f"full {f:.3f} s = {f / ff:.2f}x floor {ff:.3f} s" + (f"; nonzero exits: {bad}" if bad else ""))
+    print(f"{'PASS' if ok else 'FAIL'} doctor: {k} GPUs: --quick {q:.3f} s = {q / fq:.2f}x floor {fq:.3f} s (target 1.10x; "
+          f"--device: {qd:.3f} s); full {f:.3f} s = {f / ff:.2f}x floor {ff:.3f} s (--device: {fd:.3f} s)"
+          + (f"; nonzero exits: {bad}" if bad else ""))
 PY
   grep -q "^FAIL doctor" "$summary" && failed=1
   if [[ -f $build/tests/libfakecuda.so ]]; then
