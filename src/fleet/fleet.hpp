@@ -44,7 +44,7 @@ struct CheckFailure {
     std::string reason, remedy;
 };
 
-// The GPU of a device's failure as nvidia-smi -i finds it: "gpu3" (report/gpu_name.hpp).
+// The GPU of a device's failure as nvidia-smi -i finds it: "nvidia3" (report/gpu_name.hpp).
 std::string gpu_name_of(const CheckFailure& failure);
 
 // One node, merged from its reports.
