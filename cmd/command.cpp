@@ -85,8 +85,9 @@ CLI::Option* add_device_option(CLI::App& app, std::string& target, const std::st
     target = default_value;
     return app
         .add_option("-d,--device", target,
-                    "devices: CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0) or all; "
-                    "a number is a CUDA ordinal, nvidia-smi's index only under CUDA_DEVICE_ORDER=PCI_BUS_ID")
+                    "devices: CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0), nvidiaN "
+                    "(nvidia-smi's index N) or all; a number is a CUDA ordinal, nvidia-smi's index only under "
+                    "CUDA_DEVICE_ORDER=PCI_BUS_ID")
         ->capture_default_str();
 }
 

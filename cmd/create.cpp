@@ -78,17 +78,17 @@ CreatePlan CreateOptions::check() const {
     CreatePlan plan{request_of(*this), parse_device_list(device), std::nullopt};
     if (!plan.device.names_one()) {
         throw Error(ExitCode::usage, fmt::format("create takes one device, not '{}'", device),
-                    "give --device N, a UUID (GPU-...) or a PCI bus id");
+                    "give --device N, a UUID (GPU-...) a PCI bus id or nvidiaN");
     }
     if (!access.empty()) plan.access = parse_device_list(access);
     return plan;
 }
 
 Report run_create_command(const CreateOptions& opts, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command("create", globals, opts, [&](Report& report, Driver& driver, int count, CreatePlan& plan) {
         auto* request = &plan.request;
-        request->device = plan.device.select(driver.api(), count).front();
+        request->device = plan.device.select(driver.api(), count, &nvml_load.get()).front();
         const DeviceIdentity id = identities_of(report, globals, driver.api(), nvml_load, {request->device}).front();
         if (plan.access) request->access = plan.access->select(driver.api(), count);
         request->libcuda = driver.info().library;

@@ -114,12 +114,12 @@ CreatePoolPlan CreatePoolCommand::check() const {
 
 Report run_create_pool(const CreatePoolCommand& command, const Globals& globals) {
     const PoolOptions& o = command.options;
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "create", globals, command, [&](Report& report, Driver& driver, int count, const CreatePoolPlan& plan) {
             const PoolRequest& request = plan.request;
             const std::uint64_t size = plan.size;
-            const auto devices = plan.devices.select(driver.api(), count);
+            const auto devices = plan.devices.select(driver.api(), count, &nvml_load.get());
             const std::vector<int> access = plan.access ? plan.access->select(driver.api(), count) : std::vector<int>{};
             report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);

@@ -133,7 +133,9 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
     if (!opts.no_free) nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
     return run_command(
         "devices", globals, opts, [&](Report& report, Driver& driver, int count, const DevicesPlan& plan) {
-            const auto selected = plan.devices.select(driver.api(), count);
+            std::optional<nvml::Library> nvml;
+            if (!plan.no_free) nvml.emplace(nvml_load.get());
+            const auto selected = plan.devices.select(driver.api(), count, nvml ? &*nvml : nullptr);
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
             mark_phase("query devices (attributes, no context)");
@@ -141,9 +143,7 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
             const LocalityProbe probe = plan.no_free ? LocalityProbe::no_context : LocalityProbe::context_if_needed;
             for (auto& d : devices) d.locality = query_locality(driver.api(), d.ordinal, probe);
             mark_phase("locality domains (a localized allocation on a 13.4 driver)");
-            std::optional<nvml::Library> nvml;
-            if (!plan.no_free) {
-                nvml.emplace(nvml_load.get());
+            if (nvml) {
                 query_memory(driver.api(), *nvml, devices, true);
                 mark_phase("memory (NVML, contexts where NVML cannot answer)");
             }

@@ -134,7 +134,7 @@ MatrixOptions::Plan MatrixOptions::check() const {
         p.device = parse_device_list(*device);
         if (!p.device->names_one()) {
             throw Error(ExitCode::usage, fmt::format("a rank has one device, not '{}'", *device),
-                        "give --device N, a UUID (GPU-...) or a PCI bus id");
+                        "give --device N, a UUID (GPU-...) a PCI bus id or nvidiaN");
         }
     }
     // A UUID or a bus id is the given device too: its ordinal comes once the driver is loaded.
@@ -375,7 +375,7 @@ void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runn
                     "JOB_COMPLETION_INDEX)");
     app->add_option("--ranks", o->ranks, "the number of ranks (default: SLURM_NTASKS, OMPI_COMM_WORLD_SIZE)");
     app->add_option("-d,--device", o->device,
-                    "this rank's device: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id (default: the local "
+                    "this rank's device: a CUDA ordinal, a UUID (GPU-...), a PCI bus id or nvidiaN (default: the local "
                     "rank, else 0)");
     app->add_option("--run", o->run, "the run's name, which keeps runs in one folder apart (default: SLURM_JOB_ID)");
     app->add_option("--size", o->size, "bytes per rank (default: one recommended granule; rounded up)");

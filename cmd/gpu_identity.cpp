@@ -10,14 +10,13 @@ std::string identity_note(const gpu::DeviceIdentity& id) {
                        id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
 }
 
-std::future<nvml::Library> load_nvml_for_identities(const Globals& globals) {
-    return std::async(std::launch::async, [&globals] { return open_nvml(globals); });
+NvmlLoad load_nvml_for_identities(const Globals& globals) {
+    return std::async(std::launch::async, [&globals] { return open_nvml(globals); }).share();
 }
 
 std::vector<gpu::DeviceIdentity> identities_of(Report& report, const Globals& globals, const DriverApi& api,
-                                               std::future<nvml::Library>& nvml_load,
-                                               const std::vector<int>& ordinals) {
-    const nvml::Library nvml = nvml_load.get();
+                                               const NvmlLoad& nvml_load, const std::vector<int>& ordinals) {
+    const nvml::Library& nvml = nvml_load.get();
     warn_unloaded_libnvml(report, globals, nvml.info());
     std::vector<gpu::DeviceIdentity> ids;
     for (int ordinal : ordinals) ids.push_back(gpu::device_identity(api, ordinal, &nvml));

@@ -18,13 +18,15 @@ namespace cumemctl::cmd {
 // "gpu 0: GPU-5f0a..., PCI 00000000:19:00.0, nvidia-smi index 3": a GPU as operators name it.
 std::string identity_note(const gpu::DeviceIdentity& id);
 
-// NVML for the identities, loaded on a thread of its own (open_nvml) while the driver initialises.
-std::future<nvml::Library> load_nvml_for_identities(const Globals& globals);
+// NVML for the identities, loaded on a thread of its own (open_nvml) while the driver initialises;
+// shared, so that --device's nvidiaN (gpu::DeviceList::select) and the identities wait for the one load.
+using NvmlLoad = std::shared_future<nvml::Library>;
+NvmlLoad load_nvml_for_identities(const Globals& globals);
 
 // The identities of `ordinals`, with NVML's index from `nvml_load` (its warning, where --libnvml named
 // a library that did not load, goes to `report`).
 std::vector<gpu::DeviceIdentity> identities_of(Report& report, const Globals& globals, const DriverApi& api,
-                                               std::future<nvml::Library>& nvml_load, const std::vector<int>& ordinals);
+                                               const NvmlLoad& nvml_load, const std::vector<int>& ordinals);
 
 // Adds "uuid", "pci_bus_id" and "nvml_index" of `id` to a device's JSON object (which names the
 // ordinal under a key of its own).

@@ -131,11 +131,11 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
 }
 
 Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "granularity", globals, opts, [&](Report& report, Driver& driver, int count, const GranularityPlan& p) {
             const GranularityPlan* plan = &p;
-            const auto devices = plan->devices.select(driver.api(), count);
+            const auto devices = plan->devices.select(driver.api(), count, &nvml_load.get());
             const auto rows = granularity_table(driver.api(), devices, plan->selection,
                                                 [&](Problem& problem, int device, const CUmemAllocationProp& prop) {
                                                     DiagnosisContext context;

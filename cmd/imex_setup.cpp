@@ -54,7 +54,7 @@ ImexSetupRequest ImexSetupOptions::check() const {
     const ImexSetupOptions& o = *this;
     if (o.verify && !parse_device_list(o.device).names_one()) {
         throw Error(ExitCode::usage, fmt::format("--verify takes one device, not '{}'", o.device),
-                    "give --device N, a UUID (GPU-...) or a PCI bus id");
+                    "give --device N, a UUID (GPU-...) a PCI bus id or nvidiaN");
     }
     ImexSetupRequest r;
     r.proc_devices = o.proc_devices;
@@ -238,7 +238,7 @@ void register_imex_setup(CLI::App& root, const Globals& globals, Runner& runner)
         app->add_flag("--remove", o->remove, "remove the channels' nodes (not with --owner, --mode, --verify)");
     auto* verify = app->add_flag("--verify", o->verify, "prove fabric handles work (as --owner), in a child process");
     app->add_option("-d,--device", o->device,
-                    "the device --verify uses: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id (default 0)")
+                    "the device --verify uses: a CUDA ordinal, a UUID (GPU-...), a PCI bus id or nvidiaN (default 0)")
         ->needs(verify);
     app->add_option("--proc-devices", o->proc_devices, "the /proc/devices to read")->capture_default_str();
     app->add_option("--params", o->params, "the driver's params file to read")->capture_default_str();

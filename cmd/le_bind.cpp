@@ -71,7 +71,7 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
         devices = parse_device_list(o.device);
         if (!devices.names_one()) {
             throw Error(ExitCode::usage, "a unicast endpoint has one owner device",
-                        "give one device with --device: N, a UUID (GPU-...) or a PCI bus id");
+                        "give one device with --device: N, a UUID (GPU-...) a PCI bus id or nvidiaN");
         }
     }
     r.size = parse_size(o.size);
@@ -225,10 +225,10 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
 }
 
 Report run_le_bind_command(const LeBindOptions& opts, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command("le-bind", globals, opts, [&](Report& report, Driver& driver, int count, auto& checked) {
         LeBindRequest& request = checked.first;
-        request.devices = checked.second.select(driver.api(), count);
+        request.devices = checked.second.select(driver.api(), count, &nvml_load.get());
         const std::vector<DeviceIdentity> ids =
             identities_of(report, globals, driver.api(), nvml_load, request.devices);
         LeBindOutcome outcome;
@@ -249,8 +249,9 @@ void register_le_bind(CLI::App& root, const Globals& globals, Runner& runner) {
     auto o = std::make_shared<LeBindOptions>();
     CLI::App* app = root.add_subcommand("le-bind", "bind memory to a CUDA 13.3 logical endpoint and undo it again");
     CLI::Option* device =
-        app->add_option("-d,--device", o->device,
-                        "the owner device of a unicast endpoint: a CUDA ordinal, a UUID (GPU-...) or a PCI bus id")
+        app->add_option(
+               "-d,--device", o->device,
+               "the owner device of a unicast endpoint: a CUDA ordinal, a UUID (GPU-...), a PCI bus id or nvidiaN")
             ->capture_default_str();
     app->add_option("--size", o->size, "bytes bindable per device (the endpoint size), e.g. 2MiB")->required();
     app->add_option("--offset", o->offset, "where in the endpoint to bind")->capture_default_str();

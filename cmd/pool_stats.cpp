@@ -248,10 +248,10 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const MetricL
 }
 
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
-            const auto selected = p.devices.select(driver.api(), count);
+            const auto selected = p.devices.select(driver.api(), count, &nvml_load.get());
             report.results = {{"statistics_scope", "process"},
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};

@@ -88,14 +88,14 @@ TrimResult trim_in_option_words(Work&& work) {
 }
 
 Report run_trim_command(const TrimOptions& o, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = load_nvml_for_identities(globals);
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
         const PoolChoice choice = plan.pool.choice;
         const PoolRequest& request = plan.pool.request;
         const WorkloadPattern& pattern = plan.pattern;
         const std::uint64_t keep = plan.keep;
-        const auto selected = plan.devices.select(driver.api(), count);
+        const auto selected = plan.devices.select(driver.api(), count, &nvml_load.get());
         report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
         for (int device : selected) {

@@ -166,7 +166,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     run.device_count = ctx.device_count;
     std::vector<std::unique_ptr<DeviceState>> states;
     if (ctx.driver_ready()) {
-        run.devices = select_devices(options.devices, ctx.device_count, &driver.api());
+        run.devices = select_devices(options.devices, ctx.device_count, &driver.api(), nvml);
         for (int ordinal : run.devices) {
             states.push_back(std::make_unique<DeviceState>(driver.api(), ordinal));
             ctx.devices.push_back(states.back().get());

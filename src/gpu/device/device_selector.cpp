@@ -17,8 +17,9 @@
 namespace cumemctl::gpu {
 namespace {
 
-// How a --device item names a GPU.
-enum class ItemKind { ordinals, uuid, pci_bus_id };
+// How a --device item names a GPU: CUDA ordinals, a UUID (or its start), a PCI bus id, or nvidiaN, NVML's
+// (nvidia-smi's) index N, as doctor's line and fleet name a GPU.
+enum class ItemKind { ordinals, uuid, pci_bus_id, nvml_index };
 
 std::string lower(std::string_view text) {
     std::string out(text);
@@ -53,7 +54,17 @@ std::vector<Item> list_items(std::string_view spec) {
         const std::size_t comma = std::min(spec.find(',', start), spec.size());
         const std::string_view item = trimmed(spec.substr(start, comma - start));
         start = comma + 1;
-        if (lower(item.substr(0, 4)) == "gpu-") {
+        if (lower(item.substr(0, 6)) == "nvidia") {
+            const std::string_view digits = item.substr(6);
+            if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) {
+                    return std::isdigit(static_cast<unsigned char>(c)) != 0;
+                })) {
+                throw Error(ExitCode::usage, fmt::format("invalid device '{}': not nvidia and an index", item),
+                            "nvidiaN names the GPU of nvidia-smi's index N (nvidia0, nvidia3), as doctor's one-line "
+                            "summary names it");
+            }
+            items.push_back({ItemKind::nvml_index, std::string(digits), std::string(item)});
+        } else if (lower(item.substr(0, 4)) == "gpu-") {
             if (item.size() == 4 || !all_hex_or_dash(item.substr(4))) {
                 throw Error(ExitCode::usage, fmt::format("invalid device '{}': not a GPU UUID", item),
                             "a UUID is GPU- and hexadecimal digits, as nvidia-smi -L prints it "
@@ -73,9 +84,11 @@ std::vector<Item> list_items(std::string_view spec) {
                 return c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0;
             });
             if (!item.empty() && !numeric) {
-                throw Error(ExitCode::usage,
-                            fmt::format("invalid device '{}': not a number, a UUID (GPU-...) or a PCI bus id", item),
-                            "give CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...) or PCI bus ids (00000000:3B:00.0)");
+                throw Error(
+                    ExitCode::usage,
+                    fmt::format("invalid device '{}': not a number, a UUID (GPU-...), a PCI bus id or nvidiaN", item),
+                    "give CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0) or "
+                    "nvidia-smi's index as nvidiaN (nvidia3)");
             }
             items.push_back({ItemKind::ordinals, std::string(item), std::string(item)});
         }
@@ -106,8 +119,26 @@ int find_device(const Item& item, const std::vector<DeviceIdentity>& ids) {
     const bool uuid = item.kind == ItemKind::uuid;
     std::vector<int> found;
     for (const auto& id : ids) {
-        const bool match = uuid ? lower(id.uuid).rfind(item.text, 0) == 0 : id.pci_bus_id == item.text;
+        bool match = false;
+        switch (item.kind) {
+            case ItemKind::uuid:
+                match = lower(id.uuid).rfind(item.text, 0) == 0;
+                break;
+            case ItemKind::pci_bus_id:
+                match = id.pci_bus_id == item.text;
+                break;
+            case ItemKind::nvml_index:
+                match = id.nvml_index && std::to_string(*id.nvml_index) == item.text;
+                break;
+            case ItemKind::ordinals:
+                break;
+        }
         if (match) found.push_back(id.ordinal);
+    }
+    if (found.empty() && item.kind == ItemKind::nvml_index) {
+        throw Error(ExitCode::unavailable,
+                    fmt::format("no CUDA device is {} (nvidia-smi's index {})", item.typed, item.text),
+                    visible_devices(ids));
     }
     const std::string shown = uuid ? item.typed : item.text;
     if (found.empty()) {
@@ -178,7 +209,7 @@ nlohmann::json identity_json(const DeviceIdentity& id) {
             {"nvml_index", id.nvml_index ? nlohmann::json(*id.nvml_index) : nlohmann::json(nullptr)}};
 }
 
-std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api) {
+std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api, const nvml::Library* nvml) {
     if (trimmed(spec) == "all") return parse_index_list("all", count, "device");
     std::vector<int> wanted;
     std::vector<DeviceIdentity> ids;  // looked up once, for the first UUID or bus id
@@ -198,8 +229,16 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
             continue;
         }
         if (api == nullptr) throw Error(ExitCode::failed, "a device list with UUIDs or bus ids needs the driver");
+        if (listed.kind == ItemKind::nvml_index && (nvml == nullptr || !nvml->loaded())) {
+            throw Error(ExitCode::unavailable,
+                        fmt::format("{} names a GPU by nvidia-smi's index, which only NVML knows, and NVML is not "
+                                    "loaded here",
+                                    listed.typed),
+                        "give the GPU's UUID or PCI bus id (nvidia-smi -L lists them; 'cumemctl devices' shows each "
+                        "GPU's CUDA ordinal beside them), or load NVML (libnvidia-ml.so.1, --libnvml)");
+        }
         if (ids.empty()) {
-            for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nullptr));
+            for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nvml));
         }
         wanted.push_back(find_device(listed, ids));
     }
@@ -208,8 +247,8 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
     return wanted;
 }
 
-std::vector<int> DeviceList::select(const DriverApi& api, int count) const {
-    return select_devices(spec, count, &api);
+std::vector<int> DeviceList::select(const DriverApi& api, int count, const nvml::Library* nvml) const {
+    return select_devices(spec, count, &api, nvml);
 }
 
 bool DeviceList::names_one() const {

@@ -47,10 +47,11 @@ std::optional<std::string> normal_pci_bus_id(std::string_view text);
 struct DeviceList {
     std::string spec;  // as typed
 
-    // The CUDA ordinals, sorted and without repeats. An ordinal that does not exist, or a UUID or bus id
-    // that no visible device has, is unavailable (exit 3) and the message names the devices there are;
-    // a UUID prefix that two devices share is a usage error.
-    std::vector<int> select(const DriverApi& api, int count) const;
+    // The CUDA ordinals, sorted and without repeats. An ordinal that does not exist, or a UUID, bus id or
+    // nvidiaN that no visible device has, is unavailable (exit 3) and the message names the devices there
+    // are; a UUID prefix that two devices share is a usage error. nvidiaN (nvidia-smi's index N) needs
+    // `nvml`, loaded; without it, it is unavailable too.
+    std::vector<int> select(const DriverApi& api, int count, const nvml::Library* nvml = nullptr) const;
 
     // Whether the list names exactly one device (one ordinal, UUID or bus id; not all, a range or a list).
     bool names_one() const;
@@ -64,6 +65,7 @@ DeviceList parse_device_list(std::string_view spec);
 
 // The CUDA ordinals of a device list (DeviceList's syntax) among `count` devices. UUIDs and bus ids
 // need `api` to look them up (without it, a list that holds one is an internal error).
-std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api = nullptr);
+std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api = nullptr,
+                                const nvml::Library* nvml = nullptr);
 
 }  // namespace cumemctl::gpu
