@@ -72,7 +72,10 @@ Table matrix_table(const doctor::DoctorRun& run) {
         for (int d : run.devices) row.push_back(status_at(d));
         t.rows.push_back(std::move(row));
     }
-    if (!run.identities.empty()) t.notes.emplace_back("");
+    if (!run.identities.empty()) {
+        t.notes.emplace_back("");
+        t.notes.emplace_back("gpu N: the CUDA ordinal; nvidiaN: nvidia-smi's index N, as the drain reason names it");
+    }
     for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
     return t;
 }

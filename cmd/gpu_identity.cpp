@@ -2,12 +2,20 @@
 
 #include <fmt/format.h>
 
+#include "report/gpu_name.hpp"
+
 namespace cumemctl::cmd {
 
 std::string identity_note(const gpu::DeviceIdentity& id) {
-    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index {}", id.ordinal,
-                       id.uuid.empty() ? "UUID unknown" : id.uuid, id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id,
-                       id.nvml_index ? std::to_string(*id.nvml_index) : "unknown");
+    // "gpu 3: nvidia0, GPU-..., PCI 00000000:7B:00.0": the CUDA ordinal the table uses, then the GPU as
+    // doctor's drain reason and fleet name it (gpu_name: nvidia-smi's index), its UUID and bus id.
+    const std::string uuid = id.uuid.empty() ? "UUID unknown" : id.uuid;
+    const std::string pci = id.pci_bus_id.empty() ? "unknown" : id.pci_bus_id;
+    if (id.nvml_index) {
+        return fmt::format("gpu {}: {}, {}, PCI {}", id.ordinal, gpu_name(id.nvml_index, id.pci_bus_id, id.ordinal),
+                           uuid, pci);
+    }
+    return fmt::format("gpu {}: {}, PCI {}, nvidia-smi index unknown", id.ordinal, uuid, pci);
 }
 
 NvmlLoad load_nvml_for_identities(const Globals& globals) {

@@ -15,7 +15,8 @@
 
 namespace cumemctl::cmd {
 
-// "gpu 0: GPU-5f0a..., PCI 00000000:19:00.0, nvidia-smi index 3": a GPU as operators name it.
+// "gpu 0: nvidia3, GPU-5f0a..., PCI 00000000:19:00.0": a GPU as operators name it, nvidia3 (nvidia-smi's
+// index) as doctor's drain reason does.
 std::string identity_note(const gpu::DeviceIdentity& id);
 
 // NVML for the identities, loaded on a thread of its own (open_nvml) while the driver initialises;

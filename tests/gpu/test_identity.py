@@ -2,7 +2,8 @@
 nvidia-smi index agree with `nvidia-smi --query-gpu=index,uuid,pci.bus_id`; --device takes the UUID, a
 UUID prefix and the bus id (in nvidia-smi's form and in the short one) and selects the same GPU; doctor's
 device checks and its Prometheus series carry the same names, and so do the JSON of create, create --pool,
-pool-stats, trim, granularity and memtest and devices' CSV; le-bind takes the bus id."""
+pool-stats, trim, granularity and memtest and devices' CSV, and the line below create's table (gpu N:
+nvidiaI, UUID, PCI bus id); le-bind takes the bus id."""
 import subprocess
 import sys
 
@@ -59,6 +60,11 @@ def main(binary):
             got = [(x.get("uuid"), x.get("pci_bus_id"), x.get("nvml_index")) for x in rows(out["results"])] if out else []
             c.true(f"gpu{o} {' '.join(args[:2])} --device UUID: names it as nvidia-smi does",
                    code == 0 and got and all(g == want for g in got), (code, got[:1]))
+        # The line below create's table names it as the drain reason does (nvidiaN, nvidia-smi's index).
+        table = subprocess.run([binary, "create", "--size", "2MiB", "--device", uuid], capture_output=True, text=True)
+        line = f"gpu {o}: nvidia{index}, {uuid}, PCI {bus}"
+        c.true(f"gpu{o} create's table: '{line}'", table.returncode == 0 and line in table.stdout,
+               [l for l in table.stdout.splitlines() if l.strip().startswith(f"gpu {o}:")][:1])
         code, lb, _ = direct.cumemctl(binary, "le-bind", "--size", "2MiB", "--device", short)
         c.true(f"gpu{o} le-bind --device {short}: accepted, and the owner is gpu{o}",
                code == 3 or (code == 0 and lb["results"]["request"]["devices"] == [o]), (code, (lb or {}).get("errors")))
