@@ -123,8 +123,12 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
                                         ic.exit_status, ic.check ? ": " + verify_text(*ic.check) : ""));
     }
     if (r.before && r.after) {
+        // In the table's units, with the change beside them: two sizes of a GiB's hundredths look alike.
+        const std::uint64_t b = r.before->free_bytes, a = r.after->free_bytes;
+        const std::string change =
+            a == b ? "unchanged" : fmt::format("{}{}", a < b ? "-" : "+", format_size(a < b ? b - a : a - b));
         row("free memory",
-            fmt::format("{} before, {} after ({})", r.before->free_bytes, r.after->free_bytes, kDeviceFreeScope));
+            fmt::format("{} before, {} after, {} ({})", format_size(b), format_size(a), change, kDeviceFreeScope));
         row("open descriptors", fmt::format("{} before, {} after", r.before->fds.size(), r.after->fds.size()));
     }
     return t;
