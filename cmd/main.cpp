@@ -127,7 +127,7 @@ int emit(const Report& report, const Globals& globals) {
         std::ostringstream text;
         render(report, globals, text);
         try {
-            cumemctl::write_file_atomically(report.output_file, text.str(), 0644);
+            cumemctl::write_file_atomically(report.output_file, text.str(), 0644, cumemctl::MissingFolder::refuse);
         } catch (const cumemctl::Error& e) {
             Report failed = report;
             failed.add_error(e.problem());

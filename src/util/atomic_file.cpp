@@ -26,10 +26,15 @@ namespace {
 
 }  // namespace
 
-void write_file_atomically(const std::string& path, const std::string& text, unsigned mode) {
+void write_file_atomically(const std::string& path, const std::string& text, unsigned mode, MissingFolder missing) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) fail("make the folder", dir, errno);
+    struct stat st {};
+    if (missing == MissingFolder::refuse && ::stat(dir.c_str(), &st) != 0)
+        fail("write", path + " (no folder " + dir + ")", errno);
+    if (missing == MissingFolder::make && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+        fail("make the folder", dir, errno);
+    }
     // A dot file beside it: readers of a folder of such files skip dot files (node-feature-discovery's
     // features.d, node_exporter's textfile collector reads *.prom only), so a temporary file left by a
     // process killed mid-write is never read.

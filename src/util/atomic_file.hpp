@@ -7,9 +7,13 @@
 
 namespace cumemctl {
 
-// Writes `text` to `path` atomically with mode `mode` (the umask does not apply), making the folder
-// (mode 0755) when it is missing. Throws Error naming the path: permission (exit 4) when access is
-// denied, failed (exit 1) otherwise.
-void write_file_atomically(const std::string& path, const std::string& text, unsigned mode);
+// Whether write_file_atomically makes a missing folder: a state file's own folder (/var/lib/cumemctl)
+// yes; a folder a user named (--output) no, where a typo would put the file where no reader looks.
+enum class MissingFolder { make, refuse };
+
+// Writes `text` to `path` atomically with mode `mode` (the umask does not apply); its folder is made
+// (mode 0755) when missing and `missing` says so. Throws Error naming the path: permission (exit 4)
+// when access is denied, failed (exit 1) otherwise (a missing folder that is not to be made too).
+void write_file_atomically(const std::string& path, const std::string& text, unsigned mode, MissingFolder missing);
 
 }  // namespace cumemctl

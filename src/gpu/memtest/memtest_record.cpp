@@ -54,7 +54,7 @@ std::string describe(const MemtestRecord& r) {
 void save_memtest_records(const std::string& path, const std::vector<MemtestRecord>& records) {
     nlohmann::json state = read_state(path);
     for (const MemtestRecord& r : records) state["gpus"][r.uuid] = to_json(r);
-    write_file_atomically(path, state.dump(2) + "\n", 0644);
+    write_file_atomically(path, state.dump(2) + "\n", 0644, MissingFolder::make);
 }
 
 std::optional<MemtestRecord> load_memtest_record(const std::string& path, const std::string& uuid, std::string* why) {
