@@ -1,4 +1,5 @@
 // `cumemctl fleet FILE...`: one summary of many nodes' doctor and devices reports.
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -323,17 +324,44 @@ void add_tables(Report& report, const FleetSummary& s) {
     }
 }
 
-// The matrix of every fabric-matrix run whose ranks' reports are among the inputs.
+// The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
+// that holds a whole matrix already (--local on one node, --summary of a folder), unless the ranks'
+// reports of that run are here too. A matrix with a failed pair fails the fleet (exit 1), as a node does.
 void add_fabric_matrices(Report& report, const std::vector<SourcedReport>& reports) {
     std::vector<nlohmann::json> docs;
     for (const auto& r : reports) docs.push_back(r.report);
     nlohmann::json out = nlohmann::json::array();
+    std::vector<std::string> runs;
     for (const auto& input : matrix::inputs_from_reports(docs)) {
         const matrix::Matrix m = matrix::build_matrix(input);
         out.push_back(matrix::to_json(m));
+        runs.push_back(input.run);
         for (auto& t : matrix::matrix_tables(m)) report.tables.push_back(std::move(t));
         if (!m.passed()) report.mark_failed();
     }
+    Table whole{"Fabric matrices of one report each (--local, --summary)",
+                {"source", "node", "mode", "pairs", "failed"},
+                {},
+                {}};
+    for (const auto& r : reports) {
+        const nlohmann::json& doc = r.report;
+        if (doc.value("command", "") != "fabric-matrix" || !doc.contains("results") || !doc["results"].is_object())
+            continue;
+        const nlohmann::json& results = doc["results"];
+        const std::string mode = results.value("mode", "");
+        if ((mode != "local" && mode != "summary") || !results.contains("matrix") || !results["matrix"].is_object())
+            continue;
+        const nlohmann::json& m = results["matrix"];
+        const std::string run = m.value("run", "");
+        if (mode == "summary" && std::find(runs.begin(), runs.end(), run) != runs.end()) continue;
+        const int ranks = m.value("ranks", 0);
+        const int failed = m.value("failed_pairs", 0);
+        out.push_back(m);
+        whole.rows.push_back(
+            {r.source, doc.value("host", ""), mode, std::to_string(ranks * ranks), std::to_string(failed)});
+        if (!m.value("passed", false)) report.mark_failed();
+    }
+    if (!whole.rows.empty()) report.tables.push_back(std::move(whole));
     report.results["fabric_matrices"] = std::move(out);
 }
 
