@@ -1,6 +1,5 @@
 // `cumemctl devices`: what each device's memory system supports.
 #include <algorithm>
-#include <future>
 
 #include <fmt/format.h>
 
@@ -9,6 +8,7 @@
 #include "devices_fabric.hpp"
 #include "devices_locality.hpp"
 #include "devices_table.hpp"
+#include "gpu_identity.hpp"
 #include "gpu_labels.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/phase_timing.hpp"
@@ -129,13 +129,12 @@ void add_device_metrics(Report& report, const std::vector<DeviceInfo>& devices, 
 
 Report run_devices(const DevicesOptions& opts, const Globals& globals) {
     // NVML loads on its own thread while the driver loads and initialises (it needs no context).
-    std::future<nvml::Library> nvml_load;
-    if (!opts.no_free) nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
+    NvmlLoad nvml_load;
+    if (!opts.no_free) nvml_load = load_nvml_for_identities(globals);
     return run_command(
         "devices", globals, opts, [&](Report& report, Driver& driver, int count, const DevicesPlan& plan) {
-            std::optional<nvml::Library> nvml;
-            if (!plan.no_free) nvml.emplace(nvml_load.get());
-            const auto selected = plan.devices.select(driver.api(), count, nvml ? &*nvml : nullptr);
+            const nvml::Library* nvml = plan.no_free ? nullptr : &nvml_load.get();
+            const auto selected = plan.devices.select(driver.api(), count, nvml);
             std::vector<DeviceInfo> devices;
             for (int ordinal : selected) devices.push_back(query_device(driver.api(), ordinal));
             mark_phase("query devices (attributes, no context)");

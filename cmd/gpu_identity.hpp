@@ -19,8 +19,9 @@ namespace cumemctl::cmd {
 // index) as doctor's drain reason does.
 std::string identity_note(const gpu::DeviceIdentity& id);
 
-// NVML for the identities, loaded on a thread of its own (open_nvml) while the driver initialises;
-// shared, so that --device's nvidiaN (gpu::DeviceList::select) and the identities wait for the one load.
+// NVML, loaded on a thread of its own (open_nvml) while the driver initialises: the one way every
+// command that works on devices loads it; shared, so that --device's nvidiaN (gpu::DeviceList::select),
+// the identities and the command's own NVML figures wait for the one load.
 using NvmlLoad = std::shared_future<nvml::Library>;
 NvmlLoad load_nvml_for_identities(const Globals& globals);
 

@@ -210,9 +210,9 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
 }
 
 Report run_memtest(const MemtestOptions& o, const Globals& globals) {
-    std::future<nvml::Library> nvml_load = std::async(std::launch::async, [&globals] { return open_nvml(globals); });
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command("memtest", globals, o, [&](Report& report, Driver& driver, int count, const MemtestPlan& plan) {
-        const nvml::Library nvml = nvml_load.get();
+        const nvml::Library& nvml = nvml_load.get();
         const auto selected = plan.devices.select(driver.api(), count, &nvml);
         warn_unloaded_libnvml(report, globals, nvml.info());
         RunPlan run;

@@ -63,7 +63,8 @@ std::vector<Item> list_items(std::string_view spec) {
                             "nvidiaN names the GPU of nvidia-smi's index N (nvidia0, nvidia3), as doctor's one-line "
                             "summary names it");
             }
-            items.push_back({ItemKind::nvml_index, std::string(digits), std::string(item)});
+            // The index as a number writes it (nvidia03 is nvidia3).
+            items.push_back({ItemKind::nvml_index, std::to_string(std::stoul(std::string(digits))), std::string(item)});
         } else if (lower(item.substr(0, 4)) == "gpu-") {
             if (item.size() == 4 || !all_hex_or_dash(item.substr(4))) {
                 throw Error(ExitCode::usage, fmt::format("invalid device '{}': not a GPU UUID", item),
