@@ -1,7 +1,8 @@
 // The fake driver's pool IPC: a pool exported as its arena's memfd (POSIX fd) or as a fabric handle
 // naming the exporting process and memfd (only with an IMEX channel, as the driver requires);
 // pointers exported as their arena offset and size, so that an importer that maps the same memfd
-// finds the same bytes. Imported pools answer no statistics and cannot allocate.
+// finds the same bytes (it maps each imported pointer's range alone). Imported pools answer no
+// statistics and cannot allocate.
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -28,7 +29,7 @@ struct PointerExport {
 };
 static_assert(sizeof(PointerExport) <= sizeof(CUmemPoolPtrExportData));
 
-// Maps an exported arena (an fd this function owns) as an imported pool.
+// An exported arena (an fd this function owns) as an imported pool.
 CUresult import_arena(int fd, int device, CUmemoryPool* out) {
     struct stat st {};
     if (fstat(fd, &st) != 0 || st.st_size <= 0) {
@@ -43,10 +44,6 @@ CUresult import_arena(int fd, int device, CUmemoryPool* out) {
     p.arena = static_cast<std::uint64_t>(st.st_size);
     p.props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
     p.props.location = {CU_MEM_LOCATION_TYPE_DEVICE, device < 0 ? 0 : device};
-    if (!ensure_arena(p)) {
-        close(fd);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     *out = add_pool(std::move(p)).handle;
     return CUDA_SUCCESS;
 }
@@ -134,8 +131,11 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
         e.offset + e.size > p->arena) {
         return CUDA_ERROR_INVALID_VALUE;
     }
-    const std::uintptr_t at = p->base + e.offset;
-    if (p->blocks.count(at) != 0) return CUDA_ERROR_INVALID_VALUE;
+    for (const auto& [addr, block] : p->blocks) {
+        if (block.slab == e.offset) return CUDA_ERROR_INVALID_VALUE;  // imported already
+    }
+    const std::uintptr_t at = fake::map_arena(*p, e.offset, e.size);
+    if (at == 0) return CUDA_ERROR_OUT_OF_MEMORY;
     p->blocks[at] = fake::PoolBlock{e.size, e.offset};
     fake::add_linear_block(at, e.size, p->access);
     *ptr = at;

@@ -128,6 +128,7 @@ void release_down_to(Pool& p, std::uint64_t limit) {
         --it;
         if (it->second.in_use) continue;
         const std::uint64_t offset = it->first, size = it->second.size;
+        munmap(reinterpret_cast<void*>(it->second.addr), size);
         fallocate(p.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
                   static_cast<off_t>(size));
         p.reserved -= size;
@@ -163,7 +164,9 @@ CUresult take_slab(Pool& p, std::uint64_t need, std::uint64_t& offset) {
         }
     }
     if (best != p.slabs.end()) {
-        if (best->second.size > need) p.slabs[best->first + need] = Slab{best->second.size - need, false};
+        if (best->second.size > need) {
+            p.slabs[best->first + need] = Slab{best->second.size - need, false, best->second.addr + need};
+        }
         best->second.size = need;
         offset = best->first;
         return CUDA_SUCCESS;
@@ -174,7 +177,13 @@ CUresult take_slab(Pool& p, std::uint64_t need, std::uint64_t& offset) {
         give_device_memory(p.device, need);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    p.slabs[offset] = Slab{need, false};
+    const std::uintptr_t addr = map_arena(p, offset, need);
+    if (addr == 0) {
+        give_device_memory(p.device, need);
+        p.holes[offset] = need;
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    p.slabs[offset] = Slab{need, false, addr};
     p.reserved += need;
     p.reserved_high = std::max(p.reserved_high, p.reserved);
     return CUDA_SUCCESS;
@@ -186,7 +195,7 @@ CUresult allocate(Pool& p, std::size_t size, CUdeviceptr* dptr) {
     std::uint64_t offset = 0;
     if (const CUresult r = take_slab(p, need, offset); r != CUDA_SUCCESS) return r;
     p.slabs[offset].in_use = true;
-    const std::uintptr_t ptr = p.base + offset;
+    const std::uintptr_t ptr = p.slabs[offset].addr;
     p.blocks[ptr] = PoolBlock{size, offset};
     p.used += size;
     p.used_high = std::max(p.used_high, p.used);
@@ -254,26 +263,28 @@ Pool& add_pool(Pool pool) {
 }
 
 bool ensure_arena(Pool& p) {
-    if (p.base != 0) return true;
+    if (p.memfd >= 0) return true;
     if (p.arena == 0) {
         const Device* d = device(p.device);
         const std::uint64_t span = p.props.maxSize != 0 ? p.props.maxSize : d != nullptr ? d->total : 1ULL << 40;
         p.arena = (span + p.granule - 1) / p.granule * p.granule;
     }
-    if (p.memfd < 0) {
-        p.memfd = memfd_create("fakecuda-pool", MFD_CLOEXEC);
-        if (p.memfd < 0 || ftruncate(p.memfd, static_cast<off_t>(p.arena)) != 0) return false;
-    }
-    void* at = mmap(nullptr, p.arena, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p.memfd, 0);
-    if (at == MAP_FAILED) return false;
-    p.base = reinterpret_cast<std::uintptr_t>(at);
-    return true;
+    p.memfd = memfd_create("fakecuda-pool", MFD_CLOEXEC);
+    if (p.memfd >= 0 && ftruncate(p.memfd, static_cast<off_t>(p.arena)) == 0) return true;
+    if (p.memfd >= 0) close(p.memfd);
+    p.memfd = -1;
+    return false;
+}
+
+std::uintptr_t map_arena(const Pool& p, std::uint64_t offset, std::uint64_t size) {
+    void* at = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p.memfd,
+                    static_cast<off_t>(offset));
+    return at == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(at);
 }
 
 void drop_if_done(Pool& p) {
     if (!p.destroyed || !p.blocks.empty()) return;
     if (!p.imported) release_down_to(p, 0);
-    if (p.base != 0) munmap(reinterpret_cast<void*>(p.base), p.arena);
     if (p.memfd >= 0) close(p.memfd);
     pools().erase(reinterpret_cast<std::uintptr_t>(p.handle));
 }
@@ -297,6 +308,7 @@ bool free_pool_pointer(CUdeviceptr ptr) {
     const auto block = p->blocks.find(ptr);
     if (p->imported) {
         remove_linear_block(ptr);
+        munmap(reinterpret_cast<void*>(ptr), block->second.size);
         p->blocks.erase(block);
     } else {
         free_block(*p, block);

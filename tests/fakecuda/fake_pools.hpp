@@ -2,9 +2,13 @@
 // allocation, thresholds, trim) and fake_pool_ipc.cpp (export and import across processes).
 //
 // A pool reserves device (or host) memory in slabs of whole granules carved from one memfd-backed
-// arena, so that another process given the memfd can map the same pages. Allocations reuse free
-// slabs first; freed slabs stay reserved until a synchronisation releases what is above the pool's
-// release threshold, or cuMemPoolTrimTo releases down to what it is asked to keep.
+// arena, so that another process given the memfd can map the same pages. The arena is a file as large
+// as the pool may grow (sparse: it costs nothing); only its slabs are mapped, each where it is carved,
+// and an importer maps only the pointers it imports. (Mapping the whole arena, the device's size,
+// cost 0.2 s a GiB under qemu-user, which keeps a table of every guest page: 30 s for an H200's.)
+// Allocations reuse free slabs first; freed slabs stay reserved until a synchronisation releases
+// what is above the pool's release threshold, or cuMemPoolTrimTo releases down to what it is asked
+// to keep.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +22,7 @@ namespace fake {
 struct Slab {
     std::uint64_t size = 0;
     bool in_use = false;
+    std::uintptr_t addr = 0;  // where it is mapped in this process
 };
 
 // A live allocation: its size as asked and the offset of the slab that holds it.
@@ -42,7 +47,6 @@ struct Pool {
     std::uint64_t threshold = 0;                   // CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
     int reuse[3] = {1, 1, 1};                      // the three reuse policies, in attribute order
     int memfd = -1;                                // the arena, made on first use
-    std::uintptr_t base = 0;                       // where the arena is mapped in this process
     std::uint64_t arena = 0;                       // its size
     std::uint64_t top = 0;                         // arena bytes carved so far
     std::map<std::uint64_t, std::uint64_t> holes;  // released arena ranges: offset -> size
@@ -56,9 +60,13 @@ Pool* find_pool(CUmemoryPool handle);
 // Registers a new pool and returns it with its handle set. Caller holds state().mutex.
 Pool& add_pool(Pool pool);
 
-// Maps the pool's arena, creating its memfd when it has none; false when that fails. Caller holds
+// Creates the pool's arena (its memfd) when it has none; false when that fails. Caller holds
 // state().mutex.
 bool ensure_arena(Pool& pool);
+
+// Maps `size` bytes of the pool's arena from `offset` (a multiple of the page size) into this
+// process: their address, or 0 when that fails.
+std::uintptr_t map_arena(const Pool& pool, std::uint64_t offset, std::uint64_t size);
 
 // Drops a pool that is destroyed and has no allocation left: unmaps and closes its arena and gives
 // back what it reserved. Caller holds state().mutex.
