@@ -389,8 +389,10 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
                     "the job's user, SLURM_JOB_USER)")
         ->type_name("USER");
     app->add_option("--timeout", opts->timeout,
-                    "answer within SECONDS whatever the GPU does: checks not finished are timeout (exit 1)")
+                    "answer within SECONDS whatever the GPU does: checks not finished are timeout (exit 1); "
+                    "the default is CUMEMCTL_DOCTOR_TIMEOUT where it is set")
         ->type_name("SECONDS")
+        ->envname("CUMEMCTL_DOCTOR_TIMEOUT")
         ->capture_default_str();
     app->add_option("--expect-gpus", opts->expect_gpus, "the node has N GPUs: CUDA seeing another number fails")
         ->type_name("N")

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <regex>
 
 #include <fmt/format.h>
@@ -154,6 +155,14 @@ Problem retold(const CLI::ParseError& error, const CLI::App& root, const CLI::Ap
                      help);
     }
     if (std::regex_match(what, m, std::regex(R"(Could not convert: (\S+) = (.*))"))) {
+        // An option's default from the environment (doctor --timeout's CUMEMCTL_DOCTOR_TIMEOUT) is named as such.
+        const CLI::Option* option = command != nullptr ? command->get_option_no_throw(m[1].str()) : nullptr;
+        const std::string env = option != nullptr ? option->get_envname() : std::string();
+        const char* env_value = env.empty() ? nullptr : std::getenv(env.c_str());
+        if (env_value != nullptr && m[2].str() == env_value) {
+            return usage(fmt::format("invalid {} '{}' (the default of {}): not a number", env, m[2].str(), m[1].str()),
+                         fmt::format("unset {} or set it to a number of seconds", env));
+        }
         return usage(fmt::format("invalid {} '{}': not a number", m[1].str(), m[2].str()), help);
     }
     if (std::regex_match(what, m, std::regex(R"((\S+): (.*) not in \{(.*)\})"))) {
