@@ -4,6 +4,7 @@
 #   cumemctl-VERSION.x86_64.rpm cumemctl-VERSION.aarch64.rpm        (rpmbuild, Debian's rpm package)
 #   cumemctl-VERSION-linux-x86_64.tar.gz cumemctl-VERSION-linux-aarch64.tar.gz, and SHA256SUMS of all six
 #   bin/amd64/cumemctl bin/arm64/cumemctl                           (the stripped binaries they hold)
+#   cumemctl-VERSION-oci-amd64.tar cumemctl-VERSION-oci-arm64.tar   (the container images: scripts/image.sh)
 # from the release binaries (scripts/release.sh, which it runs: root the first time). Each holds the
 # stripped binary, the manual pages, the bash and zsh completions, the Slurm prolog, epilog, health check
 # and settings, the NHC check, the node-problem-detector configuration and the systemd service and timer
@@ -81,5 +82,6 @@ for arch in amd64 arm64; do
   cp "$work/deb-$arch/usr/bin/cumemctl" "$out/bin/$arch/cumemctl"
 done
 (cd "$out" && sha256sum cumemctl_"$version"_*.deb cumemctl-"$version".*.rpm cumemctl-"$version"-linux-*.tar.gz >SHA256SUMS)
+scripts/image.sh "$out"
 echo "package.sh: $out:"
 (cd "$out" && ls -l cumemctl[_-]"$version"* SHA256SUMS bin/*/cumemctl | awk '{print "  " $5 "\t" $9}')

@@ -3,7 +3,9 @@
 # scripts/test.sh runs a Slurm cluster, pdsh and Prometheus' node exporter and promtool from them; they
 # are installed, never started: tests/slurm starts what it needs and stops it; the release stage,
 # tests/release/run.sh, builds with clang and lld against Debian 11 roots that debootstrap makes, runs
-# the aarch64 binary under qemu-user and packs and checks .deb and .rpm files). Idempotent: when every
+# the aarch64 binary under qemu-user, packs and checks .deb and .rpm files, and writes the container
+# images (jq) and runs one with runc, unpacked by umoci and read by skopeo; the k8s-manifests test
+# renders packaging/k8s with kubectl). Idempotent: when every
 # package is there it changes nothing and says so. Needs root (or sudo) only when something is missing.
 set -euo pipefail
 
@@ -18,7 +20,11 @@ packages=(
   libpmix-dev libpmix2 openmpi-bin
   slurm-wlm pdsh prometheus-node-exporter prometheus
   lld llvm debootstrap qemu-user-static rpm lintian
+  runc umoci skopeo jq
 )
+# kubectl: Debian's kubernetes-client, unless a kubectl is there already (another package's, such as the
+# Google Cloud SDK's, which has the same path).
+command -v kubectl >/dev/null || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

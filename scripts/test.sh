@@ -6,8 +6,9 @@
 # (tests/slurm/run.sh: docs/fleet.md's Slurm, pdsh and Prometheus commands on a one-machine Slurm
 # cluster, against the release build; root). The GPU tier (scripts/gpu-check.sh) is separate: it needs
 # a GPU. The release stage (tests/release/run.sh: the release binaries for amd64 and arm64 against
-# Debian 11 roots, their packages, and their tests in those roots, the aarch64 ones under qemu-user;
-# root) runs in the background from the start, beside everything else. Each stage's time is printed at
+# Debian 11 roots, their packages and container images, and their tests in those roots, the aarch64 ones
+# under qemu-user, and the amd64 image's under runc; root) runs in the background from the start,
+# beside everything else. Each stage's time is printed at
 # the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."

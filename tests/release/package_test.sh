@@ -8,7 +8,8 @@
 #   the .deb (zsh's completion in site-functions instead of vendor-completions), installs into a
 #   temporary root with rpm --root and is erased from it;
 # - the arm64 and aarch64 packages hold an aarch64 ELF, the amd64 and x86_64 ones an x86-64 one; the
-#   .tar.gz of each architecture holds the install tree; SHA256SUMS matches.
+#   .tar.gz of each architecture holds the install tree; SHA256SUMS matches, and lists the six packages
+#   and the two image archives (scripts/image.sh; tests/release/image_test.sh checks those).
 #   package_test.sh DIR
 set -euo pipefail
 dir=$(realpath "$1")
@@ -24,7 +25,7 @@ for f in "$deb_amd64" "$deb_arm64" "$rpm_x86" "$rpm_arm" "$dir/cumemctl-$version
   [[ -f $f ]] || fail "no $f"
 done
 (cd "$dir" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match"
-[[ $(wc -l <"$dir/SHA256SUMS") -eq 6 ]] || fail "SHA256SUMS does not list the six packages"
+[[ $(grep -vc -- -oci- "$dir/SHA256SUMS") -eq 6 ]] || fail "SHA256SUMS does not list the six packages"
 
 # The machine of an ELF file, as readelf names it.
 machine() { readelf -h "$1" | sed -n 's/^ *Machine: *//p'; }

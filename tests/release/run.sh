@@ -7,8 +7,10 @@
 #      Debian 11 amd64 root (glibc 2.31), and with the aarch64 binary, fake driver and fake NVML inside
 #      the Debian 11 arm64 root under qemu-user (binfmt_misc, so that second processes start too), and
 #      the aarch64 unit tests there;
-#   3. checks the packages (tests/release/package_test.sh).
-#   run.sh [STEP...]      STEP: build, amd64, arm64, packages (default all, in that order)
+#   3. checks the packages (tests/release/package_test.sh);
+#   4. checks the container images and runs the amd64 one with runc, the fake driver mounted as the
+#      NVIDIA container toolkit mounts the driver (tests/release/image_test.sh).
+#   run.sh [STEP...]      STEP: build, amd64, arm64, packages, image (default all, in that order)
 # The roots see /proc, /dev, /sys, /tmp and the source tree at their own paths, mounted in a mount
 # namespace of this script's own (unshare), which goes with it.
 set -euo pipefail
@@ -16,7 +18,7 @@ cd "$(dirname "$0")/../.."
 src=$PWD
 out=build-release
 steps=("$@")
-((${#steps[@]})) || steps=(build amd64 arm64 packages)
+((${#steps[@]})) || steps=(build amd64 arm64 packages image)
 [[ $(id -u) -eq 0 ]] || { echo "tests/release/run.sh: needs root (debootstrap, chroot, binfmt_misc, dpkg -i)" >&2; exit 1; }
 jobs=$(nproc)
 
@@ -153,7 +155,7 @@ for step in "${steps[@]}"; do
       timed "release binaries and fakes" scripts/release.sh --tests
       timed "packages" scripts/package.sh "$out/dist"
       ;;
-    amd64 | arm64 | packages) ;;
+    amd64 | arm64 | packages | image) ;;
     *) echo "tests/release/run.sh: unknown step $step" >&2; exit 2 ;;
   esac
 done
@@ -203,6 +205,9 @@ if has_step amd64; then
 fi
 if has_step packages; then
   timed "package checks" tests/release/package_test.sh "$out/dist" || failed+=("package checks")
+fi
+if has_step image; then
+  timed "image (runc)" tests/release/image_test.sh "$out/dist" || failed+=("image")
 fi
 if ((${#failed[@]})); then
   echo "tests/release/run.sh: failed: ${failed[*]}" >&2

@@ -1,18 +1,27 @@
 #!/usr/bin/python3
-"""The Kubernetes manifests in docs/fleet.md: each ```yaml block parses as YAML and names only fields
-that exist in the API version and kind it declares, with values of the field's type. The field lists
-come from the Kubernetes Python client's models (Debian's python3-kubernetes: one class per kind and
-version, V1DaemonSet for apps/v1 DaemonSet, with the JSON name and type of every field). There is no
-cluster here: this checks the manifests' shape, not that a cluster accepts them. Beyond the shape:
+"""The Kubernetes manifests: packaging/k8s as `kubectl kustomize` renders it (packaging/k8s, what runs
+all the time, and packaging/k8s/jobs, the Jobs), and docs/fleet.md, whose ```yaml blocks are those files
+word for word (each block's first line names its file). Each rendered object names only fields that
+exist in the API version and kind it declares, with values of the field's type. The field lists come
+from the Kubernetes Python client's models (Debian's python3-kubernetes: one class per kind and version,
+V1DaemonSet for apps/v1 DaemonSet, with the JSON name and type of every field). There is no cluster
+here: this checks the manifests' shape, not that a cluster accepts them. Beyond the shape:
+- every manifest file of packaging/k8s is a resource of one of the two kustomizations, so none goes
+  unchecked; every container that runs the cumemctl image (scripts/image.sh) names the same image, at
+  the version of CMakeLists.txt;
 - Pod Security (docs/fleet.md says which level the host mounts need): a pod with a hostPath volume is
-  refused at the baseline and restricted levels, so its namespace must be one that the document labels
-  `pod-security.kubernetes.io/enforce: privileged` (or kube-system); and no container asks for more
-  than the host paths (privileged, host namespaces, added capabilities, privilege escalation).
+  refused at the baseline and restricted levels, so its namespace must be one that the manifests label
+  `pod-security.kubernetes.io/enforce: privileged` (or kube-system); and no container, init containers
+  included, asks for more than the host paths (privileged, host namespaces, added capabilities,
+  privilege escalation).
 - The doctor DaemonSet runs doctor over and over (a loop that sleeps), writing doctor's metrics with
   --output (atomically) into a hostPath volume mounted writable, every other host mount read-only.
-    k8s_manifests_test.py docs/fleet.md
+    k8s_manifests_test.py SOURCE      (the source tree; kubectl on PATH, or $KUBECTL)
 """
+import glob
+import os
 import re
+import subprocess
 import sys
 
 import kubernetes
@@ -81,7 +90,7 @@ def pod_security(docs, problems):
         for flag in ("hostNetwork", "hostPID", "hostIPC"):
             if spec.get(flag):
                 problems.append(f"{what}: {flag} (more than the host mounts need)")
-        for c in spec.get("containers", []):
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
             sc = c.get("securityContext", {})
             if sc.get("privileged") or sc.get("allowPrivilegeEscalation") or sc.get("capabilities", {}).get("add"):
                 problems.append(f"{what}: container {c['name']} asks for {sc}")
@@ -114,27 +123,78 @@ def doctor_daemonset(docs, problems):
         problems.append(f"the metrics go to the host's {host[mounts[0]['name']]['path']}, not a textfile folder")
 
 
-def main():
-    text = open(sys.argv[1], encoding="utf-8").read()
+def render(source, problems):
+    """The objects of both kustomizations as `kubectl kustomize` renders them, and the manifest files
+    that are resources of neither."""
+    k8s = os.path.join(source, "packaging", "k8s")
+    kubectl = os.environ.get("KUBECTL", "kubectl")
+    docs, listed = [], set()
+    for folder in (k8s, os.path.join(k8s, "jobs")):
+        try:
+            p = subprocess.run([kubectl, "kustomize", folder], capture_output=True, text=True, timeout=60)
+        except FileNotFoundError:
+            sys.exit(f"FAIL: no {kubectl} (scripts/setup.sh installs Debian's kubernetes-client)")
+        if p.returncode != 0:
+            problems.append(f"kubectl kustomize {folder}: {p.stderr.strip()}")
+            continue
+        docs += [d for d in yaml.safe_load_all(p.stdout) if d]
+        kustomization = yaml.safe_load(open(os.path.join(folder, "kustomization.yaml"), encoding="utf-8"))
+        listed |= {os.path.normpath(os.path.join(folder, r)) for r in kustomization.get("resources", [])}
+    files = {os.path.normpath(f) for f in glob.glob(os.path.join(k8s, "**", "*.yaml"), recursive=True)
+             if os.path.basename(f) != "kustomization.yaml"}
+    problems += [f"{os.path.relpath(f, source)}: a resource of neither kustomization" for f in sorted(files - listed)]
+    return docs
+
+
+def document_blocks(source, problems):
+    """docs/fleet.md's ```yaml blocks: each one the file that its first line names, word for word."""
+    text = open(os.path.join(source, "docs", "fleet.md"), encoding="utf-8").read()
     blocks = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
     if len(blocks) < 2:
-        sys.exit(f"FAIL: expected the DaemonSet and the Job manifests, found {len(blocks)} yaml blocks")
-    problems, seen, docs = [], [], []
+        problems.append(f"docs/fleet.md: expected the manifests, found {len(blocks)} yaml blocks")
     for block in blocks:
-        for doc in yaml.safe_load_all(block):
-            docs.append(doc)
-            kind = (doc.get("apiVersion"), doc.get("kind"))
-            if kind not in KINDS:
-                problems.append(f"{kind}: not a kind this test knows")
-                continue
-            name = doc.get("metadata", {}).get("name", "?")
-            check(doc, KINDS[kind].__name__, f"{kind[1]} {name}", problems)
-            seen.append(f"{kind[0]} {kind[1]} {name}")
+        m = re.match(r"# (packaging/k8s/\S+):", block)
+        path = m and os.path.join(source, m.group(1))
+        if not path or not os.path.isfile(path):
+            problems.append(f"docs/fleet.md: a yaml block that names no file of packaging/k8s: {block[:80]!r}")
+        elif open(path, encoding="utf-8").read() != block:
+            problems.append(f"docs/fleet.md: the block of {m.group(1)} differs from the file")
+
+
+def images(source, docs, problems):
+    """Every container of the cumemctl image names one image, at the project's version."""
+    version = re.search(r"^project\(cumemctl VERSION ([0-9.]+)", open(os.path.join(source, "CMakeLists.txt")).read(), re.M)
+    found = set()
+    for d in docs:
+        spec = d.get("spec", {}).get("template", {}).get("spec", {})
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
+            if re.search(r"(^|/)cumemctl:", c.get("image", "")):
+                found.add(c["image"])
+    if len(found) != 1 or not next(iter(found)).endswith(f"cumemctl:{version.group(1)}"):
+        problems.append(f"the cumemctl image: {sorted(found)}, expected one, at version {version.group(1)}")
+    return found
+
+
+def main():
+    source = sys.argv[1]
+    problems, seen = [], []
+    document_blocks(source, problems)
+    docs = render(source, problems)
+    for doc in docs:
+        kind = (doc.get("apiVersion"), doc.get("kind"))
+        if kind not in KINDS:
+            problems.append(f"{kind}: not a kind this test knows")
+            continue
+        name = doc.get("metadata", {}).get("name", "?")
+        check(doc, KINDS[kind].__name__, f"{kind[1]} {name}", problems)
+        seen.append(f"{kind[0]} {kind[1]} {name}")
+    found = images(source, docs, problems)
     pod_security(docs, problems)
     doctor_daemonset(docs, problems)
     if problems:
         sys.exit("FAIL:\n  " + "\n  ".join(problems))
-    print(f"ok: {', '.join(seen)} (fields as the Kubernetes Python client {kubernetes.__version__} defines them)")
+    print(f"ok: {', '.join(seen)} (fields as the Kubernetes Python client {kubernetes.__version__} defines them), "
+          f"image {', '.join(found)}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ pkg/custompluginmonitor/types: config.go's pluginGlobalConfig and CustomPluginCo
 CustomRule, ApplyConfiguration and Validate; docs/custom_plugin_monitor.md), and the rule's command
 line run as NPD runs it (exec of path with args, the rule's timeout; exit 0 OK, 1 NonOK, 2 Unknown,
 stdout cut to max_output_length) against the fake driver, for each status. docs/fleet.md's ConfigMap
-must hold the same configuration. There is no NPD here (not a Debian package).
+(packaging/k8s/node-problem-detector-cumemctl.yaml) must hold the same configuration, and its pod must
+give NPD's container the binary that its init container copies out of the cumemctl image. There is no NPD here (not a Debian package).
     npd_test.py [TEST...]
 """
 import json
@@ -103,6 +104,16 @@ def test_fleet_configmap():
     check(m, f"NPD is not given the custom plugin monitor: {flags}")
     mounted = {v["mountPath"] for v in container["volumeMounts"]}
     check(any(m.group(1) == os.path.join(p, "cumemctl-monitor.json") for p in mounted), f"{m.group(1)} not mounted: {mounted}")
+    # The binary: the init container (the cumemctl image) copies it into a volume that NPD's container
+    # mounts at the same path and has on its PATH, as the rule's `sh -c "cumemctl ..."` needs.
+    (init,) = npd[0]["spec"]["template"]["spec"].get("initContainers", [None])
+    copy = re.search(r">(\S+)/cumemctl\b", " ".join(init.get("command", []))) if init else None
+    check(copy, f"no init container copies the binary: {init}")
+    volume = {v["mountPath"]: v["name"] for v in init["volumeMounts"]}.get(copy.group(1))
+    shared = {v["mountPath"]: v["name"] for v in container["volumeMounts"]}.get(copy.group(1))
+    path = next((e["value"] for e in container.get("env", []) if e["name"] == "PATH"), "")
+    check(volume is not None and volume == shared and copy.group(1) in path.split(":"),
+          f"NPD's container does not run the copied binary: {copy.group(1)}, mounts {volume}/{shared}, PATH {path}")
 
 
 def run_rule(env):
@@ -119,7 +130,7 @@ def run_rule(env):
 
 def test_statuses():
     with tempfile.TemporaryDirectory() as d:
-        # "cumemctl" on PATH is the built one (the image puts it in /usr/local/bin).
+        # "cumemctl" on PATH is the built one (the pod puts it in /opt/cumemctl/bin, first on PATH).
         os.symlink(CUMEMCTL, os.path.join(d, "cumemctl"))
         path = d + ":/usr/bin:/bin"
         remap = os.path.join(d, "remap.json")
