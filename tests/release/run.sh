@@ -48,31 +48,27 @@ leave_out=(
   both imex_setup_verify.case "--verify --owner needs root to become that user" "$why_user"
   arm64 devices.case "the toolkit's stub library is named as such"
   "the CUDA toolkit here is x86-64's: its stub libcuda.so is no aarch64 library"
-  arm64 le_bind.case "fake driver: IDs, construction, owner, team, alignment, sizes, host-NUMA and bind resources"
-  "it loads the aarch64 fake driver into this machine's x86-64 Python (ctypes)"
-  arm64 locality.case "the fake 13.0 driver itself answers the localized granularity (2 MiB) and refuses cuMemCreate, as the H200 did"
-  "it loads the aarch64 fake driver into this machine's x86-64 Python (ctypes)"
   both doctor_mnnvl.case "imex-domain: a DOWN domain with a version mismatch fails, each finding naming its node" "$why_python"
   both doctor_mnnvl.case "imex-domain: a daemon not READY yet warns and the domain is not asked" "$why_python"
   both doctor_mnnvl.case "imex-domain: a daemon that hangs costs at most the time limit and fails" "$why_python"
   both doctor_mnnvl.case "imex-domain: a degraded domain warns" "$why_python"
   both doctor_mnnvl.case "imex-domain: a ready daemon and an UP domain pass, asked with the settings file" "$why_python"
   both doctor_mnnvl.case "imex-domain: the daemon's command service does not answer (-3 in DCGM's words) fails" "$why_python"
-  arm64 doctor_production.case "a call that never returns in the second process: the check waiting for it is timeout, the process killed and reaped"
-  "it judges the time to within a second of the budget, and a second process's start and end under qemu take longer"
 )
-# The case files the aarch64 binary runs under qemu: all but five, for time (CI stays under 15
-# minutes). Left out: create_pool.case (230 s under qemu: the fake runs the verify kernels on the
-# emulated CPU over host-NUMA pools), doctor.case (about 150 s), fleet.case (90 s: its reports come from
-# many doctor runs), imex_setup_privilege.case (45 s: eight concurrent runs, three times) and
-# man_jq.case (over its 120 s: a doctor run for each of the manual's jq lines). They run
-# natively (release and sanitizer builds) and with the amd64 binary in its root.
+# The case files the aarch64 binary runs under qemu: what only that binary can show. It starts and
+# explains itself without a driver (usage_before_driver), loads a driver through its seam (devices),
+# embeds and launches its own verify kernels (verify_kernels: the fatbin goes in through assembly of
+# each architecture's own), makes device nodes with the aarch64 system calls (imex_setup: aarch64 has
+# mknodat but no mknod), starts, talks to and reaps second processes (create's import check,
+# create_pool's pool IPC, imex_setup_verify, fabric_matrix's ranks, doctor's checks in doctor_matrix),
+# and stops cleanly on a signal (signals). The other case files test the same code, parsing and
+# rendering on both architectures: they run natively (release and sanitizer builds) and with the
+# amd64 binary in its root, where they cost a fraction of qemu's time (all of them took about 35
+# minutes of one core under qemu here).
 arm64_files=()
-for f in tests/cli/cases/*.case; do
-  case $(basename "$f") in
-    create_pool.case | doctor.case | fleet.case | imex_setup_privilege.case | man_jq.case) ;;
-    *) arm64_files+=("$f") ;;
-  esac
+for f in usage_before_driver devices verify_kernels imex_setup create create_pool imex_setup_verify \
+  fabric_matrix doctor_matrix signals; do
+  arm64_files+=("tests/cli/cases/$f.case")
 done
 
 # The end-to-end cases against one architecture's binary and fakes, each case file a process of its own
