@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the container images of both architectures into DIST, beside the packages (README, "Install";
+# Writes the container images of both architectures into DIST, beside the packages (README.md, "Install";
 # docs/fleet.md, "The image"):
 #   cumemctl-VERSION-oci-amd64.tar  cumemctl-VERSION-oci-arm64.tar   (their lines added to SHA256SUMS)
 # Each is one uncompressed layer: DIST/bin/ARCH/cumemctl (the packages' stripped binary, byte for byte)

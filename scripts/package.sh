@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the packages of both architectures into OUTDIR (README, "Platforms"):
+# Writes the packages of both architectures into OUTDIR (docs/platforms.md):
 #   cumemctl_VERSION_amd64.deb  cumemctl_VERSION_arm64.deb          (dpkg-deb)
 #   cumemctl-VERSION.x86_64.rpm cumemctl-VERSION.aarch64.rpm        (rpmbuild, Debian's rpm package)
 #   cumemctl-VERSION-linux-x86_64.tar.gz cumemctl-VERSION-linux-aarch64.tar.gz, and SHA256SUMS of all six

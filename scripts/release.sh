@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the release binaries: cumemctl for x86-64 (amd64) and aarch64 (arm64), each with Debian 12's
 # clang against a Debian 11 root (scripts/debian11-root.sh, cmake/toolchain-*.cmake), so that it runs on
-# glibc 2.31 or newer and needs no particular libstdc++ (README, "Platforms"); then checks that
+# glibc 2.31 or newer and needs no particular libstdc++ (docs/platforms.md); then checks that
 # (scripts/check-glibc.sh). Root, for debootstrap, the first time.
 #   release.sh [--tests] [ARCH...]     ARCH: amd64, arm64 (default both)
 # Writes build-release/ARCH/cmd/cumemctl, with its symbols (scripts/package.sh strips what it ships).

@@ -1,7 +1,7 @@
 // CUDA 13.4 locality domains: every value cumemctl uses that a cuda.h older than 13.4 lacks, in one place
-// to correct should a real 13.4 header prove one wrong. Values and their confidence follow
-// shared/cuda-13.4-locality.md (sources counted in README's "Locality domains" section). With a 13.4 or
-// newer cuda.h nothing here is declared but the numbers, which are then checked against the header.
+// to correct should a real 13.4 header prove one wrong. How many public sources confirm each value:
+// docs/locality.md, "How sure the numbers are". With a 13.4 or newer cuda.h nothing here is declared but
+// the numbers, which are then checked against the header.
 #pragma once
 
 #include <cuda.h>

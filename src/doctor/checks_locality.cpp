@@ -97,8 +97,8 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
     if (!confirmed) {
         return CheckOutcome::warn(
             fmt::format("{}, but placement unconfirmed ({})", made, fmt::join(unconfirmed, "; ")),
-            "the pointer and pool attributes are single-source values (README, Locality "
-            "domains): check them against a CUDA 13.4 cuda.h, and report what the driver answered",
+            "the pointer and pool attributes are single-source values (docs/locality.md): check "
+            "them against a CUDA 13.4 cuda.h, and report what the driver answered",
             std::move(details));
     }
     return CheckOutcome::pass(made + ", placement confirmed", std::move(details));

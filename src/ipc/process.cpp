@@ -63,7 +63,7 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 }
 
 // glibc 2.34's posix_spawn_file_actions_addclosefrom_np, found at run time: the release binaries are
-// built against glibc 2.31 (README), whose headers lack it, and still use it wherever they run on 2.34
+// built against glibc 2.31 (docs/platforms.md), whose headers lack it, and still use it wherever they run on 2.34
 // or later. Null before 2.34 (and outside glibc).
 using AddCloseFrom = int (*)(posix_spawn_file_actions_t*, int);
 AddCloseFrom add_close_from_np() {

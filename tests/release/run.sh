@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Tests what ships (README, "Platforms"), as root:
+# Tests what ships (docs/platforms.md), as root:
 #   1. builds the release binaries and the fakes for both architectures against their Debian 11 roots
 #      (scripts/release.sh --tests), checks their glibc floor (scripts/check-glibc.sh), and packages them
 #      (scripts/package.sh build-release/dist);
