@@ -1,3 +1,4 @@
+// HtmlRenderer (renderer.hpp): --format html, one self-contained page built from the report's JSON results.
 #include <cmath>
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// JsonRenderer (renderer.hpp): --json, the report's envelope as one pretty-printed JSON document.
 #include "report/renderer.hpp"
 
 namespace cumemctl {

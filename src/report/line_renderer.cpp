@@ -1,3 +1,4 @@
+// LineRenderer (renderer.hpp): --format line, the report in one line for a drain reason.
 #include "report/renderer.hpp"
 
 namespace cumemctl {

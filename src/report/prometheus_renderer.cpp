@@ -1,3 +1,4 @@
+// PrometheusRenderer (renderer.hpp): --format prometheus, the text exposition format for node_exporter.
 #include <algorithm>
 #include <cmath>
 #include <string>

@@ -1,3 +1,4 @@
+// TableRenderer (renderer.hpp): the tables for people, wrapped to the line width; errors to stderr.
 #include <algorithm>
 #include <cctype>
 #include <string>
