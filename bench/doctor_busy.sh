@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# doctor beside a neighbour that holds all of GPU 0's memory but 64 MiB (issue 26), then doctor --quick
+# doctor beside a neighbour that holds all of GPU 0's memory but 64 MiB (busy is no failure), then doctor --quick
 # and the full doctor against their floors on the idle GPU; one results file.
 #
 #   bench/doctor_busy.sh CUMEMCTL OUTPUT.json        on the GPU machine (bench targets built)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""A model of doctor on N GPUs from the fake driver (issue 14): doctor runs against the fake driver with
+"""A model of doctor on N GPUs from the fake driver: doctor runs against the fake driver with
 1, 2, 4 and 8 devices, with the fake's costs of the real driver (FAKECUDA_COST_MS): cuInit takes BASE +
 PER_DEVICE ms for each device the process sees; making a primary context CONTEXT ms and releasing it
 RELEASE ms, one at a time on the node (a lock file that every process of the run takes), as the real

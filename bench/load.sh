@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Load and concurrency benchmark (issue 13; not a timed test, never in CI): does cumemctl cry wolf on a
+# Load and concurrency benchmark (not a timed test, never in CI): does cumemctl cry wolf on a
 # busy node? Runs `doctor` N times on a device while a load generator (cumemctl itself, creating,
 # verifying and releasing SIZE in a loop) runs on the same device, and counts the verdicts; then starts M
 # `create --map --verify` at once, spread over every device, and counts exits and warnings.

@@ -6,7 +6,7 @@ import shutil
 import tempfile
 
 FLOOR_PY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "floor.py")
-# The imex-setup benchmark of issue 5 (bench/imex_setup.sh), run too where the tree has it.
+# The imex-setup benchmark (bench/imex_setup.sh: imex-setup --all and its rerun), run too where the tree has it.
 IMEX_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "imex_setup.sh")
 
 # The targets of docs/benchmarks.md, as ratios or seconds.
@@ -298,7 +298,7 @@ def imex_setup(ctx):
              "benchmark: time `cumemctl imex-setup --all` there separately (docs/benchmarks.md)"]
     extra = {}
     if os.path.exists(IMEX_SCRIPT):
-        script = ctx.once("bench/imex_setup.sh (issue 5's own imex-setup benchmark)",
+        script = ctx.once("bench/imex_setup.sh (imex-setup's own benchmark)",
                           ["bash", IMEX_SCRIPT, ctx.cumemctl, "7"], env={"TMPDIR": base})
         extra["script"] = {"command": f"TMPDIR={base} bench/imex_setup.sh CUMEMCTL 7",
                            "output": script.get("stdout", "").strip(), "error": script.get("error")}

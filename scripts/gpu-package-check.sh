@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU tier against the packaged amd64 binary, as a node gets it (issue 24): installs DIST's
+# The GPU tier against the packaged amd64 binary, as a node gets it: installs DIST's
 # cumemctl_VERSION_amd64.deb with dpkg -i, checks that /usr/bin/cumemctl is DIST/bin/amd64/cumemctl
 # (the stripped release binary, glibc 2.31 floor) and runs scripts/gpu-check.sh against it, then removes
 # the package. The verify probe of the GPU tier is a build's (VERIFY_PROBE, default

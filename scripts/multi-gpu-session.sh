@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Issue 32's runs at the GPU count of this machine, as docs/hardware/ records them: one command per part
-# (the device machine allows 10 minutes a command), each part's outputs and a line per result in OUTDIR.
+# The multi-GPU runs (the tier and benchmarks, doctor at 1, 2, 4, 8 GPUs, every peer pair, the fabric
+# matrix, memtest on every device, a busy neighbour, SIGTERM and SIGKILL mid-run) at the GPU count of
+# this machine, as docs/hardware/ records them: one command per part (the device machine allows 10
+# minutes a command), each part's outputs and a line per result in OUTDIR.
 #
 #   scripts/multi-gpu-session.sh BINARY OUTDIR [PART...]     (root; default: every part, in this order)
 #

@@ -1,5 +1,6 @@
 // CUMEMCTL_TIMING=1: where a run's time goes, on stderr, one line per phase, for finding what a
-// command spends beyond the driver's own calls (issue 14: devices --no-free against the floor).
+// command spends beyond the driver's own calls (such as devices --no-free against the
+// least a program making the same queries takes).
 // Each line: "cumemctl[PID]: timing PHASE +MS ms (since exec: MS ms)"; the first phase is how long
 // the process had run before main (the loader, static initialisers: from /proc/self/stat). Without
 // the variable, a phase mark costs one branch.

@@ -81,7 +81,7 @@ def main(binary):
     err, version = cu.cuDriverGetVersion()
     c.eq("driver version", checks[("driver", None)]["details"]["cuda_version"], version)
     c.eq("device count", doc["results"]["device_count"], count)
-    # Issue 26: every GPU in CUDA's view as in NVML's and the kernel's; peer access on several GPUs.
+    # Every GPU in CUDA's view as in NVML's and the kernel's; peer access on several GPUs.
     c.eq(f"inventory ({checks[('inventory', None)]['reason']})", checks[("inventory", None)]["status"], "pass")
     peer = checks[("peer-access", None)]
     c.true(f"peer-access ({peer['reason']})", peer["status"] in (("pass", "skip") if count > 1 else ("skip",)))

@@ -1,4 +1,4 @@
-"""GPU tier: GPUs named as nvidia-smi names them (issue 29, item 1). devices' UUID, PCI bus id and
+"""GPU tier: GPUs named as nvidia-smi names them. devices' UUID, PCI bus id and
 nvidia-smi index agree with `nvidia-smi --query-gpu=index,uuid,pci.bus_id`; --device takes the UUID, a
 UUID prefix and the bus id (in nvidia-smi's form and in the short one) and selects the same GPU; doctor's
 device checks and its Prometheus series carry the same names, and so do the JSON of create, create --pool,

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# GPU tier: where operators run doctor (issue 28), on the real driver. No Slurm, NHC, NPD or NFD here:
-# their doctor calls and decision logic are run as those tools run them.
+# GPU tier: doctor as the Slurm health check, NHC, node-problem-detector and NFD call it, on the real
+# driver. No Slurm, NHC, NPD or NFD here: their doctor calls and decision logic are run as those tools run them.
 #
 #     tests/gpu/test_integrations.sh [BINARY]      (default build/cmd/cumemctl)
 #

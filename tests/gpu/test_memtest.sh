@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU tier: `cumemctl memtest` on device 0 against its targets (issue 30), everything in one results file.
+# GPU tier: `cumemctl memtest` on device 0 against its targets (coverage, GB/s against the copy
+# bandwidth, under 10 s), everything in one results file.
 #
 #     tests/gpu/test_memtest.sh [BINARY [OUT]]     (default build/cmd/cumemctl, memtest-results.txt)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""`cumemctl fabric-matrix` under srun (issue 16, item 3): the command block of docs/fleet.md's
+"""`cumemctl fabric-matrix` under srun: the command block of docs/fleet.md's
 "fabric-matrix" / "Slurm" section, run as written on the one-machine cluster (tests/slurm/cluster.sh;
 SLURM_CONF set) with 3 nodes and 2 tasks per node: 6 ranks whose rank, count, local rank (the GPU) and
 run name come from Slurm's environment, against the fake driver with four GPUs per node (gb200x4), as
