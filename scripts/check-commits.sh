@@ -29,7 +29,7 @@ else
     exit 0
   fi
   # The commit that added the script is checked too; a root commit has no parent to start after.
-  if git rev-parse --verify --quiet "$added^" >/dev/null; then range="$added^..HEAD"; else range=HEAD; fi
+  if git rev-parse --verify --quiet "$added^" >/dev/null; then range="$(git rev-parse --short "$added")^..HEAD"; else range=HEAD; fi
 fi
 count=0
 long=0
