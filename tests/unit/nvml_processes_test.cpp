@@ -11,7 +11,9 @@
 
 #include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
+#include "report/report.hpp"
 
+using namespace cumemctl;
 using namespace cumemctl::nvml;
 
 namespace {
