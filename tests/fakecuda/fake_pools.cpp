@@ -414,6 +414,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
     FAKE_ENTRY_INIT("cuMemPoolGetAttribute");
+    fake::count_variant("cuMemPoolGetAttribute", attr);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
     // Statistics are per process: an imported pool answers nothing.

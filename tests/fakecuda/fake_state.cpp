@@ -127,7 +127,8 @@ const ResultName kResults[] = {
 void add_injections(State& s, const char* env);
 
 // FAKECUDA_COUNT_CALLS="call,call2": at exit, "fakecuda: calls call=N call2=M (pid P)" on stderr, so that a
-// test sees what a command did not do (doctor --quick makes no context).
+// test sees what a command did not do (doctor --quick makes no context); "call:value" counts the calls
+// that asked for that attribute or location type (count_variant).
 void report_call_counts() {
     const char* names = std::getenv("FAKECUDA_COUNT_CALLS");
     if (names == nullptr) return;
@@ -367,6 +368,11 @@ const char* result_text(CUresult r) {
         if (e.code == r) return e.text;
     }
     return nullptr;
+}
+
+void count_variant(const char* call, long value) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().call_counts[std::string(call) + ":" + std::to_string(value)];
 }
 
 std::optional<CUresult> injected(const char* call) {

@@ -98,6 +98,11 @@ const char* result_text(CUresult r);
 // N)" on stderr and sleeps that long: a slow driver, so that tests can send a signal mid-run.
 std::optional<CUresult> injected(const char* call);
 
+// Counts a call by what it asked, as "call:value" (cuDeviceGetAttribute:149, cuMemPoolGetAttribute:15,
+// cuMemCreate:6 for its location type), so that FAKECUDA_COUNT_CALLS shows a call that the driver's
+// version refuses was not made. Takes the state's lock.
+void count_variant(const char* call, long value);
+
 // Sleeps `ms` milliseconds (a FAKECUDA_COST_MS cost); nothing for 0.
 void spend(int ms);
 // The same for a context's cost, one at a time: on the node (an exclusive lock on the file
