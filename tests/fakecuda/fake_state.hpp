@@ -119,6 +119,7 @@ bool has_attr(int ordinal, int attribute);
 // "fakecuda: leak: LINE" on stderr for each and exits 70, which fails the case that set it. Each file
 // that hands something out lists what of it is left.
 std::vector<std::string> pool_leaks();      // fake_pools.cpp: pools, pool allocations, imported pointers
+std::vector<std::string> protocol_breaches();  // fake_pools.cpp: exporter frees while an import was live
 std::vector<std::string> endpoint_leaks();  // fake_le.cpp: endpoint ids, endpoints, bindings
 std::vector<std::string> memory_leaks();    // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
 
