@@ -144,6 +144,7 @@ CHANGES = {
                               (["matrix", "rank_info", 0, "made_up"], 1, "additionalProperties"),
                               (["mode"], "banana", "enum")],
     "completion": [(["shell"], "fish", "enum"), (["script"], 5, "type")],
+    "version": [(["version"], "banana", "pattern"), (["commit"], 1, "type")],
     "usage": [],
 }
 
