@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpu/device/held_device.hpp"
+#include "profile_file.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
@@ -24,14 +25,9 @@ DriverFailure failed(const char* call, CUresult code) {
 
 // Two devices of 1000 MiB: the first with 960 MiB used by pid 4242 and a second process of unknown memory;
 // the second idle. Named by FAKECUDA_PROFILE while the object lives.
-struct HeldProfile {
-    std::string path;
-    HeldProfile() {
-        char name[] = "/tmp/cumemctl-held-XXXXXX";
-        const int fd = mkstemp(name);
-        REQUIRE(fd >= 0);
-        close(fd);
-        path = name;
+struct HeldProfile : testing_profile::ProfileFile {
+    HeldProfile() : ProfileFile(profile()) {}
+    static nlohmann::json profile() {
         const nlohmann::json busy{{"name", "A"},
                                   {"uuid", "00000000000000000000000000000001"},
                                   {"total", 1000ULL << 20},
@@ -42,14 +38,7 @@ struct HeldProfile {
                                       {{"pid", 4343}, {"used", nullptr}}}}}}};
         const nlohmann::json idle{
             {"name", "B"}, {"uuid", "00000000000000000000000000000002"}, {"total", 1000ULL << 20}};
-        std::ofstream(path) << nlohmann::json{{"driver_version", 13000}, {"devices", {busy, idle}}}.dump();
-        setenv("FAKECUDA_PROFILE", path.c_str(), 1);
-        unsetenv("FAKENVML_INJECT");
-    }
-    ~HeldProfile() {
-        unlink(path.c_str());
-        unsetenv("FAKECUDA_PROFILE");
-        unsetenv("FAKENVML_INJECT");
+        return {{"driver_version", 13000}, {"devices", {busy, idle}}};
     }
 };
 
