@@ -26,16 +26,11 @@ done
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv,noheader >"$dir/nvidia-smi-before.txt" 2>&1
 
 # The neighbour: holds the memory while its stdin (our pipe) is open.
-coproc HOLD { exec "$hold" --device 0 --leave 64; }
-holder_pid=$HOLD_PID
-holder_in=${HOLD[1]}
+# shellcheck source=bench/holder.bash
+source "$here/holder.bash"
 trap 'kill "$holder_pid" 2>/dev/null' EXIT
-read -r -t 120 holder <&"${HOLD[0]}" || holder=""
-read -r -t 120 ready <&"${HOLD[0]}" || ready=""
-echo "$holder" >"$dir/holder.json"
-if [[ $ready != ready ]]; then
+if ! start_holder "$hold" 64 "$dir/holder.json"; then
   echo "doctor_busy: the neighbour did not get ready: $holder" >&2
-  kill "$holder_pid" 2>/dev/null
   exit 2
 fi
 nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv,noheader >"$dir/nvidia-smi-apps.txt" 2>&1
@@ -49,9 +44,7 @@ run doctor-expect-idle.json "$bin" doctor --expect-idle --json
 run doctor-line.txt "$bin" doctor --format line
 run doctor-table.txt "$bin" doctor --no-color
 run doctor-quick-beside.json "$bin" doctor --quick --json
-eval "exec $holder_in>&-"  # closes the neighbour's stdin: it ends and its memory goes back
-kill "$holder_pid" 2>/dev/null
-wait "$holder_pid" 2>/dev/null
+stop_holder  # closes the neighbour's stdin: it ends and its memory goes back
 sleep 1
 
 # The benchmark of the quick level and the full doctor against their floors, on the idle GPU.

@@ -11,6 +11,7 @@
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "gpu_identity.hpp"
+#include "held_errors.hpp"
 #include "memory_options.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
@@ -93,22 +94,27 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
         if (plan.access) request->access = plan.access->select(driver.api(), count);
         request->libcuda = driver.info().library;
         CreateResult result;
-        try {
-            run_create(driver.api(), *request, result);
-        } catch (const SizeMismatchError& e) {
-            // The core names the nearest sizes; create adds its own way out.
-            fill_create_report(report, *request, result, id);
-            Problem p = e.problem();
-            p.remedy = "give one of those sizes, or add --round-up";
-            throw Error(std::move(p));
-        } catch (const NoPeerAccessError& e) {
-            fill_create_report(report, *request, result, id);
-            throw in_option_words(e);
-        } catch (const Error&) {
-            fill_create_report(report, *request, result, id);
-            throw;
-        }
-        fill_create_report(report, *request, result, id);
+        judging_holds(
+            report, driver.api(), nvml_load.get(), {request->device},
+            [&] {
+                try {
+                    run_create(driver.api(), *request, result);
+                } catch (const SizeMismatchError& e) {
+                    // The core names the nearest sizes; create adds its own way out.
+                    fill_create_report(report, *request, result, id);
+                    Problem p = e.problem();
+                    p.remedy = "give one of those sizes, or add --round-up";
+                    throw Error(std::move(p));
+                } catch (const NoPeerAccessError& e) {
+                    fill_create_report(report, *request, result, id);
+                    throw in_option_words(e);
+                } catch (const Error&) {
+                    fill_create_report(report, *request, result, id);
+                    throw;
+                }
+                fill_create_report(report, *request, result, id);
+            },
+            held_scope(request->memory.location.type));
     });
 }
 

@@ -10,6 +10,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_create.hpp"
 #include "gpu_identity.hpp"
+#include "held_errors.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "pool_report.hpp"
 #include "steps/step_json.hpp"
@@ -124,37 +125,44 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
             report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             std::random_device random;
-            for (int device : devices) {
-                const PrimaryContext context(driver.api(), device);
-                std::optional<IpcRequest> ipc;
-                if (o.ipc_check) {
-                    ipc.emplace();
-                    ipc->seed = (std::uint64_t{random()} << 32) | random();
-                    ipc->libcuda = driver.info().library;
-                    if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); dir != nullptr && *dir != '\0') {
-                        ipc->imex_channel_dir = dir;
+            judging_holds(
+                report, driver.api(), nvml_load.get(), devices,
+                [&] {
+                    for (int device : devices) {
+                        const PrimaryContext context(driver.api(), device);
+                        std::optional<IpcRequest> ipc;
+                        if (o.ipc_check) {
+                            ipc.emplace();
+                            ipc->seed = (std::uint64_t{random()} << 32) | random();
+                            ipc->libcuda = driver.info().library;
+                            if (const char* dir = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR");
+                                dir != nullptr && *dir != '\0') {
+                                ipc->imex_channel_dir = dir;
+                            }
+                        }
+                        const CreatePoolResult r = with_pool_option_words([&] {
+                            try {
+                                return create_pool_and_check(driver.api(), device, request, size, ipc, access);
+                            } catch (const NoPeerAccessError& e) {
+                                throw in_option_words(e);
+                            }
+                        });
+                        nlohmann::json j = result_json(r);
+                        j["ordinal"] = device;
+                        add_identity(j, identity_in(ids, device));
+                        report.results["devices"].push_back(std::move(j));
+                        for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
+                        report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
+                        if (r.before && r.after)
+                            warn_unbalanced(report, *r.before, *r.after, r.outcome.steps(), device);
+                        if (r.outcome.problem()) {
+                            Problem p = *r.outcome.problem();
+                            p.device = device;
+                            report.add_error(std::move(p));
+                        }
                     }
-                }
-                const CreatePoolResult r = with_pool_option_words([&] {
-                    try {
-                        return create_pool_and_check(driver.api(), device, request, size, ipc, access);
-                    } catch (const NoPeerAccessError& e) {
-                        throw in_option_words(e);
-                    }
-                });
-                nlohmann::json j = result_json(r);
-                j["ordinal"] = device;
-                add_identity(j, identity_in(ids, device));
-                report.results["devices"].push_back(std::move(j));
-                for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
-                report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
-                if (r.before && r.after) warn_unbalanced(report, *r.before, *r.after, r.outcome.steps(), device);
-                if (r.outcome.problem()) {
-                    Problem p = *r.outcome.problem();
-                    p.device = device;
-                    report.add_error(std::move(p));
-                }
-            }
+                },
+                held_scope(request.location.type));
         });
 }
 

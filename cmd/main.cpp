@@ -235,7 +235,14 @@ int run(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
+        if (argv_format(argc, argv) != "json") return app.exit(e);
+        // With --json, the one JSON document every --json run writes: the envelope, its results the version.
+        Report report;
+        report.command = "version";
+        report.results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
+        Globals as_json;
+        as_json.json = true;
+        return emit(report, as_json);
     } catch (const CLI::ParseError& e) {
         Globals as_asked;
         as_asked.format = argv_format(argc, argv);

@@ -10,6 +10,7 @@
 
 #include "command.hpp"
 #include "gpu_identity.hpp"
+#include "held_errors.hpp"
 #include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
@@ -173,6 +174,7 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
         }));
     }
     std::vector<DeviceMemtest> done;
+    const std::size_t first_error = report.errors.size();
     for (std::size_t i = 0; i < futures.size(); ++i) {
         try {
             done.push_back(futures[i].get());
@@ -186,7 +188,9 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
                                        fmt::join(named, ", ")),
                 .cause = "memtest takes all the free memory for its run; a process beside it would find none",
                 .remedy = "run memtest when the GPU is idle (drain its jobs first), or give --force to run anyway",
-                .device = e.device});
+                .device = e.device,
+                .kind = "busy",
+                .held_by = e.processes});
         } catch (const ChunkGranularityError& e) {
             const NearestSizes near = nearest_valid_sizes(e.chunk, e.granularity);
             report.add_error(Problem{
@@ -206,6 +210,7 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
             report.add_error(std::move(p));
         }
     }
+    judge_held_errors(report, api, nvml, selected, first_error);  // --force beside a job: exit 3, not 1
     return done;
 }
 

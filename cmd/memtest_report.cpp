@@ -81,7 +81,7 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
             : nlohmann::json(nullptr);
     j["nvml"] = d.health ? to_json(*d.health) : nlohmann::json(nullptr);
     nlohmann::json others = nlohmann::json::array();
-    for (const auto& p : d.other_processes) others.push_back(nvml::to_json(p));
+    for (const auto& p : d.other_processes) others.push_back(to_json(p));
     j["other_processes"] = others;
     j["processes_unavailable"] =
         d.processes_unavailable.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.processes_unavailable);

@@ -9,6 +9,7 @@
 #include "gpu/pool/pool_overview.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu_identity.hpp"
+#include "held_errors.hpp"
 #include "gpu_labels.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
@@ -256,28 +257,30 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
-            for (int device : selected) {
-                const DeviceInfo d = query_device(driver.api(), device);
-                const auto pools = list_location_pools(driver.api(), device);
-                const DeviceIdentity id = identity_in(ids, device);
-                nlohmann::json j{{"ordinal", device}};
-                add_identity(j, id);
-                j.update({{"name", d.name}, {"pools", nlohmann::json::array()}});
-                for (const auto& l : pools) j["pools"].push_back(location_json(l));
-                report.tables.push_back(overview_table(d, pools));
-                report.tables.back().notes.push_back(identity_note(id));
-                const MetricLabels gpu = gpu_labels(id, report.host);
-                add_overview_metrics(report, gpu, pools);
-                if (o.acts()) {
-                    try {
-                        act_on_pool(report, driver.api(), device, gpu, p, o, j);
-                    } catch (...) {
-                        report.results["devices"].push_back(std::move(j));
-                        throw;
+            judging_holds(report, driver.api(), nvml_load.get(), selected, [&] {
+                for (int device : selected) {
+                    const DeviceInfo d = query_device(driver.api(), device);
+                    const auto pools = list_location_pools(driver.api(), device);
+                    const DeviceIdentity id = identity_in(ids, device);
+                    nlohmann::json j{{"ordinal", device}};
+                    add_identity(j, id);
+                    j.update({{"name", d.name}, {"pools", nlohmann::json::array()}});
+                    for (const auto& l : pools) j["pools"].push_back(location_json(l));
+                    report.tables.push_back(overview_table(d, pools));
+                    report.tables.back().notes.push_back(identity_note(id));
+                    const MetricLabels gpu = gpu_labels(id, report.host);
+                    add_overview_metrics(report, gpu, pools);
+                    if (o.acts()) {
+                        try {
+                            act_on_pool(report, driver.api(), device, gpu, p, o, j);
+                        } catch (...) {
+                            report.results["devices"].push_back(std::move(j));
+                            throw;
+                        }
                     }
+                    report.results["devices"].push_back(std::move(j));
                 }
-                report.results["devices"].push_back(std::move(j));
-            }
+            });
             if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});
         });
 }

@@ -1,10 +1,12 @@
 // One error value for everything that can go wrong: what happened, why, what to do, and the exit code.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/exit_code.hpp"
 
@@ -18,6 +20,15 @@ struct DriverFailure {
     std::string text;
 };
 
+// One compute process on a GPU, as NVML lists it: what a problem names when other processes hold the
+// device (`Problem::held_by`). NVML's pids are the host's (in a container without the host's PID
+// namespace they are not this container's).
+struct GpuProcess {
+    unsigned pid = 0;
+    std::optional<std::uint64_t> used;  // nullopt where NVML cannot say (NVML_VALUE_NOT_AVAILABLE)
+    std::string name;                   // nvmlSystemGetProcessName, often a path; empty where NVML cannot say
+};
+
 // A problem as a person reads it: message (what happened), cause (why), remedy (what to do).
 // Build it with designated initializers (Problem{.message = ..., .remedy = ...}), never positionally.
 // (Every field has an initializer, so that a designated initializer may leave any of them out.)
@@ -29,8 +40,12 @@ struct Problem {
     std::optional<DriverFailure> driver{};
     std::optional<int> device{};
     // The JSON "kind" where it says more than the exit code's name: "input" (a fleet input that is not a
-    // report, exit 2 like a usage error but not one). Empty: exit_code_name(exit_code).
+    // report, exit 2 like a usage error but not one), "busy" (exit 3: other processes hold the GPU, named
+    // in held_by). Empty: exit_code_name(exit_code).
     std::string kind{};
+    // The processes that hold the device's memory or its exclusive context, where that is why the
+    // command could not run (kind "busy"); empty otherwise.
+    std::vector<GpuProcess> held_by{};
 };
 
 // What a person does about a bug in cumemctl.

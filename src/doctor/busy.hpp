@@ -1,4 +1,5 @@
-// Busy or broken, told apart by evidence: a device check that failed because the device had no memory
+// Busy or broken, told apart by evidence (judged in the GPU layer, gpu/device/held_device, for every
+// command; here in doctor's words): a device check that failed because the device had no memory
 // for it (CUDA_ERROR_OUT_OF_MEMORY) or because another process held it in exclusive-process mode
 // (CUDA_ERROR_DEVICE_UNAVAILABLE) is judged again with the processes NVML lists on the device. Other
 // processes there make it `busy` (a job is using the GPU), or, with --expect-idle, a `fail` that names
@@ -15,10 +16,6 @@
 #include "doctor/context.hpp"
 
 namespace cumemctl::doctor {
-
-// Free device memory below which a context that cannot be made is taken for a full device (a context
-// of the H200 needs about 500 MiB).
-inline constexpr std::uint64_t kFullDeviceBytes = 512ULL << 20;
 
 // Whether `outcome` is a failure that other processes on the device may cause: a driver call that
 // failed with CUDA_ERROR_OUT_OF_MEMORY or CUDA_ERROR_DEVICE_UNAVAILABLE, in a check of device memory

@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <string_view>
 #include <optional>
+#include <limits>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -61,6 +63,24 @@ std::string text_of(const nlohmann::json& j, const char* key) {
     return v.get<std::string>();
 }
 
+// The processes that hold the device ({"pid", "name", "used_bytes"} each, as report's to_json writes them).
+std::vector<GpuProcess> holders_of(const nlohmann::json& list) {
+    if (!list.is_array()) malformed("the problem's held_by is not a list", list);
+    std::vector<GpuProcess> out;
+    for (const nlohmann::json& h : list) {
+        only_fields(h, {"pid", "name", "used_bytes"}, "a process of the problem's held_by");
+        GpuProcess p;
+        p.pid = static_cast<unsigned>(bounded(h, "pid", 0, std::numeric_limits<std::uint32_t>::max()));
+        p.name = text_of(h, "name");
+        if (!h.at("used_bytes").is_null()) {
+            if (!h["used_bytes"].is_number_unsigned()) malformed("a held_by process's used_bytes is no byte count", h);
+            p.used = h["used_bytes"].get<std::uint64_t>();
+        }
+        out.push_back(std::move(p));
+    }
+    return out;
+}
+
 }  // namespace
 
 nlohmann::json problem_to_json(const Problem& problem) {
@@ -68,14 +88,18 @@ nlohmann::json problem_to_json(const Problem& problem) {
 }
 
 Problem problem_from_json(const nlohmann::json& j) {
-    only_fields(j, {"message", "cause", "remedy", "exit_code", "kind", "device", "driver_call"}, "the problem");
+    only_fields(j, {"message", "cause", "remedy", "exit_code", "kind", "device", "driver_call", "held_by"},
+                "the problem");
     Problem p;
     p.message = j.at("message").get<std::string>();
     p.cause = text_of(j, "cause");
     p.remedy = text_of(j, "remedy");
     p.exit_code = exit_code_of(j);
-    // "kind" is the exit code's name, known from the code: only its type is checked.
+    // "kind" is the exit code's name, known from the code, or a name that says more ("busy"), kept.
     if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);
+    if (j.contains("kind") && j["kind"].get<std::string>() != exit_code_name(p.exit_code))
+        p.kind = j["kind"].get<std::string>();
+    if (j.contains("held_by")) p.held_by = holders_of(j["held_by"]);
     if (j.contains("device") && !j["device"].is_null()) p.device = static_cast<int>(bounded(j, "device", 0, 1 << 20));
     if (j.contains("driver_call") && !j["driver_call"].is_null()) {
         const auto& d = j["driver_call"];

@@ -9,6 +9,7 @@
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
+#include "gpu/device/held_device.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
@@ -319,6 +320,11 @@ void run_rank(const DriverApi& api, Rendezvous& rv, const RankRequest& request, 
             result.problem = e.problem();
         }
         rank_phases(api, rv, request, result, log, context);
+        if (result.problem) {
+            // Out of memory beside another job (or its exclusive context) is a GPU in use, exit 3.
+            const std::string uuid = device_identity(api, request.id.device, request.nvml).uuid;
+            judge_held_problem(*result.problem, request.nvml, uuid, {::getpid()});
+        }
     } catch (const Interrupted&) {
         if (!request.keep) rv.withdraw();
         throw;

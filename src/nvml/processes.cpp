@@ -93,10 +93,4 @@ std::string describe(const GpuProcess& process) {
     return text;
 }
 
-nlohmann::json to_json(const GpuProcess& process) {
-    return {{"pid", process.pid},
-            {"name", process.name.empty() ? nlohmann::json(nullptr) : nlohmann::json(process.name)},
-            {"used_bytes", process.used ? nlohmann::json(*process.used) : nlohmann::json(nullptr)}};
-}
-
 }  // namespace cumemctl::nvml

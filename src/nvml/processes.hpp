@@ -12,17 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/error.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::nvml {
 
-// One compute process on a device. NVML's pids are the host's (in a container without the host's PID
-// namespace they are not this container's).
-struct GpuProcess {
-    unsigned pid = 0;
-    std::optional<std::uint64_t> used;  // nullopt where NVML cannot say (NVML_VALUE_NOT_AVAILABLE)
-    std::string name;                   // nvmlSystemGetProcessName, often a path; empty where NVML cannot say
-};
+// One compute process on a device (base/error.hpp: a problem names them too).
+using GpuProcess = cumemctl::GpuProcess;
 
 // A device's compute processes, or why NVML gave none: `listed` false with `why` set when the entry
 // point is missing or failed (an empty list with `listed` true means no process holds the device).
@@ -46,8 +42,5 @@ std::uint64_t memory_used(const std::vector<GpuProcess>& processes);
 
 // "pid 4242 (python3) using 140.9 GiB": one process in a sentence; the name's last path component.
 std::string describe(const GpuProcess& process);
-
-// {"pid", "name", "used_bytes"}: name and used_bytes null where NVML did not say.
-nlohmann::json to_json(const GpuProcess& process);
 
 }  // namespace cumemctl::nvml

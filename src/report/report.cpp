@@ -35,6 +35,10 @@ nlohmann::json to_json(const Problem& problem) {
                      {"exit_code", static_cast<int>(problem.exit_code)},
                      {"kind", problem.kind.empty() ? std::string(exit_code_name(problem.exit_code)) : problem.kind}};
     if (problem.device) j["device"] = *problem.device;
+    if (!problem.held_by.empty()) {
+        j["held_by"] = nlohmann::json::array();
+        for (const GpuProcess& p : problem.held_by) j["held_by"].push_back(to_json(p));
+    }
     if (problem.driver) {
         j["driver_call"] = {{"call", problem.driver->call},
                             {"result", problem.driver->code},
@@ -42,6 +46,12 @@ nlohmann::json to_json(const Problem& problem) {
                             {"text", problem.driver->text}};
     }
     return j;
+}
+
+nlohmann::json to_json(const GpuProcess& process) {
+    return {{"pid", process.pid},
+            {"name", text_or_null(process.name)},
+            {"used_bytes", process.used ? nlohmann::json(*process.used) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json to_json(const Report& report) {

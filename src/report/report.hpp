@@ -78,7 +78,10 @@ struct Report {
 // The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit
 // code.
 nlohmann::json to_json(const Report& report);
-// One problem as JSON (message, cause, remedy, exit code, driver failure and device where known).
+// One problem as JSON (message, cause, remedy, exit code, driver failure, device and held_by where known).
 nlohmann::json to_json(const Problem& problem);
+// One process on a GPU as JSON: {"pid", "name", "used_bytes"}, name and used_bytes null where NVML did
+// not say.
+nlohmann::json to_json(const GpuProcess& process);
 
 }  // namespace cumemctl

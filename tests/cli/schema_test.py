@@ -144,6 +144,7 @@ CHANGES = {
                               (["matrix", "rank_info", 0, "made_up"], 1, "additionalProperties"),
                               (["mode"], "banana", "enum")],
     "completion": [(["shell"], "fish", "enum"), (["script"], 5, "type")],
+    "version": [(["version"], "banana", "pattern"), (["commit"], 1, "type")],
     "usage": [],
 }
 
@@ -168,6 +169,13 @@ refused("empty results in a report that says ok", changed(devices, ["results"], 
 refused("a warning of kind banana",
         changed(devices, ["warnings"], [{"message": "m", "cause": None, "remedy": None, "exit_code": 0,
                                          "kind": "banana"}]), ["warnings", 0, "kind"], "enum")
+refused("an error of kind banana",
+        changed(devices, ["errors"], [{"message": "m", "cause": None, "remedy": None, "exit_code": 3,
+                                       "kind": "banana"}]), ["errors", 0, "kind"], "enum")
+refused("a holder whose pid is text",
+        changed(devices, ["errors"], [{"message": "m", "cause": None, "remedy": None, "exit_code": 3, "kind": "busy",
+                                       "held_by": [{"pid": "4242", "name": None, "used_bytes": None}]}]),
+        ["errors", 0, "held_by", 0, "pid"], "type")
 usage = load("usage")
 refused("an error whose cause is \"\" (none is null)", changed(usage, ["errors", 0, "cause"], ""),
         ["errors", 0, "cause"], "minLength")

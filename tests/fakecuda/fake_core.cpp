@@ -122,6 +122,7 @@ CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
 
 CUresult cuDeviceGetAttribute(int* value, CUdevice_attribute attrib, CUdevice dev) {
     FAKE_ENTRY_INIT("cuDeviceGetAttribute");
+    fake::count_variant("cuDeviceGetAttribute", attrib);
     const fake::Device* d = fake::device(dev);
     if (d == nullptr) return CUDA_ERROR_INVALID_DEVICE;
     if (value == nullptr) return CUDA_ERROR_INVALID_VALUE;

@@ -26,6 +26,8 @@ struct PointerExport {
     char magic[8];
     std::uint64_t offset;
     std::uint64_t size;
+    std::uint64_t pool;  // the exporter's pool handle, and its pid: the import's mark (fake_pools.hpp)
+    std::int32_t exporter_pid;
 };
 static_assert(sizeof(PointerExport) <= sizeof(CUmemPoolPtrExportData));
 
@@ -115,6 +117,8 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* data, CUdeviceptr ptr) {
     std::memcpy(e.magic, fake::kPointerMagic, sizeof e.magic);
     e.offset = block.slab;
     e.size = block.size;
+    e.pool = reinterpret_cast<std::uintptr_t>(p->handle);
+    e.exporter_pid = static_cast<std::int32_t>(getpid());
     std::memset(data, 0, sizeof *data);
     std::memcpy(data->reserved, &e, sizeof e);
     return CUDA_SUCCESS;
@@ -136,7 +140,10 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
     }
     const std::uintptr_t at = fake::map_arena(*p, e.offset, e.size);
     if (at == 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    p->blocks[at] = fake::PoolBlock{e.size, e.offset};
+    const std::string mark = fake::import_marks_dir() + "/" +
+                             fake::import_mark_name(e.exporter_pid, e.pool, e.offset, static_cast<int>(getpid()));
+    if (const int fd = ::open(mark.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
+    p->blocks[at] = fake::PoolBlock{e.size, e.offset, mark};
     fake::add_linear_block(at, e.size, p->access);
     *ptr = at;
     return CUDA_SUCCESS;

@@ -4,11 +4,15 @@
 #include "fake_locality.hpp"
 #include "fake_pools.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <tuple>
@@ -196,7 +200,7 @@ CUresult allocate(Pool& p, std::size_t size, CUdeviceptr* dptr) {
     if (const CUresult r = take_slab(p, need, offset); r != CUDA_SUCCESS) return r;
     p.slabs[offset].in_use = true;
     const std::uintptr_t ptr = p.slabs[offset].addr;
-    p.blocks[ptr] = PoolBlock{size, offset};
+    p.blocks[ptr] = PoolBlock{size, offset, {}};
     p.used += size;
     p.used_high = std::max(p.used_high, p.used);
     add_linear_block(ptr, size, p.access);
@@ -206,6 +210,8 @@ CUresult allocate(Pool& p, std::size_t size, CUdeviceptr* dptr) {
 
 // Frees one of the pool's own allocations (not an import).
 void free_block(Pool& p, std::map<std::uintptr_t, PoolBlock>::iterator block) {
+    if (p.props.handleTypes != CU_MEM_HANDLE_TYPE_NONE)
+        check_imports_before_free(reinterpret_cast<std::uintptr_t>(p.handle), block->second.slab);
     remove_linear_block(block->first);
     p.slabs[block->second.slab].in_use = false;
     p.used -= block->second.size;
@@ -302,11 +308,59 @@ void release_pools_at_sync() {
     }
 }
 
+std::string import_marks_dir() {
+    const char* dir = std::getenv("FAKECUDA_IMPORT_MARKS");
+    std::string path = dir != nullptr && *dir != '\0' ? dir : "/tmp/fakecuda-imports-" + std::to_string(::getuid());
+    ::mkdir(path.c_str(), 0700);
+    return path;
+}
+
+std::string import_mark_name(int exporter_pid, std::uintptr_t pool, std::uint64_t offset, int importer_pid) {
+    return std::to_string(exporter_pid) + "-" + std::to_string(pool) + "-" + std::to_string(offset) + "-" +
+           std::to_string(importer_pid);
+}
+
+namespace {
+std::vector<std::string>& breaches() {
+    static std::vector<std::string> seen;
+    return seen;
+}
+}  // namespace
+
+void check_imports_before_free(std::uintptr_t pool, std::uint64_t offset) {
+    const std::string dir = import_marks_dir();
+    const std::string prefix = import_mark_name(::getpid(), pool, offset, 0);
+    const std::string stem = prefix.substr(0, prefix.size() - 1);  // without the importer's pid
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return;
+    while (const dirent* e = ::readdir(d)) {
+        const std::string name = e->d_name;
+        if (name.rfind(stem, 0) != 0) continue;
+        const int importer = std::atoi(name.c_str() + stem.size());
+        if (importer <= 0 || (::kill(importer, 0) != 0 && errno == ESRCH)) {
+            ::unlink((dir + "/" + name).c_str());  // a process that ended took its imports with it
+            continue;
+        }
+        char line[200];
+        std::snprintf(line, sizeof line,
+                      "pool pointer at offset %llu freed by its exporter while pid %d still has it imported",
+                      static_cast<unsigned long long>(offset), importer);
+        std::fprintf(stderr, "fakecuda: protocol: %s (pid %d)\n", line, static_cast<int>(::getpid()));
+        breaches().emplace_back(line);
+    }
+    ::closedir(d);
+}
+
+std::vector<std::string> protocol_breaches() {
+    return breaches();
+}
+
 bool free_pool_pointer(CUdeviceptr ptr) {
     Pool* p = pool_of_block(ptr);
     if (p == nullptr) return false;
     const auto block = p->blocks.find(ptr);
     if (p->imported) {
+        if (!block->second.import_mark.empty()) ::unlink(block->second.import_mark.c_str());
         remove_linear_block(ptr);
         munmap(reinterpret_cast<void*>(ptr), block->second.size);
         p->blocks.erase(block);
@@ -426,6 +480,7 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
 
 CUresult cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void* value) {
     FAKE_ENTRY_INIT("cuMemPoolGetAttribute");
+    fake::count_variant("cuMemPoolGetAttribute", attr);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::find_pool(pool);
     // Statistics are per process: an imported pool answers nothing.

@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "fake_memory.hpp"
 
@@ -29,6 +31,7 @@ struct Slab {
 struct PoolBlock {
     std::uint64_t size = 0;
     std::uint64_t slab = 0;
+    std::string import_mark{};  // an imported pointer: its mark in import_marks_dir(), removed when freed
 };
 
 // One pool of this process (its own, a default one, or one imported from another process).
@@ -75,5 +78,16 @@ void drop_if_done(Pool& pool);
 // The pool holding an allocation (or an imported pointer) that starts at ptr, or nullptr. Caller holds
 // state().mutex.
 Pool* pool_of_block(std::uintptr_t ptr);
+
+// The pool-IPC protocol across processes: every importer frees its imported pointers before the exporter
+// frees the allocation. An import leaves a mark, a file named EXPORTER_PID-POOL-OFFSET-IMPORTER_PID in
+// import_marks_dir() (FAKECUDA_IMPORT_MARKS, else /tmp/fakecuda-imports-UID), which its free removes;
+// an exporter that frees a block while a living process's mark for it is there breaks the protocol:
+// said on stderr ("fakecuda: protocol: ...") and, with FAKECUDA_CHECK_LEAKS=1, a leak at exit.
+std::string import_marks_dir();
+std::string import_mark_name(int exporter_pid, std::uintptr_t pool, std::uint64_t offset, int importer_pid);
+// Checks the marks of `pool`'s block at `offset` as its exporter frees it (protocol_breaches, in
+// fake_state.hpp, lists what it found for the leak check). Caller holds state().mutex.
+void check_imports_before_free(std::uintptr_t pool, std::uint64_t offset);
 
 }  // namespace fake

@@ -127,7 +127,8 @@ const ResultName kResults[] = {
 void add_injections(State& s, const char* env);
 
 // FAKECUDA_COUNT_CALLS="call,call2": at exit, "fakecuda: calls call=N call2=M (pid P)" on stderr, so that a
-// test sees what a command did not do (doctor --quick makes no context).
+// test sees what a command did not do (doctor --quick makes no context); "call:value" counts the calls
+// that asked for that attribute or location type (count_variant).
 void report_call_counts() {
     const char* names = std::getenv("FAKECUDA_COUNT_CALLS");
     if (names == nullptr) return;
@@ -147,7 +148,8 @@ void report_call_counts() {
 // FAKECUDA_CHECK_LEAKS=1, at exit: every kind of thing this process still holds on stderr, and exit 70.
 void check_leaks_at_exit() {
     std::vector<std::string> left = pool_leaks();
-    for (auto more : {endpoint_leaks(), memory_leaks()}) left.insert(left.end(), more.begin(), more.end());
+    for (auto more : {endpoint_leaks(), memory_leaks(), protocol_breaches()})
+        left.insert(left.end(), more.begin(), more.end());
     for (std::size_t i = 0; i < state().devices.size(); ++i) {
         if (state().devices[i].context_refs > 0) {
             left.push_back("device " + std::to_string(i) + "'s primary context retained " +
@@ -367,6 +369,11 @@ const char* result_text(CUresult r) {
         if (e.code == r) return e.text;
     }
     return nullptr;
+}
+
+void count_variant(const char* call, long value) {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    ++state().call_counts[std::string(call) + ":" + std::to_string(value)];
 }
 
 std::optional<CUresult> injected(const char* call) {

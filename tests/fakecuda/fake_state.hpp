@@ -98,6 +98,11 @@ const char* result_text(CUresult r);
 // N)" on stderr and sleeps that long: a slow driver, so that tests can send a signal mid-run.
 std::optional<CUresult> injected(const char* call);
 
+// Counts a call by what it asked, as "call:value" (cuDeviceGetAttribute:149, cuMemPoolGetAttribute:15,
+// cuMemCreate:6 for its location type), so that FAKECUDA_COUNT_CALLS shows a call that the driver's
+// version refuses was not made. Takes the state's lock.
+void count_variant(const char* call, long value);
+
 // Sleeps `ms` milliseconds (a FAKECUDA_COST_MS cost); nothing for 0.
 void spend(int ms);
 // The same for a context's cost, one at a time: on the node (an exclusive lock on the file
@@ -114,6 +119,7 @@ bool has_attr(int ordinal, int attribute);
 // "fakecuda: leak: LINE" on stderr for each and exits 70, which fails the case that set it. Each file
 // that hands something out lists what of it is left.
 std::vector<std::string> pool_leaks();      // fake_pools.cpp: pools, pool allocations, imported pointers
+std::vector<std::string> protocol_breaches();  // fake_pools.cpp: exporter frees while an import was live
 std::vector<std::string> endpoint_leaks();  // fake_le.cpp: endpoint ids, endpoints, bindings
 std::vector<std::string> memory_leaks();    // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
 

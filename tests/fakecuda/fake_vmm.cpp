@@ -189,6 +189,7 @@ CUresult cuMemGetAllocationGranularity(size_t* granularity, const CUmemAllocatio
 CUresult cuMemCreate(CUmemGenericAllocationHandle* handle, size_t size, const CUmemAllocationProp* prop,
                      unsigned long long flags) {
     FAKE_ENTRY_INIT("cuMemCreate");
+    if (prop != nullptr) fake::count_variant("cuMemCreate", prop->location.type);
     if (handle == nullptr || prop == nullptr || flags != 0 || size == 0) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     int owner = -1;

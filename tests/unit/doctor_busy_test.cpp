@@ -14,22 +14,22 @@ using namespace cumemctl::doctor;
 
 namespace {
 
-// A failed outcome whose driver call ended with `name`.
-CheckOutcome failed_with(const char* name) {
+// A failed outcome whose driver call ended with `code` (its name a decoy: the judgement reads the code).
+CheckOutcome failed_with(CUresult code) {
     CheckOutcome o = CheckOutcome::fail("x", "y");
-    o.driver = DriverFailure{"cuMemCreate", 2, name, "out of memory"};
+    o.driver = DriverFailure{"cuMemCreate", static_cast<int>(code), "CUDA_ERROR_NAME_IS_NOT_READ", "text"};
     return o;
 }
 
 }  // namespace
 
 TEST_CASE("may_be_held: device memory or an exclusive-process context, never host memory or another error") {
-    CHECK(may_be_held("vmm", failed_with("CUDA_ERROR_OUT_OF_MEMORY")));
-    CHECK(may_be_held("context", failed_with("CUDA_ERROR_DEVICE_UNAVAILABLE")));
-    CHECK_FALSE(may_be_held("host-alloc", failed_with("CUDA_ERROR_OUT_OF_MEMORY")));
-    CHECK_FALSE(may_be_held("vmm", failed_with("CUDA_ERROR_INVALID_VALUE")));
+    CHECK(may_be_held("vmm", failed_with(CUDA_ERROR_OUT_OF_MEMORY)));
+    CHECK(may_be_held("context", failed_with(CUDA_ERROR_DEVICE_UNAVAILABLE)));
+    CHECK_FALSE(may_be_held("host-alloc", failed_with(CUDA_ERROR_OUT_OF_MEMORY)));
+    CHECK_FALSE(may_be_held("vmm", failed_with(CUDA_ERROR_INVALID_VALUE)));
     CHECK_FALSE(may_be_held("vmm", CheckOutcome::fail("no driver call", "")));
-    CheckOutcome warned = failed_with("CUDA_ERROR_OUT_OF_MEMORY");
+    CheckOutcome warned = failed_with(CUDA_ERROR_OUT_OF_MEMORY);
     warned.status = CheckStatus::warn;
     CHECK_FALSE(may_be_held("vmm", warned));
 }

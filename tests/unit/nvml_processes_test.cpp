@@ -11,49 +11,29 @@
 
 #include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
+#include "profile_file.hpp"
+#include "report/report.hpp"
 
+using namespace cumemctl;
 using namespace cumemctl::nvml;
 
 namespace {
 
 // A profile of one device with two foreign processes (one whose memory NVML cannot give) and one without,
 // named by FAKECUDA_PROFILE while the object lives.
-struct ProcessProfile {
-    std::string path;
-    std::string saved;
-    ProcessProfile() {
-        char name[] = "/tmp/cumemctl-nvml-processes-XXXXXX";
-        const int fd = mkstemp(name);
-        REQUIRE(fd >= 0);
-        close(fd);
-        path = name;
-        const nlohmann::json profile{
-            {"driver_version", 13000},
-            {"devices",
-             {{{"name", "A"},
-               {"uuid", "00000000000000000000000000000001"},
-               {"total", 1000ULL << 20},
-               {"nvml",
-                {{"processes",
-                  {{{"pid", 4242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
-                   {{"pid", 4343}, {"used", nullptr}}}}}}},
-              {{"name", "B"}, {"uuid", "00000000000000000000000000000002"}, {"total", 1000ULL << 20}}}}};
-        std::ofstream(path) << profile.dump();
-        if (const char* old = std::getenv("FAKECUDA_PROFILE")) saved = old;
-        setenv("FAKECUDA_PROFILE", path.c_str(), 1);
-        unsetenv("FAKENVML_INJECT");
-        unsetenv("FAKENVML_SELF_USED");
-    }
-    ~ProcessProfile() {
-        unlink(path.c_str());
-        if (saved.empty()) {
-            unsetenv("FAKECUDA_PROFILE");
-        } else {
-            setenv("FAKECUDA_PROFILE", saved.c_str(), 1);
-        }
-        unsetenv("FAKENVML_INJECT");
-        unsetenv("FAKENVML_SELF_USED");
-    }
+struct ProcessProfile : testing_profile::ProfileFile {
+    ProcessProfile()
+        : ProfileFile(nlohmann::json{
+              {"driver_version", 13000},
+              {"devices",
+               {{{"name", "A"},
+                 {"uuid", "00000000000000000000000000000001"},
+                 {"total", 1000ULL << 20},
+                 {"nvml",
+                  {{"processes",
+                    {{{"pid", 4242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
+                     {{"pid", 4343}, {"used", nullptr}}}}}}},
+                {{"name", "B"}, {"uuid", "00000000000000000000000000000002"}, {"total", 1000ULL << 20}}}}}) {}
 };
 
 const std::string kBusyUuid = "GPU-00000000-0000-0000-0000-000000000001";

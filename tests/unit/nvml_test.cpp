@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvml/memory_health.hpp"
+#include "profile_file.hpp"
 #include "nvml/nvml.hpp"
 
 using namespace cumemctl::nvml;
@@ -21,45 +22,23 @@ namespace {
 
 // A profile of two devices whose NVML figures differ, written to a temporary file; FAKECUDA_PROFILE names
 // it while the object lives (the fake NVML reads it at nvmlInit_v2).
-struct TwoDeviceProfile {
-    std::string path;
-    std::string saved;
-    TwoDeviceProfile() {
-        char name[] = "/tmp/cumemctl-nvml-test-XXXXXX";
-        const int fd = mkstemp(name);
-        REQUIRE(fd >= 0);
-        close(fd);
-        path = name;
-        const nlohmann::json profile{
-            {"driver_version", 13000},
-            {"devices",
-             {{{"name", "A"},
-               {"uuid", "00000000000000000000000000000001"},
-               {"total", 1000ULL << 20},
-               {"baseline_used", 10ULL << 20},
-               {"nvml", {{"reserved", 24ULL << 20}, {"used", 5ULL << 20}}}},
-              {{"name", "B"},
-               {"uuid", "00000000000000000000000000000002"},
-               {"total", 2000ULL << 20},
-               {"baseline_used", 10ULL << 20},
-               {"nvml",
-                {{"remapped_rows", {{"corrected", 2}, {"uncorrected", 1}, {"pending", 1}, {"failure", 0}}},
-                 {"ecc_uncorrected_aggregate", 3}}}}}}};
-        std::ofstream(path) << profile.dump();
-        if (const char* old = std::getenv("FAKECUDA_PROFILE")) saved = old;
-        setenv("FAKECUDA_PROFILE", path.c_str(), 1);
-        unsetenv("FAKENVML_INJECT");
-    }
-    ~TwoDeviceProfile() {
-        unlink(path.c_str());
-        if (saved.empty()) {
-            unsetenv("FAKECUDA_PROFILE");
-        } else {
-            setenv("FAKECUDA_PROFILE", saved.c_str(), 1);
-        }
-        unsetenv("FAKENVML_INJECT");
-        unsetenv("FAKENVML_SELF_USED");
-    }
+struct TwoDeviceProfile : testing_profile::ProfileFile {
+    TwoDeviceProfile()
+        : ProfileFile(nlohmann::json{
+              {"driver_version", 13000},
+              {"devices",
+               {{{"name", "A"},
+                 {"uuid", "00000000000000000000000000000001"},
+                 {"total", 1000ULL << 20},
+                 {"baseline_used", 10ULL << 20},
+                 {"nvml", {{"reserved", 24ULL << 20}, {"used", 5ULL << 20}}}},
+                {{"name", "B"},
+                 {"uuid", "00000000000000000000000000000002"},
+                 {"total", 2000ULL << 20},
+                 {"baseline_used", 10ULL << 20},
+                 {"nvml",
+                  {{"remapped_rows", {{"corrected", 2}, {"uncorrected", 1}, {"pending", 1}, {"failure", 0}}},
+                   {"ecc_uncorrected_aggregate", 3}}}}}}}) {}
 };
 
 const std::string kUuidA = "GPU-00000000-0000-0000-0000-000000000001";

@@ -82,3 +82,20 @@ TEST_CASE("require_fits refuses a workload above what is free, naming both figur
               std::string::npos);
     }
 }
+
+TEST_CASE("shrink_to_fit: fewer allocations of the same sizes, the last item first; none when not one fits") {
+    const WorkloadPattern pattern = parse_workload_pattern("64x16MiB");
+    const auto same = shrink_to_fit(pattern, 2 * MiB, GiB);
+    REQUIRE(same.has_value());
+    CHECK(same->text == "64x16MiB");
+    const auto half = shrink_to_fit(pattern, 2 * MiB, 256 * MiB);
+    REQUIRE(half.has_value());
+    CHECK(half->text == "16x16MiB");
+    CHECK(pool_footprint(*half, 2 * MiB) == 256 * MiB);
+    CHECK(shrink_to_fit(pattern, 2 * MiB, 255 * MiB)->text == "15x16MiB");
+    CHECK_FALSE(shrink_to_fit(pattern, 2 * MiB, 15 * MiB).has_value());
+    // Two items: the last one goes first, then the one before it shrinks.
+    const WorkloadPattern two = parse_workload_pattern("2x1GiB,8x2MiB");
+    CHECK(shrink_to_fit(two, 2 * MiB, 2 * GiB + 4 * MiB)->text == "2x1GiB,2x2MiB");
+    CHECK(shrink_to_fit(two, 2 * MiB, GiB + 4 * MiB)->text == "1x1GiB");
+}

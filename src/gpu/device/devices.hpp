@@ -25,6 +25,8 @@ struct Capability {
     std::string_view label;
     int attribute = 0;
     std::optional<int> value;
+    int needs_driver = 0;  // the CUDA version that knows the attribute (13030 for logical endpoints): a
+                           // driver that says it is older is not asked, and the value stays unknown
 };
 
 // What `devices` reports for one device.
@@ -55,6 +57,9 @@ DeviceIdentity identity_of(const DeviceInfo& info);
 
 // The memory capabilities `devices` reports, in table order.
 const std::vector<Capability>& capability_catalogue();
+
+// The driver's CUDA version (cuDriverGetVersion: 13000 for 13.0), 0 where it does not say.
+int driver_version(const DriverApi& api);
 
 // Reads an attribute; nullopt where the driver refuses it as unknown (CUDA_ERROR_INVALID_VALUE).
 std::optional<int> device_attribute(const DriverApi& api, int ordinal, int attribute);

@@ -12,12 +12,6 @@
 namespace cumemctl::gpu {
 namespace {
 
-int driver_version(const DriverApi& api) {
-    int version = 0;
-    if (api.cuDriverGetVersion == nullptr || api.cuDriverGetVersion(&version) != CUDA_SUCCESS) return 0;
-    return version;
-}
-
 // The one-granule localized allocation of query_locality: whether cuMemCreate takes it, in words.
 void probe_allocation(const DriverApi& api, int device, LocalityProbe probe, LocalityInfo& info) {
     if (api.cuMemGetAllocationGranularity == nullptr || api.cuMemCreate == nullptr || api.cuMemRelease == nullptr) {

@@ -8,7 +8,12 @@ PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), d
     CU_REQUIRE(api, cuDevicePrimaryCtxRelease);
     CU_REQUIRE(api, cuCtxSetCurrent);
     if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
-    CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
+    try {
+        CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
+    } catch (Error& e) {
+        e.problem().device = device;  // the device whose hold gpu::judge_held_problem judges
+        throw;
+    }
     const CUresult r = api.cuCtxSetCurrent(context_);
     if (r != CUDA_SUCCESS) {
         api.cuDevicePrimaryCtxRelease(device);

@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cuda/driver.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/held_device.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
 #include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
@@ -78,7 +80,16 @@ void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVeri
     r.driver = driver.info();
     const int count = log.time("init", "cuInit", [&] { return driver.init(); });
     r.device = select_devices(request.device, count, &driver.api()).front();
-    const FabricProbe probe = probe_fabric_handle(driver.api(), *r.device, request.imex_channel_dir, log);
+    FabricProbe probe;
+    try {
+        probe = probe_fabric_handle(driver.api(), *r.device, request.imex_channel_dir, log);
+    } catch (Error& e) {
+        // Out of memory beside another job (or its exclusive context) is a GPU in use, exit 3 naming it.
+        const nvml::Library nvml = nvml::Library::load(nvml::choose_libnvml({}));
+        const std::string uuid = device_identity(driver.api(), *r.device, &nvml).uuid;
+        judge_held_problem(e.problem(), &nvml, uuid, {::getpid()});
+        throw;
+    }
     r.granularity = probe.granularity;
     r.ok = true;
 }

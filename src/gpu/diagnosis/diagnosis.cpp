@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "gpu/device/devices.hpp"
+#include "gpu/device/held_device.hpp"
 #include "gpu/device/locality.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "util/size.hpp"
@@ -138,11 +139,6 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
                      "as root, run 'cumemctl imex-setup' (channel0 for every user; 'cumemctl imex-setup --owner "
                      "USER' for one user), check it with 'cumemctl imex-setup --check --verify', then run this again",
                      ExitCode::permission};
-}
-
-// Whether a failed call was the one that makes a context.
-bool context_call(const DriverFailure& failure) {
-    return failure.call == "cuDevicePrimaryCtxRetain" || failure.call == "cuCtxCreate";
 }
 
 // CUDA_ERROR_DEVICE_UNAVAILABLE: the device's compute mode lets no context of this process on it.

@@ -7,6 +7,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "gpu/pool/pool_workload.hpp"
 #include "gpu/verify/verify.hpp"
 #include "ipc/child.hpp"
 #include "ipc/envelope.hpp"
@@ -100,6 +101,16 @@ std::string grant_access(const DriverApi& api, CUmemoryPool pool, int device) {
                        flags == CU_MEM_ACCESS_FLAGS_PROT_READ ? "read" : "none");
 }
 
+// Frees a pointer imported from a pool as the pool-IPC protocol asks: cuMemFreeAsync on the importer's
+// stream, then cuStreamSynchronize, so that the free is done before the importer reports "freed" and the
+// exporter frees the allocation. The first refusal is the answer.
+CUresult free_imported(const DriverApi& api, CUdeviceptr ptr, CUstream stream) {
+    if (api.cuMemFreeAsync == nullptr || api.cuStreamSynchronize == nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+    const CUresult freed = api.cuMemFreeAsync(ptr, stream);
+    if (freed != CUDA_SUCCESS) return freed;
+    return api.cuStreamSynchronize(stream);
+}
+
 // The importer's steps once the exporter's message came (the context is current). A failed import ends
 // them; after a failed pattern check it still frees.
 void import_and_check(const DriverApi& api, int device, const nlohmann::json& msg, int fd, StepLog& out) {
@@ -110,9 +121,11 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
     CUmemFabricHandle fabric{};
     ipc::from_hex(msg.at("fabric_handle").get<std::string>(), fabric.data, sizeof fabric.data);
     // What the importer holds: freed (the pointer first) on the way out of a step that failed; what the
-    // driver will not free is counted as every guard counts it.
+    // driver will not free is counted as every guard counts it. The imported pointer is freed as the
+    // pool-IPC protocol says, stream-ordered and synchronised (free_imported), before the exporter frees.
+    const Stream stream(api);
     OwnedHandle<CUmemoryPool> imported_pool([&api](CUmemoryPool p) { return api.cuMemPoolDestroy(p); });
-    OwnedHandle<CUdeviceptr> imported_ptr([&api](CUdeviceptr p) { return api.cuMemFree(p); });
+    OwnedHandle<CUdeviceptr> imported_ptr([&](CUdeviceptr p) { return free_imported(api, p, stream.get()); });
     if (!out.attempt("import pool",
                      [&] {
                          // A POSIX handle is passed as the descriptor's value in the pointer.
@@ -153,8 +166,8 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
                            describe_failure(api, r, "cuMemPoolGetAttribute").name);
     });
     out.attempt("free import", [&] {
-        check(api, imported_ptr.destroy(), "cuMemFree");
-        return std::string("cuMemFree on the imported pointer, before the exporter frees");
+        check(api, imported_ptr.destroy(), "cuMemFreeAsync");
+        return std::string("cuMemFreeAsync on the imported pointer and a synchronisation, before the exporter frees");
     });
     out.attempt("close imported pool", [&] {
         check(api, imported_pool.destroy(), "cuMemPoolDestroy");

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/error.hpp"
 #include "util/size.hpp"
@@ -14,6 +15,15 @@ namespace cumemctl::gpu {
 namespace {
 
 constexpr std::uint64_t kMax = std::numeric_limits<std::uint64_t>::max();
+
+// A size as a workload item writes it: 16MiB, 1GiB, 4096 (bytes where no unit divides it).
+std::string unit_size(std::uint64_t bytes) {
+    for (const auto& [unit, name] :
+         {std::pair{1ULL << 30, "GiB"}, std::pair{1ULL << 20, "MiB"}, std::pair{1ULL << 10, "KiB"}}) {
+        if (bytes % unit == 0) return fmt::format("{}{}", bytes / unit, name);
+    }
+    return std::to_string(bytes);
+}
 
 [[noreturn]] void bad_pattern(std::string_view text, std::string_view why) {
     throw Error(ExitCode::usage, fmt::format("invalid workload pattern '{}': {}", text, why),
@@ -105,6 +115,29 @@ NoRoomError::NoRoomError(std::string what_text, std::uint64_t footprint_bytes, s
 
 void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where) {
     if (footprint > available) throw NoRoomError(std::string(what), footprint, available, std::string(where));
+}
+
+std::optional<WorkloadPattern> shrink_to_fit(const WorkloadPattern& pattern, std::uint64_t granule,
+                                             std::uint64_t available) {
+    if (pool_footprint(pattern, granule) <= available) return pattern;
+    WorkloadPattern fitted = pattern;
+    while (!fitted.items.empty() && pool_footprint(fitted, granule) > available) {
+        // The most allocations of the last item that fit, by bisection (the footprint grows with the count).
+        WorkloadItem& last = fitted.items.back();
+        std::uint64_t fits = 0, over = last.count;
+        while (over - fits > 1) {
+            last.count = fits + (over - fits) / 2;
+            (pool_footprint(fitted, granule) <= available ? fits : over) = last.count;
+        }
+        last.count = fits;
+        if (last.count == 0) fitted.items.pop_back();
+    }
+    if (fitted.items.empty()) return std::nullopt;
+    std::vector<std::string> parts;
+    for (const WorkloadItem& item : fitted.items)
+        parts.push_back(fmt::format("{}x{}", item.count, unit_size(item.size)));
+    fitted.text = fmt::format("{}", fmt::join(parts, ","));
+    return fitted;
 }
 
 }  // namespace cumemctl::gpu

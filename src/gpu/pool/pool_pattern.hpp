@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,5 +62,11 @@ std::string no_room_message(std::string_view what, std::uint64_t footprint, std:
 // `available` bytes of `where` (for example "device 0's free memory"). `what` names the request in
 // the message: "workload '64x16MiB'", "a block of 2 MiB".
 void require_fits(std::string_view what, std::uint64_t footprint, std::uint64_t available, std::string_view where);
+
+// A default workload fitted beside other processes: fewer allocations of the same sizes (the last item
+// first), taking at most `available` bytes when each takes whole granules; nullopt where not even one
+// allocation fits. `pattern` itself where it fits already. Its text says what it became ("28x16MiB").
+std::optional<WorkloadPattern> shrink_to_fit(const WorkloadPattern& pattern, std::uint64_t granule,
+                                             std::uint64_t available);
 
 }  // namespace cumemctl::gpu
