@@ -177,6 +177,11 @@ const std::pair<std::string_view, int> kAttributeNames[] = {
     FAKE_ATTRIBUTE(HOST_NUMA_MEMORY_POOLS_SUPPORTED),
     FAKE_ATTRIBUTE(HOST_MEMORY_POOLS_SUPPORTED),
     FAKE_ATTRIBUTE(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    FAKE_ATTRIBUTE(DMA_BUF_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_WRITES_ORDERING),
     {"LOGICAL_ENDPOINT_UNICAST_SUPPORTED", cumemctl::le::kAttrUnicastSupported},
     {"LOGICAL_ENDPOINT_MULTICAST_SUPPORTED", cumemctl::le::kAttrMulticastSupported},
     {"LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED", cumemctl::le::kAttrCountedOpsSupported},
@@ -204,7 +209,13 @@ std::map<int, int> read_attributes(const nlohmann::json& attrs) {
     for (const bool named : {false, true}) {
         for (const auto& [k, v] : attrs.items()) {
             const bool is_name = k.empty() || std::isdigit(static_cast<unsigned char>(k[0])) == 0;
-            if (is_name == named) out[attribute_number(k)] = v.get<int>();
+            if (is_name != named) continue;
+            // null: the driver does not know the attribute (CUDA_ERROR_INVALID_VALUE), as an older one.
+            if (v.is_null()) {
+                out.erase(attribute_number(k));
+            } else {
+                out[attribute_number(k)] = v.get<int>();
+            }
         }
     }
     return out;
