@@ -4,11 +4,18 @@
 #   sysroot.sh DIR [--major N | --no-major] [--users a,b] [--nss SOURCE] [--module VERSION]
 #                  [--channel N[:MODE[:TYPE[:MAJOR:MINOR]]]]...   (TYPE c: character device, f: file)
 #                  [--gpu BUSID:UUID]...   (/proc/driver/nvidia/gpus/BUSID/information naming UUID)
-# Channel nodes need mknod, that is root.
+#                  [--rdma NAME]...        (/sys/class/infiniband/NAME: an RDMA device, as mlx5_core makes them)
+#                  [--peermem]             (/sys/module/nvidia_peermem: the legacy GPUDirect RDMA module loaded)
+#                  [--flavour open|proprietary] [--kernel RELEASE]   (/proc/driver/nvidia/version's first line;
+#                                          /proc/sys/kernel/osrelease)
+# Channel nodes need mknod, that is root. ROOT/proc/self is where the fake driver writes what the kernel
+# would say of its dma-bufs (FAKECUDA_PROC_SELF).
+
 set -euo pipefail
 root=$1
 shift
 major=511 users="" nss=files module=580.159.04 channels=() gpus=()
+rdma=() peermem=0 flavour=open kernel=6.8.0-49-generic
 while (($#)); do
   case $1 in
     --major) major=$2; shift 2 ;;
@@ -18,6 +25,10 @@ while (($#)); do
     --module) module=$2; shift 2 ;;
     --channel) channels+=("$2"); shift 2 ;;
     --gpu) gpus+=("$2"); shift 2 ;;
+    --rdma) rdma+=("$2"); shift 2 ;;
+    --peermem) peermem=1; shift ;;
+    --flavour) flavour=$2; shift 2 ;;
+    --kernel) kernel=$2; shift 2 ;;
     *) echo "sysroot.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -56,3 +67,13 @@ for spec in "${gpus[@]}"; do
   printf 'Model: \t\t NVIDIA Fake\nIRQ:   \t\t 42\nGPU UUID: \t %s\nBus Location: \t %s\n' "$uuid" "$bus" \
     >"$root/proc/driver/nvidia/gpus/$bus/information"
 done
+mkdir -p "$root/proc/sys/kernel" "$root/proc/self" "$root/sys/class/infiniband"
+echo "$kernel" >"$root/proc/sys/kernel/osrelease"
+if [[ $flavour == open ]]; then
+  first="NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  $module  Release Build  (dvs-builder@U22-I3-AE18-09-3)  Wed Oct  1 00:00:00 UTC 2025"
+else
+  first="NVRM version: NVIDIA UNIX x86_64 Kernel Module  $module  Wed Oct  1 00:00:00 UTC 2025"
+fi
+printf '%s\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n' "$first" >"$root/proc/driver/nvidia/version"
+for name in "${rdma[@]}"; do mkdir -p "$root/sys/class/infiniband/$name"; done
+if ((peermem)); then mkdir -p "$root/sys/module/nvidia_peermem"; fi
