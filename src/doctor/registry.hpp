@@ -89,5 +89,6 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_xid(DoctorContext& ctx, DeviceState* device);
 
 }  // namespace cumemctl::doctor
