@@ -122,10 +122,9 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
 // What create --pool takes of create's options, with the cuMemCreate flags that were given.
 CreatePoolTarget pool_target(const CreateOptions& o) {
     CreatePoolTarget t{o.device, o.size, o.access, {}};
-    for (const auto& [given, name] :
-         {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"}, std::pair{o.verify, "--verify"},
-          std::pair{o.export_handle, "--export"}, std::pair{o.import_check, "--import-check"},
-          std::pair{o.dma_buf, "--dma-buf"}}) {
+    for (const auto& [given, name] : {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"},
+                                      std::pair{o.verify, "--verify"}, std::pair{o.export_handle, "--export"},
+                                      std::pair{o.import_check, "--import-check"}, std::pair{o.dma_buf, "--dma-buf"}}) {
         if (given) t.cumemcreate_flags.emplace_back(name);
     }
     return t;

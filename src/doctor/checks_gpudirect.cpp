@@ -103,13 +103,13 @@ std::string no_path_remedy(const RdmaNode& node) {
     }
     const auto new_enough = kernel_has_rdma_dma_buf(node.kernel);
     if (!new_enough || !*new_enough) {
-        wanting.push_back(node.kernel.empty() ? "Linux 5.12 or later" : fmt::format("Linux 5.12 or later (this node "
-                                                                                    "runs {})",
-                                                                                    node.kernel));
+        wanting.push_back(node.kernel.empty() ? "Linux 5.12 or later"
+                                              : fmt::format("Linux 5.12 or later (this node runs {})", node.kernel));
     }
-    return fmt::format("dma-buf needs {}; else load the legacy module: modprobe nvidia-peermem (and add it to "
-                       "/etc/modules-load.d so that it loads at boot)",
-                       wanting.empty() ? std::string("a driver that offers it") : fmt::format("{}", fmt::join(wanting, " and ")));
+    return fmt::format(
+        "dma-buf needs {}; else load the legacy module: modprobe nvidia-peermem (and add it to "
+        "/etc/modules-load.d so that it loads at boot)",
+        wanting.empty() ? std::string("a driver that offers it") : fmt::format("{}", fmt::join(wanting, " and ")));
 }
 
 // The exports of one device: RDMA-capable cuMemCreate memory (through create's steps, where the device
@@ -130,12 +130,14 @@ std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device,
         keep();
         CheckOutcome o = outcome_from_error(p).with_details(details);
         if (p.driver && p.driver->call == "cuMemGetHandleForAddressRange") {
-            o.reason = fmt::format("the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
-                                   "and refused the export of {} memory: {} {}",
-                                   device.ordinal(), memory, p.driver->call, p.driver->name);
-            o.remedy = "NCCL falls back to host memory here ('GPU Direct RDMA Disabled'): check that the open kernel "
-                       "modules are loaded (cat /proc/driver/nvidia/version) on Linux 5.12 or later, and report it "
-                       "with nvidia-bug-report.sh";
+            o.reason = fmt::format(
+                "the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
+                "and refused the export of {} memory: {} {}",
+                device.ordinal(), memory, p.driver->call, p.driver->name);
+            o.remedy =
+                "NCCL falls back to host memory here ('GPU Direct RDMA Disabled'): check that the open kernel "
+                "modules are loaded (cat /proc/driver/nvidia/version) on Linux 5.12 or later, and report it "
+                "with nvidia-bug-report.sh";
             o.brief = "dma-buf export refused";
         }
         return o;
@@ -173,7 +175,8 @@ std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device,
             return refused(e.problem(), "RDMA-capable cuMemCreate");
         }
         steps = steps_json(result.steps);
-        if (result.before && result.after) details["handles_not_released"] = compare(*result.before, *result.after).lost_handles;
+        if (result.before && result.after)
+            details["handles_not_released"] = compare(*result.before, *result.after).lost_handles;
         if (auto bad = judge(*result.dma_buf, "cuMemCreate")) return bad;
     }
     steps::StepLog log(api, {});
@@ -207,9 +210,10 @@ CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device) {
     const std::string nics = fmt::format("{}", fmt::join(node.devices, ", "));
     if (rdma && *rdma == 0) {
         CheckOutcome o = CheckOutcome::warn(
-            fmt::format("device {} has no GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 0): {} reach its "
-                        "memory only through host memory",
-                        device->ordinal(), nics),
+            fmt::format(
+                "device {} has no GPUDirect RDMA (CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED 0): {} reach its "
+                "memory only through host memory",
+                device->ordinal(), nics),
             "nothing to change in software: this GPU model has no GPUDirect RDMA; NCCL stages through host memory",
             std::move(details));
         o.brief = "no GPUDirect RDMA";
@@ -224,9 +228,10 @@ CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device) {
         if (auto failed = try_exports(ctx, *device, details)) return *failed;
         const bool both = details["exports"].size() == 2;
         return CheckOutcome::pass(
-            fmt::format("dma-buf export works: {}, 2 MiB each, NVIDIA's dma-buf of that size, closed{}; RDMA devices {}",
-                        both ? "RDMA-capable cuMemCreate and cuMemAlloc memory" : "cuMemAlloc memory",
-                        both ? "" : " (no GPUDirect RDMA with VMM: cuMemCreate not tried)", nics),
+            fmt::format(
+                "dma-buf export works: {}, 2 MiB each, NVIDIA's dma-buf of that size, closed{}; RDMA devices {}",
+                both ? "RDMA-capable cuMemCreate and cuMemAlloc memory" : "cuMemAlloc memory",
+                both ? "" : " (no GPUDirect RDMA with VMM: cuMemCreate not tried)", nics),
             std::move(details));
     }
     const std::string why_no_dma_buf =

@@ -92,8 +92,8 @@ int severity(const XidGroup& g) {
 std::string last_time(const XidGroup& g, const std::optional<long long>& boot) {
     if (!g.last) return "unknown";
     if (!boot) return fmt::format("{:.0f} s after boot", *g.last);
-    return utc_timestamp(std::chrono::system_clock::time_point(
-        std::chrono::seconds(*boot + static_cast<long long>(*g.last))));
+    return utc_timestamp(
+        std::chrono::system_clock::time_point(std::chrono::seconds(*boot + static_cast<long long>(*g.last))));
 }
 
 nlohmann::json group_json(const XidGroup& g, const std::optional<long long>& boot) {
@@ -103,7 +103,9 @@ nlohmann::json group_json(const XidGroup& g, const std::optional<long long>& boo
             {"count", g.count},
             {"kind", g.meaning ? nlohmann::json(xid_kind_name(g.meaning->kind)) : nlohmann::json(nullptr)},
             {"meaning", g.meaning ? nlohmann::json(g.meaning->meaning) : nlohmann::json(nullptr)},
-            {"judged_by", g.meaning == nullptr ? "none" : g.memory_health ? "memory-health" : "xid"},
+            {"judged_by", g.meaning == nullptr ? "none"
+                          : g.memory_health    ? "memory-health"
+                                               : "xid"},
             {"last_seconds_after_boot", g.last ? nlohmann::json(*g.last) : nlohmann::json(nullptr)},
             {"last_time", last_time(g, boot)},
             {"last_text", g.last_text.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.last_text)}};
@@ -143,18 +145,18 @@ CheckOutcome check_xid(DoctorContext& ctx, DeviceState*) {
     for (auto& [key, g] : groups) sorted.push_back(std::move(g));
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const XidGroup& a, const XidGroup& b) { return severity(a) > severity(b); });
-    nlohmann::json details{{"log", path}, {"records", log.records}, {"from_boot", log.from_boot},
-                           {"xids", nlohmann::json::array()}};
+    nlohmann::json details{
+        {"log", path}, {"records", log.records}, {"from_boot", log.from_boot}, {"xids", nlohmann::json::array()}};
     for (const auto& g : sorted) details["xids"].push_back(group_json(g, boot));
     const std::string reach =
         log.from_boot ? "since boot" : "in the part of the log still held (older records overwritten)";
     if (sorted.empty() || severity(sorted.front()) == 0) {
         const std::size_t others = sorted.size();
-        return CheckOutcome::pass(
-            others == 0 ? fmt::format("no Xid {} ({} records read)", reach, log.records)
-                        : fmt::format("no Xid this check judges {}; {} other{} listed ({} records read)", reach, others,
-                                      others == 1 ? "" : "s", log.records),
-            std::move(details));
+        return CheckOutcome::pass(others == 0
+                                      ? fmt::format("no Xid {} ({} records read)", reach, log.records)
+                                      : fmt::format("no Xid this check judges {}; {} other{} listed ({} records read)",
+                                                    reach, others, others == 1 ? "" : "s", log.records),
+                                  std::move(details));
     }
     const XidGroup& worst = sorted.front();
     std::vector<std::string> judged;

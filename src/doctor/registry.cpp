@@ -57,7 +57,8 @@ const std::vector<CheckSpec>& check_catalogue() {
          "locality domains (CUDA 13.4): with several, a localized allocation and pool in each, placement confirmed",
          check_locality},
         {"gpudirect", CheckScope::device,
-         "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of cuMemAlloc "
+         "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of "
+         "cuMemAlloc "
          "memory, checked and closed, else nvidia_peermem (--quick: attributes and modules only)",
          check_gpudirect, true},
         {"xid", CheckScope::node,

@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "gpu/device/device_selector.hpp"
+#include "imex/proc_line.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::doctor {
@@ -62,29 +63,27 @@ std::optional<XidEvent> xid_of(std::string_view message) {
 XidLog parse_kernel_log(std::string_view kmsg) {
     XidLog log;
     bool first = true;
-    while (!kmsg.empty()) {
-        const std::size_t eol = kmsg.find('\n');
-        std::string_view line = kmsg.substr(0, eol);
-        kmsg.remove_prefix(eol == std::string_view::npos ? kmsg.size() : eol + 1);
+    imex::for_each_line(kmsg, [&](const imex::ProcLine& record) {
         // A record: "PRIO,SEQ,USEC,FLAGS[,...];MESSAGE"; a line that starts with a blank continues it.
+        const std::string_view line = record.text;
         const std::size_t semi = line.find(';');
-        if (line.empty() || line.front() == ' ' || semi == std::string_view::npos) continue;
+        if (line.empty() || line.front() == ' ' || semi == std::string_view::npos) return;
         const std::string_view head = line.substr(0, semi);
         const std::size_t c1 = head.find(',');
         const std::size_t c2 = c1 == std::string_view::npos ? c1 : head.find(',', c1 + 1);
         const std::size_t c3 = c2 == std::string_view::npos ? c2 : head.find(',', c2 + 1);
-        if (c2 == std::string_view::npos) continue;
+        if (c2 == std::string_view::npos) return;
         ++log.records;
         const auto seq = number(head.substr(c1 + 1, c2 - c1 - 1));
         if (first) log.from_boot = seq && *seq == 0;
         first = false;
         auto event = xid_of(line.substr(semi + 1));
-        if (!event) continue;
+        if (!event) return;
         if (const auto usec = number(head.substr(c2 + 1, c3 == std::string_view::npos ? c3 : c3 - c2 - 1))) {
             event->since_boot = static_cast<double>(*usec) / 1e6;
         }
         log.events.push_back(std::move(*event));
-    }
+    });
     return log;
 }
 
@@ -142,8 +141,8 @@ const std::vector<XidMeaning>& xid_catalogue() {
          "report it with nvidia-bug-report.sh's log, and return it (RMA) where it falls off again"},
         {92, "high single-bit ECC error rate (corrected)", XidKind::attention, true,
          "run NVIDIA's field diagnostic when the node is free; return the GPU where it passes NVIDIA's thresholds"},
-        {94, "contained ECC error: the application that met it was stopped, the others go on", XidKind::attention,
-         true, "restart that application; reset the GPU at a convenient time so that its row remap takes effect"},
+        {94, "contained ECC error: the application that met it was stopped, the others go on", XidKind::attention, true,
+         "restart that application; reset the GPU at a convenient time so that its row remap takes effect"},
         {95, "uncontained ECC error", XidKind::hardware, true,
          "without MIG reboot the node now; with MIG drain the GPU's other instances and reset it; where it returns, "
          "drain it and return it (RMA) with nvidia-bug-report.sh's log"},

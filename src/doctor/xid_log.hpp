@@ -12,7 +12,7 @@ namespace cumemctl::doctor {
 
 // One Xid line of the kernel's log: "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: ...".
 struct XidEvent {
-    std::string pci_bus_id;            // the GPU as nvidia-smi writes it (00000000:10:1C.0); as logged where it does not parse
+    std::string pci_bus_id;  // the GPU as nvidia-smi writes it (00000000:10:1C.0); as logged where it does not parse
     int xid = 0;
     std::optional<double> since_boot;  // seconds after boot the kernel stamped it with
     std::string text;                  // the rest of the line (pid, name, the driver's words)
@@ -21,8 +21,8 @@ struct XidEvent {
 // What the log held: its Xid lines and whether it reaches back to boot.
 struct XidLog {
     std::vector<XidEvent> events;
-    std::size_t records = 0;    // the log's records read
-    bool from_boot = false;     // the first record is the boot's first (sequence 0): nothing was overwritten
+    std::size_t records = 0;  // the log's records read
+    bool from_boot = false;   // the first record is the boot's first (sequence 0): nothing was overwritten
 };
 
 // Parses records in /dev/kmsg's format ("PRIO,SEQ,USEC,FLAGS;MESSAGE", continuation lines that start

@@ -64,7 +64,7 @@ void write_proc_self(int fd, std::size_t size, const std::string& exporter) {
 std::vector<std::string> dma_buf_leaks() {
     int open = 0;
     for (const auto& e : exported()) {
-        struct stat st{};
+        struct stat st {};
         if (fstat(e.fd, &st) == 0 && st.st_ino == e.inode) ++open;
     }
     if (open == 0) return {};
@@ -99,7 +99,7 @@ CUresult cuMemGetHandleForAddressRange(void* handle, CUdeviceptr dptr, size_t si
         close(fd);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    struct stat st{};
+    struct stat st {};
     fstat(fd, &st);
     fake::exported().push_back({fd, st.st_ino});
     fake::write_proc_self(fd, size, dma.value("exporter", std::string("nv_dmabuf")));

@@ -50,7 +50,8 @@ TEST_CASE("a descriptor is NVIDIA's dma-buf only with exporter nv_dmabuf and the
     info.size = 2097152;
     info.end = 2097152;
     CHECK_FALSE(gpu::dma_buf_mismatch(info, 2097152));
-    CHECK(gpu::dma_buf_mismatch(info, 4194304)->find("2097152 bytes by its fdinfo, 4194304 asked") != std::string::npos);
+    CHECK(gpu::dma_buf_mismatch(info, 4194304)->find("2097152 bytes by its fdinfo, 4194304 asked") !=
+          std::string::npos);
     info.exporter = "udmabuf";
     CHECK(gpu::dma_buf_mismatch(info, 2097152)->find("not NVIDIA's") != std::string::npos);
     info.exporter.clear();

@@ -2,14 +2,15 @@
 
 #include <unistd.h>
 
+#include <charconv>
 #include <climits>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
 #include "gpu/device/devices.hpp"
+#include "imex/proc_line.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::gpu {
@@ -22,28 +23,21 @@ constexpr const char* kDmaBufNeeds =
 
 // A field of fdinfo ("exp_name:\tnv_dmabuf"): the text after the colon, blanks trimmed; "" where absent.
 std::string fdinfo_field(const std::string& fdinfo, std::string_view key) {
-    std::istringstream in(fdinfo);
-    std::string line;
-    while (std::getline(in, line)) {
-        if (line.rfind(key, 0) != 0 || line.size() <= key.size() || line[key.size()] != ':') continue;
-        const std::size_t start = line.find_first_not_of(" \t", key.size() + 1);
-        if (start == std::string::npos) return {};
-        const std::size_t stop = line.find_last_not_of(" \t\r");
-        return line.substr(start, stop - start + 1);
-    }
-    return {};
+    std::string value;
+    imex::for_each_line(fdinfo, [&](const imex::ProcLine& line) {
+        const std::string_view text = line.text;
+        if (!value.empty() || text.size() <= key.size() || text.substr(0, key.size()) != key || text[key.size()] != ':')
+            return;
+        value = std::string(imex::trim_blanks(text.substr(key.size() + 1)));
+    });
+    return value;
 }
 
-std::optional<std::uint64_t> number_of(const std::string& text) {
-    if (text.empty()) return std::nullopt;
-    try {
-        std::size_t used = 0;
-        const unsigned long long v = std::stoull(text, &used, 10);
-        if (used != text.size()) return std::nullopt;
-        return v;
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
+std::optional<std::uint64_t> number_of(std::string_view text) {
+    std::uint64_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+    return v;
 }
 
 }  // namespace
@@ -65,9 +59,10 @@ void require_dma_buf(const DriverApi& api, int device) {
                     kDmaBufNeeds);
     }
     if (!*supported) {
-        throw Error(ExitCode::unavailable,
-                    fmt::format("device {} does not export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)", device),
-                    kDmaBufNeeds);
+        throw Error(
+            ExitCode::unavailable,
+            fmt::format("device {} does not export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED is 0)", device),
+            kDmaBufNeeds);
     }
 }
 
@@ -81,8 +76,7 @@ UniqueFd export_dma_buf(const DriverApi& api, CUdeviceptr address, std::uint64_t
 DmaBufInfo inspect_dma_buf(int fd, const std::string& proc) {
     DmaBufInfo info;
     info.fd = fd;
-    const std::string fdinfo =
-        try_read_text_file(fmt::format("{}/self/fdinfo/{}", proc, fd)).value_or(std::string());
+    const std::string fdinfo = try_read_text_file(fmt::format("{}/self/fdinfo/{}", proc, fd)).value_or(std::string());
     info.exporter = fdinfo_field(fdinfo, "exp_name");
     info.size = number_of(fdinfo_field(fdinfo, "size"));
     const off_t end = ::lseek(fd, 0, SEEK_END);
@@ -103,9 +97,8 @@ std::optional<std::string> dma_buf_mismatch(const DmaBufInfo& info, std::uint64_
                            kNvidiaDmaBufExporter);
     }
     if (info.size != size) {
-        return fmt::format("the dma-buf is {} bytes by its fdinfo, {} asked", info.size ? fmt::format("{}", *info.size)
-                                                                                        : std::string("of no stated size"),
-                           size);
+        return fmt::format("the dma-buf is {} bytes by its fdinfo, {} asked",
+                           info.size ? fmt::format("{}", *info.size) : std::string("of no stated size"), size);
     }
     if (info.end && *info.end != size) {
         return fmt::format("the dma-buf ends at byte {} (lseek), {} asked", *info.end, size);
@@ -113,8 +106,8 @@ std::optional<std::string> dma_buf_mismatch(const DmaBufInfo& info, std::uint64_
     return std::nullopt;
 }
 
-DmaBufExport export_and_inspect(const DriverApi& api, CUdeviceptr address, std::uint64_t size,
-                                const std::string& proc, steps::StepLog& log) {
+DmaBufExport export_and_inspect(const DriverApi& api, CUdeviceptr address, std::uint64_t size, const std::string& proc,
+                                steps::StepLog& log) {
     return log.time("dma-buf", "cuMemGetHandleForAddressRange", [&] {
         DmaBufExport e;
         e.size = size;

@@ -55,8 +55,8 @@ DmaBufInfo inspect_dma_buf(int fd, const std::string& proc);
 std::optional<std::string> dma_buf_mismatch(const DmaBufInfo& info, std::uint64_t size);
 
 // Exports the range, reads what the kernel says of it and closes it: the step "dma-buf".
-DmaBufExport export_and_inspect(const DriverApi& api, CUdeviceptr address, std::uint64_t size,
-                                const std::string& proc, steps::StepLog& log);
+DmaBufExport export_and_inspect(const DriverApi& api, CUdeviceptr address, std::uint64_t size, const std::string& proc,
+                                steps::StepLog& log);
 
 // The same for `size` bytes of cuMemAlloc memory in the current context, freed afterwards (steps
 // "alloc", "dma-buf", "free"). Throws Error for a failed call, after freeing.

@@ -199,7 +199,8 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
             return device_attribute(api, request.device, locality::kAttrDomainCount).value_or(1);
         });
     }
-    if (request.dma_buf) log.time("dma-buf-support", "cuDeviceGetAttribute", [&] { require_dma_buf(api, request.device); });
+    if (request.dma_buf)
+        log.time("dma-buf-support", "cuDeviceGetAttribute", [&] { require_dma_buf(api, request.device); });
     if (!request.access.empty() && is_device_memory(request.memory.location.type)) {
         log.time("peer-access", "cuDeviceCanAccessPeer",
                  [&] { require_peer_access(api, request.device, request.access); });
