@@ -39,6 +39,7 @@ struct CreateOptions {
     bool verify = false;
     bool export_handle = false;
     bool import_check = false;
+    bool dma_buf = false;  // --dma-buf
     PoolOptions pool;  // --pool: a stream-ordered pool instead (cmd/create_pool.*)
 
     CreatePlan check() const;
@@ -62,6 +63,12 @@ CreateRequest request_of(const CreateOptions& o) {
         throw Error(ExitCode::usage, "--access grants devices access to a mapping, and nothing is mapped",
                     "add --map (or --verify, which maps and checks the pattern from every listed device)");
     }
+    if (o.dma_buf && !r.map) {
+        throw Error(ExitCode::usage, "--dma-buf exports the mapped range, and nothing is mapped",
+                    "add --map (or --verify, which maps too)");
+    }
+    r.dma_buf = o.dma_buf;
+    if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) r.proc = std::string(root) + "/proc";
     r.export_handle = o.export_handle || o.import_check;
     if (r.export_handle && r.memory.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
         throw Error(ExitCode::usage,
@@ -121,9 +128,9 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
 // What create --pool takes of create's options, with the cuMemCreate flags that were given.
 CreatePoolTarget pool_target(const CreateOptions& o) {
     CreatePoolTarget t{o.device, o.size, o.access, {}};
-    for (const auto& [given, name] :
-         {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"}, std::pair{o.verify, "--verify"},
-          std::pair{o.export_handle, "--export"}, std::pair{o.import_check, "--import-check"}}) {
+    for (const auto& [given, name] : {std::pair{o.round_up, "--round-up"}, std::pair{o.map, "--map"},
+                                      std::pair{o.verify, "--verify"}, std::pair{o.export_handle, "--export"},
+                                      std::pair{o.import_check, "--import-check"}, std::pair{o.dma_buf, "--dma-buf"}}) {
         if (given) t.cumemcreate_flags.emplace_back(name);
     }
     return t;
@@ -148,6 +155,9 @@ void register_create(CLI::App& root, const Globals& globals, Runner& runner) {
     app->add_flag("--export", opts->export_handle, "export the shareable handle (posix-fd or fabric)");
     app->add_flag("--import-check", opts->import_check,
                   "a second process imports the handle, maps it and checks the pattern (implies --map, --export)");
+    app->add_flag("--dma-buf", opts->dma_buf,
+                  "export the mapped range as a dma-buf (GPUDirect RDMA), say what the kernel says of it, close it "
+                  "(needs --map)");
     add_pool_options(*app, opts->pool);
     app->callback([opts, &globals, &runner] {
         runner = [opts, &globals] {

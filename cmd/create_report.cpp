@@ -71,6 +71,7 @@ nlohmann::json results_json(const CreateRequest& q, const CreateResult& r) {
         {"steps", steps_json(r.steps)},
         {"resources", r.before ? resources_json(*r.before, r.after, r.steps) : nlohmann::json(nullptr)}};
     if (r.address) j["seed"] = r.seed;
+    if (q.dma_buf) j["dma_buf"] = or_null(r.dma_buf, [](const DmaBufExport& e) { return to_json(e); });
     if (q.memory.location.domain) {
         j["placement"] = or_null(r.placement, placement_json);
         j["domain_reads"] = or_null(r.domain_reads, locality_reads_json);
@@ -89,6 +90,13 @@ std::string prop_text(const CUmemAllocationProp& p) {
 std::string verify_text(const VerifyResult& v) {
     return fmt::format("{} mismatching words; fill {:.1f} GB/s, check {:.1f} GB/s", v.mismatches, v.fill_gbps,
                        v.check_gbps);
+}
+
+// "fd 7: nv_dmabuf, 2 MiB by fdinfo, links to /dmabuf:; closed", or why it is not NVIDIA's dma-buf.
+std::string dma_buf_text(const DmaBufExport& e) {
+    if (e.mismatch) return *e.mismatch + "; closed";
+    return fmt::format("fd {}: {}, {} by fdinfo and lseek{}; closed", e.info.fd, e.info.exporter, format_size(e.size),
+                       e.info.link.empty() ? "" : ", links to " + e.info.link);
 }
 
 Table summary_table(const CreateRequest& q, const CreateResult& r) {
@@ -117,6 +125,7 @@ Table summary_table(const CreateRequest& q, const CreateResult& r) {
         row("export", r.exported->type == CU_MEM_HANDLE_TYPE_FABRIC ? "fabric " + r.exported->fabric_hex
                                                                     : fmt::format("posix-fd {}", r.exported->fd));
     }
+    if (r.dma_buf) row("dma-buf", dma_buf_text(*r.dma_buf));
     if (r.import_check) {
         const auto& ic = *r.import_check;
         row("import check", fmt::format("{} (pid {}, exit status {}){}", ic.ok() ? "pass" : "fail", ic.pid,

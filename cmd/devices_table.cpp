@@ -24,6 +24,11 @@ std::string cap_text(const Capability& cap) {
         const auto names = handle_type_names(*cap.value);
         return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
     }
+    if (cap.key == "gpudirect_rdma_flush_writes") {
+        const auto names = gpu::flush_option_names(*cap.value);
+        return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
+    }
+    if (cap.key == "gpudirect_rdma_writes_ordering") return gpu::writes_ordering_name(*cap.value);
     return *cap.value != 0 ? "yes" : "no";
 }
 

@@ -402,7 +402,8 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
         ->type_name("VERSION");
     app->add_flag("--quick", opts->quick,
                   "only the checks that need no context: driver, devices, capabilities, memory health, fabric, "
-                  "IMEX channels and domain, inventory (safe beside jobs, every minute)");
+                  "IMEX channels and domain, inventory, gpudirect (attributes and modules), xid (safe beside "
+                  "jobs, every minute)");
     app->add_option("--expiry", opts->expiry,
                     "with --format nfd: node-feature-discovery drops the labels this long after the run (90s, 30m, "
                     "2h, 1d) unless a newer run replaced them")

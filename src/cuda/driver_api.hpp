@@ -65,6 +65,7 @@
     X(cuMemExportToShareableHandle, 10020, false)           \
     X(cuMemImportFromShareableHandle, 10020, false)         \
     X(cuMemGetAllocationPropertiesFromHandle, 10020, false) \
+    X(cuMemGetHandleForAddressRange, 11070, false)          \
     X(cuDeviceGetDefaultMemPool, 11020, false)              \
     X(cuDeviceGetMemPool, 11020, false)                     \
     X(cuDeviceSetMemPool, 11020, false)                     \

@@ -56,6 +56,15 @@ const std::vector<CheckSpec>& check_catalogue() {
         {"locality", CheckScope::device,
          "locality domains (CUDA 13.4): with several, a localized allocation and pool in each, placement confirmed",
          check_locality},
+        {"gpudirect", CheckScope::device,
+         "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of "
+         "cuMemAlloc "
+         "memory, checked and closed, else nvidia_peermem (--quick: attributes and modules only)",
+         check_gpudirect, true},
+        {"xid", CheckScope::node,
+         "the Xids the driver logged since boot (the kernel's log, root): memory and the GPU's presence, by NVIDIA's "
+         "meaning; skipped where the log cannot be read",
+         check_xid, true},
     };
     return checks;
 }

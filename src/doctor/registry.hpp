@@ -31,7 +31,8 @@ struct CheckSpec {
     std::string_view summary;  // one line for --list-checks and the manual
     CheckFn run;
     bool quick = false;  // runs in --quick: makes no context, allocates no GPU memory, starts no second process
-                         // of cumemctl (imex-domain runs nvidia-imex-ctl, bounded)
+                         // of cumemctl (imex-domain runs nvidia-imex-ctl, bounded; gpudirect reads only the
+                         // attributes and the modules under --quick)
 };
 
 // Every check, in the order doctor runs and reports them.
@@ -87,5 +88,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_xid(DoctorContext& ctx, DeviceState* device);
 
 }  // namespace cumemctl::doctor

@@ -4,11 +4,27 @@
 #   sysroot.sh DIR [--major N | --no-major] [--users a,b] [--nss SOURCE] [--module VERSION]
 #                  [--channel N[:MODE[:TYPE[:MAJOR:MINOR]]]]...   (TYPE c: character device, f: file)
 #                  [--gpu BUSID:UUID]...   (/proc/driver/nvidia/gpus/BUSID/information naming UUID)
+#                  [--rdma NAME]...        (/sys/class/infiniband/NAME: an RDMA device, as mlx5_core makes them)
+#                  [--peermem]             (/sys/module/nvidia_peermem: the legacy GPUDirect RDMA module loaded)
+#                  [--flavour open|proprietary] [--kernel RELEASE]   (/proc/driver/nvidia/version's first line;
+#                                          /proc/sys/kernel/osrelease)
+#                  [--xid DOMAIN:BUS:DEV:XID:USEC:TEXT]...   (an Xid record in the kernel log) [--no-kmsg]
 # Channel nodes need mknod, that is root.
+#
+# The kernel log, ROOT/dev/kmsg, is in /dev/kmsg's record format, "PRIO,SEQ,USEC,FLAGS;MESSAGE"
+# (the kernel's Documentation/ABI/testing/dev-kmsg), starting at sequence 0 (nothing overwritten). Its
+# NVRM lines are as drivers log them: the module's load line as the H200's 580.159.04 open modules
+# printed it (dmesg, 2026-12-01, /work/shared/xid-sources.md), an Xid line as
+# "NVRM: Xid (PCI:0000:10:1c): 63, pid=1896, Row Remapper: New row marked for remapping, reset gpu to
+# activate." (NVIDIA's Xid documentation and stas00/ml-engineering's debug.md) or "NVRM: Xid
+# (PCI:0000:2b:00): 79, GPU has fallen off the bus." (NVIDIA/open-gpu-kernel-modules issue 1151): the
+# PCI address is domain:bus:device, without the function. ROOT/proc/stat gives btime; ROOT/proc/self is
+# where the fake driver writes what the kernel would say of its dma-bufs (FAKECUDA_PROC_SELF).
 set -euo pipefail
 root=$1
 shift
 major=511 users="" nss=files module=580.159.04 channels=() gpus=()
+rdma=() peermem=0 flavour=open kernel=6.8.0-49-generic xids=() kmsg=1
 while (($#)); do
   case $1 in
     --major) major=$2; shift 2 ;;
@@ -18,6 +34,12 @@ while (($#)); do
     --module) module=$2; shift 2 ;;
     --channel) channels+=("$2"); shift 2 ;;
     --gpu) gpus+=("$2"); shift 2 ;;
+    --rdma) rdma+=("$2"); shift 2 ;;
+    --peermem) peermem=1; shift ;;
+    --flavour) flavour=$2; shift 2 ;;
+    --kernel) kernel=$2; shift 2 ;;
+    --xid) xids+=("$2"); shift 2 ;;
+    --no-kmsg) kmsg=0; shift ;;
     *) echo "sysroot.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -56,3 +78,28 @@ for spec in "${gpus[@]}"; do
   printf 'Model: \t\t NVIDIA Fake\nIRQ:   \t\t 42\nGPU UUID: \t %s\nBus Location: \t %s\n' "$uuid" "$bus" \
     >"$root/proc/driver/nvidia/gpus/$bus/information"
 done
+mkdir -p "$root/proc/sys/kernel" "$root/proc/self" "$root/sys/class/infiniband"
+echo "$kernel" >"$root/proc/sys/kernel/osrelease"
+printf 'cpu  10 0 10 100 0 0 0 0 0 0\nbtime 1764547200\nprocesses 100\n' >"$root/proc/stat"
+if [[ $flavour == open ]]; then
+  first="NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  $module  Release Build  (dvs-builder@U22-I3-AE18-09-3)  Wed Oct  1 00:00:00 UTC 2025"
+else
+  first="NVRM version: NVIDIA UNIX x86_64 Kernel Module  $module  Wed Oct  1 00:00:00 UTC 2025"
+fi
+printf '%s\nGCC version:  gcc version 12.3.0 (Ubuntu 12.3.0-1ubuntu1~22.04)\n' "$first" >"$root/proc/driver/nvidia/version"
+for name in "${rdma[@]}"; do mkdir -p "$root/sys/class/infiniband/$name"; done
+if ((peermem)); then mkdir -p "$root/sys/module/nvidia_peermem"; fi
+if ((kmsg)); then
+  {
+    echo "6,0,0,-;Linux version $kernel (buildd@lcy02-amd64-001) (gcc 13.2.0) #1 SMP PREEMPT_DYNAMIC"
+    echo " SUBSYSTEM=cpu"
+    echo "6,1,4012345,-;nvidia: loading out-of-tree module taints kernel."
+    echo "6,2,4123456,-;NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  $module  Release Build"
+    seq=3
+    for spec in "${xids[@]}"; do
+      IFS=: read -r dom bus dev xid usec text <<<"$spec"
+      echo "4,$seq,$usec,-;NVRM: Xid (PCI:$dom:$bus:$dev): $xid, $text"
+      seq=$((seq + 1))
+    done
+  } >"$root/dev/kmsg"
+fi

@@ -44,7 +44,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     if (!fake::take_device_memory(dev, bytesize)) return CUDA_ERROR_OUT_OF_MEMORY;
-    void* p = std::aligned_alloc(256, (bytesize + 255) / 256 * 256);
+    // Host-page aligned, as the driver's own blocks of this size are: dma-buf export needs it.
+    void* p = std::aligned_alloc(4096, (bytesize + 4095) / 4096 * 4096);
     if (p == nullptr) {
         fake::give_device_memory(dev, bytesize);
         return CUDA_ERROR_OUT_OF_MEMORY;

@@ -148,7 +148,7 @@ void report_call_counts() {
 // FAKECUDA_CHECK_LEAKS=1, at exit: every kind of thing this process still holds on stderr, and exit 70.
 void check_leaks_at_exit() {
     std::vector<std::string> left = pool_leaks();
-    for (auto more : {endpoint_leaks(), memory_leaks(), protocol_breaches()})
+    for (auto more : {endpoint_leaks(), memory_leaks(), protocol_breaches(), dma_buf_leaks()})
         left.insert(left.end(), more.begin(), more.end());
     for (std::size_t i = 0; i < state().devices.size(); ++i) {
         if (state().devices[i].context_refs > 0) {
@@ -179,6 +179,11 @@ const std::pair<std::string_view, int> kAttributeNames[] = {
     FAKE_ATTRIBUTE(HOST_NUMA_MEMORY_POOLS_SUPPORTED),
     FAKE_ATTRIBUTE(HOST_MEMORY_POOLS_SUPPORTED),
     FAKE_ATTRIBUTE(HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED),
+    FAKE_ATTRIBUTE(DMA_BUF_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS),
+    FAKE_ATTRIBUTE(GPU_DIRECT_RDMA_WRITES_ORDERING),
     {"LOGICAL_ENDPOINT_UNICAST_SUPPORTED", cumemctl::le::kAttrUnicastSupported},
     {"LOGICAL_ENDPOINT_MULTICAST_SUPPORTED", cumemctl::le::kAttrMulticastSupported},
     {"LOGICAL_ENDPOINT_COUNTED_OPS_SUPPORTED", cumemctl::le::kAttrCountedOpsSupported},
@@ -206,7 +211,13 @@ std::map<int, int> read_attributes(const nlohmann::json& attrs) {
     for (const bool named : {false, true}) {
         for (const auto& [k, v] : attrs.items()) {
             const bool is_name = k.empty() || std::isdigit(static_cast<unsigned char>(k[0])) == 0;
-            if (is_name == named) out[attribute_number(k)] = v.get<int>();
+            if (is_name != named) continue;
+            // null: the driver does not know the attribute (CUDA_ERROR_INVALID_VALUE), as an older one.
+            if (v.is_null()) {
+                out.erase(attribute_number(k));
+            } else {
+                out[attribute_number(k)] = v.get<int>();
+            }
         }
     }
     return out;

@@ -122,6 +122,7 @@ std::vector<std::string> pool_leaks();      // fake_pools.cpp: pools, pool alloc
 std::vector<std::string> protocol_breaches();  // fake_pools.cpp: exporter frees while an import was live
 std::vector<std::string> endpoint_leaks();  // fake_le.cpp: endpoint ids, endpoints, bindings
 std::vector<std::string> memory_leaks();    // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
+std::vector<std::string> dma_buf_leaks();   // fake_dma_buf.cpp: dma-buf descriptors still open
 
 // Whether the calling process can open an IMEX channel: some channelN under the channel directory
 // (FAKECUDA_IMEX_DIR, or the profile's "imex_channel_dir", default /dev/nvidia-caps-imex-channels)

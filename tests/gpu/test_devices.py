@@ -6,7 +6,7 @@ import direct
 ATTRS = {
     "vmm": 102, "memory_pools": 115, "posix_fd": 103, "fabric": 128, "gpudirect_rdma_vmm": 110,
     "generic_compression": 107, "host_numa_vmm": 141, "host_numa_pools": 142, "host_pools": 144,
-    "host_vmm": 145, "multicast": 132,
+    "host_vmm": 145, "multicast": 132, "gpudirect_rdma": 116, "dma_buf": 124,
 }
 
 
@@ -39,6 +39,12 @@ def main(binary):
         mask = direct.attribute(o, 119)
         names = [n for bit, n in ((1, "posix-fd"), (2, "win32"), (4, "win32-kmt"), (8, "fabric")) if mask & bit]
         c.eq(f"gpu{o} pool_handle_types", d["capabilities"]["pool_handle_types"], names)
+        flush = direct.attribute(o, 117)
+        c.eq(f"gpu{o} gpudirect_rdma_flush_writes", d["capabilities"]["gpudirect_rdma_flush_writes"],
+             None if flush is None else [n for bit, n in ((1, "host"), (2, "memops")) if flush & bit])
+        order = direct.attribute(o, 118)
+        c.eq(f"gpu{o} gpudirect_rdma_writes_ordering", d["capabilities"]["gpudirect_rdma_writes_ordering"],
+             None if order is None else {0: "none", 100: "owner", 200: "all-devices"}.get(order, f"unknown ({order})"))
         for key, number in (("le_unicast", 153), ("le_multicast", 154), ("le_counted_ops", 155),
                             ("le_unicast_owner_access", 156)):
             v = direct.attribute(o, number)

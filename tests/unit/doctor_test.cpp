@@ -123,9 +123,9 @@ TEST_CASE("no device is a failed devices check, and nothing per device runs") {
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
     const DoctorRun run = run_doctor(driver, DoctorOptions{});
     CHECK(find(run, "devices").outcome.status == CheckStatus::fail);
-    // driver, devices and the node checks (imex-channels, imex-domain, peer-access, inventory); nothing per
-    // device.
-    CHECK(run.results.size() == 6);
+    // driver, devices and the node checks (imex-channels, imex-domain, peer-access, inventory, xid); nothing
+    // per device.
+    CHECK(run.results.size() == 7);
     for (const auto& r : run.results) CHECK_FALSE(r.device.has_value());
     CHECK(run.device_count == 0);
 }

@@ -23,6 +23,16 @@ const std::vector<Capability>& capability_catalogue() {
          "GPUDirect RDMA with VMM",
          CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED,
          {}},
+        {"gpudirect_rdma", "GPUDirect RDMA", CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, {}},
+        {"dma_buf", "dma-buf export", CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, {}},
+        {"gpudirect_rdma_flush_writes",
+         "GPUDirect RDMA flush",
+         CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS,
+         {}},
+        {"gpudirect_rdma_writes_ordering",
+         "GPUDirect RDMA write ordering",
+         CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING,
+         {}},
         {"generic_compression", "generic compression", CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, {}},
         {"host_numa_id", "host NUMA id", CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, {}},
         {"host_vmm", "host VMM", CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, {}},
@@ -179,11 +189,35 @@ nlohmann::json capabilities_json(const std::vector<Capability>& capabilities) {
             caps[key] = *cap.value;
         } else if (cap.key == "pool_handle_types") {
             caps[key] = handle_type_names(*cap.value);
+        } else if (cap.key == "gpudirect_rdma_flush_writes") {
+            caps[key] = flush_option_names(*cap.value);
+        } else if (cap.key == "gpudirect_rdma_writes_ordering") {
+            caps[key] = writes_ordering_name(*cap.value);
         } else {
             caps[key] = *cap.value != 0;
         }
     }
     return caps;
+}
+
+std::vector<std::string> flush_option_names(int mask) {
+    std::vector<std::string> names;
+    if (mask & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST) names.emplace_back("host");
+    if (mask & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_MEMOPS) names.emplace_back("memops");
+    return names;
+}
+
+std::string writes_ordering_name(int value) {
+    switch (value) {
+        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE:
+            return "none";
+        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER:
+            return "owner";
+        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES:
+            return "all-devices";
+        default:
+            return fmt::format("unknown ({})", value);
+    }
 }
 
 std::vector<std::string> handle_type_names(int mask) {

@@ -80,6 +80,14 @@ void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<D
 // a list of names, and null where the driver does not know the attribute.
 nlohmann::json capabilities_json(const std::vector<Capability>& capabilities);
 
+// Names the bits of CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: "host" (cuFlushGPUDirectRDMAWrites),
+// "memops" (the stream memory operations' flush).
+std::vector<std::string> flush_option_names(int mask);
+
+// Names CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING: "none", "owner" (the owning device consumes
+// remote writes in order), "all-devices", or "unknown (N)".
+std::string writes_ordering_name(int value);
+
 // Names the bits of a CUmemAllocationHandleType mask: "posix-fd", "win32", "win32-kmt", "fabric".
 std::vector<std::string> handle_type_names(int mask);
 

@@ -121,6 +121,14 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
             if (!failure) failure = std::move(peer_failure);
         }
     }
+    if (request.dma_buf && mapping) {
+        result.dma_buf = export_and_inspect(api, mapping->address(), result.size, request.proc, log);
+        if (result.dma_buf->mismatch && !failure) {
+            failure = Error(ExitCode::failed, "dma-buf export: " + *result.dma_buf->mismatch,
+                            "the driver answered with something other than NVIDIA's dma-buf of the range: report it "
+                            "with the driver version (cat /proc/driver/nvidia/version) and this report");
+        }
+    }
     std::optional<ExportedHandle> exported;
     if (request.export_handle) {
         exported = log.time("export", "cuMemExportToShareableHandle",
@@ -191,6 +199,8 @@ void run_create(const DriverApi& api, const CreateRequest& request, CreateResult
             return device_attribute(api, request.device, locality::kAttrDomainCount).value_or(1);
         });
     }
+    if (request.dma_buf)
+        log.time("dma-buf-support", "cuDeviceGetAttribute", [&] { require_dma_buf(api, request.device); });
     if (!request.access.empty() && is_device_memory(request.memory.location.type)) {
         log.time("peer-access", "cuDeviceCanAccessPeer",
                  [&] { require_peer_access(api, request.device, request.access); });

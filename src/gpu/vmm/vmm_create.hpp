@@ -13,6 +13,7 @@
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/locality.hpp"
+#include "gpu/vmm/dma_buf.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/peer_access.hpp"
@@ -37,6 +38,9 @@ struct CreateRequest {
     bool verify = false;         // fill and check the pattern on the device
     bool export_handle = false;  // export the shareable handle
     bool import_check = false;   // a second process imports, maps and checks the pattern
+    bool dma_buf = false;        // export the mapped range as a dma-buf, say what the kernel says of it, close it
+                                 // (needs map; the device's support checked before anything is made)
+    std::string proc = "/proc";  // where the kernel says what a descriptor is (a test's system root moves it)
     std::string imex_channel_dir = imex::kImexChannelDir;
     std::string executable;               // the binary the import check starts
     std::string libcuda;                  // the driver library the import check loads
@@ -71,6 +75,7 @@ struct CreateResult {
     std::vector<DeviceCheck> peer_checks;  // the pattern checked from each other --access device
     std::optional<VerifyResult> fill;      // the fill alone (--import-check without --verify)
     std::optional<ExportInfo> exported;
+    std::optional<DmaBufExport> dma_buf;  // the mapped range as a dma-buf (closed since)
     std::optional<ImportCheckResult> import_check;
     std::optional<ResourceSnapshot> before;     // taken in the context, before anything was made
     std::optional<ResourceSnapshot> after;      // taken in the context, after everything was released
