@@ -57,7 +57,7 @@ TEST_CASE("the pool IPC check runs the exporter's and the importer's steps, in o
         (s.process == "importer" ? importer : exporter) += s.name + ", ";
     }
     CHECK(importer ==
-          "init, context, receive, import pool, pool access, import pointer, read pattern, pool statistics, "
+          "init, context, receive, import pool, pool access, import pointer, read pattern, "
           "free import, "
           "close imported pool, ");
     CHECK(exporter ==

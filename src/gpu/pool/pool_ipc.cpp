@@ -157,14 +157,6 @@ void import_and_check(const DriverApi& api, int device, const nlohmann::json& ms
         }
         return fmt::format("all {} as the exporter wrote them ({:.1f} GB/s)", format_size(size), v.check_gbps);
     });
-    out.attempt("pool statistics", [&] {
-        cuuint64_t reserved = 0;
-        const CUresult r =
-            api.cuMemPoolGetAttribute(imported_pool.get(), CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved);
-        if (r == CUDA_SUCCESS) return fmt::format("answered: {} reserved", format_size(reserved));
-        return fmt::format("refused with {}: pool statistics are per process",
-                           describe_failure(api, r, "cuMemPoolGetAttribute").name);
-    });
     out.attempt("free import", [&] {
         check(api, imported_ptr.destroy(), "cuMemFreeAsync");
         return std::string("cuMemFreeAsync on the imported pointer and a synchronisation, before the exporter frees");

@@ -60,8 +60,8 @@ void run_pool_ipc_check(const DriverApi& api, CUmemoryPool pool, CUdeviceptr ptr
                         StepLog& out);
 
 // The importer's side of one request (service "pool-import"), with its start-up done: imports the pool
-// and pointer that came with `message`, checks the pattern, asks the imported pool for statistics (per
-// process: refused), frees the imported pointer and closes the imported pool; answers with its steps
+// and pointer that came with `message`, checks the pattern, frees the imported pointer and closes the
+// imported pool; answers with its steps
 // (the start-up's first) and the problem of the first failed step. Never throws.
 ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Request& message);
 // The pool import as a service of the importer.
