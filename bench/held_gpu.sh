@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every command beside a job that holds GPU 0's memory (issue 39): the table of cumemctl(1), EXIT STATUS,
+# Every command beside a job that holds GPU 0's memory: the table of cumemctl(1), EXIT STATUS,
 # "A GPU held by other processes", on a real GPU. bench_hold_memory (BUILD/bench/) holds all of the
 # memory but --leave MiB; each command runs beside it with --json, and its exit code, its first error's
 # kind and whether held_by names the holder's pid are compared with what the table says.

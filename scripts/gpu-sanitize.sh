@@ -38,8 +38,8 @@ mkdir -p "$out"
 runs=(
   "doctor|doctor"
   "memtest|memtest --size 2GiB"
-  "create-vmm-ipc|create --map --verify --handle-type posix-fd --export --import-check"
-  "create-pool-ipc|create --pool --handle-type posix-fd --ipc-check"
+  "create-vmm-ipc|create --size 64MiB --map --verify --handle-type posix-fd --export --import-check"
+  "create-pool-ipc|create --pool --size 64MiB --handle-type posix-fd --ipc-check"
   "pool-stats|pool-stats --exercise 64x16MiB"
 )
 # TOOL|its options: memcheck with leaks, then racecheck and initcheck over the kernels.
@@ -49,13 +49,16 @@ tools=(
   "initcheck|--tool initcheck"
 )
 
-# The errors in a log: the sum of every process's "ERROR SUMMARY: N errors" (a process that printed none
-# counts as 1: the sanitizer did not finish it), and the leak lines.
+# A process's closing line: memcheck and initcheck say "ERROR SUMMARY: N errors", racecheck "RACECHECK
+# SUMMARY: H hazards displayed (N errors, W warnings)".
+summary='ERROR SUMMARY:|RACECHECK SUMMARY:'
+# The errors in a log: the sum of every process's N (a log with no closing line counts as 1: the sanitizer
+# did not finish it), and the leak lines.
 count_errors() {
   local log=$1 sums
-  sums=$(grep -c 'ERROR SUMMARY:' "$log")
+  sums=$(grep -cE "$summary" "$log")
   if ((sums == 0)); then echo 1; return; fi
-  grep -o 'ERROR SUMMARY: [0-9]* error' "$log" | awk '{n += $3} END {print n + 0}'
+  grep -oE 'ERROR SUMMARY: [0-9]+ error|\([0-9]+ errors' "$log" | tr -d '(' | awk '{n += ($1 == "ERROR" ? $3 : $1)} END {print n + 0}'
 }
 
 clean=0 found=0
@@ -74,7 +77,7 @@ for tool in "${tools[@]}"; do
     rm -f "$log".*
     errors=$(count_errors "$log")
     leaks=$(grep -c 'Leaked [0-9]* bytes' "$log")
-    processes=$(grep -c 'ERROR SUMMARY:' "$log")
+    processes=$(grep -cE "$summary" "$log")
     if ((rc == 0 && errors == 0 && leaks == 0)); then
       clean=$((clean + 1))
       verdict=clean
