@@ -33,6 +33,12 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 [[ -x $binary ]] || { echo "gpu-sanitize: $binary is not built (scripts/build.sh)" >&2; exit 1; }
 mkdir -p "$out"
+# doctor's fabric-alloc check tries a fabric-handle cuMemCreate, which the driver refuses without an IMEX
+# channel node: doctor warns, and memcheck counts the refusal as an API error. That is the node's
+# finding, not cumemctl's: run this on a node with its channel (cumemctl imex-setup).
+if ! compgen -G '/dev/nvidia-caps-imex-channels/channel*' >/dev/null; then
+  echo "gpu-sanitize: note: no IMEX channel node: doctor's fabric-alloc is refused, one API error under memcheck (cumemctl imex-setup makes one)"
+fi
 
 # NAME|cumemctl's arguments: the paths that allocate, run kernels and share memory between processes.
 runs=(
