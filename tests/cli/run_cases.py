@@ -39,6 +39,10 @@ step added elsewhere breaks no case: each element names its step ("step" or "cal
 where given) or check ("check" or "device") and matches the next one of that name after
 the one the element before it found; [] means none. An element that names none (the {} that matched a
 position) is an error of the case file, and so is a case without EXIT.
+
+Every shell command of a case (SETUP, RUN, CHECK) finds `python3` as this runner's own interpreter, first on
+PATH: the helpers it runs (make_profile.py, the stand-in nvidia-imex-ctl) need what the runner needs,
+and a version manager's shim in front of the system's python costs more than the case it serves.
 """
 import argparse
 import json
@@ -356,6 +360,7 @@ def run_case(case, args, validator):
             env["CUMEMCTL_LIBCUDA"] = args.fake
             env["CUMEMCTL_LIBNVML"] = args.fake_nvml
         env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
+        env["PATH"] = args.python_dir + os.pathsep + env.get("PATH", os.defpath)
         # doctor's budget with room: what a case shows must not depend on how fast this machine is (under
         # qemu, or beside other work, a whole doctor run can take longer than the 45 s default). A case
         # about the budget gives --timeout, which wins, or sets this itself. It stays under RUN_LIMIT_S,
@@ -447,6 +452,22 @@ def main():
         else:
             files.append(p)
     left_out = dict(args.leave_out)
+    args.python_dir = tempfile.mkdtemp(prefix="cumemctl-cli-python-")
+    os.chmod(args.python_dir, 0o755)  # a case may run python3 as another user
+    os.symlink(sys.executable, os.path.join(args.python_dir, "python3"))
+    try:
+        passed, failed, skipped = run_files(files, args, validator, left_out)
+    finally:
+        shutil.rmtree(args.python_dir, ignore_errors=True)
+    print(f"{passed} passed, {failed} failed, {skipped} skipped")
+    # A case to leave out that is not there (renamed, removed) is a mistake in the caller's list.
+    for name in left_out:
+        print(f"FAIL  --leave-out {name!r}: no such case")
+    return 1 if failed or left_out or not passed else 0
+
+
+def run_files(files, args, validator, left_out):
+    """Runs every case of the files, printing each result; returns (passed, failed, skipped)."""
     passed = failed = skipped = 0
     for path in files:
         for case in parse_cases(path):
@@ -465,11 +486,7 @@ def main():
             else:
                 failed += 1
                 print(f"FAIL  {case['where']}  {case['name']}\n" + "\n".join("      " + l for l in why.splitlines()))
-    print(f"{passed} passed, {failed} failed, {skipped} skipped")
-    # A case to leave out that is not there (renamed, removed) is a mistake in the caller's list.
-    for name in left_out:
-        print(f"FAIL  --leave-out {name!r}: no such case")
-    return 1 if failed or left_out or not passed else 0
+    return passed, failed, skipped
 
 
 if __name__ == "__main__":
