@@ -5,8 +5,9 @@
 # (scripts/check-glibc.sh). Root, for debootstrap, the first time.
 #   release.sh [--tests] [ARCH...]     ARCH: amd64, arm64 (default both)
 # Writes build-release/ARCH/cmd/cumemctl, with its symbols (scripts/package.sh strips what it ships).
-# --tests also builds, for the same architecture and root, what tests/release/ runs against it: the
-# fake driver and the fake NVML, and (arm64) the unit tests.
+# --tests also builds, for the same architecture and root, what the tests run against it: for amd64
+# every target (the binary, the fakes, the unit tests, the benchmark programs and the GPU probe: the
+# release tests of scripts/test.sh run from build-release/amd64), for arm64 the fakes and the unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
@@ -34,8 +35,10 @@ for a in "${arches[@]}"; do
   # the same text for both (scripts/package.sh installs them into both).
   [[ $a == amd64 ]] && targets+=(completions)
   if ((tests)); then
-    targets+=(fakecuda not_a_driver fakenvml fakenvml_minimal)
-    [[ $a == arm64 ]] && targets+=(unit_tests)
+    case $a in
+      amd64) targets=(all) ;;
+      arm64) targets+=(fakecuda not_a_driver fakenvml fakenvml_minimal unit_tests) ;;
+    esac
   fi
   cmake -S . -B "$out/$a" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
     -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" >/dev/null

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tests what ships (docs/platforms.md), as root:
-#   1. builds the release binaries and the fakes for both architectures against their Debian 11 roots
-#      (scripts/release.sh --tests), checks their glibc floor (scripts/check-glibc.sh), and packages them
+#   1. builds the release binaries, the fakes and the tests for both architectures against their Debian
+#      11 roots (scripts/release.sh --tests), checks their glibc floor (scripts/check-glibc.sh), and packages them
 #      (scripts/package.sh build-release/dist);
 #   2. runs the end-to-end cases (tests/cli/cases) with the packaged, stripped amd64 binary inside the
 #      Debian 11 amd64 root (glibc 2.31), and with the aarch64 binary, fake driver and fake NVML inside
@@ -148,7 +148,7 @@ for step in "${steps[@]}"; do
         fi
       done
       rm -rf "$probe"
-      timed "release binaries and fakes" scripts/release.sh --tests
+      timed "release binaries, fakes, tests" scripts/release.sh --tests
       timed "packages" scripts/package.sh "$out/dist"
       ;;
     amd64 | arm64 | packages | image) ;;
