@@ -5,7 +5,9 @@ part, whatever kills the writer and when.
 - SIGKILL while the temporary file is written and being flushed (strace holds its fsync): FILE is the
   old one, and what is left is a dot file, which NFD skips.
 - SIGTERM during the checks: exit 143, FILE is the old one, nothing left.
-- SIGKILL at random moments of many runs, a reader polling the folder all the while.
+- SIGKILL at random moments of many runs, a reader polling the folder all the while. The moments are
+  drawn from how long a run takes now, learnt as the runs go (a loaded machine's runs take longer):
+  at least 40 runs, until some were killed and some completed.
     atomic_output_test.py CUMEMCTL FAKECUDA FAKENVML PROFILES_DIR
 """
 import os
@@ -126,17 +128,20 @@ def test_random_kills(folder, path, run_seconds):
             if set(files) != {"cumemctl"} or not whole(files.get("cumemctl", "")):
                 problems.append(files)
             reads[0] += 1
+            time.sleep(0.0002)  # hundreds of reads a run, without a core spent on them
 
     t = threading.Thread(target=reader)
     t.start()
-    completed = killed = 0
+    completed = killed = runs = 0
     try:
-        for i in range(40):
-            p = subprocess.Popen(command(path, f"{i + 1}h"), env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        while runs < 40 or ((killed == 0 or completed == 0) and runs < 200):
+            runs += 1
+            p = subprocess.Popen(command(path, f"{runs}h"), env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             time.sleep(random.uniform(0, 1.5 * run_seconds))  # before, during or after its write
             if p.poll() is None:
                 p.kill()
                 killed += 1
+                run_seconds *= 1.25  # a run takes longer than thought: later kills reach further
             p.wait()
             completed += p.returncode == 0
     finally:
@@ -148,8 +153,10 @@ def test_random_kills(folder, path, run_seconds):
     if problems:
         fail(f"the reader saw a folder without one whole file ({len(problems)} of {reads[0]} reads): {problems[0]!r}")
     if killed == 0 or completed == 0:
-        fail(f"40 runs, {killed} killed, {completed} completed: the kills missed the write (a run takes {run_seconds:.3f} s)")
-    print(f"ok: 40 runs, {killed} killed at random moments, {completed} completed; {reads[0]} reads each saw one whole file")
+        fail(f"{runs} runs, {killed} killed, {completed} completed: the kills missed the write "
+             f"(a run took up to {run_seconds:.3f} s)")
+    print(f"ok: {runs} runs, {killed} killed at random moments, {completed} completed; {reads[0]} reads each saw one "
+          "whole file")
 
 
 def main():
