@@ -41,10 +41,11 @@ for a in "${arches[@]}"; do
       arm64) targets+=(fakecuda not_a_driver fakenvml fakenvml_minimal unit_tests) ;;
     esac
   fi
-  unit=ON
-  [[ $a == amd64 ]] && ((tests)) && unit=OFF
+  # Set with --tests only: scripts/package.sh's later run (no --tests) keeps what the tests asked for.
+  unit=()
+  ((tests)) && unit=(-DCUMEMCTL_UNIT_TESTS="$([[ $a == amd64 ]] && echo OFF || echo ON)")
   cmake -S . -B "$out/$a" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-    -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" -DCUMEMCTL_UNIT_TESTS=$unit >/dev/null
+    -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" "${unit[@]}" >/dev/null
   cmake --build "$out/$a" --target "${targets[@]}"
   scripts/check-glibc.sh "$out/$a/cmd/cumemctl"
 done
