@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <utility>
@@ -13,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "doctor/registry.hpp"
-#include "gpu/device/devices.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
@@ -21,16 +20,14 @@ namespace {
 
 // One GPU as a source lists it; a field is empty where that source does not say.
 struct Seen {
-    std::string bus;   // "0000:19:00.0"
+    std::string bus;   // "00000000:19:00.0"
     std::string uuid;  // "GPU-..."
 };
 
-// A PCI bus id as "dddd:bb:dd.f" in lower case ("00000000:19:00.0" from the driver or NVML, "0000:19:00.0"
-// from the kernel); the text as it is where it does not parse.
+// A PCI bus id as nvidia-smi writes it, as every result names a GPU ("0000:19:00.0" from the kernel
+// becomes "00000000:19:00.0"); the text as it is where it does not parse.
 std::string normal_bus(const std::string& text) {
-    unsigned domain = 0, bus = 0, device = 0, function = 0;
-    if (std::sscanf(text.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) return text;
-    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function);
+    return gpu::normal_pci_bus_id(text).value_or(text);
 }
 
 std::string lower(std::string text) {
@@ -93,16 +90,8 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     const DriverApi& api = ctx.driver->api();
     std::vector<Seen> cuda;
     for (int i = 0; i < ctx.device_count; ++i) {
-        Seen s;
-        char bus[32] = {};
-        if (api.cuDeviceGetPCIBusId != nullptr && api.cuDeviceGetPCIBusId(bus, sizeof bus, i) == CUDA_SUCCESS) {
-            s.bus = normal_bus(bus);
-        }
-        if (api.cuDeviceGetUuid != nullptr) {
-            CUuuid uuid{};
-            if (api.cuDeviceGetUuid(&uuid, i) == CUDA_SUCCESS) s.uuid = lower(gpu::format_uuid(uuid));
-        }
-        cuda.push_back(std::move(s));
+        const gpu::DeviceIdentity id = gpu::device_identity(api, i, nullptr);
+        cuda.push_back(Seen{id.pci_bus_id, lower(id.uuid)});
     }
     // NVML's GPUs by UUID; their bus ids where the kernel names the same UUID.
     const auto kernel = kernel_gpus(ctx);
