@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "gpu/vmm/dma_buf.hpp"
@@ -129,7 +130,7 @@ std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device,
     const auto refused = [&](const Problem& p, std::string_view memory) {
         keep();
         CheckOutcome o = outcome_from_error(p).with_details(details);
-        if (p.driver && p.driver->call == "cuMemGetHandleForAddressRange") {
+        if (p.driver && failed_at(*p.driver, "cuMemGetHandleForAddressRange")) {
             o.reason = fmt::format(
                 "the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
                 "and refused the export of {} memory: {} {}",

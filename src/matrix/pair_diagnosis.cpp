@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "cuda/driver_info.hpp"
 
 namespace cumemctl::matrix {
@@ -40,7 +41,7 @@ std::string domain_split(const Card& a, const Card& b) {
 }  // namespace
 
 std::string diagnosis_of(const Problem& problem) {
-    if (problem.driver && problem.driver->name == "CUDA_ERROR_NOT_PERMITTED") return "imex-channel";
+    if (problem.driver && result_of(*problem.driver) == CUDA_ERROR_NOT_PERMITTED) return "imex-channel";
     if (problem.exit_code == ExitCode::unavailable) return "no-support";
     if (problem.driver) return "driver";
     return "failed";

@@ -116,6 +116,22 @@ TEST_CASE("normal_pci_bus_id writes a bus id as nvidia-smi does, whichever form 
     CHECK_FALSE(normal_pci_bus_id("x:3b:00.0").has_value());
 }
 
+TEST_CASE("the kernel's, the driver's and a typed bus id of one GPU normalise to one text") {
+    // /proc/driver/nvidia/gpus names a GPU "0000:2a:00.0"; cuDeviceGetPCIBusId and NVML "00000000:2A:00.0".
+    const auto kernel = normal_pci_bus_id("0000:2a:00.0");
+    REQUIRE(kernel.has_value());
+    CHECK(*kernel == "00000000:2A:00.0");
+    CHECK(normal_pci_bus_id("00000000:2A:00.0") == kernel);
+    CHECK(normal_pci_bus_id("2A:00.0") == kernel);
+    CHECK(normal_pci_bus_id(*kernel) == kernel);  // a normal bus id stays as it is
+    CHECK(normal_pci_bus_id("ffffffff:ff:1f.7") == "FFFFFFFF:FF:1F.7");
+    // Text around a bus id is no bus id: where it does not parse, callers keep the text as it was.
+    CHECK_FALSE(normal_pci_bus_id("0000:2a:00.0\n").has_value());
+    CHECK_FALSE(normal_pci_bus_id(" 0000:2a:00.0").has_value());
+    CHECK_FALSE(normal_pci_bus_id("100000000:2a:00.0").has_value());  // a domain is 32 bits
+    CHECK_FALSE(normal_pci_bus_id("").has_value());
+}
+
 TEST_CASE("child_device_view: a second process sees only the device, by UUID, as its device 0") {
     auto& m = testing_driver::model();
     m = testing_driver::Model{};

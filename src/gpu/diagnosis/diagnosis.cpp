@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
 #include "gpu/device/locality.hpp"
@@ -314,7 +315,7 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 }
 
 bool address_space_exhausted(const DriverFailure& failure) {
-    return failure.code == CUDA_ERROR_OUT_OF_MEMORY && failure.call == "cuMemAddressReserve";
+    return result_of(failure) == CUDA_ERROR_OUT_OF_MEMORY && failed_at(failure, "cuMemAddressReserve");
 }
 
 std::string remedy_by_result(const DriverFailure& failure) {
