@@ -19,6 +19,7 @@
 #include "csv_fields.hpp"
 #include "help.hpp"
 #include "report/csv_renderer.hpp"
+#include "doctor/renderers.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
@@ -105,9 +106,9 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
     } else if (globals.format == "line") {
         cumemctl::LineRenderer{}.render(report, out);
     } else if (globals.format == "junit") {
-        cumemctl::JunitRenderer{}.render(report, out);
+        cumemctl::doctor::JunitRenderer{}.render(report, out);
     } else if (globals.format == "nfd") {
-        cumemctl::NfdRenderer{}.render(report, out);
+        cumemctl::doctor::NfdRenderer{}.render(report, out);
     } else if (is_csv_format(globals.format)) {
         cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
     } else if (globals.format == "nodelist") {

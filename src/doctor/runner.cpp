@@ -222,4 +222,12 @@ std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& res
     return counts;
 }
 
+CheckStatus run_status(const std::array<int, kStatusCount>& counts) {
+    for (const CheckStatus s : statuses_worst_first()) {
+        if (status_severity(s) <= status_severity(CheckStatus::pass)) break;
+        if (counts[static_cast<std::size_t>(s)] > 0) return s;
+    }
+    return CheckStatus::pass;
+}
+
 }  // namespace cumemctl::doctor
