@@ -18,6 +18,7 @@
 #include "commands.hpp"
 #include "csv_fields.hpp"
 #include "help.hpp"
+#include "option_names.hpp"
 #include "report/csv_renderer.hpp"
 #include "doctor/renderers.hpp"
 #include "report/renderer.hpp"
@@ -255,6 +256,7 @@ int run(int argc, char** argv) {
     }
     cumemctl::mark_phase("parse");
     const std::string command = app.get_subcommands().front()->get_name();
+    cumemctl::install_setting_names(option_names(app, *app.get_subcommands().front()));
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
         if (of_some(globals.format) || is_csv_format(globals.format)) as_table.format = "table";

@@ -21,7 +21,7 @@ namespace {
 
 // A remedy for a problem that came without one: diagnosis's table for a failed driver call.
 std::string remedy_for(const Problem& problem) {
-    if (problem.remedy == gpu::kRefusedPropertiesRemedy) {
+    if (problem.remedy_changes_request) {
         // doctor chose the properties itself: leaving out options is no way out for its reader.
         const std::string device = problem.device ? " --device " + std::to_string(*problem.device) : "";
         return fmt::format(

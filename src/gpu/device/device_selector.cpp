@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "nvml/nvml.hpp"
@@ -235,8 +236,9 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
                         fmt::format("{} names a GPU by nvidia-smi's index, which only NVML knows, and NVML is not "
                                     "loaded here",
                                     listed.typed),
-                        "give the GPU's UUID or PCI bus id (nvidia-smi -L lists them; 'cumemctl devices' shows each "
-                        "GPU's CUDA ordinal beside them), or load NVML (libnvidia-ml.so.1, --libnvml)");
+                        fmt::format("give the GPU's UUID or PCI bus id (nvidia-smi -L lists them; 'cumemctl devices' "
+                                    "shows each GPU's CUDA ordinal beside them), or load NVML (libnvidia-ml.so.1, {})",
+                                    setting_name(Setting::libnvml)));
         }
         if (ids.empty()) {
             for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nvml));
