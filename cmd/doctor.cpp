@@ -81,8 +81,7 @@ struct DoctorCliOptions {
             options.checks = parsed;
         }
         options.quick = quick;
-        parse_device_list(devices);
-        options.devices = devices;
+        options.devices = parse_device_list(devices);
         options.expect_idle = expect_idle;
         if (!(timeout > 0) || timeout > 86400) {
             throw Error(

@@ -141,8 +141,6 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
-    // A malformed device list is a usage error whether or not there is a driver.
-    parse_device_list(options.devices);
     DoctorContext ctx;
     ctx.driver = &driver;
     ctx.nvml = nvml;

@@ -160,9 +160,8 @@ TEST_CASE("a malformed --device is a usage error before anything runs") {
     h200_like(1);
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
     DoctorOptions options;
-    options.devices = "zero";
-    CHECK_THROWS_AS(run_doctor(driver, options), Error);
-    options.devices = "4";
+    CHECK_THROWS_AS(options.devices = gpu::parse_device_list("zero"), Error);
+    options.devices = gpu::parse_device_list("4");
     try {
         run_doctor(driver, options);
         FAIL("no throw");
