@@ -81,8 +81,7 @@ struct DoctorCliOptions {
             options.checks = parsed;
         }
         options.quick = quick;
-        parse_device_list(devices);
-        options.devices = devices;
+        options.devices = parse_device_list(devices);
         options.expect_idle = expect_idle;
         if (!(timeout > 0) || timeout > 86400) {
             throw Error(
@@ -150,20 +149,31 @@ std::string_view scope_name(CheckScope scope) {
     return "node";
 }
 
-// pass, warn, busy, timeout or fail for the whole run (skips do not count; busy is no failure).
-std::string_view overall(const std::array<int, kStatusCount>& counts) {
-    if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
-    if (counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) return "timeout";
-    if (counts[static_cast<std::size_t>(CheckStatus::busy)] > 0) return "busy";
-    if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
-    return "pass";
+// How the summary counts a status: "3 passed".
+std::string_view counted_word(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::pass:
+            return "passed";
+        case CheckStatus::warn:
+            return "warned";
+        case CheckStatus::fail:
+            return "failed";
+        case CheckStatus::skip:
+            return "skipped";
+        case CheckStatus::busy:
+            return "busy";
+        case CheckStatus::timeout:
+            return "timed out";
+    }
+    return "failed";
 }
 
+// "1 failed, 2 warned, 5 passed": the counts, worst status first.
 std::string summary_line(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
-    const char* words[] = {"passed", "warned", "failed", "skipped", "busy", "timed out"};
-    for (std::size_t i : {2u, 5u, 4u, 1u, 0u, 3u}) {
-        if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
+    for (const CheckStatus s : statuses_worst_first()) {
+        const int n = counts[static_cast<std::size_t>(s)];
+        if (n > 0) parts.push_back(fmt::format("{} {}", n, counted_word(s)));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -171,8 +181,8 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
 // "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
 std::string results_title(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, overall(counts), summary_line(counts),
-                       format_duration(run.seconds));
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)),
+                       summary_line(counts), format_duration(run.seconds));
 }
 
 // --verbose: every result with its time and reason, then each GPU's names and the remedies.
@@ -251,15 +261,12 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     }
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& id : run.identities) gpus.push_back(identity_json(id));
+    nlohmann::json summary = nlohmann::json::object();
+    for (const CheckStatus s : statuses_worst_first())
+        summary[std::string(status_name(s))] = counts[static_cast<std::size_t>(s)];
     report.results = {
-        {"status", overall(counts)},
-        {"summary",
-         {{"pass", counts[0]},
-          {"warn", counts[1]},
-          {"fail", counts[2]},
-          {"skip", counts[3]},
-          {"busy", counts[4]},
-          {"timeout", counts[5]}}},
+        {"status", status_name(run_status(counts))},
+        {"summary", std::move(summary)},
         {"seconds", run.seconds},
         {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
@@ -279,8 +286,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
             Problem{.exit_code = ExitCode::unavailable,
                     .message = "no usable CUDA driver: " + report.driver.error,
                     .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
-    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0 ||
-               counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) {
+    } else if (status_fails(run_status(counts))) {
         report.mark_failed();
     }
 }

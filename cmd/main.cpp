@@ -18,7 +18,9 @@
 #include "commands.hpp"
 #include "csv_fields.hpp"
 #include "help.hpp"
+#include "option_names.hpp"
 #include "report/csv_renderer.hpp"
+#include "doctor/renderers.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
@@ -105,9 +107,9 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
     } else if (globals.format == "line") {
         cumemctl::LineRenderer{}.render(report, out);
     } else if (globals.format == "junit") {
-        cumemctl::JunitRenderer{}.render(report, out);
+        cumemctl::doctor::JunitRenderer{}.render(report, out);
     } else if (globals.format == "nfd") {
-        cumemctl::NfdRenderer{}.render(report, out);
+        cumemctl::doctor::NfdRenderer{}.render(report, out);
     } else if (is_csv_format(globals.format)) {
         cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
     } else if (globals.format == "nodelist") {
@@ -254,6 +256,7 @@ int run(int argc, char** argv) {
     }
     cumemctl::mark_phase("parse");
     const std::string command = app.get_subcommands().front()->get_name();
+    cumemctl::install_setting_names(option_names(app, *app.get_subcommands().front()));
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
         if (of_some(globals.format) || is_csv_format(globals.format)) as_table.format = "table";

@@ -224,7 +224,7 @@ std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::
     };
     // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
     if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        ctx.nvml == nullptr || !ctx.nvml->loaded() || ctx.options.devices != "all" ||
+        ctx.nvml == nullptr || !ctx.nvml->loaded() || !ctx.options.devices.all ||
         std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }

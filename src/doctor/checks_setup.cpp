@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/driver_info.hpp"
 #include "doctor/registry.hpp"
@@ -68,7 +69,9 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     if (!ctx.driver->loaded()) {
         CheckOutcome o = CheckOutcome::fail(
             "no usable CUDA driver: " + info.error,
-            "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at its libcuda.so.1", details);
+            fmt::format("install the NVIDIA driver, or point {} (or CUMEMCTL_LIBCUDA) at its libcuda.so.1",
+                        setting_name(Setting::libcuda)),
+            details);
         o.brief = "no driver";
         return o;
     }

@@ -53,10 +53,10 @@ TEST_CASE("query_free_memory releases the contexts it retains and reports failur
 }
 
 TEST_CASE("select_devices tells a bad list from a device that does not exist") {
-    CHECK(select_devices("all", 2) == std::vector<int>{0, 1});
-    CHECK(select_devices("1", 2) == std::vector<int>{1});
+    CHECK(select_devices(parse_device_list("all"), 2) == std::vector<int>{0, 1});
+    CHECK(select_devices(parse_device_list("1"), 2) == std::vector<int>{1});
     try {
-        select_devices("7", 1);
+        select_devices(parse_device_list("7"), 1);
         FAIL("accepted");
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
@@ -65,7 +65,7 @@ TEST_CASE("select_devices tells a bad list from a device that does not exist") {
     for (std::string bad : {"-1", "x", ""}) {
         CAPTURE(bad);
         try {
-            select_devices(bad, 1);
+            select_devices(parse_device_list(bad), 1);
             FAIL("accepted");
         } catch (const Error& e) {
             CHECK(e.exit_code() == ExitCode::usage);
@@ -104,6 +104,31 @@ TEST_CASE("parse_device_list checks a list's syntax without a driver, and select
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
     }
+}
+
+TEST_CASE("a device list is parsed once into typed items, which select only looks up") {
+    const DeviceList list = parse_device_list(" 2, GPU-00AB, nvidia03, 3b:00.0 ,0-1 ");
+    CHECK_FALSE(list.all);
+    REQUIRE(list.items.size() == 5);
+    CHECK(list.items[0].kind == DeviceItemKind::ordinals);
+    CHECK(list.items[0].ordinals == std::vector<int>{2});
+    CHECK(list.items[1].kind == DeviceItemKind::uuid);
+    CHECK(list.items[1].text == "gpu-00ab");   // matched lower-cased
+    CHECK(list.items[1].typed == "GPU-00AB");  // named in messages as typed
+    CHECK(list.items[2].kind == DeviceItemKind::nvml_index);
+    CHECK(list.items[2].text == "3");
+    CHECK(list.items[3].kind == DeviceItemKind::pci_bus_id);
+    CHECK(list.items[3].text == "00000000:3B:00.0");
+    CHECK(list.items[4].ordinals == std::vector<int>{0, 1});
+    CHECK(parse_device_list(" all ").all);
+    CHECK(parse_device_list(" all ").items.empty());
+    CHECK(DeviceList{}.all);  // a command's default: every device
+    CHECK(parse_device_list("3").ordinal() == 3);
+    CHECK_FALSE(parse_device_list("3-4").ordinal().has_value());
+    CHECK_FALSE(parse_device_list("GPU-0011").ordinal().has_value());
+    // An ordinal list needs no driver to select from; a UUID does.
+    CHECK(select_devices(parse_device_list("1,0"), 2) == std::vector<int>{0, 1});
+    CHECK_THROWS_AS(select_devices(parse_device_list("GPU-0011"), 2), Error);
 }
 
 TEST_CASE("normal_pci_bus_id writes a bus id as nvidia-smi does, whichever form it was given in") {

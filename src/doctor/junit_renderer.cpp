@@ -5,23 +5,24 @@
 
 #include <fmt/format.h>
 
+#include "doctor/check.hpp"
+#include "doctor/renderers.hpp"
 #include "report/gpu_name.hpp"
 #include "report/html_parts.hpp"
 #include "report/json_fields.hpp"
-#include "report/renderer.hpp"
 #include "util/host.hpp"
 
-namespace cumemctl {
+namespace cumemctl::doctor {
 namespace {
 
 using nlohmann::json;
 
-// Text for an XML attribute or element: html::escape's five entities (each as valid in XML), tabs and
+// Text for an XML attribute or element: cumemctl::html::escape's five entities (each as valid in XML), tabs and
 // newlines kept (as references in attributes), other control characters (which XML 1.0 cannot hold)
 // as '?'.
 std::string xml(std::string_view text, bool attribute) {
     std::string out;
-    for (const char c : html::escape(text)) {
+    for (const char c : cumemctl::html::escape(text)) {
         if (c == '\n' || c == '\t') {
             out += attribute ? (c == '\n' ? "&#10;" : "&#9;") : std::string(1, c);
         } else {
@@ -67,7 +68,8 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     std::string cases;
     for (const auto& c : checks) {
         const std::string check = json_text(c, "check", "?");
-        const std::string status = json_text(c, "status");
+        // Parsed once; a status that is not one of doctor's is written as a pass is (system-out).
+        const CheckStatus status = parse_status(json_text(c, "status")).value_or(CheckStatus::pass);
         const json& device = json_field(c, "device");
         // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
         const json& index = json_field(c, "nvml_index");
@@ -82,21 +84,21 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
         cases += fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"", attr(name),
                              attr(check), json_number(c, "seconds"));
         const std::string reason = json_text(c, "reason");
-        if (status == "fail" || status == "timeout") {
+        if (status_fails(status)) {
             ++n.failures;
             cases += fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                                 attr(reason), status, body(detail_text(c)));
-        } else if (status == "skip") {
+                                 attr(reason), status_name(status), body(detail_text(c)));
+        } else if (status == CheckStatus::skip) {
             ++n.skipped;
             cases += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", attr(reason));
-        } else if (status == "busy") {
+        } else if (status == CheckStatus::busy) {
             // Not judged: other processes hold the GPU (the reason names them).
             ++n.skipped;
             cases +=
                 fmt::format(">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>\n",
                             attr("busy: " + reason), body("busy: " + detail_text(c)));
         } else {
-            const std::string said = status == "warn" ? "warning: " + detail_text(c) : reason;
+            const std::string said = status == CheckStatus::warn ? "warning: " + detail_text(c) : reason;
             cases += fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", body(said));
         }
     }
@@ -136,4 +138,4 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     out << "    </properties>\n" << cases << "  </testsuite>\n</testsuites>\n";
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::doctor
