@@ -3,10 +3,10 @@
 #   1. builds the release binaries, the fakes and the tests for both architectures against their Debian
 #      11 roots (scripts/release.sh --tests), checks their glibc floor (scripts/check-glibc.sh), and packages them
 #      (scripts/package.sh build-release/dist);
-#   2. runs the end-to-end cases (tests/cli/cases) with the packaged, stripped amd64 binary inside the
-#      Debian 11 amd64 root (glibc 2.31), and with the aarch64 binary, fake driver and fake NVML inside
-#      the Debian 11 arm64 root under qemu-user (binfmt_misc, so that second processes start too), and
-#      the aarch64 unit tests there;
+#   2. runs the end-to-end case files that only the shipped binary can show (packaged_files below) with
+#      the packaged, stripped amd64 binary inside the Debian 11 amd64 root (glibc 2.31), and with the
+#      aarch64 binary, fake driver and fake NVML inside the Debian 11 arm64 root under qemu-user
+#      (binfmt_misc, so that second processes start too), and the aarch64 unit tests there;
 #   3. checks the packages (tests/release/package_test.sh);
 #   4. checks the container images and runs the amd64 one with runc, the fake driver mounted as the
 #      NVIDIA container toolkit mounts the driver (tests/release/image_test.sh).
@@ -42,33 +42,27 @@ binfmt() {
 # to another user (setpriv) runs the binary with the root's loader rather than in a chroot
 # (tests/release/in-root.sh), where a second process, which re-executes /proc/self/exe, cannot start.
 why_user="its second process runs as another user, who cannot chroot (tests/release/in-root.sh)"
-why_python="it runs the stand-in nvidia-imex-ctl (tests/fakeimex), a Python script, and the Debian 11 roots have no Python"
 leave_out=(
   both imex_setup_verify.case "--verify as a user who cannot open the channel fails, and says so" "$why_user"
   both imex_setup_verify.case "--verify --owner needs root to become that user" "$why_user"
   arm64 devices.case "the toolkit's stub library is named as such"
   "the CUDA toolkit here is x86-64's: its stub libcuda.so is no aarch64 library"
-  both doctor_mnnvl.case "imex-domain: a DOWN domain with a version mismatch fails, each finding naming its node" "$why_python"
-  both doctor_mnnvl.case "imex-domain: a daemon not READY yet warns and the domain is not asked" "$why_python"
-  both doctor_mnnvl.case "imex-domain: a daemon that hangs costs at most the time limit and fails" "$why_python"
-  both doctor_mnnvl.case "imex-domain: a degraded domain warns" "$why_python"
-  both doctor_mnnvl.case "imex-domain: a ready daemon and an UP domain pass, asked with the settings file" "$why_python"
-  both doctor_mnnvl.case "imex-domain: the daemon's command service does not answer (-3 in DCGM's words) fails" "$why_python"
 )
-# The case files the aarch64 binary runs under qemu: what only that binary can show. It starts and
-# explains itself without a driver (usage_before_driver), loads a driver through its seam (devices),
-# embeds and launches its own verify kernels (verify_kernels: the fatbin goes in through assembly of
-# each architecture's own), makes device nodes with the aarch64 system calls (imex_setup: aarch64 has
-# mknodat but no mknod), starts, talks to and reaps second processes (create's import check,
-# create_pool's pool IPC, imex_setup_verify, fabric_matrix's ranks, doctor's checks in doctor_matrix),
-# and stops cleanly on a signal (signals). The other case files test the same code, parsing and
-# rendering on both architectures: they run natively (release and sanitizer builds) and with the
-# amd64 binary in its root, where they cost a fraction of qemu's time (all of them took about 35
-# minutes of one core under qemu here).
-arm64_files=()
-for f in usage_before_driver devices verify_kernels imex_setup create create_pool imex_setup_verify \
-  fabric_matrix doctor_matrix signals; do
-  arm64_files+=("tests/cli/cases/$f.case")
+# The case files the packaged binaries run in their roots, the aarch64 one under qemu: what only the
+# shipped binary can show. It starts and explains itself without a driver (usage_before_driver), loads
+# a driver through its seam (devices), embeds and launches its own verify kernels (verify_kernels: the
+# fatbin goes in through assembly of each architecture's own), makes device nodes with its system
+# calls (imex_setup: aarch64 has mknodat but no mknod), starts, talks to and reaps second processes
+# (create's import check, imex_setup_verify, doctor's checks in doctor_matrix), and stops cleanly on a
+# signal (signals). The other case files test the same code, parsing and rendering: they run in the
+# sanitizer build (ASan and UBSan, natively), where they find more than a second run of the optimised
+# binary would, at a fraction of the CPU (all of them took about 35 minutes of one core under qemu; the
+# amd64 binary's run of all of them in its root about 9 CPU-minutes). create_pool's pool IPC and
+# fabric_matrix's ranks start their second processes through the same code as create's import check
+# (src/ipc), which stays.
+packaged_files=()
+for f in usage_before_driver devices verify_kernels imex_setup create imex_setup_verify doctor_matrix signals; do
+  packaged_files+=("tests/cli/cases/$f.case")
 done
 
 # The end-to-end cases against one architecture's binary and fakes, each case file a process of its own
@@ -174,7 +168,7 @@ failed=()
 has_step() { [[ " ${steps[*]} " == *" $1 "* ]]; }
 amd64_stage() {
   echo "== the packaged amd64 binary: the end-to-end cases in the Debian 11 root"
-  timed "amd64 cases (Debian 11 root)" cases amd64 "$out/dist/bin/amd64/cumemctl"
+  timed "amd64 cases (Debian 11 root)" cases amd64 "$out/dist/bin/amd64/cumemctl" "${packaged_files[@]}"
 }
 if has_step amd64; then
   amd64_stage >"$out/amd64-stage.log" 2>&1 &
@@ -193,7 +187,7 @@ if has_step arm64; then
     "$out/arm64/tests/unit_tests" --no-intro --minimal \
     '--test-case-exclude=a connected child that cannot start leaves no socket open,an exit status comes back*,children started at once from several threads*,nvidia-imex-ctl runs bounded*' ||
     failed+=("arm64 unit tests")
-  timed "arm64 cases (qemu)" cases arm64 "$out/dist/bin/arm64/cumemctl" "${arm64_files[@]}" || failed+=("arm64 cases")
+  timed "arm64 cases (qemu)" cases arm64 "$out/dist/bin/arm64/cumemctl" "${packaged_files[@]}" || failed+=("arm64 cases")
 fi
 if has_step amd64; then
   wait "$amd64_pid" || failed+=("amd64 cases")

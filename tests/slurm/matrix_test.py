@@ -310,8 +310,11 @@ def test_srun_pmix_missing_rank():
         # Slurm's fence waits for its own PMIxTimeout whatever PMIX_TIMEOUT says: each rank gives up the
         # cards' fence after the timeout and a grace (7 s), asks each rank's server (3 s), then gives up
         # the rows' fence over the ranks that came the same way (7 s) and asks again (3 s at most): the
-        # man page's "about twice --timeout and 10 s".
-        check(seconds < 5 * 2 + 10 + 4, f"the ranks took {seconds:.1f} s")
+        # man page's "about twice --timeout and 10 s", about 20 s on a quiet machine. What is judged is
+        # what ended the wait: --timeout, well before the next longest wait, Slurm's PMIxTimeout (300 s,
+        # its default here), whose end srun would report; not how close to 20 s a loaded machine came
+        # (31 s beside the other test stages).
+        check(seconds < 90, f"the ranks took {seconds:.1f} s: not ended by --timeout 5")
         print(f"  note  the run with a missing rank took {seconds:.1f} s (--timeout 5)")
     finally:
         shutil.rmtree(d)
