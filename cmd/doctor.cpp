@@ -106,7 +106,7 @@ struct DoctorCliOptions {
 // most a year. A usage error otherwise, or without --format nfd.
 std::optional<std::chrono::seconds> parse_expiry(const std::string& text, const Globals& globals) {
     if (text.empty()) return std::nullopt;
-    if (globals.format != "nfd") {
+    if (globals.output != OutputFormat::nfd) {
         throw Error(ExitCode::usage, "--expiry goes with --format nfd",
                     "give --format nfd (the labels' expiry-time), or leave --expiry out");
     }
@@ -131,7 +131,7 @@ std::optional<std::chrono::seconds> parse_expiry(const std::string& text, const 
 // --output's FILE: the report for a program, written atomically; never the table.
 void check_output(const std::string& output, const Globals& globals) {
     if (output.empty()) return;
-    if (!globals.json && (globals.format.empty() || globals.format == "table")) {
+    if (globals.output == OutputFormat::table) {
         throw Error(ExitCode::usage, "--output writes a format for programs, not the table",
                     "give --format nfd, junit, json, prometheus or line with --output");
     }
@@ -295,7 +295,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
 // formats of a run's results (nfd, prometheus, junit, csv, line) and --expiry have nothing of it to
 // write, so they are usage errors, not a made-up run's output.
 void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
-    if (!globals.json && !globals.format.empty() && globals.format != "table" && globals.format != "json") {
+    if (globals.output != OutputFormat::table && globals.output != OutputFormat::json) {
         throw Error(ExitCode::usage,
                     fmt::format("--list-checks writes a table or JSON, not --format {}", globals.format),
                     "leave --format out (the table), or give --json");
@@ -304,7 +304,7 @@ void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
         throw Error(ExitCode::usage, "--expiry goes with a run's --format nfd, not with --list-checks",
                     "leave --expiry out");
     }
-    if (!opts.output.empty() && !globals.json && globals.format != "json") {
+    if (!opts.output.empty() && globals.output != OutputFormat::json) {
         throw Error(ExitCode::usage, "--list-checks --output writes JSON, not the table",
                     "give --json with --output, or leave --output out");
     }
@@ -328,7 +328,7 @@ Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) {
         Report list = list_checks(opts, globals);
-        if (list.exit_code != ExitCode::usage) list.output_file = opts.output;
+        if (list.exit_code != ExitCode::usage) list.delivery.output_file = opts.output;
         return list;
     }
     std::optional<std::chrono::seconds> expiry;
@@ -357,12 +357,12 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         DoctorRun run = done.run;
         run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
         fill_report(report, run, opts.verbose);
-        report.end_without_unwinding = done.timed_out;
+        report.delivery.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.
     if (result.exit_code != ExitCode::usage && result.exit_code != ExitCode::interrupted &&
         result.exit_code != ExitCode::terminated) {
-        result.output_file = opts.output;
+        result.delivery.output_file = opts.output;
         if (expiry) result.expires = result.started + *expiry;
     }
     return result;

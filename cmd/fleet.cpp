@@ -408,7 +408,7 @@ Report run_fleet(const FleetOptions& opts) {
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
         add_fabric_matrices(report, reports);
-        report.line = failing_nodes(summary);
+        report.nodelist = failing_nodes(summary);
         // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
         // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
         // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,
