@@ -6,8 +6,9 @@
 #   release.sh [--tests] [ARCH...]     ARCH: amd64, arm64 (default both)
 # Writes build-release/ARCH/cmd/cumemctl, with its symbols (scripts/package.sh strips what it ships).
 # --tests also builds, for the same architecture and root, what the tests run against it: for amd64
-# every target (the binary, the fakes, the unit tests, the benchmark programs and the GPU probe: the
-# release tests of scripts/test.sh run from build-release/amd64), for arm64 the fakes and the unit tests.
+# every target but the unit tests (the binary, the fakes, the benchmark programs and the GPU probe: the
+# release tests of scripts/test.sh run from build-release/amd64; the unit tests run in the sanitizer
+# build and, optimised, in the aarch64 one), for arm64 the fakes and the unit tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
@@ -40,8 +41,10 @@ for a in "${arches[@]}"; do
       arm64) targets+=(fakecuda not_a_driver fakenvml fakenvml_minimal unit_tests) ;;
     esac
   fi
+  unit=ON
+  [[ $a == amd64 ]] && ((tests)) && unit=OFF
   cmake -S . -B "$out/$a" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_TOOLCHAIN_FILE="$toolchain" \
-    -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" >/dev/null
+    -DCUMEMCTL_SYSROOT="$PWD/$out/root-$a" -DCUMEMCTL_UNIT_TESTS=$unit >/dev/null
   cmake --build "$out/$a" --target "${targets[@]}"
   scripts/check-glibc.sh "$out/$a/cmd/cumemctl"
 done

@@ -148,7 +148,8 @@ fuzz() {
 test_jobs=$((2 * jobs))
 # The release build's tests. As root the end-to-end case files run in the sanitizer build, and those
 # that only the shipped binary can show in the release stage too, with the packaged binary of this same
-# build in its Debian 11 root: here only the two the sanitizer run leaves out. Elsewhere all of them.
+# build in its Debian 11 root: here only the two the sanitizer run leaves out; the unit tests run in the
+# sanitizer build and under qemu (the amd64 release build has none). Elsewhere all of them.
 release_tests() {
   local status=0
   if is_root; then
