@@ -84,7 +84,7 @@ TEST_CASE("the matrix: rows as published, and a failing row for each rank withou
     for (int j = 0; j < 3; ++j) {
         Cell c;
         c.peer = j;
-        c.status = j == 2 ? "fail" : "pass";
+        c.status = j == 2 ? CellStatus::fail : CellStatus::pass;
         c.gbps = 100.0 + j;
         if (j == 2) c = missing_cell(2, 2000ms);
         row0.cells.push_back(c);
