@@ -30,7 +30,8 @@ std::vector<std::string> statuses_in_order(const nlohmann::json& r, std::vector<
         if (std::find(node_statuses.begin(), node_statuses.end(), status) == node_statuses.end())
             node_statuses.push_back(status);
     };
-    for (const auto& [status, count] : r.value("statuses", nlohmann::json::object()).items()) add(status);
+    const auto counts = r.value("statuses", nlohmann::json::object());
+    for (const auto& item : counts.items()) add(item.key());
     for (const auto& n : r.value("nodes", nlohmann::json::array())) add(n.value("status", "unknown"));
     return node_statuses;
 }
