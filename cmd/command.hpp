@@ -13,6 +13,7 @@
 #include "base/interrupt.hpp"
 #include "cuda/driver.hpp"
 #include "nvml/nvml.hpp"
+#include "output_format.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {
@@ -20,7 +21,8 @@ namespace cumemctl::cmd {
 // Options that every subcommand takes.
 struct Globals {
     bool json = false;      // --json: one JSON document on stdout
-    std::string format;     // --format table|json|prometheus (json is the same as --json)
+    std::string format;     // --format as typed (json is the same as --json; csv carries its flags)
+    OutputFormat output = OutputFormat::table;  // what --json and --format ask for, set once parsed
     std::string libcuda;    // --libcuda PATH
     std::string libnvml;    // --libnvml PATH
     bool no_color = false;  // --no-color

@@ -40,7 +40,7 @@ struct CreateOptions {
     bool export_handle = false;
     bool import_check = false;
     bool dma_buf = false;  // --dma-buf
-    PoolOptions pool;  // --pool: a stream-ordered pool instead (cmd/create_pool.*)
+    PoolOptions pool;      // --pool: a stream-ordered pool instead (cmd/create_pool.*)
 
     CreatePlan check() const;
 };
@@ -112,9 +112,6 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
                     Problem p = e.problem();
                     p.remedy = "give one of those sizes, or add --round-up";
                     throw Error(std::move(p));
-                } catch (const NoPeerAccessError& e) {
-                    fill_create_report(report, *request, result, id);
-                    throw in_option_words(e);
                 } catch (const Error&) {
                     fill_create_report(report, *request, result, id);
                     throw;

@@ -77,12 +77,6 @@ void add_pool_options(CLI::App& app, PoolOptions& o) {
                  "share the pool and a block with a second process, which checks and frees it first");
 }
 
-Error in_option_words(const NoPeerAccessError& e) {
-    Problem p = e.problem();
-    p.remedy = no_peer_access_remedy(e.device, "--access");
-    return Error(std::move(p));
-}
-
 void require_pool_flag(const PoolOptions& o) {
     if (!o.ipc_check && o.max_size == "0") return;
     throw Error(ExitCode::usage, "--ipc-check and --max-size are options of a pool",
@@ -140,13 +134,8 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                                 ipc->imex_channel_dir = dir;
                             }
                         }
-                        const CreatePoolResult r = with_pool_option_words([&] {
-                            try {
-                                return create_pool_and_check(driver.api(), device, request, size, ipc, access);
-                            } catch (const NoPeerAccessError& e) {
-                                throw in_option_words(e);
-                            }
-                        });
+                        const CreatePoolResult r =
+                            create_pool_and_check(driver.api(), device, request, size, ipc, access);
                         nlohmann::json j = result_json(r);
                         j["ordinal"] = device;
                         add_identity(j, identity_in(ids, device));

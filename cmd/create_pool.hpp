@@ -28,10 +28,6 @@ struct CreatePoolTarget {
     std::vector<std::string> cumemcreate_flags;  // create's flags given that apply to cuMemCreate only
 };
 
-// The core's "cannot reach the owner's memory" error in create's words: the devices given access are
-// --access (create and create --pool).
-Error in_option_words(const gpu::NoPeerAccessError& e);
-
 // Throws a usage error when a pool option (--ipc-check, --max-size) is given without --pool.
 void require_pool_flag(const PoolOptions& o);
 

@@ -64,10 +64,6 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
 
 }  // namespace
 
-bool is_csv_format(const std::string& format) {
-    return format == "csv" || format.rfind("csv,", 0) == 0;
-}
-
 std::vector<std::string> csv_fields(const std::string& command) {
     std::vector<std::string> names;
     for (const CsvField& f : field_catalogue(command)) names.push_back(f.name);

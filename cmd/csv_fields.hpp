@@ -9,9 +9,6 @@
 
 namespace cumemctl::cmd {
 
-// Whether `format` asks for CSV: "csv", "csv,noheader", "csv,nounits", "csv,noheader,nounits".
-bool is_csv_format(const std::string& format);
-
 // The fields --fields may name for `command` (empty: the command has no CSV).
 std::vector<std::string> csv_fields(const std::string& command);
 

@@ -81,8 +81,7 @@ struct DoctorCliOptions {
             options.checks = parsed;
         }
         options.quick = quick;
-        parse_device_list(devices);
-        options.devices = devices;
+        options.devices = parse_device_list(devices);
         options.expect_idle = expect_idle;
         if (!(timeout > 0) || timeout > 86400) {
             throw Error(
@@ -107,7 +106,7 @@ struct DoctorCliOptions {
 // most a year. A usage error otherwise, or without --format nfd.
 std::optional<std::chrono::seconds> parse_expiry(const std::string& text, const Globals& globals) {
     if (text.empty()) return std::nullopt;
-    if (globals.format != "nfd") {
+    if (globals.output != OutputFormat::nfd) {
         throw Error(ExitCode::usage, "--expiry goes with --format nfd",
                     "give --format nfd (the labels' expiry-time), or leave --expiry out");
     }
@@ -132,7 +131,7 @@ std::optional<std::chrono::seconds> parse_expiry(const std::string& text, const 
 // --output's FILE: the report for a program, written atomically; never the table.
 void check_output(const std::string& output, const Globals& globals) {
     if (output.empty()) return;
-    if (!globals.json && (globals.format.empty() || globals.format == "table")) {
+    if (globals.output == OutputFormat::table) {
         throw Error(ExitCode::usage, "--output writes a format for programs, not the table",
                     "give --format nfd, junit, json, prometheus or line with --output");
     }
@@ -150,20 +149,31 @@ std::string_view scope_name(CheckScope scope) {
     return "node";
 }
 
-// pass, warn, busy, timeout or fail for the whole run (skips do not count; busy is no failure).
-std::string_view overall(const std::array<int, kStatusCount>& counts) {
-    if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0) return "fail";
-    if (counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) return "timeout";
-    if (counts[static_cast<std::size_t>(CheckStatus::busy)] > 0) return "busy";
-    if (counts[static_cast<std::size_t>(CheckStatus::warn)] > 0) return "warn";
-    return "pass";
+// How the summary counts a status: "3 passed".
+std::string_view counted_word(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::pass:
+            return "passed";
+        case CheckStatus::warn:
+            return "warned";
+        case CheckStatus::fail:
+            return "failed";
+        case CheckStatus::skip:
+            return "skipped";
+        case CheckStatus::busy:
+            return "busy";
+        case CheckStatus::timeout:
+            return "timed out";
+    }
+    return "failed";
 }
 
+// "1 failed, 2 warned, 5 passed": the counts, worst status first.
 std::string summary_line(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
-    const char* words[] = {"passed", "warned", "failed", "skipped", "busy", "timed out"};
-    for (std::size_t i : {2u, 5u, 4u, 1u, 0u, 3u}) {
-        if (counts[i] > 0) parts.push_back(fmt::format("{} {}", counts[i], words[i]));
+    for (const CheckStatus s : statuses_worst_first()) {
+        const int n = counts[static_cast<std::size_t>(s)];
+        if (n > 0) parts.push_back(fmt::format("{} {}", n, counted_word(s)));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -171,8 +181,8 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
 // "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
 std::string results_title(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, overall(counts), summary_line(counts),
-                       format_duration(run.seconds));
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)),
+                       summary_line(counts), format_duration(run.seconds));
 }
 
 // --verbose: every result with its time and reason, then each GPU's names and the remedies.
@@ -251,15 +261,12 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     }
     nlohmann::json gpus = nlohmann::json::array();
     for (const auto& id : run.identities) gpus.push_back(identity_json(id));
+    nlohmann::json summary = nlohmann::json::object();
+    for (const CheckStatus s : statuses_worst_first())
+        summary[std::string(status_name(s))] = counts[static_cast<std::size_t>(s)];
     report.results = {
-        {"status", overall(counts)},
-        {"summary",
-         {{"pass", counts[0]},
-          {"warn", counts[1]},
-          {"fail", counts[2]},
-          {"skip", counts[3]},
-          {"busy", counts[4]},
-          {"timeout", counts[5]}}},
+        {"status", status_name(run_status(counts))},
+        {"summary", std::move(summary)},
         {"seconds", run.seconds},
         {"level", run.quick ? "quick" : "full"},
         {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
@@ -279,8 +286,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
             Problem{.exit_code = ExitCode::unavailable,
                     .message = "no usable CUDA driver: " + report.driver.error,
                     .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
-    } else if (counts[static_cast<std::size_t>(CheckStatus::fail)] > 0 ||
-               counts[static_cast<std::size_t>(CheckStatus::timeout)] > 0) {
+    } else if (status_fails(run_status(counts))) {
         report.mark_failed();
     }
 }
@@ -289,7 +295,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
 // formats of a run's results (nfd, prometheus, junit, csv, line) and --expiry have nothing of it to
 // write, so they are usage errors, not a made-up run's output.
 void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
-    if (!globals.json && !globals.format.empty() && globals.format != "table" && globals.format != "json") {
+    if (globals.output != OutputFormat::table && globals.output != OutputFormat::json) {
         throw Error(ExitCode::usage,
                     fmt::format("--list-checks writes a table or JSON, not --format {}", globals.format),
                     "leave --format out (the table), or give --json");
@@ -298,7 +304,7 @@ void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
         throw Error(ExitCode::usage, "--expiry goes with a run's --format nfd, not with --list-checks",
                     "leave --expiry out");
     }
-    if (!opts.output.empty() && !globals.json && globals.format != "json") {
+    if (!opts.output.empty() && globals.output != OutputFormat::json) {
         throw Error(ExitCode::usage, "--list-checks --output writes JSON, not the table",
                     "give --json with --output, or leave --output out");
     }
@@ -322,7 +328,7 @@ Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
 Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) {
     if (opts.list) {
         Report list = list_checks(opts, globals);
-        if (list.exit_code != ExitCode::usage) list.output_file = opts.output;
+        if (list.exit_code != ExitCode::usage) list.delivery.output_file = opts.output;
         return list;
     }
     std::optional<std::chrono::seconds> expiry;
@@ -351,12 +357,12 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         DoctorRun run = done.run;
         run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
         fill_report(report, run, opts.verbose);
-        report.end_without_unwinding = done.timed_out;
+        report.delivery.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.
     if (result.exit_code != ExitCode::usage && result.exit_code != ExitCode::interrupted &&
         result.exit_code != ExitCode::terminated) {
-        result.output_file = opts.output;
+        result.delivery.output_file = opts.output;
         if (expiry) result.expires = result.started + *expiry;
     }
     return result;

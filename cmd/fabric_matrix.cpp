@@ -62,10 +62,16 @@ struct MatrixOptions {
         std::string imex_channel_dir = kImexChannelDir;
     };
     Plan check() const;
+
+private:
+    void check_mode(Plan& p) const;
+    void check_request(Plan& p) const;
+    void check_local(Plan& p) const;
+    void check_rank(Plan& p) const;
 };
 
-MatrixOptions::Plan MatrixOptions::check() const {
-    Plan p;
+// How the ranks meet (--rendezvous), and that one of --local, --dir and --summary is given.
+void MatrixOptions::check_mode(Plan& p) const {
     if (rendezvous != "auto" && rendezvous != "pmix" && rendezvous != "dir") {
         throw Error(ExitCode::usage, fmt::format("invalid --rendezvous '{}'", rendezvous),
                     "give --rendezvous auto, pmix or dir");
@@ -86,6 +92,10 @@ MatrixOptions::Plan MatrixOptions::check() const {
                     "give --local to check this node's GPUs, --dir DIR on every rank of a distributed run, or "
                     "--summary DIR for a run whose files were kept");
     }
+}
+
+// What each rank makes and how long it waits: the handle type, --timeout and --size.
+void MatrixOptions::check_request(Plan& p) const {
     p.handle_type = parse_handle_type(handle_type);
     if (p.handle_type != CU_MEM_HANDLE_TYPE_FABRIC && p.handle_type != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
         throw Error(ExitCode::usage, fmt::format("fabric-matrix cannot share '{}' handles", handle_type),
@@ -102,29 +112,29 @@ MatrixOptions::Plan MatrixOptions::check() const {
         }
     }
     if (const char* d = std::getenv("CUMEMCTL_IMEX_CHANNEL_DIR"); d != nullptr && *d != '\0') p.imex_channel_dir = d;
-    if (local_given) {
-        p.mode = Plan::Mode::local;
-        if (!local.empty() && local != "all") {
-            int n = 0;
-            const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), n);
-            if (ec != std::errc() || end != local.data() + local.size() || n < 1) {
-                throw Error(ExitCode::usage, fmt::format("invalid --local '{}'", local),
-                            "give --local N (ranks, one per GPU, at least 1) or --local all");
-            }
-            p.local_count = n;
+}
+
+// --local N or all, which starts its own ranks.
+void MatrixOptions::check_local(Plan& p) const {
+    p.mode = Plan::Mode::local;
+    if (!local.empty() && local != "all") {
+        int n = 0;
+        const auto [end, ec] = std::from_chars(local.data(), local.data() + local.size(), n);
+        if (ec != std::errc() || end != local.data() + local.size() || n < 1) {
+            throw Error(ExitCode::usage, fmt::format("invalid --local '{}'", local),
+                        "give --local N (ranks, one per GPU, at least 1) or --local all");
         }
-        if (rank || ranks || device || run) {
-            throw Error(ExitCode::usage,
-                        "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
-                        "leave them out, or use --dir for a distributed run");
-        }
-        return p;
+        p.local_count = n;
     }
-    if (!summary.empty()) {
-        p.mode = Plan::Mode::summary;
-        if (run) check_run_name(*run);
-        return p;
+    if (rank || ranks || device || run) {
+        throw Error(ExitCode::usage,
+                    "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
+                    "leave them out, or use --dir for a distributed run");
     }
+}
+
+// One rank of a distributed run: its device, rank and run, and, through a folder, its identity.
+void MatrixOptions::check_rank(Plan& p) const {
     p.mode = Plan::Mode::rank;
     if (p.handle_type != CU_MEM_HANDLE_TYPE_FABRIC) {
         throw Error(ExitCode::usage, "posix-fd handles cannot travel through a folder",
@@ -143,6 +153,20 @@ MatrixOptions::Plan MatrixOptions::check() const {
     p.folder_fallback = p.pmix && rendezvous == "auto" && !dir.empty();
     // Through a folder only, the identity is known now; through PMIx, from the server at run time.
     if (!p.pmix) p.id = resolve_rank_identity(p.given, process_environment());
+}
+
+MatrixOptions::Plan MatrixOptions::check() const {
+    Plan p;
+    check_mode(p);
+    check_request(p);
+    if (local_given) {
+        check_local(p);
+    } else if (!summary.empty()) {
+        p.mode = Plan::Mode::summary;
+        if (run) check_run_name(*run);
+    } else {
+        check_rank(p);
+    }
     return p;
 }
 
@@ -213,7 +237,7 @@ Table row_table(const Row& row) {
     t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
     t.columns = {"owner", "result", "GB/s", "diagnosis"};
     for (const auto& c : row.cells) {
-        t.rows.push_back({std::to_string(c.peer), c.status, c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
+        t.rows.push_back({std::to_string(c.peer), std::string(matrix::cell_status_name(c.status)), c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
                           c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
     }
     t.wrap_last = true;
@@ -281,7 +305,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     const Matrix m = build_matrix(input);
     report.results = {{"mode", "rank"},
                       {"run", id.run},
-                      {"rendezvous", {{"kind", rendezvous.kind()}, {"where", rendezvous.where()}}},
+                      {"rendezvous", {{"kind", rendezvous_kind_name(rendezvous.kind())}, {"where", rendezvous.where()}}},
                       {"folder", meeting.dir ? nlohmann::json(meeting.dir->path()) : nlohmann::json(nullptr)},
                       {"rank", id.rank},
                       {"ranks", id.ranks},
@@ -304,7 +328,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     }
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
-    report.stdout_quiet = rendezvous.kind() == "pmix" && id.rank != 0 && !o.all_report;
+    report.delivery.stdout_quiet = rendezvous.kind() == RendezvousKind::pmix && id.rank != 0 && !o.all_report;
     if (id.rank == 0 || o.all_report) {
         report.tables = matrix_tables(m);
     } else {
@@ -347,7 +371,7 @@ Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
         // when it fails before it meets the others (its errors still go to stderr); once it has met them,
         // run_rank_mode says it again from the way they met (a folder after all: every rank reports).
         if (const char* r = std::getenv("PMIX_RANK"); p.pmix && !o.all_report && r != nullptr && std::string(r) != "0")
-            report.stdout_quiet = true;
+            report.delivery.stdout_quiet = true;
         Driver driver = open_driver(globals);
         report.driver = driver.info();
         const int count = driver.init();

@@ -62,18 +62,13 @@ Expectations FleetOptions::check() const {
     return e;
 }
 
-// The statuses that fail the fleet, as --format nodelist lists their nodes (to drain them).
-bool failing_status(const std::string& status) {
-    return severity(status) <= severity("stale");
-}
-
 std::string joined(const std::vector<std::string>& items, const char* none = "-") {
     return items.empty() ? none : fmt::format("{}", fmt::join(items, ", "));
 }
 
 nlohmann::json node_json(const NodeSummary& n) {
     nlohmann::json j{{"host", n.host},
-                     {"status", n.status},
+                     {"status", node_status_name(n.status)},
                      {"sources", n.sources},
                      {"commands", n.commands},
                      {"timestamp", text_or_null(n.timestamp)},
@@ -85,7 +80,7 @@ nlohmann::json node_json(const NodeSummary& n) {
     for (const auto& g : n.gpu_health) {
         health.push_back({{"device", g.device},
                           {"uuid", text_or_null(g.uuid)},
-                          {"status", g.status},
+                          {"status", doctor::status_name(g.status)},
                           {"reason", text_or_null(g.reason)}});
     }
     j["gpu_health"] = std::move(health);
@@ -96,7 +91,7 @@ nlohmann::json node_json(const NodeSummary& n) {
 std::string failing_nodes(const FleetSummary& s) {
     std::vector<std::string> hosts;
     for (const auto& n : s.nodes) {
-        if (failing_status(n.status)) hosts.push_back(n.host);
+        if (node_fails(n.status)) hosts.push_back(n.host);
     }
     return compress_hostlist(hosts);
 }
@@ -106,16 +101,16 @@ std::string failing_nodes(const FleetSummary& s) {
 nlohmann::json failures_json(const FleetSummary& s) {
     std::vector<const NodeSummary*> nodes;
     for (const auto& n : s.nodes) {
-        if (failing_status(n.status)) nodes.push_back(&n);
+        if (node_fails(n.status)) nodes.push_back(&n);
     }
     std::stable_sort(nodes.begin(), nodes.end(), [](const NodeSummary* a, const NodeSummary* b) {
-        return severity(a->status) < severity(b->status);
+        return node_severity(a->status) > node_severity(b->status);
     });
     nlohmann::json out = nlohmann::json::array();
     for (const NodeSummary* n : nodes) {
         if (n->failures.empty()) {
             out.push_back({{"host", n->host},
-                           {"status", n->status},
+                           {"status", node_status_name(n->status)},
                            {"check", nullptr},
                            {"device", nullptr},
                            {"uuid", nullptr},
@@ -127,7 +122,7 @@ nlohmann::json failures_json(const FleetSummary& s) {
         }
         for (const auto& f : n->failures) {
             out.push_back({{"host", n->host},
-                           {"status", f.status},
+                           {"status", doctor::status_name(f.status)},
                            {"check", f.check},
                            {"device", f.device ? nlohmann::json(*f.device) : nlohmann::json(nullptr)},
                            {"uuid", text_or_null(f.uuid)},
@@ -141,11 +136,11 @@ nlohmann::json failures_json(const FleetSummary& s) {
 }
 
 nlohmann::json summary_json(const FleetSummary& s, int inputs) {
-    std::map<std::string, int> counts{{"pass", 0},  {"warn", 0},    {"busy", 0},    {"timeout", 0}, {"fail", 0},
-                                      {"error", 0}, {"unknown", 0}, {"missing", 0}, {"stale", 0}};
+    std::map<std::string, int> counts;
+    for (const NodeStatus status : node_statuses_worst_first()) counts[std::string(node_status_name(status))] = 0;
     nlohmann::json nodes = nlohmann::json::array();
     for (const auto& n : s.nodes) {
-        ++counts[n.status];
+        ++counts[std::string(node_status_name(n.status))];
         nodes.push_back(node_json(n));
     }
     nlohmann::json checks = nlohmann::json::array();
@@ -174,21 +169,37 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
             {"differences", std::move(diffs)}};
 }
 
+// How the title counts nodes of a status: "2 failed".
+std::string_view counted_word(NodeStatus status) {
+    switch (status) {
+        case NodeStatus::fail:
+            return "failed";
+        case NodeStatus::timeout:
+            return "out of time";
+        case NodeStatus::error:
+            return "with errors";
+        case NodeStatus::missing:
+            return "missing";
+        case NodeStatus::stale:
+            return "with a report too old";
+        case NodeStatus::busy:
+            return "busy";
+        case NodeStatus::warn:
+            return "warned";
+        case NodeStatus::pass:
+            return "passed";
+        case NodeStatus::unknown:
+            break;
+    }
+    return "without a doctor report";
+}
+
 std::string title(const FleetSummary& s) {
-    std::map<std::string, int> counts;
+    std::map<NodeStatus, int> counts;
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
-    for (const char* status : {"fail", "timeout", "error", "missing", "stale", "busy", "warn", "pass", "unknown"}) {
-        const char* word = std::string_view(status) == "fail"      ? "failed"
-                           : std::string_view(status) == "missing" ? "missing"
-                           : std::string_view(status) == "stale"   ? "with a report too old"
-                           : std::string_view(status) == "timeout" ? "out of time"
-                           : std::string_view(status) == "busy"    ? "busy"
-                           : std::string_view(status) == "warn"    ? "warned"
-                           : std::string_view(status) == "pass"    ? "passed"
-                           : std::string_view(status) == "error"   ? "with errors"
-                                                                   : "without a doctor report";
-        if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], word));
+    for (const NodeStatus status : node_statuses_worst_first()) {
+        if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], counted_word(status)));
     }
     return fmt::format("cumemctl fleet: {} node{} ({}), {} report{}", s.nodes.size(), s.nodes.size() == 1 ? "" : "s",
                        joined(parts, "none"), s.reports, s.reports == 1 ? "" : "s");
@@ -197,9 +208,9 @@ std::string title(const FleetSummary& s) {
 // What did not pass on a node, for its row: the error, the failed and the warned checks.
 std::string not_passed(const NodeSummary& n) {
     std::vector<std::string> parts;
-    if (n.status == "missing") parts.emplace_back("no report");
-    if (n.status == "stale") parts.emplace_back("report too old");
-    if (n.status != "missing" && n.status != "stale" && !n.error.empty()) parts.push_back(n.error);
+    if (n.status == NodeStatus::missing) parts.emplace_back("no report");
+    if (n.status == NodeStatus::stale) parts.emplace_back("report too old");
+    if (n.status != NodeStatus::missing && n.status != NodeStatus::stale && !n.error.empty()) parts.push_back(n.error);
     // A check that failed on every GPU is one item: "fabric-alloc@gpu[0-7]".
     if (!n.failed.empty()) parts.push_back("fail: " + joined(compress_hostlist_items(n.failed)));
     if (!n.warned.empty()) parts.push_back("warn: " + joined(compress_hostlist_items(n.warned)));
@@ -217,7 +228,8 @@ std::string failure_line(const std::string& host, const CheckFailure& f) {
         if (!f.pci_bus_id.empty() && f.pci_bus_id != name) names.push_back(f.pci_bus_id);
         gpu = fmt::format(" on {}{}", name, names.empty() ? "" : fmt::format(" ({})", fmt::join(names, ", ")));
     }
-    return fmt::format("{}: {}{}{}: {}", host, f.check, gpu, f.status == "timeout" ? " (timeout)" : "", f.reason);
+    return fmt::format("{}: {}{}{}: {}", host, f.check, gpu,
+                       f.status == doctor::CheckStatus::timeout ? " (timeout)" : "", f.reason);
 }
 
 // The nodes that did not pass, worst first, nodes alike (status, driver, GPUs, what did not pass) in one
@@ -225,34 +237,39 @@ std::string failure_line(const std::string& host, const CheckFailure& f) {
 // nodes as one host list.
 Table nodes_table(const FleetSummary& s) {
     struct Group {
-        std::vector<std::string> key;  // status, driver, gpus, what did not pass
+        NodeStatus status;
+        std::vector<std::string> key;  // driver, gpus, what did not pass
         std::vector<std::string> hosts;
     };
     std::vector<Group> groups;
     std::vector<std::string> passing;
     for (const auto& n : s.nodes) {
-        if (n.status == "pass") {
+        if (n.status == NodeStatus::pass) {
             passing.push_back(n.host);
             continue;
         }
         auto prop = [&](const FleetProperty& p) {
             const auto it = n.properties.find(std::string(p.key));
-            return it == n.properties.end() ? std::string(n.status == "missing" ? "-" : "?") : it->second;
+            return it == n.properties.end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
         };
-        std::vector<std::string> key{n.status, prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
-        auto it = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.key == key; });
-        if (it == groups.end()) it = groups.insert(groups.end(), Group{std::move(key), {}});
+        std::vector<std::string> key{prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
+        auto it = std::find_if(groups.begin(), groups.end(),
+                               [&](const Group& g) { return g.status == n.status && g.key == key; });
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{n.status, std::move(key), {}});
         it->hosts.push_back(n.host);
     }
     std::stable_sort(groups.begin(), groups.end(),
-                     [](const Group& a, const Group& b) { return severity(a.key[0]) < severity(b.key[0]); });
+                     [](const Group& a, const Group& b) { return node_severity(a.status) > node_severity(b.status); });
     Table t{
         title(s),
         {"node", "status", std::string(kFleetDriver.name), std::string(kFleetGpus.name), "checks that did not pass"},
         {},
         {},
         true};
-    for (const auto& g : groups) t.rows.push_back({compress_hostlist(g.hosts), g.key[0], g.key[1], g.key[2], g.key[3]});
+    for (const auto& g : groups) {
+        t.rows.push_back(
+            {compress_hostlist(g.hosts), std::string(node_status_name(g.status)), g.key[0], g.key[1], g.key[2]});
+    }
     if (t.rows.empty()) t.columns.clear();
     // Each failed check with its GPU, worst node first (--json lists them all).
     constexpr std::size_t kShown = 20;
@@ -265,7 +282,8 @@ Table nodes_table(const FleetSummary& s) {
             for (const auto& f : n->failures) {
                 if (++count <= kShown) lines.push_back(failure_line(host, f));
             }
-            if (n->status == "stale" && ++count <= kShown) lines.push_back(fmt::format("{}: {}", host, n->error));
+            if (n->status == NodeStatus::stale && ++count <= kShown)
+                lines.push_back(fmt::format("{}: {}", host, n->error));
         }
     }
     if (count > kShown) lines.push_back(fmt::format("... and {} more (--json lists every one)", count - kShown));
@@ -390,7 +408,7 @@ Report run_fleet(const FleetOptions& opts) {
         report.results["input_problems"] = std::move(bad);
         add_tables(report, summary);
         add_fabric_matrices(report, reports);
-        report.line = failing_nodes(summary);
+        report.nodelist = failing_nodes(summary);
         // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
         // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
         // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,

@@ -19,9 +19,10 @@ namespace cumemctl::cmd {
 // index) as doctor's drain reason does.
 std::string identity_note(const gpu::DeviceIdentity& id);
 
-// NVML, loaded on a thread of its own (open_nvml) while the driver initialises: the one way every
-// command that works on devices loads it; shared, so that --device's nvidiaN (gpu::DeviceList::select),
-// the identities and the command's own NVML figures wait for the one load.
+// NVML, loaded on a thread of its own (open_nvml) while the driver initialises, as the commands that
+// name devices load it (doctor, fabric-matrix's ranks and imex-setup --verify's child load their own);
+// shared, so that --device's nvidiaN (gpu::DeviceList::select), the identities and the command's own
+// NVML figures wait for one load.
 using NvmlLoad = std::shared_future<nvml::Library>;
 NvmlLoad load_nvml_for_identities(const Globals& globals);
 

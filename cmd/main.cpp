@@ -8,6 +8,7 @@
 #include <span>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,7 +19,10 @@
 #include "commands.hpp"
 #include "csv_fields.hpp"
 #include "help.hpp"
+#include "option_names.hpp"
 #include "report/csv_renderer.hpp"
+#include "doctor/renderers.hpp"
+#include "fleet/node_status.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
@@ -53,22 +57,16 @@ constexpr std::string_view kDoctorCommands[] = {"doctor"};
 // The output formats that only some commands write: the one list of each, which the check and the
 // refusal read (--format's help leaves the detail to cumemctl(1)).
 struct FormatOfSome {
-    std::string_view format;
+    OutputFormat format;
     std::span<const std::string_view> commands;
     std::string_view what;  // what a command without it lacks
 };
-constexpr FormatOfSome kFormatsOfSome[] = {{"prometheus", kPrometheusCommands, "Prometheus output"},
-                                           {"line", kLineCommands, "one-line summary"},
-                                           {"html", kHtmlCommands, "HTML page"},
-                                           {"junit", kDoctorCommands, "JUnit report"},
-                                           {"nfd", kDoctorCommands, "node-feature-discovery labels"},
-                                           {"nodelist", kNodelistCommands, "node list"}};
-
-// Whether `format` is one that only some commands write.
-bool of_some(std::string_view format) {
-    return std::any_of(std::begin(kFormatsOfSome), std::end(kFormatsOfSome),
-                       [&](const FormatOfSome& f) { return f.format == format; });
-}
+constexpr FormatOfSome kFormatsOfSome[] = {{OutputFormat::prometheus, kPrometheusCommands, "Prometheus output"},
+                                           {OutputFormat::line, kLineCommands, "one-line summary"},
+                                           {OutputFormat::html, kHtmlCommands, "HTML page"},
+                                           {OutputFormat::junit, kDoctorCommands, "JUnit report"},
+                                           {OutputFormat::nfd, kDoctorCommands, "node-feature-discovery labels"},
+                                           {OutputFormat::nodelist, kNodelistCommands, "node list"}};
 
 // "a", "a and b", "a, b and c".
 std::string spoken_list(std::span<const std::string_view> names) {
@@ -77,15 +75,15 @@ std::string spoken_list(std::span<const std::string_view> names) {
 }
 
 // The output format the command line asked for, read without the parser (for errors the parser
-// raised): "json", "prometheus" or "table".
-std::string argv_format(int argc, char** argv) {
+// raised): JSON with --json, else what --format names, else the table.
+OutputFormat argv_format(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view a = argv[i];
-        if (a == "--json") return "json";
-        if (a.rfind("--format=", 0) == 0) return std::string(a.substr(9));
-        if (a == "--format" && i + 1 < argc) return argv[i + 1];
+        if (a == "--json") return OutputFormat::json;
+        if (a.starts_with("--format=")) return output_format(false, a.substr(9));
+        if (a == "--format" && i + 1 < argc) return output_format(false, argv[i + 1]);
     }
-    return "table";
+    return OutputFormat::table;
 }
 
 bool use_colour(const Globals& g) {
@@ -95,44 +93,62 @@ bool use_colour(const Globals& g) {
     return isatty(STDOUT_FILENO) != 0;
 }
 
+// A fleet node's statuses worst first, as the fleet page orders them.
+std::vector<std::string> fleet_node_statuses() {
+    std::vector<std::string> names;
+    for (const auto status : cumemctl::fleet::node_statuses_worst_first())
+        names.emplace_back(cumemctl::fleet::node_status_name(status));
+    return names;
+}
+
 void render(const Report& report, const Globals& globals, std::ostream& out) {
-    if (globals.json || globals.format == "json") {
-        cumemctl::JsonRenderer{}.render(report, out);
-    } else if (globals.format == "prometheus") {
-        cumemctl::PrometheusRenderer{}.render(report, out);
-    } else if (globals.format == "html") {
-        cumemctl::HtmlRenderer{}.render(report, out);
-    } else if (globals.format == "line") {
-        cumemctl::LineRenderer{}.render(report, out);
-    } else if (globals.format == "junit") {
-        cumemctl::JunitRenderer{}.render(report, out);
-    } else if (globals.format == "nfd") {
-        cumemctl::NfdRenderer{}.render(report, out);
-    } else if (is_csv_format(globals.format)) {
-        cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
-    } else if (globals.format == "nodelist") {
-        if (!report.line.empty()) out << report.line << '\n';  // nothing when no node fails
-    } else {
-        cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
+    switch (globals.output) {
+        case OutputFormat::json:
+            cumemctl::JsonRenderer{}.render(report, out);
+            return;
+        case OutputFormat::prometheus:
+            cumemctl::PrometheusRenderer{}.render(report, out);
+            return;
+        case OutputFormat::html:
+            cumemctl::HtmlRenderer{fleet_node_statuses()}.render(report, out);
+            return;
+        case OutputFormat::line:
+            cumemctl::LineRenderer{}.render(report, out);
+            return;
+        case OutputFormat::junit:
+            cumemctl::doctor::JunitRenderer{}.render(report, out);
+            return;
+        case OutputFormat::nfd:
+            cumemctl::doctor::NfdRenderer{}.render(report, out);
+            return;
+        case OutputFormat::csv:
+            cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
+            return;
+        case OutputFormat::nodelist:
+            if (!report.nodelist.empty()) out << report.nodelist << '\n';  // nothing when no node fails
+            return;
+        case OutputFormat::table:
+            cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
+            return;
     }
 }
 
 int emit(const Report& report, const Globals& globals) {
     int code = static_cast<int>(report.exit_code);
-    if (report.stdout_quiet) {
+    if (report.delivery.stdout_quiet) {
         // nothing on standard output
-    } else if (!report.output_file.empty()) {
+    } else if (!report.delivery.output_file.empty()) {
         // A reader of the file (node-feature-discovery, node_exporter's textfile collector) sees the old
         // content or the new, never a part.
         std::ostringstream text;
         render(report, globals, text);
         try {
-            cumemctl::write_file_atomically(report.output_file, text.str(), 0644, cumemctl::MissingFolder::refuse);
+            cumemctl::write_file_atomically(report.delivery.output_file, text.str(), 0644, cumemctl::MissingFolder::refuse);
         } catch (const cumemctl::Error& e) {
             Report failed = report;
             failed.add_error(e.problem());
             // With --json the one JSON document still comes, on stdout, since the file could not hold it.
-            if (globals.json || globals.format == "json") render(failed, globals, std::cout);
+            if (globals.output == OutputFormat::json) render(failed, globals, std::cout);
             std::cout.flush();
             cumemctl::write_problems(failed, std::cerr);
             return code == 0 ? static_cast<int>(e.problem().exit_code) : code;
@@ -159,18 +175,18 @@ Report usage_report(std::string command, std::string message, std::string remedy
 
 // The usage error for an output format the chosen command cannot write, or nothing when it can.
 std::optional<Report> check_format(const std::string& command, const Globals& globals) {
-    if (globals.json && !globals.format.empty() && globals.format != "json") {
+    if (globals.json && !globals.format.empty() && parse_format(globals.format) != OutputFormat::json) {
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
                             "give one of --json or --format table|json|prometheus|line|html|junit|nfd|nodelist|csv");
     }
     for (const FormatOfSome& f : kFormatsOfSome) {
-        if (globals.format != f.format || std::find(f.commands.begin(), f.commands.end(), command) != f.commands.end())
+        if (globals.output != f.format || std::find(f.commands.begin(), f.commands.end(), command) != f.commands.end())
             continue;
         return usage_report(
             command, fmt::format("'{}' has no {}", command, f.what),
-            fmt::format("--format {} works with {}; use --json here", f.format, spoken_list(f.commands)));
+            fmt::format("--format {} works with {}; use --json here", format_name(f.format), spoken_list(f.commands)));
     }
-    if (is_csv_format(globals.format)) {
+    if (globals.output == OutputFormat::csv) {
         try {
             csv_layout(command, globals.format, globals.fields);
         } catch (const cumemctl::Error& e) {
@@ -182,9 +198,8 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
     return std::nullopt;
 }
 
-// Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
-int run(int argc, char** argv) {
-    CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
+// The options every command takes, into `globals`, and the root's own behaviour (help, version).
+void add_global_options(CLI::App& app, Globals& globals) {
     app.name("cumemctl");
     // Before the subcommands, which take the formatter and the help flag when they are made.
     app.formatter(help_formatter());
@@ -193,16 +208,13 @@ int run(int argc, char** argv) {
     app.set_version_flag("--version",
                          fmt::format("cumemctl {} (git {})", cumemctl::tool_version(), cumemctl::git_commit()),
                          "print the version and exit");
-    Globals globals;
     app.add_flag("--json", globals.json, "write one JSON document to stdout")->configurable(false);
     app.add_option("--format", globals.format,
                    "table (the default), json, csv[,noheader][,nounits], prometheus, line, html, junit, nfd or "
                    "nodelist; which commands write which: cumemctl(1)")
         ->check(CLI::Validator(
             [](std::string& value) -> std::string {
-                static const std::vector<std::string> named{"table", "json",  "prometheus", "line",
-                                                            "html",  "junit", "nfd",        "nodelist"};
-                if (is_csv_format(value) || std::find(named.begin(), named.end(), value) != named.end()) return {};
+                if (parse_format(value)) return {};
                 return value + " not in {table,json,prometheus,line,html,junit,nfd,nodelist,csv}";
             },
             "{table,json,prometheus,line,html,junit,nfd,nodelist,csv}"));
@@ -218,7 +230,35 @@ int run(int argc, char** argv) {
     app.add_flag("--no-color", globals.no_color, "never colour the table (NO_COLOR does the same)");
     // Global options may come after the subcommand too.
     app.fallthrough();
+}
 
+// What a parse that ended before any command ran answers: the help, the version (with --json the one
+// JSON document every --json run writes: the envelope, its results the version), or a usage error in
+// the format asked for.
+int answer_parse_end(const CLI::ParseError& e, CLI::App& app, int argc, char** argv) {
+    const OutputFormat asked = argv_format(argc, argv);
+    if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr && asked == OutputFormat::json) {
+        Report report;
+        report.command = "version";
+        report.results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
+        Globals as_json;
+        as_json.output = OutputFormat::json;
+        return emit(report, as_json);
+    }
+    if (dynamic_cast<const CLI::Success*>(&e) != nullptr) return app.exit(e);
+    Globals as_asked;
+    as_asked.output = asked == OutputFormat::csv ? OutputFormat::table : asked;  // a CSV layout is unchecked here
+    Report report;
+    report.command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
+    report.add_error(usage_problem(e, app, argc, argv));
+    return emit(report, as_asked);
+}
+
+// Builds the CLI, parses, runs the chosen command and renders its report; returns the exit code.
+int run(int argc, char** argv) {
+    CLI::App app{"cumemctl: what a node's CUDA memory system can do, and provisioning what it lacks"};
+    Globals globals;
+    add_global_options(app, globals);
     Runner runner;
     for (Registrar reg : kCommands) reg(app, globals, runner);
     add_help_footers(app);
@@ -227,43 +267,25 @@ int run(int argc, char** argv) {
         std::cout << short_usage();
         return 0;
     }
-
     try {
         app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForVersion& e) {
-        if (argv_format(argc, argv) != "json") return app.exit(e);
-        // With --json, the one JSON document every --json run writes: the envelope, its results the version.
-        Report report;
-        report.command = "version";
-        report.results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
-        Globals as_json;
-        as_json.json = true;
-        return emit(report, as_json);
     } catch (const CLI::ParseError& e) {
-        Globals as_asked;
-        as_asked.format = argv_format(argc, argv);
-        const std::string command = app.get_subcommands().empty() ? "" : app.get_subcommands().front()->get_name();
-        Report report;
-        report.command = command;
-        report.add_error(usage_problem(e, app, argc, argv));
-        return emit(report, as_asked);
+        return answer_parse_end(e, app, argc, argv);
     }
     cumemctl::mark_phase("parse");
+    globals.output = output_format(globals.json, globals.format);
     const std::string command = app.get_subcommands().front()->get_name();
+    cumemctl::install_setting_names(option_names(app, *app.get_subcommands().front()));
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
-        if (of_some(globals.format) || is_csv_format(globals.format)) as_table.format = "table";
+        if (globals.output != OutputFormat::json) as_table.output = OutputFormat::table;
         return emit(*refused, as_table);
     }
     Report report = runner();
     cumemctl::mark_phase("command");
     const int code = emit(report, globals);
     cumemctl::mark_phase("render");
-    if (report.end_without_unwinding || cumemctl::calls_abandoned()) {
+    if (report.delivery.end_without_unwinding || cumemctl::calls_abandoned()) {
         // Threads still wait in a driver or PMIx call that may never return: no destructor or library
         // finaliser may run under them.
         std::cout.flush();

@@ -226,7 +226,7 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         run.time_budget = plan.time_budget;
         run.seed = plan.seed.value_or(random_pattern_seed());
         run.max_records = plan.max_mismatches;
-        const bool json = globals.json || globals.format == "json" || globals.format == "prometheus";
+        const bool json = globals.output == OutputFormat::json || globals.output == OutputFormat::prometheus;
         MemtestProgress progress(!json && ::isatty(STDERR_FILENO) == 1);
         std::vector<std::string> pattern_names;
         for (const Pattern p : plan.patterns) pattern_names.push_back(pattern_name(p));

@@ -28,13 +28,6 @@ PoolRequest pool_request(const MemoryOptions& memory, const PoolOptions& o) {
     return r;
 }
 
-Error in_option_words(const NoRoomError& e) {
-    Problem p = e.problem();
-    if (e.where == kPoolMaxSizeLimit)
-        p.message = no_room_message(e.what, e.footprint, e.available, "the pool's --max-size");
-    return Error(std::move(p));
-}
-
 PoolSelection pool_selection(const std::string& pool, const MemoryOptions& memory, const PoolOptions& o) {
     PoolSelection s;
     s.choice = parse_pool_choice(pool);

@@ -39,17 +39,4 @@ struct PoolSelection {
 // Parses --pool and the new-pool options together (usage errors).
 PoolSelection pool_selection(const std::string& pool, const MemoryOptions& memory, const PoolOptions& o);
 
-// The core's "does not fit" error in the words of these options: the pool's maximum size is --max-size.
-Error in_option_words(const gpu::NoRoomError& e);
-
-// Runs core pool work and rethrows its NoRoomError in the words of these options.
-template <class Work>
-decltype(auto) with_pool_option_words(Work&& work) {
-    try {
-        return work();
-    } catch (const gpu::NoRoomError& e) {
-        throw in_option_words(e);
-    }
-}
-
 }  // namespace cumemctl::cmd

@@ -217,11 +217,8 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const MetricL
         fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
     std::optional<Table> workload;
     if (plan.pattern) {
-        with_pool_option_words([&] {
-            require_room(api, fmt::format("workload '{}'", plan.pattern->text),
-                         pool_footprint(*plan.pattern, pool_granule(api, location)), location,
-                         target.max_size.value_or(0));
-        });
+        require_room(api, fmt::format("workload '{}'", plan.pattern->text),
+                     pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
         const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
         j["exercise"] = workload_json(*plan.pattern, w);
         MetricLabels labels = gpu;

@@ -80,11 +80,11 @@ Table trim_table(int device, const TrimResult& r) {
     return t;
 }
 
-// Runs the core's trim work with its usage errors in trim's words: --keep, --exercise, --max-size.
+// Runs the core's trim work with its usage error of a --keep above what the pool reserved in trim's words.
 template <class Work>
 TrimResult trim_in_option_words(Work&& work) {
     try {
-        return with_pool_option_words(work);
+        return work();
     } catch (const KeepAboveReservedError& e) {
         throw Error(ExitCode::usage,
                     fmt::format("--keep {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",

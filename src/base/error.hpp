@@ -46,6 +46,9 @@ struct Problem {
     // The processes that hold the device's memory or its exclusive context, where that is why the
     // command could not run (kind "busy"); empty otherwise.
     std::vector<GpuProcess> held_by{};
+    // Whether the remedy asks the person to change the request they made (leave out options): a caller
+    // that made the request itself, not from a person's options (doctor), words its own remedy.
+    bool remedy_changes_request = false;
 };
 
 // What a person does about a bug in cumemctl.

@@ -1,5 +1,6 @@
-// The one small guard for what is not a driver handle (those are cuda/owned_handle's OwnedHandle): runs
-// a function when the scope ends, on every way out, a failure or a stop included.
+// A small guard for what is neither a driver handle (cuda/owned_handle's OwnedHandle) nor a descriptor
+// (util/unique_fd's UniqueFd), such as the context to make current again: runs a function when the scope
+// ends, on every way out, a failure or a stop included.
 #pragma once
 
 #include <utility>

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/watched_api.hpp"
 #include "util/phase_timing.hpp"
@@ -131,7 +132,8 @@ Driver::~Driver() = default;
 int Driver::init() {
     if (!info_.loaded) {
         throw Error(ExitCode::unavailable, fmt::format("no usable CUDA driver: {}", info_.error),
-                    "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1");
+                    fmt::format("install the NVIDIA driver, or point {} (or CUMEMCTL_LIBCUDA) at libcuda.so.1",
+                                setting_name(Setting::libcuda)));
     }
     if (device_count_ >= 0) return device_count_;
     const CUresult r = api_.cuInit(0);

@@ -23,6 +23,10 @@ DriverFailure describe_failure(const DriverApi& api, CUresult result, std::strin
     return f;
 }
 
+bool failed_at(const DriverFailure& failure, EntryPoint entry) {
+    return failure.call == entry.name;
+}
+
 ExitCode exit_code_for(CUresult result) {
     switch (result) {
         case CUDA_SUCCESS:

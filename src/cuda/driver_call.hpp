@@ -16,6 +16,16 @@ DriverFailure describe_failure(const DriverApi& api, CUresult result, std::strin
 // unavailable, INVALID_VALUE and the rest -> failed.
 ExitCode exit_code_for(CUresult result);
 
+// The CUresult of a failed call, typed: compare it, never the failure's name.
+inline CUresult result_of(const DriverFailure& failure) {
+    return static_cast<CUresult>(failure.code);
+}
+
+// Whether `failure` is a failure of the entry point `entry` (a name the table lacks does not compile).
+// Compare a failure's call this way, never with a name spelled out: the name a failure carries is the
+// table's own, or one read back from a second process by problem_wire.
+bool failed_at(const DriverFailure& failure, EntryPoint entry);
+
 // Throws Error carrying the failure when result is not CUDA_SUCCESS.
 void check(const DriverApi& api, CUresult result, const char* call);
 

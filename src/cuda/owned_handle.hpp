@@ -1,5 +1,8 @@
-// RAII for driver handles: one guard type for every kind of handle. It holds a handle and the call
-// that destroys it, destroys it when the guard goes (errors ignored: this runs on error paths and at
+// RAII for driver handles: one guard type for every kind of handle that no step records (streams,
+// events, modules, allocations, mappings, reserved ranges, primary and green contexts). Handles that a
+// StepLog makes are undone by the recorder (steps/, gpu/le's endpoint ids, endpoints and bindings), and
+// blocks of a pool by gpu/pool/pool_workload, which frees them on their stream and then synchronises it.
+// It holds a handle and the call that destroys it, destroys it when the guard goes (errors ignored: this runs on error paths and at
 // exit), and can be moved but not copied. The handle itself is private: get() reads it, out() is
 // where a create call writes it, release() gives it up, reset() and destroy() end it early.
 #pragma once

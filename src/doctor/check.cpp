@@ -1,26 +1,45 @@
 #include "doctor/check.hpp"
 #include "report/json_fields.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace cumemctl::doctor {
 
+namespace {
+
+// The one order of the statuses, mildest first: a status's severity is its place here.
+constexpr std::array<CheckStatus, kStatusCount> kMildestFirst{CheckStatus::skip,    CheckStatus::pass,
+                                                              CheckStatus::warn,    CheckStatus::busy,
+                                                              CheckStatus::timeout, CheckStatus::fail};
+
+}  // namespace
+
 int status_severity(CheckStatus status) {
-    switch (status) {
-        case CheckStatus::fail:
-            return 5;
-        case CheckStatus::timeout:
-            return 4;
-        case CheckStatus::busy:
-            return 3;
-        case CheckStatus::warn:
-            return 2;
-        case CheckStatus::skip:
-            return 1;
-        case CheckStatus::pass:
-            break;
+    for (std::size_t i = 0; i < kMildestFirst.size(); ++i) {
+        if (kMildestFirst[i] == status) return static_cast<int>(i);
     }
-    return 0;
+    return static_cast<int>(kMildestFirst.size()) - 1;
+}
+
+const std::array<CheckStatus, kStatusCount>& statuses_worst_first() {
+    static const std::array<CheckStatus, kStatusCount> worst_first = [] {
+        std::array<CheckStatus, kStatusCount> out{};
+        std::copy(kMildestFirst.rbegin(), kMildestFirst.rend(), out.begin());
+        return out;
+    }();
+    return worst_first;
+}
+
+bool status_fails(CheckStatus status) {
+    return status_severity(status) >= status_severity(CheckStatus::timeout);
+}
+
+std::optional<CheckStatus> parse_status(std::string_view name) {
+    for (const CheckStatus s : kMildestFirst) {
+        if (status_name(s) == name) return s;
+    }
+    return std::nullopt;
 }
 
 std::string_view status_name(CheckStatus status) {

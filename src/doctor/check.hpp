@@ -1,6 +1,7 @@
 // The result model of `doctor`: a check's status, why, what to do, how long it took.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -35,8 +36,15 @@ inline constexpr std::size_t kStatusCount = 6;
 
 // "pass", "warn", "fail", "skip", "busy", "timeout".
 std::string_view status_name(CheckStatus status);
-// How bad a status is, the one order of them: fail 5, timeout 4, busy 3, warn 2, skip 1, pass 0.
+// The status that status_name spells `name`, or none: a report read back (fleet) is parsed here, once.
+std::optional<CheckStatus> parse_status(std::string_view name);
+// How bad a status is, the order every reader of a verdict uses: skip 0 (it says nothing), pass 1,
+// warn 2, busy 3, timeout 4, fail 5.
 int status_severity(CheckStatus status);
+// The statuses, worst first (the order of status_severity).
+const std::array<CheckStatus, kStatusCount>& statuses_worst_first();
+// Whether a status is evidence of a broken node: fail and timeout (a hung call), never busy or warn.
+bool status_fails(CheckStatus status);
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
 // and data for programs (JSON).

@@ -1,7 +1,11 @@
 // The fabric checks: IMEX channel nodes, read only.
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -63,6 +67,42 @@ std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector
     return std::nullopt;
 }
 
+// The warning when `user` (or, without one, this process) can open none of the channel nodes, with the
+// command that gives it one of its own.
+CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, nlohmann::json details) {
+    if (!user.empty()) {
+        return CheckOutcome::warn(
+            fmt::format("user {} can open none of the channel nodes: its fabric handles fail with "
+                        "CUDA_ERROR_NOT_PERMITTED",
+                        user),
+            fmt::format("give {} a channel of its own (owner {}, mode 0600): sudo {}", user, user,
+                        per_user_setup_command(survey.nodes, user)),
+            std::move(details));
+    }
+    return CheckOutcome::warn(
+        fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
+                    "CUDA_ERROR_NOT_PERMITTED",
+                    geteuid()),
+        fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}", per_user_setup_command(survey.nodes)),
+        std::move(details));
+}
+
+// The warning when a channel node is open to every user on a node that several users share.
+std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEntry*>& good, const UserSurvey& users,
+                                               const nlohmann::json& details) {
+    if (!users.multi_user) return std::nullopt;
+    for (const ChannelEntry* n : good) {
+        if ((n->mode & 0006) == 0) continue;
+        return CheckOutcome::warn(
+            fmt::format("{} is open to every user ({}) on a node with {}: all their processes can share fabric memory",
+                        n->name, octal_mode(n->mode), users.why),
+            fmt::format("give each user a channel of their own: sudo cumemctl imex-setup --channel {} --owner USER",
+                        n->channel),
+            details);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
@@ -106,56 +146,25 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
                         imex::kImexChannelDir),
             create_remedy(survey, users), details);
     }
-    const ChannelEntry* usable = nullptr;
-    for (const ChannelEntry* n : good) {
-        if (n->usable && usable == nullptr) usable = n;
-    }
-    if (usable == nullptr) {
-        if (!user.empty()) {
-            return CheckOutcome::warn(
-                fmt::format("user {} can open none of the channel nodes: its fabric handles fail with "
-                            "CUDA_ERROR_NOT_PERMITTED",
-                            user),
-                fmt::format("give {} a channel of its own (owner {}, mode 0600): sudo {}", user, user,
-                            per_user_setup_command(survey.nodes, user)),
-                details);
-        }
-        return CheckOutcome::warn(
-            fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
-                        "CUDA_ERROR_NOT_PERMITTED",
-                        geteuid()),
-            fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}",
-                        per_user_setup_command(survey.nodes)),
-            details);
-    }
+    const auto usable = std::find_if(good.begin(), good.end(), [](const ChannelEntry* n) { return n->usable; });
+    if (usable == good.end()) return none_usable(survey, user, std::move(details));
     // Slurm's switch/nvidia_imex (24.05 and later) gives each job step a tmpfs of its own on the folder,
     // in the step's mount namespace, holding only the job's channel with mode 0666: the namespace, not
     // the mode, keeps other jobs out.
     const bool private_folder = private_step_folder(survey);
-    for (const ChannelEntry* n : good) {
-        if ((n->mode & 0006) == 0 || private_folder) continue;
-        const std::string reason = fmt::format(
-            "{} is open to every user ({}) on a node with {}: all their processes "
-            "can share fabric memory",
-            n->name, octal_mode(n->mode), users.why);
-        if (users.multi_user) {
-            return CheckOutcome::warn(reason,
-                                      fmt::format("give each user a channel of their own: sudo cumemctl "
-                                                  "imex-setup --channel {} --owner USER",
-                                                  n->channel),
-                                      details);
-        }
+    if (!private_folder) {
+        if (auto shared = open_to_every_user(good, users, details)) return *shared;
     }
     if (private_folder) {
         return CheckOutcome::pass(
             fmt::format("{} usable; the folder is a tmpfs of its own holding only this channel: private to "
                         "this job step's mount namespace (as Slurm's switch/nvidia_imex makes it), whatever "
                         "the mode",
-                        describe(*usable)),
+                        describe(**usable)),
             std::move(details));
     }
     return CheckOutcome::pass(
-        fmt::format("{} usable; {} channel node{}", describe(*usable), good.size(), good.size() == 1 ? "" : "s"),
+        fmt::format("{} usable; {} channel node{}", describe(**usable), good.size(), good.size() == 1 ? "" : "s"),
         std::move(details));
 }
 

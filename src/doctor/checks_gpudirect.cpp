@@ -8,10 +8,15 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "gpu/vmm/dma_buf.hpp"
@@ -112,83 +117,97 @@ std::string no_path_remedy(const RdmaNode& node) {
         wanting.empty() ? std::string("a driver that offers it") : fmt::format("{}", fmt::join(wanting, " and ")));
 }
 
-// The exports of one device: RDMA-capable cuMemCreate memory (through create's steps, where the device
-// offers GPUDirect RDMA with VMM) and cuMemAlloc memory. Returns a failure, or nullopt where every
-// descriptor was NVIDIA's dma-buf of the size asked; `details` gets the exports and the steps.
+// What try_exports found so far, kept in the check's details when it ends.
+struct ExportLog {
+    nlohmann::json& details;
+    nlohmann::json exports = nlohmann::json::array();
+    nlohmann::json steps = nlohmann::json::array();
+    void keep() {
+        details["exports"] = exports;
+        details["steps"] = steps;
+    }
+};
+
+// A refused export, naming what the driver said of the device: it claims dma-buf and refuses it.
+CheckOutcome refused_export(ExportLog& log, DeviceState& device, const Problem& p, std::string_view memory) {
+    log.keep();
+    CheckOutcome o = outcome_from_error(p).with_details(log.details);
+    if (p.driver && failed_at(*p.driver, "cuMemGetHandleForAddressRange")) {
+        o.reason = fmt::format(
+            "the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
+            "and refused the export of {} memory: {} {}",
+            device.ordinal(), memory, p.driver->call, p.driver->name);
+        o.remedy =
+            "NCCL falls back to host memory here ('GPU Direct RDMA Disabled'): check that the open kernel "
+            "modules are loaded (cat /proc/driver/nvidia/version) on Linux 5.12 or later, and report it "
+            "with nvidia-bug-report.sh";
+        o.brief = "dma-buf export refused";
+    }
+    return o;
+}
+
+// An export recorded; a failure where its descriptor is not NVIDIA's dma-buf of the size asked.
+std::optional<CheckOutcome> judge_export(ExportLog& log, const DmaBufExport& e, std::string_view memory) {
+    nlohmann::json j = to_json(e);
+    j["memory"] = memory;
+    log.exports.push_back(std::move(j));
+    if (!e.mismatch) return std::nullopt;
+    log.keep();
+    CheckOutcome o = CheckOutcome::fail(
+        fmt::format("the dma-buf of {} memory is not NVIDIA's of the size asked: {}", memory, *e.mismatch),
+        "report it with the driver version (cat /proc/driver/nvidia/version) and this report", log.details);
+    o.brief = "not NVIDIA's dma-buf";
+    return o;
+}
+
+// The export of RDMA-capable cuMemCreate memory, through create's steps.
+std::optional<CheckOutcome> export_vmm_memory(DeviceState& device, const std::string& proc, ExportLog& log) {
+    CreateRequest request;
+    request.device = device.ordinal();
+    request.memory.rdma = true;
+    request.size = kExportBytes;
+    request.round_up = true;
+    request.map = true;
+    request.dma_buf = true;
+    request.proc = proc;
+    request.executable = ipc::kSelfExecutable;
+    CreateResult result;
+    try {
+        run_create(device.api(), request, result);
+    } catch (const Error& e) {
+        log.steps = steps_json(result.steps);
+        // An export that came back as something else is judged as such; any other failure is the call's.
+        if (result.dma_buf && result.dma_buf->mismatch) return judge_export(log, *result.dma_buf, "cuMemCreate");
+        return refused_export(log, device, e.problem(), "RDMA-capable cuMemCreate");
+    }
+    log.steps = steps_json(result.steps);
+    if (result.before && result.after)
+        log.details["handles_not_released"] = compare(*result.before, *result.after).lost_handles;
+    return judge_export(log, *result.dma_buf, "cuMemCreate");
+}
+
+// The exports of one device: RDMA-capable cuMemCreate memory (where the device offers GPUDirect RDMA
+// with VMM) and cuMemAlloc memory. Returns a failure, or nullopt where every descriptor was NVIDIA's
+// dma-buf of the size asked; `details` gets the exports and the steps.
 std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device, nlohmann::json& details) {
     const DriverApi& api = device.api();
     device.context();
     const std::string proc = ctx.path("/proc");
-    nlohmann::json exports = nlohmann::json::array();
-    nlohmann::json steps = nlohmann::json::array();
-    const auto keep = [&] {
-        details["exports"] = exports;
-        details["steps"] = steps;
-    };
-    // A refused export names what the driver said of the device: it claims dma-buf and refuses it.
-    const auto refused = [&](const Problem& p, std::string_view memory) {
-        keep();
-        CheckOutcome o = outcome_from_error(p).with_details(details);
-        if (p.driver && p.driver->call == "cuMemGetHandleForAddressRange") {
-            o.reason = fmt::format(
-                "the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
-                "and refused the export of {} memory: {} {}",
-                device.ordinal(), memory, p.driver->call, p.driver->name);
-            o.remedy =
-                "NCCL falls back to host memory here ('GPU Direct RDMA Disabled'): check that the open kernel "
-                "modules are loaded (cat /proc/driver/nvidia/version) on Linux 5.12 or later, and report it "
-                "with nvidia-bug-report.sh";
-            o.brief = "dma-buf export refused";
-        }
-        return o;
-    };
-    const auto judge = [&](const DmaBufExport& e, std::string_view memory) -> std::optional<CheckOutcome> {
-        nlohmann::json j = to_json(e);
-        j["memory"] = memory;
-        exports.push_back(std::move(j));
-        if (!e.mismatch) return std::nullopt;
-        keep();
-        CheckOutcome o = CheckOutcome::fail(
-            fmt::format("the dma-buf of {} memory is not NVIDIA's of the size asked: {}", memory, *e.mismatch),
-            "report it with the driver version (cat /proc/driver/nvidia/version) and this report", details);
-        o.brief = "not NVIDIA's dma-buf";
-        return o;
-    };
+    ExportLog log{details};
     if (capability_of(device.info(), "vmm").value_or(0) != 0 &&
         capability_of(device.info(), "gpudirect_rdma_vmm").value_or(0) != 0) {
-        CreateRequest request;
-        request.device = device.ordinal();
-        request.memory.rdma = true;
-        request.size = kExportBytes;
-        request.round_up = true;
-        request.map = true;
-        request.dma_buf = true;
-        request.proc = proc;
-        request.executable = ipc::kSelfExecutable;
-        CreateResult result;
-        try {
-            run_create(api, request, result);
-        } catch (const Error& e) {
-            steps = steps_json(result.steps);
-            // An export that came back as something else is judged as such; any other failure is the call's.
-            if (result.dma_buf && result.dma_buf->mismatch) return judge(*result.dma_buf, "cuMemCreate");
-            return refused(e.problem(), "RDMA-capable cuMemCreate");
-        }
-        steps = steps_json(result.steps);
-        if (result.before && result.after)
-            details["handles_not_released"] = compare(*result.before, *result.after).lost_handles;
-        if (auto bad = judge(*result.dma_buf, "cuMemCreate")) return bad;
+        if (auto bad = export_vmm_memory(device, proc, log)) return bad;
     }
-    steps::StepLog log(api, {});
+    steps::StepLog steps(api, {});
     try {
-        const DmaBufExport e = export_linear_memory(api, kExportBytes, proc, log);
-        for (auto& s : steps_json(log.steps())) steps.push_back(std::move(s));
-        if (auto bad = judge(e, "cuMemAlloc")) return bad;
+        const DmaBufExport e = export_linear_memory(api, kExportBytes, proc, steps);
+        for (auto& s : steps_json(steps.steps())) log.steps.push_back(std::move(s));
+        if (auto bad = judge_export(log, e, "cuMemAlloc")) return bad;
     } catch (const Error& e) {
-        for (auto& s : steps_json(log.steps())) steps.push_back(std::move(s));
-        return refused(e.problem(), "cuMemAlloc");
+        for (auto& s : steps_json(steps.steps())) log.steps.push_back(std::move(s));
+        return refused_export(log, device, e.problem(), "cuMemAlloc");
     }
-    keep();
+    log.keep();
     return std::nullopt;
 }
 

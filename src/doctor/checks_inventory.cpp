@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <utility>
@@ -13,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "doctor/registry.hpp"
-#include "gpu/device/devices.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
@@ -21,16 +20,14 @@ namespace {
 
 // One GPU as a source lists it; a field is empty where that source does not say.
 struct Seen {
-    std::string bus;   // "0000:19:00.0"
+    std::string bus;   // "00000000:19:00.0"
     std::string uuid;  // "GPU-..."
 };
 
-// A PCI bus id as "dddd:bb:dd.f" in lower case ("00000000:19:00.0" from the driver or NVML, "0000:19:00.0"
-// from the kernel); the text as it is where it does not parse.
+// A PCI bus id as nvidia-smi writes it, as every result names a GPU ("0000:19:00.0" from the kernel
+// becomes "00000000:19:00.0"); the text as it is where it does not parse.
 std::string normal_bus(const std::string& text) {
-    unsigned domain = 0, bus = 0, device = 0, function = 0;
-    if (std::sscanf(text.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) != 4) return text;
-    return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, device, function);
+    return gpu::normal_pci_bus_id(text).value_or(text);
 }
 
 std::string lower(std::string text) {
@@ -85,102 +82,126 @@ nlohmann::json seen_json(const std::vector<Seen>& list) {
     return j;
 }
 
+// The GPUs CUDA sees, by bus id and UUID.
+std::vector<Seen> cuda_gpus(const DoctorContext& ctx) {
+    std::vector<Seen> cuda;
+    for (int i = 0; i < ctx.device_count; ++i) {
+        const gpu::DeviceIdentity id = gpu::device_identity(ctx.driver->api(), i, nullptr);
+        cuda.push_back(Seen{id.pci_bus_id, lower(id.uuid)});
+    }
+    return cuda;
+}
+
+// NVML's GPUs by UUID; their bus ids where the kernel names the same UUID. nullopt without NVML.
+std::optional<std::vector<Seen>> nvml_gpus(const DoctorContext& ctx, const std::optional<std::vector<Seen>>& kernel) {
+    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) return std::nullopt;
+    std::vector<Seen> nvml;
+    for (const std::string& uuid : ctx.nvml->uuids()) {
+        Seen s{{}, lower(uuid)};
+        for (const Seen& k : kernel.value_or(std::vector<Seen>{})) {
+            if (k.uuid == s.uuid) s.bus = k.bus;
+        }
+        nvml.push_back(std::move(s));
+    }
+    return nvml;
+}
+
+// The GPUs another source lists that CUDA does not see (CUDA_VISIBLE_DEVICES hides some by design), each
+// named with the sources that list it: "00000000:3B:00.0 (listed by NVML and the kernel)".
+struct Missing {
+    std::vector<Seen> gpus;
+    std::vector<std::string> names;
+};
+
+Missing missing_from_cuda(const std::vector<Seen>& cuda, const std::optional<std::vector<Seen>>& kernel,
+                          const std::optional<std::vector<Seen>>& nvml) {
+    Missing missing;
+    for (const std::optional<std::vector<Seen>>* source : {&kernel, &nvml}) {
+        if (!*source) continue;
+        for (const Seen& s : **source) {
+            if (among(s, cuda) || among(s, missing.gpus)) continue;
+            missing.gpus.push_back(s);
+            const bool in_kernel = kernel && among(s, *kernel);
+            const bool in_nvml = nvml && among(s, *nvml);
+            const char* where = in_kernel && in_nvml ? "NVML and the kernel" : in_kernel ? "the kernel" : "NVML";
+            missing.names.push_back(fmt::format("{} (listed by {})", name_of(s), where));
+        }
+    }
+    return missing;
+}
+
+// How many GPUs each source lists, for the reason: "CUDA 3, NVML 4, kernel 4".
+std::string counted_sources(const std::vector<Seen>& cuda, const std::optional<std::vector<Seen>>& nvml,
+                            const std::optional<std::vector<Seen>>& kernel) {
+    std::vector<std::string> sources{fmt::format("CUDA {}", cuda.size())};
+    sources.push_back(nvml ? fmt::format("NVML {}", nvml->size()) : "no NVML");
+    sources.push_back(kernel ? fmt::format("kernel {}", kernel->size()) : "no /proc/driver/nvidia/gpus");
+    return fmt::format("{}", fmt::join(sources, ", "));
+}
+
+// What --expect-gpus and --expect-driver find otherwise than expected: each a failure.
+std::vector<std::string> unexpected(const DoctorContext& ctx, const std::string& driver_version) {
+    std::vector<std::string> problems;
+    const auto& opts = ctx.options;
+    if (opts.expect_gpus && *opts.expect_gpus != ctx.device_count) {
+        problems.push_back(fmt::format("CUDA sees {} GPU{}, {} expected", ctx.device_count,
+                                       ctx.device_count == 1 ? "" : "s", *opts.expect_gpus));
+    }
+    if (!opts.expect_driver.empty() && driver_version != opts.expect_driver) {
+        problems.push_back(fmt::format("driver {} expected, {} found", opts.expect_driver,
+                                       driver_version.empty() ? "no version" : driver_version));
+    }
+    return problems;
+}
+
+constexpr const char* kExpectationRemedy =
+    "check that the node has the GPUs and the driver it should (nvidia-smi); a GPU that fell off the bus needs the "
+    "node drained and rebooted, a wrong driver reinstalling";
+constexpr const char* kMissingRemedy =
+    "a GPU that NVML or the kernel lists and CUDA does not has fallen off CUDA's view (see dmesg | grep -i -e xid -e "
+    "nvrm): drain the node, reset the GPU (nvidia-smi -r) or reboot; if it returns, replace it";
+
 }  // namespace
 
 CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     ctx.ensure_initialised();
     if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
-    const DriverApi& api = ctx.driver->api();
-    std::vector<Seen> cuda;
-    for (int i = 0; i < ctx.device_count; ++i) {
-        Seen s;
-        char bus[32] = {};
-        if (api.cuDeviceGetPCIBusId != nullptr && api.cuDeviceGetPCIBusId(bus, sizeof bus, i) == CUDA_SUCCESS) {
-            s.bus = normal_bus(bus);
-        }
-        if (api.cuDeviceGetUuid != nullptr) {
-            CUuuid uuid{};
-            if (api.cuDeviceGetUuid(&uuid, i) == CUDA_SUCCESS) s.uuid = lower(gpu::format_uuid(uuid));
-        }
-        cuda.push_back(std::move(s));
-    }
-    // NVML's GPUs by UUID; their bus ids where the kernel names the same UUID.
+    const std::vector<Seen> cuda = cuda_gpus(ctx);
     const auto kernel = kernel_gpus(ctx);
-    std::optional<std::vector<Seen>> nvml;
-    if (ctx.nvml != nullptr && ctx.nvml->loaded()) {
-        nvml.emplace();
-        for (const std::string& uuid : ctx.nvml->uuids()) {
-            Seen s{{}, lower(uuid)};
-            for (const Seen& k : kernel.value_or(std::vector<Seen>{})) {
-                if (k.uuid == s.uuid) s.bus = k.bus;
-            }
-            nvml->push_back(std::move(s));
-        }
-    }
+    const auto nvml = nvml_gpus(ctx, kernel);
+    const Missing missing = missing_from_cuda(cuda, kernel, nvml);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    const std::string driver_version = doctor::driver_version(ctx);
     nlohmann::json details{{"cuda", seen_json(cuda)},
                            {"nvml", nvml ? seen_json(*nvml) : nlohmann::json(nullptr)},
-                           {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)}};
+                           {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)},
+                           {"missing", seen_json(missing.gpus)},
+                           {"driver_version", driver_version.empty() ? nlohmann::json(nullptr)
+                                                                     : nlohmann::json(driver_version)}};
     if (visible != nullptr) details["cuda_visible_devices"] = visible;
-    // The GPUs another source lists that CUDA does not see (CUDA_VISIBLE_DEVICES hides some by design).
-    std::vector<Seen> missing;
-    std::vector<std::string> where;
-    for (const std::optional<std::vector<Seen>>* source : {&kernel, &std::as_const(nvml)}) {
-        if (!*source) continue;
-        for (const Seen& s : **source) {
-            if (among(s, cuda) || among(s, missing)) continue;
-            missing.push_back(s);
-            const bool in_kernel = kernel && among(s, *kernel);
-            const bool in_nvml = nvml && among(s, *nvml);
-            where.push_back(in_kernel && in_nvml ? "NVML and the kernel" : in_kernel ? "the kernel" : "NVML");
-        }
+    const std::string counted = counted_sources(cuda, nvml, kernel);
+    // Missing GPUs are a warning, unless CUDA_VISIBLE_DEVICES hides them by design; an expectation not met
+    // is a failure.
+    const bool missing_named = !missing.gpus.empty() && visible == nullptr;
+    std::vector<std::string> problems = unexpected(ctx, driver_version);
+    const bool failed = !problems.empty();
+    if (missing_named) {
+        problems.insert(problems.begin(), fmt::format("{} GPU{} missing from CUDA's view: {}", missing.gpus.size(),
+                                                      missing.gpus.size() == 1 ? "" : "s",
+                                                      fmt::join(missing.names, ", ")));
     }
-    std::vector<std::string> problems;
-    std::vector<std::string> names;
-    for (std::size_t i = 0; i < missing.size(); ++i) {
-        names.push_back(fmt::format("{} (listed by {})", name_of(missing[i]), where[i]));
-    }
-    details["missing"] = seen_json(missing);
-    const bool hidden_by_design = visible != nullptr;
-    const auto& opts = ctx.options;
-    bool failed = false;
-    if (opts.expect_gpus && *opts.expect_gpus != ctx.device_count) {
-        problems.push_back(fmt::format("CUDA sees {} GPU{}, {} expected", ctx.device_count,
-                                       ctx.device_count == 1 ? "" : "s", *opts.expect_gpus));
-        failed = true;
-    }
-    const std::string driver_version = doctor::driver_version(ctx);
-    details["driver_version"] = driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver_version);
-    if (!opts.expect_driver.empty() && driver_version != opts.expect_driver) {
-        problems.push_back(fmt::format("driver {} expected, {} found", opts.expect_driver,
-                                       driver_version.empty() ? "no version" : driver_version));
-        failed = true;
-    }
-    if (!missing.empty() && !hidden_by_design) {
-        problems.insert(problems.begin(), fmt::format("{} GPU{} missing from CUDA's view: {}", missing.size(),
-                                                      missing.size() == 1 ? "" : "s", fmt::join(names, ", ")));
-    }
-    std::vector<std::string> sources{fmt::format("CUDA {}", cuda.size())};
-    sources.push_back(nvml ? fmt::format("NVML {}", nvml->size()) : "no NVML");
-    sources.push_back(kernel ? fmt::format("kernel {}", kernel->size()) : "no /proc/driver/nvidia/gpus");
-    const std::string counted = fmt::format("{}", fmt::join(sources, ", "));
     if (problems.empty()) {
-        std::string reason = fmt::format("{}: every GPU is in CUDA's view", counted);
-        if (hidden_by_design && !missing.empty()) {
-            reason = fmt::format("{}: {} more hidden by CUDA_VISIBLE_DEVICES=\"{}\"", counted, missing.size(), visible);
-        }
-        return CheckOutcome::pass(reason, std::move(details));
+        if (missing.gpus.empty()) return CheckOutcome::pass(counted + ": every GPU is in CUDA's view", std::move(details));
+        return CheckOutcome::pass(fmt::format("{}: {} more hidden by CUDA_VISIBLE_DEVICES=\"{}\"", counted,
+                                              missing.gpus.size(), visible),
+                                  std::move(details));
     }
     const std::string reason = fmt::format("{} ({})", fmt::join(problems, "; "), counted);
-    const std::string remedy =
-        missing.empty() || hidden_by_design
-            ? "check that the node has the GPUs and the driver it should (nvidia-smi); a GPU that fell off the bus "
-              "needs the node drained and rebooted, a wrong driver reinstalling"
-            : "a GPU that NVML or the kernel lists and CUDA does not has fallen off CUDA's view (see dmesg | grep -i "
-              "-e xid -e nvrm): drain the node, reset the GPU (nvidia-smi -r) or reboot; if it returns, replace it";
+    const char* remedy = missing_named ? kMissingRemedy : kExpectationRemedy;
     CheckOutcome o = failed ? CheckOutcome::fail(reason, remedy, std::move(details))
                             : CheckOutcome::warn(reason, remedy, std::move(details));
-    o.brief = !missing.empty() && !hidden_by_design ? fmt::format("GPU {} missing", name_of(missing.front()))
+    const auto& opts = ctx.options;
+    o.brief = missing_named ? fmt::format("GPU {} missing", name_of(missing.gpus.front()))
               : opts.expect_gpus && *opts.expect_gpus != ctx.device_count
                   ? fmt::format("{} GPUs, {} expected", ctx.device_count, *opts.expect_gpus)
                   : fmt::format("driver {} expected", opts.expect_driver);

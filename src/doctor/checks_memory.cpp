@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
@@ -223,7 +224,7 @@ std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::
     };
     // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
     if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        ctx.nvml == nullptr || !ctx.nvml->loaded() || ctx.options.devices != "all" ||
+        ctx.nvml == nullptr || !ctx.nvml->loaded() || !ctx.options.devices.all ||
         std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }
@@ -347,7 +348,7 @@ CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
         // does: a warning, as for imex-channels, with the diagnosis (which names the channel folder as
         // found) in the details. Anything else is a failure.
         const Problem& p = e.problem();
-        if (!p.driver || p.driver->name != "CUDA_ERROR_NOT_PERMITTED") {
+        if (!p.driver || result_of(*p.driver) != CUDA_ERROR_NOT_PERMITTED) {
             return failed(p, {{"steps", steps_json(log.steps())}});
         }
         CheckOutcome o = CheckOutcome::warn(

@@ -3,8 +3,11 @@
 // owning GPU, granted to every GPU that may reach it, the pattern checked from each in its own context).
 #include <algorithm>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
@@ -90,22 +93,8 @@ void read_from(DoctorContext& ctx, int owner, std::vector<Pair*>& readers) {
     }
 }
 
-}  // namespace
-
-CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
-    if (ctx.devices.size() < 2) return CheckOutcome::skip("fewer than two GPUs examined: no pair to reach");
-    const DriverApi& api = ctx.driver->api();
-    if (api.cuDeviceCanAccessPeer == nullptr) return CheckOutcome::skip("this driver has no cuDeviceCanAccessPeer");
-    // Every device's context held for the whole check, so that the reads make no context of their own.
-    std::vector<std::unique_ptr<PrimaryContext>> held;
-    for (DeviceState* d : ctx.devices) {
-        try {
-            held.push_back(std::make_unique<PrimaryContext>(api, d->ordinal()));
-        } catch (const Error& e) {
-            return CheckOutcome::skip(
-                fmt::format("no context on device {} (see its context check): {}", d->ordinal(), e.what()));
-        }
-    }
+// Every ordered pair of the examined devices, and whether cuDeviceCanAccessPeer allows it.
+std::vector<Pair> list_pairs(DoctorContext& ctx, const DriverApi& api) {
     std::vector<Pair> pairs;
     for (DeviceState* o : ctx.devices) {
         for (DeviceState* r : ctx.devices) {
@@ -116,14 +105,52 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
                 r->ordinal(), o->ordinal(), name_of(ctx, *r), name_of(ctx, *o), asked && can != 0, false, 0, {}, {}});
         }
     }
-    for (DeviceState* o : ctx.devices) {
-        std::vector<Pair*> readers;
-        for (Pair& p : pairs) {
-            if (p.owner == o->ordinal() && p.allowed) readers.push_back(&p);
+    return pairs;
+}
+
+// The failure for the allowed pairs that could not read: the first named, and judged as a held device
+// where its owner had no memory for the allocation (runner judges device checks; this node check
+// judges its owner).
+CheckOutcome failed_pairs(DoctorContext& ctx, const std::vector<const Pair*>& failed, std::size_t allowed,
+                          nlohmann::json details) {
+    const Pair& f = *failed.front();
+    CheckOutcome o = CheckOutcome::fail(
+        fmt::format("{} of {} allowed pairs could not read the other's memory; {}: {}", failed.size(), allowed,
+                    pair_name(f), f.error),
+        "the driver says these GPUs reach each other and they cannot: check the links (nvidia-smi nvlink -s, "
+        "nvidia-smi topo -m), the fabric manager on NVSwitch systems, and dmesg for Xid errors; drain the node",
+        std::move(details));
+    o.brief = fmt::format("{} to {} failed", f.reader_name, f.owner_name);
+    o.driver = f.driver;
+    if (may_be_held("peer-access", o)) {
+        for (DeviceState* d : ctx.devices) {
+            if (d->ordinal() == f.owner) return judge_held(ctx, *d, std::move(o));
         }
-        if (!readers.empty()) read_from(ctx, o->ordinal(), readers);
     }
-    while (!held.empty()) held.pop_back();
+    return o;
+}
+
+// The warning for pairs that cuDeviceCanAccessPeer refused or that read far below the median.
+CheckOutcome degraded_pairs(const std::string& summary, const std::vector<const Pair*>& refused,
+                            const std::vector<const Pair*>& slow, nlohmann::json details) {
+    std::vector<std::string> notes;
+    for (const Pair* p : refused) notes.push_back(pair_name(*p) + " refused by cuDeviceCanAccessPeer");
+    for (const Pair* p : slow) notes.push_back(fmt::format("{} at {:.1f} GB/s", pair_name(*p), p->gbps));
+    CheckOutcome o = CheckOutcome::warn(
+        fmt::format("{}; but {}", summary, fmt::join(notes, ", ")),
+        "on a node whose GPUs should all reach each other (nvidia-smi topo -m), a pair that cannot, or reads far "
+        "below the others (under a quarter of the median pair), has a degraded link: check nvidia-smi nvlink -s "
+        "and the fabric manager; on PCIe, the topology and the IOMMU (ACS) decide which pairs may",
+        std::move(details));
+    o.brief = !refused.empty()
+                  ? fmt::format("{} to {} refused", refused.front()->reader_name, refused.front()->owner_name)
+                  : fmt::format("{} to {} {:.0f} GB/s", slow.front()->reader_name, slow.front()->owner_name,
+                                slow.front()->gbps);
+    return o;
+}
+
+// The verdict on the measured pairs.
+CheckOutcome judge_pairs(DoctorContext& ctx, const std::vector<Pair>& pairs) {
     nlohmann::json details{{"bytes", kPeerBytes}, {"pairs", nlohmann::json::array()}};
     std::vector<double> rates;
     std::vector<const Pair*> failed, refused, slow;
@@ -143,44 +170,39 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
         if (p.ok && p.gbps < kSlowShare * median) slow.push_back(&p);
     }
     details["median_gbps"] = median;
-    if (!failed.empty()) {
-        const Pair& f = *failed.front();
-        CheckOutcome o = CheckOutcome::fail(
-            fmt::format("{} of {} allowed pairs could not read the other's memory; {}: {}", failed.size(),
-                        rates.size() + failed.size(), pair_name(f), f.error),
-            "the driver says these GPUs reach each other and they cannot: check the links (nvidia-smi nvlink -s, "
-            "nvidia-smi topo -m), the fabric manager on NVSwitch systems, and dmesg for Xid errors; drain the node",
-            std::move(details));
-        o.brief = fmt::format("{} to {} failed", f.reader_name, f.owner_name);
-        o.driver = f.driver;
-        // The owner had no memory for the pair's allocation: other processes there make it busy, as a
-        // device check would be (runner judges device checks; this node check judges its owner).
-        if (may_be_held("peer-access", o)) {
-            for (DeviceState* d : ctx.devices) {
-                if (d->ordinal() == f.owner) return judge_held(ctx, *d, std::move(o));
-            }
-        }
-        return o;
-    }
+    if (!failed.empty()) return failed_pairs(ctx, failed, rates.size() + failed.size(), std::move(details));
     const std::string summary = fmt::format("{} pair{} read each other's memory, {:.1f} to {:.1f} GB/s", rates.size(),
                                             rates.size() == 1 ? "" : "s", rates.front(), rates.back());
-    if (!refused.empty() || !slow.empty()) {
-        std::vector<std::string> notes;
-        for (const Pair* p : refused) notes.push_back(pair_name(*p) + " refused by cuDeviceCanAccessPeer");
-        for (const Pair* p : slow) notes.push_back(fmt::format("{} at {:.1f} GB/s", pair_name(*p), p->gbps));
-        CheckOutcome o = CheckOutcome::warn(
-            fmt::format("{}; but {}", summary, fmt::join(notes, ", ")),
-            "on a node whose GPUs should all reach each other (nvidia-smi topo -m), a pair that cannot, or reads far "
-            "below the others (under a quarter of the median pair), has a degraded link: check nvidia-smi nvlink -s "
-            "and the fabric manager; on PCIe, the topology and the IOMMU (ACS) decide which pairs may",
-            std::move(details));
-        o.brief = !refused.empty()
-                      ? fmt::format("{} to {} refused", refused.front()->reader_name, refused.front()->owner_name)
-                      : fmt::format("{} to {} {:.0f} GB/s", slow.front()->reader_name, slow.front()->owner_name,
-                                    slow.front()->gbps);
-        return o;
-    }
+    if (!refused.empty() || !slow.empty()) return degraded_pairs(summary, refused, slow, std::move(details));
     return CheckOutcome::pass(summary, std::move(details));
+}
+
+}  // namespace
+
+CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState*) {
+    if (ctx.devices.size() < 2) return CheckOutcome::skip("fewer than two GPUs examined: no pair to reach");
+    const DriverApi& api = ctx.driver->api();
+    if (api.cuDeviceCanAccessPeer == nullptr) return CheckOutcome::skip("this driver has no cuDeviceCanAccessPeer");
+    // Every device's context held for the whole check, so that the reads make no context of their own.
+    std::vector<std::unique_ptr<PrimaryContext>> held;
+    for (DeviceState* d : ctx.devices) {
+        try {
+            held.push_back(std::make_unique<PrimaryContext>(api, d->ordinal()));
+        } catch (const Error& e) {
+            return CheckOutcome::skip(
+                fmt::format("no context on device {} (see its context check): {}", d->ordinal(), e.what()));
+        }
+    }
+    std::vector<Pair> pairs = list_pairs(ctx, api);
+    for (DeviceState* o : ctx.devices) {
+        std::vector<Pair*> readers;
+        for (Pair& p : pairs) {
+            if (p.owner == o->ordinal() && p.allowed) readers.push_back(&p);
+        }
+        if (!readers.empty()) read_from(ctx, o->ordinal(), readers);
+    }
+    while (!held.empty()) held.pop_back();
+    return judge_pairs(ctx, pairs);
 }
 
 }  // namespace cumemctl::doctor

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
+#include "cuda/driver_call.hpp"
 #include "cuda/driver_info.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
@@ -34,16 +36,16 @@ std::string driver_version(const DoctorContext& ctx) {
 
 namespace {
 
-// A remedy for cuInit failing with the given result name.
-std::string init_remedy(const std::string& name) {
-    if (name == "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH") {
+// A remedy for cuInit failing with `result`.
+std::string init_remedy(CUresult result) {
+    if (result == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) {
         return "libcuda and the loaded kernel module are of different driver versions: reboot, or reload the nvidia "
                "module, after a driver upgrade";
     }
-    if (name == "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE") {
+    if (result == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE) {
         return "a forward-compatibility libcuda does not support this GPU: use the libcuda that came with the driver";
     }
-    if (name == "CUDA_ERROR_SYSTEM_NOT_READY") {
+    if (result == CUDA_ERROR_SYSTEM_NOT_READY) {
         return "on an NVSwitch system, start the fabric manager (systemctl start nvidia-fabricmanager) and wait for it";
     }
     return "check that the nvidia kernel module is loaded (lsmod | grep nvidia) and /dev/nvidia* exist; "
@@ -67,7 +69,9 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     if (!ctx.driver->loaded()) {
         CheckOutcome o = CheckOutcome::fail(
             "no usable CUDA driver: " + info.error,
-            "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at its libcuda.so.1", details);
+            fmt::format("install the NVIDIA driver, or point {} (or CUMEMCTL_LIBCUDA) at its libcuda.so.1",
+                        setting_name(Setting::libcuda)),
+            details);
         o.brief = "no driver";
         return o;
     }
@@ -78,7 +82,7 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     details[kDetailKernelModule] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
     if (ctx.init_error) {
         CheckOutcome o = outcome_from_error(*ctx.init_error);
-        if (o.driver) o.remedy = init_remedy(o.driver->name);
+        if (o.driver) o.remedy = init_remedy(result_of(*o.driver));
         o.details = std::move(details);
         return o;
     }

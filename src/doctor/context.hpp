@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/driver.hpp"
+#include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
 #include "gpu/device/primary_context.hpp"
@@ -32,7 +33,7 @@ std::optional<int> capability_of(const gpu::DeviceInfo& info, std::string_view k
 // What `doctor` was asked for.
 struct DoctorOptions {
     std::vector<std::string> checks;  // check ids to run; empty runs every check
-    std::string devices = "all";      // the --device list
+    gpu::DeviceList devices;          // the --device list, parsed (every device by default)
     std::string sysroot;              // prefix of /proc, /sys, /dev and /etc paths ("" is the real system)
     std::string imex_config;          // the IMEX settings file (imex-domain); "" is /etc/nvidia-imex/config.cfg
     std::string imex_ctl;             // nvidia-imex-ctl to ask (imex-domain); "" searches where DCGM does

@@ -1,4 +1,5 @@
 #include "doctor/registry.hpp"
+#include "base/setting.hpp"
 #include "util/comma_list.hpp"
 
 #include "util/suggest.hpp"
@@ -81,8 +82,10 @@ void require_quick(const std::vector<std::string>& ids) {
     const auto quick = quick_check_ids();
     for (const auto& id : ids) {
         if (std::find(quick.begin(), quick.end(), id) != quick.end()) continue;
-        throw Error(ExitCode::usage, fmt::format("check '{}' is not part of --quick: it needs a context", id),
-                    fmt::format("--quick runs {}; leave out --quick to run '{}'", fmt::join(quick, ", "), id));
+        const std::string quick_name = setting_name(Setting::quick);
+        throw Error(
+            ExitCode::usage, fmt::format("check '{}' is not part of {}: it needs a context", id, quick_name),
+            fmt::format("{} runs {}; leave out {} to run '{}'", quick_name, fmt::join(quick, ", "), quick_name, id));
     }
 }
 

@@ -21,7 +21,7 @@ namespace {
 
 // A remedy for a problem that came without one: diagnosis's table for a failed driver call.
 std::string remedy_for(const Problem& problem) {
-    if (problem.remedy == gpu::kRefusedPropertiesRemedy) {
+    if (problem.remedy_changes_request) {
         // doctor chose the properties itself: leaving out options is no way out for its reader.
         const std::string device = problem.device ? " --device " + std::to_string(*problem.device) : "";
         return fmt::format(
@@ -141,8 +141,6 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
-    // A malformed device list is a usage error whether or not there is a driver.
-    parse_device_list(options.devices);
     DoctorContext ctx;
     ctx.driver = &driver;
     ctx.nvml = nvml;
@@ -220,6 +218,14 @@ std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& res
     std::array<int, kStatusCount> counts{};
     for (const auto& r : results) ++counts[static_cast<std::size_t>(r.outcome.status)];
     return counts;
+}
+
+CheckStatus run_status(const std::array<int, kStatusCount>& counts) {
+    for (const CheckStatus s : statuses_worst_first()) {
+        if (status_severity(s) <= status_severity(CheckStatus::pass)) break;
+        if (counts[static_cast<std::size_t>(s)] > 0) return s;
+    }
+    return CheckStatus::pass;
 }
 
 }  // namespace cumemctl::doctor

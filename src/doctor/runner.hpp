@@ -39,6 +39,9 @@ void plan_progress(Progress& progress, const DoctorOptions& options);
 
 // How many results have each status, indexed by CheckStatus (pass, warn, fail, skip, busy, timeout).
 std::array<int, kStatusCount> count_statuses(const std::vector<CheckResult>& results);
+// The whole run's status from those counts: the worst status that any result has (status_severity),
+// pass where none is worse (skips say nothing, so a run of skips passes).
+CheckStatus run_status(const std::array<int, kStatusCount>& counts);
 
 // The outcome of a check that threw Error: fail, with the error's message, its driver call and a
 // remedy (the error's own, else one for the driver's result code).

@@ -149,12 +149,26 @@ void read_properties(NodeSummary& node, const nlohmann::json* doctor, const nloh
     }
 }
 
+// Thrown where a report cannot be read as cumemctl writes it; summarise makes its node an error.
+class MalformedReport : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// A doctor check's status, parsed where the report is read: one of doctor's, else the report is malformed.
+doctor::CheckStatus status_of_check(const nlohmann::json& c) {
+    const std::string text = c.value("status", "");
+    const auto status = doctor::parse_status(text);
+    if (!status) throw MalformedReport(fmt::format("check '{}' has status '{}'", c.value("check", "?"), text));
+    return *status;
+}
+
 // A failed check as the fleet lists it: the GPU named by the check's own uuid and pci_bus_id (doctor
 // writes them beside the ordinal), else by the report's list of GPUs, else by the check's details.
 CheckFailure failure_of(const nlohmann::json& c, const nlohmann::json& results) {
     CheckFailure f;
     f.check = c.value("check", "?");
-    f.status = c.value("status", "");
+    f.status = status_of_check(c);
     f.reason = json_text(c, "reason");
     f.remedy = json_text(c, "remedy");
     if (!c.contains("device") || !c["device"].is_number_integer()) return f;
@@ -177,20 +191,20 @@ CheckFailure failure_of(const nlohmann::json& c, const nlohmann::json& results) 
 // Fills status and failed/warned checks from the node's doctor report, or from its reports' ok flags.
 void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vector<const nlohmann::json*>& all) {
     if (doctor != nullptr) {
-        node.status = results_of(*doctor).value("status", "unknown");
+        node.status = parse_node_status(results_of(*doctor).value("status", ""));
         for (const auto& c : checks_of(*doctor)) {
-            const std::string status = c.value("status", "");
+            const doctor::CheckStatus status = status_of_check(c);
             std::string name = c.value("check", "?");
             // A device's check names its GPU as the node's drain reason does: "vmm@gpu3", nvidia-smi's index.
             if (const CheckFailure id = failure_of(c, results_of(*doctor)); id.device) name += "@" + gpu_name_of(id);
             // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
-            if (status == "fail" || status == "timeout") {
+            if (doctor::status_fails(status)) {
                 node.failed.push_back(name);
                 node.failures.push_back(failure_of(c, results_of(*doctor)));
             }
-            if (status == "warn" || status == "busy") node.warned.push_back(name);
+            if (status == doctor::CheckStatus::warn || status == doctor::CheckStatus::busy) node.warned.push_back(name);
             const auto remedy = c.value("remedy", nlohmann::json());
-            if ((status == "fail" || status == "warn" || status == "timeout") && remedy.is_string() &&
+            if ((doctor::status_fails(status) || status == doctor::CheckStatus::warn) && remedy.is_string() &&
                 !remedy.get<std::string>().empty())
                 node.remedies.emplace(c.value("check", "?"), remedy.get<std::string>());
             if (c.value("check", "") == cumemctl::doctor::kCheckMemoryHealth) {
@@ -203,10 +217,10 @@ void read_status(NodeSummary& node, const nlohmann::json* doctor, const std::vec
         }
         return;
     }
-    node.status = "unknown";
+    node.status = NodeStatus::unknown;
     for (const nlohmann::json* r : all) {
         if (r->value("ok", true)) continue;
-        node.status = "error";
+        node.status = NodeStatus::error;
         const auto& errors = r->value("errors", nlohmann::json::array());
         if (!errors.empty()) node.error = errors[0].value("message", "");
         return;
@@ -240,6 +254,16 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Sour
     read_status(node, doctor, all);
     read_properties(node, doctor, devices, *latest);
     return node;
+}
+
+// A node whose reports could not be read: error, saying why.
+NodeSummary broken_node(const std::string& host, const std::vector<const SourcedReport*>& list, const char* why) {
+    NodeSummary broken;
+    broken.host = host;
+    broken.status = NodeStatus::error;
+    broken.error = std::string("a malformed report: ") + why;
+    for (const auto* r : list) broken.sources.push_back(r->source);
+    return broken;
 }
 
 std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
@@ -284,11 +308,11 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
 void judge_expectations(FleetSummary& s, const Expectations& expect) {
     if (expect.max_age_seconds) {
         for (auto& n : s.nodes) {
-            if (n.status == "error") continue;
+            if (n.status == NodeStatus::error) continue;
             const auto when = parse_utc_timestamp(n.timestamp);
             const double age = when ? std::chrono::duration<double>(expect.now - *when).count() : 0;
             if (!when || age <= *expect.max_age_seconds) continue;
-            n.status = "stale";
+            n.status = NodeStatus::stale;
             n.error = fmt::format("its report is from {}, {} ago, more than {}", n.timestamp, format_age(age),
                                   expect.max_age_name.empty()
                                       ? fmt::format("the {} allowed", format_age(*expect.max_age_seconds))
@@ -301,7 +325,7 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
         if (seen) continue;
         NodeSummary missing;
         missing.host = host;
-        missing.status = "missing";
+        missing.status = NodeStatus::missing;
         missing.error = "no report from this node";
         s.nodes.push_back(std::move(missing));
     }
@@ -359,15 +383,6 @@ std::vector<SourcedReport> read_reports(std::istream& input, const std::string& 
     return out;
 }
 
-int severity(const std::string& status) {
-    static const char* const order[] = {"fail", "timeout", "error",   "missing", "stale",
-                                        "busy", "warn",    "unknown", "pass"};
-    for (int i = 0; i < 9; ++i) {
-        if (status == order[i]) return i;
-    }
-    return 7;
-}
-
 FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectations& expect) {
     FleetSummary s;
     s.reports = static_cast<int>(reports.size());
@@ -383,12 +398,9 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectat
         try {
             s.nodes.push_back(summarise_node(host, list));
         } catch (const nlohmann::json::exception& e) {
-            NodeSummary broken;
-            broken.host = host;
-            broken.status = "error";
-            broken.error = std::string("a malformed report: ") + e.what();
-            for (const auto* r : list) broken.sources.push_back(r->source);
-            s.nodes.push_back(std::move(broken));
+            s.nodes.push_back(broken_node(host, list, e.what()));
+        } catch (const MalformedReport& e) {
+            s.nodes.push_back(broken_node(host, list, e.what()));
         }
     }
     judge_expectations(s, expect);
@@ -414,7 +426,7 @@ FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectat
 
 bool any_failing(const FleetSummary& summary) {
     return std::any_of(summary.nodes.begin(), summary.nodes.end(),
-                       [](const NodeSummary& n) { return severity(n.status) <= severity("stale"); });
+                       [](const NodeSummary& n) { return node_fails(n.status); });
 }
 
 }  // namespace cumemctl::fleet

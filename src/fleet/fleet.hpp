@@ -12,6 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "doctor/check.hpp"
+#include "fleet/node_status.hpp"
+
 namespace cumemctl::fleet {
 
 // An input that could not be used, or a document in it that is not a cumemctl report.
@@ -30,17 +33,17 @@ struct SourcedReport {
 struct GpuHealth {
     int device = -1;
     std::string uuid;
-    std::string status;  // pass, warn, fail, skip
+    doctor::CheckStatus status = doctor::CheckStatus::skip;
     std::string reason;
 };
 
 // One check that failed (or ran out of time) on a node, with its GPU as operators name it.
 struct CheckFailure {
     std::string check;
-    std::string status;             // fail, timeout
-    std::optional<int> device;      // the CUDA ordinal; none for a node check
-    std::string uuid, pci_bus_id;   // "" where the report does not say
-    std::optional<int> nvml_index;  // nvidia-smi's index, where the report says
+    doctor::CheckStatus status = doctor::CheckStatus::fail;  // fail, timeout
+    std::optional<int> device;                               // the CUDA ordinal; none for a node check
+    std::string uuid, pci_bus_id;                            // "" where the report does not say
+    std::optional<int> nvml_index;                           // nvidia-smi's index, where the report says
     std::string reason, remedy;
 };
 
@@ -55,7 +58,7 @@ struct NodeSummary {
     std::string timestamp;              // of the doctor report used (the latest), else the latest report
     // pass, warn, busy, timeout, fail (doctor); error (a report not ok); unknown (no doctor); missing (expected,
     // no report); stale (its report is older than the age allowed)
-    std::string status;
+    NodeStatus status = NodeStatus::unknown;
     std::vector<std::string> failed;  // "imex-channels", "context@gpu2" (the GPU as gpu_name names it)
     std::vector<std::string> warned;
     std::string error;                              // the first error of a report that was not ok
@@ -110,10 +113,6 @@ std::vector<SourcedReport> read_reports(std::istream& in, const std::string& sou
 // Nodes of `expect.hosts` without a report are missing; a node whose report is older than
 // `expect.max_age_seconds` is stale (its checks still shown).
 FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectations& expect = {});
-
-// How bad a node's status is, worst first: fail 0, timeout 1, error 2, missing 3, stale 4, busy 5, warn 6,
-// unknown 7, pass 8. The first five fail the fleet.
-int severity(const std::string& status);
 
 // Whether any node failed a check, has a report that was not ok, is missing or is stale.
 bool any_failing(const FleetSummary& summary);

@@ -1,4 +1,5 @@
-// The IMEX channel folder as the driver sees it: the one place that knows its path and reads it.
+// The IMEX channel folder as the driver sees it: the one place that knows its path and reads its
+// channels (imex-setup's apply lists it again only for its own stale temporaries).
 // imex-setup provisions it (channel_dir.*, channel_apply.*), doctor surveys it and the diagnosis of a
 // refused fabric handle describes it, all through this model.
 #pragma once

@@ -68,6 +68,58 @@ nlohmann::json rank_answer_json(const RankResult& result) {
     return {{"card", to_json(result.card)}, {"row", to_json(result.row)}, {"warnings", result.warnings}};
 }
 
+namespace {
+
+// Starts rank `r` on its device, connected to this process.
+ipc::Child start_rank(const DriverApi& api, const LocalRequest& request, const RendezvousDir& dir, int r,
+                      LocalRank& rank) {
+    // A fabric handle is made to cross nodes, so a rank that sees only its own GPU shows what a rank on
+    // another node sees. A posix-fd handle stays within a node, and its import may need the device that
+    // holds the memory: those ranks see every GPU and use their own by its ordinal.
+    const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
+                                     ? child_device_view(api, rank.device)
+                                     : ChildDeviceView{rank.device, {}};
+    ipc::SpawnRequest spawn;
+    spawn.executable = request.executable;
+    spawn.args = local_rank_arguments(request, dir.path(), r, view.ordinal);
+    spawn.env = view.env;
+    ipc::Child child = ipc::spawn_connected(std::move(spawn));
+    rank.pid = child.process.pid();
+    return child;
+}
+
+// Rank `r`'s answer and exit status, into `out`; a rank that failed before its run gets a row whose
+// every cell says why.
+void collect_rank(const LocalRequest& request, int r, ipc::Child& child, LocalResult& out) {
+    // A rank waits at most three times the timeout (cards, rows, the end), and then answers.
+    const ipc::Timeout answer_limit = request.timeout * 3 + ipc::Timeout{30000};
+    auto& rank = out.ranks[static_cast<std::size_t>(r)];
+    std::optional<Problem> lost;
+    try {
+        ipc::Envelope answer = ipc::receive_envelope(child.socket.get(), answer_limit);
+        take_answer(answer, r, rank, out.input);
+        // The matrix names the device as this process counts them (the rank saw only its own, as 0).
+        if (auto card = out.input.cards.find(r); card != out.input.cards.end()) card->second.device = rank.device;
+    } catch (const Error& e) {
+        lost = e.problem();
+    }
+    std::optional<int> ended;
+    if (!lost) ended = child.process.wait(request.timeout);
+    rank.exit_status = ipc::exit_code_of(ended ? *ended : child.process.kill_and_wait());
+    if (lost) {
+        lost->message = fmt::format("rank {} (pid {}) gave no answer (exit status {}): {}", r, rank.pid,
+                                    rank.exit_status, lost->message);
+        rank.problem = std::move(lost);
+    }
+    if (rank.problem && !out.input.rows.contains(r)) {
+        Row row{kLocalRunName, r, "", {}};
+        for (int j = 0; j < out.input.ranks; ++j) row.cells.push_back(own_failure_cell(j, *rank.problem));
+        out.input.rows[r] = std::move(row);
+    }
+}
+
+}  // namespace
+
 LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
     LocalResult out;
     RendezvousDir dir = RendezvousDir::make_private();
@@ -86,51 +138,12 @@ LocalResult run_local(const DriverApi& api, const LocalRequest& request) {
         LocalRank rank;
         rank.rank = r;
         rank.device = request.devices[static_cast<std::size_t>(r)];
-        // A fabric handle is made to cross nodes, so a rank that sees only its own GPU shows what a rank on
-        // another node sees. A posix-fd handle stays within a node, and its import may need the device that
-        // holds the memory: those ranks see every GPU and use their own by its ordinal.
-        const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
-                                         ? child_device_view(api, rank.device)
-                                         : ChildDeviceView{rank.device, {}};
-        ipc::SpawnRequest spawn;
-        spawn.executable = request.executable;
-        spawn.args = local_rank_arguments(request, dir.path(), r, view.ordinal);
-        spawn.env = view.env;
-        started.push_back(ipc::spawn_connected(std::move(spawn)));
-        rank.pid = started.back().process.pid();
+        started.push_back(start_rank(api, request, dir, r, rank));
         sockets.push_back(started.back().socket.get());
         out.ranks.push_back(std::move(rank));
     }
     if (request.handle_type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) broker_descriptors(sockets, request.timeout);
-    // A rank waits at most three times the timeout (cards, rows, the end), and then answers.
-    const ipc::Timeout answer_limit = request.timeout * 3 + ipc::Timeout{30000};
-    for (int r = 0; r < n; ++r) {
-        auto& rank = out.ranks[static_cast<std::size_t>(r)];
-        auto& s = started[static_cast<std::size_t>(r)];
-        std::optional<Problem> lost;
-        try {
-            ipc::Envelope answer = ipc::receive_envelope(s.socket.get(), answer_limit);
-            take_answer(answer, r, rank, out.input);
-            // The matrix names the device as this process counts them (the rank saw only its own, as 0).
-            if (auto card = out.input.cards.find(r); card != out.input.cards.end()) card->second.device = rank.device;
-        } catch (const Error& e) {
-            lost = e.problem();
-        }
-        std::optional<int> ended;
-        if (!lost) ended = s.process.wait(request.timeout);
-        rank.exit_status = ipc::exit_code_of(ended ? *ended : s.process.kill_and_wait());
-        if (lost) {
-            lost->message = fmt::format("rank {} (pid {}) gave no answer (exit status {}): {}", r, rank.pid,
-                                        rank.exit_status, lost->message);
-            rank.problem = std::move(lost);
-        }
-        if (rank.problem && !out.input.rows.contains(r)) {
-            // A rank that failed before its run: every cell of its row says why.
-            Row row{kLocalRunName, r, "", {}};
-            for (int j = 0; j < n; ++j) row.cells.push_back(own_failure_cell(j, *rank.problem));
-            out.input.rows[r] = std::move(row);
-        }
-    }
+    for (int r = 0; r < n; ++r) collect_rank(request, r, started[static_cast<std::size_t>(r)], out);
     return out;
 }
 

@@ -65,7 +65,7 @@ Matrix build_matrix(const MatrixInput& in) {
             for (int j = 0; j < in.ranks; ++j) {
                 Cell c;
                 c.peer = j;
-                c.status = "fail";
+                c.status = CellStatus::fail;
                 c.diagnosis = kind;
                 c.problem = p;
                 row.push_back(c);
@@ -99,7 +99,12 @@ nlohmann::json to_json(const Matrix& m) {
             {"rank_info", ranks}, {"cells", rows}};
 }
 
-std::vector<Table> matrix_tables(const Matrix& m) {
+namespace {
+
+// The grid of GB/s, a row per reader. It fits 100 columns (eight ranks that all fail were 160): where
+// the diagnoses make it wider, a failing cell is "FAIL [n]" and each diagnosis is said once below, its
+// number in the cells.
+Table grid_table(const Matrix& m) {
     Table grid;
     grid.title =
         fmt::format("Fabric matrix, run {}: GB/s read by each rank (row) from each rank's memory (column)", m.run);
@@ -110,8 +115,6 @@ std::vector<Table> matrix_tables(const Matrix& m) {
         for (const auto& c : m.cells[static_cast<std::size_t>(i)]) row.push_back(cell_text(c));
         grid.rows.push_back(std::move(row));
     }
-    // The grid fits 100 columns (eight ranks that all fail were 160): where the diagnoses make it wider,
-    // a failing cell is "FAIL [n]" and each diagnosis is said once below, its number in the cells.
     std::size_t wide = 2 + grid.columns.front().size();
     for (std::size_t c = 1; c < grid.columns.size(); ++c) {
         std::size_t column = grid.columns[c].size();
@@ -134,15 +137,11 @@ std::vector<Table> matrix_tables(const Matrix& m) {
     grid.notes.push_back(m.passed() ? fmt::format("every pair of {} ranks passed", m.ranks)
                                     : fmt::format("{} of {} pairs failed", m.failed_pairs, m.ranks * m.ranks));
     for (std::size_t n = 0; n < legend.size(); ++n) grid.notes.push_back(fmt::format("[{}] {}", n + 1, legend[n]));
-    Table ranks;
-    ranks.title = "Ranks";
-    ranks.columns = {"rank", "host", "device", "GPU", "state"};
-    for (const auto& i : m.info) {
-        ranks.rows.push_back({std::to_string(i.rank), i.host.empty() ? "-" : i.host,
-                              i.device < 0 ? "-" : std::to_string(i.device), i.uuid.empty() ? "-" : i.uuid, i.state});
-    }
-    std::vector<Table> out{grid, ranks};
-    if (m.passed()) return out;
+    return grid;
+}
+
+// The failing pairs, each remedy once below them.
+Table failures_table(const Matrix& m) {
     Table failures;
     failures.title = "Failing pairs";
     failures.columns = {"reader", "owner", "diagnosis", "what happened"};
@@ -165,7 +164,21 @@ std::vector<Table> matrix_tables(const Matrix& m) {
         }
     }
     for (const auto& r : remedies) failures.notes.push_back("hint: " + r);
-    out.push_back(std::move(failures));
+    return failures;
+}
+
+}  // namespace
+
+std::vector<Table> matrix_tables(const Matrix& m) {
+    Table ranks;
+    ranks.title = "Ranks";
+    ranks.columns = {"rank", "host", "device", "GPU", "state"};
+    for (const auto& i : m.info) {
+        ranks.rows.push_back({std::to_string(i.rank), i.host.empty() ? "-" : i.host,
+                              i.device < 0 ? "-" : std::to_string(i.device), i.uuid.empty() ? "-" : i.uuid, i.state});
+    }
+    std::vector<Table> out{grid_table(m), std::move(ranks)};
+    if (!m.passed()) out.push_back(failures_table(m));
     return out;
 }
 

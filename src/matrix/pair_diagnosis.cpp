@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "cuda/driver_info.hpp"
 
 namespace cumemctl::matrix {
@@ -10,7 +11,7 @@ namespace {
 Cell failure(int peer, std::string diagnosis, Problem problem) {
     Cell c;
     c.peer = peer;
-    c.status = "fail";
+    c.status = CellStatus::fail;
     c.diagnosis = std::move(diagnosis);
     c.problem = std::move(problem);
     return c;
@@ -40,7 +41,7 @@ std::string domain_split(const Card& a, const Card& b) {
 }  // namespace
 
 std::string diagnosis_of(const Problem& problem) {
-    if (problem.driver && problem.driver->name == "CUDA_ERROR_NOT_PERMITTED") return "imex-channel";
+    if (problem.driver && result_of(*problem.driver) == CUDA_ERROR_NOT_PERMITTED) return "imex-channel";
     if (problem.exit_code == ExitCode::unavailable) return "no-support";
     if (problem.driver) return "driver";
     return "failed";
@@ -84,7 +85,7 @@ Cell checked_cell(const Card& mine, const Card& peer, const gpu::VerifyResult& c
     c.gbps = check.check_gbps;
     c.seconds = check.check_seconds;
     if (check.ok()) {
-        c.status = "pass";
+        c.status = CellStatus::pass;
         return c;
     }
     Problem p = gpu::pattern_mismatch(fmt::format("{} reading {}", who(mine), who(peer)), check).problem();

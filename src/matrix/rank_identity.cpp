@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/setting.hpp"
 
 namespace cumemctl::matrix {
 namespace {
@@ -138,10 +139,11 @@ RankIdentity pmix_rank_identity(const RankGiven& given, const PmixView& pmix, co
                     fmt::format("fabric-matrix takes 1 to {} ranks", kMaxRanks));
     }
     if ((given.rank && *given.rank != pmix.rank) || (given.ranks && *given.ranks != pmix.size)) {
+        const std::string rank = setting_name(Setting::rank), ranks = setting_name(Setting::ranks);
         throw Error(ExitCode::usage,
-                    fmt::format("--rank and --ranks say rank {} of {}, the PMIx server rank {} of {}",
+                    fmt::format("{} and {} say rank {} of {}, the PMIx server rank {} of {}", rank, ranks,
                                 given.rank.value_or(pmix.rank), given.ranks.value_or(pmix.size), pmix.rank, pmix.size),
-                    "leave out --rank and --ranks: with PMIx the launcher numbers the ranks");
+                    fmt::format("leave out {} and {}: with PMIx the launcher numbers the ranks", rank, ranks));
     }
     RankIdentity id;
     id.rank = pmix.rank;

@@ -154,9 +154,13 @@ std::string fabric_domain_of(const Card& card) {
     return fmt::format("{}.{}", card.fabric_cluster_uuid, card.fabric_clique);
 }
 
+std::string_view cell_status_name(CellStatus status) {
+    return status == CellStatus::pass ? "pass" : "fail";
+}
+
 nlohmann::json to_json(const Cell& c) {
     return {{"peer", c.peer},
-            {"status", c.status},
+            {"status", cell_status_name(c.status)},
             {"diagnosis", c.diagnosis},
             {"gbps", c.gbps ? nlohmann::json(*c.gbps) : nlohmann::json(nullptr)},
             {"seconds", c.seconds ? nlohmann::json(*c.seconds) : nlohmann::json(nullptr)},
@@ -244,9 +248,11 @@ Row row_from_json(const nlohmann::json& j, int ranks) {
         Cell cell;
         cell.peer = static_cast<int>(c.integer("peer", 0, ranks - 1));
         if (cell.peer != static_cast<int>(i)) invalid(fmt::format("the row's cell {} names peer {}", i, cell.peer));
-        cell.status = c.text("status");
-        if (cell.status != "pass" && cell.status != "fail") {
-            invalid(fmt::format("the row's cell {} has status '{}'", i, cell.status));
+        const std::string status = c.text("status");
+        if (status == cell_status_name(CellStatus::pass)) {
+            cell.status = CellStatus::pass;
+        } else if (status != cell_status_name(CellStatus::fail)) {
+            invalid(fmt::format("the row's cell {} has status '{}'", i, status));
         }
         cell.diagnosis = c.text("diagnosis");
         cell.gbps = c.number_or_null("gbps");

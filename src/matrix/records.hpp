@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,15 +54,19 @@ struct Card {
 // "<cluster UUID>.<clique>" of an attached card, "" otherwise.
 std::string fabric_domain_of(const Card& card);
 
+// Whether an importer read an exporter's pattern back: written "pass" and "fail".
+enum class CellStatus { fail, pass };
+std::string_view cell_status_name(CellStatus status);
+
 // What one importer found for one exporter's memory.
 struct Cell {
     int peer = 0;                // the exporting rank
-    std::string status;          // "pass", "fail"
+    CellStatus status = CellStatus::fail;
     std::string diagnosis;       // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
     std::optional<double> gbps;  // the read's bandwidth, when the check ran
     std::optional<double> seconds;
     std::optional<Problem> problem;
-    bool passed() const { return status == "pass"; }
+    bool passed() const { return status == CellStatus::pass; }
 };
 
 // A rank's row: a cell per rank (its own: the pattern read back by its own device).

@@ -9,6 +9,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "matrix/rendezvous_dir.hpp"
@@ -28,11 +29,17 @@ enum class RecordKind { card, row };
 // Called once per rank whose record arrived (a refused one too: FileRead says why).
 using RecordFound = std::function<void(int rank, const FileRead& record)>;
 
+// How ranks meet: through a shared folder, or through the PMIx server of the launcher.
+enum class RendezvousKind { folder, pmix };
+// "folder" or "pmix", as the report names them.
+inline std::string_view rendezvous_kind_name(RendezvousKind kind) {
+    return kind == RendezvousKind::pmix ? "pmix" : "folder";
+}
+
 class Rendezvous {
 public:
     virtual ~Rendezvous() = default;
-    // "folder" or "pmix".
-    virtual std::string kind() const = 0;
+    virtual RendezvousKind kind() const = 0;
     // For the report: the folder's path, or the PMIx namespace, library and version.
     virtual std::string where() const = 0;
     // Publishes this rank's record, recorded as the step "publish-card" or "publish-row". Throws Error
@@ -55,7 +62,7 @@ public:
 class FolderRendezvous final : public Rendezvous {
 public:
     explicit FolderRendezvous(const RendezvousDir& dir) : dir_(dir) {}
-    std::string kind() const override { return "folder"; }
+    RendezvousKind kind() const override { return RendezvousKind::folder; }
     std::string where() const override { return dir_.path(); }
     void publish(RecordKind kind, const RankRequest& request, const std::string& content, StepLog& log) override;
     std::set<int> collect(RecordKind kind, const RankRequest& request, std::set<int> wanted, const RecordFound& found,
@@ -75,7 +82,7 @@ private:
 class PmixRendezvous final : public Rendezvous {
 public:
     explicit PmixRendezvous(pmix::Client& client) : client_(client) {}
-    std::string kind() const override { return "pmix"; }
+    RendezvousKind kind() const override { return RendezvousKind::pmix; }
     std::string where() const override;
     void publish(RecordKind kind, const RankRequest& request, const std::string& content, StepLog& log) override;
     std::set<int> collect(RecordKind kind, const RankRequest& request, std::set<int> wanted, const RecordFound& found,

@@ -14,6 +14,7 @@
 
 #include "base/bounded_call.hpp"
 #include "base/error.hpp"
+#include "base/setting.hpp"
 
 #if CUMEMCTL_HAVE_PMIX
 #include <pmix.h>
@@ -29,9 +30,13 @@ bool launched_by_pmix() {
 
 namespace {
 
-constexpr const char* kRemedy =
-    "run under a launcher that starts a PMIx server (srun --mpi=pmix, mpirun, prterun), point --libpmix (or "
-    "CUMEMCTL_LIBPMIX) at its libpmix.so.2, or use a rendezvous folder (--rendezvous dir --dir DIR)";
+// What to do without a PMIx server or library (srun's --mpi is the launcher's option, not ours).
+std::string no_pmix_remedy() {
+    return fmt::format(
+        "run under a launcher that starts a PMIx server (srun --mpi=pmix, mpirun, prterun), point {} (or "
+        "CUMEMCTL_LIBPMIX) at its libpmix.so.2, or use a rendezvous folder ({} dir {} DIR)",
+        setting_name(Setting::libpmix), setting_name(Setting::rendezvous), setting_name(Setting::rendezvous_dir));
+}
 
 // The libraries to try, in order.
 std::vector<std::string> candidates(const std::string& library) {
@@ -96,7 +101,7 @@ void resolve(Client::Impl& impl, F& slot, const char* name) {
     slot = reinterpret_cast<F>(::dlsym(impl.handle, name));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
     if (slot == nullptr) {
         throw Error(ExitCode::unavailable, fmt::format("{} has no {}: not a PMIx client library", impl.library, name),
-                    kRemedy);
+                    no_pmix_remedy());
     }
 }
 
@@ -158,7 +163,7 @@ Client Client::connect(const std::string& library) {
         throw Error(Problem{.exit_code = ExitCode::unavailable,
                             .message = "cannot load the PMIx client library",
                             .cause = tried,
-                            .remedy = kRemedy});
+                            .remedy = no_pmix_remedy()});
     }
     resolve(*impl, impl->init, "PMIx_Init");
     resolve(*impl, impl->finalize, "PMIx_Finalize");
@@ -177,7 +182,7 @@ Client Client::connect(const std::string& library) {
                                          ? fmt::format("the PMIx server of namespace '{}' did not take this process",
                                                        std::getenv("PMIX_NAMESPACE"))
                                          : "no launcher set this process up for PMIx (PMIX_NAMESPACE is not set)",
-                            .remedy = kRemedy});
+                            .remedy = no_pmix_remedy()});
     }
     impl->initialised = true;
     pmix_proc_t job{};
@@ -190,7 +195,7 @@ Client Client::connect(const std::string& library) {
     if (impl->get(&impl->self, PMIX_LOCAL_RANK, nullptr, 0, &v) == PMIX_SUCCESS) impl->local_rank = number_of(v);
     impl->release(v);
     if (impl->size == 0) {
-        throw Error(ExitCode::unavailable, "the PMIx server gave no job size (PMIX_JOB_SIZE)", kRemedy);
+        throw Error(ExitCode::unavailable, "the PMIx server gave no job size (PMIX_JOB_SIZE)", no_pmix_remedy());
     }
     return Client(std::move(impl));
 }
@@ -326,7 +331,8 @@ struct Client::Impl {};
 
 Client Client::connect(const std::string& library) {
     (void)candidates(library);
-    throw Error(ExitCode::unavailable, "this cumemctl was built without PMIx (no pmix.h from libpmix-dev)", kRemedy);
+    throw Error(ExitCode::unavailable, "this cumemctl was built without PMIx (no pmix.h from libpmix-dev)",
+                no_pmix_remedy());
 }
 const std::string& Client::library() const {
     static const std::string none;

@@ -1,6 +1,7 @@
 // The fleet page: counts per status, the failing checks with their nodes (as Slurm host lists) and
 // remedies, the nodes that differ from the majority, each GPU's memory health, and each fabric-matrix
 // run among the reports.
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -23,13 +24,25 @@ std::vector<std::string> strings(const nlohmann::json& list) {
     return out;
 }
 
-void write_statuses(std::ostream& out, const nlohmann::json& r) {
+// `node_statuses`, then any other status the counts or the nodes name.
+std::vector<std::string> statuses_in_order(const nlohmann::json& r, std::vector<std::string> node_statuses) {
+    const auto add = [&](const std::string& status) {
+        if (std::find(node_statuses.begin(), node_statuses.end(), status) == node_statuses.end())
+            node_statuses.push_back(status);
+    };
+    const auto counts = r.value("statuses", nlohmann::json::object());
+    for (const auto& item : counts.items()) add(item.key());
+    for (const auto& n : r.value("nodes", nlohmann::json::array())) add(n.value("status", "unknown"));
+    return node_statuses;
+}
+
+void write_statuses(std::ostream& out, const nlohmann::json& r, const std::vector<std::string>& statuses) {
     out << "<h2>Nodes</h2>\n<p class=\"statuses\">";
     const auto counts = r.value("statuses", nlohmann::json::object());
-    for (const char* status : {"fail", "error", "warn", "pass", "unknown"}) {
+    for (const auto& status : statuses) {
         const int count = counts.value(status, 0);
-        out << fmt::format("<span class=\"status {0}\" data-status=\"{0}\" data-count=\"{1}\">{1} {0}</span>", status,
-                           count);
+        out << fmt::format("<span class=\"status {0}\" data-status=\"{0}\" data-count=\"{1}\">{1} {0}</span>",
+                           escape(status), count);
     }
     out << fmt::format("</p>\n<p class=\"note\">{} nodes from {} reports.</p>\n", r.value("node_count", 0),
                        r.value("reports", 0));
@@ -39,10 +52,10 @@ void write_statuses(std::ostream& out, const nlohmann::json& r) {
         by_status[n.value("status", "unknown")].push_back(n.value("host", "?"));
     }
     out << "<table class=\"node-status\"><tr><th>status</th><th>nodes</th></tr>\n";
-    for (const char* status : {"fail", "error", "warn", "unknown", "pass"}) {
+    for (const auto& status : statuses) {
         const auto it = by_status.find(status);
         if (it == by_status.end()) continue;
-        out << fmt::format("<tr><td class=\"{0}\">{0}</td><td>{1}: {2}</td></tr>\n", status, it->second.size(),
+        out << fmt::format("<tr><td class=\"{0}\">{0}</td><td>{1}: {2}</td></tr>\n", escape(status), it->second.size(),
                            escape(compress_hostlist(it->second)));
     }
     out << "</table>\n";
@@ -125,10 +138,10 @@ void write_gpu_health(std::ostream& out, const nlohmann::json& r) {
 
 }  // namespace
 
-void write_fleet(std::ostream& out, const nlohmann::json& r) {
+void write_fleet(std::ostream& out, const nlohmann::json& r, const std::vector<std::string>& node_statuses) {
     // Reports of fabric-matrix ranks alone make no node: then the page is their matrices.
     if (r.value("node_count", 0) > 0 || r.value("fabric_matrices", nlohmann::json::array()).empty())
-        write_statuses(out, r);
+        write_statuses(out, r, statuses_in_order(r, node_statuses));
     write_checks(out, r);
     write_differences(out, r);
     write_gpu_health(out, r);

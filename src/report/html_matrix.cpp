@@ -2,6 +2,9 @@
 // grouped by node, then GPU; the legend; the failing pairs and the slowest pairs against the median.
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <string>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -80,166 +83,215 @@ void write_legend(std::ostream& out, double max_gbps, int x, int y) {
         x + 260, y, kFailColour, x + 278, y + 11, x + 330, y, kMissingColour, x + 348, y + 11);
 }
 
-}  // namespace
+// One (reader, owner) pair as the page draws it, read once from the JSON: a cell whose status is not
+// "pass", or no cell at all ("missing"), is a failure.
+struct CellView {
+    bool passed = false;
+    std::optional<double> gbps;
+    std::string diagnosis = "missing";
+    nlohmann::json problem;  // the failure's Problem, where it has one
+};
 
-void write_matrix(std::ostream& out, const nlohmann::json& m) {
-    const std::vector<RankView> ranks = ranks_of(m);
-    const auto& rows = m.value("cells", nlohmann::json::array());
-    const std::size_t n = ranks.size();
+// A run's matrix as the page draws it.
+struct MatrixView {
+    std::vector<RankView> ranks;                // as the JSON lists them
+    std::vector<std::size_t> order;             // the ranks' places by node, then GPU, then rank
+    std::vector<RankView> ordered;              // ranks in that order
+    std::vector<std::vector<CellView>> cells;   // [reader][owner], in the JSON's rank order
+    std::vector<double> speeds;                 // every passing pair's GB/s
+    double max_gbps = 0;
+    double median_gbps = 0;
+    int failed = 0;
+};
+
+CellView cell_view(const nlohmann::json& c) {
+    CellView v;
+    if (!c.is_object()) return v;
+    v.passed = c.value("status", "") == "pass";
+    v.gbps = gbps_of(c);
+    v.diagnosis = c.value("diagnosis", "");
+    v.problem = c.value("problem", nlohmann::json());
+    return v;
+}
+
+MatrixView view_of(const nlohmann::json& m) {
+    MatrixView v;
+    v.ranks = ranks_of(m);
+    const std::size_t n = v.ranks.size();
     // Rows and columns by node, then GPU, so that a node (or a tray of them) shows as a band.
-    std::vector<std::size_t> order(n);
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-        return std::tie(ranks[a].host, ranks[a].device, ranks[a].rank) <
-               std::tie(ranks[b].host, ranks[b].device, ranks[b].rank);
+    v.order.resize(n);
+    std::iota(v.order.begin(), v.order.end(), 0);
+    std::stable_sort(v.order.begin(), v.order.end(), [&](std::size_t a, std::size_t b) {
+        return std::tie(v.ranks[a].host, v.ranks[a].device, v.ranks[a].rank) <
+               std::tie(v.ranks[b].host, v.ranks[b].device, v.ranks[b].rank);
     });
-    std::vector<RankView> ordered;
-    for (std::size_t i : order) ordered.push_back(ranks[i]);
-    auto cell_at = [&](std::size_t reader, std::size_t owner) -> nlohmann::json {
-        if (reader >= rows.size() || !rows[reader].is_array() || owner >= rows[reader].size()) return {};
-        return rows[reader][owner];
-    };
-    std::vector<double> speeds;
-    for (std::size_t i = 0; i < n; ++i) {
-        for (std::size_t j = 0; j < n; ++j) {
-            const auto c = cell_at(i, j);
-            if (c.is_object() && c.value("status", "") == "pass") {
-                if (auto g = gbps_of(c)) speeds.push_back(*g);
-            }
+    for (std::size_t i : v.order) v.ordered.push_back(v.ranks[i]);
+    const auto& rows = m.value("cells", nlohmann::json::array());
+    v.cells.assign(n, std::vector<CellView>(n));
+    for (std::size_t i = 0; i < n && i < rows.size(); ++i) {
+        if (!rows[i].is_array()) continue;
+        for (std::size_t j = 0; j < n && j < rows[i].size(); ++j) {
+            v.cells[i][j] = cell_view(rows[i][j]);
+            if (v.cells[i][j].passed && v.cells[i][j].gbps) v.speeds.push_back(*v.cells[i][j].gbps);
         }
     }
-    const double max_gbps = speeds.empty() ? 0 : *std::max_element(speeds.begin(), speeds.end());
-    const double mid = median(speeds);
-    const int failed = m.value("failed_pairs", 0);
-    out << fmt::format(
-        "<h2>Fabric matrix, run {}</h2>\n<p>{} ranks on {} node(s): {}; GB/s read by each rank (row) "
-        "from each rank's memory (column); median {:.1f} GB/s.</p>\n",
-        escape(m.value("run", "")), n, node_groups(ordered).size(),
-        failed == 0 ? "every pair passed" : fmt::format("{} of {} pairs failed", failed, n * n), mid);
+    v.max_gbps = v.speeds.empty() ? 0 : *std::max_element(v.speeds.begin(), v.speeds.end());
+    v.median_gbps = median(v.speeds);
+    v.failed = m.value("failed_pairs", 0);
+    return v;
+}
 
-    const int cell = static_cast<int>(std::clamp<std::size_t>(n == 0 ? 28 : 720 / n, 6, 28));
-    const int left = 150, top = 120;
-    const int side = static_cast<int>(n) * cell;
-    out << fmt::format(
-        "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-        "data-ranks=\"{}\" data-cell=\"{}\" data-left=\"{}\" data-top=\"{}\">\n",
-        std::max(left + side + 20, left + 480), top + side + 60, n, cell, left, top);
+// The heat map's geometry: cells of `cell` pixels from (left, top).
+struct Grid {
+    int cell = 28;
+    int left = 150;
+    int top = 120;
+    int side = 0;
+};
+
+void write_cells(std::ostream& out, const MatrixView& v, const Grid& g) {
+    const std::size_t n = v.ranks.size();
     for (std::size_t y = 0; y < n; ++y) {
-        const RankView& reader = ordered[y];
+        const RankView& reader = v.ordered[y];
         for (std::size_t x = 0; x < n; ++x) {
-            const RankView& owner = ordered[x];
-            const auto c = cell_at(order[y], order[x]);
-            const std::string status = c.is_object() ? c.value("status", "fail") : "fail";
-            const std::optional<double> measured = c.is_object() ? gbps_of(c) : std::nullopt;
-            const bool has_gbps = measured.has_value();
-            const double gbps = measured.value_or(0.0);
-            const std::string diagnosis = c.is_object() ? c.value("diagnosis", "") : "missing";
+            const RankView& owner = v.ordered[x];
+            const CellView& c = v.cells[v.order[y]][v.order[x]];
             std::string fill, klass, what;
-            if (status == "pass" && has_gbps) {
-                fill = scale_colour(gbps, max_gbps);
+            if (c.passed && c.gbps) {
+                fill = scale_colour(*c.gbps, v.max_gbps);
                 klass = "pass";
-                what = fmt::format("{:.1f} GB/s", gbps);
-            } else if (status == "pass") {
+                what = fmt::format("{:.1f} GB/s", *c.gbps);
+            } else if (c.passed) {
                 fill = kMissingColour;
                 klass = "pass nodata";
                 what = "passed, no measurement";
             } else {
                 fill = kFailColour;
                 klass = "fail";
-                const auto problem = c.is_object() ? c.value("problem", nlohmann::json()) : nlohmann::json();
-                what = fmt::format("failed: {}{}", diagnosis.empty() ? "?" : diagnosis,
-                                   problem.is_object() ? ": " + problem.value("message", "") : "");
+                what = fmt::format("failed: {}{}", c.diagnosis.empty() ? "?" : c.diagnosis,
+                                   c.problem.is_object() ? ": " + c.problem.value("message", "") : "");
             }
             out << fmt::format(
                 "<rect class=\"cell {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
                 "data-reader=\"{}\" data-owner=\"{}\" data-gbps=\"{}\" data-diagnosis=\"{}\">"
                 "<title>{} reads {}: {}</title></rect>\n",
-                klass, left + static_cast<int>(x) * cell, top + static_cast<int>(y) * cell, cell, cell, fill,
-                reader.rank, owner.rank, has_gbps ? fmt::format("{:.3f}", gbps) : "", escape(diagnosis),
+                klass, g.left + static_cast<int>(x) * g.cell, g.top + static_cast<int>(y) * g.cell, g.cell, g.cell,
+                fill, reader.rank, owner.rank, c.gbps ? fmt::format("{:.3f}", *c.gbps) : "", escape(c.diagnosis),
                 escape(describe(reader)), escape(describe(owner)), escape(what));
         }
     }
-    // GPU numbers beside each row and column where the cells have room for them.
-    const bool gpu_labels = cell >= 14;
-    if (gpu_labels) {
-        for (std::size_t i = 0; i < n; ++i) {
-            const int at = static_cast<int>(i) * cell + cell / 2;
-            const std::string gpu = ordered[i].device < 0 ? "?" : std::to_string(ordered[i].device);
-            out << fmt::format(
-                "<text class=\"gpu-label\" x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" "
-                "dominant-baseline=\"middle\">{}</text><text class=\"gpu-label\" x=\"{}\" y=\"{}\" "
-                "font-size=\"10\" text-anchor=\"middle\">{}</text>\n",
-                left - 4, top + at, gpu, left + at, top - 4, gpu);
-        }
+}
+
+// GPU numbers beside each row and column where the cells have room for them; then node bands: a line
+// between nodes, the node's name on both axes.
+void write_axis_labels(std::ostream& out, const MatrixView& v, const Grid& g) {
+    const bool gpu_labels = g.cell >= 14;
+    for (std::size_t i = 0; gpu_labels && i < v.ordered.size(); ++i) {
+        const int at = static_cast<int>(i) * g.cell + g.cell / 2;
+        const std::string gpu = v.ordered[i].device < 0 ? "?" : std::to_string(v.ordered[i].device);
+        out << fmt::format(
+            "<text class=\"gpu-label\" x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"end\" "
+            "dominant-baseline=\"middle\">{}</text><text class=\"gpu-label\" x=\"{}\" y=\"{}\" "
+            "font-size=\"10\" text-anchor=\"middle\">{}</text>\n",
+            g.left - 4, g.top + at, gpu, g.left + at, g.top - 4, gpu);
     }
-    // Node bands: a line between nodes, the node's name on both axes.
     const int offset = gpu_labels ? 18 : 4;
-    for (const auto& [first, end] : node_groups(ordered)) {
-        const int a = static_cast<int>(first) * cell, b = static_cast<int>(end) * cell;
-        const std::string host = escape(ordered[first].host);
+    for (const auto& [first, end] : node_groups(v.ordered)) {
+        const int a = static_cast<int>(first) * g.cell, b = static_cast<int>(end) * g.cell;
+        const std::string host = escape(v.ordered[first].host);
         out << fmt::format(
             "<text class=\"node-label\" x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\" "
             "dominant-baseline=\"middle\">{}</text>\n",
-            left - offset, top + (a + b) / 2, host);
+            g.left - offset, g.top + (a + b) / 2, host);
         out << fmt::format(
             "<text class=\"node-label\" x=\"{0}\" y=\"{1}\" font-size=\"12\" "
             "transform=\"rotate(-60 {0} {1})\">{2}</text>\n",
-            left + (a + b) / 2, top - offset, host);
+            g.left + (a + b) / 2, g.top - offset, host);
         if (first > 0) {
             out << fmt::format(
                 "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"#000\" stroke-width=\"1\"/>"
                 "<line x1=\"{3}\" y1=\"{4}\" x2=\"{3}\" y2=\"{5}\" stroke=\"#000\" stroke-width=\"1\"/>\n",
-                left, top + a, left + side, left + a, top, top + side);
+                g.left, g.top + a, g.left + g.side, g.left + a, g.top, g.top + g.side);
         }
     }
-    write_legend(out, max_gbps, left, top + side + 16);
-    out << "</svg>\n";
+}
 
-    // The failing pairs, then the slowest passing pairs.
-    if (failed > 0) {
-        out << "<h2>Failing pairs</h2>\n<table class=\"failures\"><tr><th>reader</th><th>owner</th><th>diagnosis</th>"
-               "<th>what happened</th><th>remedy</th></tr>\n";
-        int shown = 0;
-        for (std::size_t i = 0; i < n && shown < 500; ++i) {
-            for (std::size_t j = 0; j < n && shown < 500; ++j) {
-                const auto c = cell_at(i, j);
-                if (c.is_object() && c.value("status", "") == "pass") continue;
-                const auto problem = c.is_object() ? c.value("problem", nlohmann::json()) : nlohmann::json();
-                out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                                   escape(describe(ranks[i])), escape(describe(ranks[j])),
-                                   escape(c.is_object() ? c.value("diagnosis", "") : "missing"),
-                                   escape(json_text(problem, "message")), escape(json_text(problem, "remedy")));
-                ++shown;
-            }
+void write_heatmap(std::ostream& out, const MatrixView& v) {
+    const std::size_t n = v.ranks.size();
+    Grid g;
+    g.cell = static_cast<int>(std::clamp<std::size_t>(n == 0 ? 28 : 720 / n, 6, 28));
+    g.side = static_cast<int>(n) * g.cell;
+    out << fmt::format(
+        "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+        "data-ranks=\"{}\" data-cell=\"{}\" data-left=\"{}\" data-top=\"{}\">\n",
+        std::max(g.left + g.side + 20, g.left + 480), g.top + g.side + 60, n, g.cell, g.left, g.top);
+    write_cells(out, v, g);
+    write_axis_labels(out, v, g);
+    write_legend(out, v.max_gbps, g.left, g.top + g.side + 16);
+    out << "</svg>\n";
+}
+
+// The failing pairs (at most 500; the JSON has the rest).
+void write_failing_pairs(std::ostream& out, const MatrixView& v) {
+    if (v.failed <= 0) return;
+    out << "<h2>Failing pairs</h2>\n<table class=\"failures\"><tr><th>reader</th><th>owner</th><th>diagnosis</th>"
+           "<th>what happened</th><th>remedy</th></tr>\n";
+    const std::size_t n = v.ranks.size();
+    int shown = 0;
+    for (std::size_t i = 0; i < n && shown < 500; ++i) {
+        for (std::size_t j = 0; j < n && shown < 500; ++j) {
+            const CellView& c = v.cells[i][j];
+            if (c.passed) continue;
+            out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                               escape(describe(v.ranks[i])), escape(describe(v.ranks[j])), escape(c.diagnosis),
+                               escape(json_text(c.problem, "message")), escape(json_text(c.problem, "remedy")));
+            ++shown;
         }
-        out << "</table>\n";
-        if (failed > shown)
-            out << fmt::format("<p class=\"note\">{} more failing pairs in the JSON.</p>\n", failed - shown);
     }
+    out << "</table>\n";
+    if (v.failed > shown) out << fmt::format("<p class=\"note\">{} more failing pairs in the JSON.</p>\n", v.failed - shown);
+}
+
+// The ten slowest passing pairs against the median.
+void write_slowest_pairs(std::ostream& out, const MatrixView& v) {
     struct Slow {
         double gbps;
         std::size_t reader, owner;
     };
     std::vector<Slow> slow;
+    const std::size_t n = v.ranks.size();
     for (std::size_t i = 0; i < n; ++i) {
         for (std::size_t j = 0; j < n; ++j) {
-            const auto c = cell_at(i, j);
-            if (!c.is_object() || c.value("status", "") != "pass") continue;
-            if (auto g = gbps_of(c)) slow.push_back({*g, i, j});
+            const CellView& c = v.cells[i][j];
+            if (c.passed && c.gbps) slow.push_back({*c.gbps, i, j});
         }
     }
     std::sort(slow.begin(), slow.end(), [](const Slow& a, const Slow& b) { return a.gbps < b.gbps; });
     if (slow.size() > 10) slow.resize(10);
-    if (!slow.empty() && mid > 0) {
-        out << "<h2>Slowest pairs</h2>\n<table class=\"slowest\"><tr><th>reader</th><th>owner</th><th>GB/s</th>"
-               "<th>of the median</th></tr>\n";
-        for (const auto& s : slow) {
-            out << fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}%</td></tr>\n",
-                               escape(describe(ranks[s.reader])), escape(describe(ranks[s.owner])), s.gbps,
-                               100 * s.gbps / mid);
-        }
-        out << "</table>\n";
+    if (slow.empty() || v.median_gbps <= 0) return;
+    out << "<h2>Slowest pairs</h2>\n<table class=\"slowest\"><tr><th>reader</th><th>owner</th><th>GB/s</th>"
+           "<th>of the median</th></tr>\n";
+    for (const auto& s : slow) {
+        out << fmt::format("<tr><td>{}</td><td>{}</td><td>{:.1f}</td><td>{:.0f}%</td></tr>\n",
+                           escape(describe(v.ranks[s.reader])), escape(describe(v.ranks[s.owner])), s.gbps,
+                           100 * s.gbps / v.median_gbps);
     }
+    out << "</table>\n";
+}
+
+}  // namespace
+
+void write_matrix(std::ostream& out, const nlohmann::json& m) {
+    const MatrixView v = view_of(m);
+    const std::size_t n = v.ranks.size();
+    out << fmt::format(
+        "<h2>Fabric matrix, run {}</h2>\n<p>{} ranks on {} node(s): {}; GB/s read by each rank (row) "
+        "from each rank's memory (column); median {:.1f} GB/s.</p>\n",
+        escape(m.value("run", "")), n, node_groups(v.ordered).size(),
+        v.failed == 0 ? "every pair passed" : fmt::format("{} of {} pairs failed", v.failed, n * n), v.median_gbps);
+    write_heatmap(out, v);
+    write_failing_pairs(out, v);
+    write_slowest_pairs(out, v);
 }
 
 }  // namespace cumemctl::html

@@ -6,6 +6,7 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -26,9 +27,10 @@ std::string scale_colour(double gbps, double max_gbps);
 // pairs and the slowest pairs against the median.
 void write_matrix(std::ostream& out, const nlohmann::json& matrix);
 
-// The fleet summary (fleet's results JSON): counts per status, the failing checks with their nodes and
-// remedies, the nodes that differ from the majority, each GPU's memory health, then each fabric-matrix
-// run's heat map.
-void write_fleet(std::ostream& out, const nlohmann::json& results);
+// The fleet summary (fleet's results JSON): counts per status and the nodes that did not pass, in the
+// order of `node_statuses` (worst first; a status the results name beyond them follows), the failing
+// checks with their nodes and remedies, the nodes that differ from the majority, each GPU's memory
+// health, then each fabric-matrix run's heat map.
+void write_fleet(std::ostream& out, const nlohmann::json& results, const std::vector<std::string>& node_statuses);
 
 }  // namespace cumemctl::html

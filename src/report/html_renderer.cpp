@@ -61,7 +61,8 @@ constexpr const char* kStyle = R"(body{font-family:sans-serif;margin:1.5em;color
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f2f2f2}.status{display:inline-block;padding:.3em .8em;margin:.2em;border-radius:.3em;font-weight:bold}
-.pass{background:#d9f0d3}.warn{background:#fee8a0}.fail,.error{background:#f4a6a6}.unknown,.skip{background:#e5e5e5}
+.pass{background:#d9f0d3}.warn,.busy{background:#fee8a0}.fail,.error,.timeout,.missing,.stale{background:#f4a6a6}
+.unknown,.skip{background:#e5e5e5}
 .note{color:#555}code{background:#f5f5f5;padding:0 .2em}svg text{font-family:sans-serif})";
 
 }  // namespace
@@ -78,7 +79,7 @@ void HtmlRenderer::render(const Report& report, std::ostream& out) const {
     }
     const nlohmann::json& r = report.results;
     if (report.command == "fleet" && r.is_object()) {
-        html::write_fleet(out, r);
+        html::write_fleet(out, r, node_statuses_);
     } else if (r.is_object() && r.contains("matrix") && r["matrix"].is_object()) {
         html::write_matrix(out, r["matrix"]);
     } else {

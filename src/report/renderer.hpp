@@ -5,6 +5,8 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "report/report.hpp"
 
@@ -47,33 +49,18 @@ public:
 // fabric-matrix's heat map, or fleet's summary with each fabric-matrix run's heat map (html_parts.hpp).
 class HtmlRenderer final : public Renderer {
 public:
+    // `node_statuses`: a fleet node's statuses, worst first (fleet::node_statuses_worst_first's names),
+    // the order in which the fleet page counts and lists its nodes.
+    explicit HtmlRenderer(std::vector<std::string> node_statuses = {}) : node_statuses_(std::move(node_statuses)) {}
     void render(const Report& report, std::ostream& out) const override;
+
+private:
+    std::vector<std::string> node_statuses_;
 };
 
 // One line of at most kSummaryLineWidth characters (a Slurm or NHC drain reason): the report's line, else
 // "cumemctl: error " and its first error's message, else "cumemctl: ok"; cut with "..." where longer.
 class LineRenderer final : public Renderer {
-public:
-    void render(const Report& report, std::ostream& out) const override;
-};
-
-// The prefix of doctor's node-feature-discovery labels: a sub-namespace of NFD's own, which nfd-master
-// accepts without -extra-label-ns.
-inline constexpr std::string_view kNfdLabelPrefix = "cumemctl.feature.node.kubernetes.io/";
-
-// doctor's report as a node-feature-discovery feature file (features.d): a comment naming the run, the
-// expiry directive where Report::expires is set, then PREFIX/name=value lines (valid label values only)
-// of what the checks found: doctor's status, the GPU count, VMM, pools and their handle types, fabric
-// handles, the compute capability, memory health, a usable IMEX channel, the fabric clique.
-class NfdRenderer final : public Renderer {
-public:
-    void render(const Report& report, std::ostream& out) const override;
-};
-
-// doctor's report as JUnit XML: one test case per check and device; fail and timeout as failures with
-// the reason and the remedy, skip and busy as skipped (busy naming the processes), an error that no
-// check reports (no driver) as an error case.
-class JunitRenderer final : public Renderer {
 public:
     void render(const Report& report, std::ostream& out) const override;
 };

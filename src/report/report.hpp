@@ -41,9 +41,19 @@ struct Metric {
     double value = 0;
 };
 
-// A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
 // The widest one-line summary (--format line): the drain reason of Slurm and NHC.
 inline constexpr std::size_t kSummaryLineWidth = 70;
+
+// How a report leaves the process, apart from what it says.
+struct Delivery {
+    std::string output_file;     // where the rendered output goes instead of stdout, atomically (doctor --output)
+    bool stdout_quiet = false;   // nothing on standard output (errors still go to stderr): a rank that is not
+                                 // the one that reports a run through one launcher's stream
+    bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after
+                                         // rendering
+};
+
+// A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
 
 struct Report {
     std::string command;
@@ -53,16 +63,14 @@ struct Report {
     nlohmann::json results = nlohmann::json::object();
     std::vector<Table> tables;
     std::string text;             // text written as is before the tables (a completion script)
-    bool stdout_quiet = false;    // nothing on standard output (errors still go to stderr): a rank that
-                                  // is not the one that reports a run through one launcher's stream
     std::string line;             // the one-line summary that --format line writes (doctor fills it)
+    std::string nodelist;         // the Slurm host list that --format nodelist writes (fleet: its failing nodes)
     std::vector<Metric> metrics;  // what --format prometheus writes (commands that support it fill it)
     std::vector<Problem> errors;
     std::vector<Problem> warnings;
     ExitCode exit_code = ExitCode::ok;
-    std::string output_file;  // where the rendered output goes instead of stdout, atomically (doctor --output)
     std::optional<std::chrono::system_clock::time_point> expires;  // when what it says stops holding (NFD expiry)
-    bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after rendering
+    Delivery delivery;
 
     // Records an error; the first error decides the exit code.
     void add_error(Problem problem);

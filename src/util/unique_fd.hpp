@@ -1,4 +1,5 @@
-// A file descriptor that closes itself: the one owner of every descriptor the core opens.
+// A file descriptor that closes itself: the owner of every descriptor the core opens, until a directory
+// stream (fdopendir) takes one over.
 #pragma once
 
 #include <unistd.h>

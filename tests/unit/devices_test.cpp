@@ -53,10 +53,10 @@ TEST_CASE("query_free_memory releases the contexts it retains and reports failur
 }
 
 TEST_CASE("select_devices tells a bad list from a device that does not exist") {
-    CHECK(select_devices("all", 2) == std::vector<int>{0, 1});
-    CHECK(select_devices("1", 2) == std::vector<int>{1});
+    CHECK(select_devices(parse_device_list("all"), 2) == std::vector<int>{0, 1});
+    CHECK(select_devices(parse_device_list("1"), 2) == std::vector<int>{1});
     try {
-        select_devices("7", 1);
+        select_devices(parse_device_list("7"), 1);
         FAIL("accepted");
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::unavailable);
@@ -65,7 +65,7 @@ TEST_CASE("select_devices tells a bad list from a device that does not exist") {
     for (std::string bad : {"-1", "x", ""}) {
         CAPTURE(bad);
         try {
-            select_devices(bad, 1);
+            select_devices(parse_device_list(bad), 1);
             FAIL("accepted");
         } catch (const Error& e) {
             CHECK(e.exit_code() == ExitCode::usage);
@@ -106,6 +106,31 @@ TEST_CASE("parse_device_list checks a list's syntax without a driver, and select
     }
 }
 
+TEST_CASE("a device list is parsed once into typed items, which select only looks up") {
+    const DeviceList list = parse_device_list(" 2, GPU-00AB, nvidia03, 3b:00.0 ,0-1 ");
+    CHECK_FALSE(list.all);
+    REQUIRE(list.items.size() == 5);
+    CHECK(list.items[0].kind == DeviceItemKind::ordinals);
+    CHECK(list.items[0].ordinals == std::vector<int>{2});
+    CHECK(list.items[1].kind == DeviceItemKind::uuid);
+    CHECK(list.items[1].text == "gpu-00ab");   // matched lower-cased
+    CHECK(list.items[1].typed == "GPU-00AB");  // named in messages as typed
+    CHECK(list.items[2].kind == DeviceItemKind::nvml_index);
+    CHECK(list.items[2].text == "3");
+    CHECK(list.items[3].kind == DeviceItemKind::pci_bus_id);
+    CHECK(list.items[3].text == "00000000:3B:00.0");
+    CHECK(list.items[4].ordinals == std::vector<int>{0, 1});
+    CHECK(parse_device_list(" all ").all);
+    CHECK(parse_device_list(" all ").items.empty());
+    CHECK(DeviceList{}.all);  // a command's default: every device
+    CHECK(parse_device_list("3").ordinal() == 3);
+    CHECK_FALSE(parse_device_list("3-4").ordinal().has_value());
+    CHECK_FALSE(parse_device_list("GPU-0011").ordinal().has_value());
+    // An ordinal list needs no driver to select from; a UUID does.
+    CHECK(select_devices(parse_device_list("1,0"), 2) == std::vector<int>{0, 1});
+    CHECK_THROWS_AS(select_devices(parse_device_list("GPU-0011"), 2), Error);
+}
+
 TEST_CASE("normal_pci_bus_id writes a bus id as nvidia-smi does, whichever form it was given in") {
     CHECK(normal_pci_bus_id("3b:00.0") == "00000000:3B:00.0");
     CHECK(normal_pci_bus_id("0000:3b:00.0") == "00000000:3B:00.0");
@@ -114,6 +139,22 @@ TEST_CASE("normal_pci_bus_id writes a bus id as nvidia-smi does, whichever form 
     CHECK_FALSE(normal_pci_bus_id("3b:20.0").has_value());  // a device number is 5 bits
     CHECK_FALSE(normal_pci_bus_id("3b:00.8").has_value());  // a function is 3 bits
     CHECK_FALSE(normal_pci_bus_id("x:3b:00.0").has_value());
+}
+
+TEST_CASE("the kernel's, the driver's and a typed bus id of one GPU normalise to one text") {
+    // /proc/driver/nvidia/gpus names a GPU "0000:2a:00.0"; cuDeviceGetPCIBusId and NVML "00000000:2A:00.0".
+    const auto kernel = normal_pci_bus_id("0000:2a:00.0");
+    REQUIRE(kernel.has_value());
+    CHECK(*kernel == "00000000:2A:00.0");
+    CHECK(normal_pci_bus_id("00000000:2A:00.0") == kernel);
+    CHECK(normal_pci_bus_id("2A:00.0") == kernel);
+    CHECK(normal_pci_bus_id(*kernel) == kernel);  // a normal bus id stays as it is
+    CHECK(normal_pci_bus_id("ffffffff:ff:1f.7") == "FFFFFFFF:FF:1F.7");
+    // Text around a bus id is no bus id: where it does not parse, callers keep the text as it was.
+    CHECK_FALSE(normal_pci_bus_id("0000:2a:00.0\n").has_value());
+    CHECK_FALSE(normal_pci_bus_id(" 0000:2a:00.0").has_value());
+    CHECK_FALSE(normal_pci_bus_id("100000000:2a:00.0").has_value());  // a domain is 32 bits
+    CHECK_FALSE(normal_pci_bus_id("").has_value());
 }
 
 TEST_CASE("child_device_view: a second process sees only the device, by UUID, as its device 0") {

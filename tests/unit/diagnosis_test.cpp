@@ -195,6 +195,15 @@ TEST_CASE("INVALID_VALUE names the property the driver rejected where it can be 
     c.prop->allocFlags.usage = CU_MEM_CREATE_USAGE_TILE_POOL;
     d = diagnose(api, failure(CUDA_ERROR_INVALID_VALUE), c);
     CHECK(contains(d->cause, "location device 0, handle type none, flags tile-pool"));
+    // A combination refused for no reason found asks the person to change the request, marked so that a
+    // caller that made the request itself (doctor) words its own remedy; the reasons found above do not.
+    CHECK(d->remedy_changes_request);
+    Problem refused;
+    refused.driver = failure(CUDA_ERROR_INVALID_VALUE);
+    diagnose_problem(api, refused, c);
+    CHECK(refused.remedy_changes_request);
+    c.prop = prop_of(CU_MEM_LOCATION_TYPE_HOST_NUMA, 5, 0);
+    CHECK_FALSE(diagnose(api, failure(CUDA_ERROR_INVALID_VALUE), c)->remedy_changes_request);
 
     CHECK_FALSE(diagnose(api, failure(CUDA_ERROR_INVALID_VALUE, "cuMemMap"), DiagnosisContext{}));
 }

@@ -160,9 +160,8 @@ TEST_CASE("a malformed --device is a usage error before anything runs") {
     h200_like(1);
     Driver driver = Driver::from_table(testing_driver::table(), 13000);
     DoctorOptions options;
-    options.devices = "zero";
-    CHECK_THROWS_AS(run_doctor(driver, options), Error);
-    options.devices = "4";
+    CHECK_THROWS_AS(options.devices = gpu::parse_device_list("zero"), Error);
+    options.devices = gpu::parse_device_list("4");
     try {
         run_doctor(driver, options);
         FAIL("no throw");
@@ -224,4 +223,18 @@ TEST_CASE("a device's importer: the checks take it and give it back; finish ends
         CHECK_FALSE(device.importer().has_value());
         CHECK(::kill(pid, 0) == -1);
     }
+}
+
+TEST_CASE("a remedy that asks to change the request is doctor's own, known by its mark, not its words") {
+    Problem p{.exit_code = ExitCode::failed,
+              .message = "cuMemCreate failed",
+              .remedy = "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)",
+              .device = 2,
+              .remedy_changes_request = true};
+    CHECK(outcome_from_error(p).remedy.rfind("the driver refused memory that this GPU's attributes say it supports: "
+                                             "compare 'cumemctl granularity --device 2'",
+                                             0) == 0);
+    // The same words without the mark are a remedy like any other, kept as they are.
+    p.remedy_changes_request = false;
+    CHECK(outcome_from_error(p).remedy == p.remedy);
 }

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "base/error.hpp"
+#include "cuda/driver_call.hpp"
 
 using namespace cumemctl;
 
@@ -30,4 +31,13 @@ TEST_CASE("exit codes have their JSON names") {
     CHECK(exit_code_name(ExitCode::ok) == "ok");
     CHECK(exit_code_name(ExitCode::usage) == "usage");
     CHECK(exit_code_name(ExitCode::permission) == "permission");
+}
+
+TEST_CASE("a failure is told by its entry point and CUresult, not by the error's name") {
+    // The name disagrees with the code: only the code may decide.
+    const DriverFailure f{"cuMemCreate", static_cast<int>(CUDA_ERROR_OUT_OF_MEMORY), "CUDA_ERROR_INVALID_VALUE", "t"};
+    CHECK(failed_at(f, "cuMemCreate"));
+    CHECK_FALSE(failed_at(f, "cuMemMap"));
+    CHECK_FALSE(failed_at(DriverFailure{"cuMemCreate_v2", 2, "", ""}, "cuMemCreate"));
+    CHECK(result_of(f) == CUDA_ERROR_OUT_OF_MEMORY);
 }

@@ -73,7 +73,7 @@ TEST_CASE("the summary: statuses, failing checks by device, and the minority's d
     const FleetSummary s = summarise(reports);
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");
-    CHECK(s.nodes[3].status == "fail");
+    CHECK(s.nodes[3].status == NodeStatus::fail);
     CHECK(s.nodes[3].failed == std::vector<std::string>{"context@nvidia0"});  // nvidia-smi's index
     CHECK(s.nodes[3].warned == std::vector<std::string>{"imex-channels"});
     REQUIRE(s.checks.size() == 2);
@@ -110,7 +110,7 @@ TEST_CASE("only doctor and devices reports make nodes: a host with none of them 
     CHECK(s.reports == 4);
     REQUIRE(s.nodes.size() == 1);
     CHECK(s.nodes[0].host == "n1");
-    CHECK(s.nodes[0].status == "pass");
+    CHECK(s.nodes[0].status == NodeStatus::pass);
     CHECK_FALSE(any_failing(s));
 }
 
@@ -135,4 +135,59 @@ TEST_CASE("a device's check names its GPU as nvidia-smi -i finds it: NVML's inde
     const FleetSummary s = summarise({{"x", nlohmann::json::parse(doctor_report("n1", "13.0", "fail", checks))}});
     REQUIRE(s.nodes.size() == 1);
     CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@nvidia2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
+}
+
+TEST_CASE("a node's status keeps doctor's order, with fleet's own states among them") {
+    using cumemctl::doctor::CheckStatus;
+    using cumemctl::doctor::status_severity;
+    const CheckStatus verdicts[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::busy, CheckStatus::timeout,
+                                    CheckStatus::fail};
+    for (const CheckStatus a : verdicts) {
+        for (const CheckStatus b : verdicts) {
+            CHECK((status_severity(a) < status_severity(b)) ==
+                  (node_severity(node_status(a)) < node_severity(node_status(b))));
+        }
+    }
+    CHECK(node_severity(NodeStatus::unknown) < node_severity(NodeStatus::pass));
+    CHECK(node_severity(NodeStatus::busy) < node_severity(NodeStatus::stale));
+    CHECK(node_severity(NodeStatus::stale) < node_severity(NodeStatus::missing));
+    CHECK(node_severity(NodeStatus::missing) < node_severity(NodeStatus::error));
+    CHECK(node_severity(NodeStatus::error) < node_severity(NodeStatus::timeout));
+    CHECK(node_statuses_worst_first().front() == NodeStatus::fail);
+    CHECK(node_statuses_worst_first().back() == NodeStatus::unknown);
+    // stale and worse fail the fleet; busy is a job and warn no failure.
+    CHECK(node_fails(NodeStatus::stale));
+    CHECK(node_fails(NodeStatus::error));
+    CHECK(node_fails(NodeStatus::timeout));
+    CHECK_FALSE(node_fails(NodeStatus::busy));
+    CHECK_FALSE(node_fails(NodeStatus::unknown));
+}
+
+TEST_CASE("a doctor report's status is parsed once: doctor's words, else unknown") {
+    CHECK(parse_node_status("fail") == NodeStatus::fail);
+    CHECK(parse_node_status("busy") == NodeStatus::busy);
+    CHECK(parse_node_status("timeout") == NodeStatus::timeout);
+    CHECK(parse_node_status("pass") == NodeStatus::pass);
+    CHECK(parse_node_status("skip") == NodeStatus::unknown);   // no run's status
+    CHECK(parse_node_status("stale") == NodeStatus::unknown);  // fleet's word, never in a report
+    CHECK(parse_node_status("") == NodeStatus::unknown);
+    for (const NodeStatus s : node_statuses_worst_first()) {
+        if (s != NodeStatus::stale && s != NodeStatus::missing && s != NodeStatus::error)
+            CHECK(parse_node_status(node_status_name(s)) == s);
+    }
+}
+
+TEST_CASE("a check whose status is not doctor's makes its node an error, not a guess") {
+    std::vector<SourcedReport> reports{
+        {"a", nlohmann::json::parse(
+                  doctor_report("n1", "13.0", "pass", R"({"check": "vmm", "device": 0, "status": "broken"})"))},
+        {"b", nlohmann::json::parse(
+                  doctor_report("n2", "13.0", "busy", R"({"check": "vmm", "device": 0, "status": "busy"})"))}};
+    const FleetSummary s = summarise(reports);
+    REQUIRE(s.nodes.size() == 2);
+    CHECK(s.nodes[0].status == NodeStatus::error);
+    CHECK(s.nodes[0].error == "a malformed report: check 'vmm' has status 'broken'");
+    CHECK(s.nodes[1].status == NodeStatus::busy);
+    CHECK(s.nodes[1].warned == std::vector<std::string>{"vmm@cuda0"});
+    CHECK(any_failing(s));
 }

@@ -76,12 +76,14 @@ TEST_CASE("a fleet page counts the statuses and names the nodes as host lists") 
     Report r;
     r.command = "fleet";
     r.results = {
-        {"node_count", 3},
-        {"reports", 3},
-        {"statuses", {{"pass", 2}, {"fail", 1}}},
+        {"node_count", 5},
+        {"reports", 5},
+        {"statuses", {{"pass", 2}, {"fail", 1}, {"busy", 1}, {"stale", 1}}},
         {"nodes",
          {{{"host", "gpu01"}, {"status", "pass"}},
           {{"host", "gpu02"}, {"status", "pass"}},
+          {{"host", "gpu04"}, {"status", "busy"}},
+          {{"host", "gpu05"}, {"status", "stale"}},
           {{"host", "gpu03"},
            {"status", "fail"},
            {"gpu_health", {{{"device", 2}, {"uuid", "GPU-3"}, {"status", "fail"}, {"reason", "remap failed"}}}}}}},
@@ -89,9 +91,15 @@ TEST_CASE("a fleet page counts the statuses and names the nodes as host lists") 
          {{{"check", "memory-health"}, {"fail", {"gpu03"}}, {"warn", nlohmann::json::array()}, {"remedy", "RMA"}}}},
         {"differences", nlohmann::json::array()}};
     std::ostringstream out;
-    HtmlRenderer{}.render(r, out);
+    HtmlRenderer{{"fail", "stale", "busy", "pass"}}.render(r, out);
     const std::string page = out.str();
     CHECK(page.find("data-status=\"fail\" data-count=\"1\"") != std::string::npos);
+    // Every status fleet counts, in the order given, worst first.
+    const auto at = [&](const char* text) { return page.find(text); };
+    CHECK(at("data-status=\"fail\"") < at("data-status=\"stale\""));
+    CHECK(at("data-status=\"stale\"") < at("data-status=\"busy\""));
+    CHECK(at("data-status=\"busy\" data-count=\"1\"") < at("data-status=\"pass\" data-count=\"2\""));
+    CHECK(at("<td class=\"stale\">stale</td><td>1: gpu05</td>") < at("<td class=\"busy\">busy</td><td>1: gpu04</td>"));
     CHECK(page.find("2: gpu[01-02]") != std::string::npos);
     CHECK(page.find("remap failed") != std::string::npos);
     CHECK(page.find("<td>RMA</td>") != std::string::npos);

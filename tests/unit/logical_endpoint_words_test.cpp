@@ -55,10 +55,10 @@ TEST_CASE("every logical endpoint property has its own name, in the core's words
 
 TEST_CASE("explain_le_failure names the request's properties as the caller does") {
     Problem core;
-    explain_le_failure(core, CUDA_ERROR_NOT_SUPPORTED, "cuMemCreate");
+    explain_le_failure(core, DriverFailure{"cuMemCreate", CUDA_ERROR_NOT_SUPPORTED, {}, {}});
     CHECK(core.remedy == "try location device, or handle type none");
     Problem cmd;
-    explain_le_failure(cmd, CUDA_ERROR_NOT_SUPPORTED, "cuMemCreate", le_words_test_options());
+    explain_le_failure(cmd, DriverFailure{"cuMemCreate", CUDA_ERROR_NOT_SUPPORTED, {}, {}}, le_words_test_options());
     CHECK(cmd.remedy == "try --location device, or --handle_type none");
     CHECK(cmd.cause == core.cause);
     // Every explained remedy names no option in the core's words.
@@ -75,12 +75,12 @@ TEST_CASE("explain_le_failure names the request's properties as the caller does"
         const std::string& call = failure.second;  // named: CAPTURE's lambda (clang < 16)
         CAPTURE(call);
         Problem p;
-        explain_le_failure(p, result, call);
+        explain_le_failure(p, DriverFailure{call, result, {}, {}});
         CHECK_FALSE(p.remedy.empty());
         CHECK(p.remedy.find("--") == std::string::npos);
     }
     Problem oom;
-    explain_le_failure(oom, CUDA_ERROR_OUT_OF_MEMORY, "cuMemCreate", le_words_test_options());
+    explain_le_failure(oom, DriverFailure{"cuMemCreate", CUDA_ERROR_OUT_OF_MEMORY, {}, {}}, le_words_test_options());
     CHECK(oom.remedy == "use a smaller --endpoint_size, or free memory on the device");
 }
 

@@ -88,11 +88,11 @@ TEST_CASE("a row holds a cell per rank, in order") {
     Row r{"r1", 0, "node-a", {}};
     Cell pass;
     pass.peer = 0;
-    pass.status = "pass";
+    pass.status = CellStatus::pass;
     pass.gbps = 350.5;
     Cell fail;
     fail.peer = 1;
-    fail.status = "fail";
+    fail.status = CellStatus::fail;
     fail.diagnosis = "imex-channel";
     fail.problem = Problem{.exit_code = ExitCode::permission, .message = "refused"};
     r.cells = {pass, fail};
@@ -103,6 +103,10 @@ TEST_CASE("a row holds a cell per rank, in order") {
     CHECK(back.cells[1].diagnosis == "imex-channel");
     CHECK(back.cells[1].problem->message == "refused");
     CHECK_THROWS_WITH_AS(parse_row(to_json(r).dump(), 3), "the row's cells are not a list of 3", Error);
+    CHECK_FALSE(back.cells[1].passed());
+    auto broken = to_json(r);
+    broken["cells"][1]["status"] = "broken";
+    CHECK_THROWS_WITH_AS(parse_row(broken.dump(), 2), "the row's cell 1 has status 'broken'", Error);
     std::swap(r.cells[0], r.cells[1]);
     CHECK_THROWS_WITH_AS(parse_row(to_json(r).dump(), 2), "the row's cell 0 names peer 1", Error);
     CHECK(card_name("r1", 3) == "r1.card.3");

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "nvml/nvml.hpp"
@@ -16,10 +17,6 @@
 
 namespace cumemctl::gpu {
 namespace {
-
-// How a --device item names a GPU: CUDA ordinals, a UUID (or its start), a PCI bus id, or nvidiaN, NVML's
-// (nvidia-smi's) index N, as doctor's line and fleet name a GPU.
-enum class ItemKind { ordinals, uuid, pci_bus_id, nvml_index };
 
 std::string lower(std::string_view text) {
     std::string out(text);
@@ -38,17 +35,9 @@ bool all_hex_or_dash(std::string_view text) {
                        [](char c) { return c == '-' || std::isxdigit(static_cast<unsigned char>(c)) != 0; });
 }
 
-// One item of a device list: how it names a GPU, the text to match (a UUID lower-cased, a bus id in
-// nvidia-smi's form) and the text as typed, for messages.
-struct Item {
-    ItemKind kind;
-    std::string text;
-    std::string typed;
-};
-
 // The items of a list, each classified; throws a usage error on an item that names no GPU.
-std::vector<Item> list_items(std::string_view spec) {
-    std::vector<Item> items;
+std::vector<DeviceItem> list_items(std::string_view spec) {
+    std::vector<DeviceItem> items;
     std::size_t start = 0;
     while (start <= spec.size()) {
         const std::size_t comma = std::min(spec.find(',', start), spec.size());
@@ -64,14 +53,15 @@ std::vector<Item> list_items(std::string_view spec) {
                             "summary names it");
             }
             // The index as a number writes it (nvidia03 is nvidia3).
-            items.push_back({ItemKind::nvml_index, std::to_string(std::stoul(std::string(digits))), std::string(item)});
+            items.push_back(
+                {DeviceItemKind::nvml_index, {}, std::to_string(std::stoul(std::string(digits))), std::string(item)});
         } else if (lower(item.substr(0, 4)) == "gpu-") {
             if (item.size() == 4 || !all_hex_or_dash(item.substr(4))) {
                 throw Error(ExitCode::usage, fmt::format("invalid device '{}': not a GPU UUID", item),
                             "a UUID is GPU- and hexadecimal digits, as nvidia-smi -L prints it "
                             "(GPU-5f0a6b1c-2d3e-...), or the start of one");
             }
-            items.push_back({ItemKind::uuid, lower(item), std::string(item)});
+            items.push_back({DeviceItemKind::uuid, {}, lower(item), std::string(item)});
         } else if (item.find(':') != std::string_view::npos) {
             const auto bus = normal_pci_bus_id(item);
             if (!bus) {
@@ -79,7 +69,7 @@ std::vector<Item> list_items(std::string_view spec) {
                             "a PCI bus id is [domain:]bus:device.function in hexadecimal, as nvidia-smi prints it "
                             "(00000000:3B:00.0 or 3b:00.0)");
             }
-            items.push_back({ItemKind::pci_bus_id, *bus, std::string(item)});
+            items.push_back({DeviceItemKind::pci_bus_id, {}, *bus, std::string(item)});
         } else {
             const bool numeric = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) {
                 return c == '-' || std::isdigit(static_cast<unsigned char>(c)) != 0;
@@ -91,7 +81,7 @@ std::vector<Item> list_items(std::string_view spec) {
                     "give CUDA ordinals (0, 0,2, 0-3), UUIDs (GPU-...), PCI bus ids (00000000:3B:00.0) or "
                     "nvidia-smi's index as nvidiaN (nvidia3)");
             }
-            items.push_back({ItemKind::ordinals, std::string(item), std::string(item)});
+            items.push_back({DeviceItemKind::ordinals, {}, std::string(item), std::string(item)});
         }
     }
     return items;
@@ -116,27 +106,27 @@ std::string visible_devices(const std::vector<DeviceIdentity>& ids) {
 
 // The ordinal that `item` (a UUID or its start, or a bus id) names among `ids`. Messages say a UUID as
 // typed, a bus id as nvidia-smi writes it.
-int find_device(const Item& item, const std::vector<DeviceIdentity>& ids) {
-    const bool uuid = item.kind == ItemKind::uuid;
+int find_device(const DeviceItem& item, const std::vector<DeviceIdentity>& ids) {
+    const bool uuid = item.kind == DeviceItemKind::uuid;
     std::vector<int> found;
     for (const auto& id : ids) {
         bool match = false;
         switch (item.kind) {
-            case ItemKind::uuid:
+            case DeviceItemKind::uuid:
                 match = lower(id.uuid).rfind(item.text, 0) == 0;
                 break;
-            case ItemKind::pci_bus_id:
+            case DeviceItemKind::pci_bus_id:
                 match = id.pci_bus_id == item.text;
                 break;
-            case ItemKind::nvml_index:
+            case DeviceItemKind::nvml_index:
                 match = id.nvml_index && std::to_string(*id.nvml_index) == item.text;
                 break;
-            case ItemKind::ordinals:
+            case DeviceItemKind::ordinals:
                 break;
         }
         if (match) found.push_back(id.ordinal);
     }
-    if (found.empty() && item.kind == ItemKind::nvml_index) {
+    if (found.empty() && item.kind == DeviceItemKind::nvml_index) {
         throw Error(ExitCode::unavailable,
                     fmt::format("no CUDA device is {} (nvidia-smi's index {})", item.typed, item.text),
                     visible_devices(ids));
@@ -210,15 +200,13 @@ nlohmann::json identity_json(const DeviceIdentity& id) {
             {"nvml_index", id.nvml_index ? nlohmann::json(*id.nvml_index) : nlohmann::json(nullptr)}};
 }
 
-std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api, const nvml::Library* nvml) {
-    if (trimmed(spec) == "all") return parse_index_list("all", count, "device");
+std::vector<int> select_devices(const DeviceList& list, int count, const DriverApi* api, const nvml::Library* nvml) {
+    if (list.all) return parse_index_list("all", count, "device");
     std::vector<int> wanted;
     std::vector<DeviceIdentity> ids;  // looked up once, for the first UUID or bus id
-    for (const Item& listed : list_items(spec)) {
-        if (listed.kind == ItemKind::ordinals) {
-            // Parsed against an unlimited count first, so that a device that does not exist is told
-            // apart from text that is not a device list.
-            for (int d : parse_index_list(listed.text, 1 << 20, "device", false)) {
+    for (const DeviceItem& listed : list.items) {
+        if (listed.kind == DeviceItemKind::ordinals) {
+            for (int d : listed.ordinals) {
                 if (d >= count) {
                     throw Error(ExitCode::unavailable, fmt::format("device {} does not exist", d),
                                 count == 0   ? "this node has no CUDA device"
@@ -230,13 +218,14 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
             continue;
         }
         if (api == nullptr) throw Error(ExitCode::failed, "a device list with UUIDs or bus ids needs the driver");
-        if (listed.kind == ItemKind::nvml_index && (nvml == nullptr || !nvml->loaded())) {
+        if (listed.kind == DeviceItemKind::nvml_index && (nvml == nullptr || !nvml->loaded())) {
             throw Error(ExitCode::unavailable,
                         fmt::format("{} names a GPU by nvidia-smi's index, which only NVML knows, and NVML is not "
                                     "loaded here",
                                     listed.typed),
-                        "give the GPU's UUID or PCI bus id (nvidia-smi -L lists them; 'cumemctl devices' shows each "
-                        "GPU's CUDA ordinal beside them), or load NVML (libnvidia-ml.so.1, --libnvml)");
+                        fmt::format("give the GPU's UUID or PCI bus id (nvidia-smi -L lists them; 'cumemctl devices' "
+                                    "shows each GPU's CUDA ordinal beside them), or load NVML (libnvidia-ml.so.1, {})",
+                                    setting_name(Setting::libnvml)));
         }
         if (ids.empty()) {
             for (int i = 0; i < count; ++i) ids.push_back(device_identity(*api, i, nvml));
@@ -249,31 +238,33 @@ std::vector<int> select_devices(std::string_view spec, int count, const DriverAp
 }
 
 std::vector<int> DeviceList::select(const DriverApi& api, int count, const nvml::Library* nvml) const {
-    return select_devices(spec, count, &api, nvml);
+    return select_devices(*this, count, &api, nvml);
 }
 
 bool DeviceList::names_one() const {
-    if (trimmed(spec) == "all") return false;
-    const auto items = list_items(spec);
-    if (items.size() != 1) return false;
-    return items.front().kind != ItemKind::ordinals ||
-           parse_index_list(items.front().text, 1 << 20, "device", false).size() == 1;
+    if (all || items.size() != 1) return false;
+    return items.front().kind != DeviceItemKind::ordinals || items.front().ordinals.size() == 1;
 }
 
 std::optional<int> DeviceList::ordinal() const {
-    if (!names_one()) return std::nullopt;
-    const auto items = list_items(spec);
-    if (items.front().kind != ItemKind::ordinals) return std::nullopt;
-    return parse_index_list(items.front().text, 1 << 20, "device", false).front();
+    if (!names_one() || items.front().kind != DeviceItemKind::ordinals) return std::nullopt;
+    return items.front().ordinals.front();
 }
 
 DeviceList parse_device_list(std::string_view spec) {
-    if (trimmed(spec) != "all") {
-        for (const Item& item : list_items(spec)) {
-            if (item.kind == ItemKind::ordinals) parse_index_list(item.text, 1 << 20, "device", false);
-        }
+    DeviceList list;
+    list.spec = std::string(spec);
+    list.all = trimmed(spec) == "all";
+    if (list.all) return list;
+    list.items = list_items(spec);
+    // The ordinals after every item is classified (a list with two mistakes names the same one as
+    // before), against an unlimited count, so that a device that does not exist is told apart (by
+    // select, once the count is known) from text that is not a device list.
+    for (DeviceItem& item : list.items) {
+        if (item.kind == DeviceItemKind::ordinals)
+            item.ordinals = parse_index_list(item.text, 1 << 20, "device", false);
     }
-    return DeviceList{std::string(spec)};
+    return list;
 }
 
 }  // namespace cumemctl::gpu

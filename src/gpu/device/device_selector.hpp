@@ -41,11 +41,27 @@ nlohmann::json identity_json(const DeviceIdentity& id);
 // any of "3b:00.0", "0000:3b:00.0", "00000000:3B:00.0"; nullopt when the text is not a bus id.
 std::optional<std::string> normal_pci_bus_id(std::string_view text);
 
-// A device list whose syntax is checked before the driver is loaded (a usage error, exit 2, whatever
-// the driver): "all", CUDA ordinals and ranges (0, 0,2, 1-3), UUIDs (GPU-5f0a6b1c-..., or a unique
-// prefix of one, as CUDA_VISIBLE_DEVICES takes them) and PCI bus ids (0000:3b:00.0), mixed freely.
+// How an item of a device list names GPUs: CUDA ordinals (a number or a range), a UUID (or its start), a
+// PCI bus id, or nvidiaN, NVML's (nvidia-smi's) index N, as doctor's line and fleet name a GPU.
+enum class DeviceItemKind { ordinals, uuid, pci_bus_id, nvml_index };
+
+// One item of a device list, parsed: its ordinals, or the text to match (a UUID lower-cased, a bus id in
+// nvidia-smi's form, an index's digits), and the item as typed, for messages.
+struct DeviceItem {
+    DeviceItemKind kind = DeviceItemKind::ordinals;
+    std::vector<int> ordinals;  // kind ordinals: in the order typed
+    std::string text;
+    std::string typed;
+};
+
+// A device list parsed before the driver is loaded (a usage error, exit 2, whatever the driver), once:
+// "all", CUDA ordinals and ranges (0, 0,2, 1-3), UUIDs (GPU-5f0a6b1c-..., or a unique prefix of one, as
+// CUDA_VISIBLE_DEVICES takes them) and PCI bus ids (0000:3b:00.0), mixed freely. What it names is
+// looked up once the driver is loaded (select).
 struct DeviceList {
-    std::string spec;  // as typed
+    std::string spec = "all";       // as typed, for messages
+    bool all = true;                // every device
+    std::vector<DeviceItem> items;  // what it names, where not all
 
     // The CUDA ordinals, sorted and without repeats. An ordinal that does not exist, or a UUID, bus id or
     // nvidiaN that no visible device has, is unavailable (exit 3) and the message names the devices there
@@ -60,12 +76,12 @@ struct DeviceList {
     std::optional<int> ordinal() const;
 };
 
-// Checks the syntax of a device list without a driver; throws a usage error on anything malformed.
+// Parses a device list without a driver; throws a usage error on anything malformed. The only parse.
 DeviceList parse_device_list(std::string_view spec);
 
-// The CUDA ordinals of a device list (DeviceList's syntax) among `count` devices. UUIDs and bus ids
-// need `api` to look them up (without it, a list that holds one is an internal error).
-std::vector<int> select_devices(std::string_view spec, int count, const DriverApi* api = nullptr,
+// The CUDA ordinals of a device list among `count` devices. UUIDs and bus ids need `api` to look them
+// up (without it, a list that holds one is an internal error).
+std::vector<int> select_devices(const DeviceList& list, int count, const DriverApi* api = nullptr,
                                 const nvml::Library* nvml = nullptr);
 
 }  // namespace cumemctl::gpu

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "cuda/driver_api.hpp"
+#include "cuda/driver_call.hpp"
 #include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
 #include "util/size.hpp"
@@ -19,25 +20,17 @@ namespace {
 constexpr EntryPoint kContextCalls[] = {"cuDevicePrimaryCtxRetain", "cuGreenCtxCreate"};
 constexpr EntryPoint kAddressReserve = "cuMemAddressReserve";
 
-bool is(const DriverFailure& failure, EntryPoint entry) {
-    return failure.call == entry.name;
-}
-
-CUresult result_of(const DriverFailure& failure) {
-    return static_cast<CUresult>(failure.code);
-}
-
 }  // namespace
 
 bool context_call(const DriverFailure& failure) {
     return std::any_of(std::begin(kContextCalls), std::end(kContextCalls),
-                       [&](EntryPoint e) { return is(failure, e); });
+                       [&](EntryPoint e) { return failed_at(failure, e); });
 }
 
 std::optional<HoldKind> possible_hold(const DriverFailure& failure) {
     switch (result_of(failure)) {
         case CUDA_ERROR_OUT_OF_MEMORY:
-            if (is(failure, kAddressReserve)) return std::nullopt;
+            if (failed_at(failure, kAddressReserve)) return std::nullopt;
             return HoldKind::memory;
         case CUDA_ERROR_DEVICE_UNAVAILABLE:
             return HoldKind::exclusive;

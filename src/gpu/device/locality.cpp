@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
@@ -166,11 +167,11 @@ CUmemLocation localized_location(const DriverApi& api, int device, int domain) {
                     "ask for location device");
     }
     if (domain >= *count) {
-        throw Error(
-            ExitCode::usage,
-            fmt::format("device {} has no locality domain {}: it has {} ({})", device, domain, *count,
-                        *count == 1 ? std::string("domain 0 only") : fmt::format("0 to {}", *count - 1)),
-            fmt::format("give --location domain:0{}", *count == 1 ? "" : fmt::format(" to domain:{}", *count - 1)));
+        throw Error(ExitCode::usage,
+                    fmt::format("device {} has no locality domain {}: it has {} ({})", device, domain, *count,
+                                *count == 1 ? std::string("domain 0 only") : fmt::format("0 to {}", *count - 1)),
+                    fmt::format("give {} domain:0{}", setting_name(Setting::location),
+                                *count == 1 ? "" : fmt::format(" to domain:{}", *count - 1)));
     }
     CUmemLocation loc{};
     loc.type = static_cast<CUmemLocationType>(locality::kLocationType);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/verify/verify_module.hpp"
@@ -41,7 +42,7 @@ NoPeerAccessError::NoPeerAccessError(int device_ordinal, int owner_ordinal)
     : Error(ExitCode::unavailable,
             fmt::format("device {} cannot access the memory of device {} (cuDeviceCanAccessPeer: 0)", device_ordinal,
                         owner_ordinal),
-            no_peer_access_remedy(device_ordinal, "the devices given access")),
+            no_peer_access_remedy(device_ordinal, setting_name(Setting::access))),
       device(device_ordinal),
       owner(owner_ordinal) {}
 

@@ -42,7 +42,7 @@ std::vector<CUmemAccessDesc> read_write_descs(const std::vector<int>& devices);
 std::string no_peer_access_remedy(int device, std::string_view access);
 
 // "unavailable" (exit 3): `device` cannot access `owner`'s memory as a peer (cuDeviceCanAccessPeer
-// said 0). Its remedy names "the devices given access"; a command words it as its option.
+// said 0). Its remedy names the devices given access as setting_name does (base/setting.hpp).
 class NoPeerAccessError : public Error {
 public:
     NoPeerAccessError(int device, int owner);

@@ -4,27 +4,39 @@
 
 namespace cumemctl::gpu {
 
-PrimaryContext::PrimaryContext(const DriverApi& api, int device) : api_(&api), device_(device) {
+namespace {
+
+// The context current on this thread, where the driver can say (none otherwise), read once the driver is
+// known to have the calls that end a PrimaryContext.
+CUcontext current_context(const DriverApi& api) {
     CU_REQUIRE(api, cuDevicePrimaryCtxRelease);
     CU_REQUIRE(api, cuCtxSetCurrent);
-    if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &previous_);
+    CUcontext current = nullptr;
+    if (api.cuCtxGetCurrent != nullptr) CU_CALL(api, cuCtxGetCurrent, &current);
+    return current;
+}
+
+// Retains the primary context of `device` and makes it current; a context retained and not made current
+// is released again.
+OwnedHandle<CUcontext> retain_current(const DriverApi& api, int device) {
+    OwnedHandle<CUcontext> context([api = &api, device](CUcontext) { return api->cuDevicePrimaryCtxRelease(device); });
     try {
-        CU_CALL(api, cuDevicePrimaryCtxRetain, &context_, device);
+        CU_CALL(api, cuDevicePrimaryCtxRetain, context.out(), device);
     } catch (Error& e) {
         e.problem().device = device;  // the device whose hold gpu::judge_held_problem judges
         throw;
     }
-    const CUresult r = api.cuCtxSetCurrent(context_);
-    if (r != CUDA_SUCCESS) {
-        api.cuDevicePrimaryCtxRelease(device);
-        check(api, r, "cuCtxSetCurrent");
-    }
+    CU_CALL(api, cuCtxSetCurrent, context.get());
+    return context;
 }
 
-PrimaryContext::~PrimaryContext() {
-    api_->cuCtxSetCurrent(previous_);
-    api_->cuDevicePrimaryCtxRelease(device_);
-}
+}  // namespace
+
+PrimaryContext::PrimaryContext(const DriverApi& api, int device)
+    : device_(device),
+      previous_(current_context(api)),
+      context_(retain_current(api, device)),
+      restore_([api = &api, previous = previous_] { api->cuCtxSetCurrent(previous); }) {}
 
 DeviceMemory current_device_memory(const DriverApi& api) {
     DeviceMemory m;

@@ -2,7 +2,11 @@
 // what operations that need a context (mapping, kernels, free memory) run in.
 #pragma once
 
+#include <functional>
+
+#include "base/scope_exit.hpp"
 #include "cuda/driver_api.hpp"
+#include "cuda/owned_handle.hpp"
 
 namespace cumemctl::gpu {
 
@@ -12,19 +16,16 @@ namespace cumemctl::gpu {
 class PrimaryContext {
 public:
     PrimaryContext(const DriverApi& api, int device);
-    ~PrimaryContext();
-    PrimaryContext(const PrimaryContext&) = delete;
-    PrimaryContext& operator=(const PrimaryContext&) = delete;
 
     int device() const { return device_; }
     // The retained context.
-    CUcontext get() const { return context_; }
+    CUcontext get() const { return context_.get(); }
 
 private:
-    const DriverApi* api_;
     int device_;
-    CUcontext context_ = nullptr;
-    CUcontext previous_ = nullptr;  // current when this one was made
+    CUcontext previous_ = nullptr;     // current when this one was made
+    OwnedHandle<CUcontext> context_;   // retained and current; released (cuDevicePrimaryCtxRelease) last
+    ScopeExit<std::function<void()>> restore_;  // makes `previous_` current again, before the release
 };
 
 // The current context's free and total device memory (cuMemGetInfo). Throws Error on failure.

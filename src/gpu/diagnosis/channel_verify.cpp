@@ -79,7 +79,8 @@ void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVeri
     Driver driver = log.time("load driver", "dlopen", [&] { return Driver::load(request.libcuda); });
     r.driver = driver.info();
     const int count = log.time("init", "cuInit", [&] { return driver.init(); });
-    r.device = select_devices(request.device, count, &driver.api()).front();
+    // The list as the parent passed it on this process's command line, parsed here once.
+    r.device = select_devices(parse_device_list(request.device), count, &driver.api()).front();
     FabricProbe probe;
     try {
         probe = probe_fabric_handle(driver.api(), *r.device, request.imex_channel_dir, log);

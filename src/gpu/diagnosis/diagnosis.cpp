@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
 #include "gpu/device/locality.hpp"
@@ -224,8 +225,10 @@ std::optional<Diagnosis> invalid_value_diagnosis(const DriverApi& api, const Dia
                              ExitCode::unavailable};
         }
     }
-    return Diagnosis{fmt::format("the driver rejected this combination of properties: {}", describe_prop(p)),
-                     kRefusedPropertiesRemedy, ExitCode::failed};
+    return Diagnosis{.cause = fmt::format("the driver rejected this combination of properties: {}", describe_prop(p)),
+                     .remedy = kRefusedPropertiesRemedy,
+                     .exit_code = ExitCode::failed,
+                     .remedy_changes_request = true};
 }
 
 }  // namespace
@@ -276,10 +279,12 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
             if (auto missing = missing_attribute(api, c)) return missing;
             if (auto rdma = localized_rdma_diagnosis(api, c)) return rdma;
             if (!c.prop) return std::nullopt;
-            return Diagnosis{fmt::format("every device attribute for this request is 1, yet the driver does not "
-                                         "support it: {}",
-                                         describe_prop(*c.prop)),
-                             kRefusedPropertiesRemedy, ExitCode::unavailable};
+            return Diagnosis{.cause = fmt::format("every device attribute for this request is 1, yet the driver "
+                                                  "does not support it: {}",
+                                                  describe_prop(*c.prop)),
+                             .remedy = kRefusedPropertiesRemedy,
+                             .exit_code = ExitCode::unavailable,
+                             .remedy_changes_request = true};
         case CUDA_ERROR_OUT_OF_MEMORY:
             if (address_space_exhausted(failure)) {
                 return Diagnosis{
@@ -314,7 +319,7 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 }
 
 bool address_space_exhausted(const DriverFailure& failure) {
-    return failure.code == CUDA_ERROR_OUT_OF_MEMORY && failure.call == "cuMemAddressReserve";
+    return result_of(failure) == CUDA_ERROR_OUT_OF_MEMORY && failed_at(failure, "cuMemAddressReserve");
 }
 
 std::string remedy_by_result(const DriverFailure& failure) {
@@ -348,6 +353,7 @@ void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisCon
     problem.cause = d->cause;
     problem.remedy = d->remedy;
     problem.exit_code = d->exit_code;
+    problem.remedy_changes_request = d->remedy_changes_request;
 }
 
 }  // namespace cumemctl::gpu

@@ -39,7 +39,8 @@ struct SizeMismatch {
 };
 
 // The remedy of properties that the device's attributes allow and the driver still refused, as create
-// words it (a person who chose the options); doctor, which chose them itself, words its own.
+// words it (a person who chose the options); its diagnosis sets remedy_changes_request, so that doctor,
+// which chose them itself, words its own.
 inline constexpr const char* kRefusedPropertiesRemedy =
     "leave out options one at a time ('cumemctl granularity' lists what this driver accepts)";
 
@@ -59,7 +60,8 @@ struct Diagnosis {
     std::string cause;
     std::string remedy;
     ExitCode exit_code = ExitCode::failed;
-    std::optional<SizeMismatch> size{};  // set where the size is what is wrong
+    std::optional<SizeMismatch> size{};   // set where the size is what is wrong
+    bool remedy_changes_request = false;  // the remedy is kRefusedPropertiesRemedy (Problem's field of that name)
 };
 
 // The usage error of a size that is not a multiple of the granularity (message, cause and a remedy

@@ -2,8 +2,6 @@
 // (which differs by call: OUT_OF_MEMORY from a bind is bind resources, not memory) and what to do.
 #pragma once
 
-#include <string>
-
 #include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 #include "steps/step_log.hpp"
@@ -11,11 +9,11 @@
 
 namespace cumemctl::gpu {
 
-// Fills problem.cause and problem.remedy for a failed call of the logical endpoint flow (the
-// cuLogicalEndpoint* family and the cuMem* calls that make the bound memory), the remedy naming the
-// request's properties as `names` does (a command's options, or the core's words). Leaves other
-// results as they are.
-void explain_le_failure(Problem& problem, CUresult result, const std::string& call, const LeNames& names = {});
+// Fills problem.cause and problem.remedy for `failure`, a failed call of the logical endpoint flow (the
+// cuLogicalEndpoint* family and the cuMem* calls that make the bound memory), by its entry point and
+// CUresult, the remedy naming the request's properties as `names` does (a command's options, or the
+// core's words). Leaves other results as they are.
+void explain_le_failure(Problem& problem, const DriverFailure& failure, const LeNames& names = {});
 
 // A StepLog's Diagnoser for the flow: explain_le_failure of a problem that carries its failed call
 // (problem.driver), with `names`.

@@ -52,7 +52,7 @@ TestMemory::TestMemory(const DriverApi& api, const MemoryPlan& plan, StepLog& lo
         } catch (const Error& e) {
             // Out of memory for this size: smaller chunks, down to one granule, may still fit.
             const auto& d = e.problem().driver;
-            if (d && d->call == "cuMemCreate" && d->code == CUDA_ERROR_OUT_OF_MEMORY && size > granule) {
+            if (d && failed_at(*d, "cuMemCreate") && result_of(*d) == CUDA_ERROR_OUT_OF_MEMORY && size > granule) {
                 chunk = std::max(granule, size / 2 / granule * granule);
                 ++smaller;
                 continue;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
 #include "gpu/device/primary_context.hpp"
@@ -146,7 +147,8 @@ void require_room(const DriverApi& api, std::string_view what, std::uint64_t foo
         require_fits(what, footprint, current_device_memory(api).free,
                      fmt::format("device {}'s free memory", location_device(location)));
     }
-    if (max_size != 0) require_fits(what, footprint, max_size, kPoolMaxSizeLimit);
+    if (max_size != 0)
+        require_fits(what, footprint, max_size, fmt::format("the pool's {}", setting_name(Setting::pool_max_size)));
 }
 
 ThresholdOutcome threshold_outcome(const WorkloadResult& w) {

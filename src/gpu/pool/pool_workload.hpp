@@ -69,10 +69,6 @@ struct WorkloadResult {
 WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern,
                             bool read_device_free);
 
-// The limit a pool's maximum size sets, as NoRoomError::where names it; a command words it as its
-// option (--max-size).
-inline constexpr std::string_view kPoolMaxSizeLimit = "the pool's maximum size";
-
 // Refuses (NoRoomError, before anything is allocated) `footprint` bytes that do not fit in the
 // device's free memory (for a device location; read through the current context) or in a pool's
 // maximum size (when not 0). `what` names the request: "workload '64x16MiB'", "a block of 2 MiB".

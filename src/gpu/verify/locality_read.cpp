@@ -5,37 +5,14 @@
 
 #include <fmt/format.h>
 
+#include "base/scope_exit.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/locality_compat.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/verify/verify_module.hpp"
 
 namespace cumemctl::gpu {
 namespace {
-
-// A green context of one domain's SMs, current on the calling thread while it lives; the context that
-// was current before is current again afterwards.
-class DomainContext {
-public:
-    DomainContext(const DriverApi& api, CUgreenCtx green, CUcontext previous)
-        : api_(api), green_(green), previous_(previous) {}
-    ~DomainContext() {
-        // The kernels loaded in the green context go with it.
-        try {
-            unload_verify_kernels(api_);
-        } catch (const Error&) {
-            // Nothing to report at teardown: the check's result is what counts.
-        }
-        api_.cuCtxSetCurrent(previous_);
-        api_.cuGreenCtxDestroy(green_);
-    }
-    DomainContext(const DomainContext&) = delete;
-    DomainContext& operator=(const DomainContext&) = delete;
-
-private:
-    const DriverApi& api_;
-    CUgreenCtx green_;
-    CUcontext previous_;
-};
 
 // Why the split cannot be used, or nullopt when every entry point is there.
 std::optional<std::string> missing_split(const DriverApi& api) {
@@ -70,20 +47,23 @@ VerifyResult check_from_green(const DriverApi& api, int device, CUdevResource sm
                               std::uint64_t seed) {
     CUdevResourceDesc desc = nullptr;
     CU_CALL(api, cuDevResourceGenerateDesc, &desc, &sms, 1);
-    CUgreenCtx green = nullptr;
-    CU_CALL(api, cuGreenCtxCreate, &green, desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
+    OwnedHandle<CUgreenCtx> green([&api](CUgreenCtx g) { return api.cuGreenCtxDestroy(g); });
+    CU_CALL(api, cuGreenCtxCreate, green.out(), desc, device, CU_GREEN_CTX_DEFAULT_STREAM);
     CUcontext previous = nullptr;
     api.cuCtxGetCurrent(&previous);
     CUcontext ctx = nullptr;
-    if (const CUresult r = api.cuCtxFromGreenCtx(&ctx, green); r != CUDA_SUCCESS) {
-        api.cuGreenCtxDestroy(green);
-        check(api, r, "cuCtxFromGreenCtx");
-    }
-    if (const CUresult r = api.cuCtxSetCurrent(ctx); r != CUDA_SUCCESS) {
-        api.cuGreenCtxDestroy(green);
-        check(api, r, "cuCtxSetCurrent");
-    }
-    const DomainContext hold(api, green, previous);
+    CU_CALL(api, cuCtxFromGreenCtx, &ctx, green.get());
+    CU_CALL(api, cuCtxSetCurrent, ctx);
+    // Before the green context goes (`green`, made first, goes last): the kernels loaded in it, and the
+    // context current before is current again.
+    const ScopeExit restore([&api, previous] {
+        try {
+            unload_verify_kernels(api);
+        } catch (const Error&) {
+            // Nothing to report at teardown: the check's result is what counts.
+        }
+        api.cuCtxSetCurrent(previous);
+    });
     return check_pattern(api, ptr, size, seed);
 }
 

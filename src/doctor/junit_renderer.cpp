@@ -5,23 +5,24 @@
 
 #include <fmt/format.h>
 
+#include "doctor/check.hpp"
+#include "doctor/renderers.hpp"
 #include "report/gpu_name.hpp"
 #include "report/html_parts.hpp"
 #include "report/json_fields.hpp"
-#include "report/renderer.hpp"
 #include "util/host.hpp"
 
-namespace cumemctl {
+namespace cumemctl::doctor {
 namespace {
 
 using nlohmann::json;
 
-// Text for an XML attribute or element: html::escape's five entities (each as valid in XML), tabs and
+// Text for an XML attribute or element: cumemctl::html::escape's five entities (each as valid in XML), tabs and
 // newlines kept (as references in attributes), other control characters (which XML 1.0 cannot hold)
 // as '?'.
 std::string xml(std::string_view text, bool attribute) {
     std::string out;
-    for (const char c : html::escape(text)) {
+    for (const char c : cumemctl::html::escape(text)) {
         if (c == '\n' || c == '\t') {
             out += attribute ? (c == '\n' ? "&#10;" : "&#9;") : std::string(1, c);
         } else {
@@ -57,6 +58,60 @@ struct Counts {
     int tests = 0, failures = 0, errors = 0, skipped = 0;
 };
 
+// One check's testcase, counted in `n`.
+std::string check_case(const json& c, Counts& n) {
+    const std::string check = json_text(c, "check", "?");
+    // Parsed once; a status that is not one of doctor's is written as a pass is (system-out).
+    const CheckStatus status = parse_status(json_text(c, "status")).value_or(CheckStatus::pass);
+    const json& device = json_field(c, "device");
+    // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
+    const json& index = json_field(c, "nvml_index");
+    const std::string name =
+        device.is_number_integer()
+            ? fmt::format("{} {}", check,
+                          gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>())
+                                                              : std::nullopt,
+                                   json_text(c, "pci_bus_id"), device.get<int>()))
+            : check;
+    ++n.tests;
+    std::string out = fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"",
+                                  attr(name), attr(check), json_number(c, "seconds"));
+    const std::string reason = json_text(c, "reason");
+    if (status_fails(status)) {
+        ++n.failures;
+        return out + fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                                 attr(reason), status_name(status), body(detail_text(c)));
+    }
+    if (status == CheckStatus::skip) {
+        ++n.skipped;
+        return out + fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", attr(reason));
+    }
+    if (status == CheckStatus::busy) {
+        // Not judged: other processes hold the GPU (the reason names them).
+        ++n.skipped;
+        return out +
+               fmt::format(">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>\n",
+                           attr("busy: " + reason), body("busy: " + detail_text(c)));
+    }
+    const std::string said = status == CheckStatus::warn ? "warning: " + detail_text(c) : reason;
+    return out + fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", body(said));
+}
+
+// An error that no check reports (no driver, a device that does not exist): a testcase of its own each.
+std::string error_cases(const Report& report, Counts& n) {
+    std::string cases;
+    for (const auto& e : report.errors) {
+        ++n.tests, ++n.errors;
+        std::string text = e.message;
+        if (!e.remedy.empty()) text += "\nremedy: " + e.remedy;
+        cases += fmt::format(
+            "    <testcase name=\"doctor\" classname=\"cumemctl.doctor\" time=\"0\">\n      <error message=\"{}\" "
+            "type=\"exit {}\">{}</error>\n    </testcase>\n",
+            attr(e.message), static_cast<int>(e.exit_code), body(text));
+    }
+    return cases;
+}
+
 }  // namespace
 
 void JunitRenderer::render(const Report& report, std::ostream& out) const {
@@ -65,53 +120,8 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     const json checks = listed.is_array() ? listed : json::array();
     Counts n;
     std::string cases;
-    for (const auto& c : checks) {
-        const std::string check = json_text(c, "check", "?");
-        const std::string status = json_text(c, "status");
-        const json& device = json_field(c, "device");
-        // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
-        const json& index = json_field(c, "nvml_index");
-        const std::string name =
-            device.is_number_integer()
-                ? fmt::format("{} {}", check,
-                              gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>())
-                                                                  : std::nullopt,
-                                       json_text(c, "pci_bus_id"), device.get<int>()))
-                : check;
-        ++n.tests;
-        cases += fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"", attr(name),
-                             attr(check), json_number(c, "seconds"));
-        const std::string reason = json_text(c, "reason");
-        if (status == "fail" || status == "timeout") {
-            ++n.failures;
-            cases += fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                                 attr(reason), status, body(detail_text(c)));
-        } else if (status == "skip") {
-            ++n.skipped;
-            cases += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", attr(reason));
-        } else if (status == "busy") {
-            // Not judged: other processes hold the GPU (the reason names them).
-            ++n.skipped;
-            cases +=
-                fmt::format(">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>\n",
-                            attr("busy: " + reason), body("busy: " + detail_text(c)));
-        } else {
-            const std::string said = status == "warn" ? "warning: " + detail_text(c) : reason;
-            cases += fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", body(said));
-        }
-    }
-    // An error that no check reports (no driver, a device that does not exist): one case of its own.
-    if (checks.empty() || !report.driver.loaded) {
-        for (const auto& e : report.errors) {
-            ++n.tests, ++n.errors;
-            std::string text = e.message;
-            if (!e.remedy.empty()) text += "\nremedy: " + e.remedy;
-            cases += fmt::format(
-                "    <testcase name=\"doctor\" classname=\"cumemctl.doctor\" time=\"0\">\n      <error message=\"{}\" "
-                "type=\"exit {}\">{}</error>\n    </testcase>\n",
-                attr(e.message), static_cast<int>(e.exit_code), body(text));
-        }
-    }
+    for (const auto& c : checks) cases += check_case(c, n);
+    if (checks.empty() || !report.driver.loaded) cases += error_cases(report, n);
     const double seconds = json_number(r, "seconds");
     const std::string suite = "cumemctl doctor " + report.host;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
@@ -136,4 +146,4 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     out << "    </properties>\n" << cases << "  </testsuite>\n</testsuites>\n";
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::doctor

@@ -1,26 +1,30 @@
 // doctor's report as a node-feature-discovery feature file (man cumemctl-doctor, "NODE FEATURE DISCOVERY").
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "doctor/check.hpp"
+#include "doctor/renderers.hpp"
 #include "report/json_fields.hpp"
-#include "report/renderer.hpp"
 #include "util/host.hpp"
 
-namespace cumemctl {
+namespace cumemctl::doctor {
 namespace {
 
 using nlohmann::json;
 
-// How bad a check status is, for the worst of several GPUs' (skip below pass: it says nothing).
-int severity(const std::string& status) {
-    static const char* const kOrder[] = {"skip", "pass", "warn", "busy", "timeout", "fail"};
-    for (int i = 0; i < 6; ++i) {
-        if (status == kOrder[i]) return i;
-    }
-    return -1;
+// A check's status as the report wrote it, parsed once; none where it is not one of doctor's.
+std::optional<CheckStatus> status_of(const json& check) {
+    return parse_status(json_text(check, "status"));
+}
+
+// Whether a check judged something: pass, warn or fail (a skip, a timeout or a busy GPU judged nothing).
+bool judged(const json& check) {
+    const auto s = status_of(check);
+    return s == CheckStatus::pass || s == CheckStatus::warn || s == CheckStatus::fail;
 }
 
 // Kubernetes' label values: at most 63 characters, empty or alphanumerics at both ends with '-', '_'
@@ -46,11 +50,12 @@ std::vector<const json*> checks_named(const json& results, std::string_view name
     return out;
 }
 
-std::string worst_status(const std::vector<const json*>& checks) {
-    std::string worst;
+// The worst status of the checks (status_severity), none where no check has one.
+std::optional<CheckStatus> worst_status(const std::vector<const json*>& checks) {
+    std::optional<CheckStatus> worst;
     for (const json* c : checks) {
-        const std::string s = json_text(*c, "status");
-        if (worst.empty() || severity(s) > severity(worst)) worst = s;
+        const auto s = status_of(*c);
+        if (s && (!worst || status_severity(*s) > status_severity(*worst))) worst = s;
     }
     return worst;
 }
@@ -78,8 +83,8 @@ void add_capabilities(Labels& labels, const json& results) {
     double lowest = 1e9;
     bool first = true;
     for (const json* c : caps) {
-        const std::string s = json_text(*c, "status");
-        if (s != "pass" && s != "warn") return;
+        const auto s = status_of(*c);
+        if (s != CheckStatus::pass && s != CheckStatus::warn) return;
         const json& d = json_field(*c, "details");
         const json& cap = json_field(d, "capabilities");
         vmm = vmm && json_flag(cap, "vmm");
@@ -143,25 +148,22 @@ void NfdRenderer::render(const Report& report, std::ostream& out) const {
         out << "# error: " << message << '\n';
     }
     Labels labels;
-    if (const std::string status = json_text(r, "status"); !status.empty()) labels.add("doctor", status);
+    if (const auto status = parse_status(json_text(r, "status")))
+        labels.add("doctor", std::string(status_name(*status)));
     if (const json& n = json_field(r, "device_count"); n.is_number_integer()) {
         labels.add("gpu-count", std::to_string(n.get<long long>()));
     }
     add_capabilities(labels, r);
     // Only a judgement of every GPU: a skipped or timed-out check (no NVML, a hung call) judged nothing.
     const auto health = checks_named(r, "memory-health");
-    const bool judged = !health.empty() && std::all_of(health.begin(), health.end(), [](const json* c) {
-        const std::string s = json_text(*c, "status");
-        return s == "pass" || s == "warn" || s == "fail";
-    });
-    if (judged) labels.add("memory-health", worst_status(health));
+    const bool every_judged =
+        !health.empty() && std::all_of(health.begin(), health.end(), [](const json* c) { return judged(*c); });
+    if (every_judged) labels.add("memory-health", std::string(status_name(*worst_status(health))));
     const auto imex = checks_named(r, "imex-channels");
-    if (!imex.empty()) {
-        const std::string s = json_text(*imex.front(), "status");
-        if (s == "pass" || s == "warn" || s == "fail") labels.add("imex-channel", s == "pass");
-    }
+    if (!imex.empty() && judged(*imex.front()))
+        labels.add("imex-channel", status_of(*imex.front()) == CheckStatus::pass);
     add_fabric(labels, r);
     for (const auto& line : labels.lines()) out << line << '\n';
 }
 
-}  // namespace cumemctl
+}  // namespace cumemctl::doctor

@@ -1,0 +1,54 @@
+#include "base/setting.hpp"
+
+#include <utility>
+
+namespace cumemctl {
+namespace {
+
+// The flags installed for the command that runs; written once before the run, read by every thread after.
+std::map<Setting, std::string>& installed() {
+    static std::map<Setting, std::string> names;
+    return names;
+}
+
+}  // namespace
+
+std::string_view setting_words(Setting setting) {
+    switch (setting) {
+        case Setting::libcuda:
+            return "the driver library path";
+        case Setting::libnvml:
+            return "the NVML library path";
+        case Setting::libpmix:
+            return "the PMIx library path";
+        case Setting::location:
+            return "location";
+        case Setting::quick:
+            return "a quick run";
+        case Setting::rank:
+            return "the rank";
+        case Setting::ranks:
+            return "the rank count";
+        case Setting::rendezvous:
+            return "the rendezvous";
+        case Setting::rendezvous_dir:
+            return "the rendezvous folder";
+        case Setting::pool_max_size:
+            return "maximum size";
+        case Setting::access:
+            return "the devices given access";
+    }
+    return "a setting";
+}
+
+std::string setting_name(Setting setting) {
+    const auto& names = installed();
+    const auto it = names.find(setting);
+    return it != names.end() ? it->second : std::string(setting_words(setting));
+}
+
+void install_setting_names(std::map<Setting, std::string> names) {
+    installed() = std::move(names);
+}
+
+}  // namespace cumemctl

@@ -1,0 +1,37 @@
+// What a core text may ask a person to change, typed. The core never spells a command-line flag: it
+// names a setting with setting_name, which gives the flag of the command that runs (cmd's one table,
+// cmd/option_names.cpp, installs them) or, where that command has none, the core's own words.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace cumemctl {
+
+// A setting of a request that a message, cause or remedy may name.
+enum class Setting {
+    libcuda,         // the driver library to load
+    libnvml,         // the NVML library to load
+    libpmix,         // the PMIx library to load
+    location,        // where memory lives (device, host, host-numa:N, domain:N)
+    quick,           // doctor's checks that need no context
+    rank,            // this process's rank of a run
+    ranks,           // how many ranks a run has
+    rendezvous,      // how the ranks of a run meet (dir, pmix)
+    rendezvous_dir,  // the folder in which they meet
+    pool_max_size,   // the most a new pool may reserve
+    access,          // the devices given access to an allocation
+};
+
+// The core's own words for a setting (what a reader without options gets): "the driver library path".
+std::string_view setting_words(Setting setting);
+
+// How this process's texts name a setting: the flag installed for it, else setting_words.
+std::string setting_name(Setting setting);
+
+// Installs the flags of the command that runs, replacing any installed before: called once, before the
+// run and its threads start (cmd/option_names.hpp); the settings it leaves out keep the core's words.
+void install_setting_names(std::map<Setting, std::string> names);
+
+}  // namespace cumemctl

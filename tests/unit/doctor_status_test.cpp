@@ -1,0 +1,59 @@
+// doctor's status type: its names parsed back, its one order, and the whole run's status derived from it.
+#include <doctest/doctest.h>
+
+#include "doctor/check.hpp"
+#include "doctor/runner.hpp"
+
+using namespace cumemctl::doctor;
+
+namespace {
+
+constexpr CheckStatus kAll[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
+                                CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
+
+std::array<int, kStatusCount> counted(std::initializer_list<CheckStatus> statuses) {
+    std::array<int, kStatusCount> counts{};
+    for (const CheckStatus s : statuses) ++counts[static_cast<std::size_t>(s)];
+    return counts;
+}
+
+}  // namespace
+
+TEST_CASE("every status's name parses back to it, and nothing else parses") {
+    for (const CheckStatus s : kAll) CHECK(parse_status(status_name(s)) == s);
+    CHECK_FALSE(parse_status("").has_value());
+    CHECK_FALSE(parse_status("PASS").has_value());
+    CHECK_FALSE(parse_status("stale").has_value());
+    CHECK_FALSE(parse_status("failed").has_value());
+}
+
+TEST_CASE("the order: skip, pass, warn, busy, timeout, fail, and worst first is its reverse") {
+    CHECK(status_severity(CheckStatus::skip) < status_severity(CheckStatus::pass));
+    CHECK(status_severity(CheckStatus::pass) < status_severity(CheckStatus::warn));
+    CHECK(status_severity(CheckStatus::warn) < status_severity(CheckStatus::busy));
+    CHECK(status_severity(CheckStatus::busy) < status_severity(CheckStatus::timeout));
+    CHECK(status_severity(CheckStatus::timeout) < status_severity(CheckStatus::fail));
+    const auto& worst_first = statuses_worst_first();
+    CHECK(worst_first.front() == CheckStatus::fail);
+    CHECK(worst_first.back() == CheckStatus::skip);
+    for (std::size_t i = 1; i < worst_first.size(); ++i)
+        CHECK(status_severity(worst_first[i - 1]) > status_severity(worst_first[i]));
+}
+
+TEST_CASE("fail and timeout are evidence of a broken node; busy and warn are not") {
+    CHECK(status_fails(CheckStatus::fail));
+    CHECK(status_fails(CheckStatus::timeout));
+    CHECK_FALSE(status_fails(CheckStatus::busy));
+    CHECK_FALSE(status_fails(CheckStatus::warn));
+    CHECK_FALSE(status_fails(CheckStatus::pass));
+    CHECK_FALSE(status_fails(CheckStatus::skip));
+}
+
+TEST_CASE("the run's status is its worst result's, and skips alone pass") {
+    CHECK(run_status(counted({})) == CheckStatus::pass);
+    CHECK(run_status(counted({CheckStatus::skip, CheckStatus::skip})) == CheckStatus::pass);
+    CHECK(run_status(counted({CheckStatus::pass, CheckStatus::skip, CheckStatus::warn})) == CheckStatus::warn);
+    CHECK(run_status(counted({CheckStatus::warn, CheckStatus::busy})) == CheckStatus::busy);
+    CHECK(run_status(counted({CheckStatus::busy, CheckStatus::timeout, CheckStatus::warn})) == CheckStatus::timeout);
+    CHECK(run_status(counted({CheckStatus::timeout, CheckStatus::fail, CheckStatus::pass})) == CheckStatus::fail);
+}
