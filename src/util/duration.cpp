@@ -8,9 +8,10 @@ namespace cumemctl {
 
 std::string format_duration(double seconds) {
     if (!(seconds > 0)) return "0 s";
-    if (seconds < 1e-3) return fmt::format("{:.3g} us", seconds * 1e6);
-    if (seconds < 1) return fmt::format("{:.3g} ms", seconds * 1e3);
-    if (seconds < 1000) return fmt::format("{:.3g} s", seconds);
+    // Each unit up to where three digits round to 1000 of it: 0.9996 s is "1 s", not "1e+03 ms".
+    if (seconds < 999.5e-6) return fmt::format("{:.3g} us", seconds * 1e6);
+    if (seconds < 0.9995) return fmt::format("{:.3g} ms", seconds * 1e3);
+    if (seconds < 999.5) return fmt::format("{:.3g} s", seconds);
     return fmt::format("{:.0f} s", seconds);
 }
 

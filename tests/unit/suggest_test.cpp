@@ -33,6 +33,10 @@ TEST_CASE("format_duration: one time format, three digits in the unit that fits"
     CHECK(format_duration(0.412) == "412 ms");
     CHECK(format_duration(1.0234) == "1.02 s");
     CHECK(format_duration(1234.5) == "1234 s");
+    // Where three digits round up to the next unit, the next unit (never "1e+03 ms").
+    CHECK(format_duration(0.0009996) == "1 ms");
+    CHECK(format_duration(0.9996) == "1 s");
+    CHECK(format_duration(999.6) == "1000 s");
 }
 
 TEST_CASE("format_age: the largest unit that leaves 2 of it, rounded down") {
