@@ -38,6 +38,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
-# fmt's CMake package names its compiled library for this machine's architecture only: the binary uses
-# fmt header-only (CMakeLists.txt), which cmake/fmt-header-only/ declares for every architecture.
+# fmt's CMake package names its compiled library for this machine's architecture only: the build compiles
+# fmt's implementation itself (CMakeLists.txt) from the headers that cmake/fmt-header-only/ declares for
+# every architecture.
 set(fmt_DIR "${CMAKE_CURRENT_LIST_DIR}/fmt-header-only" CACHE PATH "fmt's header-only package")

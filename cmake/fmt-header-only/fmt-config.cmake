@@ -1,6 +1,7 @@
 # fmt as the release builds use it (cmake/debian11-sysroot.cmake): header-only, from the root's
 # /usr/local/include, where scripts/debian11-root.sh copies Debian 12's headers. Both targets are the
-# header-only library: nothing here links a compiled libfmt.
+# header-only library: nothing here links a compiled libfmt (CMakeLists.txt compiles fmt's implementation
+# once, from these headers, into the build's own static library).
 find_path(CUMEMCTL_FMT_INCLUDE_DIR fmt/format.h REQUIRED)
 file(STRINGS "${CUMEMCTL_FMT_INCLUDE_DIR}/fmt/core.h" _fmt_version_line REGEX "^#define FMT_VERSION ")
 string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _fmt_version "${_fmt_version_line}")
