@@ -169,7 +169,7 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
         futures.push_back(std::async(std::launch::async, [&, device] {
             RunPlan mine = run;
             if (progress.enabled())
-                mine.progress = [&progress, device](const Progress& p) { progress.update(device, p); };
+                mine.progress = [&progress, device](const memtest::Progress& p) { progress.update(device, p); };
             return run_device_memtest(api, &nvml, device, plan.sizes, mine, plan.force);
         }));
     }

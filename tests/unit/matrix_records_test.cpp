@@ -26,7 +26,7 @@ Card sample_card() {
     return c;
 }
 
-std::string parse_error(const std::string& text) {
+std::string card_parse_error(const std::string& text) {
     try {
         parse_card(text);
     } catch (const Error& e) {
@@ -56,32 +56,32 @@ TEST_CASE("a card survives the round trip") {
 }
 
 TEST_CASE("garbage, unknown fields, bad handles and sizes are refused with the reason") {
-    CHECK(parse_error("\x01\x02garbage") == "the card is not JSON");
-    CHECK(parse_error("[1,2]") == "the card is not a JSON object");
+    CHECK(card_parse_error("\x01\x02garbage") == "the card is not JSON");
+    CHECK(card_parse_error("[1,2]") == "the card is not a JSON object");
     nlohmann::json j = to_json(sample_card());
     j["extra"] = 1;
-    CHECK(parse_error(j.dump()) == "the card has an unknown field 'extra'");
+    CHECK(card_parse_error(j.dump()) == "the card has an unknown field 'extra'");
     j = to_json(sample_card());
     j["handle"] = std::string(128, 'Z');
-    CHECK(parse_error(j.dump()) == "the card's fabric handle is not 128 lowercase hex digits");
+    CHECK(card_parse_error(j.dump()) == "the card's fabric handle is not 128 lowercase hex digits");
     j = to_json(sample_card());
     j["size"] = std::uint64_t{1} << 50;
-    CHECK(parse_error(j.dump()).find("the card's size") == 0);
+    CHECK(card_parse_error(j.dump()).find("the card's size") == 0);
     j = to_json(sample_card());
     j["rank"] = 2;
-    CHECK(parse_error(j.dump()) == "the card: 'rank' is outside 0-1");
+    CHECK(card_parse_error(j.dump()) == "the card: 'rank' is outside 0-1");
     j = to_json(sample_card());
     j["host"] = 5;
-    CHECK(parse_error(j.dump()).find("'host' is not a string") != std::string::npos);
+    CHECK(card_parse_error(j.dump()).find("'host' is not a string") != std::string::npos);
     j = to_json(sample_card());
     j["handle_type"] = "win32";
-    CHECK(parse_error(j.dump()).find("neither fabric nor posix-fd") != std::string::npos);
+    CHECK(card_parse_error(j.dump()).find("neither fabric nor posix-fd") != std::string::npos);
     j = to_json(sample_card());
     j["error"] = {{"message", "x"}, {"cause", ""}, {"remedy", ""}, {"exit_code", 77}, {"kind", "x"}};
-    CHECK(parse_error(j.dump()).find("exit_code 77 is none of cumemctl's exit codes") != std::string::npos);
+    CHECK(card_parse_error(j.dump()).find("exit_code 77 is none of cumemctl's exit codes") != std::string::npos);
     j = to_json(sample_card());
     j["format_version"] = 2;
-    CHECK(parse_error(j.dump()).find("another format version") != std::string::npos);
+    CHECK(card_parse_error(j.dump()).find("another format version") != std::string::npos);
 }
 
 TEST_CASE("a row holds a cell per rank, in order") {

@@ -14,7 +14,7 @@ std::string render(const Report& r) {
     return out.str();
 }
 
-std::size_t count(const std::string& text, const std::string& what) {
+std::size_t occurrences(const std::string& text, const std::string& what) {
     std::size_t n = 0;
     for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
     return n;
@@ -36,8 +36,8 @@ TEST_CASE("a family gets HELP and TYPE once and its samples stay together") {
     r.add_metric("device_memory_total_bytes", "help b", {{"device", "0"}}, 150109880320.0);
     r.add_metric("device_capability", "help a", {{"device", "1"}, {"capability", "vmm"}}, 0);
     const std::string text = render(r);
-    CHECK(count(text, "# HELP cumemctl_device_capability help a\n") == 1);
-    CHECK(count(text, "# TYPE cumemctl_device_capability gauge\n") == 1);
+    CHECK(occurrences(text, "# HELP cumemctl_device_capability help a\n") == 1);
+    CHECK(occurrences(text, "# TYPE cumemctl_device_capability gauge\n") == 1);
     CHECK(text.find("cumemctl_device_capability{device=\"0\",capability=\"vmm\"} 1\n"
                     "cumemctl_device_capability{device=\"1\",capability=\"vmm\"} 0\n") != std::string::npos);
     CHECK(text.find("cumemctl_device_memory_total_bytes{device=\"0\"} 150109880320\n") != std::string::npos);

@@ -40,13 +40,13 @@ TEST_CASE("format_duration: one time format, three digits in the unit that fits"
 }
 
 TEST_CASE("format_age: the largest unit that leaves 2 of it, rounded down") {
-    CHECK(format_age(0) == "0 s");
-    CHECK(format_age(45.7) == "45 s");
-    CHECK(format_age(119) == "119 s");
-    CHECK(format_age(720) == "12 min");
-    CHECK(format_age(7200) == "2 h");
-    CHECK(format_age(5400 * 3) == "4.5 h");
-    CHECK(format_age(604800) == "7 days");
-    CHECK(format_age(604800 - 1) == "6.9 days");
-    CHECK(format_age(34180538) == "395 days");
+    CHECK(cumemctl::format_age(0) == "0 s");
+    CHECK(cumemctl::format_age(45.7) == "45 s");
+    CHECK(cumemctl::format_age(119) == "119 s");
+    CHECK(cumemctl::format_age(720) == "12 min");
+    CHECK(cumemctl::format_age(7200) == "2 h");
+    CHECK(cumemctl::format_age(5400 * 3) == "4.5 h");
+    CHECK(cumemctl::format_age(604800) == "7 days");
+    CHECK(cumemctl::format_age(604800 - 1) == "6.9 days");
+    CHECK(cumemctl::format_age(34180538) == "395 days");
 }

@@ -14,7 +14,7 @@ struct VmmCalls {
     CUresult release_result = CUDA_SUCCESS;
     CUresult map_result = CUDA_SUCCESS;
 };
-VmmCalls& calls() {
+VmmCalls& vmm_calls() {
     static VmmCalls c;
     return c;
 }
@@ -22,23 +22,23 @@ VmmCalls& calls() {
 DriverApi vmm_api() {
     auto api = testing_driver::table();
     api.cuMemRelease = [](CUmemGenericAllocationHandle) {
-        ++calls().release;
-        return std::exchange(calls().release_result, CUDA_SUCCESS);
+        ++vmm_calls().release;
+        return std::exchange(vmm_calls().release_result, CUDA_SUCCESS);
     };
     api.cuMemAddressReserve = [](CUdeviceptr* p, size_t, size_t, CUdeviceptr, unsigned long long) {
         *p = 0x200000;
         return CUDA_SUCCESS;
     };
     api.cuMemAddressFree = [](CUdeviceptr, size_t) {
-        ++calls().free;
+        ++vmm_calls().free;
         return CUDA_SUCCESS;
     };
     api.cuMemMap = [](CUdeviceptr, size_t, size_t, CUmemGenericAllocationHandle, unsigned long long) {
-        ++calls().map;
-        return calls().map_result;
+        ++vmm_calls().map;
+        return vmm_calls().map_result;
     };
     api.cuMemUnmap = [](CUdeviceptr, size_t) {
-        ++calls().unmap;
+        ++vmm_calls().unmap;
         return CUDA_SUCCESS;
     };
     return api;
@@ -47,7 +47,7 @@ DriverApi vmm_api() {
 }  // namespace
 
 TEST_CASE("the guards release what they hold, once, on every path") {
-    calls() = {};
+    vmm_calls() = {};
     const auto api = vmm_api();
     {
         AllocationHandle h(api, 0x10);
@@ -55,34 +55,34 @@ TEST_CASE("the guards release what they hold, once, on every path") {
         CHECK(range.base() == 0x200000);
         Mapping m(api, range.base(), 2 << 20, h.get());
     }
-    CHECK(calls().unmap == 1);
-    CHECK(calls().free == 1);
-    CHECK(calls().release == 1);
+    CHECK(vmm_calls().unmap == 1);
+    CHECK(vmm_calls().free == 1);
+    CHECK(vmm_calls().release == 1);
 
-    calls() = {};
+    vmm_calls() = {};
     {
         AllocationHandle h(api, 0x10);
         h.release();
         h.release();
     }
-    CHECK(calls().release == 1);
+    CHECK(vmm_calls().release == 1);
 
     // A refused release throws and leaves the guard to try again when it goes.
-    calls() = {};
-    calls().release_result = CUDA_ERROR_INVALID_VALUE;
+    vmm_calls() = {};
+    vmm_calls().release_result = CUDA_ERROR_INVALID_VALUE;
     {
         AllocationHandle h(api, 0x10);
         CHECK_THROWS_AS(h.release(), Error);
     }
-    CHECK(calls().release == 2);
+    CHECK(vmm_calls().release == 2);
 
     // A mapping the driver refuses leaves nothing to unmap.
-    calls() = {};
-    calls().map_result = CUDA_ERROR_OUT_OF_MEMORY;
+    vmm_calls() = {};
+    vmm_calls().map_result = CUDA_ERROR_OUT_OF_MEMORY;
     {
         AddressRange range(api, 2 << 20, 0);
         CHECK_THROWS_AS(Mapping(api, range.base(), 2 << 20, 0x10), Error);
     }
-    CHECK(calls().unmap == 0);
-    CHECK(calls().free == 1);
+    CHECK(vmm_calls().unmap == 0);
+    CHECK(vmm_calls().free == 1);
 }
