@@ -10,6 +10,7 @@
 #include "gpu/device/held_device.hpp"
 #include "report/report.hpp"
 #include "nvml/processes.hpp"
+#include "util/duration.hpp"
 #include "util/size.hpp"
 #include "util/text_file.hpp"
 
@@ -169,14 +170,6 @@ std::optional<double> process_age_seconds(const std::string& proc, unsigned pid,
     } catch (const std::exception&) {
         return say(stat_path + " or /proc/uptime holds no number where the kernel writes one");
     }
-}
-
-std::string format_age(double seconds) {
-    const auto s = static_cast<long long>(seconds);
-    if (s < 60) return fmt::format("{} s", s);
-    if (s < 3600) return fmt::format("{} min {} s", s / 60, s % 60);
-    if (s < 86400) return fmt::format("{} h {} min", s / 3600, s % 3600 / 60);
-    return fmt::format("{} d {} h", s / 86400, s % 86400 / 3600);
 }
 
 }  // namespace cumemctl::doctor

@@ -32,7 +32,4 @@ CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutc
 // container NVML lists the host's process ids).
 std::optional<double> process_age_seconds(const std::string& proc, unsigned pid, std::string* why);
 
-// "3 h 12 min", "42 s": a duration for a sentence.
-std::string format_age(double seconds);
-
 }  // namespace cumemctl::doctor

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "doctor/busy.hpp"
+#include "util/duration.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::doctor;
@@ -49,14 +50,11 @@ TEST_CASE("process_age_seconds: the start time of /proc/PID/stat against /proc/u
     const auto age = process_age_seconds(proc, 77, &why);
     REQUIRE(age.has_value());
     CHECK(*age == doctest::Approx(7200.5));
-    CHECK(format_age(*age) == "2 h 0 min");
+    CHECK(format_age(*age) == "2 h");
     CHECK_FALSE(process_age_seconds(proc, 78, &why).has_value());
     CHECK(why.find("/78/stat cannot be read (in a container") != std::string::npos);
     std::ofstream(proc + "/77/stat") << "77 (short) S 1 77\n";
     CHECK_FALSE(process_age_seconds(proc, 77, &why).has_value());
     CHECK(why.find("fewer fields") != std::string::npos);
-    CHECK(format_age(42) == "42 s");
-    CHECK(format_age(61) == "1 min 1 s");
-    CHECK(format_age(90000) == "1 d 1 h");
     CHECK(std::system(("rm -rf " + proc).c_str()) == 0);
 }
