@@ -37,6 +37,26 @@ std::string_view setting_words(Setting setting) {
             return "maximum size";
         case Setting::access:
             return "the devices given access";
+        case Setting::endpoint_size:
+            return "endpoint size";
+        case Setting::endpoint_offset:
+            return "endpoint offset";
+        case Setting::mem_offset:
+            return "memory offset";
+        case Setting::bind_size:
+            return "bind size";
+        case Setting::handle_type:
+            return "handle type";
+        case Setting::counted_ops:
+            return "counted operations";
+        case Setting::by_address:
+            return "binding by address";
+        case Setting::limits_only:
+            return "a limits-only run";
+        case Setting::construction_timeout:
+            return "construction timeout";
+        case Setting::endpoint_devices:
+            return "an owner device or a team";
     }
     return "a setting";
 }

@@ -11,17 +11,27 @@ namespace cumemctl {
 
 // A setting of a request that a message, cause or remedy may name.
 enum class Setting {
-    libcuda,         // the driver library to load
-    libnvml,         // the NVML library to load
-    libpmix,         // the PMIx library to load
-    location,        // where memory lives (device, host, host-numa:N, domain:N)
-    quick,           // doctor's checks that need no context
-    rank,            // this process's rank of a run
-    ranks,           // how many ranks a run has
-    rendezvous,      // how the ranks of a run meet (dir, pmix)
-    rendezvous_dir,  // the folder in which they meet
-    pool_max_size,   // the most a new pool may reserve
-    access,          // the devices given access to an allocation
+    libcuda,               // the driver library to load
+    libnvml,               // the NVML library to load
+    libpmix,               // the PMIx library to load
+    location,              // where memory lives (device, host, host-numa:N, domain:N)
+    quick,                 // doctor's checks that need no context
+    rank,                  // this process's rank of a run
+    ranks,                 // how many ranks a run has
+    rendezvous,            // how the ranks of a run meet (dir, pmix)
+    rendezvous_dir,        // the folder in which they meet
+    pool_max_size,         // the most a new pool may reserve
+    access,                // the devices given access to an allocation
+    endpoint_size,         // a logical endpoint's bytes bindable per device (CUlogicalEndpointProp.size)
+    endpoint_offset,       // where in a logical endpoint a binding starts
+    mem_offset,            // where in the bound allocation a binding starts
+    bind_size,             // the bytes a binding covers
+    handle_type,           // a logical endpoint's handle type: none or fabric (exportable endpoint and memory)
+    counted_ops,           // a logical endpoint with counted operations (CU_LOGICAL_ENDPOINT_FLAG_COUNTED_OPS)
+    by_address,            // binding a mapped address (cuLogicalEndpointBindAddr) rather than a handle
+    limits_only,           // asking a logical endpoint's limits and changing nothing
+    construction_timeout,  // how long to wait for a logical endpoint's construction
+    endpoint_devices,      // a logical endpoint's owner device (unicast) or team (multicast)
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
