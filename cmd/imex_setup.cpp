@@ -38,18 +38,6 @@ struct ImexSetupOptions {
     ImexSetupRequest check() const;
 };
 
-// The options of imex-setup that set the properties the core's texts name.
-ImexNames imex_setup_names() {
-    return ImexNames{.proc_devices = "--proc-devices",
-                     .params = "--params",
-                     .dev_root = "--dev-root",
-                     .owner = "--owner",
-                     .mode = "--mode",
-                     .force = "--force",
-                     .check = "--check",
-                     .dry_run = "--dry-run"};
-}
-
 ImexSetupRequest ImexSetupOptions::check() const {
     const ImexSetupOptions& o = *this;
     if (o.verify && !parse_device_list(o.device).names_one()) {
@@ -71,11 +59,10 @@ ImexSetupRequest ImexSetupOptions::check() const {
     r.check = o.check_only;
     r.dry_run = o.dry_run;
     r.remove = o.remove;
-    r.names = imex_setup_names();
     return r;
 }
 
-// A channel's detail for people: its error, or its plan (in imex-setup's words, as the request named them).
+// A channel's detail for people: its error, or its plan (naming imex-setup's options).
 std::string channel_detail(const ChannelOutcome& c) {
     return c.action == Action::error ? c.error : c.plan.detail;
 }
@@ -141,7 +128,7 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
              r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
             {"owner", owner_json(r.owner)},
             {"mode", format_mode(r.mode)},
-            {"mode_source", mode_source_name(r.mode_source, req.names)},
+            {"mode_source", mode_source_name(r.mode_source)},
             {"directory", std::move(dir)},
             {"channels", std::move(channels)},
             {"summary", std::move(summary)}};

@@ -37,6 +37,14 @@ constexpr OptionName kOptionNames[] = {
     {Setting::limits_only, "--limits-only"},
     {Setting::construction_timeout, "--timeout", "le-bind"},
     {Setting::endpoint_devices, "--devices", "le-bind", "--device N or --devices LIST"},
+    {Setting::proc_devices, "--proc-devices"},
+    {Setting::params_file, "--params"},
+    {Setting::dev_root, "--dev-root"},
+    {Setting::channel_owner, "--owner"},
+    {Setting::channel_mode, "--mode"},
+    {Setting::replace_nodes, "--force", "imex-setup"},
+    {Setting::check_only, "--check"},
+    {Setting::dry_run, "--dry-run"},
 };
 
 bool has_option(const CLI::App& app, std::string_view flag) {

@@ -57,6 +57,22 @@ std::string_view setting_words(Setting setting) {
             return "construction timeout";
         case Setting::endpoint_devices:
             return "an owner device or a team";
+        case Setting::proc_devices:
+            return "the devices path";
+        case Setting::params_file:
+            return "the params path";
+        case Setting::dev_root:
+            return "the device root";
+        case Setting::channel_owner:
+            return "the channels' owner";
+        case Setting::channel_mode:
+            return "the channels' mode";
+        case Setting::replace_nodes:
+            return "a forced run";
+        case Setting::check_only:
+            return "a check-only run";
+        case Setting::dry_run:
+            return "a dry run";
     }
     return "a setting";
 }

@@ -32,6 +32,14 @@ enum class Setting {
     limits_only,           // asking a logical endpoint's limits and changing nothing
     construction_timeout,  // how long to wait for a logical endpoint's construction
     endpoint_devices,      // a logical endpoint's owner device (unicast) or team (multicast)
+    proc_devices,          // the file read as /proc/devices
+    params_file,           // the file read as the NVIDIA driver's params file
+    dev_root,              // the folder that holds dev/ (IMEX channel nodes go under it)
+    channel_owner,         // the user and group given the IMEX channels
+    channel_mode,          // the mode given the IMEX channels
+    replace_nodes,         // replacing (or removing) device nodes of the wrong type or number
+    check_only,            // changing nothing, failing where anything differs
+    dry_run,               // changing nothing, saying what would change
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
