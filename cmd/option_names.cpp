@@ -45,6 +45,7 @@ constexpr OptionName kOptionNames[] = {
     {Setting::replace_nodes, "--force", "imex-setup"},
     {Setting::check_only, "--check"},
     {Setting::dry_run, "--dry-run"},
+    {Setting::round_up, "--round-up"},
 };
 
 bool has_option(const CLI::App& app, std::string_view flag) {

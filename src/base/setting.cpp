@@ -73,6 +73,8 @@ std::string_view setting_words(Setting setting) {
             return "a check-only run";
         case Setting::dry_run:
             return "a dry run";
+        case Setting::round_up:
+            return "rounding up to the granularity";
     }
     return "a setting";
 }

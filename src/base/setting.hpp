@@ -40,6 +40,7 @@ enum class Setting {
     replace_nodes,         // replacing (or removing) device nodes of the wrong type or number
     check_only,            // changing nothing, failing where anything differs
     dry_run,               // changing nothing, saying what would change
+    round_up,              // a size rounded up to the allocation granularity rather than refused
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
