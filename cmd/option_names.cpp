@@ -46,6 +46,8 @@ constexpr OptionName kOptionNames[] = {
     {Setting::check_only, "--check"},
     {Setting::dry_run, "--dry-run"},
     {Setting::round_up, "--round-up"},
+    {Setting::keep, "--keep", "trim"},
+    {Setting::exercise, "--exercise"},
 };
 
 bool has_option(const CLI::App& app, std::string_view flag) {

@@ -75,6 +75,10 @@ std::string_view setting_words(Setting setting) {
             return "a dry run";
         case Setting::round_up:
             return "rounding up to the granularity";
+        case Setting::keep:
+            return "the size to keep";
+        case Setting::exercise:
+            return "exercise";
     }
     return "a setting";
 }

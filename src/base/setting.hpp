@@ -41,6 +41,8 @@ enum class Setting {
     check_only,            // changing nothing, failing where anything differs
     dry_run,               // changing nothing, saying what would change
     round_up,              // a size rounded up to the allocation granularity rather than refused
+    keep,                  // the bytes a pool trim keeps reserved
+    exercise,              // the workload run on a pool before it is trimmed or read
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
