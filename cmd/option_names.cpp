@@ -48,6 +48,9 @@ constexpr OptionName kOptionNames[] = {
     {Setting::round_up, "--round-up"},
     {Setting::keep, "--keep", "trim"},
     {Setting::exercise, "--exercise"},
+    {Setting::test_size, "--size", "memtest"},
+    {Setting::chunk, "--chunk"},
+    {Setting::start_anyway, "--force", "memtest"},
 };
 
 bool has_option(const CLI::App& app, std::string_view flag) {

@@ -79,6 +79,12 @@ std::string_view setting_words(Setting setting) {
             return "the size to keep";
         case Setting::exercise:
             return "exercise";
+        case Setting::test_size:
+            return "the size to test";
+        case Setting::chunk:
+            return "the chunk size";
+        case Setting::start_anyway:
+            return "a forced start";
     }
     return "a setting";
 }

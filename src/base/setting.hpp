@@ -43,6 +43,9 @@ enum class Setting {
     round_up,              // a size rounded up to the allocation granularity rather than refused
     keep,                  // the bytes a pool trim keeps reserved
     exercise,              // the workload run on a pool before it is trimmed or read
+    test_size,             // the bytes memtest tests
+    chunk,                 // the size of each allocation memtest makes
+    start_anyway,          // starting memtest on a GPU that other processes hold
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
