@@ -8,7 +8,6 @@
 #include "commands.hpp"
 #include "create_report.hpp"
 #include "gpu/device/devices.hpp"
-#include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "gpu_identity.hpp"
 #include "held_errors.hpp"
@@ -106,12 +105,6 @@ Report run_create_command(const CreateOptions& opts, const Globals& globals) {
             [&] {
                 try {
                     run_create(driver.api(), *request, result);
-                } catch (const SizeMismatchError& e) {
-                    // The core names the nearest sizes; create adds its own way out.
-                    fill_create_report(report, *request, result, id);
-                    Problem p = e.problem();
-                    p.remedy = "give one of those sizes, or add --round-up";
-                    throw Error(std::move(p));
                 } catch (const Error&) {
                     fill_create_report(report, *request, result, id);
                     throw;

@@ -1,4 +1,6 @@
 // `cumemctl imex-setup`: makes, checks and removes IMEX channel nodes, and verifies fabric handles.
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "command.hpp"
@@ -35,28 +37,24 @@ struct ImexSetupOptions {
     std::string dev_root = "/";
 
     // The request and --verify's device parsed before anything is touched (usage errors).
-    ImexSetupRequest check() const;
+    struct Checked {
+        ImexSetupRequest request;
+        std::optional<DeviceList> verify_device;  // with --verify: the one device, parsed once
+    };
+    Checked check() const;
 };
 
-// The options of imex-setup that set the properties the core's texts name.
-ImexNames imex_setup_names() {
-    return ImexNames{.proc_devices = "--proc-devices",
-                     .params = "--params",
-                     .dev_root = "--dev-root",
-                     .owner = "--owner",
-                     .mode = "--mode",
-                     .force = "--force",
-                     .check = "--check",
-                     .dry_run = "--dry-run"};
-}
-
-ImexSetupRequest ImexSetupOptions::check() const {
+ImexSetupOptions::Checked ImexSetupOptions::check() const {
     const ImexSetupOptions& o = *this;
-    if (o.verify && !parse_device_list(o.device).names_one()) {
-        throw Error(ExitCode::usage, fmt::format("--verify takes one device, not '{}'", o.device),
-                    "give --device N, a UUID (GPU-...) a PCI bus id or nvidiaN");
+    Checked checked;
+    if (o.verify) {
+        checked.verify_device = parse_device_list(o.device);
+        if (!checked.verify_device->names_one()) {
+            throw Error(ExitCode::usage, fmt::format("--verify takes one device, not '{}'", o.device),
+                        "give --device N, a UUID (GPU-...) a PCI bus id or nvidiaN");
+        }
     }
-    ImexSetupRequest r;
+    ImexSetupRequest& r = checked.request;
     r.proc_devices = o.proc_devices;
     r.params = o.params;
     r.dev_root = o.dev_root;
@@ -71,11 +69,10 @@ ImexSetupRequest ImexSetupOptions::check() const {
     r.check = o.check_only;
     r.dry_run = o.dry_run;
     r.remove = o.remove;
-    r.names = imex_setup_names();
-    return r;
+    return checked;
 }
 
-// A channel's detail for people: its error, or its plan (in imex-setup's words, as the request named them).
+// A channel's detail for people: its error, or its plan (naming imex-setup's options).
 std::string channel_detail(const ChannelOutcome& c) {
     return c.action == Action::error ? c.error : c.plan.detail;
 }
@@ -141,7 +138,7 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
              r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
             {"owner", owner_json(r.owner)},
             {"mode", format_mode(r.mode)},
-            {"mode_source", mode_source_name(r.mode_source, req.names)},
+            {"mode_source", mode_source_name(r.mode_source)},
             {"directory", std::move(dir)},
             {"channels", std::move(channels)},
             {"summary", std::move(summary)}};
@@ -175,18 +172,18 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     return t;
 }
 
-void add_verify(const ImexSetupOptions& opts, const Globals& globals, const ImexSetupRequest& req,
+void add_verify(const DeviceList& device_list, const Globals& globals, const ImexSetupRequest& req,
                 const std::string& channel_dir, Report& report) {
     FabricVerifyRequest v;
     v.libcuda = choose_libcuda(globals.libcuda);
     v.imex_channel_dir = channel_dir;
-    v.device = opts.device;
+    v.device = device_list.spec;  // the child parses it again, in its own process
     v.as = req.owner;
     const FabricVerifyResult got = verify_fabric_in_child(v);
     report.driver = got.driver;
     const Owner as = owner_of(got.uid, got.gid);
     // The ordinal the child found; before it looked, the one typed (null for a UUID or a bus id).
-    const std::optional<int> device = got.device ? got.device : parse_device_list(v.device).ordinal();
+    const std::optional<int> device = got.device ? got.device : device_list.ordinal();
     nlohmann::json j{{"ok", got.ok},           {"device", device ? nlohmann::json(*device) : nlohmann::json(nullptr)},
                      {"uid", got.uid},         {"gid", got.gid},
                      {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
@@ -207,14 +204,15 @@ void add_verify(const ImexSetupOptions& opts, const Globals& globals, const Imex
 }
 
 Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globals) {
-    return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupRequest& req) {
+    return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupOptions::Checked& checked) {
+        const ImexSetupRequest& req = checked.request;
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
         const ImexSetupResult result = run_imex_setup(req);
         report.results = results_json(req, result);
         report.tables.push_back(channels_table(req, result));
         for (const auto& w : result.warnings) report.warnings.push_back(w);
         for (const auto& e : result.errors) report.add_error(e);
-        if (opts.verify) add_verify(opts, globals, req, result.directory.path, report);
+        if (checked.verify_device) add_verify(*checked.verify_device, globals, req, result.directory.path, report);
     });
 }
 

@@ -2,6 +2,7 @@
 // undo), every step with its result and time; on an older driver, why there are no logical endpoints.
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "util/duration.hpp"
 #include "commands.hpp"
@@ -34,21 +35,6 @@ struct LeBindOptions {
     // The options parsed before the driver is loaded: the request and the device list it selects from.
     std::pair<LeBindRequest, DeviceList> check() const;
 };
-
-// The options of le-bind that set the properties the core's texts name.
-LeNames le_bind_names() {
-    return LeNames{.endpoint_size = "--size",
-                   .offset = "--offset",
-                   .mem_offset = "--mem-offset",
-                   .bind_size = "--bind-size",
-                   .location = "--location",
-                   .handle_type = "--handle-type",
-                   .counted_ops = "--counted-ops",
-                   .by_address = "--by-address",
-                   .limits_only = "--limits-only",
-                   .timeout = "--timeout",
-                   .devices = "--device N or --devices LIST"};
-}
 
 // Parses the options (usage errors); the devices are selected once the driver is loaded.
 std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
@@ -84,7 +70,6 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
     r.by_address = o.by_address;
     r.limits_only = o.limits_only;
     r.timeout_seconds = o.timeout;
-    r.names = le_bind_names();
     return {r, devices};
 }
 
@@ -136,7 +121,7 @@ nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
     if (o.violation) {
         nlohmann::json nearest = nlohmann::json::array();
         for (const auto& s : o.violation->nearest)
-            nearest.push_back({{"option", r.names.of(s.property)}, {"value_bytes", s.value}});
+            nearest.push_back({{"option", setting_name(s.property)}, {"value_bytes", s.value}});
         j["violation"] = {{"message", o.violation->message}, {"nearest", nearest}};
     }
     j["endpoint"] = nullptr;
@@ -219,7 +204,7 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
         report.add_warning(fmt::format("with these limits, {}", o.violation->message),
-                           o.violation->nearest.empty() ? std::string{} : nearest_remedy(*o.violation, r.names));
+                           o.violation->nearest.empty() ? std::string{} : nearest_remedy(*o.violation));
     }
     for (const auto& p : o.undo_failures) report.add_error(p);
 }

@@ -14,7 +14,6 @@
 #include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
-#include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/memtest/memtest.hpp"
 #include "gpu/memtest/memtest_record.hpp"
 #include "gpu/verify/verify.hpp"
@@ -178,32 +177,6 @@ std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library
     for (std::size_t i = 0; i < futures.size(); ++i) {
         try {
             done.push_back(futures[i].get());
-        } catch (const OtherProcessesError& e) {
-            std::vector<std::string> named;
-            for (const auto& p : e.processes) named.push_back(nvml::describe(p));
-            report.add_error(Problem{
-                .exit_code = ExitCode::unavailable,
-                .message = fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", e.device,
-                                       e.uuid, e.processes.size() == 1 ? "another process" : "other processes",
-                                       fmt::join(named, ", ")),
-                .cause = "memtest takes all the free memory for its run; a process beside it would find none",
-                .remedy = "run memtest when the GPU is idle (drain its jobs first), or give --force to run anyway",
-                .device = e.device,
-                .kind = "busy",
-                .held_by = e.processes});
-        } catch (const ChunkGranularityError& e) {
-            const NearestSizes near = nearest_valid_sizes(e.chunk, e.granularity);
-            report.add_error(Problem{
-                .exit_code = ExitCode::usage,
-                .message = e.of_size ? fmt::format("--size {} is less than GPU {}'s recommended granularity ({})",
-                                                   format_size(e.chunk), e.device, format_size(e.granularity))
-                                     : fmt::format("--chunk {} is no multiple of GPU {}'s recommended granularity ({})",
-                                                   format_size(e.chunk), e.device, format_size(e.granularity)),
-                .remedy = e.of_size
-                              ? fmt::format("give --size {} or more", format_size(e.granularity))
-                              : fmt::format("give --chunk {} or {}", format_sizes_apart(near.lower, near.upper).first,
-                                            format_sizes_apart(near.lower, near.upper).second),
-                .device = e.device});
         } catch (const Error& e) {
             Problem p = e.problem();
             if (!p.device) p.device = selected[i];

@@ -11,8 +11,9 @@
 
 namespace cumemctl::cmd {
 
-// The flags that `command` (or the root's global options) has for the settings of the table; the
-// settings it has no flag for are left out (their texts keep the core's words).
+// The flags that `command` (or the root's global options) has for the settings of the table, a row
+// that belongs to one command only when `command` is that one; the settings it has no flag for are left
+// out (their texts keep the core's words).
 std::map<Setting, std::string> option_names(const CLI::App& root, const CLI::App& command);
 
 }  // namespace cumemctl::cmd

@@ -80,19 +80,6 @@ Table trim_table(int device, const TrimResult& r) {
     return t;
 }
 
-// Runs the core's trim work with its usage error of a --keep above what the pool reserved in trim's words.
-template <class Work>
-TrimResult trim_in_option_words(Work&& work) {
-    try {
-        return work();
-    } catch (const KeepAboveReservedError& e) {
-        throw Error(ExitCode::usage,
-                    fmt::format("--keep {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",
-                                format_size(e.keep), e.keep, format_size(e.reserved), e.reserved),
-                    fmt::format("give --keep at most {}, or a larger --exercise workload", format_size(e.reserved)));
-    }
-}
-
 // The share of the free memory that the default workload may take beside other processes.
 constexpr std::uint64_t kDefaultWorkloadShare = 2;  // a half: the job beside it may grow
 
@@ -154,11 +141,9 @@ void trim_device(Report& report, const DriverApi& api, const nvml::Library& nvml
     const std::uint64_t granule = pool_granule(api, location);
     const WorkloadPattern workload =
         plan.default_workload ? fit_default_workload(report, api, nvml, id, plan.pattern, granule) : plan.pattern;
-    const TrimResult r = trim_in_option_words([&] {
-        require_room(api, fmt::format("workload '{}'", workload.text), pool_footprint(workload, granule), location,
-                     pool.max_size.value_or(0));
-        return run_trim(api, pool.handle, workload, plan.keep, granule);
-    });
+    require_room(api, fmt::format("workload '{}'", workload.text), pool_footprint(workload, granule), location,
+                 pool.max_size.value_or(0));
+    const TrimResult r = run_trim(api, pool.handle, workload, plan.keep, granule);
     nlohmann::json j = trim_json(pool, workload, r);
     j["ordinal"] = device;
     add_identity(j, id);

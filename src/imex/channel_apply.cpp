@@ -186,7 +186,7 @@ Observation observe_node(int dir_fd, const std::string& name) {
     return o;
 }
 
-ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options, const ImexNames& names) {
+ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options) {
     ChannelOutcome out;
     out.want = want;
     if (dir_fd >= 0) {
@@ -197,7 +197,7 @@ ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptio
         }
         out.found = o.state;
     }
-    out.plan = plan_channel(want, out.found, options, names);
+    out.plan = plan_channel(want, out.found, options);
     out.action = out.plan.change == Change::none     ? Action::unchanged
                  : out.plan.change == Change::keep   ? Action::kept
                  : out.plan.change == Change::refuse ? Action::refused
@@ -205,11 +205,11 @@ ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptio
     return out;
 }
 
-ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options, const ImexNames& names) {
+ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options) {
     const std::string name = channel_name(want.channel);
     ChannelOutcome out;
     for (int round = 0; round < kRounds; ++round) {
-        out = preview_channel(dir_fd, want, options, names);
+        out = preview_channel(dir_fd, want, options);
         if (out.action != Action::planned) return out;
         const Step step = carry_out(dir_fd, name, out);
         if (step.error == 0) {

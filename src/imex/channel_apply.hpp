@@ -42,13 +42,12 @@ Observation observe_node(int dir_fd, const std::string& name);
 
 // Plans one channel and changes nothing (checking, dry-running): planned, unchanged or refused. A
 // dir_fd of -1 stands for a channel folder that does not exist yet.
-// Its plan's detail names the options as `names` does.
-ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options,
-                               const ImexNames& names = {});
+// Its plan's detail names settings through setting_name.
+ChannelOutcome preview_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options);
 
 // Brings one channel to what was asked: looks, plans and changes; when another process changes the node
 // between the look and the change (EEXIST on create, ENOENT on a fix or removal), looks again.
-ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options, const ImexNames& names = {});
+ChannelOutcome apply_channel(int dir_fd, const NodeSpec& want, const PlanOptions& options);
 
 // The process that made the hidden temporary node `name` (".channel7.cumemctl-PID-SEQ-RANDOM", the
 // name apply_channel gives a node between its mknodat and its rename), or nullopt for any other name.

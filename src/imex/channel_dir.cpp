@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "base/setting.hpp"
 #include "imex/channel_folder.hpp"
 
 namespace cumemctl::imex {
@@ -43,15 +44,16 @@ std::string join(const std::string& dir, std::string_view name) {
                     : "move it away; imex-setup makes the folder when it is missing");
 }
 
-UniqueFd open_dev(const std::string& dev_root, const ImexNames& names) {
+UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
         if (errno == ENOENT || errno == ENOTDIR) {
             // A file where the folder should be is told apart from nothing there at all.
             struct stat st {};
             const bool exists = ::stat(dev_root.c_str(), &st) == 0;
-            const std::string what = exists && !S_ISDIR(st.st_mode) ? "not a directory (it is a file)" : "no such directory";
-            throw Error(ExitCode::usage, fmt::format("{} {}: {}", names.dev_root, dev_root, what),
+            const std::string what =
+                exists && !S_ISDIR(st.st_mode) ? "not a directory (it is a file)" : "no such directory";
+            throw Error(ExitCode::usage, fmt::format("{} {}: {}", setting_name(Setting::dev_root), dev_root, what),
                         "give the folder that holds dev/ (default /)");
         }
         throw_errno(errno, "open", dev_root);
@@ -60,8 +62,9 @@ UniqueFd open_dev(const std::string& dev_root, const ImexNames& names) {
     UniqueFd dev(::openat(root.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dev.valid()) {
         if (errno == ENOENT) {
-            throw Error(ExitCode::usage, fmt::format("{} does not exist", dev_path),
-                        fmt::format("{} names the folder that holds dev/ (default /)", names.dev_root));
+            throw Error(
+                ExitCode::usage, fmt::format("{} does not exist", dev_path),
+                fmt::format("{} names the folder that holds dev/ (default /)", setting_name(Setting::dev_root)));
         }
         if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
         throw_errno(errno, "open", dev_path);
@@ -75,10 +78,10 @@ std::string channel_dir_path(const std::string& dev_root) {
     return join(join(dev_root, "dev"), kImexChannelDirName);
 }
 
-ChannelDir open_channel_dir(const std::string& dev_root, bool create, const ImexNames& names) {
+ChannelDir open_channel_dir(const std::string& dev_root, bool create) {
     ChannelDir dir;
     dir.path = channel_dir_path(dev_root);
-    dir.parent = open_dev(dev_root, names);
+    dir.parent = open_dev(dev_root);
     const std::string name(kImexChannelDirName);
     // Two rounds: a folder made (or removed) by another run between our open and mkdir is looked at again.
     for (int round = 0; round < 3 && !dir.fd.valid(); ++round) {

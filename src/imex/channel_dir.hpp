@@ -5,7 +5,6 @@
 #include <string>
 
 #include "imex/channel_node.hpp"
-#include "imex/imex_words.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::imex {
@@ -27,8 +26,8 @@ std::string channel_dir_path(const std::string& dev_root);
 // run making it at the same moment is fine). Throws Error: usage (exit 2) when DEVROOT or DEVROOT/dev
 // is not a directory; permission (exit 4) when access or creation is denied; failed (exit 1) when dev/
 // or the folder is a symbolic link or not a directory (refused, never changed). The usage errors name
-// the device root as `names` does.
-ChannelDir open_channel_dir(const std::string& dev_root, bool create, const ImexNames& names = {});
+// the device root through setting_name.
+ChannelDir open_channel_dir(const std::string& dev_root, bool create);
 
 // Removes the folder if this run made it and it is still empty: after a failure, so that nothing is
 // left half-done. Best effort; another run's nodes in it keep it.

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/setting.hpp"
 #include "util/file_mode.hpp"
 
 namespace cumemctl::imex {
@@ -44,22 +45,21 @@ std::string describe_access(uid_t uid, gid_t gid, mode_t mode) {
     return fmt::format("owner {}:{}, mode {}", uid, gid, format_mode(mode));
 }
 
-ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
-                         const ImexNames& names) {
+ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
     if (have.kind == NodeKind::missing) return {Change::none, "absent"};
     if (!is_device_node(have.kind)) {
         return {Change::refuse, fmt::format("a {}; only device nodes are ever removed", node_kind_name(have.kind))};
     }
     if (right_device(want, have)) return {Change::remove, describe_device(have)};
     if (options.force) return {Change::remove, wrong_device_detail(want, have)};
-    return {Change::refuse, fmt::format("{}; {} removes it", wrong_device_detail(want, have), names.force)};
+    return {Change::refuse,
+            fmt::format("{}; {} removes it", wrong_device_detail(want, have), setting_name(Setting::replace_nodes))};
 }
 
 }  // namespace
 
-ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
-                         const ImexNames& names) {
-    if (options.remove) return plan_removal(want, have, options, names);
+ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options) {
+    if (options.remove) return plan_removal(want, have, options);
     if (have.kind == NodeKind::missing) return {Change::create, "absent"};
     if (!is_device_node(have.kind)) {
         return {Change::refuse,
@@ -67,16 +67,19 @@ ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const Plan
     }
     if (!right_device(want, have)) {
         if (options.force) return {Change::replace, wrong_device_detail(want, have)};
-        return {Change::refuse, fmt::format("{}; {} replaces it", wrong_device_detail(want, have), names.force)};
+        return {Change::refuse, fmt::format("{}; {} replaces it", wrong_device_detail(want, have),
+                                            setting_name(Setting::replace_nodes))};
     }
     if ((have.uid != want.uid || have.gid != want.gid || have.mode != want.mode) && !options.force &&
         !options.access_given) {
         const std::string concern = access_concern(have, want);
         if (!concern.empty()) {
-            return {Change::keep, fmt::format("kept {}: with the default ({}) {}; {}, or {} or {}, changes it",
-                                              describe_access(have.uid, have.gid, have.mode),
-                                              describe_access(want.uid, want.gid, want.mode), concern, names.force,
-                                              names.owner, names.mode)};
+            return {Change::keep,
+                    fmt::format("kept {}: with the default ({}) {}; {}, or {} or {}, changes it",
+                                describe_access(have.uid, have.gid, have.mode),
+                                describe_access(want.uid, want.gid, want.mode), concern,
+                                setting_name(Setting::replace_nodes), setting_name(Setting::channel_owner),
+                                setting_name(Setting::channel_mode))};
         }
     }
     std::string detail;

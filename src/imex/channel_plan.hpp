@@ -6,7 +6,6 @@
 #include <string_view>
 
 #include "imex/channel_node.hpp"
-#include "imex/imex_words.hpp"
 
 namespace cumemctl::imex {
 
@@ -31,7 +30,7 @@ struct PlanOptions {
 };
 
 // One node's plan: the change and, for people, what differs ("owner 0:0 -> 65534:65534"); a refusal's
-// detail names force as the options' names do.
+// detail names force through setting_name.
 struct ChannelPlan {
     Change change = Change::none;
     std::string detail;
@@ -42,10 +41,8 @@ struct ChannelPlan {
 // refused whatever the options; a device node of the wrong type or number is refused without force. The
 // right device with another owner or mode is fixed, unless the fix changes who may open it in a way that
 // must be asked for (access_concern) and it was not: then it is kept, and the detail says why and names
-// force, owner and mode as the options' names do.
-// A detail names force, owner and mode as `names` does.
-ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options,
-                         const ImexNames& names = {});
+// force, owner and mode through setting_name.
+ChannelPlan plan_channel(const NodeSpec& want, const NodeState& have, const PlanOptions& options);
 
 // Why giving a node `want`'s owner, group and mode must be asked for ("" when it need not): some user
 // could read or write it who cannot now ("every user could read and write it", "uid 1000 could read

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "base/setting.hpp"
 #include "imex/channel_dir.hpp"
 #include "imex/proc_devices.hpp"
 #include "util/file_mode.hpp"
@@ -18,11 +19,10 @@ namespace {
 
 int read_major(const ImexSetupRequest& request) {
     const std::string text = read_text_file(
-        request.proc_devices, request.names.proc_devices,
+        request.proc_devices, setting_name(Setting::proc_devices),
         fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of /proc/devices",
-                    request.names.proc_devices));
-    const std::optional<int> major =
-        find_char_major(text, kImexChannelsDeviceName, request.proc_devices, request.names);
+                    setting_name(Setting::proc_devices)));
+    const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
     if (!major || *major == 0) {
         throw Error(Problem{
             .exit_code = ExitCode::unavailable,
@@ -35,10 +35,10 @@ int read_major(const ImexSetupRequest& request) {
 
 void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
     const std::string text = read_text_file(
-        request.params, request.names.params,
+        request.params, setting_name(Setting::params_file),
         fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of its params file",
-                    request.names.params));
-    result.params = parse_nvidia_params(text, request.params, request.names);
+                    setting_name(Setting::params_file)));
+    result.params = parse_nvidia_params(text, request.params);
     result.count_from_params = result.params.imex_channel_count.has_value();
     result.count = result.params.imex_channel_count.value_or(kDefaultImexChannelCount);
     if (!result.count_from_params) {
@@ -46,8 +46,8 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
             .exit_code = ExitCode::ok,
             .message = fmt::format("{} does not list ImexChannelCount: assuming the driver's default of {} channels",
                                    request.params, kDefaultImexChannelCount),
-            .remedy =
-                fmt::format("point {} at the params file of the loaded driver to use its count", request.names.params)};
+            .remedy = fmt::format("point {} at the params file of the loaded driver to use its count",
+                                  setting_name(Setting::params_file))};
         result.warnings.push_back(std::move(w));
     }
     if (result.params.create_imex_channel0.value_or(false)) {
@@ -57,7 +57,7 @@ void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
                       "so every user can share fabric memory through it",
                   .remedy = fmt::format("for one channel per user, load the nvidia module with "
                                         "NVreg_CreateImexChannel0=0 and give each user a channel of their own ({})",
-                                        request.names.owner)};
+                                        setting_name(Setting::channel_owner))};
         result.warnings.push_back(std::move(w));
     }
 }
@@ -143,8 +143,7 @@ void process_channels(const ImexSetupRequest& request, const std::vector<int>& s
             out.action = Action::error;
             out.error = "not attempted after the permission failure";
         } else {
-            out = changing && fd >= 0 ? apply_channel(fd, want, options, request.names)
-                                      : preview_channel(fd, want, options, request.names);
+            out = changing && fd >= 0 ? apply_channel(fd, want, options) : preview_channel(fd, want, options);
             stopped = out.action == Action::error && is_permission(out.error_number);
         }
         result.channels.push_back(std::move(out));
@@ -188,7 +187,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             .remedy = permission ? fmt::format("run imex-setup as root: making, changing and removing device nodes "
                                                "needs CAP_MKNOD, CAP_CHOWN and write access to /dev ({} and {} need "
                                                "neither)",
-                                               request.names.check, request.names.dry_run)
+                                               setting_name(Setting::check_only), setting_name(Setting::dry_run))
                                  : "check the file system that holds the channel folder"});
     }
     if (first_refusal != nullptr) {
@@ -199,7 +198,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             .remedy = wrong_device
                           ? fmt::format("{} replaces (or removes) a device node of the wrong type or number; anything "
                                         "else at a channel's path must be moved away by hand",
-                                        request.names.force)
+                                        setting_name(Setting::replace_nodes))
                           : "imex-setup never touches anything but a device node: move it away by hand and run again"});
     }
     if (request.check && differences > 0) {
@@ -207,7 +206,7 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
             .exit_code = ExitCode::failed,
             .message = fmt::format("{} of {} channels differ from what was asked", differences, result.channels.size()),
             .remedy = fmt::format("run the same command without {} to make the changes ({} shows them)",
-                                  request.names.check, request.names.dry_run)});
+                                  setting_name(Setting::check_only), setting_name(Setting::dry_run))});
     }
 }
 
@@ -220,19 +219,19 @@ ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     const std::vector<int> selected = select_channels(request, result);
     choose_owner_and_mode(request, result);
     const bool changing = !request.check && !request.dry_run;
-    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove, request.names);
+    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove);
     describe_directory(dir, request.remove, result);
     process_channels(request, selected, dir, result);
     summarise(request, result);
     return result;
 }
 
-std::string mode_source_name(ModeSource source, const ImexNames& names) {
+std::string mode_source_name(ModeSource source) {
     switch (source) {
         case ModeSource::mode:
-            return names.mode;
+            return setting_name(Setting::channel_mode);
         case ModeSource::owner:
-            return names.owner;
+            return setting_name(Setting::channel_owner);
         case ModeSource::device_file_mode:
             return "DeviceFileMode";
         case ModeSource::driver_default:

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "imex/channel_apply.hpp"
-#include "imex/imex_words.hpp"
 #include "imex/nvidia_params.hpp"
 #include "base/error.hpp"
 #include "util/user_group.hpp"
@@ -29,7 +28,6 @@ struct ImexSetupRequest {
     bool check = false;          // change nothing; anything that differs is a failure
     bool dry_run = false;        // change nothing; say what would change
     bool remove = false;         // remove the channels instead of making them
-    ImexNames names;             // what every text of the run calls the request's properties
 };
 
 // The channel folder: where it is and what became of it ("created", "unchanged" or "planned").
@@ -45,7 +43,7 @@ struct ChannelDirOutcome {
 enum class ModeSource { mode, owner, device_file_mode, driver_default };
 
 // What imex-setup found and did. The texts of `errors` and `warnings` and each channel's plan detail
-// name the request's properties as its names do.
+// name the request's settings through setting_name.
 struct ImexSetupResult {
     int major = 0;                   // of nvidia-caps-imex-channels
     std::uint32_t count = 0;         // ImexChannelCount, or the default
@@ -63,12 +61,12 @@ struct ImexSetupResult {
 // Reads the /proc files, plans every selected channel and, unless checking or dry-running, changes
 // the nodes. Throws Error for what stops it before any channel: an unreadable or malformed /proc file
 // (exit 3), a channel at or above the count (exit 2), a device root that cannot be used (exit 1, 2 or
-// 4), its texts naming the request's properties as its names do. What happens to each channel (refusals,
+// 4), its texts naming the request's settings through setting_name. What happens to each channel (refusals,
 // failures, differences when checking) is in the result.
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request);
 
-// The name of a mode's source as `names` calls the request's properties: names.mode, names.owner,
+// The name of a mode's source: the setting of the channels' mode or owner (setting_name),
 // "DeviceFileMode" or "default".
-std::string mode_source_name(ModeSource source, const ImexNames& names = {});
+std::string mode_source_name(ModeSource source);
 
 }  // namespace cumemctl::imex

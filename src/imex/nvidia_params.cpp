@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "imex/proc_line.hpp"
 
 namespace cumemctl::imex {
@@ -42,9 +43,10 @@ std::uint32_t read_value(const ProcLine& line, std::string_view name, std::strin
 
 }  // namespace
 
-NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source, const ImexNames& names) {
+NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source) {
     const std::string remedy =
-        format_remedy(names.params, "the driver's /proc/driver/nvidia/params", "one 'Name: value' line per parameter");
+        format_remedy(setting_name(Setting::params_file), "the driver's /proc/driver/nvidia/params",
+                      "one 'Name: value' line per parameter");
     NvidiaParams params;
     bool seen[std::size(kKnown)] = {};
     for_each_line(text, [&](const ProcLine& line) {

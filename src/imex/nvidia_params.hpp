@@ -5,8 +5,6 @@
 #include <optional>
 #include <string_view>
 
-#include "imex/imex_words.hpp"
-
 namespace cumemctl::imex {
 
 // The channel count the driver uses when its params file does not say (NVIDIA's default).
@@ -30,7 +28,7 @@ struct NvidiaParams {
 // Parses the text of the params file: "Name: value" lines (blank lines allowed). Parameters other
 // than the five above are only checked for the "Name: value" shape. Throws Error (unavailable, exit 3)
 // naming `source` and the line for a line of another shape, a value of one of the five that is not a
-// number in range, or one of the five listed twice; its remedy names the file as `names` does.
-NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source, const ImexNames& names = {});
+// number in range, or one of the five listed twice; its remedy names the file through setting_name.
+NvidiaParams parse_nvidia_params(std::string_view text, std::string_view source);
 
 }  // namespace cumemctl::imex

@@ -4,6 +4,7 @@
 
 #include "imex/proc_line.hpp"
 #include "base/error.hpp"
+#include "base/setting.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -58,9 +59,8 @@ Entry read_entry(const ProcLine& line, std::string_view source, const std::strin
 
 }  // namespace
 
-std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source,
-                                   const ImexNames& names) {
-    const std::string remedy = format_remedy(names.proc_devices, "the kernel's /proc/devices",
+std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source) {
+    const std::string remedy = format_remedy(setting_name(Setting::proc_devices), "the kernel's /proc/devices",
                                              "'Character devices:', then one 'MAJOR NAME' line per driver");
     Section section = Section::none;
     bool saw_character = false;

@@ -4,8 +4,6 @@
 #include <optional>
 #include <string_view>
 
-#include "imex/imex_words.hpp"
-
 namespace cumemctl::imex {
 
 // The character-device name under which the NVIDIA driver registers the IMEX channels.
@@ -18,8 +16,7 @@ inline constexpr int kMaxMajor = 4095;
 // "Character devices:" section, the whole name and never a prefix. nullopt when it is not there.
 // Throws Error (unavailable, exit 3) naming `source` and the line when the text is not in the format
 // of /proc/devices, or when the name is listed twice with different majors; its remedy names the file
-// as `names` does.
-std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source,
-                                   const ImexNames& names = {});
+// through setting_name.
+std::optional<int> find_char_major(std::string_view text, std::string_view name, std::string_view source);
 
 }  // namespace cumemctl::imex

@@ -32,7 +32,7 @@ void for_each_line(std::string_view text, Visit&& visit) {
 std::string quote_line(std::string_view line);
 
 // The Error (unavailable, exit 3) for a line that cannot be read: "SOURCE:N: WHY: 'LINE'", with the
-// remedy as the parser wrote it (naming the file's property as the request's names do).
+// remedy as the parser wrote it (naming the file's setting through setting_name).
 [[noreturn]] void throw_unreadable_line(std::string_view source, const ProcLine& line, std::string_view why,
                                         std::string_view remedy);
 

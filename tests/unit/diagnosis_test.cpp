@@ -250,10 +250,11 @@ TEST_CASE("size_diagnosis gives the nearest sizes as data and a remedy that name
     CHECK(d.size->nearest.upper == 2 * g);
     CHECK(contains(d.cause, "the nearest valid sizes are 2 MiB (2097152 bytes) and 4 MiB (4194304 bytes)"));
     CHECK(d.remedy.find("--") == std::string::npos);
-    const SizeMismatchError e(*d.size);
-    CHECK(e.problem().message == "size 12345 is not a multiple of the allocation granularity 2 MiB");
-    CHECK(e.problem().cause == d.cause);
-    CHECK(e.mismatch.nearest.upper == 2 * g);
+    const Problem p = size_mismatch_problem(*d.size);
+    CHECK(p.exit_code == ExitCode::usage);
+    CHECK(p.message == "size 12345 is not a multiple of the allocation granularity 2 MiB");
+    CHECK(p.cause == d.cause);
+    CHECK(p.remedy == "give one of those sizes");
 }
 
 TEST_CASE("DEVICE_UNAVAILABLE on a context says the device is held by another process, and what to do") {

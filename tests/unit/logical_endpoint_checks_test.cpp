@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <map>
+#include <string>
+
+#include "installed_names.hpp"
 #include "units.hpp"
 
 #include "gpu/le/logical_endpoint_checks.hpp"
@@ -9,6 +13,7 @@
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
+using testing_settings::InstalledNames;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -16,24 +21,17 @@ namespace {
 
 const LeLimits kLimits{2 * MiB, 64 * GiB};
 
-// Each property named by its key in braces, for compact checks.
-const LeNames kKeys{.endpoint_size = "{endpoint_size}",
-                    .offset = "{offset}",
-                    .mem_offset = "{mem_offset}",
-                    .bind_size = "{bind_size}",
-                    .location = "{location}",
-                    .handle_type = "{handle_type}",
-                    .counted_ops = "{counted_ops}",
-                    .by_address = "{by_address}",
-                    .limits_only = "{limits_only}",
-                    .timeout = "{timeout}",
-                    .devices = "{devices}"};
+// Each setting of a nearest value named by its key in braces, for compact checks.
+const std::map<Setting, std::string> kKeys{{Setting::endpoint_size, "{endpoint_size}"},
+                                           {Setting::endpoint_offset, "{offset}"},
+                                           {Setting::mem_offset, "{mem_offset}"},
+                                           {Setting::bind_size, "{bind_size}"}};
 
 // The suggestions of a violation as "{property}=value" strings.
 std::vector<std::string> nearest(const std::optional<LeViolation>& v) {
     std::vector<std::string> out;
     REQUIRE(v.has_value());
-    for (const auto& s : v->nearest) out.push_back(kKeys.of(s.property) + "=" + size_argument(s.value));
+    for (const auto& s : v->nearest) out.push_back(kKeys.at(s.property) + "=" + size_argument(s.value));
     return out;
 }
 
@@ -110,6 +108,7 @@ TEST_CASE("size_argument reads back through parse_size") {
 
 TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the core's words or a command's") {
     const auto off = check_bind_plan(plan(8 * MiB, 8 * MiB, 3 * MiB, 0, 2 * MiB), kLimits);
+    const InstalledNames core_words;
     try {
         refuse(*off);
         FAIL("did not throw");
@@ -118,19 +117,22 @@ TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the
         CHECK(e.problem().message.find("offset 3 MiB") == 0);
         CHECK(e.problem().remedy == "nearest valid: endpoint offset 2MiB or endpoint offset 4MiB");
     }
-    LeNames options;
-    options.offset = "--offset";
+    const InstalledNames le_bind({{Setting::endpoint_offset, "--offset"}});
     try {
-        refuse(*off, options);
+        refuse(*off);
         FAIL("did not throw");
     } catch (const Error& e) {
         CHECK(e.problem().remedy == "nearest valid: --offset 2MiB or --offset 4MiB");
     }
 }
 
-TEST_CASE("nearest_remedy names each property as the names do, and says something where no value helps") {
+TEST_CASE("nearest_remedy names each setting as installed, and says something where no value helps") {
     const auto past = check_bind_plan(plan(4 * MiB, 8 * MiB, 2 * MiB, 0, 4 * MiB), kLimits);
-    CHECK(nearest_remedy(*past) == "nearest valid: bind size 2MiB or endpoint offset 0");
-    CHECK(nearest_remedy(*past, kKeys) == "nearest valid: {bind_size} 2MiB or {offset} 0");
+    {
+        const InstalledNames core_words;
+        CHECK(nearest_remedy(*past) == "nearest valid: bind size 2MiB or endpoint offset 0");
+    }
+    const InstalledNames keys(kKeys);
+    CHECK(nearest_remedy(*past) == "nearest valid: {bind_size} 2MiB or {offset} 0");
     CHECK(nearest_remedy(LeViolation{"too big", {}}) == "choose smaller sizes or offsets");
 }

@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "driver_table.hpp"
+#include "installed_names.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
+using testing_settings::InstalledNames;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -215,10 +217,10 @@ TEST_CASE("a construction that never completes is refused with a remedy that nam
     }
     CHECK(model_le().calls ==
           Calls{"GetLimits", "Granularity", "IdReserve", "Create", "Query", "Destroy", "IdRelease"});
-    // A request with a command's names hears them, in the one text made.
+    // With a command's flag installed, the one text made names it.
     reset();
     model_le().polls_needed = -1;
-    r.names.timeout = "--t";
+    const InstalledNames flags({{Setting::construction_timeout, "--t"}});
     try {
         run_le_bind(driver, r, out);
         FAIL("did not throw");

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include "installed_names.hpp"
 #include "units.hpp"
 
 #include "gpu/pool/pool_trim.hpp"
@@ -9,6 +10,7 @@
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
+using testing_settings::InstalledNames;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -59,20 +61,27 @@ TEST_CASE("judge_trim with --keep counts what the pool keeps") {
     CHECK_FALSE(judge_trim(figures(100 * MiB, 104 * MiB, 100 * GiB)).returned);
 }
 
-TEST_CASE("require_keep_within refuses keeping more than is reserved, with both numbers and no option") {
+TEST_CASE("require_keep_within refuses keeping more than is reserved, naming the settings as installed") {
     CHECK_NOTHROW(require_keep_within(GiB, GiB));
     try {
+        const InstalledNames core_words;
         require_keep_within(2 * GiB, GiB);
         FAIL("accepted");
-    } catch (const KeepAboveReservedError& e) {
+    } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::usage);
-        CHECK(e.keep == 2 * GiB);
-        CHECK(e.reserved == GiB);
         CHECK(e.problem().message ==
-              "keeping 2 GiB (2147483648 bytes) is more than the pool has reserved: 1 GiB (1073741824 bytes)");
-        // The core names no command-line option: the caller (trim, doctor) words that.
-        CHECK(e.problem().message.find("--") == std::string::npos);
-        CHECK(e.problem().remedy.find("--") == std::string::npos);
+              "the size to keep 2 GiB (2147483648 bytes) is more than the pool has reserved: "
+              "1 GiB (1073741824 bytes)");
+        CHECK(e.problem().remedy == "give the size to keep at most 1 GiB, or a larger exercise workload");
+    }
+    try {
+        const InstalledNames trim_flags({{Setting::keep, "--keep"}, {Setting::exercise, "--exercise"}});
+        require_keep_within(2 * GiB, GiB);
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.problem().message ==
+              "--keep 2 GiB (2147483648 bytes) is more than the pool has reserved: 1 GiB (1073741824 bytes)");
+        CHECK(e.problem().remedy == "give --keep at most 1 GiB, or a larger --exercise workload");
     }
 }
 

@@ -12,10 +12,12 @@
 #include "fake_driver.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "hooked_api.hpp"
+#include "installed_names.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 using testing_driver::hooks;
+using testing_settings::InstalledNames;
 
 namespace {
 
@@ -96,11 +98,20 @@ TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and
     r.size = 12345;
     CreateResult result;
     try {
+        const InstalledNames core_words;
         run_create(hooked_api(), r, result);
         FAIL("accepted");
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::usage);
         CHECK(e.problem().cause.find("2 MiB (2097152 bytes) and 4 MiB (4194304 bytes)") != std::string::npos);
+        CHECK(e.problem().remedy == "give one of those sizes, or add rounding up to the granularity");
+    }
+    try {
+        const InstalledNames create_flags({{Setting::round_up, "--round-up"}});
+        run_create(hooked_api(), r, result);
+        FAIL("accepted");
+    } catch (const Error& e) {
+        CHECK(e.problem().remedy == "give one of those sizes, or add --round-up");
     }
     CHECK(hooks().calls.count("cuMemCreate") == 0);
     CHECK(undone() == kNothing);

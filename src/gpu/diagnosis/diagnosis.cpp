@@ -242,16 +242,14 @@ Diagnosis size_diagnosis(std::uint64_t size, std::uint64_t granularity) {
                      "give one of those sizes", ExitCode::usage, SizeMismatch{size, granularity, n}};
 }
 
-SizeMismatchError::SizeMismatchError(const SizeMismatch& m)
-    : Error([&] {
-          const Diagnosis d = size_diagnosis(m.size, m.granularity);
-          return Problem{.exit_code = ExitCode::usage,
-                         .message = fmt::format("size {} is not a multiple of the allocation granularity {}", m.size,
-                                                format_size(m.granularity)),
-                         .cause = d.cause,
-                         .remedy = d.remedy};
-      }()),
-      mismatch(m) {}
+Problem size_mismatch_problem(const SizeMismatch& m) {
+    const Diagnosis d = size_diagnosis(m.size, m.granularity);
+    return Problem{.exit_code = ExitCode::usage,
+                   .message = fmt::format("size {} is not a multiple of the allocation granularity {}", m.size,
+                                          format_size(m.granularity)),
+                   .cause = d.cause,
+                   .remedy = d.remedy};
+}
 
 NearestSizes nearest_valid_sizes(std::uint64_t size, std::uint64_t granularity) {
     NearestSizes n;

@@ -64,13 +64,9 @@ struct Diagnosis {
     bool remedy_changes_request = false;  // the remedy is kRefusedPropertiesRemedy (Problem's field of that name)
 };
 
-// The usage error of a size that is not a multiple of the granularity (message, cause and a remedy
-// that names no option); `mismatch` lets the caller add its own way out (create: --round-up).
-class SizeMismatchError : public Error {
-public:
-    explicit SizeMismatchError(const SizeMismatch& mismatch);
-    SizeMismatch mismatch;
-};
+// The usage error of a size that is not a multiple of the granularity: message, cause (the nearest
+// valid sizes) and a remedy that names no setting; a caller that can round up adds that way out.
+Problem size_mismatch_problem(const SizeMismatch& mismatch);
 
 // Explains `failure`; nullopt where nothing is known beyond the driver's own text. Reads device
 // attributes, free memory (through the current context, if any) and the IMEX channel folder.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::gpu {
@@ -80,8 +81,7 @@ void LogicalEndpoint::add_device(int device) {
     added_.push_back(device);
 }
 
-LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for,
-                                              const LeNames& names) {
+LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for) {
     LeQueryWait w;
     Stopwatch sw;
     try {
@@ -114,7 +114,7 @@ LeQueryWait LogicalEndpoint::wait_constructed(std::chrono::duration<double> time
             .remedy = fmt::format("wait longer (a longer {}); if it never completes, check that the fabric software "
                                   "(nvidia-fabricmanager, nvidia-imex) runs and that every device of a team is in one "
                                   "NVLink clique",
-                                  names.timeout)});
+                                  setting_name(Setting::construction_timeout))});
     }
     constructed_ = true;
     return w;
@@ -153,10 +153,10 @@ void LogicalEndpoint::check_bind_device(int device) const {
 }
 
 LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source,
-                     const LeBindPlan& plan, const LeLimits& limits, const LeNames& names)
+                     const LeBindPlan& plan, const LeLimits& limits)
     : log_(log), id_(endpoint.id()), device_(device), plan_(plan), by_address_(source.ptr != 0) {
     endpoint.check_bind_device(device);
-    if (auto v = check_bind_plan(plan, limits)) refuse(*v, names);
+    if (auto v = check_bind_plan(plan, limits)) refuse(*v);
     const auto& api = log_.api();
     const std::string what = fmt::format("bind on device {}", device);
     // The driver takes the source address as a pointer.

@@ -62,9 +62,8 @@ public:
     // cuLogicalEndpointAddDevice (multicast only; a unicast endpoint is refused before the call).
     void add_device(int device);
     // Polls Query until constructed; throws Error (failed) naming `waited_for` when the deadline passes.
-    // Its remedy names the timeout as `names` does.
-    LeQueryWait wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for,
-                                 const LeNames& names = {});
+    // Its remedy names the construction timeout through setting_name.
+    LeQueryWait wait_constructed(std::chrono::duration<double> timeout, const std::string& waited_for);
     // cuLogicalEndpointExport to a fabric handle of le::kFabricHandleBytes bytes.
     std::vector<unsigned char> export_fabric();
 
@@ -97,10 +96,10 @@ struct LeSource {
 class LeBinding {
 public:
     // Checks the device rule and the plan against the limits (Error, usage; the remedy naming the
-    // properties as `names` does), then binds with cuLogicalEndpointBindMem, or cuLogicalEndpointBindAddr
+    // settings through setting_name), then binds with cuLogicalEndpointBindMem, or cuLogicalEndpointBindAddr
     // at ptr + mem_offset when source.ptr is set.
     LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source, const LeBindPlan& plan,
-              const LeLimits& limits, const LeNames& names = {});
+              const LeLimits& limits);
     ~LeBinding();
     LeBinding(const LeBinding&) = delete;
     LeBinding& operator=(const LeBinding&) = delete;

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 #include "gpu/le/logical_endpoint_memory.hpp"
@@ -54,7 +55,7 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
                             .message = "logical endpoints bind device or host-NUMA memory",
                             .remedy = fmt::format("use {} device, host-numa (the node closest to each device) or "
                                                   "host-numa:N",
-                                                  req.names.location)});
+                                                  setting_name(Setting::location))});
     }
     MemoryRequest m;
     m.location = req.location;
@@ -68,7 +69,7 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
             throw Error(Problem{.exit_code = ExitCode::unavailable,
                                 .message = fmt::format("device {} has no host NUMA node to bind memory from", d),
                                 .cause = "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is unknown or -1",
-                                .remedy = fmt::format("use {} device", req.names.location)});
+                                .remedy = fmt::format("use {} device", setting_name(Setting::location))});
         }
         if (*closest != *req.location.numa_node) {
             throw Error(Problem{
@@ -78,7 +79,7 @@ std::vector<CUmemAllocationProp> memory_props(const DriverApi& api, const LeBind
                                 "CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is {}): bound host memory must be on that node",
                                 *req.location.numa_node, d, *closest),
                 .remedy = fmt::format("nearest valid: {0} host-numa:{1} or {0} host-numa (each device's own node)",
-                                      req.names.location, *closest)});
+                                      setting_name(Setting::location), *closest)});
         }
     }
     return props;
@@ -159,22 +160,22 @@ void round_trip(StepLog& log, const LeBindRequest& req, const std::vector<CUmemA
     if (req.multicast) {
         for (int d : req.devices) h.endpoint->add_device(d);
     }
-    out.query = h.endpoint->wait_constructed(timeout, waited_for(req, *out.id), req.names);
+    out.query = h.endpoint->wait_constructed(timeout, waited_for(req, *out.id));
     if (req.fabric) {
         const auto handle = h.endpoint->export_fabric();
         out.exported = true;
         h.imported.emplace(log, h.ids->base() + 1, handle.data());
         out.import_query = h.imported->wait_constructed(
-            timeout, fmt::format("endpoint {} imported from endpoint {}", h.ids->base() + 1, *out.id), req.names);
+            timeout, fmt::format("endpoint {} imported from endpoint {}", h.ids->base() + 1, *out.id));
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         h.memory.push_back(std::make_unique<LeMemory>(log, mprops[i], out.plan->allocation_size, req.devices[i],
-                                                      req.by_address, out.limits->bind_alignment, req.names));
+                                                      req.by_address, out.limits->bind_alignment));
     }
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         const LeMemory& m = *h.memory[i];
-        h.bindings.push_back(std::make_unique<LeBinding>(
-            log, *h.endpoint, req.devices[i], LeSource{m.handle(), m.ptr()}, *out.plan, *out.limits, req.names));
+        h.bindings.push_back(std::make_unique<LeBinding>(log, *h.endpoint, req.devices[i],
+                                                         LeSource{m.handle(), m.ptr()}, *out.plan, *out.limits));
         out.bindings[i].bound = true;
     }
 }
@@ -183,7 +184,8 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
     out.support = le_driver_support(driver);
     require_logical_endpoints(out.support);
     if (req.devices.empty()) {
-        throw Error(ExitCode::usage, "no device to bind on", fmt::format("give {}", req.names.devices));
+        throw Error(ExitCode::usage, "no device to bind on",
+                    fmt::format("give {}", setting_name(Setting::endpoint_devices)));
     }
     const DriverApi& api = driver.api();
     check_devices(api, req, out);
@@ -195,7 +197,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
         out.completed = true;
         return;
     }
-    if (out.violation) refuse(*out.violation, req.names);
+    if (out.violation) refuse(*out.violation);
     out.granularity = ask_granularity(log, req, mprops);
     LeBindPlan plan;
     plan.endpoint_size = req.size;
@@ -206,7 +208,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
         largest_bind(req.size, plan.allocation_size, req.offset, req.mem_offset), out.limits->bind_alignment));
     out.plan = plan;
     out.violation = check_bind_plan(plan, *out.limits);
-    if (out.violation) refuse(*out.violation, req.names);
+    if (out.violation) refuse(*out.violation);
     for (std::size_t i = 0; i < req.devices.size(); ++i) {
         out.bindings.push_back({req.devices[i], location_name(mprops[i].location), plan.allocation_size, false});
     }
@@ -217,7 +219,7 @@ void run_steps(StepLog& log, const Driver& driver, const LeBindRequest& req, LeB
 }  // namespace
 
 void run_le_bind(const Driver& driver, const LeBindRequest& request, LeBindOutcome& out) {
-    StepLog log(driver.api(), le_diagnoser(request.names));
+    StepLog log(driver.api(), le_diagnoser());
     try {
         run_steps(log, driver, request, out);
     } catch (...) {

@@ -12,7 +12,6 @@
 #include "cuda/driver.hpp"
 #include "gpu/le/logical_endpoint.hpp"
 #include "gpu/le/logical_endpoint_support.hpp"
-#include "gpu/le/logical_endpoint_words.hpp"
 #include "gpu/device/memory_props.hpp"
 
 namespace cumemctl::gpu {
@@ -31,7 +30,6 @@ struct LeBindRequest {
     bool by_address = false;                 // cuLogicalEndpointBindAddr on a mapped range
     bool limits_only = false;                // ask the limits, change nothing
     double timeout_seconds = 5;              // how long to poll for construction
-    LeNames names;                           // what every text of the round trip calls the properties
 };
 
 // One device's memory and binding as made.

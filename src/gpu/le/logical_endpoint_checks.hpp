@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu/le/logical_endpoint_words.hpp"
+#include "base/setting.hpp"
 
 namespace cumemctl::gpu {
 
@@ -27,10 +27,10 @@ struct LeBindPlan {
     std::uint64_t bind_size = 0;
 };
 
-// A value that would keep a broken rule: the property and its value (a command names the option
-// that sets the property).
+// A value that would keep a broken rule: the setting and its value (named through setting_name: the
+// running command's option, or the core's words).
 struct LeSuggestion {
-    LeProperty property = LeProperty::endpoint_size;
+    Setting property = Setting::endpoint_size;
     std::uint64_t value = 0;
 };
 
@@ -55,11 +55,11 @@ std::uint64_t largest_bind(std::uint64_t endpoint_size, std::uint64_t allocation
 // A size as an option value that parse_size reads back exactly: "2MiB", "1GiB", "12345".
 std::string size_argument(std::uint64_t bytes);
 
-// The remedy of a violation, each property named as `names` does: "nearest valid: endpoint offset 2MiB
+// The remedy of a violation, each setting named by setting_name: "nearest valid: endpoint offset 2MiB
 // or endpoint offset 4MiB" ("--offset 2MiB" for le-bind), or a general one where no value would do.
-std::string nearest_remedy(const LeViolation& violation, const LeNames& names = {});
+std::string nearest_remedy(const LeViolation& violation);
 
 // Throws Error (usage, exit 2) with the violation's message and its nearest values as the remedy.
-[[noreturn]] void refuse(const LeViolation& violation, const LeNames& names = {});
+[[noreturn]] void refuse(const LeViolation& violation);
 
 }  // namespace cumemctl::gpu

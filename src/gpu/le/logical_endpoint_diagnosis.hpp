@@ -5,18 +5,17 @@
 #include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 #include "steps/step_log.hpp"
-#include "gpu/le/logical_endpoint_words.hpp"
 
 namespace cumemctl::gpu {
 
 // Fills problem.cause and problem.remedy for `failure`, a failed call of the logical endpoint flow (the
 // cuLogicalEndpoint* family and the cuMem* calls that make the bound memory), by its entry point and
-// CUresult, the remedy naming the request's properties as `names` does (a command's options, or the
-// core's words). Leaves other results as they are.
-void explain_le_failure(Problem& problem, const DriverFailure& failure, const LeNames& names = {});
+// CUresult, the remedy naming the request's settings through setting_name (the running command's
+// options, or the core's words). Leaves other results as they are.
+void explain_le_failure(Problem& problem, const DriverFailure& failure);
 
 // A StepLog's Diagnoser for the flow: explain_le_failure of a problem that carries its failed call
-// (problem.driver), with `names`.
-steps::Diagnoser le_diagnoser(LeNames names = {});
+// (problem.driver).
+steps::Diagnoser le_diagnoser();
 
 }  // namespace cumemctl::gpu

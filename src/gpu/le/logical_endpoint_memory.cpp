@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include "gpu/device/memory_props.hpp"
-#include "gpu/le/logical_endpoint_words.hpp"
+#include "base/setting.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::gpu {
 
 LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device, bool map,
-                   std::uint64_t alignment, const LeNames& names)
+                   std::uint64_t alignment)
     : prop_(prop),
       size_(size),
       device_(device),
@@ -42,8 +42,8 @@ LeMemory::LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t 
             .exit_code = ExitCode::failed,
             .message = fmt::format("cuMemAddressReserve returned 0x{:x}, which is not aligned to the bind alignment {}",
                                    ptr, format_size(alignment)),
-            .remedy =
-                fmt::format("this is a driver problem; bind by handle instead (leave out {})", names.by_address)});
+            .remedy = fmt::format("this is a driver problem; bind by handle instead (leave out {})",
+                                  setting_name(Setting::by_address))});
     }
     log.call("map memory", "cuMemMap", log.api().cuMemMap, ptr, static_cast<size_t>(size), size_t{0}, handle, 0ULL);
     mapped_.reset(ptr);  // from here on a failure unmaps

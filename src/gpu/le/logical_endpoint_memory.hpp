@@ -7,7 +7,6 @@
 #include <optional>
 
 #include "cuda/owned_handle.hpp"
-#include "gpu/le/logical_endpoint_words.hpp"
 #include "steps/step_log.hpp"
 
 namespace cumemctl::gpu {
@@ -17,9 +16,9 @@ class LeMemory {
 public:
     // Creates `size` bytes with `prop`; with `map`, reserves a range aligned to `alignment`, maps the
     // allocation there and makes it read-write for `device`. Throws Error with what failed (its remedy
-    // naming the properties as `names` does).
+    // naming settings through setting_name).
     LeMemory(StepLog& log, const CUmemAllocationProp& prop, std::uint64_t size, int device, bool map,
-             std::uint64_t alignment, const LeNames& names = {});
+             std::uint64_t alignment);
 
     CUmemGenericAllocationHandle handle() const { return created_.get(); }
     CUdeviceptr ptr() const { return range_.get(); }  // 0 when not mapped

@@ -6,12 +6,15 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/interrupt.hpp"
+#include "base/setting.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/device/primary_context.hpp"
+#include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/verify/verify_module.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
@@ -19,11 +22,49 @@
 namespace cumemctl::gpu::memtest {
 namespace {
 
+// A chunk size or a size to test that the device's recommended granularity `granule` refuses (usage).
+void check_granularity(const DeviceMemtest& d, const SizePlan& s, std::uint64_t granule) {
+    if (s.chunk != 0 && s.chunk % granule != 0) {
+        const NearestSizes near = nearest_valid_sizes(s.chunk, granule);
+        const auto [lower, upper] = format_sizes_apart(near.lower, near.upper);
+        const std::string chunk = setting_name(Setting::chunk);
+        throw Error(Problem{.exit_code = ExitCode::usage,
+                            .message = fmt::format("{} {} is no multiple of GPU {}'s recommended granularity ({})",
+                                                   chunk, format_size(s.chunk), d.ordinal, format_size(granule)),
+                            .remedy = fmt::format("give {} {} or {}", chunk, lower, upper),
+                            .device = d.ordinal});
+    }
+    if (s.size && *s.size < granule) {
+        const std::string size = setting_name(Setting::test_size);
+        throw Error(Problem{.exit_code = ExitCode::usage,
+                            .message = fmt::format("{} {} is less than GPU {}'s recommended granularity ({})", size,
+                                                   format_size(*s.size), d.ordinal, format_size(granule)),
+                            .remedy = fmt::format("give {} {} or more", size, format_size(granule)),
+                            .device = d.ordinal});
+    }
+}
+
+// Refuses to start beside the other processes that NVML lists on the device (busy, exit 3).
+[[noreturn]] void refuse_beside(const DeviceMemtest& d) {
+    std::vector<std::string> named;
+    for (const auto& p : d.other_processes) named.push_back(nvml::describe(p));
+    throw Error(Problem{
+        .exit_code = ExitCode::unavailable,
+        .message =
+            fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", d.ordinal, d.uuid,
+                        d.other_processes.size() == 1 ? "another process" : "other processes", fmt::join(named, ", ")),
+        .cause = "memtest takes all the free memory for its run; a process beside it would find none",
+        .remedy = fmt::format("run memtest when the GPU is idle (drain its jobs first), or give {} to run anyway",
+                              setting_name(Setting::start_anyway)),
+        .device = d.ordinal,
+        .kind = "busy",
+        .held_by = d.other_processes});
+}
+
 // The bytes to test and the chunk size, from the free memory and the plan.
 void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
     const std::uint64_t granule = std::max<std::uint64_t>(d.granularity, 1);
-    if (s.chunk != 0 && s.chunk % granule != 0) throw ChunkGranularityError{d.ordinal, s.chunk, granule};
-    if (s.size && *s.size < granule) throw ChunkGranularityError{d.ordinal, *s.size, granule, true};
+    check_granularity(d, s, granule);
     d.chunk = s.chunk != 0 ? s.chunk : std::max(granule, round_down(kDefaultChunk, granule));
     const std::uint64_t room = d.free_at_start > s.leave ? d.free_at_start - s.leave : 0;
     std::uint64_t target = room;
@@ -53,7 +94,7 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
         const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
         d.other_processes = nvml::other_processes(list, ::getpid());
         if (!list.listed) d.processes_unavailable = list.why;
-        if (!d.other_processes.empty() && !force) throw OtherProcessesError{device, d.uuid, d.other_processes};
+        if (!d.other_processes.empty() && !force) refuse_beside(d);
     } else {
         d.processes_unavailable = d.nvml_unavailable;
     }

@@ -32,23 +32,6 @@ struct SizePlan {
 // The chunk size when none is asked for: large enough that a 141 GiB device needs few cuMemCreate calls.
 inline constexpr std::uint64_t kDefaultChunk = std::uint64_t{1} << 30;
 
-// A chunk size that is no multiple of the device's recommended granularity (the caller words the
-// remedy with its option).
-struct ChunkGranularityError {
-    int device = 0;
-    std::uint64_t chunk = 0;  // the size asked for: the chunk's, or (of_size) the bytes to test
-    std::uint64_t granularity = 0;
-    bool of_size = false;  // the bytes to test are less than one granule, not the chunk off the granularity
-};
-
-// Another process holds the device (NVML lists it): memtest would take the memory it may need next, so
-// it does not start unless told to (the caller words that with its option).
-struct OtherProcessesError {
-    int device = 0;
-    std::string uuid;
-    std::vector<nvml::GpuProcess> processes;
-};
-
 // What a device's memtest found.
 struct DeviceMemtest {
     int ordinal = 0;
@@ -74,11 +57,12 @@ struct DeviceMemtest {
     }
 };
 
-// Runs memtest on `device` (nvml may be null or not loaded). Throws OtherProcessesError, before its
-// context is made, when NVML lists another process on the device and `force` is false;
-// ChunkGranularityError before any memory is made (its context is released again); Error on a driver
-// failure. A stop request is a result
-// (run.interrupted_by).
+// Runs memtest on `device` (nvml may be null or not loaded). Throws Error: busy (exit 3, held_by the
+// processes) before its context is made, when NVML lists another process on the device and `force` is
+// false, since memtest would take the memory they may need next; usage (exit 2) before any memory is
+// made (its context is released again) for a chunk off the recommended granularity or a size below it;
+// else on a driver failure. Each names the settings to change through setting_name. A stop request is a
+// result (run.interrupted_by).
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
                                  const RunPlan& plan, bool force);
 

@@ -6,6 +6,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "base/error.hpp"
+#include "base/setting.hpp"
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 #include "base/scope_exit.hpp"
@@ -25,16 +26,14 @@ TrimVerdict judge_trim(const TrimFigures& f) {
                         format_size(back), format_size(f.reserved_after), format_size(f.keep), format_size(f.granule))};
 }
 
-KeepAboveReservedError::KeepAboveReservedError(std::uint64_t keep_bytes, std::uint64_t reserved_bytes)
-    : Error(ExitCode::usage,
-            fmt::format("keeping {} ({} bytes) is more than the pool has reserved: {} ({} bytes)",
-                        format_size(keep_bytes), keep_bytes, format_size(reserved_bytes), reserved_bytes),
-            fmt::format("keep at most {}, or run a larger workload first", format_size(reserved_bytes))),
-      keep(keep_bytes),
-      reserved(reserved_bytes) {}
-
 void require_keep_within(std::uint64_t keep, std::uint64_t reserved) {
-    if (keep > reserved) throw KeepAboveReservedError(keep, reserved);
+    if (keep <= reserved) return;
+    const std::string keep_name = setting_name(Setting::keep);
+    throw Error(ExitCode::usage,
+                fmt::format("{} {} ({} bytes) is more than the pool has reserved: {} ({} bytes)", keep_name,
+                            format_size(keep), keep, format_size(reserved), reserved),
+                fmt::format("give {} at most {}, or a larger {} workload", keep_name, format_size(reserved),
+                            setting_name(Setting::exercise)));
 }
 
 TrimResult run_trim(const DriverApi& api, CUmemoryPool pool, const WorkloadPattern& pattern, std::uint64_t keep,

@@ -38,16 +38,8 @@ struct TrimVerdict {
 // `keep`, within one granule. Device free memory plays no part: other processes move it.
 TrimVerdict judge_trim(const TrimFigures& f);
 
-// The usage error of a trim asked to keep more than the pool has reserved, with both numbers as data
-// so that the caller can word it (trim: --keep and --exercise).
-class KeepAboveReservedError : public Error {
-public:
-    KeepAboveReservedError(std::uint64_t keep, std::uint64_t reserved);
-    std::uint64_t keep;
-    std::uint64_t reserved;
-};
-
-// Throws KeepAboveReservedError when `keep` is above what the pool has reserved.
+// Throws Error (usage) when `keep` is above what the pool has reserved, with both numbers, naming the
+// size to keep and the workload through setting_name.
 void require_keep_within(std::uint64_t keep, std::uint64_t reserved);
 
 // What `trim` did: the workload (threshold UINT64_MAX), the figures, how long cuMemPoolTrimTo took,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/locality.hpp"
@@ -18,11 +19,13 @@ namespace cumemctl::gpu {
 namespace {
 
 // The size to allocate: the one asked when it is a multiple of the granularity, rounded up when
-// asked to, else a usage error naming the granularity and the nearest valid sizes (SizeMismatchError).
+// asked to, else a usage error naming the granularity, the nearest valid sizes and rounding up.
 std::uint64_t allocation_size(std::uint64_t size, std::uint64_t granularity, bool round) {
     if (size % granularity == 0) return size;
     if (round) return round_up(size, granularity);
-    throw SizeMismatchError({size, granularity, nearest_valid_sizes(size, granularity)});
+    Problem p = size_mismatch_problem({size, granularity, nearest_valid_sizes(size, granularity)});
+    p.remedy = fmt::format("{}, or add {}", p.remedy, setting_name(Setting::round_up));
+    throw Error(std::move(p));
 }
 
 // The import check's failure as the first process reports it.
