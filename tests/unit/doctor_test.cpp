@@ -1,6 +1,11 @@
 #include <doctest/doctest.h>
 #include <signal.h>
 
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "driver_table.hpp"
@@ -30,11 +35,11 @@ DoctorOptions basic_checks() {
     return o;
 }
 
-const CheckResult& find(const DoctorRun& run, const std::string& check, std::optional<int> device = std::nullopt) {
+const CheckResult& find(const DoctorRun& run, std::string_view check, std::optional<int> device = std::nullopt) {
     for (const auto& r : run.results) {
         if (r.check == check && r.device == device) return r;
     }
-    FAIL("no result for ", check);
+    FAIL("no result for ", std::string(check));
     throw std::logic_error("unreachable");
 }
 
