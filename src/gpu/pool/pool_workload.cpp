@@ -37,14 +37,16 @@ public:
     void add(CUdeviceptr p) { blocks_.push_back(p); }
     // Frees every block (stream-ordered, not synchronised) and forgets them.
     void free_all() {
-        for (std::size_t i = 0; i < blocks_.size(); ++i) {
-            const CUresult r = api_.cuMemFreeAsync(blocks_[i], stream_.get());
+        std::vector<CUdeviceptr> freeing;
+        freeing.swap(blocks_);
+        for (std::size_t i = 0; i < freeing.size(); ++i) {
+            const CUresult r = api_.cuMemFreeAsync(freeing[i], stream_.get());
             if (r != CUDA_SUCCESS) {
-                blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(i));
+                // The refused block and those after it stay held, for the destructor.
+                blocks_.assign(freeing.begin() + static_cast<std::ptrdiff_t>(i), freeing.end());
                 check(api_, r, "cuMemFreeAsync");
             }
         }
-        blocks_.clear();
     }
     std::size_t size() const { return blocks_.size(); }
 
