@@ -14,6 +14,7 @@
 #include "gpu_labels.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
+#include "gpu/device/held_device.hpp"
 #include "gpu/memtest/memtest.hpp"
 #include "gpu/memtest/memtest_record.hpp"
 #include "gpu/verify/verify.hpp"
@@ -131,12 +132,11 @@ void report_verdict(Report& report, const DeviceMemtest& d) {
                            "give a smaller --size or --leave", d.ordinal);
     }
     if (!d.other_processes.empty()) {
-        std::vector<std::string> named;
-        for (const auto& p : d.other_processes) named.push_back(nvml::describe(p));
-        report.add_warning(
-            fmt::format("memtest on GPU {} ran beside {} (--force): {}", d.ordinal,
-                        d.other_processes.size() == 1 ? "another process" : "other processes", fmt::join(named, ", ")),
-            "an allocation failure or a slow pattern may be theirs: run it again on an idle GPU", d.ordinal);
+        report.add_warning(fmt::format("memtest on GPU {} ran beside {} (--force): {}", d.ordinal,
+                                       d.other_processes.size() == 1 ? "another process" : "other processes",
+                                       holders_sentence(d.other_processes)),
+                           "an allocation failure or a slow pattern may be theirs: run it again on an idle GPU",
+                           d.ordinal);
     }
     for (const Problem& p : d.release_failures) report.add_error(p);
 }

@@ -6,13 +6,13 @@
 #include <cmath>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "base/interrupt.hpp"
 #include "base/setting.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
+#include "gpu/device/held_device.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "gpu/verify/verify_module.hpp"
@@ -46,13 +46,11 @@ void check_granularity(const DeviceMemtest& d, const SizePlan& s, std::uint64_t 
 
 // Refuses to start beside the other processes that NVML lists on the device (busy, exit 3).
 [[noreturn]] void refuse_beside(const DeviceMemtest& d) {
-    std::vector<std::string> named;
-    for (const auto& p : d.other_processes) named.push_back(nvml::describe(p));
     throw Error(Problem{
         .exit_code = ExitCode::unavailable,
-        .message =
-            fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", d.ordinal, d.uuid,
-                        d.other_processes.size() == 1 ? "another process" : "other processes", fmt::join(named, ", ")),
+        .message = fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", d.ordinal, d.uuid,
+                               d.other_processes.size() == 1 ? "another process" : "other processes",
+                               holders_sentence(d.other_processes)),
         .cause = "memtest takes all the free memory for its run; a process beside it would find none",
         .remedy = fmt::format("run memtest when the GPU is idle (drain its jobs first), or give {} to run anyway",
                               setting_name(Setting::start_anyway)),
