@@ -27,6 +27,7 @@
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
 #include "util/phase_timing.hpp"
+#include "util/printable.hpp"
 #include "util/version.hpp"
 
 namespace {
@@ -125,7 +126,8 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
             cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
             return;
         case OutputFormat::nodelist:
-            if (!report.nodelist.empty()) out << report.nodelist << '\n';  // nothing when no node fails
+            if (!report.nodelist.empty())
+                out << cumemctl::printable(report.nodelist) << '\n';  // nothing when no node fails
             return;
         case OutputFormat::table:
             cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
@@ -143,7 +145,8 @@ int emit(const Report& report, const Globals& globals) {
         std::ostringstream text;
         render(report, globals, text);
         try {
-            cumemctl::write_file_atomically(report.delivery.output_file, text.str(), 0644, cumemctl::MissingFolder::refuse);
+            cumemctl::write_file_atomically(report.delivery.output_file, text.str(), 0644,
+                                            cumemctl::MissingFolder::refuse);
         } catch (const cumemctl::Error& e) {
             Report failed = report;
             failed.add_error(e.problem());

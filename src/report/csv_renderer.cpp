@@ -1,4 +1,5 @@
 #include "report/csv_renderer.hpp"
+#include "util/printable.hpp"
 
 #include <cstdint>
 
@@ -7,8 +8,10 @@
 namespace cumemctl {
 namespace {
 
-// A cell quoted as RFC 4180 asks: in double quotes when it holds a comma, a quote or a line break.
-std::string quoted(const std::string& cell) {
+// A cell as people may read it (printable: no terminal controls), quoted as RFC 4180 asks: in double
+// quotes when it holds a comma or a quote.
+std::string quoted(const std::string& text) {
+    const std::string cell = printable(text);
     if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
     std::string out = "\"";
     for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);

@@ -1,5 +1,6 @@
 // LineRenderer (renderer.hpp): --format line, the report in one line for a drain reason.
 #include "report/renderer.hpp"
+#include "util/printable.hpp"
 
 namespace cumemctl {
 
@@ -10,7 +11,12 @@ void LineRenderer::render(const Report& report, std::ostream& out) const {
     for (char& c : line) {
         if (c == '\n' || c == '\t') c = ' ';
     }
-    if (line.size() > kSummaryLineWidth) line = line.substr(0, kSummaryLineWidth - 3) + "...";
+    line = printable(line);
+    if (line.size() > kSummaryLineWidth) {
+        std::size_t cut = kSummaryLineWidth - 3;  // never inside a UTF-8 sequence
+        while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+        line = line.substr(0, cut) + "...";
+    }
     out << line << '\n';
 }
 

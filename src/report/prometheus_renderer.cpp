@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "report/renderer.hpp"
+#include "util/printable.hpp"
 #include "util/version.hpp"
 
 namespace cumemctl {
@@ -96,7 +97,7 @@ void write_sample(const Metric& m, const std::string& name, std::ostream& out) {
 
 std::string prometheus_escape(std::string_view value) {
     std::string out;
-    for (char c : value) {
+    for (char c : valid_utf8(value)) {
         if (c == '\\')
             out += "\\\\";
         else if (c == '"')

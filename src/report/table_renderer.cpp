@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "report/renderer.hpp"
+#include "util/printable.hpp"
 
 namespace cumemctl {
 namespace {
@@ -76,12 +77,13 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
 }  // namespace
 
 void render_table(const Table& table, std::ostream& out, bool colour, std::size_t line_width) {
-    if (!table.title.empty()) out << (colour ? "\x1b[1m" : "") << table.title << (colour ? "\x1b[0m" : "") << '\n';
+    if (!table.title.empty())
+        out << (colour ? "\x1b[1m" : "") << printable(table.title) << (colour ? "\x1b[0m" : "") << '\n';
     std::vector<std::size_t> width(table.columns.size(), 0);
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
     for (const auto& row : table.rows) {
         for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
-            width[c] = std::max(width[c], display_width(row[c]));
+            width[c] = std::max(width[c], display_width(printable(row[c])));
         }
     }
     // Where the last column starts, and how wide it may be when it wraps (never below 20).
@@ -101,7 +103,7 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
         std::string text = "  ";
         std::vector<std::string> more;
         for (std::size_t c = 0; c < width.size(); ++c) {
-            std::string cell = c < cells.size() ? cells[c] : "";
+            std::string cell = c < cells.size() ? printable(cells[c]) : "";
             const bool last = c + 1 == width.size();
             if (last && below) {
                 if (!heading && !cell.empty()) more = wrap_words(cell, room);
@@ -121,7 +123,8 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
     };
     if (!table.columns.empty()) line(table.columns, true);
     for (const auto& row : table.rows) line(row, false);
-    for (const auto& note : table.notes) {
+    for (const auto& outside : table.notes) {
+        const std::string note = printable(outside);
         if (note.empty()) {
             out << '\n';
             continue;
@@ -147,13 +150,13 @@ void TableRenderer::render(const Report& report, std::ostream& out) const {
 
 void write_problems(const Report& report, std::ostream& err) {
     for (const auto& w : report.warnings) {
-        err << "cumemctl: warning: " << w.message << '\n';
-        if (!w.remedy.empty()) err << "  hint: " << w.remedy << '\n';
+        err << "cumemctl: warning: " << printable(w.message) << '\n';
+        if (!w.remedy.empty()) err << "  hint: " << printable(w.remedy) << '\n';
     }
     for (const auto& e : report.errors) {
-        err << "cumemctl: error: " << e.message << '\n';
-        if (!e.cause.empty()) err << "  cause: " << e.cause << '\n';
-        if (!e.remedy.empty()) err << "  hint: " << e.remedy << '\n';
+        err << "cumemctl: error: " << printable(e.message) << '\n';
+        if (!e.cause.empty()) err << "  cause: " << printable(e.cause) << '\n';
+        if (!e.remedy.empty()) err << "  hint: " << printable(e.remedy) << '\n';
     }
 }
 

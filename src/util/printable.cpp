@@ -1,0 +1,90 @@
+#include "util/printable.hpp"
+
+#include <cstdint>
+
+#include <fmt/format.h>
+
+namespace cumemctl {
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `i` (RFC 3629: no overlong forms, no surrogates,
+// nothing past U+10FFFF) and its code point, or 0 where the byte starts none.
+std::size_t sequence_at(std::string_view s, std::size_t i, char32_t& code) {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    if (b0 < 0x80) {
+        code = b0;
+        return 1;
+    }
+    std::size_t n = 0;
+    unsigned char low = 0x80, high = 0xBF;  // the second byte's range
+    if (b0 >= 0xC2 && b0 <= 0xDF) {
+        n = 2;
+    } else if (b0 >= 0xE0 && b0 <= 0xEF) {
+        n = 3;
+        if (b0 == 0xE0) low = 0xA0;
+        if (b0 == 0xED) high = 0x9F;
+    } else if (b0 >= 0xF0 && b0 <= 0xF4) {
+        n = 4;
+        if (b0 == 0xF0) low = 0x90;
+        if (b0 == 0xF4) high = 0x8F;
+    } else {
+        return 0;
+    }
+    if (i + n > s.size() || byte(i + 1) < low || byte(i + 1) > high) return 0;
+    code = b0 & (0x7F >> n);
+    for (std::size_t k = 1; k < n; ++k) {
+        if (k > 1 && (byte(i + k) & 0xC0) != 0x80) return 0;
+        code = (code << 6) | (byte(i + k) & 0x3F);
+    }
+    return n;
+}
+
+// Whether a terminal acts on the code point, or it reorders or hides the text around it.
+bool acts_on_terminal(char32_t c) {
+    return c < 0x20 || (c >= 0x7F && c <= 0x9F) || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069) ||
+           c == 0x200E || c == 0x200F || c == 0x061C;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        char32_t code = 0;
+        const std::size_t n = sequence_at(text, i, code);
+        if (n == 0) {
+            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
+            ++i;
+            continue;
+        }
+        if (acts_on_terminal(code)) {
+            out += code < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(code))
+                                : fmt::format("\\u{:04x}", static_cast<unsigned>(code));
+        } else {
+            out.append(text.substr(i, n));
+        }
+        i += n;
+    }
+    return out;
+}
+
+std::string valid_utf8(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t i = 0; i < text.size();) {
+        char32_t code = 0;
+        const std::size_t n = sequence_at(text, i, code);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";
+            ++i;
+        } else {
+            out.append(text.substr(i, n));
+            i += n;
+        }
+    }
+    return out;
+}
+
+}  // namespace cumemctl
