@@ -40,7 +40,13 @@ std::optional<std::chrono::system_clock::time_point> parse_utc_timestamp(const s
     tm.tm_mon -= 1;
     const std::time_t t = timegm(&tm);
     if (t == static_cast<std::time_t>(-1)) return std::nullopt;
-    return std::chrono::system_clock::from_time_t(t);
+    // A clock's time point holds some 292 years either side of 1970: a time past them is its end, not a
+    // wrapped count (9999-12-31 is in the future, not in 1816).
+    using std::chrono::system_clock;
+    const auto limit = std::chrono::duration_cast<std::chrono::seconds>(system_clock::duration::max()).count();
+    if (t >= limit) return system_clock::time_point::max();
+    if (t <= -limit) return system_clock::time_point::min();
+    return system_clock::from_time_t(t);
 }
 
 double unix_seconds(std::chrono::system_clock::time_point when) {
