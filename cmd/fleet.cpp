@@ -1,16 +1,14 @@
 // `cumemctl fleet FILE...`: one summary of many nodes' doctor and devices reports.
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "command.hpp"
 #include "commands.hpp"
-#include "matrix/matrix.hpp"
 #include "fleet/fleet.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rank_identity.hpp"
 #include "report/fleet_properties.hpp"
 #include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
@@ -342,42 +340,108 @@ void add_tables(Report& report, const FleetSummary& s) {
     }
 }
 
-// The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
-// that holds a whole matrix already (--local on one node, --summary of a folder), unless the ranks'
-// reports of that run are here too. A matrix with a failed pair fails the fleet (exit 1), as a node does.
-void add_fabric_matrices(Report& report, const std::vector<SourcedReport>& reports) {
+// A fabric-matrix report's results as matrix::inputs_from_reports reads a report.
+nlohmann::json matrix_document(const MatrixReport& m) {
+    return {{"command", "fabric-matrix"}, {"host", m.host}, {"results", m.results}};
+}
+
+// Whether a rank's report names its run and rank as the schema says (a report of another mode has
+// nothing to read here).
+bool rank_fields_readable(const nlohmann::json& results) {
+    if (!results.is_object()) return false;
+    const auto mode = results.find("mode");
+    if (mode == results.end()) return true;
+    if (!mode->is_string()) return false;
+    if (mode->get<std::string>() != "rank") return true;
+    const auto field = [&](const char* key) { return results.find(key); };
+    return field("run") != results.end() && field("run")->is_string() && field("rank") != results.end() &&
+           field("rank")->is_number_integer() && field("ranks") != results.end() && field("ranks")->is_number_integer();
+}
+
+// The matrix of every fabric-matrix run whose ranks' reports are among the inputs. A run is built only
+// where its reports hold rows (each as long as the run has ranks) for at least half of its ranks, so
+// that no report can claim more ranks than the inputs hold and make fleet build a matrix of them.
+void add_rank_matrices(Report& report, const FleetInputs& inputs, nlohmann::json& out, std::vector<std::string>& runs,
+                       std::vector<InputProblem>& problems) {
     std::vector<nlohmann::json> docs;
-    for (const auto& r : reports) docs.push_back(r.report);
-    nlohmann::json out = nlohmann::json::array();
-    std::vector<std::string> runs;
+    for (const auto& m : inputs.matrices) {
+        if (rank_fields_readable(m.results)) {
+            docs.push_back(matrix_document(m));
+        } else {
+            problems.push_back({inputs.sources[m.source],
+                                "a fabric-matrix report whose mode, run, rank or ranks "
+                                "is not of the type the schema gives"});
+        }
+    }
     for (const auto& input : matrix::inputs_from_reports(docs)) {
+        if (static_cast<std::size_t>(input.ranks) > 2 * std::max<std::size_t>(input.rows.size(), 1)) {
+            const auto first = std::find_if(inputs.matrices.begin(), inputs.matrices.end(), [&](const MatrixReport& m) {
+                return m.results.is_object() && m.results.value("run", nlohmann::json()) == input.run;
+            });
+            problems.push_back({first == inputs.matrices.end() ? "-" : inputs.sources[first->source],
+                                fmt::format("fabric-matrix run '{}' counts {} ranks, but its reports hold rows of {}: "
+                                            "no matrix is built of it",
+                                            input.run, input.ranks, input.rows.size())});
+            continue;
+        }
         const matrix::Matrix m = matrix::build_matrix(input);
         out.push_back(matrix::to_json(m));
         runs.push_back(input.run);
         for (auto& t : matrix::matrix_tables(m)) report.tables.push_back(std::move(t));
         if (!m.passed()) report.mark_failed();
     }
+}
+
+// A whole matrix that one report holds (--local on one node, --summary of a folder): its mode, run,
+// ranks, failed pairs and verdict, each of the type the schema gives; none where it holds none or a
+// field has another type.
+struct WholeMatrix {
+    std::string mode, run;
+    long long ranks = 0, failed = 0;
+    bool passed = false;
+};
+std::optional<WholeMatrix> whole_matrix(const nlohmann::json& results) {
+    if (!results.is_object()) return std::nullopt;
+    const auto mode = results.find("mode");
+    const auto matrix = results.find("matrix");
+    if (mode == results.end() || !mode->is_string() || matrix == results.end() || !matrix->is_object())
+        return std::nullopt;
+    const nlohmann::json& m = *matrix;
+    WholeMatrix w{mode->get<std::string>(), {}, 0, 0, false};
+    if (w.mode != "local" && w.mode != "summary") return std::nullopt;
+    const auto run = m.find("run");
+    const auto ranks = m.find("ranks");
+    const auto failed = m.find("failed_pairs");
+    const auto passed = m.find("passed");
+    if (run == m.end() || !run->is_string() || ranks == m.end() || !ranks->is_number_integer() || failed == m.end() ||
+        !failed->is_number_integer() || passed == m.end() || !passed->is_boolean())
+        return w;  // passed stays false: a matrix that cannot be read is no pass
+    w.run = run->get<std::string>();
+    w.ranks = std::clamp<long long>(ranks->get<long long>(), 0, matrix::kMaxRanks);
+    w.failed = failed->get<long long>();
+    w.passed = passed->get<bool>();
+    return w;
+}
+
+// The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
+// that holds a whole matrix already (--local on one node, --summary of a folder), unless the ranks'
+// reports of that run are here too. A matrix with a failed pair fails the fleet (exit 1), as a node does.
+void add_fabric_matrices(Report& report, const FleetInputs& inputs, std::vector<InputProblem>& problems) {
+    nlohmann::json out = nlohmann::json::array();
+    std::vector<std::string> runs;
+    add_rank_matrices(report, inputs, out, runs, problems);
     Table whole{"Fabric matrices of one report each (--local, --summary)",
                 {"source", "node", "mode", "pairs", "failed"},
                 {},
                 {}};
-    for (const auto& r : reports) {
-        const nlohmann::json& doc = r.report;
-        if (doc.value("command", "") != "fabric-matrix" || !doc.contains("results") || !doc["results"].is_object())
-            continue;
-        const nlohmann::json& results = doc["results"];
-        const std::string mode = results.value("mode", "");
-        if ((mode != "local" && mode != "summary") || !results.contains("matrix") || !results["matrix"].is_object())
-            continue;
-        const nlohmann::json& m = results["matrix"];
-        const std::string run = m.value("run", "");
-        if (mode == "summary" && std::find(runs.begin(), runs.end(), run) != runs.end()) continue;
-        const int ranks = m.value("ranks", 0);
-        const int failed = m.value("failed_pairs", 0);
-        out.push_back(m);
-        whole.rows.push_back(
-            {r.source, doc.value("host", ""), mode, std::to_string(ranks * ranks), std::to_string(failed)});
-        if (!m.value("passed", false)) report.mark_failed();
+    for (const auto& r : inputs.matrices) {
+        const auto w = whole_matrix(r.results);
+        if (!w) continue;
+        if (w->mode == "summary" && std::find(runs.begin(), runs.end(), w->run) != runs.end()) continue;
+        out.push_back(r.results["matrix"]);
+        whole.rows.push_back({inputs.sources[r.source], r.host, w->mode, std::to_string(w->ranks * w->ranks),
+                              std::to_string(w->failed)});
+        if (!w->passed) report.mark_failed();
     }
     if (!whole.rows.empty()) report.tables.push_back(std::move(whole));
     report.results["fabric_matrices"] = std::move(out);
@@ -385,35 +449,24 @@ void add_fabric_matrices(Report& report, const std::vector<SourcedReport>& repor
 
 Report run_fleet(const FleetOptions& opts) {
     return run_checked("fleet", opts, [&](Report& report, const Expectations& expect) {
-        std::vector<InputProblem> problems;
-        std::vector<SourcedReport> reports;
-        for (const auto& path : opts.inputs) {
-            std::vector<SourcedReport> got;
-            if (path == "-") {
-                got = read_reports(std::cin, "-", problems);
-            } else {
-                std::ifstream in(path);
-                if (!in) {
-                    problems.push_back({path, fmt::format("cannot read it: {}", std::strerror(errno))});
-                    continue;
-                }
-                got = read_reports(in, path, problems);
-            }
-            for (auto& r : got) reports.push_back(std::move(r));
-        }
-        const FleetSummary summary = summarise(reports, expect);
+        FleetInputs inputs;
+        for (const auto& path : opts.inputs) read_input(path, inputs);
+        const FleetSummary summary = summarise(inputs, expect);
+        // The drain list first, from the nodes alone: nothing read after it can take a node off it.
+        report.nodelist = failing_nodes(summary);
+        if (any_failing(summary)) report.mark_failed();
+        std::vector<InputProblem> problems = inputs.problems;
+        problems.insert(problems.end(), summary.problems.begin(), summary.problems.end());
         report.results = summary_json(summary, static_cast<int>(opts.inputs.size()));
+        add_tables(report, summary);
+        add_fabric_matrices(report, inputs, problems);
         nlohmann::json bad = nlohmann::json::array();
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
         report.results["input_problems"] = std::move(bad);
-        add_tables(report, summary);
-        add_fabric_matrices(report, reports);
-        report.nodelist = failing_nodes(summary);
         // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
         // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
         // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,
         // naming the file, told apart from a usage error by its kind; the rest is still summarised.
-        if (any_failing(summary)) report.mark_failed();
         for (const auto& p : problems) {
             report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
@@ -421,7 +474,7 @@ Report run_fleet(const FleetOptions& opts) {
                                                "'cumemctl devices --json' (one or more reports each)",
                                      .kind = "input"});
         }
-        if (reports.empty() && problems.empty()) {
+        if (inputs.documents == 0 && problems.empty()) {
             report.add_error(Problem{.exit_code = ExitCode::failed,
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});

@@ -10,24 +10,11 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "doctor/check.hpp"
 #include "fleet/node_status.hpp"
+#include "fleet/report_reader.hpp"
 
 namespace cumemctl::fleet {
-
-// An input that could not be used, or a document in it that is not a cumemctl report.
-struct InputProblem {
-    std::string source;  // the file name, or "-" for standard input
-    std::string message;
-};
-
-// One report and where it came from.
-struct SourcedReport {
-    std::string source;
-    nlohmann::json report;
-};
 
 // One GPU's memory health, as the node's doctor report says it (its memory-health check).
 struct GpuHealth {
@@ -55,7 +42,7 @@ struct NodeSummary {
     std::string host;
     std::vector<std::string> sources;   // inputs that had reports of this node
     std::vector<std::string> commands;  // the commands of its reports ("doctor", "devices")
-    std::string timestamp;              // of the doctor report used (the latest), else the latest report
+    std::string timestamp;              // of the doctor report that speaks for it (summarise), else the latest
     // pass, warn, busy, timeout, fail (doctor); error (a report not ok); unknown (no doctor); missing (expected,
     // no report); stale (its report is older than the age allowed)
     NodeStatus status = NodeStatus::unknown;
@@ -101,18 +88,22 @@ struct FleetSummary {
     std::vector<CheckSpread> checks;  // in order of first appearance
     std::vector<Difference> differences;
     int reports = 0;
+    std::vector<InputProblem> problems;  // reports that parsed but cannot be believed (dated in the future)
 };
 
-// Reads every JSON document of one input (one report, or several one after another, as
-// `srun ... --json > all.json` writes them). A document that does not parse ends the input; one
-// that is not a cumemctl report is skipped; both are added to `problems`.
-std::vector<SourcedReport> read_reports(std::istream& in, const std::string& source,
-                                        std::vector<InputProblem>& problems);
+// How far past `expect.now` a report's timestamp may be (clocks differ a little); a later one is
+// forged or its node's clock is wrong: its node is an error, and the report an input problem.
+inline constexpr std::chrono::minutes kClockSkew{10};
 
-// Builds the fleet summary from the reports (fabric-matrix reports aside: they make no node).
-// Nodes of `expect.hosts` without a report are missing; a node whose report is older than
-// `expect.max_age_seconds` is stale (its checks still shown).
-FleetSummary summarise(const std::vector<SourcedReport>& reports, const Expectations& expect = {});
+// Builds the fleet summary from the doctor and devices reports read (report_reader.hpp). Nodes of
+// `expect.hosts` without a report are missing; a node whose report is older than
+// `expect.max_age_seconds`, or whose report's time cannot be read, is stale (its checks still shown).
+// Of several doctor reports of one host, the worst among those within the age allowed speaks for it
+// (every report, without an age), the newest of them where they are alike: a second report, forged or
+// old, can add a failure to a node but never hide one. A malformed report, or one dated past now and
+// kClockSkew, makes its node an error.
+// It takes the reports: `inputs.reports` is empty after it, each freed once its node is summarised.
+FleetSummary summarise(FleetInputs& inputs, const Expectations& expect = {});
 
 // Whether any node failed a check, has a report that was not ok, is missing or is stale.
 bool any_failing(const FleetSummary& summary);

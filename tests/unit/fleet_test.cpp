@@ -1,15 +1,30 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
-#include <sstream>
+#include <chrono>
 
 #include <fmt/format.h>
 
 #include "fleet/fleet.hpp"
+#include "util/host.hpp"
 
 using namespace cumemctl::fleet;
 
 namespace {
+
+// What fleet reads of one input's text.
+FleetInputs read(const std::string& text, const std::string& source = "f") {
+    FleetInputs inputs;
+    read_text(text, source, inputs);
+    return inputs;
+}
+
+// The summary of reports given one per input.
+FleetSummary summary_of(const std::vector<std::string>& texts, const Expectations& expect = {}) {
+    FleetInputs inputs;
+    for (const auto& t : texts) read_text(t, "x", inputs);
+    return summarise(inputs, expect);
+}
 
 // A doctor report of `host` with the given driver and check statuses.
 std::string doctor_report(const std::string& host, const std::string& driver, const std::string& status,
@@ -30,22 +45,21 @@ const char* kFail = R"({"check": "context", "device": 2, "nvml_index": 0, "statu
 }  // namespace
 
 TEST_CASE("several reports in one input, whitespace between or none") {
-    std::istringstream in(doctor_report("a", "13.0", "pass", kPass) + "\n" + doctor_report("b", "13.0", "pass", kPass) +
-                          doctor_report("c", "12.4", "pass", kPass) + "\n\n");
-    std::vector<InputProblem> problems;
-    const auto reports = read_reports(in, "all.json", problems);
-    CHECK(problems.empty());
-    REQUIRE(reports.size() == 3);
-    CHECK(reports[2].report["host"] == "c");
-    CHECK(reports[0].source == "all.json");
+    const FleetInputs in =
+        read(doctor_report("a", "13.0", "pass", kPass) + "\n" + doctor_report("b", "13.0", "pass", kPass) +
+                 doctor_report("c", "12.4", "pass", kPass) + "\n\n",
+             "all.json");
+    CHECK(in.problems.empty());
+    REQUIRE(in.reports.size() == 3);
+    CHECK(in.reports[2].host == "c");
+    CHECK(in.sources[in.reports[0].source] == "all.json");
 }
 
-TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty input is a problem") {
+TEST_CASE("a broken document is placed by line and column; a foreign one is skipped; an empty input is a problem") {
     const std::string text = R"({"x": 1} )" + doctor_report("a", "13.0", "pass", kPass) + " {b";
-    std::istringstream in(text);
-    std::vector<InputProblem> problems;
-    const auto reports = read_reports(in, "f", problems);
-    CHECK(reports.size() == 1);
+    FleetInputs in = read(text);
+    CHECK(in.reports.size() == 1);
+    auto& problems = in.problems;
     REQUIRE(problems.size() == 2);
     CHECK(problems[0].message.find("document 1: not a cumemctl report") == 0);
     // Placed by line and column in the input, without the JSON library's words.
@@ -53,24 +67,20 @@ TEST_CASE("a broken document ends the input; a foreign one is skipped; an empty 
     CHECK(problems[1].message == fmt::format("not JSON at line {}, column {}",
                                              1 + std::count(text.begin(), text.end(), '\n'),
                                              text.size() - (newline == std::string::npos ? 0 : newline + 1)));
-    std::istringstream lines("\n\n  {\"a\":\n  ]");
-    read_reports(lines, "l", problems);
+    read_text("\n\n  {\"a\":\n  ]", "l", in);
     CHECK(problems.back().message == "not JSON at line 4, column 3");
-    std::istringstream cut("{\"x\":1\n");
-    read_reports(cut, "c", problems);
-    CHECK(problems.back().message == "not JSON at line 2, column 1");
-    std::istringstream empty("  \n");
-    read_reports(empty, "e", problems);
+    read_text("{\"x\":1\n", "c", in);
+    CHECK(problems.back().message == "not JSON at line 2, column 1");  // where the input ends
+    read_text("  \n", "e", in);
     CHECK(problems.back().message == "it is empty: no report in it");
+    CHECK(problems.back().source == "e");
 }
 
 TEST_CASE("the summary: statuses, failing checks by device, and the minority's differences") {
-    std::vector<SourcedReport> reports;
-    for (const char* h : {"n1", "n2", "n3"})
-        reports.push_back({"x", nlohmann::json::parse(doctor_report(h, "13.0", "pass", kPass))});
-    reports.push_back(
-        {"y", nlohmann::json::parse(doctor_report("n4", "12.4", "fail", std::string(kWarn) + "," + kFail))});
-    const FleetSummary s = summarise(reports);
+    std::vector<std::string> reports;
+    for (const char* h : {"n1", "n2", "n3"}) reports.push_back(doctor_report(h, "13.0", "pass", kPass));
+    reports.push_back(doctor_report("n4", "12.4", "fail", std::string(kWarn) + "," + kFail));
+    const FleetSummary s = summary_of(reports);
     REQUIRE(s.nodes.size() == 4);
     CHECK(s.nodes[3].host == "n4");
     CHECK(s.nodes[3].status == NodeStatus::fail);
@@ -88,9 +98,8 @@ TEST_CASE("the summary: statuses, failing checks by device, and the minority's d
 }
 
 TEST_CASE("a tie has no majority and lists every node") {
-    std::vector<SourcedReport> reports{{"a", nlohmann::json::parse(doctor_report("n1", "13.0", "pass", kPass))},
-                                       {"b", nlohmann::json::parse(doctor_report("n2", "12.4", "pass", kPass))}};
-    const FleetSummary s = summarise(reports);
+    const FleetSummary s =
+        summary_of({doctor_report("n1", "13.0", "pass", kPass), doctor_report("n2", "12.4", "pass", kPass)});
     REQUIRE(s.differences.size() == 1);
     CHECK(s.differences[0].majority.empty());
     CHECK(s.differences[0].differing.size() == 2);
@@ -98,16 +107,17 @@ TEST_CASE("a tie has no majority and lists every node") {
 }
 
 TEST_CASE("only doctor and devices reports make nodes: a host with none of them is no node, not a crash") {
-    // read_reports lets fabric-matrix reports through (matrix/matrix reads them), and summarise may be
-    // given any report: neither may make a node without a doctor or devices report behind it.
-    std::vector<SourcedReport> reports{
-        {"m", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": "fabric-matrix", "host": "m1",
-                                       "results": {"mode": "rank"}})")},
-        {"p", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": "pool-stats", "host": "p1"})")},
-        {"q", nlohmann::json::parse(R"({"schema": "cumemctl.report", "command": 5, "host": ["q1"]})")},
-        {"d", nlohmann::json::parse(doctor_report("n1", "13.0", "pass", kPass))}};
-    const FleetSummary s = summarise(reports);
-    CHECK(s.reports == 4);
+    // The reader keeps fabric-matrix reports apart (matrix/matrix reads them): no report makes a node
+    // without a doctor or devices report behind it.
+    FleetInputs in = read(R"({"schema": "cumemctl.report", "command": "fabric-matrix", "host": "m1",
+                              "results": {"mode": "rank"}}
+                             {"schema": "cumemctl.report", "command": "pool-stats", "host": "p1"}
+                             {"schema": "cumemctl.report", "command": 5, "host": ["q1"]})" +
+                          doctor_report("n1", "13.0", "pass", kPass));
+    CHECK(in.matrices.size() == 1);
+    CHECK(in.problems.size() == 2);
+    const FleetSummary s = summarise(in);
+    CHECK(s.reports == 2);
     REQUIRE(s.nodes.size() == 1);
     CHECK(s.nodes[0].host == "n1");
     CHECK(s.nodes[0].status == NodeStatus::pass);
@@ -115,12 +125,11 @@ TEST_CASE("only doctor and devices reports make nodes: a host with none of them 
 }
 
 TEST_CASE("a report whose schema or command is not text is an input problem") {
-    std::istringstream in(R"({"schema": "cumemctl.report", "command": 5} {"schema": 1, "command": "doctor"} )" +
-                          doctor_report("a", "13.0", "pass", kPass));
-    std::vector<InputProblem> problems;
-    const auto reports = read_reports(in, "f", problems);
-    REQUIRE(reports.size() == 1);
-    CHECK(reports[0].report["host"] == "a");
+    const FleetInputs in = read(R"({"schema": "cumemctl.report", "command": 5} {"schema": 1, "command": "doctor"} )" +
+                                doctor_report("a", "13.0", "pass", kPass));
+    const auto& problems = in.problems;
+    REQUIRE(in.reports.size() == 1);
+    CHECK(in.reports[0].host == "a");
     REQUIRE(problems.size() == 2);
     CHECK(problems[0].message ==
           "document 1: a cumemctl report without a \"command\" that names the command it came from");
@@ -132,7 +141,7 @@ TEST_CASE("a device's check names its GPU as nvidia-smi -i finds it: NVML's inde
         R"({"check": "vmm", "device": 1, "nvml_index": 2, "pci_bus_id": "00000000:3B:00.0", "status": "fail"},
            {"check": "vmm", "device": 3, "pci_bus_id": "00000000:5B:00.0", "status": "fail"},
            {"check": "vmm", "device": 4, "status": "fail"})";
-    const FleetSummary s = summarise({{"x", nlohmann::json::parse(doctor_report("n1", "13.0", "fail", checks))}});
+    const FleetSummary s = summary_of({doctor_report("n1", "13.0", "fail", checks)});
     REQUIRE(s.nodes.size() == 1);
     CHECK(s.nodes[0].failed == std::vector<std::string>{"vmm@nvidia2", "vmm@00000000:5B:00.0", "vmm@cuda4"});
 }
@@ -178,16 +187,131 @@ TEST_CASE("a doctor report's status is parsed once: doctor's words, else unknown
 }
 
 TEST_CASE("a check whose status is not doctor's makes its node an error, not a guess") {
-    std::vector<SourcedReport> reports{
-        {"a", nlohmann::json::parse(
-                  doctor_report("n1", "13.0", "pass", R"({"check": "vmm", "device": 0, "status": "broken"})"))},
-        {"b", nlohmann::json::parse(
-                  doctor_report("n2", "13.0", "busy", R"({"check": "vmm", "device": 0, "status": "busy"})"))}};
-    const FleetSummary s = summarise(reports);
+    const FleetSummary s =
+        summary_of({doctor_report("n1", "13.0", "pass", R"({"check": "vmm", "device": 0, "status": "broken"})"),
+                    doctor_report("n2", "13.0", "busy", R"({"check": "vmm", "device": 0, "status": "busy"})")});
     REQUIRE(s.nodes.size() == 2);
     CHECK(s.nodes[0].status == NodeStatus::error);
     CHECK(s.nodes[0].error == "a malformed report: check 'vmm' has status 'broken'");
     CHECK(s.nodes[1].status == NodeStatus::busy);
     CHECK(s.nodes[1].warned == std::vector<std::string>{"vmm@cuda0"});
     CHECK(any_failing(s));
+}
+
+namespace {
+
+// A doctor report of `host` dated `when`, with one check of `status` ("fail" or "pass").
+std::string dated_report(const std::string& host, const std::string& when, const std::string& status) {
+    return R"({"schema": "cumemctl.report", "command": "doctor", "host": ")" + host + R"(", "timestamp": ")" + when +
+           R"(", "ok": true, "results": {"status": ")" + status +
+           R"(", "checks": [{"check": "memory-health", "device": 0, "status": ")" + status + R"("}]}})";
+}
+
+std::string now_text(std::chrono::seconds offset = {}) {
+    return cumemctl::utc_timestamp(std::chrono::system_clock::now() + offset);
+}
+
+}  // namespace
+
+TEST_CASE("a host that is no host name is refused, naming it: host lists, commas, spaces, control characters") {
+    for (const std::string host :
+         {"gpu[001-512]", "gpu005,gpu006", "gpu 005", "gpu005\\u001b[2J", "", "-gpu1", "gpu\\u00e9"}) {
+        const FleetInputs in = read(dated_report(host, "2026-11-29T10:00:00Z", "fail"));
+        CAPTURE(host);
+        CHECK(in.reports.empty());
+        REQUIRE(in.problems.size() == 1);
+        CHECK(in.problems[0].message.find("document 1: its host '") == 0);
+    }
+    CHECK(is_host_name("gpu005"));
+    CHECK(is_host_name("node-7.cluster_a"));
+    CHECK_FALSE(is_host_name(std::string(256, 'a')));
+    // A host given twice: two readers could each take another one.
+    const FleetInputs twice =
+        read(R"({"schema": "cumemctl.report", "command": "doctor", "host": "gpu1", "host": "gpu2", "results": {}})");
+    CHECK(twice.reports.empty());
+    REQUIRE(twice.problems.size() == 1);
+    CHECK(twice.problems[0].message == "document 1: it gives its \"host\" twice");
+}
+
+TEST_CASE("a second report, forged or old, never hides a failure") {
+    using namespace std::chrono_literals;
+    // Dated in the future: the node is an error (it fails), and the report an input problem.
+    FleetInputs future;
+    read_text(dated_report("gpu005", now_text(-60s), "fail"), "gpu005.json", future);
+    read_text(dated_report("gpu005", "9999-12-31T00:00:00Z", "pass"), "forged.json", future);
+    FleetSummary s = summarise(future);
+    REQUIRE(s.nodes.size() == 1);
+    CHECK(node_fails(s.nodes[0].status));
+    REQUIRE(s.problems.size() == 1);
+    CHECK(s.problems[0].source == "forged.json");
+    CHECK(s.problems[0].message.find("dated 9999-12-31T00:00:00Z") != std::string::npos);
+    // A newer passing report beside a failing one: the failure speaks, without an age limit and within one.
+    const std::vector<std::string> two{dated_report("gpu005", now_text(-3600s), "fail"),
+                                       dated_report("gpu005", now_text(-60s), "pass")};
+    CHECK(summary_of(two).nodes[0].status == NodeStatus::fail);
+    Expectations day;
+    day.max_age_seconds = 86400;
+    CHECK(summary_of(two, day).nodes[0].status == NodeStatus::fail);
+    // Only where the failing report is older than the age allowed does the newer pass speak.
+    Expectations minutes;
+    minutes.max_age_seconds = 600;
+    CHECK(summary_of(two, minutes).nodes[0].status == NodeStatus::pass);
+}
+
+TEST_CASE("a report whose time cannot be read is stale under an age limit") {
+    Expectations day;
+    day.max_age_seconds = 86400;
+    const FleetSummary s = summary_of({dated_report("gpu1", "yesterday", "pass")}, day);
+    REQUIRE(s.nodes.size() == 1);
+    CHECK(s.nodes[0].status == NodeStatus::stale);
+    CHECK(s.nodes[0].error.find("cannot be read") != std::string::npos);
+    CHECK(summary_of({dated_report("gpu1", "yesterday", "pass")}).nodes[0].status == NodeStatus::pass);
+}
+
+TEST_CASE("a report of the wrong shape makes its node an error; a run's status never hides a check's") {
+    const FleetSummary s = summary_of({
+        dated_report("n1", "2026-11-29T10:00:00Z", "pass"),
+        R"({"schema": "cumemctl.report", "command": "doctor", "host": "n2", "ok": "yes", "results": {}})",
+        R"({"schema": "cumemctl.report", "command": "doctor", "host": "n3", "results": {"status": "pass",
+            "checks": [{"check": "vmm", "status": "fail", "status": "pass"}]}})",
+        R"({"schema": "cumemctl.report", "command": "doctor", "host": "n4", "results": {"status": "pass",
+            "checks": [{"check": "vmm", "device": 0, "status": "fail"}]}})",
+        R"({"schema": "cumemctl.report", "command": "doctor", "host": "n5", "results": {"status": "pass",
+            "checks": [{"check": "vmm", "device": "zero", "status": "pass"}]}})",
+    });
+    REQUIRE(s.nodes.size() == 5);
+    CHECK(s.nodes[0].status == NodeStatus::pass);
+    CHECK(s.nodes[1].status == NodeStatus::error);
+    CHECK(s.nodes[1].error == "a malformed report: ok: not true or false");
+    CHECK(s.nodes[2].status == NodeStatus::error);
+    CHECK(s.nodes[2].error == "a malformed report: \"status\" is given twice in one object");
+    CHECK(s.nodes[3].status == NodeStatus::fail);  // its own "pass" is milder than its check
+    CHECK(s.nodes[4].status == NodeStatus::error);
+    CHECK(s.nodes[4].error == "a malformed report: checks[0]: not a number");
+}
+
+TEST_CASE("reading has limits: nesting, a document's size; after broken text the next line's report is read") {
+    const std::string deep = std::string(200000, '[') + "\n" + dated_report("n1", "2026-11-29T10:00:00Z", "fail");
+    FleetInputs in = read(deep);
+    REQUIRE(in.problems.size() == 1);
+    CHECK(in.problems[0].message == "not JSON at line 1, column 65");
+    REQUIRE(in.reports.size() == 1);  // the report on the next line
+    CHECK(in.reports[0].host == "n1");
+    ReadLimits small;
+    small.max_document_bytes = 1024;
+    small.chunk_bytes = 64;
+    FleetInputs big;
+    const std::string padded = R"({"pad": ")" + std::string(4000, 'x') + R"("})";
+    read_text(padded + "\n" + dated_report("n2", "2026-11-29T10:00:00Z", "fail") + "\n", "b", big, small);
+    REQUIRE(big.problems.size() == 1);
+    CHECK(big.problems[0].message == "document 1 at line 1, column 1 is larger than the 1 KiB a report may have");
+    REQUIRE(big.reports.size() == 1);
+    CHECK(big.reports[0].host == "n2");
+    // Chunks smaller than a document: each document is read whole all the same.
+    FleetInputs chunked;
+    std::string many;
+    for (int i = 0; i < 20; ++i) many += dated_report(fmt::format("n{}", i), "2026-11-29T10:00:00Z", "pass") + "\n";
+    read_text(many, "m", chunked, small);
+    CHECK(chunked.problems.empty());
+    CHECK(chunked.reports.size() == 20);
 }

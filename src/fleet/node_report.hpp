@@ -1,0 +1,72 @@
+// One report as fleet keeps it: what the summary needs of a node's doctor or devices report, typed and
+// checked where it was read (report_reader.hpp), and nothing else, so that a fleet's memory grows with
+// its nodes, not with the size of their reports. A fabric-matrix report keeps its results for the matrix.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "doctor/check.hpp"
+#include "fleet/node_status.hpp"
+
+namespace cumemctl::fleet {
+
+enum class ReportKind { doctor, devices, fabric_matrix };
+
+// A GPU as a doctor report's "gpus" list names it.
+struct ReportedGpu {
+    long long ordinal = -1;
+    std::string uuid, pci_bus_id;
+    std::optional<int> nvml_index;
+};
+
+// A doctor check that did not pass or skip, or a memory-health check (whatever its status).
+struct ReportedCheck {
+    std::string check;
+    doctor::CheckStatus status = doctor::CheckStatus::fail;
+    std::optional<int> device;
+    bool names_gpu = false;  // the check carries its GPU's uuid itself (else the report's "gpus" list does)
+    std::string uuid, pci_bus_id;
+    std::optional<int> nvml_index;
+    std::string reason, remedy;
+    std::string details_uuid;  // details.uuid (memory-health's GPU)
+};
+
+// One doctor or devices report of a node.
+struct NodeReport {
+    std::size_t source = 0;  // index into the inputs' names
+    int document = 0;        // its place in that input, from 1
+    ReportKind kind = ReportKind::doctor;
+    std::string host;
+    std::string timestamp;
+    std::optional<std::chrono::system_clock::time_point> when;  // the timestamp parsed; none where it does not
+    bool ok = true;
+    std::string first_error;  // errors[0].message of a report that was not ok
+    bool driver_loaded = false;
+    std::string driver_version = "?", tool_version = "?";
+    std::optional<long long> device_count;
+    // doctor: the worst of the run's own status and its checks' (never milder than a check says).
+    NodeStatus status = NodeStatus::unknown;
+    std::vector<ReportedGpu> gpus;
+    std::vector<ReportedCheck> checks;  // doctor: in the report's order
+    std::optional<std::string> kernel_module;
+    std::vector<std::string> device_names;
+    std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text
+    std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
+};
+
+// A fabric-matrix report: its node and results, for the matrix (matrix/matrix.hpp).
+struct MatrixReport {
+    std::size_t source = 0;
+    std::string host;
+    nlohmann::json results;
+};
+
+}  // namespace cumemctl::fleet

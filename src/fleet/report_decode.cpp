@@ -1,0 +1,532 @@
+#include "fleet/report_decode.hpp"
+
+#include <algorithm>
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "fleet/report_reader.hpp"
+#include "report/report.hpp"
+#include "util/host.hpp"
+
+namespace cumemctl::fleet {
+namespace {
+
+using Type = JsonCursor::Type;
+
+// A report that parses but is not what cumemctl writes: its node becomes an error.
+class Malformed : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+// The place of `key` among an object's `names`, or -1; a name given twice in one object is malformed
+// (two readers could each take another of its values).
+template <std::size_t N>
+int member(std::string_view key, const std::array<std::string_view, N>& names, std::uint32_t& seen) {
+    static_assert(N <= 32);
+    const auto it = std::find(names.begin(), names.end(), key);
+    if (it == names.end()) return -1;
+    const auto bit = std::uint32_t{1} << (it - names.begin());
+    if ((seen & bit) != 0) throw Malformed(fmt::format("\"{}\" is given twice in one object", key));
+    seen |= bit;
+    return static_cast<int>(it - names.begin());
+}
+
+std::string text_or_null(JsonCursor& c) {
+    if (c.peek() != Type::null) return c.read_string();
+    c.read_null();
+    return {};
+}
+
+// A whole number from `low` up to INT_MAX, or none for null.
+std::optional<int> int_or_null(JsonCursor& c, long long low = 0) {
+    if (c.peek() == Type::null) {
+        c.read_null();
+        return std::nullopt;
+    }
+    const long long v = c.read_integer();
+    if (v < low || v > INT_MAX) throw JsonTypeError(fmt::format("{} is out of range", v));
+    return static_cast<int>(v);
+}
+
+// A value as a table cell: yes/no, unknown for null, lists joined with commas ("none" when empty).
+std::string value_text(JsonCursor& c) {
+    switch (c.peek()) {
+        case Type::boolean:
+            return c.read_bool() ? "yes" : "no";
+        case Type::null:
+            c.read_null();
+            return "unknown";
+        case Type::string:
+            return c.read_string();
+        case Type::array: {
+            std::vector<std::string> parts;
+            c.begin_array();
+            while (c.next_item()) parts.push_back(value_text(c));
+            return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ","));
+        }
+        default:
+            try {
+                return nlohmann::json::parse(c.raw_value()).dump();
+            } catch (const nlohmann::json::exception&) {
+                throw JsonTypeError("a value that is not valid JSON text");
+            }
+    }
+}
+
+void read_capabilities(JsonCursor& c, std::map<std::string, std::set<std::string>>& into) {
+    c.begin_object();
+    std::string key;
+    while (c.next_key(key)) {
+        if (key == "host_numa_id") {
+            c.skip();
+        } else {
+            into[key].insert(value_text(c));
+        }
+    }
+}
+
+// What fleet reads of a doctor check's details.
+struct Details {
+    std::string uuid;
+    std::optional<std::string> kernel_module;
+    std::vector<std::string> names;
+    std::map<std::string, std::set<std::string>> capabilities;
+};
+
+constexpr std::array<std::string_view, 4> kDetailKeys{doctor::kDetailUuid, doctor::kDetailKernelModule,
+                                                      doctor::kDetailNames, doctor::kDetailCapabilities};
+
+Details read_details(JsonCursor& c) {
+    Details d;
+    if (c.peek() != Type::object) {
+        c.skip();
+        return d;
+    }
+    c.begin_object();
+    std::uint32_t seen = 0;
+    std::string key;
+    while (c.next_key(key)) {
+        switch (member(key, kDetailKeys, seen)) {
+            case 0:
+                d.uuid = text_or_null(c);
+                break;
+            case 1:
+                if (c.peek() == Type::string) {
+                    d.kernel_module = c.read_string();
+                } else {
+                    c.skip();
+                }
+                break;
+            case 2:
+                c.begin_array();
+                while (c.next_item()) d.names.push_back(c.read_string());
+                break;
+            case 3:
+                read_capabilities(c, d.capabilities);
+                break;
+            default:
+                c.skip();
+        }
+    }
+    return d;
+}
+
+constexpr std::array<std::string_view, 9> kCheckKeys{"check",      "status", "device", "uuid",   "pci_bus_id",
+                                                     "nvml_index", "reason", "remedy", "details"};
+
+// One check of a doctor report; its details feed the report's properties.
+ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
+    ReportedCheck k;
+    std::optional<std::string> name, status;
+    Details d;
+    c.begin_object();
+    std::uint32_t seen = 0;
+    std::string key;
+    while (c.next_key(key)) {
+        switch (member(key, kCheckKeys, seen)) {
+            case 0:
+                name = c.read_string();
+                break;
+            case 1:
+                status = c.read_string();
+                break;
+            case 2:
+                k.device = int_or_null(c);
+                break;
+            case 3:
+                k.names_gpu = true;
+                k.uuid = text_or_null(c);
+                break;
+            case 4:
+                k.pci_bus_id = text_or_null(c);
+                break;
+            case 5:
+                k.nvml_index = int_or_null(c);
+                break;
+            case 6:
+                k.reason = text_or_null(c);
+                break;
+            case 7:
+                k.remedy = text_or_null(c);
+                break;
+            case 8:
+                d = read_details(c);
+                break;
+            default:
+                c.skip();
+        }
+    }
+    k.check = name.value_or("?");
+    const auto parsed = doctor::parse_status(status.value_or(""));
+    if (!parsed) throw Malformed(fmt::format("check '{}' has status '{}'", k.check, status.value_or("")));
+    k.status = *parsed;
+    k.details_uuid = std::move(d.uuid);
+    if (k.check == doctor::kCheckDriver && d.kernel_module) r.kernel_module = std::move(d.kernel_module);
+    if (k.check == doctor::kCheckDevices) r.device_names.insert(r.device_names.end(), d.names.begin(), d.names.end());
+    if (k.check == doctor::kCheckCapabilities) {
+        for (auto& [cap, values] : d.capabilities) r.capabilities[cap].merge(values);
+    }
+    return k;
+}
+
+constexpr std::array<std::string_view, 4> kGpuKeys{"ordinal", "uuid", "pci_bus_id", "nvml_index"};
+
+ReportedGpu read_gpu(JsonCursor& c) {
+    ReportedGpu g;
+    c.begin_object();
+    std::uint32_t seen = 0;
+    std::string key;
+    while (c.next_key(key)) {
+        switch (member(key, kGpuKeys, seen)) {
+            case 0:
+                g.ordinal = c.read_integer();
+                break;
+            case 1:
+                g.uuid = text_or_null(c);
+                break;
+            case 2:
+                g.pci_bus_id = text_or_null(c);
+                break;
+            case 3:
+                g.nvml_index = int_or_null(c);
+                break;
+            default:
+                c.skip();
+        }
+    }
+    return g;
+}
+
+// One GPU of a devices report: its name and capabilities.
+void read_device(JsonCursor& c, NodeReport& r) {
+    c.begin_object();
+    std::string name, key;
+    std::uint32_t seen = 0;
+    constexpr std::array<std::string_view, 2> kKeys{"name", "capabilities"};
+    while (c.next_key(key)) {
+        switch (member(key, kKeys, seen)) {
+            case 0:
+                name = text_or_null(c);
+                break;
+            case 1:
+                read_capabilities(c, r.capabilities);
+                break;
+            default:
+                c.skip();
+        }
+    }
+    r.device_names.push_back(std::move(name));
+}
+
+// A list, each item read by `item`, which names the item in what it throws.
+template <class F>
+void read_list(JsonCursor& c, std::string_view what, F item) {
+    c.begin_array();
+    for (int i = 0; c.next_item(); ++i) {
+        try {
+            item(c);
+        } catch (const JsonTypeError& e) {
+            throw Malformed(fmt::format("{}[{}]: {}", what, i, e.what()));
+        }
+    }
+}
+
+constexpr std::array<std::string_view, 5> kResultKeys{"status", "device_count", "gpus", "checks", "devices"};
+
+// The results of a doctor or devices report. Returns the run's own status text (doctor), if any.
+std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus& worst) {
+    std::optional<std::string> status;
+    c.begin_object();
+    std::uint32_t seen = 0;
+    std::string key;
+    while (c.next_key(key)) {
+        switch (member(key, kResultKeys, seen)) {
+            case 0:
+                status = text_or_null(c);
+                break;
+            case 1: {
+                if (c.peek() == Type::number) {
+                    r.device_count = c.read_integer();
+                } else {
+                    c.skip();
+                }
+                break;
+            }
+            case 2:
+                read_list(c, "gpus", [&](JsonCursor& g) { r.gpus.push_back(read_gpu(g)); });
+                break;
+            case 3:
+                read_list(c, "checks", [&](JsonCursor& k) {
+                    ReportedCheck check = read_check(k, r);
+                    if (node_severity(node_status(check.status)) > node_severity(worst))
+                        worst = node_status(check.status);
+                    if (check.status != doctor::CheckStatus::pass && check.status != doctor::CheckStatus::skip)
+                        r.checks.push_back(std::move(check));
+                    else if (check.check == doctor::kCheckMemoryHealth)
+                        r.checks.push_back(std::move(check));
+                });
+                break;
+            case 4:
+                // A devices report lists its GPUs here; doctor lists the ordinals it examined.
+                if (r.kind == ReportKind::devices) {
+                    read_list(c, "devices", [&](JsonCursor& d) { read_device(d, r); });
+                } else {
+                    c.skip();
+                }
+                break;
+            default:
+                c.skip();
+        }
+    }
+    return status;
+}
+
+// The raw text of each member of a report's envelope that fleet reads.
+struct Envelope {
+    std::string_view schema, command, host, timestamp, ok, errors, driver, tool, results;
+};
+
+// A doctor or devices report's results, decoded while the envelope was read (its command came first,
+// as cumemctl writes it), so that the bulk of a report is read once.
+struct EarlyResults {
+    bool decoded = false;
+    NodeReport report;
+    std::optional<std::string> status;
+    NodeStatus worst = NodeStatus::unknown;
+};
+
+constexpr std::array<std::string_view, 9> kEnvelopeKeys{"schema", "command", "host", "timestamp", "ok",
+                                                        "errors", "driver",  "tool", "results"};
+
+std::optional<std::string> text_member(std::string_view raw, int max_depth);
+std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus& worst);
+
+// Decodes the results at the cursor into `early` where the command already read names a node's report.
+bool read_results_early(JsonCursor& c, const Envelope& e, EarlyResults* early, int depth) {
+    if (early == nullptr || early->decoded || e.command.empty() || !e.results.empty()) return false;
+    const auto command = text_member(e.command, depth);
+    if (command != "doctor" && command != "devices") return false;
+    early->report.kind = command == "doctor" ? ReportKind::doctor : ReportKind::devices;
+    early->status = read_results(c, early->report, early->worst);
+    early->decoded = true;
+    return true;
+}
+
+// Reads the top-level object, keeping each member's text; a member given twice is named in `twice`.
+// A type error in results decoded early throws (JsonTypeError, Malformed): the caller reads again.
+Envelope read_envelope(JsonCursor& c, std::string& twice, EarlyResults* early, int depth) {
+    Envelope e;
+    std::array<std::string_view*, 9> slots{&e.schema, &e.command, &e.host, &e.timestamp, &e.ok,
+                                           &e.errors, &e.driver,  &e.tool, &e.results};
+    c.begin_object();
+    std::string key;
+    while (c.next_key(key)) {
+        const auto it = std::find(kEnvelopeKeys.begin(), kEnvelopeKeys.end(), key);
+        if (it == kEnvelopeKeys.end()) {
+            c.skip();
+            continue;
+        }
+        std::string_view& slot = *slots[static_cast<std::size_t>(it - kEnvelopeKeys.begin())];
+        if (!slot.empty() && twice.empty()) twice = key;
+        const std::size_t start = c.offset();
+        if (&slot == &e.results && read_results_early(c, e, early, depth)) {
+            slot = c.read_since(start);
+            continue;
+        }
+        slot = c.raw_value();
+    }
+    return e;
+}
+
+// Reads one member's text with `read`; a value of the wrong type is malformed, naming the member.
+template <class F>
+void decode_member(std::string_view raw, std::string_view name, int max_depth, F read) {
+    if (raw.empty()) return;
+    JsonCursor c(raw, max_depth);
+    try {
+        read(c);
+    } catch (const JsonTypeError& e) {
+        throw Malformed(fmt::format("{}: {}", name, e.what()));
+    }
+}
+
+// A field that is text, or none (absent, or another type).
+std::optional<std::string> text_member(std::string_view raw, int max_depth) {
+    std::optional<std::string> out;
+    if (raw.empty()) return out;
+    JsonCursor c(raw, max_depth);
+    if (c.peek() == Type::string) out = c.read_string();
+    return out;
+}
+
+void read_driver_and_tool(const Envelope& e, NodeReport& r, int depth) {
+    decode_member(e.driver, "driver", depth, [&](JsonCursor& c) {
+        c.begin_object();
+        std::string key, version = "?";
+        while (c.next_key(key)) {
+            if (key == "loaded") {
+                r.driver_loaded = c.read_bool();
+            } else if (key == "version_string" && c.peek() == Type::string) {
+                version = c.read_string();
+            } else {
+                c.skip();
+            }
+        }
+        r.driver_version = r.driver_loaded ? version : "not loaded";
+    });
+    if (e.driver.empty()) r.driver_version = "not loaded";
+    decode_member(e.tool, "tool", depth, [&](JsonCursor& c) {
+        c.begin_object();
+        std::string key;
+        while (c.next_key(key)) {
+            if (key == "version" && c.peek() == Type::string) {
+                r.tool_version = c.read_string();
+            } else {
+                c.skip();
+            }
+        }
+    });
+}
+
+void read_outcome(const Envelope& e, NodeReport& r, int depth) {
+    decode_member(e.ok, "ok", depth, [&](JsonCursor& c) { r.ok = c.read_bool(); });
+    decode_member(e.errors, "errors", depth, [&](JsonCursor& c) {
+        c.begin_array();
+        for (bool first = true; c.next_item(); first = false) {
+            if (!first || c.peek() != Type::object) {
+                c.skip();
+                continue;
+            }
+            c.begin_object();
+            std::string key;
+            while (c.next_key(key)) {
+                if (key == "message" && c.peek() == Type::string) {
+                    r.first_error = c.read_string();
+                } else {
+                    c.skip();
+                }
+            }
+        }
+    });
+}
+
+// A doctor report's status: the worst of its own and its checks', never milder than a check says.
+void judge_doctor(NodeReport& r, const std::optional<std::string>& status, NodeStatus worst) {
+    NodeStatus own = NodeStatus::unknown;
+    if (status) {
+        own = parse_node_status(*status);
+        if (own == NodeStatus::unknown) throw Malformed(fmt::format("its status '{}' is none of doctor's", *status));
+    } else if (!r.ok) {
+        own = NodeStatus::error;
+    }
+    r.status = node_severity(own) >= node_severity(worst) ? own : worst;
+}
+
+NodeReport node_report(const Envelope& e, ReportKind kind, std::string host, int depth, EarlyResults* early) {
+    const bool decoded = early != nullptr && early->decoded && early->report.kind == kind;
+    NodeReport r = decoded ? std::move(early->report) : NodeReport{};
+    r.kind = kind;
+    r.host = std::move(host);
+    if (auto t = text_member(e.timestamp, depth)) {
+        r.timestamp = std::move(*t);
+        r.when = parse_utc_timestamp(r.timestamp);
+    }
+    try {
+        read_outcome(e, r, depth);
+        read_driver_and_tool(e, r, depth);
+        std::optional<std::string> status = decoded ? early->status : std::nullopt;
+        NodeStatus worst = decoded ? early->worst : NodeStatus::unknown;
+        if (!decoded)
+            decode_member(e.results, "results", depth, [&](JsonCursor& c) { status = read_results(c, r, worst); });
+        if (kind == ReportKind::doctor) judge_doctor(r, status, worst);
+        r.checks.shrink_to_fit();  // kept until the summary: a fleet holds one per node
+        r.gpus.shrink_to_fit();
+    } catch (const Malformed& m) {
+        r.malformed = m.what();
+    }
+    return r;
+}
+
+Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, EarlyResults* early) {
+    if (text_member(e.schema, depth).value_or("") != kSchemaName)
+        return NotAReport{fmt::format("not a cumemctl report (it has no \"schema\": \"{}\")", kSchemaName)};
+    const auto command = text_member(e.command, depth);
+    if (!command) return NotAReport{"a cumemctl report without a \"command\" that names the command it came from"};
+    const auto host = text_member(e.host, depth);
+    if (*command == "fabric-matrix") {
+        MatrixReport m;
+        m.host = host.value_or("");
+        try {
+            if (!e.results.empty()) m.results = nlohmann::json::parse(e.results);
+        } catch (const nlohmann::json::exception&) {
+            return NotAReport{"a fabric-matrix report whose results are not valid JSON text"};
+        }
+        return m;
+    }
+    if (*command != "doctor" && *command != "devices")
+        return NotAReport{
+            fmt::format("a report of '{}': fleet reads doctor, devices and fabric-matrix reports", *command)};
+    if (twice == "host") return NotAReport{"it gives its \"host\" twice"};
+    if (!host) return NotAReport{"it names no host (\"host\" is missing or not text)"};
+    if (!is_host_name(*host))
+        return NotAReport{
+            fmt::format("its host '{}' is not a host name: one name of letters, digits, '.', '-' and "
+                        "'_' (no host list, comma, space or control character)",
+                        *host)};
+    NodeReport r = node_report(e, *command == "doctor" ? ReportKind::doctor : ReportKind::devices, *host, depth, early);
+    if (!twice.empty() && r.malformed.empty()) r.malformed = fmt::format("it gives \"{}\" twice", twice);
+    return r;
+}
+
+}  // namespace
+
+Decoded decode_document(JsonCursor& cursor, int max_depth) {
+    if (cursor.peek() != Type::object) {
+        cursor.skip();
+        return NotAReport{fmt::format("not a cumemctl report (it has no \"schema\": \"{}\")", kSchemaName)};
+    }
+    // Once, decoding the results as they come; where they hold a value of another type, again from the
+    // start, keeping each member's text, so that the report's other members still name its node.
+    JsonCursor again = cursor;
+    try {
+        std::string twice;
+        EarlyResults early;
+        const Envelope e = read_envelope(cursor, twice, &early, max_depth);
+        return decode_envelope(e, twice, max_depth, &early);
+    } catch (const JsonTypeError&) {
+    } catch (const Malformed&) {
+    }
+    cursor = again;
+    std::string twice;
+    const Envelope e = read_envelope(cursor, twice, nullptr, max_depth);
+    return decode_envelope(e, twice, max_depth, nullptr);
+}
+
+}  // namespace cumemctl::fleet
