@@ -1,5 +1,6 @@
 // `cumemctl fleet FILE...`: one summary of many nodes' doctor and devices reports.
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include <fmt/format.h>
@@ -237,9 +238,10 @@ Table nodes_table(const FleetSummary& s) {
     struct Group {
         NodeStatus status;
         std::vector<std::string> key;  // driver, gpus, what did not pass
-        std::vector<std::string> hosts;
+        std::vector<const NodeSummary*> nodes;
     };
     std::vector<Group> groups;
+    std::map<std::pair<NodeStatus, std::vector<std::string>>, std::size_t> group_of;
     std::vector<std::string> passing;
     for (const auto& n : s.nodes) {
         if (n.status == NodeStatus::pass) {
@@ -251,10 +253,9 @@ Table nodes_table(const FleetSummary& s) {
             return it == n.properties.end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
         };
         std::vector<std::string> key{prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
-        auto it = std::find_if(groups.begin(), groups.end(),
-                               [&](const Group& g) { return g.status == n.status && g.key == key; });
-        if (it == groups.end()) it = groups.insert(groups.end(), Group{n.status, std::move(key), {}});
-        it->hosts.push_back(n.host);
+        const auto [it, added] = group_of.try_emplace({n.status, key}, groups.size());
+        if (added) groups.push_back(Group{n.status, std::move(key), {}});
+        groups[it->second].nodes.push_back(&n);
     }
     std::stable_sort(groups.begin(), groups.end(),
                      [](const Group& a, const Group& b) { return node_severity(a.status) > node_severity(b.status); });
@@ -265,8 +266,10 @@ Table nodes_table(const FleetSummary& s) {
         {},
         true};
     for (const auto& g : groups) {
+        std::vector<std::string> hosts;
+        for (const NodeSummary* n : g.nodes) hosts.push_back(n->host);
         t.rows.push_back(
-            {compress_hostlist(g.hosts), std::string(node_status_name(g.status)), g.key[0], g.key[1], g.key[2]});
+            {compress_hostlist(hosts), std::string(node_status_name(g.status)), g.key[0], g.key[1], g.key[2]});
     }
     if (t.rows.empty()) t.columns.clear();
     // Each failed check with its GPU, worst node first (--json lists them all).
@@ -274,14 +277,12 @@ Table nodes_table(const FleetSummary& s) {
     std::vector<std::string> lines;
     std::size_t count = 0;
     for (const auto& g : groups) {
-        for (const auto& host : g.hosts) {
-            const auto n =
-                std::find_if(s.nodes.begin(), s.nodes.end(), [&](const NodeSummary& x) { return x.host == host; });
+        for (const NodeSummary* n : g.nodes) {
             for (const auto& f : n->failures) {
-                if (++count <= kShown) lines.push_back(failure_line(host, f));
+                if (++count <= kShown) lines.push_back(failure_line(n->host, f));
             }
             if (n->status == NodeStatus::stale && ++count <= kShown)
-                lines.push_back(fmt::format("{}: {}", host, n->error));
+                lines.push_back(fmt::format("{}: {}", n->host, n->error));
         }
     }
     if (count > kShown) lines.push_back(fmt::format("... and {} more (--json lists every one)", count - kShown));
@@ -393,34 +394,49 @@ void add_rank_matrices(Report& report, const FleetInputs& inputs, nlohmann::json
 }
 
 // A whole matrix that one report holds (--local on one node, --summary of a folder): its mode, run,
-// ranks, failed pairs and verdict, each of the type the schema gives; none where it holds none or a
-// field has another type.
+// ranks, failed pairs and verdict, and the matrix as fleet writes it again.
 struct WholeMatrix {
     std::string mode, run;
     long long ranks = 0, failed = 0;
     bool passed = false;
+    nlohmann::json matrix;
 };
-std::optional<WholeMatrix> whole_matrix(const nlohmann::json& results) {
+
+// Whether a matrix object has the shape the schema gives it: its counts and verdict of their types,
+// a rank's identity and a row of cells for each of its ranks.
+bool matrix_shaped(const nlohmann::json& m) {
+    auto has = [&](const char* key, auto is) { return m.contains(key) && is(m[key]); };
+    if (!has("run", [](const auto& v) { return v.is_string(); }) ||
+        !has("ranks", [](const auto& v) { return v.is_number_integer() && v >= 1 && v <= matrix::kMaxRanks; }) ||
+        !has("failed_pairs", [](const auto& v) { return v.is_number_integer() && v >= 0; }) ||
+        !has("passed", [](const auto& v) { return v.is_boolean(); }) ||
+        !has("rank_info", [](const auto& v) { return v.is_array(); }) ||
+        !has("cells", [](const auto& v) { return v.is_array(); }))
+        return false;
+    const auto ranks = m["ranks"].get<std::size_t>();
+    if (m["rank_info"].size() != ranks || m["cells"].size() != ranks) return false;
+    return std::all_of(m["cells"].begin(), m["cells"].end(),
+                       [&](const nlohmann::json& row) { return row.is_array() && row.size() == ranks; });
+}
+
+// The whole matrix of a report, none where it holds none; `unreadable` where it holds one that is not
+// of the schema's shape.
+std::optional<WholeMatrix> whole_matrix(const nlohmann::json& results, bool& unreadable) {
+    unreadable = false;
     if (!results.is_object()) return std::nullopt;
     const auto mode = results.find("mode");
     const auto matrix = results.find("matrix");
-    if (mode == results.end() || !mode->is_string() || matrix == results.end() || !matrix->is_object())
+    if (mode == results.end() || !mode->is_string() || matrix == results.end()) return std::nullopt;
+    if (*mode != "local" && *mode != "summary") return std::nullopt;
+    if (!matrix->is_object() || !matrix_shaped(*matrix)) {
+        unreadable = true;
         return std::nullopt;
+    }
     const nlohmann::json& m = *matrix;
-    WholeMatrix w{mode->get<std::string>(), {}, 0, 0, false};
-    if (w.mode != "local" && w.mode != "summary") return std::nullopt;
-    const auto run = m.find("run");
-    const auto ranks = m.find("ranks");
-    const auto failed = m.find("failed_pairs");
-    const auto passed = m.find("passed");
-    if (run == m.end() || !run->is_string() || ranks == m.end() || !ranks->is_number_integer() || failed == m.end() ||
-        !failed->is_number_integer() || passed == m.end() || !passed->is_boolean())
-        return w;  // passed stays false: a matrix that cannot be read is no pass
-    w.run = run->get<std::string>();
-    w.ranks = std::clamp<long long>(ranks->get<long long>(), 0, matrix::kMaxRanks);
-    w.failed = failed->get<long long>();
-    w.passed = passed->get<bool>();
-    return w;
+    nlohmann::json kept;
+    for (const char* key : {"run", "ranks", "passed", "failed_pairs", "rank_info", "cells"}) kept[key] = m[key];
+    return WholeMatrix{mode->get<std::string>(),           m["run"].get<std::string>(), m["ranks"].get<long long>(),
+                       m["failed_pairs"].get<long long>(), m["passed"].get<bool>(),     std::move(kept)};
 }
 
 // The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
@@ -435,10 +451,15 @@ void add_fabric_matrices(Report& report, const FleetInputs& inputs, std::vector<
                 {},
                 {}};
     for (const auto& r : inputs.matrices) {
-        const auto w = whole_matrix(r.results);
+        bool unreadable = false;
+        const auto w = whole_matrix(r.results, unreadable);
+        if (unreadable)
+            problems.push_back({inputs.sources[r.source],
+                                "a fabric-matrix report whose matrix is not of the shape "
+                                "the schema gives: it is left out"});
         if (!w) continue;
         if (w->mode == "summary" && std::find(runs.begin(), runs.end(), w->run) != runs.end()) continue;
-        out.push_back(r.results["matrix"]);
+        out.push_back(w->matrix);
         whole.rows.push_back({inputs.sources[r.source], r.host, w->mode, std::to_string(w->ranks * w->ranks),
                               std::to_string(w->failed)});
         if (!w->passed) report.mark_failed();

@@ -170,7 +170,8 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Node
     }
     if (!why.empty()) return broken_node(host, node.sources, why);
     const NodeReport* doctor = speaking_doctor(doctors, expect);
-    node.timestamp = (doctor != nullptr ? doctor : latest)->timestamp;
+    const NodeReport* dated = doctor != nullptr ? doctor : latest;
+    if (dated->when) node.timestamp = dated->timestamp;  // a time that cannot be read is not shown as one
     read_status(node, doctor, reports);
     read_properties(node, doctor, devices, *latest);
     return node;
@@ -228,8 +229,7 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
             n.status = NodeStatus::stale;
             n.error =
                 when ? fmt::format("its report is from {}, {} ago, more than {}", n.timestamp, format_age(age), allowed)
-                     : fmt::format("its report's time '{}' cannot be read: it may be older than {}", n.timestamp,
-                                   allowed);
+                     : fmt::format("its report has no time that can be read: it may be older than {}", allowed);
         }
     }
     std::set<std::string_view> seen;

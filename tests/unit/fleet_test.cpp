@@ -264,7 +264,8 @@ TEST_CASE("a report whose time cannot be read is stale under an age limit") {
     const FleetSummary s = summary_of({dated_report("gpu1", "yesterday", "pass")}, day);
     REQUIRE(s.nodes.size() == 1);
     CHECK(s.nodes[0].status == NodeStatus::stale);
-    CHECK(s.nodes[0].error.find("cannot be read") != std::string::npos);
+    CHECK(s.nodes[0].error.find("no time that can be read") != std::string::npos);
+    CHECK(s.nodes[0].timestamp.empty());
     CHECK(summary_of({dated_report("gpu1", "yesterday", "pass")}).nodes[0].status == NodeStatus::pass);
 }
 
