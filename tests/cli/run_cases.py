@@ -455,15 +455,64 @@ def main():
     args.python_dir = tempfile.mkdtemp(prefix="cumemctl-cli-python-")
     os.chmod(args.python_dir, 0o755)  # a case may run python3 as another user
     os.symlink(sys.executable, os.path.join(args.python_dir, "python3"))
+    shared = share_with_others(args)
     try:
         passed, failed, skipped = run_files(files, args, validator, left_out)
     finally:
         shutil.rmtree(args.python_dir, ignore_errors=True)
+        if shared:
+            shutil.rmtree(shared, ignore_errors=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")
     # A case to leave out that is not there (renamed, removed) is a mistake in the caller's list.
     for name in left_out:
         print(f"FAIL  --leave-out {name!r}: no such case")
     return 1 if failed or left_out or not passed else 0
+
+
+def reachable_by_others(path):
+    """Whether a user who is neither owner nor group can read `path`: every folder above it lets others
+    through, and the file lets them read it."""
+    path = os.path.abspath(path)
+    folder = os.path.dirname(path)
+    while True:
+        if not os.stat(folder).st_mode & 0o001:
+            return False
+        if folder == os.path.dirname(folder):
+            break
+        folder = os.path.dirname(folder)
+    return bool(os.stat(path).st_mode & 0o004)
+
+
+def share_with_others(args):
+    """Cases run cumemctl as other users (setpriv): where the build sits under a folder they cannot
+    enter (a clone under a 0700 home), the binary, the fakes and the profiles (with make_profile.py
+    beside them, as cases name it) are copied into a folder they can, and used from there. Returns that
+    folder, or None where nothing had to move."""
+    binaries = ("binary", "fake", "not_a_driver", "fake_nvml", "fake_nvml_minimal")
+    profiles = os.path.join(args.profiles, os.pardir, "make_profile.py")
+    if all(reachable_by_others(getattr(args, b)) for b in binaries) and reachable_by_others(profiles) and \
+            all(reachable_by_others(os.path.join(args.profiles, n)) for n in os.listdir(args.profiles)):
+        return None
+    shared = tempfile.mkdtemp(prefix="cumemctl-cli-shared-")
+    os.chmod(shared, 0o755)
+    for b in binaries:
+        src = getattr(args, b)
+        folder = os.path.join(shared, b)
+        os.mkdir(folder, 0o755)
+        dst = os.path.join(folder, os.path.basename(src))
+        shutil.copy2(src, dst)
+        os.chmod(dst, 0o755)
+        setattr(args, b, dst)
+    fake = os.path.join(shared, "fakecuda")
+    shutil.copytree(args.profiles, os.path.join(fake, "profiles"))
+    shutil.copy2(profiles, fake)
+    for root, dirs, names in os.walk(shared):
+        for n in dirs:
+            os.chmod(os.path.join(root, n), 0o755)
+        for n in names:
+            os.chmod(os.path.join(root, n), os.stat(os.path.join(root, n)).st_mode | 0o444)
+    args.profiles = os.path.join(fake, "profiles")
+    return shared
 
 
 def run_files(files, args, validator, left_out):
