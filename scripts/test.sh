@@ -118,12 +118,12 @@ else
 fi
 
 
-# libFuzzer over the /proc parsers (tests/fuzz): a bounded run of each target, side by side, from the seeds
+# libFuzzer over the /proc parsers and fleet's report reader (tests/fuzz): a bounded run of each target, side by side, from the seeds
 # in tests/fuzz/corpus; a crash leaves its input in build-fuzz/ and fails the run.
 fuzz() {
   local seconds=${FUZZ_SECONDS:-20} target status=0
   local -A pids=()
-  for target in proc_devices nvidia_params; do
+  for target in proc_devices nvidia_params fleet_reader; do
     mkdir -p "build-fuzz/corpus/$target"
     build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=5 -print_final_stats=1 \
       -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" \
