@@ -38,8 +38,8 @@ using Registrar = void (*)(CLI::App& root, const Globals& globals, Runner& runne
 // Loads the driver that the globals name (--libcuda, CUMEMCTL_LIBCUDA, libcuda.so.1).
 Driver open_driver(const Globals& globals);
 
-// Loads NVML as the globals name it (--libnvml, CUMEMCTL_LIBNVML, libnvidia-ml.so.1); never throws (a
-// library that cannot be used says why). Commands that use it load it on a thread of its own while the
+// Loads NVML as the globals name it (--libnvml, CUMEMCTL_LIBNVML, libnvidia-ml.so.1); throws only where
+// root would load a library that others can change (a library that cannot be used says why). Commands that use it load it on a thread of its own while the
 // driver initialises, so that it adds nothing to their time. `watched`: see nvml::Library::load.
 nvml::Library open_nvml(const Globals& globals, bool watched = false);
 

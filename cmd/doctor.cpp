@@ -22,6 +22,7 @@
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
 #include "doctor/summary_line.hpp"
+#include "imex/imex_service.hpp"
 #include "doctor_table.hpp"
 #include "gpu_labels.hpp"
 
@@ -96,6 +97,9 @@ struct DoctorCliOptions {
             throw Error(ExitCode::usage, fmt::format("invalid --imex-ctl '{}': {}", imex_ctl, std::strerror(errno)),
                         "give the path of an nvidia-imex-ctl this user may run, or leave --imex-ctl out");
         }
+        // As root, nvidia-imex-ctl (given, or found under the system root) is one that only root can change.
+        const std::string ctl = !imex_ctl.empty() ? imex_ctl : imex::find_imex_ctl(options.sysroot);
+        if (!ctl.empty()) imex::require_imex_ctl_safe(ctl);
         options.imex_config = imex_config, options.imex_ctl = imex_ctl;
         options.user = job_user(user);
         return options;

@@ -6,7 +6,7 @@
 # as /usr/bin/cumemctl, the glibc libraries that it, dash and the CUDA driver and NVML need (ld.so,
 # libc, libm, libdl, libpthread, librt), dash as /bin/sh (the manifests' loops), cat and chmod (the
 # node-problem-detector pod's init container copies the binary with them), minimal /etc/passwd and
-# /etc/group, and the copyright files of what it holds: all from the Debian 11 root of that architecture
+# /etc/group (root, cumemctl 65532 and nobody), and the copyright files of what it holds: all from the Debian 11 root of that architecture
 # (scripts/debian11-root.sh, build-release/root-ARCH), no base image. Entry point /usr/bin/cumemctl
 # (command doctor), NVIDIA_VISIBLE_DEVICES=all and NVIDIA_DRIVER_CAPABILITIES=compute,utility for the
 # NVIDIA container toolkit, the org.opencontainers.image.* labels.
@@ -93,8 +93,10 @@ rootfs() { # ARCH DIR
   elif [[ ! -e $dir/usr$interp ]]; then
     ln -s "$triplet/$loader" "$dir/usr$interp"
   fi
-  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$dir/etc/passwd"
-  printf 'root:x:0:\nnogroup:x:65534:\n' >"$dir/etc/group"
+  # cumemctl (65532): a numbered user of its own for pods that run as no one in particular
+  # (runAsUser: 65532, runAsNonRoot); the manifests that need root say why.
+  printf 'root:x:0:0:root:/root:/bin/sh\ncumemctl:x:65532:65532:cumemctl:/nonexistent:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/sh\n' >"$dir/etc/passwd"
+  printf 'root:x:0:\ncumemctl:x:65532:\nnogroup:x:65534:\n' >"$dir/etc/group"
   install -m 0644 packaging/deb/copyright "$dir/usr/share/doc/cumemctl/copyright"
   for f in libc6 dash coreutils; do install -m 0644 "$root/usr/share/doc/$f/copyright" "$dir/usr/share/doc/$f/copyright"; done
   chmod 0755 "$dir" && find "$dir" -type d -exec chmod 0755 {} + && chmod 1777 "$dir/tmp"

@@ -63,3 +63,35 @@ safe_path() {
   fi
   echo "$p"
 }
+#   safe_dir DIR
+# Makes the folder DIR (mode 0700) where it is missing, so that root may keep files in it: checks DIR
+# and every folder above it from / down, BEFORE anything is made or changed, and makes a missing folder
+# only in one that passed (mkdir of one name at a time, which never follows a link). Each must be a
+# folder, no symlink, owned by root (or this user), and writable by no one else; a folder above DIR may
+# be a sticky one such as /tmp (others can add names there but not rename or remove root's; what root
+# finds in it is checked in turn). Prints DIR and succeeds, or prints why not and fails; nothing is made
+# after the first folder that fails.
+safe_dir() {
+  local dir=$1 me p=/ part owner mode parts
+  me=$(id -u)
+  [[ $dir == /* ]] || { echo "$dir is not an absolute path"; return 1; }
+  IFS=/ read -ra parts <<<"${dir#/}"
+  for part in "" "${parts[@]}"; do
+    [[ $part == . ]] && continue
+    [[ $part == .. ]] && { echo "$dir names .., which could lead anywhere"; return 1; }
+    [[ -n $part ]] && p=${p%/}/$part
+    [[ -n $part || $p == / ]] || continue
+    if [[ ! -e $p && ! -L $p ]]; then
+      mkdir -m 0700 -- "$p" 2>/dev/null || { echo "cannot make $p"; return 1; }
+    fi
+    [[ ! -L $p ]] || { echo "$p is a symlink"; return 1; }
+    [[ -d $p ]] || { echo "$p is not a folder"; return 1; }
+    read -r owner mode < <(stat -c '%u %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+    if ((mode & 8#022)) && { [[ $p == "${dir%/}" || $p == "$dir" ]] || ! ((mode & 8#1000)); }; then
+      echo "others may write $p (mode $(printf '%04o' "$mode"))"
+      return 1
+    fi
+  done
+  echo "$p"
+}

@@ -10,6 +10,7 @@
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/watched_api.hpp"
+#include "util/file_mode.hpp"
 #include "util/phase_timing.hpp"
 
 namespace cumemctl {
@@ -21,6 +22,10 @@ std::string choose_libcuda(const std::string& explicit_path) {
 }
 
 Driver Driver::load(const std::string& library) {
+    require_safe_for_root(library, "the driver library",
+                          fmt::format("give {} (or CUMEMCTL_LIBCUDA) a library that only root can change, or "
+                                      "neither, for the system's {}",
+                                      setting_name(Setting::libcuda), kDefaultLibcuda));
     Driver d;
     d.info_.library = library;
     d.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);

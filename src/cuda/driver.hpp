@@ -36,8 +36,9 @@ struct EntryLookup {
 // the driver left the status as it was.
 std::string proc_status_name(CUdriverProcAddressQueryResult status);
 
-// A loaded (or not loaded) driver library with its resolved entry points. Loading never throws: a
-// driver that cannot be used says why in info().error.
+// A loaded (or not loaded) driver library with its resolved entry points. Loading throws only where
+// root would load a library that others can change (Error, permission: require_safe_for_root); any
+// other driver that cannot be used says why in info().error.
 class Driver {
 public:
     // dlopen()s `library`, finds cuGetProcAddress_v2 with dlsym and resolves the table through it.

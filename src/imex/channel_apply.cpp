@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "util/unique_fd.hpp"
+
 namespace cumemctl::imex {
 namespace {
 
@@ -31,6 +33,11 @@ Step failed(const char* call) {
     return Step{errno, call};
 }
 
+// What a step says when the file at a name is not the node it made or found: another process swapped
+// it, and it is left alone.
+constexpr int kSwapped = ESTALE;
+constexpr const char* kSwappedCall = "fstat (another file took the node's name)";
+
 // A name no other run uses: ".channel7.cumemctl-PID-SEQ-RANDOM" (hidden, not "channel*").
 std::string temp_name(const std::string& name) {
     static std::atomic<unsigned> sequence{0};
@@ -40,23 +47,61 @@ std::string temp_name(const std::string& name) {
     return fmt::format(".{}.cumemctl-{}-{}-{:08x}", name, ::getpid(), sequence++, random);
 }
 
-// chmod without following a link. glibc does it through O_PATH and /proc/self/fd (or fchmodat2); where
-// that is not possible (EOPNOTSUPP: an old glibc, no /proc), the node is looked at again and, still a
-// device node, changed with a plain fchmodat.
-Step chmod_node(int dir_fd, const std::string& name, mode_t mode) {
-    if (::fchmodat(dir_fd, name.c_str(), mode, AT_SYMLINK_NOFOLLOW) == 0) return {};
-    if (errno != EOPNOTSUPP && errno != ENOTSUP) return failed("fchmodat");
-    const Observation again = observe_node(dir_fd, name);
-    if (again.error != 0) return Step{again.error, "fstatat"};
-    if (again.state.kind != NodeKind::char_device && again.state.kind != NodeKind::block_device) {
-        return Step{ELOOP, "fchmodat"};
-    }
-    if (::fchmodat(dir_fd, name.c_str(), mode, 0) != 0) return failed("fchmodat");
+// The node at `name`, opened without following a link and without opening its device (O_PATH), and
+// checked through that descriptor to be the character device `want`: every later change goes through
+// the descriptor, so no name swapped in meanwhile is ever changed. `made`: this run made it a moment
+// ago (owned by this process's user, mode 0, one link), so a node put there by anyone else is refused.
+Step open_node(int dir_fd, const std::string& name, const NodeSpec& want, bool made, UniqueFd& node, struct stat& st) {
+    node.reset(::openat(dir_fd, name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    if (!node.valid()) return failed("openat");
+    if (::fstat(node.get(), &st) != 0) return failed("fstat");
+    const bool right =
+        S_ISCHR(st.st_mode) && major(st.st_rdev) == want.major && minor(st.st_rdev) == want.channel_minor();
+    const bool ours = st.st_uid == ::geteuid() && st.st_nlink == 1 && (st.st_mode & 07777) == 0;
+    if (!right || (made && !ours)) return Step{kSwapped, kSwappedCall};
     return {};
 }
 
-// Makes the node under a temporary name, mode 0 until its owner is set, then moves it into place:
-// `exclusive` keeps an existing node (EEXIST), otherwise the rename replaces it atomically.
+// chmod through the node's descriptor: an O_PATH descriptor takes no fchmod, so through its
+// /proc/self/fd entry, which names the open file itself, never a path looked up again. Without /proc
+// it fails: nothing is changed by name.
+Step chmod_node(int node_fd, mode_t mode) {
+    const std::string self = fmt::format("/proc/self/fd/{}", node_fd);
+    if (::chmod(self.c_str(), mode) != 0) return failed("chmod /proc/self/fd");
+    return {};
+}
+
+Step chown_node(int node_fd, uid_t uid, gid_t gid) {
+    if (::fchownat(node_fd, "", uid, gid, AT_EMPTY_PATH) != 0) return failed("fchownat");
+    return {};
+}
+
+// Whether `name` is now the node open as `st` (after a rename by name).
+bool same_node(int dir_fd, const std::string& name, const struct stat& st) {
+    struct stat now {};
+    return ::fstatat(dir_fd, name.c_str(), &now, AT_SYMLINK_NOFOLLOW) == 0 && now.st_ino == st.st_ino &&
+           now.st_dev == st.st_dev;
+}
+
+// Puts the finished node, open as `node_fd`, at `name`. `exclusive`: a link to the open node itself
+// (linkat AT_EMPTY_PATH, root's CAP_DAC_READ_SEARCH), which never replaces a node (EEXIST) and never
+// links whatever another process put at the temporary name. Otherwise the rename of the temporary
+// name replaces the node atomically; `renamed` says the temporary name is gone.
+Step move_into_place(int dir_fd, int node_fd, const std::string& tmp, const std::string& name, bool exclusive,
+                     bool& renamed) {
+    if (exclusive) {
+        if (::linkat(node_fd, "", dir_fd, name.c_str(), AT_EMPTY_PATH) == 0) return {};
+        // ENOENT: the open node lost its last name (another file took the temporary one).
+        return errno == ENOENT ? Step{kSwapped, kSwappedCall} : failed("linkat");
+    }
+    renamed = ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) == 0;
+    return renamed ? Step{} : failed("renameat");
+}
+
+// Makes the node under a temporary name, mode 0 until its owner is set, sets owner and mode through
+// its descriptor, then puts it in place. What another process renames over the temporary name is
+// never changed, and never linked into place; a rename that replaces a node (--force) checks after the
+// fact that the node in place is the one made.
 Step make_node(int dir_fd, const std::string& name, const NodeSpec& want, bool exclusive) {
     std::string tmp;
     for (int attempt = 0;; ++attempt) {
@@ -64,38 +109,40 @@ Step make_node(int dir_fd, const std::string& name, const NodeSpec& want, bool e
         if (::mknodat(dir_fd, tmp.c_str(), S_IFCHR | 0, makedev(want.major, want.channel_minor())) == 0) break;
         if (errno != EEXIST || attempt == 3) return failed("mknodat");
     }
-    Step step;
+    UniqueFd node;
+    struct stat st {};
+    Step step = open_node(dir_fd, tmp, want, true, node, st);
+    // What another process put at the temporary name is not ours to remove.
+    if (step.error == kSwapped) return step;
+    if (step.error == 0) step = chown_node(node.get(), want.uid, want.gid);
+    if (step.error == 0) step = chmod_node(node.get(), want.mode);
     bool renamed = false;
-    if (::fchownat(dir_fd, tmp.c_str(), want.uid, want.gid, AT_SYMLINK_NOFOLLOW) != 0) step = failed("fchownat");
-    if (step.error == 0) step = chmod_node(dir_fd, tmp, want.mode);
-    if (step.error == 0 && !exclusive) {
-        renamed = ::renameat(dir_fd, tmp.c_str(), dir_fd, name.c_str()) == 0;
-        if (!renamed) step = failed("renameat");
-    } else if (step.error == 0) {
-        renamed = ::renameat2(dir_fd, tmp.c_str(), dir_fd, name.c_str(), RENAME_NOREPLACE) == 0;
-        if (!renamed) step = failed("renameat2");
-        // A file system without RENAME_NOREPLACE: link(2) never replaces either.
-        if (step.error == EINVAL || step.error == ENOSYS) {
-            step = ::linkat(dir_fd, tmp.c_str(), dir_fd, name.c_str(), 0) == 0 ? Step{} : failed("linkat");
-        }
-    }
+    if (step.error == 0) step = move_into_place(dir_fd, node.get(), tmp, name, exclusive, renamed);
+    if (step.error == 0 && !same_node(dir_fd, name, st)) step = Step{kSwapped, kSwappedCall};
     // A renamed node has left its temporary name; a linked or failed one still has it.
-    if (!renamed) ::unlinkat(dir_fd, tmp.c_str(), 0);
+    if (!renamed && same_node(dir_fd, tmp, st)) ::unlinkat(dir_fd, tmp.c_str(), 0);
     return step;
 }
 
-// Sets owner and mode without ever granting more than the old or the new state does: first the
-// common bits, then the owner, then the wanted mode.
+// Sets owner and mode through the node's descriptor, never granting more than the old or the new state
+// does: first the common bits, then the owner, then the wanted mode.
 Step fix_node(int dir_fd, const std::string& name, const NodeState& have, const NodeSpec& want) {
+    UniqueFd node;
+    struct stat st {};
+    if (Step s = open_node(dir_fd, name, want, false, node, st); s.error != 0) return s;
+    // The node as it is now, which another process may have changed since the plan looked.
+    if (node_state_from_stat(st).uid != have.uid || node_state_from_stat(st).gid != have.gid ||
+        (st.st_mode & 07777) != have.mode) {
+        return Step{kSwapped, kSwappedCall};
+    }
     const mode_t common = have.mode & want.mode;
     if (common != have.mode) {
-        if (Step s = chmod_node(dir_fd, name, common); s.error != 0) return s;
+        if (Step s = chmod_node(node.get(), common); s.error != 0) return s;
     }
-    if ((have.uid != want.uid || have.gid != want.gid) &&
-        ::fchownat(dir_fd, name.c_str(), want.uid, want.gid, AT_SYMLINK_NOFOLLOW) != 0) {
-        return failed("fchownat");
+    if (have.uid != want.uid || have.gid != want.gid) {
+        if (Step s = chown_node(node.get(), want.uid, want.gid); s.error != 0) return s;
     }
-    if (want.mode != common) return chmod_node(dir_fd, name, want.mode);
+    if (want.mode != common) return chmod_node(node.get(), want.mode);
     return {};
 }
 
@@ -139,6 +186,7 @@ Action done_action(Change change) {
 
 // Whether a failed step means another process changed the node since we looked.
 bool raced(Change change, int error) {
+    if (error == kSwapped) return true;
     if (change == Change::create) return error == EEXIST;
     return error == ENOENT && (change == Change::fix || change == Change::remove || change == Change::replace);
 }

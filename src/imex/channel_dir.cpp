@@ -6,12 +6,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
 #include "base/setting.hpp"
 #include "imex/channel_folder.hpp"
+#include "util/file_mode.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -44,6 +46,22 @@ std::string join(const std::string& dir, std::string_view name) {
                     : "move it away; imex-setup makes the folder when it is missing");
 }
 
+// Refuses a folder that a user other than root (or this process's own) can write: whoever can write it
+// can swap the names that imex-setup makes and changes. Looked at through its descriptor, the folder
+// that every later call works in.
+void require_root_only(int fd, const std::string& path) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) throw_errno(errno, "stat", path);
+    const std::optional<std::string> why = others_can_change(st, ::geteuid());
+    if (!why) return;
+    throw Error(
+        Problem{.exit_code = ExitCode::permission,
+                .message = fmt::format("{} {}: refused, nothing was made or changed", path, *why),
+                .cause = "imex-setup works only in folders that root alone can write: whoever can write one can swap "
+                         "a node's name for another file between two system calls",
+                .remedy = fmt::format("chown root:root {0} && chmod go-w {0}", path)});
+}
+
 UniqueFd open_dev(const std::string& dev_root) {
     UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
     if (!root.valid()) {
@@ -69,6 +87,7 @@ UniqueFd open_dev(const std::string& dev_root) {
         if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
         throw_errno(errno, "open", dev_path);
     }
+    require_root_only(dev.get(), dev_path);
     return dev;
 }
 
@@ -100,6 +119,7 @@ ChannelDir open_channel_dir(const std::string& dev_root, bool create) {
     if (!dir.fd.valid()) throw_errno(ENOENT, "open", dir.path);
     // The umask may have narrowed mkdirat's mode; the folder is 0755 whatever it is.
     if (dir.created && ::fchmod(dir.fd.get(), 0755) != 0) throw_errno(errno, "set the mode of", dir.path);
+    require_root_only(dir.fd.get(), dir.path);
     struct stat st {};
     if (::fstat(dir.fd.get(), &st) != 0) throw_errno(errno, "stat", dir.path);
     dir.state = node_state_from_stat(st);

@@ -24,7 +24,9 @@ std::string channel_dir_path(const std::string& dev_root);
 // Opens the channel folder. DEVROOT itself may be reached through links; dev/ and the folder are
 // opened with O_NOFOLLOW. With `create`, a missing folder is made 0755 whatever the umask (another
 // run making it at the same moment is fine). Throws Error: usage (exit 2) when DEVROOT or DEVROOT/dev
-// is not a directory; permission (exit 4) when access or creation is denied; failed (exit 1) when dev/
+// is not a directory; permission (exit 4) when access or creation is denied, or when a user other than
+// root (or this process's own) owns dev/ or the folder or their group or others can write them
+// (looked at on their descriptors before anything is made in them); failed (exit 1) when dev/
 // or the folder is a symbolic link or not a directory (refused, never changed). The usage errors name
 // the device root through setting_name.
 ChannelDir open_channel_dir(const std::string& dev_root, bool create);

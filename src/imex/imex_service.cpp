@@ -19,6 +19,7 @@
 #include "base/error.hpp"
 #include "imex/proc_line.hpp"
 #include "ipc/process.hpp"
+#include "util/file_mode.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::imex {
@@ -184,6 +185,10 @@ std::string find_imex_ctl(const std::string& sysroot) {
     return "";
 }
 
+void require_imex_ctl_safe(const std::string& ctl) {
+    require_safe_for_root(ctl, "nvidia-imex-ctl", "use an nvidia-imex-ctl that only root can change");
+}
+
 std::string CtlAnswer::first_line() const {
     const std::string& text = trim(out).empty() ? err : out;
     const std::string_view t = trim(text);
@@ -198,6 +203,7 @@ CtlAnswer run_imex_ctl(const std::string& ctl, std::vector<std::string> args, ip
     request.argv0 = "nvidia-imex-ctl";
     request.args = std::move(args);
     try {
+        require_imex_ctl_safe(ctl);
         const ipc::CapturedRun run = ipc::run_captured(std::move(request), limit);
         answer.out = run.out;
         answer.err = run.err;

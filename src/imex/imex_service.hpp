@@ -63,6 +63,10 @@ bool imex_daemon_running(const std::string& sysroot);
 // nvidia-imex-ctl PATH: the given one, else the first of kImexCtlSearchPath under the root; "" when none.
 std::string find_imex_ctl(const std::string& sysroot);
 
+// Throws Error (permission) where root would run an nvidia-imex-ctl that others can change
+// (require_safe_for_root): the one given, or the one found under a system root.
+void require_imex_ctl_safe(const std::string& ctl);
+
 // One nvidia-imex-ctl call: what it printed, how it ended.
 struct CtlAnswer {
     std::vector<std::string> args;
@@ -73,7 +77,8 @@ struct CtlAnswer {
     // The first line it printed (stdout, else stderr), for messages.
     std::string first_line() const;
 };
-// Runs `ctl args...` for at most `limit`; never throws Error (an Interrupted stop request passes).
+// Runs `ctl args...` for at most `limit` (not one that others can change: require_imex_ctl_safe, its
+// refusal in `error`); never throws Error (an Interrupted stop request passes).
 CtlAnswer run_imex_ctl(const std::string& ctl, std::vector<std::string> args, ipc::Timeout limit);
 
 // The domain of `nvidia-imex-ctl -N -j` (shape: ai-cloud-validation's imex_domain_test.py, facts §3.4).

@@ -1,7 +1,5 @@
 #include "imex/imex_setup.hpp"
 
-#include <unistd.h>
-
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -10,7 +8,6 @@
 #include "base/setting.hpp"
 #include "imex/channel_dir.hpp"
 #include "imex/proc_devices.hpp"
-#include "util/file_mode.hpp"
 #include "util/index_list.hpp"
 #include "util/text_file.hpp"
 
@@ -89,26 +86,13 @@ void choose_owner_and_mode(const ImexSetupRequest& request, ImexSetupResult& res
     }
 }
 
+// (A folder that others can write never gets here: open_channel_dir refuses it.)
 void describe_directory(const ChannelDir& dir, bool removing, ImexSetupResult& result) {
     ChannelDirOutcome& d = result.directory;
     d.path = dir.path;
     d.exists = dir.fd.valid();
     d.state = dir.state;
     d.action = dir.created ? Action::created : d.exists || removing ? Action::unchanged : Action::planned;
-    if (d.exists && d.state.uid != 0 && d.state.uid != ::geteuid()) {
-        result.warnings.push_back(Problem{
-            .exit_code = ExitCode::ok,
-            .message = fmt::format("{} belongs to uid {}: that user can replace channel nodes", d.path, d.state.uid),
-            .remedy = fmt::format("chown root:root {}", d.path)});
-    }
-    if (d.exists && (d.state.mode & 022) != 0) {
-        result.warnings.push_back(Problem{
-            .exit_code = ExitCode::ok,
-            .message =
-                fmt::format("{} is writable by {} (mode {}): whoever can write it can replace channel nodes", d.path,
-                            (d.state.mode & 002) != 0 ? "every user" : "its group", format_mode(d.state.mode)),
-            .remedy = fmt::format("chmod 0755 {}", d.path)});
-    }
 }
 
 bool is_permission(int error) {

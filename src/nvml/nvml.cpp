@@ -7,7 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "nvml/watched_api.hpp"
+#include "util/file_mode.hpp"
 
 namespace cumemctl::nvml {
 
@@ -18,6 +20,10 @@ std::string choose_libnvml(const std::string& explicit_path) {
 }
 
 Library Library::load(const std::string& library, bool watched) {
+    require_safe_for_root(library, "the NVML library",
+                          fmt::format("give {} (or CUMEMCTL_LIBNVML) a library that only root can change, or "
+                                      "neither, for the system's {}",
+                                      setting_name(Setting::libnvml), kDefaultLibnvml));
     Library l;
     l.info_.library = library;
     l.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);

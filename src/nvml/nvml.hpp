@@ -27,7 +27,8 @@ struct LibraryInfo {
     std::string error;           // why NVML cannot be used, empty when it can
 };
 
-// A loaded and initialised NVML (or one that says why not). Loading never throws.
+// A loaded and initialised NVML (or one that says why not). Loading throws only where root would load a
+// library that others can change (Error, permission: require_safe_for_root).
 class Library {
 public:
     // dlopen()s `library`, resolves the entry points with dlsym and calls nvmlInit_v2. With `watched`,

@@ -15,8 +15,10 @@
 #     the fake's profile (tests/fakecuda/profiles) named by FAKECUDA_PROFILE, the root file system
 #     read-only as the doctor DaemonSet has it: doctor --json, doctor --quick --format prometheus
 #     --output into a mounted folder (the DaemonSet's textfile folder), devices, exit 1 on a profile with
-#     a failed row remap, exit 3 without a driver, and the node-problem-detector pod's init container
-#     command (packaging/k8s) copying the binary into a mounted folder.
+#     a failed row remap, exit 3 without a driver, the node-problem-detector pod's init container
+#     command (packaging/k8s) copying the binary into a mounted folder, and the doctor DaemonSet's pod as
+#     its manifest has it (tests/release/pod_to_runc.py: its host mounts from a made-up node, its user,
+#     its capabilities, no new privileges, a read-only root, its loop once).
 #   image_test.sh [DIST]     (default build-release/dist)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -134,6 +136,9 @@ run() {
   jq --argjson mounts "[$mounts]" --argjson env "$env" --argjson args "$args" \
     '.process.terminal = false | .root.readonly = true | .process.args = $args
      | .process.env += $env | .mounts += $mounts' "$base" >"$bundle/config.json"
+  # $pod: MANIFEST CONTAINER NODE, the container as that manifest runs it (tests/release/pod_to_runc.py).
+  # shellcheck disable=SC2086
+  [[ -z ${pod:-} ]] || python3 tests/release/pod_to_runc.py --once $pod "$bundle/config.json" >/dev/null
   n=$((n + 1))
   local id=cumemctl-image-test-$$-$n status=0
   containers+=("$id")
@@ -192,6 +197,19 @@ if run npd-init no h200 0 --command "${init_args[@]}"; then
     ok "runc: the node-problem-detector init container copied the binary ($(stat -c %A "$copied"))"
   else
     fail "runc: the node-problem-detector init container: $(ls -l "$work/npd-bin")"
+  fi
+fi
+# The doctor DaemonSet as packaging/k8s/cumemctl-doctor.yaml runs it: its host mounts, each from a
+# made-up node (tests/cli/sysroot.sh) rather than this machine; root with every capability dropped
+# but the one it adds back (SYSLOG), no new privileges, a read-only root; its env, and its loop once.
+node=$work/node
+tests/cli/sysroot.sh "$node" >/dev/null
+if pod="packaging/k8s/cumemctl-doctor.yaml doctor $node" run daemonset yes h200 0 --command true; then
+  prom=$node/var/lib/prometheus/node-exporter/cumemctl-doctor.prom
+  if jq -e '.ok == true and .driver.loaded == true' "$work/daemonset.out" >/dev/null && grep -q '^cumemctl_' "$prom"; then
+    ok "runc: the doctor DaemonSet's pod (uid $(jq .process.user.uid "$bundle/config.json"), capabilities $(jq -c .process.capabilities.effective "$bundle/config.json"), read-only root, its host mounts): its report ok, its metrics in the host's textfile folder"
+  else
+    fail "runc: the doctor DaemonSet's pod: $(head -c 2000 "$work/daemonset.out") $(ls -l "$(dirname "$prom")")"
   fi
 fi
 if ((failures)); then

@@ -2,8 +2,11 @@
 """The per-job IMEX channel prolog and epilog (packaging/slurm), against a temporary device root:
 run by hand as slurmd runs them (no PATH, Slurm's variables only), and in jobs of the one-machine
 cluster (tests/slurm/cluster.sh started with them as Prolog and Epilog).
-    imex_test.py prepare DIR      copies the scripts into DIR/scripts with settings for DIR (before the
-                                  cluster starts: its slurm.conf names DIR/scripts/imex-prolog)
+    imex_test.py prepare DIR [controller]
+                                  copies the scripts into DIR/scripts with settings for DIR (before the
+                                  cluster starts: its slurm.conf names DIR/scripts/imex-prolog); with
+                                  controller, CHANNELS_FROM=controller (run the jobs test with
+                                  IMEX_CHANNELS_FROM=controller, PrologSlurmctld and EpilogSlurmctld set)
     imex_test.py [TEST...]        the tests (by-hand tests need nothing; job tests need the cluster,
                                   started with the scripts of $IMEX_TEST_DIR)
 """
@@ -22,9 +25,29 @@ CHANNELS = "dev/nvidia-caps-imex-channels"
 NOBODY, DAEMON = 65534, 1  # two users that every Debian system has
 
 
-def prepare(d, first=1, last=2047, major=True):
+# Stand-ins for Slurm's squeue and scontrol (by-hand tests): squeue lists the job ids in DIR/running,
+# scontrol shows DIR/job.J (AdminComment and Comment lines as scontrol prints them) and appends each
+# update to DIR/updates.
+FAKE_SQUEUE = """#!/bin/sh
+[ -e "{d}/squeue-fails" ] && exit 1
+cat "{d}/running" 2>/dev/null
+exit 0
+"""
+FAKE_SCONTROL = """#!/bin/bash
+d={d}
+if [[ $1 == show ]]; then cat "$d/job.$3" 2>/dev/null; exit 0; fi
+if [[ $1 == update ]]; then
+  shift; job=${{1#jobid=}}; comment=${{2#AdminComment=}}
+  printf '%s\n' "$*" >>"$d/updates"
+  printf 'JobId=%s JobName=x\n   AdminComment=%s\n' "$job" "$comment" >"$d/job.$job"
+fi
+"""
+
+
+def prepare(d, first=1, last=2047, major=True, fake_slurm=False):
     """DIR/root: a system root with a fake /proc (tests/cli/sysroot.sh, IMEX major 511 unless
-    major=False); DIR/scripts: the prolog, the epilog and their settings."""
+    major=False); DIR/scripts: the prolog, the epilog and their settings; with fake_slurm, DIR/bin's
+    stand-ins for squeue and scontrol named in them (the cluster's tests use Slurm's own)."""
     subprocess.run([os.path.join(SOURCE, "tests/cli/sysroot.sh"), os.path.join(d, "root")]
                    + ([] if major else ["--no-major"]), check=True)
     scripts = os.path.join(d, "scripts")
@@ -36,6 +59,14 @@ def prepare(d, first=1, last=2047, major=True):
                 f"FIRST_CHANNEL={first}\nLAST_CHANNEL={last}\nSTATE_DIR={d}/state\n"
                 f"PROC_DEVICES={d}/root/proc/devices\nNVIDIA_PARAMS={d}/root/proc/driver/nvidia/params\n"
                 f"LOG_FILE={d}/log\n")
+        if fake_slurm:
+            f.write(f"SQUEUE={d}/bin/squeue\nSCONTROL={d}/bin/scontrol\n")
+    if fake_slurm:
+        os.makedirs(os.path.join(d, "bin"), exist_ok=True)
+        for name, text in (("squeue", FAKE_SQUEUE), ("scontrol", FAKE_SCONTROL)):
+            with open(os.path.join(d, "bin", name), "w", encoding="utf-8") as f:
+                f.write(text.format(d=d))
+            os.chmod(os.path.join(d, "bin", name), 0o755)
     os.chmod(d, 0o755)
     return d
 
@@ -59,11 +90,12 @@ def records(d):
         return []
 
 
-def run_script(d, which, job, uid=NOBODY, gid=NOBODY, node="n1"):
-    """Runs DIR/scripts/imex-prolog or imex-epilog as slurmd does: as root, no PATH, Slurm's variables."""
+def run_script(d, which, job, uid=NOBODY, gid=NOBODY, node="n1", where="slurmd"):
+    """Runs DIR/scripts/imex-prolog or imex-epilog as slurmd does (where="slurmctld": as the controller
+    runs its PrologSlurmctld and EpilogSlurmctld): as root, no PATH, Slurm's variables."""
     env = {"SLURM_JOB_ID": str(job), "SLURM_JOB_UID": str(uid), "SLURM_JOB_GID": str(gid),
            "SLURM_JOB_USER": "nobody", "SLURMD_NODENAME": node,
-           "SLURM_SCRIPT_CONTEXT": "prolog_slurmd" if which == "prolog" else "epilog_slurmd"}
+           "SLURM_SCRIPT_CONTEXT": ("prolog_" if which == "prolog" else "epilog_") + where}
     return subprocess.run([os.path.join(d, "scripts", "imex-" + which)], env=env, capture_output=True, text=True,
                           timeout=30)
 
@@ -75,7 +107,7 @@ class Scratch:
         self.kw = kw
 
     def __enter__(self):
-        self.d = prepare(tempfile.mkdtemp(prefix="cumemctl-imex."), **self.kw)
+        self.d = prepare(tempfile.mkdtemp(prefix="cumemctl-imex."), fake_slurm=True, **self.kw)
         return self.d
 
     def __exit__(self, *exc):
@@ -220,6 +252,111 @@ def test_by_hand_unsafe_paths():
         check(p.returncode == 0 and 8 in channel_nodes(d) and "channel 8" in log(d), f"safe paths again (job 7: channel 8): {describe(p)}")
 
 
+def set_conf(d, text):
+    with open(os.path.join(d, "scripts", "imex-channels.conf"), "a", encoding="utf-8") as f:
+        f.write(text)
+
+
+def test_by_hand_state_dir_checked_first():
+    """STATE_DIR and every folder above it are checked before anything is made or changed: a symlink on
+    the way, a folder that others may write without the sticky bit, one that another user owns under a
+    sticky folder (as /tmp) are refused (exit 1) and nothing is made in them or chmod-ed through them; a
+    STATE_DIR made fresh under a sticky folder passes."""
+    with Scratch() as d:
+        victim = os.path.join(d, "victim")
+        os.mkdir(victim, 0o755)
+        os.symlink(victim, os.path.join(d, "link"))
+        shared = os.path.join(d, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        sticky = os.path.join(d, "sticky")
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        squatted = os.path.join(sticky, "state")
+        os.mkdir(squatted, 0o755)
+        os.chown(squatted, NOBODY, NOBODY)
+        for state, why in ((f"{d}/link/state", "is a symlink"), (f"{d}/link", "is a symlink"),
+                           (f"{shared}/state", "others may write"), (squatted, "owned by uid 65534")):
+            set_conf(d, f"STATE_DIR={state}\n")
+            p = run_script(d, "prolog", 7)
+            check(p.returncode == 1 and "STATE_DIR" in p.stderr and why in p.stderr, f"STATE_DIR={state}: {describe(p)}")
+            check(os.listdir(victim) == [] and os.stat(victim).st_mode & 0o7777 == 0o755,
+                  f"STATE_DIR={state}: the prolog acted through the link: {os.listdir(victim)}")
+            check(not os.path.exists(f"{shared}/state") and os.listdir(squatted) == [] and channel_nodes(d) == {},
+                  f"STATE_DIR={state}: something was made")
+        set_conf(d, f"STATE_DIR={sticky}/fresh/state\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d), f"a fresh STATE_DIR under a sticky folder: {describe(p)}")
+        check(os.stat(f"{sticky}/fresh").st_mode & 0o7777 == 0o700, "the folders made are root's alone")
+
+
+def test_by_hand_job_id_collisions():
+    """CHANNELS_FROM=job-id: a job whose number another running job computes too (ids 4 apart with a
+    range of 4), on any node of the domain, is refused a channel and the prolog says so (exit 0: no
+    drain); so is every job when Slurm cannot be asked. Alone, it gets its channel."""
+    with Scratch(first=1, last=4) as d:
+        with open(os.path.join(d, "running"), "w", encoding="utf-8") as f:
+            f.write("101\n105\n")  # job 105 runs elsewhere in the domain: channel 2 too
+        p = run_script(d, "prolog", 101)
+        check(p.returncode == 0 and channel_nodes(d) == {} and "job 105 also computes channel 2" in log(d),
+              f"a colliding job: {describe(p)} {log(d)}")
+        open(os.path.join(d, "squeue-fails"), "w").close()
+        p = run_script(d, "prolog", 102)
+        check(p.returncode == 0 and channel_nodes(d) == {} and "cannot ask Slurm" in log(d), f"no squeue: {describe(p)}")
+        os.unlink(os.path.join(d, "squeue-fails"))
+        with open(os.path.join(d, "running"), "w", encoding="utf-8") as f:
+            f.write("101\n102\n")
+        p = run_script(d, "prolog", 101)
+        check(p.returncode == 0 and channel_nodes(d) == {2: (NOBODY, 0o600, True)}, f"alone: {describe(p)}")
+        check(run_script(d, "epilog", 101).returncode == 0 and channel_nodes(d) == {}, "epilog")
+
+
+def test_by_hand_controller():
+    """CHANNELS_FROM=controller: PrologSlurmctld gives each job the lowest free number (whatever its id),
+    written into its AdminComment beside what was there; the nodes' prologs make that channel; a job for
+    which none is free is refused (exit 1 of PrologSlurmctld: Slurm holds it, no node drained) until
+    EpilogSlurmctld frees one. A number in a user's Comment is not taken for the controller's."""
+    with Scratch(first=1, last=2) as d:
+        set_conf(d, "CHANNELS_FROM=controller\n")
+        with open(os.path.join(d, "running"), "w", encoding="utf-8") as f:
+            f.write("101\n105\n109\n")
+        with open(os.path.join(d, "job.101"), "w", encoding="utf-8") as f:
+            f.write("JobId=101 JobName=x\n   AdminComment=kept by the admin\n")
+        for job, channel in ((101, 1), (105, 2)):  # ids 4 apart: job-id would give both the same
+            p = run_script(d, "prolog", job, where="slurmctld")
+            check(p.returncode == 0 and f"channel {channel} chosen for job {job}" in log(d), f"choose {job}: {describe(p)}")
+        check(open(os.path.join(d, "job.101")).read().endswith("AdminComment=kept by the admin cumemctl_imex_channel=1\n"),
+              f"job 101's AdminComment: {open(os.path.join(d, 'job.101')).read()}")
+        p = run_script(d, "prolog", 109, where="slurmctld")
+        check(p.returncode == 1 and "job 109 refused" in log(d), f"none free: {describe(p)}")
+        for job, uid in ((101, NOBODY), (105, DAEMON)):
+            p = run_script(d, "prolog", job, uid=uid, gid=uid)
+            check(p.returncode == 0, f"node prolog {job}: {describe(p)}")
+        check(channel_nodes(d) == {1: (NOBODY, 0o600, True), 2: (DAEMON, 0o600, True)}, f"nodes: {channel_nodes(d)}")
+        # A user's Comment that looks like the controller's choice: two AdminComment lines, refused.
+        with open(os.path.join(d, "job.110"), "w", encoding="utf-8") as f:
+            f.write("JobId=110\n   Comment=x\n   AdminComment=cumemctl_imex_channel=1\n   AdminComment=y\n")
+        p = run_script(d, "prolog", 110)
+        check(p.returncode == 0 and "chose no channel" in log(d) and channel_nodes(d)[1][0] == NOBODY,
+              f"a forged choice: {describe(p)}")
+        check(run_script(d, "epilog", 101).returncode == 0 and 1 not in channel_nodes(d), "node epilog 101")
+        check(run_script(d, "epilog", 101, where="slurmctld").returncode == 0, "EpilogSlurmctld 101")
+        p = run_script(d, "prolog", 109, where="slurmctld")
+        check(p.returncode == 0 and "channel 1 chosen for job 109" in log(d), f"after the release: {describe(p)}")
+        with open(os.path.join(d, "running"), "w", encoding="utf-8") as f:
+            f.write("109\n")  # job 105 ended without its EpilogSlurmctld: its number is free again
+        p = run_script(d, "prolog", 111, where="slurmctld")
+        check(p.returncode == 0 and "channel 2 chosen for job 111" in log(d), f"a stale number: {describe(p)}")
+
+
+def test_by_hand_switch():
+    """CHANNELS_FROM=switch: Slurm's own plugin gives the channels; the scripts make nothing."""
+    with Scratch() as d:
+        set_conf(d, "CHANNELS_FROM=switch\n")
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and channel_nodes(d) == {} and records(d) == [], f"switch: {describe(p)}")
+
+
 # Each task of a job: writes what it sees in the channel folder (obs.1), waits for `phase2`, looks
 # again (obs.2), waits for `go`. A line per node: "path uid mode type", "usable path" when it can open it.
 TASK = r"""
@@ -261,9 +398,13 @@ def read_obs(work, tag, phase):
 
 def test_jobs():
     """Two jobs at once on n1..n3, of users nobody and daemon: each sees on every node one channel it can
-    open, FIRST + job mod count, owned by its user with mode 0600, and cannot open the other's; after
-    both, no channel node and no record is left."""
+    open, FIRST + job mod count (with IMEX_CHANNELS_FROM=controller: the lowest free, chosen by the
+    scripts as PrologSlurmctld), owned by its user with mode 0600, and cannot open the other's; after
+    both, no channel node and no record is left (nor a number held on the controller)."""
     d = os.environ["IMEX_TEST_DIR"]
+    controller = os.environ.get("IMEX_CHANNELS_FROM") == "controller"
+    if controller:
+        set_conf(d, f"SLURM_CONF={os.environ['SLURM_CONF']}\n")  # Slurm gives PrologSlurmctld none
     work = tempfile.mkdtemp(prefix="imex.", dir=os.path.join(os.environ["SLURM_TEST_DIR"], "work"))
     os.chmod(work, 0o777)
     env = dict(os.environ, WORK=work, CHDIR=os.path.join(d, "root", CHANNELS))
@@ -287,7 +428,8 @@ def test_jobs():
             job_ids = {o[0] for o in obs.values()}
             check(len(job_ids) == 1, f"job {tag}: tasks in jobs {job_ids}")
             job = job_ids.pop()
-            channel[tag] = 1 + job % 2047
+            # Chosen on the controller: the lowest free number, in the jobs' order.
+            channel[tag] = {"A": 1, "B": 2}[tag] if controller else 1 + job % 2047
             for node, (_, uid, seen, usable) in obs.items():
                 check(uid == user, f"job {tag} on {node} ran as uid {uid}")
                 check(usable == {channel[tag]}, f"job {tag} (job id {job}) on {node} can open {usable}, "
@@ -301,8 +443,11 @@ def test_jobs():
         for node, (_, _, seen, usable) in a2.items():
             check(channel["B"] in seen and channel["B"] not in usable,
                   f"job A on {node} while B ran: sees {seen}, can open {usable}")
-        wait_for(lambda: channel_nodes(d) == {} and records(d) == ["lock"], 15,
-                 f"the epilogs to remove the channels (left: {channel_nodes(d)}, records {records(d)})")
+        left = ["controller", "lock"] if controller else ["lock"]
+        wait_for(lambda: channel_nodes(d) == {} and records(d) == left, 15, "the epilogs to remove the channels")
+        if controller:
+            wait_for(lambda: os.listdir(os.path.join(d, "state", "controller")) == ["lock"], 15,
+                     "EpilogSlurmctld to free the numbers")
     finally:
         for p in jobs:
             if p.poll() is None:
@@ -312,11 +457,16 @@ def test_jobs():
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "prepare":
+    if len(sys.argv) in (3, 4) and sys.argv[1] == "prepare":
         prepare(sys.argv[2])
+        if sys.argv[3:] == ["controller"]:
+            set_conf(sys.argv[2], "CHANNELS_FROM=controller\n")
         sys.exit(0)
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
           "by_hand_unsafe_paths": test_by_hand_unsafe_paths,
+          "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
+          "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
+          "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,
           "jobs": test_jobs})

@@ -9,11 +9,15 @@ here: this checks the manifests' shape, not that a cluster accepts them. Beyond 
 - every manifest file of packaging/k8s is a resource of one of the two kustomizations, so none goes
   unchecked; every container that runs the cumemctl image (scripts/image.sh) names the same image, at
   the version of CMakeLists.txt;
-- Pod Security (docs/fleet.md says which level the host mounts need): a pod with a hostPath volume is
-  refused at the baseline and restricted levels, so its namespace must be one that the manifests label
-  `pod-security.kubernetes.io/enforce: privileged` (or kube-system); and no container, init containers
-  included, asks for more than the host paths (privileged, host namespaces, added capabilities,
-  privilege escalation).
+- Pod Security (docs/fleet.md says which level the host mounts need): each namespace the manifests
+  make is labelled `pod-security.kubernetes.io/enforce` with the lowest level that admits its pods (a
+  hostPath volume or a capability beyond baseline's needs privileged; running as root, baseline); a
+  pod elsewhere (kube-system aside) must pass restricted.
+- Least privilege: no pod mounts the host's / or the folders of the runtime's sockets; every
+  container, init containers included, has a RuntimeDefault seccomp profile, drops ALL capabilities
+  and adds back only those a check needs (SYSLOG, for /dev/kmsg), cannot escalate privileges, has a
+  read-only root file system and says which user it runs as (runAsNonRoot unless root); no host
+  namespaces, no privileged container.
 - The doctor DaemonSet runs doctor over and over (a loop that sleeps), writing doctor's metrics with
   --output (atomically) into a hostPath volume mounted writable, every other host mount read-only.
     k8s_manifests_test.py SOURCE      (the source tree; kubectl on PATH, or $KUBECTL)
@@ -72,31 +76,95 @@ def check(value, type_name, path, problems):
             check(item, cls.openapi_types[fields[key]], f"{path}.{key}", problems)
 
 
+# Capabilities a container may add back after dropping ALL, each with the check that needs it.
+ALLOWED_CAPABILITIES = {"SYSLOG": "doctor's xid check reads /dev/kmsg under kernel.dmesg_restrict=1"}
+# Host paths no pod may mount: the host's root, and the folders that hold the container runtime's and
+# the kubelet's sockets (a socket opens through a read-only mount too).
+FORBIDDEN_HOST_PATHS = {"/", "/run", "/var/run", "/var", "/run/containerd", "/var/run/containerd", "/var/lib",
+                        "/var/lib/kubelet", "/var/run/docker.sock", "/run/containerd/containerd.sock"}
+# Pod Security's baseline level allows these capabilities to be added, and no others.
+BASELINE_CAPABILITIES = {"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                         "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"}
+LEVELS = ["restricted", "baseline", "privileged"]
+
+
+def pod_level(spec):
+    """The lowest Pod Security level that admits a pod spec (the parts of the levels these manifests
+    touch: host paths, added capabilities, running as root, dropped capabilities, seccomp)."""
+    containers = spec.get("initContainers", []) + spec.get("containers", [])
+    added = {cap for c in containers for cap in c.get("securityContext", {}).get("capabilities", {}).get("add", [])}
+    if any("hostPath" in v for v in spec.get("volumes", [])) or added - BASELINE_CAPABILITIES:
+        return "privileged"
+    pod_sc = spec.get("securityContext", {})
+    for c in containers:
+        sc = {**pod_sc, **c.get("securityContext", {})}
+        if (not sc.get("runAsNonRoot") or sc.get("runAsUser") == 0 or added - {"NET_BIND_SERVICE"}
+                or "ALL" not in sc.get("capabilities", {}).get("drop", [])):
+            return "baseline"
+    return "restricted"
+
+
+def least_privilege(d, spec, what, problems):
+    """Every pod: RuntimeDefault seccomp, no host root, and per container: capabilities dropped (ALL,
+    adding back only ALLOWED_CAPABILITIES), no privilege escalation, a read-only root file system, and
+    the user it runs as said (runAsUser; runAsNonRoot unless it is root)."""
+    for v in spec.get("volumes", []):
+        if "hostPath" in v and os.path.normpath(v["hostPath"]["path"]) in FORBIDDEN_HOST_PATHS:
+            problems.append(f"{what}: volume {v['name']} mounts the host's {v['hostPath']['path']}")
+    pod_sc = spec.get("securityContext", {})
+    for c in spec.get("initContainers", []) + spec.get("containers", []):
+        sc = c.get("securityContext", {})
+        seccomp = sc.get("seccompProfile", pod_sc.get("seccompProfile", {})).get("type")
+        if seccomp != "RuntimeDefault":
+            problems.append(f"{what}: container {c['name']} has no RuntimeDefault seccomp profile ({seccomp})")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []):
+            problems.append(f"{what}: container {c['name']} keeps the runtime's default capabilities (no drop: [ALL])")
+        for cap in caps.get("add", []):
+            if cap not in ALLOWED_CAPABILITIES:
+                problems.append(f"{what}: container {c['name']} adds capability {cap}, which no check needs")
+        if sc.get("allowPrivilegeEscalation") is not False or sc.get("privileged"):
+            problems.append(f"{what}: container {c['name']} may gain privileges (allowPrivilegeEscalation)")
+        if sc.get("readOnlyRootFilesystem") is not True:
+            problems.append(f"{what}: container {c['name']} has a writable root file system")
+        user = sc.get("runAsUser", pod_sc.get("runAsUser"))
+        if user is None:
+            problems.append(f"{what}: container {c['name']} does not say which user it runs as (runAsUser)")
+        elif user != 0 and sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")) is not True:
+            problems.append(f"{what}: container {c['name']} runs as uid {user} without runAsNonRoot")
+
+
 def pod_security(docs, problems):
-    """The Pod Security rules above, over every parsed document."""
-    privileged = {"kube-system"} | {
-        d["metadata"]["name"] for d in docs if d.get("kind") == "Namespace"
-        and d["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce") == "privileged"}
+    """The Pod Security rules above, over every parsed document: each namespace the manifests make is
+    labelled with the lowest level that admits every pod in it, and no pod asks for more than it needs."""
+    levels = {d["metadata"]["name"]: d["metadata"].get("labels", {}).get("pod-security.kubernetes.io/enforce")
+              for d in docs if d.get("kind") == "Namespace"}
+    needed = {}
     for d in docs:
         spec = d.get("spec", {}).get("template", {}).get("spec")
         if spec is None:
             continue
         what = f"{d['kind']} {d['metadata']['name']}"
-        host_volumes = {v["name"]: v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
         namespace = d["metadata"].get("namespace", "default")
-        if host_volumes and namespace not in privileged:
-            problems.append(f"{what}: hostPath volumes {sorted(host_volumes.values())} in namespace {namespace}, "
-                            "which the document does not label pod-security.kubernetes.io/enforce: privileged")
+        level = pod_level(spec)
+        if namespace in levels:
+            needed[namespace] = max(needed.get(namespace, "restricted"), level, key=LEVELS.index)
+        elif namespace != "kube-system" and level != "restricted":
+            problems.append(f"{what}: needs Pod Security level {level} in namespace {namespace}, which the "
+                            "manifests do not make")
         for flag in ("hostNetwork", "hostPID", "hostIPC"):
             if spec.get(flag):
                 problems.append(f"{what}: {flag} (more than the host mounts need)")
+        least_privilege(d, spec, what, problems)
+        host_volumes = {v["name"]: v["hostPath"]["path"] for v in spec.get("volumes", []) if "hostPath" in v}
         for c in spec.get("initContainers", []) + spec.get("containers", []):
-            sc = c.get("securityContext", {})
-            if sc.get("privileged") or sc.get("allowPrivilegeEscalation") or sc.get("capabilities", {}).get("add"):
-                problems.append(f"{what}: container {c['name']} asks for {sc}")
             for m in c.get("volumeMounts", []):
                 if m["name"] in host_volumes and not m.get("readOnly") and d["metadata"]["name"] != "cumemctl-doctor":
                     problems.append(f"{what}: host path {host_volumes[m['name']]} mounted writable")
+    for namespace, level in levels.items():
+        if level != needed.get(namespace, "restricted"):
+            problems.append(f"namespace {namespace}: labelled {level}, but the lowest level that admits its pods "
+                            f"is {needed.get(namespace, 'restricted')}")
 
 
 def doctor_daemonset(docs, problems):

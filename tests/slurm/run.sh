@@ -47,6 +47,12 @@ if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
     status=1
   exit "$status"
 fi
+if [[ ${2:-} == --in-controller-cluster ]]; then
+  # Inside the cluster whose PrologSlurmctld and EpilogSlurmctld choose the IMEX channels.
+  echo "== IMEX channels chosen on the controller"
+  (cd "$here" && IMEX_CHANNELS_FROM=controller $py imex_test.py jobs) || status=1
+  exit "$status"
+fi
 if [[ ${2:-} == --in-healthcheck-cluster ]]; then
   # Inside the cluster whose HealthCheckProgram is packaging/slurm/healthcheck.
   echo "== the Slurm health check on the cluster"
@@ -61,7 +67,8 @@ echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, NHC, no
 (cd "$here" && $py nhc_test.py) || status=1
 (cd "$here" && $py npd_test.py) || status=1
 (cd "$here" && $py systemd_test.py) || status=1
-(cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings by_hand_unsafe_paths) || status=1
+(cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings by_hand_unsafe_paths \
+  by_hand_state_dir_checked_first by_hand_job_id_collisions by_hand_controller by_hand_switch) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
 imex=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)
@@ -72,6 +79,15 @@ cluster_start=$SECONDS
 IMEX_TEST_DIR=$imex "$here/cluster.sh" --prolog "$imex/scripts/imex-prolog" --epilog "$imex/scripts/imex-epilog" \
   -- "$0" "$build" --in-cluster || status=1
 echo "fleet tests: the cluster's part took $((SECONDS - cluster_start)) s (start, tests, stop)"
+# A cluster whose PrologSlurmctld and EpilogSlurmctld (the same scripts) choose the channels.
+imexc=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)
+trap 'rm -rf "$imex" "$hc" "$imexc"' EXIT
+(cd "$here" && $py imex_test.py prepare "$imexc" controller)
+cluster_start=$SECONDS
+IMEX_TEST_DIR=$imexc "$here/cluster.sh" --prolog "$imexc/scripts/imex-prolog" --epilog "$imexc/scripts/imex-epilog" \
+  --conf "PrologSlurmctld=$imexc/scripts/imex-prolog" --conf "EpilogSlurmctld=$imexc/scripts/imex-epilog" \
+  -- "$0" "$build" --in-controller-cluster || status=1
+echo "fleet tests: the controller's channels' cluster took $((SECONDS - cluster_start)) s (start, tests, stop)"
 
 echo "== the Slurm health check by hand (packaging/slurm/healthcheck --dry-run)"
 (cd "$here" && $py healthcheck_test.py by_hand_decisions by_hand_long_reason by_hand_hang by_hand_guard by_hand_one_at_a_time \
