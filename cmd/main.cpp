@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -137,6 +138,7 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
 
 int emit(const Report& report, const Globals& globals) {
     int code = static_cast<int>(report.exit_code);
+    errno = 0;  // what a failed write to stdout leaves, read below
     if (report.delivery.stdout_quiet) {
         // nothing on standard output
     } else if (!report.delivery.output_file.empty()) {
@@ -160,7 +162,13 @@ int emit(const Report& report, const Globals& globals) {
         render(report, globals, std::cout);
     }
     std::cout.flush();
+    const int write_error = std::cout ? 0 : (errno != 0 ? errno : EIO);
     cumemctl::write_problems(report, std::cerr);
+    if (write_error != 0) {
+        // A full disk or a closed file: what was asked for was not written whole, whatever the command found.
+        std::cerr << "cumemctl: error: cannot write standard output: " << std::strerror(write_error) << '\n';
+        return code == 0 ? static_cast<int>(ExitCode::failed) : code;
+    }
     return code;
 }
 
@@ -248,7 +256,8 @@ int answer_parse_end(const CLI::ParseError& e, CLI::App& app, int argc, char** a
         as_json.output = OutputFormat::json;
         return emit(report, as_json);
     }
-    if (dynamic_cast<const CLI::Success*>(&e) != nullptr) return app.exit(e);
+    if (dynamic_cast<const CLI::Success*>(&e) != nullptr && !help_for_unknown_command(e, app, argc, argv))
+        return app.exit(e);
     Globals as_asked;
     as_asked.output = asked == OutputFormat::csv ? OutputFormat::table : asked;  // a CSV layout is unchecked here
     Report report;

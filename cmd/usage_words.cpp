@@ -187,6 +187,16 @@ Problem retold(const CLI::ParseError& error, const CLI::App& root, const CLI::Ap
 
 }  // namespace
 
+bool help_for_unknown_command(const CLI::ParseError& error, const CLI::App& app, int argc, char** argv) {
+    const bool help = dynamic_cast<const CLI::CallForHelp*>(&error) != nullptr ||
+                      dynamic_cast<const CLI::CallForAllHelp*>(&error) != nullptr;
+    if (!help || !app.get_subcommands().empty()) return false;
+    const auto word = first_word(app, argc, argv);
+    if (!word) return false;
+    const auto commands = app.get_subcommands([](const CLI::App*) { return true; });
+    return std::none_of(commands.begin(), commands.end(), [&](const CLI::App* c) { return c->check_name(*word); });
+}
+
 std::vector<std::string> visible_commands(const CLI::App& app) {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands([](const CLI::App* s) { return !s->get_group().empty(); })) {

@@ -12,6 +12,9 @@ namespace cumemctl::cmd {
 // The usage error (exit 2) for `error`, raised by `app` parsing argv: message and remedy.
 Problem usage_problem(const CLI::ParseError& error, const CLI::App& app, int argc, char** argv);
 
+// Whether `error` asks for help where the word in the command's place names no command
+// (`cumemctl doctr --help`): that is the unknown command's usage error, not the general help.
+bool help_for_unknown_command(const CLI::ParseError& error, const CLI::App& app, int argc, char** argv);
 // The commands a person may run (not the hidden second processes), in the order they were added.
 std::vector<std::string> visible_commands(const CLI::App& app);
 
