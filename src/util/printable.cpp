@@ -46,45 +46,46 @@ bool acts_on_terminal(char32_t c) {
            c == 0x200E || c == 0x200F || c == 0x061C;
 }
 
-}  // namespace
-
-std::string printable(std::string_view text) {
+// The text rewritten one UTF-8 sequence at a time: `each(out, code, bytes)` for a well-formed sequence,
+// `bad(out, byte)` for a byte that starts none.
+template <class Each, class Bad>
+std::string rewrite(std::string_view text, Each each, Bad bad) {
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size();) {
         char32_t code = 0;
         const std::size_t n = sequence_at(text, i, code);
         if (n == 0) {
-            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[i]));
-            ++i;
-            continue;
-        }
-        if (acts_on_terminal(code)) {
-            out += code < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(code))
-                                : fmt::format("\\u{:04x}", static_cast<unsigned>(code));
-        } else {
-            out.append(text.substr(i, n));
-        }
-        i += n;
-    }
-    return out;
-}
-
-std::string valid_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        char32_t code = 0;
-        const std::size_t n = sequence_at(text, i, code);
-        if (n == 0) {
-            out += "\xEF\xBF\xBD";
+            bad(out, static_cast<unsigned char>(text[i]));
             ++i;
         } else {
-            out.append(text.substr(i, n));
+            each(out, code, text.substr(i, n));
             i += n;
         }
     }
     return out;
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+    return rewrite(
+        text,
+        [](std::string& out, char32_t code, std::string_view bytes) {
+            if (!acts_on_terminal(code)) {
+                out.append(bytes);
+            } else {
+                out += code < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(code))
+                                    : fmt::format("\\u{:04x}", static_cast<unsigned>(code));
+            }
+        },
+        [](std::string& out, unsigned char byte) { out += fmt::format("\\x{:02x}", byte); });
+}
+
+std::string valid_utf8(std::string_view text) {
+    return rewrite(
+        text, [](std::string& out, char32_t, std::string_view bytes) { out.append(bytes); },
+        [](std::string& out, unsigned char) { out += "\xEF\xBF\xBD"; });
 }
 
 }  // namespace cumemctl
