@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <stdexcept>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -58,6 +59,8 @@ const NodeReport* speaking_doctor(const std::vector<const NodeReport*>& doctors,
 // The properties the fleet compares, read from one node's chosen reports (its doctor or its devices
 // report, at least one of them, and its latest).
 void read_properties(NodeSummary& node, const NodeReport* doctor, const NodeReport* devices, const NodeReport& latest) {
+    if (doctor == nullptr && devices == nullptr)
+        throw std::logic_error("fleet: a node has neither a doctor nor a devices report");
     const NodeReport& counted = doctor != nullptr ? *doctor : *devices;
     node.properties[std::string(kFleetDriver.key)] = latest.driver_version;
     node.properties[std::string(kFleetTool.key)] = latest.tool_version;
@@ -168,6 +171,7 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Node
                     fmt::format("a report dated {}, in the future: forged, or the node's clock is wrong", r->timestamp);
         }
     }
+    if (latest == nullptr) throw std::logic_error("fleet: a node without reports");  // summarise gives one at least
     if (!why.empty()) return broken_node(host, node.sources, why);
     const NodeReport* doctor = speaking_doctor(doctors, expect);
     const NodeReport* dated = doctor != nullptr ? doctor : latest;

@@ -63,7 +63,7 @@ struct NodeReport {
 };
 
 // A fabric-matrix report: its node and results, for the matrix (matrix/matrix.hpp).
-struct MatrixReport {
+struct MatrixReport {  // NOLINT(bugprone-exception-escape): as ipc::Envelope, a json member
     std::size_t source = 0;
     std::string host;
     nlohmann::json results;

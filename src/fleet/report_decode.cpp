@@ -287,9 +287,9 @@ std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus
                     ReportedCheck check = read_check(k, r);
                     if (node_severity(node_status(check.status)) > node_severity(worst))
                         worst = node_status(check.status);
-                    if (check.status != doctor::CheckStatus::pass && check.status != doctor::CheckStatus::skip)
-                        r.checks.push_back(std::move(check));
-                    else if (check.check == doctor::kCheckMemoryHealth)
+                    // What did not pass, and every GPU's memory health.
+                    if ((check.status != doctor::CheckStatus::pass && check.status != doctor::CheckStatus::skip) ||
+                        check.check == doctor::kCheckMemoryHealth)
                         r.checks.push_back(std::move(check));
                 });
                 break;
@@ -326,7 +326,6 @@ constexpr std::array<std::string_view, 9> kEnvelopeKeys{"schema", "command", "ho
                                                         "errors", "driver",  "tool", "results"};
 
 std::optional<std::string> text_member(std::string_view raw, int max_depth);
-std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus& worst);
 
 // Decodes the results at the cursor into `early` where the command already read names a node's report.
 bool read_results_early(JsonCursor& c, const Envelope& e, EarlyResults* early, int depth) {
