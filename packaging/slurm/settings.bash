@@ -82,7 +82,8 @@ safe_dir() {
     [[ -n $part ]] && p=${p%/}/$part
     [[ -n $part || $p == / ]] || continue
     if [[ ! -e $p && ! -L $p ]]; then
-      mkdir -m 0700 -- "$p" 2>/dev/null || { echo "cannot make $p"; return 1; }
+      # Another prolog of this node may make it at the same moment: one that is there now is checked below.
+      mkdir -m 0700 -- "$p" 2>/dev/null || [[ -e $p || -L $p ]] || { echo "cannot make $p"; return 1; }
     fi
     [[ ! -L $p ]] || { echo "$p is a symlink"; return 1; }
     [[ -d $p ]] || { echo "$p is not a folder"; return 1; }

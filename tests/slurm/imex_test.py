@@ -288,6 +288,13 @@ def test_by_hand_state_dir_checked_first():
         p = run_script(d, "prolog", 7)
         check(p.returncode == 0 and 8 in channel_nodes(d), f"a fresh STATE_DIR under a sticky folder: {describe(p)}")
         check(os.stat(f"{sticky}/fresh").st_mode & 0o7777 == 0o700, "the folders made are root's alone")
+        # Prologs of two jobs starting at once on one node, neither finding STATE_DIR yet: the one whose
+        # mkdir comes second finds the folder made (its mkdir fails, as this stand-in's does after making
+        # it) and goes on to check it, rather than failing the job.
+        loser = ("source scripts/settings.bash; mkdir() { command mkdir \"$@\"; return 1; }; "
+                 f"safe_dir {d}/together/state")
+        p = subprocess.run(["bash", "-c", loser], cwd=d, capture_output=True, text=True, timeout=30)
+        check(p.returncode == 0 and p.stdout.strip() == f"{d}/together/state", f"a prolog that lost the race: {describe(p)}")
 
 
 def test_by_hand_job_id_collisions():
