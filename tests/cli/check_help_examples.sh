@@ -9,7 +9,7 @@
 set -uo pipefail
 cumemctl=$1
 fail=0
-for command in $("$cumemctl" --help | awk '/^Commands:/{on=1; next} on && NF {print $1}'); do
+for command in $("$cumemctl" --help | awk '/^Commands:/{on=1; next} /^$/{on=0} on {print $1}'); do
   examples=$("$cumemctl" "$command" --help | awk '/^Examples:/{on=1; next} /^$/{on=0} on' | sed 's/^ *//')
   [[ -n $examples ]] || { echo "no examples in cumemctl $command --help"; fail=1; continue; }
   "$cumemctl" "$command" --help | tail -1 | grep -q '^Global options' || { echo "$command: no global options line"; fail=1; }
