@@ -3,7 +3,6 @@
 #pragma once
 
 #include <chrono>
-#include <istream>
 #include <optional>
 #include <map>
 #include <string>
