@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <variant>
 
 #include <fmt/format.h>
@@ -53,6 +55,7 @@ public:
 private:
     bool fill();
     void problem(std::string message) { into_.problems.push_back({into_.sources[source_], std::move(message)}); }
+    std::pair<std::size_t, std::size_t> lines_before(std::size_t at) const;
     std::string position(std::size_t at) const;
     void drop_read();
     bool resync(std::size_t from);
@@ -91,23 +94,27 @@ bool DocumentStream::fill() {
     return n > 0;
 }
 
-// "line 3, column 14" of the byte at `at` in buffer_, as an editor counts them.
-std::string DocumentStream::position(std::size_t at) const {
-    const auto stop = buffer_.begin() + static_cast<std::ptrdiff_t>(std::min(at, buffer_.size()));
-    const auto line = lines_ + 1 + static_cast<std::size_t>(std::count(buffer_.begin(), stop, '\n'));
+// The lines before byte `at` of buffer_ (those already dropped counted), and the input offset where
+// the line of `at` starts.
+std::pair<std::size_t, std::size_t> DocumentStream::lines_before(std::size_t at) const {
+    const std::size_t end = std::min(at, buffer_.size());
+    const auto stop = buffer_.begin() + static_cast<std::ptrdiff_t>(end);
     const auto newline = std::find(std::make_reverse_iterator(stop), buffer_.rend(), '\n');
     const std::size_t line_start =
         newline == buffer_.rend() ? line_start_ : dropped_ + static_cast<std::size_t>(buffer_.rend() - newline);
-    return fmt::format("line {}, column {}", line, dropped_ + at - line_start + 1);
+    return {lines_ + newlines(buffer_.data(), buffer_.data() + end), line_start};
+}
+
+// "line 3, column 14" of the byte at `at` in buffer_, as an editor counts them.
+std::string DocumentStream::position(std::size_t at) const {
+    const auto [lines, line_start] = lines_before(at);
+    return fmt::format("line {}, column {}", lines + 1, dropped_ + at - line_start + 1);
 }
 
 // Forgets the text before start_, keeping its line count.
 void DocumentStream::drop_read() {
     if (start_ == 0) return;
-    const auto end = buffer_.begin() + static_cast<std::ptrdiff_t>(start_);
-    lines_ += newlines(buffer_.data(), buffer_.data() + start_);
-    const auto newline = std::find(std::make_reverse_iterator(end), buffer_.rend(), '\n');
-    if (newline != buffer_.rend()) line_start_ = dropped_ + static_cast<std::size_t>(buffer_.rend() - newline);
+    std::tie(lines_, line_start_) = lines_before(start_);
     dropped_ += start_;
     buffer_.erase(0, start_);
     start_ = 0;
