@@ -92,13 +92,39 @@ inline constexpr int kEccUncorrected = 1;
 inline constexpr int kEccVolatile = 0;
 inline constexpr int kEccAggregate = 1;
 
+// nvmlFieldValue_t, what nvmlDeviceGetFieldValues fills: the caller sets fieldId and scopeId (a link's
+// index for the C2C fields); NVML sets the rest, nvmlReturn per value.
+struct FieldValue {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;
+    long long latencyUsec;
+    int valueType;  // nvmlValueType_t: 1 unsigned int (value.uiVal), 3 unsigned long long
+    Return nvmlReturn;
+    union {
+        double dVal;
+        unsigned int uiVal;
+        unsigned long ulVal;
+        unsigned long long ullVal;
+        signed long long sllVal;
+    } value;
+};
+inline constexpr unsigned kFieldC2cLinkCount = 170;   // NVML_FI_DEV_C2C_LINK_COUNT
+inline constexpr unsigned kFieldC2cLinkStatus = 171;  // NVML_FI_DEV_C2C_LINK_GET_STATUS: 1 active
+inline constexpr unsigned kFieldC2cLinkMaxBw = 172;   // NVML_FI_DEV_C2C_LINK_GET_MAX_BW: MB/s of an active link
+inline constexpr int kValueTypeUnsignedInt = 1;
+inline constexpr int kValueTypeUnsignedLongLong = 3;
+
+// nvmlClockType_t's memory clock.
+inline constexpr int kClockMem = 2;
+
 // Buffer sizes NVML documents.
 inline constexpr unsigned kUuidBufferSize = 96;
 inline constexpr unsigned kDriverVersionBufferSize = 80;
 inline constexpr unsigned kProcessNameBufferSize = 256;  // a name longer than this comes back cut
 
 static_assert(sizeof(Memory) == 24 && sizeof(MemoryV2) == 40 && sizeof(ProcessInfo) == 24 &&
-                  sizeof(ProcessInfoV1) == 16 && sizeof(EventData) == 32,
+                  sizeof(ProcessInfoV1) == 16 && sizeof(EventData) == 32 && sizeof(FieldValue) == 40,
               "NVML's layouts on x86-64");
 
 }  // namespace cumemctl::nvml
@@ -109,41 +135,50 @@ namespace cumemctl::nvml {
 
 // The entry points: X(field, symbol, required, return type, parameters). Optional ones may be missing
 // from an older or a fake library; their field is then null and callers treat them as unsupported.
-#define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                            \
-    X(init, "nvmlInit_v2", true, Return, ())                                                                     \
-    X(shutdown, "nvmlShutdown", true, Return, ())                                                                \
-    X(error_string, "nvmlErrorString", true, const char*, (Return))                                              \
-    X(device_get_count, "nvmlDeviceGetCount_v2", true, Return, (unsigned int*))                                  \
-    X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*))        \
-    X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                         \
-    X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))             \
-    X(device_get_minor_number, "nvmlDeviceGetMinorNumber", false, Return, (Device, unsigned int*))               \
-    X(device_get_fabric_info, "nvmlDeviceGetGpuFabricInfo", false, Return, (Device, void*))                      \
-    X(device_get_fabric_info_v, "nvmlDeviceGetGpuFabricInfoV", false, Return, (Device, void*))                   \
-    X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                       \
-    X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))               \
-    X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))          \
-    X(device_get_ecc_mode, "nvmlDeviceGetEccMode", false, Return, (Device, int*, int*))                          \
-    X(device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", false, Return,                                 \
-      (Device, int, int, unsigned long long*))                                                                   \
-    X(device_get_remapped_rows, "nvmlDeviceGetRemappedRows", false, Return,                                      \
-      (Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*))                                      \
-    X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))                \
-    X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*))        \
-    X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,            \
-      (Device, unsigned int*, ProcessInfo*))                                                                     \
-    X(device_get_compute_running_processes_v1, "nvmlDeviceGetComputeRunningProcesses", false, Return,            \
-      (Device, unsigned int*, ProcessInfoV1*))                                                                   \
-    X(system_get_process_name, "nvmlSystemGetProcessName", false, Return, (unsigned int, char*, unsigned int))   \
-    X(device_get_retired_pages, "nvmlDeviceGetRetiredPages", false, Return,                                      \
-      (Device, int, unsigned int*, unsigned long long*))                                                         \
-    X(device_get_retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus", false, Return, (Device, int*)) \
-    X(event_set_create, "nvmlEventSetCreate", false, Return, (EventSet*))                                        \
-    X(device_get_supported_event_types, "nvmlDeviceGetSupportedEventTypes", false, Return,                       \
-      (Device, unsigned long long*))                                                                             \
-    X(device_register_events, "nvmlDeviceRegisterEvents", false, Return, (Device, unsigned long long, EventSet)) \
-    X(event_set_wait, "nvmlEventSetWait_v2", false, Return, (EventSet, EventData*, unsigned int))                \
-    X(event_set_free, "nvmlEventSetFree", false, Return, (EventSet))
+#define CUMEMCTL_NVML_ENTRY_POINTS(X)                                                                                  \
+    X(init, "nvmlInit_v2", true, Return, ())                                                                           \
+    X(shutdown, "nvmlShutdown", true, Return, ())                                                                      \
+    X(error_string, "nvmlErrorString", true, const char*, (Return))                                                    \
+    X(device_get_count, "nvmlDeviceGetCount_v2", true, Return, (unsigned int*))                                        \
+    X(device_get_handle_by_index, "nvmlDeviceGetHandleByIndex_v2", true, Return, (unsigned int, Device*))              \
+    X(device_get_uuid, "nvmlDeviceGetUUID", true, Return, (Device, char*, unsigned int))                               \
+    X(system_get_driver_version, "nvmlSystemGetDriverVersion", false, Return, (char*, unsigned int))                   \
+    X(device_get_minor_number, "nvmlDeviceGetMinorNumber", false, Return, (Device, unsigned int*))                     \
+    X(device_get_fabric_info, "nvmlDeviceGetGpuFabricInfo", false, Return, (Device, void*))                            \
+    X(device_get_fabric_info_v, "nvmlDeviceGetGpuFabricInfoV", false, Return, (Device, void*))                         \
+    X(device_get_memory_info, "nvmlDeviceGetMemoryInfo", false, Return, (Device, Memory*))                             \
+    X(device_get_memory_info_v2, "nvmlDeviceGetMemoryInfo_v2", false, Return, (Device, MemoryV2*))                     \
+    X(device_get_bar1_memory_info, "nvmlDeviceGetBAR1MemoryInfo", false, Return, (Device, Bar1Memory*))                \
+    X(device_get_ecc_mode, "nvmlDeviceGetEccMode", false, Return, (Device, int*, int*))                                \
+    X(device_get_total_ecc_errors, "nvmlDeviceGetTotalEccErrors", false, Return,                                       \
+      (Device, int, int, unsigned long long*))                                                                         \
+    X(device_get_remapped_rows, "nvmlDeviceGetRemappedRows", false, Return,                                            \
+      (Device, unsigned int*, unsigned int*, unsigned int*, unsigned int*))                                            \
+    X(device_get_persistence_mode, "nvmlDeviceGetPersistenceMode", false, Return, (Device, int*))                      \
+    X(device_get_mig_mode, "nvmlDeviceGetMigMode", false, Return, (Device, unsigned int*, unsigned int*))              \
+    X(device_get_compute_running_processes, "nvmlDeviceGetComputeRunningProcesses_v3", false, Return,                  \
+      (Device, unsigned int*, ProcessInfo*))                                                                           \
+    X(device_get_compute_running_processes_v1, "nvmlDeviceGetComputeRunningProcesses", false, Return,                  \
+      (Device, unsigned int*, ProcessInfoV1*))                                                                         \
+    X(system_get_process_name, "nvmlSystemGetProcessName", false, Return, (unsigned int, char*, unsigned int))         \
+    X(device_get_retired_pages, "nvmlDeviceGetRetiredPages", false, Return,                                            \
+      (Device, int, unsigned int*, unsigned long long*))                                                               \
+    X(device_get_retired_pages_pending, "nvmlDeviceGetRetiredPagesPendingStatus", false, Return, (Device, int*))       \
+    X(event_set_create, "nvmlEventSetCreate", false, Return, (EventSet*))                                              \
+    X(device_get_supported_event_types, "nvmlDeviceGetSupportedEventTypes", false, Return,                             \
+      (Device, unsigned long long*))                                                                                   \
+    X(device_register_events, "nvmlDeviceRegisterEvents", false, Return, (Device, unsigned long long, EventSet))       \
+    X(event_set_wait, "nvmlEventSetWait_v2", false, Return, (EventSet, EventData*, unsigned int))                      \
+    X(event_set_free, "nvmlEventSetFree", false, Return, (EventSet))                                                   \
+    X(device_get_curr_pcie_generation, "nvmlDeviceGetCurrPcieLinkGeneration", false, Return, (Device, unsigned*))      \
+    X(device_get_curr_pcie_width, "nvmlDeviceGetCurrPcieLinkWidth", false, Return, (Device, unsigned*))                \
+    X(device_get_max_pcie_generation, "nvmlDeviceGetMaxPcieLinkGeneration", false, Return, (Device, unsigned*))        \
+    X(device_get_max_pcie_width, "nvmlDeviceGetMaxPcieLinkWidth", false, Return, (Device, unsigned*))                  \
+    X(device_get_gpu_max_pcie_generation, "nvmlDeviceGetGpuMaxPcieLinkGeneration", false, Return, (Device, unsigned*)) \
+    X(device_get_pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter", false, Return, (Device, unsigned*))            \
+    X(device_get_memory_bus_width, "nvmlDeviceGetMemoryBusWidth", false, Return, (Device, unsigned*))                  \
+    X(device_get_max_clock_info, "nvmlDeviceGetMaxClockInfo", false, Return, (Device, int, unsigned*))                 \
+    X(device_get_field_values, "nvmlDeviceGetFieldValues", false, Return, (Device, int, FieldValue*))
 
 // The table of entry points, one function pointer per entry of the list.
 struct Api {
