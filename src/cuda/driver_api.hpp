@@ -39,6 +39,13 @@
     X(cuMemcpyDtoH, 3020, false)                            \
     X(cuMemcpyHtoD, 3020, false)                            \
     X(cuMemcpyDtoD, 3020, false)                            \
+    X(cuMemcpyHtoDAsync, 3020, false)                       \
+    X(cuMemcpyDtoHAsync, 3020, false)                       \
+    X(cuMemcpyDtoDAsync, 3020, false)                       \
+    X(cuMemcpyAsync, 4000, false)                           \
+    X(cuMemcpyPeerAsync, 4000, false)                       \
+    X(cuMemHostAlloc, 2020, false)                          \
+    X(cuMemFreeHost, 2000, false)                           \
     X(cuMemsetD8, 3020, false)                              \
     X(cuMemsetD32, 3020, false)                             \
     X(cuModuleLoadData, 2000, false)                        \
@@ -48,6 +55,7 @@
     X(cuStreamCreate, 2000, false)                          \
     X(cuStreamDestroy, 4000, false)                         \
     X(cuStreamSynchronize, 2000, false)                     \
+    X(cuStreamWaitEvent, 3020, false)                       \
     X(cuEventCreate, 2000, false)                           \
     X(cuEventRecord, 2000, false)                           \
     X(cuEventSynchronize, 2000, false)                      \

@@ -1,0 +1,263 @@
+#include "gpu/bandwidth/copy_bandwidth.hpp"
+
+#include <cstring>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "base/scope_exit.hpp"
+#include "cuda/driver_call.hpp"
+#include "cuda/owned_handle.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu/vmm/vmm_resources.hpp"
+#include "util/index_list.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl::gpu {
+namespace {
+
+// Work put on a stream: one copy.
+using Enqueue = std::function<void(CUstream)>;
+
+OwnedHandle<CUdeviceptr> copy_device_buffer(const DriverApi& api, std::uint64_t size) {
+    OwnedHandle<CUdeviceptr> b([&api](CUdeviceptr p) { return api.cuMemFree(p); });
+    CU_CALL(api, cuMemAlloc, b.out(), size);
+    return b;
+}
+
+OwnedHandle<void*> copy_pinned_buffer(const DriverApi& api, std::uint64_t size) {
+    CU_REQUIRE(api, cuMemFreeHost);
+    OwnedHandle<void*> b([&api](void* p) { return api.cuMemFreeHost(p); });
+    CU_CALL(api, cuMemHostAlloc, b.out(), size, 0);
+    std::memset(b.get(), 0x5a, size);  // the pages exist before the clock starts
+    return b;
+}
+
+OwnedHandle<CUstream> copy_stream(const DriverApi& api) {
+    CU_REQUIRE(api, cuStreamDestroy);
+    OwnedHandle<CUstream> s([&api](CUstream h) { return api.cuStreamDestroy(h); });
+    CU_CALL(api, cuStreamCreate, s.out(), CU_STREAM_NON_BLOCKING);
+    return s;
+}
+
+OwnedHandle<CUevent> copy_event(const DriverApi& api) {
+    CU_REQUIRE(api, cuEventDestroy);
+    OwnedHandle<CUevent> e([&api](CUevent h) { return api.cuEventDestroy(h); });
+    CU_CALL(api, cuEventCreate, e.out(), CU_EVENT_DEFAULT);
+    return e;
+}
+
+double seconds_between(const DriverApi& api, CUevent from, CUevent to) {
+    CU_CALL(api, cuEventSynchronize, to);
+    float ms = 0;
+    CU_CALL(api, cuEventElapsedTime, &ms, from, to);
+    return ms / 1e3;
+}
+
+// `iterations` of `op` on one stream after one untimed (the first copy of a buffer pays for its
+// mappings): seconds.
+double timed_copies(const DriverApi& api, int iterations, const Enqueue& op) {
+    const auto stream = copy_stream(api);
+    op(stream.get());
+    CU_CALL(api, cuStreamSynchronize, stream.get());
+    const auto start = copy_event(api);
+    const auto end = copy_event(api);
+    CU_CALL(api, cuEventRecord, start.get(), stream.get());
+    for (int i = 0; i < iterations; ++i) op(stream.get());
+    CU_CALL(api, cuEventRecord, end.get(), stream.get());
+    return seconds_between(api, start.get(), end.get());
+}
+
+// `iterations` of `a` on one stream and of `b` on another, started together; seconds until both end.
+double timed_together(const DriverApi& api, int iterations, const Enqueue& a, const Enqueue& b) {
+    const auto s1 = copy_stream(api);
+    const auto s2 = copy_stream(api);
+    a(s1.get()), b(s2.get());
+    CU_CALL(api, cuStreamSynchronize, s1.get());
+    CU_CALL(api, cuStreamSynchronize, s2.get());
+    const auto start = copy_event(api);
+    const auto second_done = copy_event(api);
+    const auto end = copy_event(api);
+    CU_CALL(api, cuEventRecord, start.get(), s1.get());
+    CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
+    for (int i = 0; i < iterations; ++i) a(s1.get()), b(s2.get());
+    CU_CALL(api, cuEventRecord, second_done.get(), s2.get());
+    CU_CALL(api, cuStreamWaitEvent, s1.get(), second_done.get(), 0);
+    CU_CALL(api, cuEventRecord, end.get(), s1.get());
+    return seconds_between(api, start.get(), end.get());
+}
+
+Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const void* src, std::uint64_t n) {
+    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyHtoDAsync, dst, src, n, s); };
+}
+Enqueue to_host(const DriverApi& api, void* dst, CUdeviceptr src, std::uint64_t n) {
+    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyDtoHAsync, dst, src, n, s); };
+}
+// Between two unified addresses (device memory, or host memory cuMemCreate mapped for the device).
+Enqueue unified(const DriverApi& api, CUdeviceptr dst, CUdeviceptr src, std::uint64_t n) {
+    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyAsync, dst, src, n, s); };
+}
+
+// Host memory of cuMemCreate on NUMA node `node`, mapped and readable and writable by `device`.
+struct NumaBuffer {
+    AllocationHandle handle;
+    std::optional<AddressRange> range;
+    std::optional<Mapping> mapping;
+
+    NumaBuffer(const DriverApi& api, int device, int node, std::uint64_t size) {
+        CUmemAllocationProp prop{};
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+        prop.location.id = node;
+        std::size_t granule = 0;
+        CU_CALL(api, cuMemGetAllocationGranularity, &granule, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED);
+        if (granule == 0) granule = 2ULL << 20;
+        const std::size_t bytes = (size + granule - 1) / granule * granule;
+        CUmemGenericAllocationHandle h{};
+        CU_CALL(api, cuMemCreate, &h, bytes, &prop, 0);
+        handle = AllocationHandle(api, h);
+        range.emplace(api, bytes, granule);
+        mapping.emplace(api, range->base(), bytes, handle.get());
+        grant_device_access(api, range->base(), bytes, {device});
+    }
+    CUdeviceptr ptr() const { return range->base(); }
+};
+
+CopyFigure copy_figure(CopyPath path, HostMemory host, std::uint64_t bytes, int iterations, double seconds) {
+    CopyFigure f;
+    f.path = path, f.host = host, f.bytes = bytes, f.iterations = iterations, f.seconds = seconds;
+    return f;
+}
+
+// The host paths from one host buffer: h2d and d2h.
+void host_pair(const DriverApi& api, const CopyRequest& r, HostMemory kind, std::optional<int> node, const Enqueue& h2d,
+               const Enqueue& d2h, std::vector<CopyFigure>& out) {
+    const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
+    out.push_back(
+        copy_figure(CopyPath::host_to_device, kind, bytes, r.iterations, timed_copies(api, r.iterations, h2d)));
+    out.back().numa_node = node;
+    out.push_back(
+        copy_figure(CopyPath::device_to_host, kind, bytes, r.iterations, timed_copies(api, r.iterations, d2h)));
+    out.back().numa_node = node;
+}
+
+// device -> `peer`, the destination in the peer's memory.
+CopyFigure peer_figure(const DriverApi& api, CUdeviceptr src, int peer, std::uint64_t size, int iterations) {
+    CUcontext own = nullptr;
+    CU_CALL(api, cuCtxGetCurrent, &own);
+    const PrimaryContext peer_context(api, peer);
+    const auto dst = copy_device_buffer(api, size);
+    // The peer's memory is freed with its context current; the copies run in this device's.
+    const ScopeExit back([&api, &peer_context] { api.cuCtxSetCurrent(peer_context.get()); });
+    CU_CALL(api, cuCtxSetCurrent, own);
+    const CUcontext peer_ctx = peer_context.get();
+    const CUdeviceptr to = dst.get();
+    const double s = timed_copies(api, iterations, [&api, to, peer_ctx, src, own, size](CUstream st) {
+        CU_CALL(api, cuMemcpyPeerAsync, to, peer_ctx, src, own, size, st);
+    });
+    CopyFigure f =
+        copy_figure(CopyPath::peer, HostMemory::pinned, size * static_cast<std::uint64_t>(iterations), iterations, s);
+    f.peer = peer;
+    return f;
+}
+
+}  // namespace
+
+const char* path_name(CopyPath path) {
+    switch (path) {
+        case CopyPath::host_to_device:
+            return "h2d";
+        case CopyPath::device_to_host:
+            return "d2h";
+        case CopyPath::both:
+            return "both";
+        case CopyPath::device_to_device:
+            return "d2d";
+        case CopyPath::peer:
+            return "peer";
+    }
+    return "?";
+}
+
+std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& r,
+                                       const CopyProgress& progress) {
+    const auto say = [&progress](const std::string& what) {
+        if (progress) progress(what);
+    };
+    std::vector<CopyFigure> out;
+    const std::uint64_t n = r.size;
+    const std::uint64_t bytes = n * static_cast<std::uint64_t>(r.iterations);
+    const auto dev = copy_device_buffer(api, n);
+    if (r.host || r.both) {
+        const auto host = copy_pinned_buffer(api, n);
+        if (r.host) {
+            say("host<->device, pinned");
+            host_pair(api, r, HostMemory::pinned, std::nullopt, to_device(api, dev.get(), host.get(), n),
+                      to_host(api, host.get(), dev.get(), n), out);
+        }
+        if (r.both) {
+            say("both directions at once");
+            const auto dev2 = copy_device_buffer(api, n);
+            const auto host2 = copy_pinned_buffer(api, n);
+            const double s = timed_together(api, r.iterations, to_device(api, dev.get(), host.get(), n),
+                                            to_host(api, host2.get(), dev2.get(), n));
+            out.push_back(copy_figure(CopyPath::both, HostMemory::pinned, 2 * bytes, r.iterations, s));
+        }
+    }
+    if (r.pageable) {
+        say("host<->device, pageable");
+        const std::unique_ptr<char[]> page(new char[n]);
+        std::memset(page.get(), 0x5a, n);
+        host_pair(api, r, HostMemory::pageable, std::nullopt, to_device(api, dev.get(), page.get(), n),
+                  to_host(api, page.get(), dev.get(), n), out);
+    }
+    for (const int node : r.numa_nodes) {
+        say(fmt::format("host<->device, NUMA node {}", node));
+        const NumaBuffer numa(api, device, node, n);
+        host_pair(api, r, HostMemory::numa, node, unified(api, dev.get(), numa.ptr(), n),
+                  unified(api, numa.ptr(), dev.get(), n), out);
+    }
+    if (r.device) {
+        say("device->device");
+        const auto dev2 = copy_device_buffer(api, n);
+        const CUdeviceptr a = dev.get(), b = dev2.get();
+        const double s = timed_copies(api, r.iterations,
+                                      [&api, a, b, n](CUstream st) { CU_CALL(api, cuMemcpyDtoDAsync, b, a, n, st); });
+        out.push_back(copy_figure(CopyPath::device_to_device, HostMemory::pinned, 2 * bytes, r.iterations, s));
+    }
+    for (const int peer : r.peers) {
+        say(fmt::format("GPU {} -> GPU {}", device, peer));
+        out.push_back(peer_figure(api, dev.get(), peer, n, r.iterations));
+    }
+    return out;
+}
+
+CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int iterations, const std::function<void()>& during) {
+    const auto dev = copy_device_buffer(api, size);
+    const auto host = copy_pinned_buffer(api, size);
+    const auto stream = copy_stream(api);
+    const auto start = copy_event(api);
+    const auto end = copy_event(api);
+    const Enqueue h2d = to_device(api, dev.get(), host.get(), size);
+    CU_CALL(api, cuEventRecord, start.get(), stream.get());
+    for (int i = 0; i < iterations; ++i) h2d(stream.get());
+    CU_CALL(api, cuEventRecord, end.get(), stream.get());
+    if (during) during();
+    const double s = seconds_between(api, start.get(), end.get());
+    return copy_figure(CopyPath::host_to_device, HostMemory::pinned, size * static_cast<std::uint64_t>(iterations),
+                       iterations, s);
+}
+
+std::vector<int> host_numa_nodes(const std::string& sysroot) {
+    const auto text = try_read_text_file(sysroot + "/sys/devices/system/node/has_memory");
+    if (!text) return {};
+    std::string list = *text;
+    while (!list.empty() && (list.back() == '\n' || list.back() == ' ')) list.pop_back();
+    try {
+        return parse_index_list(list, 4096, "NUMA node", false);
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+}  // namespace cumemctl::gpu
