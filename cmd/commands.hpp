@@ -22,6 +22,8 @@ void register_fabric_matrix(CLI::App& root, const Globals& globals, Runner& runn
 void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner);
 // memtest: every free byte of a GPU's memory tested.
 void register_memtest(CLI::App& root, const Globals& globals, Runner& runner);
+// bandwidth: each memory path measured against its physical limit.
+void register_bandwidth(CLI::App& root, const Globals& globals, Runner& runner);
 void register_completion(CLI::App& root, const Globals& globals, Runner& runner);
 
 }  // namespace cumemctl::cmd

@@ -35,8 +35,10 @@ const CsvCommand* csv_command(const std::string& command) {
     static const CsvCommand devices{"devices",
                                     {"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total", "free"}};
     static const CsvCommand doctor{"checks", {"check", "device", "uuid", "status", "reason"}};
+    static const CsvCommand bandwidth{"figures", {"device", "uuid", "path", "memory", "gbps", "limit_gbps", "ratio"}};
     if (command == "devices") return &devices;
     if (command == "doctor") return &doctor;
+    if (command == "bandwidth") return &bandwidth;
     return nullptr;
 }
 
@@ -51,6 +53,9 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
     } else if (command == "doctor") {
         json_names = {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
                       "status", "reason", "remedy", "seconds",    "brief"};
+    } else if (command == "bandwidth") {
+        json_names = {"device", "uuid", "pci_bus_id", "nvml_index", "path",  "memory",     "numa_node",
+                      "peer",   "gbps", "limit_gbps", "ratio",      "bytes", "iterations", "seconds"};
     }
     std::vector<CsvField> fields;
     constexpr std::string_view kBytes = "_bytes";
@@ -74,7 +79,7 @@ CsvLayout csv_layout(const std::string& command, const std::string& format, cons
     const CsvCommand* c = csv_command(command);
     if (c == nullptr) {
         throw Error(ExitCode::usage, fmt::format("'{}' has no CSV output", command),
-                    "--format csv works with devices and doctor; use --json here");
+                    "--format csv works with devices, doctor and bandwidth; use --json here");
     }
     const std::vector<CsvField> catalogue = field_catalogue(command);
     auto field = [&](const std::string& name) {

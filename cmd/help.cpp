@@ -50,6 +50,9 @@ constexpr Examples kExamples[] = {
      {"cumemctl fabric-matrix --local",
       "srun -N 16 --ntasks-per-node=4 --gpus-per-node=4 --exclusive cumemctl fabric-matrix --json > matrix.json",
       "cumemctl fabric-matrix --summary /shared/run --run test1"}},
+    {"bandwidth",
+     {"cumemctl bandwidth", "cumemctl bandwidth --device 0 --size 1GiB --iterations 20 --pageable",
+      "cumemctl bandwidth --format prometheus"}},
     {"memtest",
      {"cumemctl memtest --device 0", "cumemctl memtest --patterns address,random --passes 3 --time 60",
       "cumemctl memtest --json --record"}},
@@ -253,6 +256,7 @@ std::string short_usage() {
            "  imex-setup   make, check or remove IMEX channel nodes\n"
            "  fleet        one summary of many nodes' reports\n"
            "  memtest      test every free byte of a GPU's memory\n"
+           "  bandwidth    each memory path's speed against its physical limit\n"
            "\n"
            "Start with 'cumemctl doctor'. 'cumemctl --help' lists every command and the global options,\n"
            "'cumemctl COMMAND --help' a command's options, 'man cumemctl' the rest.\n";

@@ -40,11 +40,11 @@ using namespace cumemctl::cmd;
 constexpr Registrar kCommands[] = {
     register_doctor,        register_devices,     register_imex_setup, register_le_bind,    register_granularity,
     register_create,        register_importer,    register_pool_stats, register_trim,       register_fleet,
-    register_fabric_matrix, register_matrix_rank, register_memtest,    register_completion, register_imex_verify,
+    register_fabric_matrix, register_matrix_rank, register_memtest,    register_bandwidth, register_completion, register_imex_verify,
 };
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
-constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest"};
+constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest", "bandwidth"};
 // The commands whose report makes a page of its own, and so answer --format html.
 constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
@@ -230,7 +230,7 @@ void add_global_options(CLI::App& app, Globals& globals) {
             },
             "{table,json,prometheus,line,html,junit,nfd,nodelist,csv}"));
     app.add_option("--fields", globals.fields,
-                   "with --format csv (devices, doctor): the fields, separated by commas, as --json names them")
+                   "with --format csv (devices, doctor, bandwidth): the fields, separated by commas, as --json names them")
         ->type_name("LIST");
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")

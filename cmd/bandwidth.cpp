@@ -1,0 +1,330 @@
+// `cumemctl bandwidth`: each path memory moves on, measured on the copy engines and held against the
+// physical limit the GPU reports: host<->device from pinned memory (each way, both at once), from
+// pageable memory (asked for), from host memory on each NUMA node, device->device (HBM), and GPU->GPU.
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "command.hpp"
+#include "commands.hpp"
+#include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/bandwidth/limits.hpp"
+#include "gpu/device/devices.hpp"
+#include "gpu/device/primary_context.hpp"
+#include "gpu_identity.hpp"
+#include "gpu_labels.hpp"
+#include "held_errors.hpp"
+#include "util/index_list.hpp"
+#include "util/size.hpp"
+
+namespace cumemctl::cmd {
+using namespace gpu;
+namespace {
+
+constexpr const char* kDefaultSize = "256MiB";
+constexpr int kDefaultIterations = 10;
+constexpr int kMostIterations = 10000;
+
+// The options checked, before the driver is loaded.
+struct BandwidthPlan {
+    DeviceList devices;
+    CopyRequest request;
+    std::optional<std::vector<int>> numa;  // --numa: these nodes; absent: the GPU's own and one other
+    bool numa_all = false;
+    bool peers = true;
+    std::string sysroot;  // CUMEMCTL_SYSROOT: where /sys is read (tests)
+};
+
+// The options as typed.
+struct BandwidthOptions {
+    std::string devices;
+    std::string size = kDefaultSize;
+    int iterations = kDefaultIterations;
+    bool pageable = false;
+    std::string numa;  // "", "none", "all" or a list
+    bool no_peers = false;
+
+    BandwidthPlan check() const {
+        BandwidthPlan plan;
+        plan.devices = parse_device_list(devices);
+        plan.request.size = parse_size(size);
+        if (plan.request.size == 0 || plan.request.size > (64ULL << 30)) {
+            throw Error(ExitCode::usage, fmt::format("invalid --size '{}': a copy of 1 byte to 64 GiB", size),
+                        fmt::format("the default, {}, takes well under a second a GPU", kDefaultSize));
+        }
+        if (iterations < 1 || iterations > kMostIterations) {
+            throw Error(ExitCode::usage,
+                        fmt::format("invalid --iterations {}: 1 to {} timed copies", iterations, kMostIterations),
+                        fmt::format("the default is {}", kDefaultIterations));
+        }
+        plan.request.iterations = iterations;
+        plan.request.pageable = pageable;
+        if (numa == "none") {
+            plan.numa = std::vector<int>{};
+        } else if (numa == "all") {
+            plan.numa_all = true;
+        } else if (!numa.empty()) {
+            plan.numa = parse_index_list(numa, 4096, "NUMA node", false);
+        }
+        plan.peers = !no_peers;
+        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) plan.sysroot = root;
+        return plan;
+    }
+};
+
+// A line on stderr that says what is measured now, redrawn in place, where stderr is a terminal.
+class ProgressLine {
+public:
+    explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+    ~ProgressLine() {
+        if (drawn_) std::fputs("\r\033[K", stderr);
+    }
+    ProgressLine(const ProgressLine&) = delete;
+    ProgressLine& operator=(const ProgressLine&) = delete;
+    void show(int device, const std::string& what) {
+        if (!enabled_) return;
+        std::fprintf(stderr, "\r\033[Kbandwidth: GPU %d: %s", device, what.c_str());
+        std::fflush(stderr);
+        drawn_ = true;
+    }
+
+private:
+    bool enabled_;
+    bool drawn_ = false;
+};
+
+// The host NUMA nodes to measure from for a GPU whose own node is `own` (-1: none): --numa's, else
+// the own node and the first other node with memory (the other socket of a two-socket host).
+std::vector<int> numa_nodes_for(const BandwidthPlan& plan, int own, const std::vector<int>& host_nodes) {
+    if (plan.numa) return *plan.numa;
+    if (own < 0) return {};
+    if (plan.numa_all) return host_nodes.empty() ? std::vector<int>{own} : host_nodes;
+    std::vector<int> nodes{own};
+    for (const int n : host_nodes) {
+        if (n != own) {
+            nodes.push_back(n);
+            break;
+        }
+    }
+    return nodes;
+}
+
+// The GPUs among `selected` that `device` can reach as a peer.
+std::vector<int> peers_of(const DriverApi& api, int device, const std::vector<int>& selected) {
+    std::vector<int> peers;
+    if (api.cuDeviceCanAccessPeer == nullptr) return peers;
+    for (const int other : selected) {
+        int can = 0;
+        if (other != device && api.cuDeviceCanAccessPeer(&can, device, other) == CUDA_SUCCESS && can != 0)
+            peers.push_back(other);
+    }
+    return peers;
+}
+
+// One GPU measured.
+struct DeviceFigures {
+    DeviceIdentity id;
+    DeviceLimits limits;
+    std::vector<CopyFigure> figures;
+};
+
+std::string memory_name(const CopyFigure& f) {
+    switch (f.path) {
+        case CopyPath::device_to_device:
+            return "device";
+        case CopyPath::peer:
+            return fmt::format("GPU {}", f.peer.value_or(-1));
+        default:
+            break;
+    }
+    switch (f.host) {
+        case HostMemory::pinned:
+            return "pinned";
+        case HostMemory::pageable:
+            return "pageable";
+        case HostMemory::numa:
+            return fmt::format("numa:{}", f.numa_node.value_or(-1));
+    }
+    return "?";
+}
+
+nlohmann::json optional_json(const std::optional<unsigned>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json limit_json(const std::optional<PathLimit>& limit, const std::string& why) {
+    if (!limit) return {{"gbps", nullptr}, {"link", nullptr}, {"basis", nullptr}, {"unknown_because", why}};
+    const char* link = limit->link == PathLimit::Link::pcie  ? "pcie"
+                       : limit->link == PathLimit::Link::c2c ? "c2c"
+                                                             : "hbm";
+    return {{"gbps", limit->gbps}, {"link", link}, {"basis", limit->basis}};
+}
+
+nlohmann::json link_json(const nvml::LinkInfo& link) {
+    const nvml::PcieLink& p = link.pcie;
+    nlohmann::json j{{"pcie",
+                      {{"generation", optional_json(p.generation)},
+                       {"width", optional_json(p.width)},
+                       {"max_generation", optional_json(p.max_generation)},
+                       {"max_width", optional_json(p.max_width)},
+                       {"gpu_max_generation", optional_json(p.gpu_max_generation)},
+                       {"replay_counter", optional_json(p.replay_counter)}}},
+                     {"c2c", nullptr},
+                     {"memory_bus_width_bits", optional_json(link.memory.width_bits)},
+                     {"max_memory_clock_mhz", optional_json(link.memory.max_clock_mhz)}};
+    if (link.c2c) {
+        j["c2c"] = {
+            {"links", link.c2c->links}, {"active_links", link.c2c->active_links}, {"max_mbps", link.c2c->max_mbps}};
+    }
+    nlohmann::json why = nlohmann::json::object();
+    for (const auto& [field, text] : link.unavailable) why[field] = text;
+    j["unavailable"] = std::move(why);
+    return j;
+}
+
+nlohmann::json figure_json(const DeviceFigures& d, const CopyFigure& f) {
+    const auto limit = limit_of(d.limits, f);
+    nlohmann::json j{{"device", d.id.ordinal}};
+    add_identity(j, d.id);
+    j.update({{"path", path_name(f.path)},
+              {"memory", memory_name(f)},
+              {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json(nullptr)},
+              {"peer", f.peer ? nlohmann::json(*f.peer) : nlohmann::json(nullptr)},
+              {"bytes", f.bytes},
+              {"iterations", f.iterations},
+              {"seconds", f.seconds},
+              {"gbps", f.gbps()},
+              {"limit_gbps", limit ? nlohmann::json(*limit) : nlohmann::json(nullptr)},
+              {"ratio", limit ? nlohmann::json(f.gbps() / *limit) : nlohmann::json(nullptr)}});
+    return j;
+}
+
+std::string gbps_text(double gbps) {
+    return gbps >= 1000 ? fmt::format("{:.0f}", gbps) : fmt::format("{:.1f}", gbps);
+}
+
+Table figures_table(const std::vector<DeviceFigures>& done, const CopyRequest& request) {
+    Table t;
+    t.title = "Bandwidth";
+    t.columns = {"GPU", "path", "memory", "GB/s", "limit", "of limit"};
+    for (const DeviceFigures& d : done) {
+        for (const CopyFigure& f : d.figures) {
+            const auto limit = limit_of(d.limits, f);
+            t.rows.push_back({std::to_string(d.id.ordinal), path_name(f.path), memory_name(f), gbps_text(f.gbps()),
+                              limit ? gbps_text(*limit) : "-",
+                              limit ? fmt::format("{:.0f}%", 100 * f.gbps() / *limit) : "-"});
+        }
+    }
+    t.notes.push_back(
+        fmt::format("{} copies of {} each, timed with events after one untimed; GB/s is 1e9 bytes a "
+                    "second; both counts the two directions, d2d the bytes read plus written",
+                    request.iterations, format_size(request.size)));
+    for (const DeviceFigures& d : done) {
+        t.notes.push_back(
+            fmt::format("GPU {} limits: host {}; memory {}", d.id.ordinal,
+                        d.limits.host ? d.limits.host->basis : "unknown (" + d.limits.host_why + ")",
+                        d.limits.memory ? d.limits.memory->basis : "unknown (" + d.limits.memory_why + ")"));
+    }
+    t.wrap_last = true;
+    return t;
+}
+
+void add_metrics(Report& report, const DeviceFigures& d) {
+    for (const CopyFigure& f : d.figures) {
+        MetricLabels labels = gpu_labels(d.id, report.host);
+        labels.emplace_back("path", path_name(f.path));
+        labels.emplace_back("memory", memory_name(f));
+        report.add_metric("bandwidth_gbps", "a copy path's measured bandwidth, GB/s (1e9 bytes a second)", labels,
+                          f.gbps());
+        if (const auto limit = limit_of(d.limits, f)) {
+            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels, *limit);
+            report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
+                              f.gbps() / *limit);
+        }
+    }
+}
+
+DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
+                             const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress) {
+    DeviceFigures d;
+    d.id = id;
+    d.limits = device_limits(api, id.ordinal, &nvml, id.uuid);
+    CopyRequest request = plan.request;
+    const int own = device_attribute(api, id.ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).value_or(-1);
+    const bool numa_vmm =
+        device_attribute(api, id.ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)
+            .value_or(0) != 0;
+    if (numa_vmm) request.numa_nodes = numa_nodes_for(plan, own, host_numa_nodes(plan.sysroot));
+    if (plan.peers) request.peers = peers_of(api, id.ordinal, selected);
+    const PrimaryContext context(api, id.ordinal);
+    d.figures = measure_copies(api, id.ordinal, request,
+                               [&progress, &id](const std::string& what) { progress.show(id.ordinal, what); });
+    return d;
+}
+
+Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
+    const NvmlLoad nvml_load = load_nvml_for_identities(globals);
+    return run_command(
+        "bandwidth", globals, opts, [&](Report& report, Driver& driver, int count, const BandwidthPlan& plan) {
+            const DriverApi& api = driver.api();
+            const nvml::Library& nvml = nvml_load.get();
+            const auto selected = plan.devices.select(api, count, &nvml);
+            const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
+            const bool terminal = globals.output == OutputFormat::table && ::isatty(STDERR_FILENO) == 1;
+            ProgressLine progress(terminal);
+            std::vector<DeviceFigures> done;
+            judging_holds(report, api, nvml, selected, [&] {
+                for (const int ordinal : selected) {
+                    done.push_back(measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress));
+                }
+            });
+            nlohmann::json devices = nlohmann::json::array();
+            nlohmann::json figures = nlohmann::json::array();
+            for (const DeviceFigures& d : done) {
+                nlohmann::json j{{"device", d.id.ordinal}};
+                add_identity(j, d.id);
+                j["link"] = link_json(d.limits.link);
+                j["nvml_error"] =
+                    d.limits.nvml_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.limits.nvml_error);
+                j["limits"] = {{"host", limit_json(d.limits.host, d.limits.host_why)},
+                               {"memory", limit_json(d.limits.memory, d.limits.memory_why)}};
+                devices.push_back(std::move(j));
+                for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
+                add_metrics(report, d);
+            }
+            report.results = {{"size_bytes", plan.request.size},
+                              {"iterations", plan.request.iterations},
+                              {"devices", std::move(devices)},
+                              {"figures", std::move(figures)}};
+            if (count == 0) {
+                report.tables.push_back(Table{"Bandwidth", {}, {}, {"no CUDA device is visible on this node"}});
+                return;
+            }
+            if (!done.empty()) report.tables.push_back(figures_table(done, plan.request));
+            if (!report.tables.empty()) add_identity_notes(report.tables.back(), ids);
+        });
+}
+
+}  // namespace
+
+void register_bandwidth(CLI::App& root, const Globals& globals, Runner& runner) {
+    auto opts = std::make_shared<BandwidthOptions>();
+    CLI::App* app = root.add_subcommand(
+        "bandwidth", "each memory path's bandwidth (host<->device, HBM, GPU<->GPU) against its physical limit");
+    add_device_option(*app, opts->devices);
+    app->add_option("--size", opts->size, "the bytes of each copy (4096, 64MiB, 1GiB)")->capture_default_str();
+    app->add_option("--iterations", opts->iterations, "timed copies of each path, after one untimed")
+        ->capture_default_str();
+    app->add_flag("--pageable", opts->pageable, "also copy from and to pageable (malloc) host memory");
+    app->add_option("--numa", opts->numa,
+                    "host NUMA nodes to copy from and to (cuMemCreate memory): a list, all, or none; default the "
+                    "GPU's own node and one other")
+        ->type_name("NODES");
+    app->add_flag("--no-peers", opts->no_peers, "leave out GPU->GPU copies");
+    app->callback([opts, &globals, &runner] { runner = [opts, &globals] { return run_bandwidth(*opts, globals); }; });
+}
+
+}  // namespace cumemctl::cmd
