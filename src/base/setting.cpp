@@ -1,5 +1,7 @@
 #include "base/setting.hpp"
 
+#include <cstddef>
+#include <iterator>
 #include <utility>
 
 namespace cumemctl {
@@ -11,82 +13,62 @@ std::map<Setting, std::string>& installed() {
     return names;
 }
 
+// Each setting in the core's own words, in the order of the enum.
+constexpr std::pair<Setting, std::string_view> kSettingWords[] = {
+    {Setting::libcuda, "the driver library path"},
+    {Setting::libnvml, "the NVML library path"},
+    {Setting::libpmix, "the PMIx library path"},
+    {Setting::location, "location"},
+    {Setting::quick, "a quick run"},
+    {Setting::rank, "the rank"},
+    {Setting::ranks, "the rank count"},
+    {Setting::rendezvous, "the rendezvous"},
+    {Setting::rendezvous_dir, "the rendezvous folder"},
+    {Setting::pool_max_size, "maximum size"},
+    {Setting::access, "the devices given access"},
+    {Setting::endpoint_size, "endpoint size"},
+    {Setting::endpoint_offset, "endpoint offset"},
+    {Setting::mem_offset, "memory offset"},
+    {Setting::bind_size, "bind size"},
+    {Setting::handle_type, "handle type"},
+    {Setting::counted_ops, "counted operations"},
+    {Setting::by_address, "binding by address"},
+    {Setting::limits_only, "a limits-only run"},
+    {Setting::construction_timeout, "construction timeout"},
+    {Setting::endpoint_devices, "an owner device or a team"},
+    {Setting::proc_devices, "the devices path"},
+    {Setting::params_file, "the params path"},
+    {Setting::dev_root, "the device root"},
+    {Setting::channel_owner, "the channels' owner"},
+    {Setting::channel_mode, "the channels' mode"},
+    {Setting::replace_nodes, "a forced run"},
+    {Setting::check_only, "a check-only run"},
+    {Setting::dry_run, "a dry run"},
+    {Setting::round_up, "rounding up to the granularity"},
+    {Setting::keep, "the size to keep"},
+    {Setting::exercise, "exercise"},
+    {Setting::test_size, "the size to test"},
+    {Setting::chunk, "the chunk size"},
+    {Setting::start_anyway, "a forced start"},
+    {Setting::bandwidth_warn, "the ratio below which a bandwidth warns"},
+    {Setting::bandwidth_fail, "the ratio below which a bandwidth fails"},
+};
+
+// The table names every setting once, at its own place: a setting added to the enum and not here stops
+// the build.
+constexpr bool in_enum_order() {
+    for (std::size_t i = 0; i < std::size(kSettingWords); ++i) {
+        if (kSettingWords[i].first != static_cast<Setting>(i)) return false;
+    }
+    return std::size(kSettingWords) == static_cast<std::size_t>(Setting::last) + 1;
+}
+static_assert(in_enum_order(), "kSettingWords lists every Setting in the enum's order");
+
 }  // namespace
 
 std::string_view setting_words(Setting setting) {
-    switch (setting) {
-        case Setting::libcuda:
-            return "the driver library path";
-        case Setting::libnvml:
-            return "the NVML library path";
-        case Setting::libpmix:
-            return "the PMIx library path";
-        case Setting::location:
-            return "location";
-        case Setting::quick:
-            return "a quick run";
-        case Setting::rank:
-            return "the rank";
-        case Setting::ranks:
-            return "the rank count";
-        case Setting::rendezvous:
-            return "the rendezvous";
-        case Setting::rendezvous_dir:
-            return "the rendezvous folder";
-        case Setting::pool_max_size:
-            return "maximum size";
-        case Setting::access:
-            return "the devices given access";
-        case Setting::endpoint_size:
-            return "endpoint size";
-        case Setting::endpoint_offset:
-            return "endpoint offset";
-        case Setting::mem_offset:
-            return "memory offset";
-        case Setting::bind_size:
-            return "bind size";
-        case Setting::handle_type:
-            return "handle type";
-        case Setting::counted_ops:
-            return "counted operations";
-        case Setting::by_address:
-            return "binding by address";
-        case Setting::limits_only:
-            return "a limits-only run";
-        case Setting::construction_timeout:
-            return "construction timeout";
-        case Setting::endpoint_devices:
-            return "an owner device or a team";
-        case Setting::proc_devices:
-            return "the devices path";
-        case Setting::params_file:
-            return "the params path";
-        case Setting::dev_root:
-            return "the device root";
-        case Setting::channel_owner:
-            return "the channels' owner";
-        case Setting::channel_mode:
-            return "the channels' mode";
-        case Setting::replace_nodes:
-            return "a forced run";
-        case Setting::check_only:
-            return "a check-only run";
-        case Setting::dry_run:
-            return "a dry run";
-        case Setting::round_up:
-            return "rounding up to the granularity";
-        case Setting::keep:
-            return "the size to keep";
-        case Setting::exercise:
-            return "exercise";
-        case Setting::test_size:
-            return "the size to test";
-        case Setting::chunk:
-            return "the chunk size";
-        case Setting::start_anyway:
-            return "a forced start";
-    }
-    return "a setting";
+    const auto i = static_cast<std::size_t>(setting);
+    return i < std::size(kSettingWords) ? kSettingWords[i].second : "a setting";
 }
 
 std::string setting_name(Setting setting) {

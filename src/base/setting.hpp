@@ -46,6 +46,9 @@ enum class Setting {
     test_size,             // the bytes memtest tests
     chunk,                 // the size of each allocation memtest makes
     start_anyway,          // starting memtest on a GPU that other processes hold
+    bandwidth_warn,        // the fraction of a path's limit below which its bandwidth warns
+    bandwidth_fail,        // the fraction of a path's limit below which its bandwidth fails
+    last = bandwidth_fail,  // (the last setting, for the table of their words)
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
