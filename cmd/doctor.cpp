@@ -62,6 +62,8 @@ struct DoctorCliOptions {
     std::string expect_driver;
     std::string expiry;  // --expiry DURATION (with --format nfd)
     std::string output;  // --output FILE
+    double bandwidth_warn = kDefaultBandwidthWarn;
+    double bandwidth_fail = kDefaultBandwidthFail;
 
     // The checks and devices parsed before the driver is loaded (usage errors).
     DoctorOptions check() const {
@@ -90,6 +92,15 @@ struct DoctorCliOptions {
                 fmt::format("the default, {:g} s, fits Slurm's 60 s limit on a health check", kDefaultBudgetSeconds));
         }
         options.budget_seconds = timeout;
+        if (!(bandwidth_fail >= 0) || !(bandwidth_warn <= 1) || bandwidth_fail > bandwidth_warn) {
+            throw Error(ExitCode::usage,
+                        fmt::format("invalid --bandwidth-fail {:g} and --bandwidth-warn {:g}: fractions of a limit, "
+                                    "0 <= fail <= warn <= 1",
+                                    bandwidth_fail, bandwidth_warn),
+                        fmt::format("the defaults are --bandwidth-fail {:g} and --bandwidth-warn {:g}",
+                                    kDefaultBandwidthFail, kDefaultBandwidthWarn));
+        }
+        options.bandwidth_warn = bandwidth_warn, options.bandwidth_fail = bandwidth_fail;
         if (expect_gpus >= 0) options.expect_gpus = expect_gpus;
         options.expect_driver = expect_driver;
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
@@ -227,6 +238,29 @@ MetricLabels check_labels(const DoctorRun& run, const CheckResult& r, const std:
     return labels;
 }
 
+// The figures of host-bandwidth and memory-bandwidth, with their limit, as `bandwidth` names them.
+void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
+    for (const auto& r : run.results) {
+        if (!r.device || (r.check != kCheckHostBandwidth && r.check != kCheckMemoryBandwidth)) continue;
+        const nlohmann::json& d = r.outcome.details;
+        const auto limit = d.find("limit_gbps");
+        for (const char* key : {kDetailH2dGbps, kDetailD2hGbps, kDetailD2dGbps}) {
+            const auto figure = d.find(key);
+            if (figure == d.end() || !figure->is_number()) continue;
+            MetricLabels labels = gpu_labels(identity_of(run, *r.device), report.host);
+            labels.emplace_back("path", std::string(key, std::string_view(key).find('_')));
+            labels.emplace_back("memory", r.check == kCheckHostBandwidth ? "pinned" : "device");
+            report.add_metric("bandwidth_gbps", "a copy path's measured bandwidth, GB/s (1e9 bytes a second)", labels,
+                              figure->get<double>());
+            if (limit == d.end() || !limit->is_number() || limit->get<double>() <= 0) continue;
+            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels,
+                              limit->get<double>());
+            report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
+                              figure->get<double>() / limit->get<double>());
+        }
+    }
+}
+
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
     static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
                                                 CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
@@ -249,6 +283,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }
     report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
+    add_bandwidth_metrics(report, run);
     add_driver_info(report, run.driver_version);
 }
 
@@ -422,6 +457,13 @@ void register_doctor(CLI::App& root, const Globals& globals, Runner& runner) {
                     "write the report to FILE instead of stdout, atomically (a temporary file, fsync, rename): "
                     "NFD's features.d, node_exporter's textfile folder")
         ->type_name("FILE");
+    app->add_option("--bandwidth-warn", opts->bandwidth_warn,
+                    "host-bandwidth and memory-bandwidth warn below this fraction of the path's limit")
+        ->type_name("RATIO")
+        ->capture_default_str();
+    app->add_option("--bandwidth-fail", opts->bandwidth_fail, "... and fail below this fraction")
+        ->type_name("RATIO")
+        ->capture_default_str();
     app->add_flag("--expect-idle", opts->expect_idle,
                   "no other process should use the GPUs (prolog, epilog): memory they hold is a failure, not busy");
     app->callback(

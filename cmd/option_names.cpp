@@ -51,6 +51,8 @@ constexpr OptionName kOptionNames[] = {
     {Setting::test_size, "--size", "memtest"},
     {Setting::chunk, "--chunk"},
     {Setting::start_anyway, "--force", "memtest"},
+    {Setting::bandwidth_warn, "--bandwidth-warn"},
+    {Setting::bandwidth_fail, "--bandwidth-fail"},
 };
 
 bool has_option(const CLI::App& app, std::string_view flag) {

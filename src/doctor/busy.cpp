@@ -60,8 +60,10 @@ std::vector<pid_t> own_processes(DeviceState& device) {
     return own;
 }
 
-// A busy device: `busy`, or with --expect-idle a failure naming the holders with their age.
-CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, CheckOutcome failed) {
+// A busy device: `busy`, or with --expect-idle a failure naming the holders with their age. `holds` says
+// what they hold, `call` what was seen ("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY").
+CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, CheckOutcome failed,
+                          const std::string& holds, const std::string& call) {
     std::vector<Holder> holders;
     for (const nvml::GpuProcess& p : held.holders) {
         Holder h{p, std::nullopt, {}};
@@ -70,12 +72,10 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
     }
     nlohmann::json details = failed.details;
     details["held_by"] = holders_json(holders);
-    const std::string call = fmt::format("{} failed: {}", failed.driver->call, failed.driver->name);
     const std::size_t n = holders.size();
     const std::string brief =
         fmt::format("{} held by {}", held.kind == HoldKind::exclusive ? "exclusive context" : "memory",
                     n == 1 ? fmt::format("pid {}", holders.front().process.pid) : fmt::format("{} processes", n));
-    const std::string holds = holds_sentence(held);
     CheckOutcome out;
     if (!ctx.options.expect_idle) {
         out = CheckOutcome::busy(
@@ -131,7 +131,23 @@ CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutc
         case HeldDevice::Verdict::held:
             break;
     }
-    return held_outcome(ctx, held, std::move(failed));
+    const std::string call = fmt::format("{} failed: {}", failed.driver->call, failed.driver->name);
+    return held_outcome(ctx, held, std::move(failed), holds_sentence(held), call);
+}
+
+CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOutcome slow) {
+    const DeviceInfo* info = device.peek_info();
+    const HeldDevice held = holders_of(ctx.nvml, info != nullptr ? info->uuid : std::string(), own_processes(device));
+    if (held.verdict != HeldDevice::Verdict::held) return slow;
+    const std::size_t n = held.holders.size();
+    const std::string holds =
+        n == 1 ? "another process works on the GPU" : fmt::format("{} other processes work on the GPU", n);
+    const std::string seen = slow.reason;
+    CheckOutcome out = held_outcome(ctx, held, std::move(slow), holds, seen);
+    out.driver.reset();
+    out.brief = n == 1 ? fmt::format("shared with pid {}", held.holders.front().pid)
+                       : fmt::format("shared with {} processes", n);
+    return out;
 }
 
 std::optional<double> process_age_seconds(const std::string& proc, unsigned pid, std::string* why) {

@@ -27,6 +27,11 @@ bool may_be_held(std::string_view check, const CheckOutcome& outcome);
 // Judges `failed` (may_be_held) again with NVML's list of the device's processes, as above. Never throws.
 CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed);
 
+// A figure too slow (`slow`: warn or fail) judged with NVML's list of the device's processes: other
+// processes there share the GPU's links and memory, so it is busy, or with --expect-idle a failure
+// that names them; none, or no NVML to ask, leave it standing. Never throws.
+CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOutcome slow);
+
 // How long process `pid` has run, from `proc` (the /proc of the node, under the sysroot): its start
 // time in /proc/PID/stat against /proc/uptime. nullopt with `why` where /proc does not show it (in a
 // container NVML lists the host's process ids).

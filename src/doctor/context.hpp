@@ -24,6 +24,12 @@ namespace cumemctl::doctor {
 // the process.
 inline constexpr double kDefaultBudgetSeconds = 45;
 
+// The defaults of --bandwidth-warn and --bandwidth-fail: a measured copy below these fractions of its
+// path's physical limit warns or fails (host-bandwidth, memory-bandwidth). The H200 measured well above
+// both (man cumemctl-doctor gives the figures and their source).
+inline constexpr double kDefaultBandwidthWarn = 0.7;
+inline constexpr double kDefaultBandwidthFail = 0.5;
+
 class Progress;
 
 // The driver's answer for a capability key of the catalogue ("vmm", "fabric"); nullopt where the
@@ -43,6 +49,9 @@ struct DoctorOptions {
     std::optional<int> expect_gpus;   // --expect-gpus: CUDA must see this many GPUs (else inventory fails)
     std::string expect_driver;        // --expect-driver: the driver version the node must have ("" none)
     double budget_seconds = kDefaultBudgetSeconds;  // --timeout: the whole run answers within it (doctor/budget.hpp)
+    double bandwidth_warn =
+        kDefaultBandwidthWarn;  // --bandwidth-warn: the fraction of a limit below which a copy warns
+    double bandwidth_fail = kDefaultBandwidthFail;  // --bandwidth-fail: ... below which it fails
 };
 
 // One device under examination. Each device's checks run on one thread, in catalogue order; the

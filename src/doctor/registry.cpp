@@ -66,6 +66,16 @@ const std::vector<CheckSpec>& check_catalogue() {
          "the Xids the driver logged since boot (the kernel's log, root): memory and the GPU's presence, by NVIDIA's "
          "meaning; skipped where the log cannot be read",
          check_xid, true},
+        {"pcie-link", CheckScope::device,
+         "the PCIe link's width and generation against its maximum, the generation read during a copy (--quick: "
+         "idle), and replays during the check; or the C2C link's state",
+         check_pcie_link, true},
+        {kCheckHostBandwidth, CheckScope::device,
+         "a short copy each way between pinned host memory and the device, against the link's limit",
+         check_host_bandwidth},
+        {kCheckMemoryBandwidth, CheckScope::device,
+         "a short device->device copy, bytes read plus written, against HBM's limit (bus width x clock x 2)",
+         check_memory_bandwidth},
     };
     return checks;
 }

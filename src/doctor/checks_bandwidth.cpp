@@ -1,0 +1,249 @@
+// The checks of the paths memory moves on, against the limits the GPU reports (gpu/bandwidth): the
+// PCIe link's width and generation (pcie-link), a short copy each way between host and device
+// (host-bandwidth), and a device->device copy in HBM (memory-bandwidth).
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "base/setting.hpp"
+#include "doctor/busy.hpp"
+#include "doctor/registry.hpp"
+#include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/bandwidth/limits.hpp"
+#include "gpu/device/devices.hpp"
+
+namespace cumemctl::doctor {
+using namespace gpu;
+namespace {
+
+// The copies pcie-link reads the link under: about 10 ms at Gen5 x16, long enough for an idle link to
+// train up and be read a few times.
+constexpr std::uint64_t kLoadCopyBytes = 32ULL << 20;
+constexpr int kLoadCopies = 16;
+// The copies host-bandwidth and memory-bandwidth time: each way well within 50 ms at a tenth of Gen5 x16.
+constexpr std::uint64_t kCheckCopyBytes = 32ULL << 20;
+constexpr int kCheckCopies = 4;
+
+std::optional<unsigned> max_of(std::optional<unsigned> a, std::optional<unsigned> b) {
+    if (!a) return b;
+    if (!b) return a;
+    return std::max(*a, *b);
+}
+
+nlohmann::json opt(std::optional<unsigned> v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+// NVML's device for a check, or the skip that says why not.
+std::optional<nvml::Device> nvml_of(DoctorContext& ctx, DeviceState& device, CheckOutcome& skipped) {
+    if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
+        const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
+        skipped = CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), {{"nvml_error", why}});
+        return std::nullopt;
+    }
+    std::string why;
+    auto handle = ctx.nvml_device(device.info().uuid, why);
+    if (!handle) skipped = CheckOutcome::skip(why, {{"nvml_error", why}});
+    return handle;
+}
+
+// The generation and width the link ran at while copies kept it busy, read every millisecond until it
+// reads the maximum or the copies end; with the replay counter after them.
+nvml::PcieLink link_under_load(DoctorContext& ctx, DeviceState& device, nvml::Device handle, unsigned max_generation,
+                               double& copy_gbps) {
+    device.context();
+    nvml::PcieLink seen;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    const CopyFigure copy = copy_while(device.api(), kLoadCopyBytes, kLoadCopies, [&] {
+        while (true) {
+            const nvml::PcieLink now = nvml::query_pcie_now(*ctx.nvml, handle);
+            seen.generation = max_of(seen.generation, now.generation);
+            seen.width = max_of(seen.width, now.width);
+            if (seen.generation.value_or(0) >= max_generation || std::chrono::steady_clock::now() > deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    });
+    copy_gbps = copy.gbps();
+    seen.replay_counter = nvml::query_pcie_now(*ctx.nvml, handle).replay_counter;
+    return seen;
+}
+
+constexpr const char* kWidthRemedy =
+    "the link trained narrower than it can: drain the node, reseat the GPU (and its riser or cable), try "
+    "another slot, and check the BIOS's PCIe bifurcation settings for the slot";
+constexpr const char* kGenerationRemedy =
+    "the link trained slower than it can: check the BIOS's PCIe speed setting for the slot (Auto, or the "
+    "generation the GPU supports), reseat the GPU and its riser, and try another slot";
+constexpr const char* kReplayRemedy =
+    "replays are retransmissions after link errors: a marginal riser, cable or slot; reseat them and watch "
+    "the counter (nvidia-smi -q -d PCIE); a counter that keeps rising needs the riser or slot replaced";
+
+// The verdict of a PCIe link: width below the maximum fails; generation below it fails when read under
+// load (or says that only an idle link was seen); replays during the check warn.
+CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_load, bool loaded,
+                        std::optional<unsigned> replays_before, nlohmann::json details) {
+    const unsigned max_gen = *link.max_generation, max_width = *link.max_width;
+    const unsigned width = under_load.width.value_or(link.width.value_or(0));
+    const unsigned gen = under_load.generation.value_or(link.generation.value_or(0));
+    const std::string limit = fmt::format("the link's maximum {}", pcie_text(max_gen, max_width));
+    std::string gpu_note;
+    if (link.gpu_max_generation && *link.gpu_max_generation > max_gen)
+        gpu_note = fmt::format("; the slot limits it (the GPU can do Gen{})", *link.gpu_max_generation);
+    if (width < max_width) {
+        CheckOutcome o =
+            CheckOutcome::fail(fmt::format("PCIe link at x{} of x{} ({}{})", width, max_width, limit, gpu_note),
+                               kWidthRemedy, std::move(details));
+        o.brief = fmt::format("PCIe x{} of x{}", width, max_width);
+        return o;
+    }
+    if (gen < max_gen && loaded) {
+        CheckOutcome o = CheckOutcome::fail(
+            fmt::format("PCIe link at Gen{} under load, of Gen{} ({}{})", gen, max_gen, limit, gpu_note),
+            kGenerationRemedy, std::move(details));
+        o.brief = fmt::format("PCIe Gen{} of Gen{}", gen, max_gen);
+        return o;
+    }
+    std::string reason = fmt::format("PCIe {} ({}{})", pcie_text(gen, width), limit, gpu_note);
+    if (gen < max_gen) reason += fmt::format("; idle at Gen{}: a quick run reads the link only idle", gen);
+    if (replays_before && under_load.replay_counter && *under_load.replay_counter > *replays_before) {
+        CheckOutcome o = CheckOutcome::warn(fmt::format("{}; the replay counter rose by {} during the check", reason,
+                                                        *under_load.replay_counter - *replays_before),
+                                            kReplayRemedy, std::move(details));
+        o.brief = "PCIe replays";
+        return o;
+    }
+    return CheckOutcome::pass(reason, std::move(details));
+}
+
+}  // namespace
+
+CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
+    CheckOutcome skipped;
+    const auto handle = nvml_of(ctx, *device, skipped);
+    if (!handle) return skipped;
+    const nvml::LinkInfo info = nvml::query_link_info(*ctx.nvml, *handle);
+    const nvml::PcieLink& link = info.pcie;
+    nlohmann::json details{{"generation", opt(link.generation)},
+                           {"width", opt(link.width)},
+                           {"max_generation", opt(link.max_generation)},
+                           {"max_width", opt(link.max_width)},
+                           {"gpu_max_generation", opt(link.gpu_max_generation)},
+                           {"replay_counter", opt(link.replay_counter)}};
+    if (info.c2c && info.c2c->active_links > 0) {
+        details["c2c"] = {
+            {"links", info.c2c->links}, {"active_links", info.c2c->active_links}, {"max_mbps", info.c2c->max_mbps}};
+        if (info.c2c->active_links < info.c2c->links) {
+            return CheckOutcome::warn(
+                fmt::format("the host link is C2C: {} of {} links active", info.c2c->active_links, info.c2c->links),
+                "drain the node and reset the GPU; a C2C link that stays down needs the "
+                "board serviced",
+                std::move(details));
+        }
+        return CheckOutcome::pass(fmt::format("the host link is C2C: {} links active, {:.0f} GB/s", info.c2c->links,
+                                              static_cast<double>(info.c2c->max_mbps) / 1000),
+                                  std::move(details));
+    }
+    if (!link.max_generation || !link.max_width || (!link.generation && !link.width)) {
+        std::string why = "NVML does not report the PCIe link";
+        for (const auto& [field, text] : info.unavailable) {
+            if (field.starts_with("pcie_")) {
+                why += ": " + text;
+                break;
+            }
+        }
+        return CheckOutcome::skip(why, std::move(details));
+    }
+    nvml::PcieLink under_load;
+    const bool loaded = !ctx.options.quick;
+    if (loaded) {
+        double gbps = 0;
+        under_load = link_under_load(ctx, *device, *handle, *link.max_generation, gbps);
+        details["generation_under_load"] = opt(under_load.generation);
+        details["width_under_load"] = opt(under_load.width);
+        details["load_copy_gbps"] = gbps;
+        details["replay_counter_after"] = opt(under_load.replay_counter);
+    }
+    return judge_link(link, under_load, loaded, link.replay_counter, std::move(details));
+}
+
+namespace {
+
+// The details key of a path's figure, as fleet reads it.
+std::string figure_key(CopyPath path) {
+    switch (path) {
+        case CopyPath::host_to_device:
+            return kDetailH2dGbps;
+        case CopyPath::device_to_host:
+            return kDetailD2hGbps;
+        case CopyPath::device_to_device:
+            return kDetailD2dGbps;
+        default:
+            return fmt::format("{}_gbps", path_name(path));
+    }
+}
+
+// A copy's figure judged against its limit: below --bandwidth-fail fails, below --bandwidth-warn
+// warns; either is busy where other processes work on the GPU (judge_shared).
+CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::vector<CopyFigure>& figures,
+                           const PathLimit& limit, const std::string& remedy, nlohmann::json details) {
+    details["limit_gbps"] = limit.gbps;
+    details["limit_basis"] = limit.basis;
+    std::vector<std::string> parts;
+    double worst = 1e300;
+    const CopyFigure* slowest = nullptr;
+    for (const CopyFigure& f : figures) {
+        const double ratio = f.gbps() / limit.gbps;
+        details[figure_key(f.path)] = f.gbps();
+        details[fmt::format("{}_ratio", path_name(f.path))] = ratio;
+        parts.push_back(fmt::format("{} {:.1f} GB/s ({:.0f}%)", path_name(f.path), f.gbps(), 100 * ratio));
+        if (ratio < worst) worst = ratio, slowest = &f;
+    }
+    const std::string reason = fmt::format("{} of {:.1f} GB/s, {}", fmt::join(parts, ", "), limit.gbps, limit.basis);
+    const double warn = ctx.options.bandwidth_warn, fail = ctx.options.bandwidth_fail;
+    if (slowest == nullptr || worst >= warn) return CheckOutcome::pass(reason, std::move(details));
+    const std::string settings =
+        fmt::format("(the thresholds are {} {:g} and {} {:g} of the limit)", setting_name(Setting::bandwidth_warn),
+                    warn, setting_name(Setting::bandwidth_fail), fail);
+    CheckOutcome slow = worst < fail ? CheckOutcome::fail(reason, fmt::format("{} {}", remedy, settings), details)
+                                     : CheckOutcome::warn(reason, fmt::format("{} {}", remedy, settings), details);
+    slow.brief = fmt::format("{} {:.0f}% of limit", path_name(slowest->path), 100 * worst);
+    return judge_shared(ctx, device, std::move(slow));
+}
+
+}  // namespace
+
+CheckOutcome check_host_bandwidth(DoctorContext& ctx, DeviceState* device) {
+    const DeviceInfo& info = device->info();
+    const DeviceLimits limits = device_limits(device->api(), device->ordinal(), ctx.nvml, info.uuid);
+    if (!limits.host) return CheckOutcome::skip(fmt::format("the host link's limit is unknown: {}", limits.host_why));
+    device->context();
+    CopyRequest request;
+    request.size = kCheckCopyBytes, request.iterations = kCheckCopies;
+    request.both = false, request.device = false;
+    const auto figures = measure_copies(device->api(), device->ordinal(), request);
+    return judge_figures(ctx, *device, figures, *limits.host,
+                         "a host<->device path this slow has a slow link (see pcie-link) or host memory far from "
+                         "the GPU: compare 'cumemctl bandwidth' on this GPU with its neighbours, and check the "
+                         "link, the NUMA placement and the BIOS's power settings",
+                         {{"size_bytes", request.size}, {"iterations", request.iterations}});
+}
+
+CheckOutcome check_memory_bandwidth(DoctorContext& ctx, DeviceState* device) {
+    const DeviceInfo& info = device->info();
+    const DeviceLimits limits = device_limits(device->api(), device->ordinal(), ctx.nvml, info.uuid);
+    if (!limits.memory) return CheckOutcome::skip(fmt::format("the memory's limit is unknown: {}", limits.memory_why));
+    device->context();
+    CopyRequest request;
+    request.size = kCheckCopyBytes * 4, request.iterations = kCheckCopies;
+    request.host = false, request.both = false;
+    const auto figures = measure_copies(device->api(), device->ordinal(), request);
+    return judge_figures(ctx, *device, figures, *limits.memory,
+                         "HBM this slow is throttled or failing: check the clocks and their throttle reasons "
+                         "(nvidia-smi -q -d PERFORMANCE,CLOCK), then run 'cumemctl memtest' and NVIDIA's field "
+                         "diagnostic",
+                         {{"size_bytes", request.size}, {"iterations", request.iterations}});
+}
+
+}  // namespace cumemctl::doctor
