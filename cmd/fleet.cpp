@@ -22,8 +22,9 @@ using namespace cumemctl::fleet;
 // The options as typed.
 struct FleetOptions {
     std::vector<std::string> inputs;
-    std::string expect;   // --expect NODELIST
-    std::string max_age;  // --max-age DURATION
+    std::string expect;               // --expect NODELIST
+    std::string max_age;              // --max-age DURATION
+    std::string slow_margin = "15%";  // --slow-margin: how far below the median a node is slow
 
     // --expect and --max-age checked before any report is read (usage errors).
     Expectations check() const;
@@ -51,6 +52,24 @@ double parse_age(const std::string& text) {
     return value * scale;
 }
 
+// --slow-margin: "15%" or 0.15, above 0 and below 1; a usage error otherwise.
+double parse_margin(const std::string& text) {
+    std::size_t used = 0;
+    double value = -1;
+    try {
+        value = std::stod(text, &used);
+    } catch (const std::exception&) {
+        used = 0;
+    }
+    const bool percent = used > 0 && text.substr(used) == "%";
+    if (percent) value /= 100;
+    if (used == 0 || (used != text.size() && !percent) || !(value > 0 && value < 1)) {
+        throw Error(ExitCode::usage, fmt::format("invalid --slow-margin '{}'", text),
+                    "give a fraction of the fleet's median above 0 and below 1: 15% or 0.15");
+    }
+    return value;
+}
+
 Expectations FleetOptions::check() const {
     Expectations e;
     if (!expect.empty()) e.hosts = expand_hostlist(expect, "--expect");
@@ -58,6 +77,7 @@ Expectations FleetOptions::check() const {
         e.max_age_seconds = parse_age(max_age);
         e.max_age_name = "--max-age " + max_age;
     }
+    e.slow_margin = parse_margin(slow_margin);
     return e;
 }
 
@@ -83,7 +103,49 @@ nlohmann::json node_json(const NodeSummary& n) {
                           {"reason", text_or_null(g.reason)}});
     }
     j["gpu_health"] = std::move(health);
+    nlohmann::json bandwidth = nlohmann::json::array();
+    for (const auto& b : n.bandwidth) {
+        bandwidth.push_back({{"device", b.device ? nlohmann::json(*b.device) : nlohmann::json(nullptr)},
+                             {"uuid", text_or_null(b.uuid)},
+                             {"path", b.path},
+                             {"gbps", b.gbps}});
+    }
+    j["bandwidth"] = std::move(bandwidth);
     return j;
+}
+
+// Each path's median and the nodes far below it.
+nlohmann::json bandwidth_json(const FleetSummary& s, double margin) {
+    nlohmann::json medians = nlohmann::json::array();
+    for (const auto& m : s.medians) medians.push_back({{"path", m.path}, {"median_gbps", m.gbps}, {"nodes", m.nodes}});
+    nlohmann::json slow = nlohmann::json::array();
+    for (const auto& n : s.slow) {
+        slow.push_back({{"host", n.host},
+                        {"path", n.path},
+                        {"device", n.slowest.device ? nlohmann::json(*n.slowest.device) : nlohmann::json(nullptr)},
+                        {"uuid", text_or_null(n.slowest.uuid)},
+                        {"gbps", n.slowest.gbps},
+                        {"median_gbps", n.median},
+                        {"below_median", 1 - n.slowest.gbps / n.median}});
+    }
+    return {{"slow_margin", margin}, {"medians", std::move(medians)}, {"slow", std::move(slow)}};
+}
+
+// The nodes far below the fleet's median of a path, slowest first.
+Table slow_table(const FleetSummary& s, double margin) {
+    Table t{fmt::format("Nodes more than {:g}% below the fleet's median bandwidth", 100 * margin),
+            {"node", "path", "GPU", "GB/s", "median", "below"},
+            {},
+            {}};
+    for (const auto& n : s.slow) {
+        t.rows.push_back({n.host, n.path, n.slowest.device ? std::to_string(*n.slowest.device) : "-",
+                          fmt::format("{:.1f}", n.slowest.gbps), fmt::format("{:.1f}", n.median),
+                          fmt::format("{:.0f}%", 100 * (1 - n.slowest.gbps / n.median))});
+    }
+    t.notes.push_back(
+        "a node's slowest GPU on each path, from doctor's host-bandwidth and memory-bandwidth; a job "
+        "over the fleet waits on its slowest node: compare it with 'cumemctl bandwidth' there");
+    return t;
 }
 
 // The failing nodes as one Slurm host list ("gpu[003,017]"), "" when none fails.
@@ -479,7 +541,9 @@ Report run_fleet(const FleetOptions& opts) {
         std::vector<InputProblem> problems = inputs.problems;
         problems.insert(problems.end(), summary.problems.begin(), summary.problems.end());
         report.results = summary_json(summary, static_cast<int>(opts.inputs.size()));
+        report.results["bandwidth"] = bandwidth_json(summary, expect.slow_margin);
         add_tables(report, summary);
+        if (!summary.slow.empty()) report.tables.push_back(slow_table(summary, expect.slow_margin));
         add_fabric_matrices(report, inputs, problems);
         nlohmann::json bad = nlohmann::json::array();
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
@@ -520,6 +584,11 @@ void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
     app->add_option("--max-age", opts->max_age,
                     "a node whose report is older than this (3600, 30m, 2h, 7d) is stale, and fails")
         ->type_name("AGE");
+    app->add_option("--slow-margin", opts->slow_margin,
+                    "a node whose slowest GPU copies this much below the fleet's median of a path (15%, 0.15) is "
+                    "listed as slow")
+        ->type_name("FRACTION")
+        ->capture_default_str();
     app->callback([opts, &runner] { runner = [opts] { return run_fleet(*opts); }; });
 }
 

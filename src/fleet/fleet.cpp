@@ -122,6 +122,7 @@ void read_status(NodeSummary& node, const NodeReport* doctor, const std::vector<
             if (c.check == cumemctl::doctor::kCheckMemoryHealth)
                 node.gpu_health.push_back({c.device.value_or(-1), c.details_uuid, c.status, c.reason});
         }
+        for (const auto& b : doctor->bandwidth) node.bandwidth.push_back({b.device, b.uuid, b.path, b.gbps});
         return;
     }
     node.status = NodeStatus::unknown;
@@ -273,6 +274,37 @@ void spread_checks(FleetSummary& s) {
     }
 }
 
+// Each path's median over the nodes that measured it (a node's slowest GPU counts), and the nodes below
+// it by more than the margin. Nodes that are an error, stale or missing take no part.
+void find_slow(FleetSummary& s, double margin) {
+    std::map<std::string, std::vector<std::pair<const NodeSummary*, const GpuBandwidth*>>> by_path;
+    for (const auto& n : s.nodes) {
+        if (n.status == NodeStatus::error || n.status == NodeStatus::stale || n.status == NodeStatus::missing) continue;
+        std::map<std::string, const GpuBandwidth*> slowest;
+        for (const auto& b : n.bandwidth) {
+            auto& worst = slowest[b.path];
+            if (worst == nullptr || b.gbps < worst->gbps) worst = &b;
+        }
+        for (const auto& [path, b] : slowest) by_path[path].emplace_back(&n, b);
+    }
+    for (auto& [path, list] : by_path) {
+        if (list.size() < 2) continue;
+        std::vector<double> figures;
+        for (const auto& [node, b] : list) figures.push_back(b->gbps);
+        std::sort(figures.begin(), figures.end());
+        const std::size_t mid = figures.size() / 2;
+        const double median = figures.size() % 2 != 0 ? figures[mid] : (figures[mid - 1] + figures[mid]) / 2;
+        s.medians.push_back({path, median, static_cast<int>(list.size())});
+        std::vector<SlowNode> slow;
+        for (const auto& [node, b] : list) {
+            if (b->gbps < (1 - margin) * median) slow.push_back({node->host, path, *b, median});
+        }
+        std::sort(slow.begin(), slow.end(),
+                  [](const SlowNode& a, const SlowNode& b) { return a.slowest.gbps < b.slowest.gbps; });
+        s.slow.insert(s.slow.end(), slow.begin(), slow.end());
+    }
+}
+
 }  // namespace
 
 std::string gpu_name_of(const CheckFailure& f) {
@@ -295,6 +327,7 @@ FleetSummary summarise(FleetInputs& inputs, const Expectations& expect) {
     judge_expectations(s, expect);
     spread_checks(s);
     s.differences = differences(s.nodes);
+    find_slow(s, expect.slow_margin);
     return s;
 }
 

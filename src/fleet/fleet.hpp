@@ -36,6 +36,14 @@ struct CheckFailure {
 // The GPU of a device's failure as nvidia-smi -i finds it: "nvidia3" (report/gpu_name.hpp).
 std::string gpu_name_of(const CheckFailure& failure);
 
+// One GPU's measured bandwidth on a path, from the node's doctor report (host-bandwidth, memory-bandwidth).
+struct GpuBandwidth {
+    std::optional<int> device;
+    std::string uuid;
+    std::string path;  // "h2d", "d2h", "d2d"
+    double gbps = 0;
+};
+
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
@@ -50,6 +58,7 @@ struct NodeSummary {
     std::string error;                              // the first error of a report that was not ok
     std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
     std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
+    std::vector<GpuBandwidth> bandwidth;            // doctor's bandwidth figures, per GPU and path
     std::vector<CheckFailure> failures;             // each failed or timed-out check
     std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability_fabric" -> "yes" (keys:
                                                     // report/fleet_properties.hpp)
@@ -72,6 +81,25 @@ struct Difference {
     std::vector<std::pair<std::string, std::string>> differing;  // host, value
 };
 
+// A node whose slowest GPU on a path sits far below the fleet's median for that path: the node a job
+// spread over the fleet waits on.
+struct SlowNode {
+    std::string host;
+    std::string path;  // "h2d", "d2h", "d2d"
+    GpuBandwidth slowest;
+    double median = 0;  // the fleet's median of each node's slowest GPU on the path
+};
+
+// The fleet's median of a path: each node's slowest GPU counts once.
+struct PathMedian {
+    std::string path;
+    double gbps = 0;
+    int nodes = 0;
+};
+
+// The default of fleet --slow-margin: a node more than 15% below the fleet's median is slow.
+inline constexpr double kDefaultSlowMargin = 0.15;
+
 // What the fleet should be, beyond what its reports say.
 struct Expectations {
     std::vector<std::string> hosts;         // nodes that must have reported (fleet --expect); empty: any
@@ -79,6 +107,7 @@ struct Expectations {
     std::string max_age_name;               // the limit as a stale node's reason names it ("--max-age 7d");
                                             // "" names the age in words ("the 7 days allowed")
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
+    double slow_margin = kDefaultSlowMargin;  // a node below (1 - this) x the median of a path is slow
 };
 
 // The whole summary.
@@ -86,6 +115,8 @@ struct FleetSummary {
     std::vector<NodeSummary> nodes;   // sorted by host
     std::vector<CheckSpread> checks;  // in order of first appearance
     std::vector<Difference> differences;
+    std::vector<PathMedian> medians;  // each path with figures from two nodes or more, in path order
+    std::vector<SlowNode> slow;       // by path, then slowest first
     int reports = 0;
     std::vector<InputProblem> problems;  // reports that parsed but cannot be believed (dated in the future)
 };

@@ -190,6 +190,16 @@ long long JsonCursor::read_integer() {
     return value;
 }
 
+double JsonCursor::read_number() {
+    if (peek() != Type::number) throw JsonTypeError("not a number");
+    const char* start = pos_;
+    skip_number();
+    double value = 0;
+    const auto [p, ec] = std::from_chars(start, pos_, value);
+    if (ec != std::errc() || p != pos_) throw JsonTypeError("not a number a double holds");
+    return value;
+}
+
 bool JsonCursor::read_bool() {
     if (peek() != Type::boolean) throw JsonTypeError("not true or false");
     const bool value = *pos_ == 't';

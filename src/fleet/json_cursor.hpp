@@ -56,6 +56,7 @@ public:
     // The next value, which must be of the type named (JsonTypeError otherwise).
     std::string read_string();
     long long read_integer();  // a number without fraction or exponent that fits
+    double read_number();      // any number that a double holds (not one out of its range)
     bool read_bool();
     void read_null();
     // The next value's JSON text as written (for a value to hand to another reader).

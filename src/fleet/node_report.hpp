@@ -39,6 +39,14 @@ struct ReportedCheck {
     std::string details_uuid;  // details.uuid (memory-health's GPU)
 };
 
+// A GPU's measured bandwidth, as doctor's host-bandwidth or memory-bandwidth check gives it.
+struct ReportedBandwidth {
+    std::optional<int> device;
+    std::string uuid;
+    std::string path;  // "h2d", "d2h", "d2d"
+    double gbps = 0;
+};
+
 // One doctor or devices report of a node.
 struct NodeReport {
     std::size_t source = 0;  // index into the inputs' names
@@ -56,6 +64,7 @@ struct NodeReport {
     NodeStatus status = NodeStatus::unknown;
     std::vector<ReportedGpu> gpus;
     std::vector<ReportedCheck> checks;  // doctor: in the report's order
+    std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
     std::optional<std::string> kernel_module;
     std::vector<std::string> device_names;
     std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text

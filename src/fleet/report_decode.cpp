@@ -98,10 +98,23 @@ struct Details {
     std::optional<std::string> kernel_module;
     std::vector<std::string> names;
     std::map<std::string, std::set<std::string>> capabilities;
+    std::vector<std::pair<std::string, double>> figures;  // path -> GB/s
 };
 
-constexpr std::array<std::string_view, 4> kDetailKeys{doctor::kDetailUuid, doctor::kDetailKernelModule,
-                                                      doctor::kDetailNames, doctor::kDetailCapabilities};
+constexpr std::array<std::string_view, 7> kDetailKeys{
+    doctor::kDetailUuid,    doctor::kDetailKernelModule, doctor::kDetailNames,  doctor::kDetailCapabilities,
+    doctor::kDetailH2dGbps, doctor::kDetailD2hGbps,      doctor::kDetailD2dGbps};
+
+// The most GB/s a figure may say: far above any memory path there is; more is no measurement.
+constexpr double kMostGbps = 1e6;
+
+// A bandwidth figure: a number from 0 to kMostGbps, else the report is malformed.
+double read_gbps(JsonCursor& c, std::string_view key) {
+    if (c.peek() != Type::number) throw Malformed(fmt::format("details.{} is not a number", key));
+    const double v = c.read_number();
+    if (!(v >= 0 && v <= kMostGbps)) throw Malformed(fmt::format("details.{} is {}, not a bandwidth", key, v));
+    return v;
+}
 
 Details read_details(JsonCursor& c) {
     Details d;
@@ -130,6 +143,12 @@ Details read_details(JsonCursor& c) {
                 break;
             case 3:
                 read_capabilities(c, d.capabilities);
+                break;
+            case 4:
+            case 5:
+            case 6:
+                // "h2d_gbps" -> "h2d"
+                d.figures.emplace_back(key.substr(0, key.find('_')), read_gbps(c, key));
                 break;
             default:
                 c.skip();
@@ -190,6 +209,9 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     k.details_uuid = std::move(d.uuid);
     if (k.check == doctor::kCheckDriver && d.kernel_module) r.kernel_module = std::move(d.kernel_module);
     if (k.check == doctor::kCheckDevices) r.device_names.insert(r.device_names.end(), d.names.begin(), d.names.end());
+    if (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth) {
+        for (auto& [path, gbps] : d.figures) r.bandwidth.push_back({k.device, k.uuid, path, gbps});
+    }
     if (k.check == doctor::kCheckCapabilities) {
         for (auto& [cap, values] : d.capabilities) r.capabilities[cap].merge(values);
     }

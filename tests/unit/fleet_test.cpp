@@ -316,3 +316,56 @@ TEST_CASE("reading has limits: nesting, a document's size; after broken text the
     CHECK(chunked.problems.empty());
     CHECK(chunked.reports.size() == 20);
 }
+
+namespace {
+
+// A doctor report whose host-bandwidth check on GPU 0 measured `h2d` GB/s.
+std::string bandwidth_report(const std::string& host, const std::string& h2d,
+                             const std::string& when = "2026-11-29T10:00:00Z") {
+    std::string r = doctor_report(host, "13.0", "pass",
+                                  R"({"check": "host-bandwidth", "device": 0, "uuid": "GPU-)" + host +
+                                      R"(", "status": "pass", "details": {"h2d_gbps": )" + h2d +
+                                      R"(, "d2h_gbps": 55.0, "limit_gbps": 63.0}})");
+    const auto at = r.find("2026-11-29T10:00:00Z");
+    return r.replace(at, 20, when);
+}
+
+}  // namespace
+
+TEST_CASE("fleet lists the nodes far below the median of a path, a node's slowest GPU counting once") {
+    std::vector<std::string> texts;
+    for (int i = 0; i < 9; ++i) texts.push_back(bandwidth_report(fmt::format("gpu{:03}", i), "55.0"));
+    texts.push_back(bandwidth_report("gpu100", "14.2"));  // nvbandwidth #6: a bad link
+    texts.push_back(bandwidth_report("gpu101", "47.5"));  // 13.6% below: within the margin
+    const FleetSummary s = summary_of(texts);
+    REQUIRE(s.medians.size() == 2);
+    CHECK(s.medians[0].path == "d2h");
+    CHECK(s.medians[1].path == "h2d");
+    CHECK(s.medians[1].gbps == doctest::Approx(55.0));
+    CHECK(s.medians[1].nodes == 11);
+    REQUIRE(s.slow.size() == 1);
+    CHECK(s.slow[0].host == "gpu100");
+    CHECK(s.slow[0].path == "h2d");
+    CHECK(s.slow[0].slowest.gbps == doctest::Approx(14.2));
+    CHECK(s.slow[0].slowest.uuid == "GPU-gpu100");
+
+    Expectations wide;
+    wide.slow_margin = 0.10;  // now 47.5 is slow too, slowest first
+    const FleetSummary t = summary_of(texts, wide);
+    REQUIRE(t.slow.size() == 2);
+    CHECK(t.slow[0].host == "gpu100");
+    CHECK(t.slow[1].host == "gpu101");
+}
+
+TEST_CASE("a bandwidth figure that is no measurement makes its node an error; one node has no median") {
+    for (const char* bad : {"-1", "1e7", "\"fast\"", "null", "1e999"}) {
+        CAPTURE(bad);
+        const FleetSummary s = summary_of({bandwidth_report("a", bad), bandwidth_report("b", "55")});
+        REQUIRE(s.nodes.size() == 2);
+        CHECK(s.nodes[0].status == NodeStatus::error);
+        CHECK(s.slow.empty());
+    }
+    const FleetSummary one = summary_of({bandwidth_report("a", "5")});
+    CHECK(one.medians.empty());
+    CHECK(one.slow.empty());
+}
