@@ -59,6 +59,7 @@
     X(cuEventCreate, 2000, false)                           \
     X(cuEventRecord, 2000, false)                           \
     X(cuEventSynchronize, 2000, false)                      \
+    X(cuEventQuery, 2000, false)                            \
     X(cuEventElapsedTime, 2000, false)                      \
     X(cuEventDestroy, 4000, false)                          \
     X(cuMemGetAllocationGranularity, 10020, false)          \

@@ -2,8 +2,6 @@
 // PCIe link's width and generation (pcie-link), a short copy each way between host and device
 // (host-bandwidth), and a device->device copy in HBM (memory-bandwidth).
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -18,10 +16,10 @@ namespace cumemctl::doctor {
 using namespace gpu;
 namespace {
 
-// The copies pcie-link reads the link under: about 10 ms at Gen5 x16, long enough for an idle link to
-// train up and be read a few times.
-constexpr std::uint64_t kLoadCopyBytes = 32ULL << 20;
-constexpr int kLoadCopies = 16;
+// The copies pcie-link reads the link under, and how long it reads at most: long enough for an idle
+// link to train up and be read many times.
+constexpr std::uint64_t kLoadCopyBytes = 8ULL << 20;
+constexpr double kLoadSeconds = 0.02;
 // The copies host-bandwidth and memory-bandwidth time: each way well within 50 ms at a tenth of Gen5 x16.
 constexpr std::uint64_t kCheckCopyBytes = 32ULL << 20;
 constexpr int kCheckCopies = 4;
@@ -49,21 +47,21 @@ std::optional<nvml::Device> nvml_of(DoctorContext& ctx, DeviceState& device, Che
     return handle;
 }
 
-// The generation and width the link ran at while copies kept it busy, read every millisecond until it
-// reads the maximum or the copies end; with the replay counter after them.
-nvml::PcieLink link_under_load(DoctorContext& ctx, DeviceState& device, nvml::Device handle, unsigned max_generation,
+// The generation and width the link ran at while copies kept it busy, read until it reads the
+// maximum or the time allowed has passed; with the replay counter after them.
+nvml::PcieLink link_under_load(DoctorContext& ctx, DeviceState& device, nvml::Device handle, const nvml::PcieLink& link,
                                double& copy_gbps) {
     device.context();
+    // Batches of about 2 ms at the link's maximum, two queued: a link at its maximum is read within
+    // a few milliseconds, a slow one keeps the copies within kLoadSeconds of the maximum's time.
+    const double limit = pcie_gbps(*link.max_generation, *link.max_width).value_or(63.0);
+    const int batch = std::max(1, static_cast<int>(limit * 1e9 * 0.002 / static_cast<double>(kLoadCopyBytes)));
     nvml::PcieLink seen;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
-    const CopyFigure copy = copy_while(device.api(), kLoadCopyBytes, kLoadCopies, [&] {
-        while (true) {
-            const nvml::PcieLink now = nvml::query_pcie_now(*ctx.nvml, handle);
-            seen.generation = max_of(seen.generation, now.generation);
-            seen.width = max_of(seen.width, now.width);
-            if (seen.generation.value_or(0) >= max_generation || std::chrono::steady_clock::now() > deadline) break;
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        }
+    const CopyFigure copy = copy_while(device.api(), kLoadCopyBytes, batch, kLoadSeconds, [&] {
+        const nvml::PcieLink now = nvml::query_pcie_now(*ctx.nvml, handle);
+        seen.generation = max_of(seen.generation, now.generation);
+        seen.width = max_of(seen.width, now.width);
+        return seen.generation.value_or(0) >= *link.max_generation && seen.width.value_or(0) >= *link.max_width;
     });
     copy_gbps = copy.gbps();
     seen.replay_counter = nvml::query_pcie_now(*ctx.nvml, handle).replay_counter;
@@ -159,7 +157,7 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
     const bool loaded = !ctx.options.quick;
     if (loaded) {
         double gbps = 0;
-        under_load = link_under_load(ctx, *device, *handle, *link.max_generation, gbps);
+        under_load = link_under_load(ctx, *device, *handle, link, gbps);
         details["generation_under_load"] = opt(under_load.generation);
         details["width_under_load"] = opt(under_load.width);
         details["load_copy_gbps"] = gbps;

@@ -1,7 +1,10 @@
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 
+#include <chrono>
 #include <cstring>
+#include <deque>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -11,6 +14,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/vmm/vmm_resources.hpp"
 #include "util/index_list.hpp"
+#include "util/stopwatch.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::gpu {
@@ -28,8 +32,7 @@ OwnedHandle<CUdeviceptr> copy_device_buffer(const DriverApi& api, std::uint64_t 
 OwnedHandle<void*> copy_pinned_buffer(const DriverApi& api, std::uint64_t size) {
     CU_REQUIRE(api, cuMemFreeHost);
     OwnedHandle<void*> b([&api](void* p) { return api.cuMemFreeHost(p); });
-    CU_CALL(api, cuMemHostAlloc, b.out(), size, 0);
-    std::memset(b.get(), 0x5a, size);  // the pages exist before the clock starts
+    CU_CALL(api, cuMemHostAlloc, b.out(), size, 0);  // pinned: its pages exist once it returns
     return b;
 }
 
@@ -232,20 +235,39 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
     return out;
 }
 
-CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int iterations, const std::function<void()>& during) {
+CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int batch, double seconds,
+                      const std::function<bool()>& sample) {
     const auto dev = copy_device_buffer(api, size);
     const auto host = copy_pinned_buffer(api, size);
     const auto stream = copy_stream(api);
     const auto start = copy_event(api);
-    const auto end = copy_event(api);
     const Enqueue h2d = to_device(api, dev.get(), host.get(), size);
+    std::deque<OwnedHandle<CUevent>> queued;  // the end of each batch in flight
+    int copies = 0;
+    const auto queue_batch = [&] {
+        for (int i = 0; i < batch; ++i) h2d(stream.get());
+        copies += batch;
+        queued.push_back(copy_event(api));
+        CU_CALL(api, cuEventRecord, queued.back().get(), stream.get());
+    };
+    CU_REQUIRE(api, cuEventQuery);
     CU_CALL(api, cuEventRecord, start.get(), stream.get());
-    for (int i = 0; i < iterations; ++i) h2d(stream.get());
-    CU_CALL(api, cuEventRecord, end.get(), stream.get());
-    if (during) during();
-    const double s = seconds_between(api, start.get(), end.get());
-    return copy_figure(CopyPath::host_to_device, HostMemory::pinned, size * static_cast<std::uint64_t>(iterations),
-                       iterations, s);
+    queue_batch();
+    queue_batch();
+    const Stopwatch watch;
+    while (!sample() && watch.seconds() < seconds) {
+        const CUresult r = api.cuEventQuery(queued.front().get());
+        if (r == CUDA_SUCCESS) {
+            queued.pop_front();
+            queue_batch();
+        } else if (r != CUDA_ERROR_NOT_READY) {
+            check(api, r, "cuEventQuery");
+        }
+        std::this_thread::sleep_for(std::chrono::microseconds(250));
+    }
+    const double s = seconds_between(api, start.get(), queued.back().get());
+    return copy_figure(CopyPath::host_to_device, HostMemory::pinned, size * static_cast<std::uint64_t>(copies), copies,
+                       s);
 }
 
 std::vector<int> host_numa_nodes(const std::string& sysroot) {

@@ -59,10 +59,13 @@ using CopyProgress = std::function<void(const std::string& what)>;
 std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& request,
                                        const CopyProgress& progress = {});
 
-// Starts `iterations` host->device copies of `size` bytes from pinned memory, calls `during` while they
-// run (the link is busy: its generation reads the trained one), then waits for them and returns their
-// figure. For reading a link's state under load; the context of `device` is current. Throws Error.
-CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int iterations, const std::function<void()>& during);
+// Keeps the host->device link busy with copies of `size` bytes from pinned memory, `batch` copies at
+// a time and two batches queued, calling `sample` about every quarter millisecond while they run,
+// until it returns true or `seconds` have passed; then waits for the copies queued and returns their
+// figure. For reading a link's state under load (an idle link drops its generation); the context of
+// the device is current. Throws Error.
+CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int batch, double seconds,
+                      const std::function<bool()>& sample);
 
 // The host NUMA nodes with memory (/sys/devices/system/node/has_memory under `sysroot`), empty where
 // the file cannot be read.
