@@ -47,6 +47,7 @@ runs=(
   "create-vmm-ipc|create --size 64MiB --map --verify --handle-type posix-fd --export --import-check"
   "create-pool-ipc|create --pool --size 64MiB --handle-type posix-fd --ipc-check"
   "pool-stats|pool-stats --exercise 64x16MiB"
+  "bandwidth|bandwidth --size 8MiB --iterations 2 --pageable"
 )
 # TOOL|its options: memcheck with leaks, then racecheck and initcheck over the kernels.
 tools=(

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# GPU tier: `cumemctl bandwidth` on device 0 against its limits and against a plain copy-engine probe.
+#
+#     tests/gpu/test_bandwidth.sh [BINARY]
+#
+# 1. bandwidth --device 0 --json (the defaults): exit 0; h2d, d2h, both and d2d each measured, each with
+#    a limit, each ratio above 0 and at most 1 (a figure above its limit is a wrong limit).
+# 2. Where HOSTLINK names a built probe (../shared/tools/hostlink.cpp, built on the GPU machine against
+#    its nvml.h): each of h2d, d2h, both and d2d within BANDWIDTH_TOLERANCE (0.10) of the probe's figure
+#    in the same run (d2d against the probe's read+write figure, as bandwidth counts it).
+# 3. doctor --checks pcie-link,host-bandwidth,memory-bandwidth on device 0: exit 0, each pass.
+# Exit 0 pass, 1 fail, 125 no GPU.
+set -uo pipefail
+binary=${1:-build/cmd/cumemctl}
+tolerance=${BANDWIDTH_TOLERANCE:-0.10}
+if ! nvidia-smi -L >/dev/null 2>&1; then echo "SKIP: no GPU"; exit 125; fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+status=0
+echo "== cumemctl bandwidth --device 0 --json"
+"$binary" bandwidth --device 0 --json >"$tmp/bw.json"
+rc=$?
+echo "exit $rc"
+((rc == 0)) || status=1
+probe=""
+if [[ -n ${HOSTLINK:-} && -x ${HOSTLINK:-} ]]; then
+  echo "== $HOSTLINK"
+  "$HOSTLINK" | tee "$tmp/hostlink.txt" || status=1
+  probe=$tmp/hostlink.txt
+else
+  echo "note: HOSTLINK names no probe: the figures are held against their limits only"
+fi
+"$binary" doctor --device 0 --checks pcie-link,host-bandwidth,memory-bandwidth --json >"$tmp/doctor.json"
+echo "doctor exit $?"
+python3 - "$tmp/bw.json" "$tmp/doctor.json" "$tolerance" "$probe" <<'PY' || status=1
+import json, re, sys
+bw, doctor, tol, probe = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), float(sys.argv[3]), sys.argv[4]
+ok = True
+def fail(msg):
+    global ok
+    ok = False
+    print("FAIL:", msg)
+figures = {f["path"]: f for f in bw["results"]["figures"] if f["memory"] in ("pinned", "device")}
+for path in ("h2d", "d2h", "both", "d2d"):
+    f = figures.get(path)
+    if f is None:
+        fail(f"no {path} figure"); continue
+    print(f"{path}: {f['gbps']:.1f} GB/s of {f['limit_gbps']} ({f['ratio']:.3f})")
+    if f["limit_gbps"] is None or not (0 < f["ratio"] <= 1):
+        fail(f"{path}: ratio {f['ratio']} against limit {f['limit_gbps']}")
+if probe:
+    text = open(probe).read()
+    m = re.search(r"pinned h2d ([\d.]+) GB/s, d2h ([\d.]+) GB/s, both at once ([\d.]+) GB/s", text)
+    d = re.search(r"read\+write ([\d.]+) GB/s", text)
+    if not m or not d:
+        fail("the probe's figures cannot be read")
+    else:
+        ref = {"h2d": float(m[1]), "d2h": float(m[2]), "both": float(m[3]), "d2d": float(d[1])}
+        for path, want in ref.items():
+            got = figures.get(path, {}).get("gbps", 0)
+            off = abs(got - want) / want
+            print(f"{path}: bandwidth {got:.1f}, probe {want:.1f}: {100 * off:.1f}% apart")
+            if off > tol:
+                fail(f"{path}: {got:.1f} GB/s is more than {100 * tol:.0f}% from the probe's {want:.1f}")
+for c in doctor["results"]["checks"]:
+    print(f"doctor {c['check']}: {c['status']}: {c['reason']}")
+    if c["status"] != "pass":
+        fail(f"doctor {c['check']} is {c['status']}")
+if doctor["exit_code"] != 0:
+    fail(f"doctor exit {doctor['exit_code']}")
+sys.exit(0 if ok else 1)
+PY
+exit $status
