@@ -52,7 +52,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     }
     *dptr = reinterpret_cast<CUdeviceptr>(p);
     // Without peer access enabled, only the allocating context's device may touch it.
-    fake::add_linear_block(*dptr, bytesize, fake::device_bit(dev));
+    fake::add_linear_block(*dptr, bytesize, fake::device_bit(dev), dev);
     return CUDA_SUCCESS;
 }
 
