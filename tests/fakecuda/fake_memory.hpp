@@ -81,6 +81,10 @@ enum class Span { none, inside, overruns };
 // host memory) where it starts in one. Caller holds state().mutex.
 Span linear_span(std::uintptr_t p, std::size_t size, int& owner);
 
+// The range against the page-locked host allocations of cuMemHostAlloc (fake_host.cpp). Caller holds
+// state().mutex.
+Span pinned_host_span(std::uintptr_t p, std::size_t size);
+
 // Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
 // pool's release threshold, as the driver does at stream, event and context synchronisation.
 // Caller holds state().mutex.
