@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "fake_copy.hpp"
 #include "fake_locality.hpp"
 #include "fake_memory.hpp"
 
@@ -43,6 +44,12 @@ int domain_of(CUcontext ctx) {
 namespace fake {
 CUcontext current_context_handle() {
     return current_device < 0 ? nullptr : current_context;
+}
+
+int context_device(CUcontext ctx) {
+    if (ctx == nullptr) return -1;
+    const int ordinal = device_of(ctx);
+    return device(ordinal) == nullptr ? -1 : ordinal;
 }
 }  // namespace fake
 
@@ -113,6 +120,8 @@ CUresult cuCtxGetCurrent(CUcontext* pctx) {
 CUresult cuCtxSynchronize() {
     FAKE_ENTRY_INIT("cuCtxSynchronize");
     if (fake::current_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    // Until every stream of the context's device is done (fake_copy.hpp).
+    fake::sleep_until_model(fake::device_ready(fake::current_device));
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;

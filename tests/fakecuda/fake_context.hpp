@@ -13,4 +13,7 @@ int current_context_device();
 // The context current on this thread as it was set (a green context's included), or nullptr.
 CUcontext current_context_handle();
 
+// The device of a context handle (a primary or a green context), or -1 for a handle that names none.
+int context_device(CUcontext ctx);
+
 }  // namespace fake

@@ -1,36 +1,69 @@
-// The fake driver's linear memory (cuMemAlloc), copies and sets, streams and events. Work runs at once
-// on the host: a stream is only a handle, and synchronising always succeeds.
-#include <chrono>
+// The fake driver's linear memory (cuMemAlloc), copies and sets, streams and events. Synchronous work
+// runs at once on the host. Asynchronous copies move their bytes at once too, but keep their stream
+// busy for the time the copy model gives (fake_copy.hpp), which events record and synchronising waits
+// for.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
-#include <set>
+#include <map>
 
 #include "fake_context.hpp"
+#include "fake_copy.hpp"
 #include "fake_locality.hpp"
 #include "fake_memory.hpp"
 
 namespace {
 
-std::set<CUstream>& streams() {
-    static auto* s = new std::set<CUstream>;
-    return *s;
-}
 std::uintptr_t next_stream = 0x5000;
 
-// An event is the time it was recorded, in nanoseconds of the steady clock (0: never recorded).
-std::map<CUevent, long long>& events() {
-    static auto* e = new std::map<CUevent, long long>;
+// An event: when the work before it on its stream ends, on the copy model's clock, and the time
+// cuEventElapsedTime reads, which runs ahead by what reads of localized memory were charged.
+struct EventTimes {
+    bool recorded = false;
+    long long at = 0;
+    long long shown = 0;
+};
+std::map<CUevent, EventTimes>& events() {
+    static auto* e = new std::map<CUevent, EventTimes>;
     return *e;
 }
 std::uintptr_t next_event = 0x9000;
 
-bool valid_stream(CUstream s) {
-    return s == nullptr || streams().count(s) != 0;
-}
-
 bool valid_range(CUdeviceptr p, size_t n) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     return fake::valid_device_range(p, n);
+}
+
+// The checks every asynchronous copy makes, in the driver's order: a current context, a stream, then
+// the ranges, whose ends `from` and `to` are located for the copy model. A range that must be device
+// memory (the typed entry points' device ends) is checked as the synchronous copies check it.
+CUresult check_async_copy(CUdeviceptr dst, bool dst_on_device, CUdeviceptr src, bool src_on_device, size_t n,
+                          CUstream stream, fake::Place& to, fake::Place& from) {
+    if (fake::current_context_device() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (dst == 0 || src == 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    if (dst_on_device && !fake::valid_device_range(dst, n)) return CUDA_ERROR_INVALID_VALUE;
+    if (src_on_device && !fake::valid_device_range(src, n)) return CUDA_ERROR_INVALID_VALUE;
+    if (const CUresult r = fake::locate(dst, n, to); r != CUDA_SUCCESS) return r;
+    return fake::locate(src, n, from);
+}
+
+// The call takes no time on the copy model's clock: only the copy does.
+CUresult copy_async(CUdeviceptr dst, bool dst_on_device, CUdeviceptr src, bool src_on_device, size_t n,
+                    CUstream stream) {
+    const fake::ModelPause in_the_driver;
+    fake::Place to, from;
+    if (const CUresult r = check_async_copy(dst, dst_on_device, src, src_on_device, n, stream, to, from);
+        r != CUDA_SUCCESS) {
+        return r;
+    }
+    fake::enqueue_copy(dst, to, src, from, n, stream);
+    return CUDA_SUCCESS;
+}
+
+CUdeviceptr as_device_pointer(const void* p) {
+    return reinterpret_cast<CUdeviceptr>(p);
 }
 
 }  // namespace
@@ -52,7 +85,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytesize) {
     }
     *dptr = reinterpret_cast<CUdeviceptr>(p);
     // Without peer access enabled, only the allocating context's device may touch it.
-    fake::add_linear_block(*dptr, bytesize, fake::device_bit(dev));
+    fake::add_linear_block(*dptr, bytesize, fake::device_bit(dev), dev);
     return CUDA_SUCCESS;
 }
 
@@ -105,28 +138,77 @@ CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
     return CUDA_SUCCESS;
 }
 
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t n, CUstream stream) {
+    FAKE_ENTRY_INIT("cuMemcpyHtoDAsync");
+    return copy_async(dst, true, as_device_pointer(src), false, n, stream);
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t n, CUstream stream) {
+    FAKE_ENTRY_INIT("cuMemcpyDtoHAsync");
+    return copy_async(as_device_pointer(dst), false, src, true, n, stream);
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
+    FAKE_ENTRY_INIT("cuMemcpyDtoDAsync");
+    return copy_async(dst, true, src, true, n, stream);
+}
+
+// Unified addressing: each end is whatever memory it lies in (fake::locate), pageable host memory where
+// the fake knows none.
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream stream) {
+    FAKE_ENTRY_INIT("cuMemcpyAsync");
+    return copy_async(dst, false, src, false, n, stream);
+}
+
+// Both ends device memory; both contexts must name devices.
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t n,
+                           CUstream stream) {
+    FAKE_ENTRY_INIT("cuMemcpyPeerAsync");
+    if (fake::context_device(dst_ctx) < 0 || fake::context_device(src_ctx) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    return copy_async(dst, true, src, true, n, stream);
+}
+
 CUresult cuStreamCreate(CUstream* stream, unsigned int flags) {
     FAKE_ENTRY_INIT("cuStreamCreate");
     (void)flags;
     if (stream == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (fake::current_context_device() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    const int dev = fake::current_context_device();
+    if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     *stream = reinterpret_cast<CUstream>(next_stream++);
-    streams().insert(*stream);
+    fake::add_stream(*stream, dev);
     return CUDA_SUCCESS;
 }
 
 CUresult cuStreamDestroy_v2(CUstream stream) {
     FAKE_ENTRY_INIT("cuStreamDestroy");
-    std::lock_guard<std::mutex> lock(fake::state().mutex);
-    return streams().erase(stream) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    return fake::remove_stream(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
 }
 
 CUresult cuStreamSynchronize(CUstream stream) {
     FAKE_ENTRY_INIT("cuStreamSynchronize");
+    if (!fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    fake::sleep_until_model(fake::stream_ready(stream));
     std::lock_guard<std::mutex> lock(fake::state().mutex);
-    if (!valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
     fake::release_pools_at_sync();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream stream) {
+    FAKE_ENTRY_INIT("cuStreamQuery");
+    if (!fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    return fake::stream_ready(stream) > fake::model_now_ns() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+// Flags: CU_EVENT_WAIT_DEFAULT or CU_EVENT_WAIT_EXTERNAL (the same to the fake). An event never recorded
+// is complete: the stream does not wait.
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
+    FAKE_ENTRY_INIT("cuStreamWaitEvent");
+    if ((flags & ~static_cast<unsigned>(CU_EVENT_WAIT_EXTERNAL)) != 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    const auto it = events().find(event);
+    if (it == events().end() || !fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (it->second.recorded) fake::stream_wait(stream, it->second.at);
     return CUDA_SUCCESS;
 }
 
@@ -136,31 +218,48 @@ CUresult cuEventCreate(CUevent* event, unsigned int flags) {
     if (event == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     *event = reinterpret_cast<CUevent>(next_event++);
-    events()[*event] = 0;
+    events()[*event] = EventTimes{};
     return CUDA_SUCCESS;
 }
 
+// Records when the work enqueued on the stream so far ends (now where it is idle).
 CUresult cuEventRecord(CUevent event, CUstream stream) {
     FAKE_ENTRY_INIT("cuEventRecord");
+    const fake::ModelPause in_the_driver;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = events().find(event);
-    if (it == events().end() || !valid_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (it == events().end() || !fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    const long long at = std::max(fake::model_now_ns(), fake::stream_ready(stream));
     // The clock the events read runs ahead by the time charged to reads of localized memory.
-    it->second =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-            .count() +
-        fake::event_clock_offset_ns();
+    it->second = EventTimes{true, at, at + fake::event_clock_offset_ns()};
     return CUDA_SUCCESS;
 }
 
 CUresult cuEventSynchronize(CUevent event) {
     FAKE_ENTRY_INIT("cuEventSynchronize");
+    long long at = 0;
+    {
+        std::lock_guard<std::mutex> lock(fake::state().mutex);
+        const auto it = events().find(event);
+        if (it == events().end()) return CUDA_ERROR_INVALID_HANDLE;
+        at = it->second.at;
+    }
+    fake::sleep_until_model(at);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
-    if (events().count(event) == 0) return CUDA_ERROR_INVALID_HANDLE;
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;
 }
 
+CUresult cuEventQuery(CUevent event) {
+    FAKE_ENTRY_INIT("cuEventQuery");
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    const auto it = events().find(event);
+    if (it == events().end()) return CUDA_ERROR_INVALID_HANDLE;
+    return it->second.at > fake::model_now_ns() ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+// As the driver: an event never recorded is CUDA_ERROR_INVALID_HANDLE, one whose work has not ended
+// CUDA_ERROR_NOT_READY.
 CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     FAKE_ENTRY_INIT("cuEventElapsedTime");
     if (ms == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -168,8 +267,10 @@ CUresult cuEventElapsedTime(float* ms, CUevent start, CUevent end) {
     const auto a = events().find(start);
     const auto b = events().find(end);
     if (a == events().end() || b == events().end()) return CUDA_ERROR_INVALID_HANDLE;
-    if (a->second == 0 || b->second == 0) return CUDA_ERROR_INVALID_HANDLE;
-    *ms = static_cast<float>(static_cast<double>(b->second - a->second) / 1e6);
+    if (!a->second.recorded || !b->second.recorded) return CUDA_ERROR_INVALID_HANDLE;
+    const long long now = fake::model_now_ns();
+    if (a->second.at > now || b->second.at > now) return CUDA_ERROR_NOT_READY;
+    *ms = static_cast<float>(static_cast<double>(b->second.shown - a->second.shown) / 1e6);
     return CUDA_SUCCESS;
 }
 

@@ -8,9 +8,16 @@
 namespace fake {
 namespace {
 
-// Linear blocks: start -> (size, the devices that may access it).
-std::map<std::uintptr_t, std::pair<std::size_t, AccessMask>>& linear_blocks() {
-    static auto* blocks = new std::map<std::uintptr_t, std::pair<std::size_t, AccessMask>>;
+// One linear block: its size, the devices that may access it, and whose memory it is (-1: host).
+struct LinearBlock {
+    std::size_t size = 0;
+    AccessMask access = 0;
+    int owner = -1;
+};
+
+// Linear blocks by start.
+std::map<std::uintptr_t, LinearBlock>& linear_blocks() {
+    static auto* blocks = new std::map<std::uintptr_t, LinearBlock>;
     return *blocks;
 }
 
@@ -53,15 +60,15 @@ void give_device_memory(int device, std::uint64_t bytes) {
     if (d != nullptr) d->used -= std::min(d->used, bytes);
 }
 
-void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask accessible) {
-    linear_blocks()[static_cast<std::uintptr_t>(ptr)] = {size, accessible};
+void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask accessible, int owner) {
+    linear_blocks()[static_cast<std::uintptr_t>(ptr)] = {size, accessible, owner};
 }
 
 std::size_t remove_linear_block(CUdeviceptr ptr) {
     auto& blocks = linear_blocks();
     const auto it = blocks.find(static_cast<std::uintptr_t>(ptr));
     if (it == blocks.end()) return 0;
-    const std::size_t size = it->second.first;
+    const std::size_t size = it->second.size;
     blocks.erase(it);
     return size;
 }
@@ -72,7 +79,17 @@ bool valid_linear_range(std::uintptr_t p, std::size_t size, int device) {
     if (it == blocks.begin()) return false;
     --it;
     const AccessMask wanted = device < 0 ? kAllDevices : device_bit(device);
-    return (it->second.second & wanted) != 0 && p >= it->first && p + size <= it->first + it->second.first;
+    return (it->second.access & wanted) != 0 && p >= it->first && p + size <= it->first + it->second.size;
+}
+
+Span linear_span(std::uintptr_t p, std::size_t size, int& owner) {
+    auto& blocks = linear_blocks();
+    auto it = blocks.upper_bound(p);
+    if (it == blocks.begin()) return Span::none;
+    --it;
+    if (p >= it->first + it->second.size) return Span::none;
+    owner = it->second.owner;
+    return p + size <= it->first + it->second.size ? Span::inside : Span::overruns;
 }
 
 bool can_access_peer(int from, int owner) {

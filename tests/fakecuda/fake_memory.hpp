@@ -63,15 +63,27 @@ bool take_device_memory(int device, std::uint64_t bytes);
 // Gives bytes back to a device. Caller holds state().mutex.
 void give_device_memory(int device, std::uint64_t bytes);
 
-// Registers a linear block (cuMemAlloc, pool allocations) as device memory the devices in `access`
-// may touch. Caller holds state().mutex.
-void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask access);
+// Registers a linear block (cuMemAlloc, pool allocations) as memory of device `owner` (-1: host memory)
+// that the devices in `access` may touch. Caller holds state().mutex.
+void add_linear_block(CUdeviceptr ptr, std::size_t size, AccessMask access, int owner);
 // Removes a linear block; returns its size, or 0 if ptr starts no block. Caller holds state().mutex.
 std::size_t remove_linear_block(CUdeviceptr ptr);
 
 // Whether [p, p + size) lies in one linear block that `device` may access (-1: any device). Caller
 // holds state().mutex.
 bool valid_linear_range(std::uintptr_t p, std::size_t size, int device);
+
+// Where a range [p, p + size) lies against the blocks of one registry: in none of them, wholly inside
+// one, or starting inside one and running past its end.
+enum class Span { none, inside, overruns };
+
+// The range against the linear blocks, whatever their access; `owner` is set to the block's device (-1:
+// host memory) where it starts in one. Caller holds state().mutex.
+Span linear_span(std::uintptr_t p, std::size_t size, int& owner);
+
+// The range against the page-locked host allocations of cuMemHostAlloc (fake_host.cpp). Caller holds
+// state().mutex.
+Span pinned_host_span(std::uintptr_t p, std::size_t size);
 
 // Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
 // pool's release threshold, as the driver does at stream, event and context synchronisation.

@@ -144,7 +144,7 @@ CUresult cuMemPoolImportPointer(CUdeviceptr* ptr, CUmemoryPool pool, CUmemPoolPt
                              fake::import_mark_name(e.exporter_pid, e.pool, e.offset, static_cast<int>(getpid()));
     if (const int fd = ::open(mark.c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0600); fd >= 0) ::close(fd);
     p->blocks[at] = fake::PoolBlock{e.size, e.offset, mark};
-    fake::add_linear_block(at, e.size, p->access);
+    fake::add_linear_block(at, e.size, p->access, fake::location_device(p->props.location));
     *ptr = at;
     return CUDA_SUCCESS;
 }
@@ -175,7 +175,8 @@ CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_
         if (p->access == fake::kAllDevices) p->access = 0;  // a host pool's grants become explicit
         p->access = map[i].flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? p->access | bit : p->access & ~bit;
     }
-    for (const auto& [at, block] : p->blocks) fake::add_linear_block(at, block.size, p->access);
+    for (const auto& [at, block] : p->blocks)
+        fake::add_linear_block(at, block.size, p->access, fake::location_device(p->props.location));
     return CUDA_SUCCESS;
 }
 

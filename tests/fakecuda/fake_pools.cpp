@@ -203,7 +203,7 @@ CUresult allocate(Pool& p, std::size_t size, CUdeviceptr* dptr) {
     p.blocks[ptr] = PoolBlock{size, offset, {}};
     p.used += size;
     p.used_high = std::max(p.used_high, p.used);
-    add_linear_block(ptr, size, p.access);
+    add_linear_block(ptr, size, p.access, location_device(p.props.location));
     *dptr = ptr;
     return CUDA_SUCCESS;
 }

@@ -148,7 +148,7 @@ void report_call_counts() {
 // FAKECUDA_CHECK_LEAKS=1, at exit: every kind of thing this process still holds on stderr, and exit 70.
 void check_leaks_at_exit() {
     std::vector<std::string> left = pool_leaks();
-    for (auto more : {endpoint_leaks(), memory_leaks(), protocol_breaches(), dma_buf_leaks()})
+    for (auto more : {endpoint_leaks(), memory_leaks(), protocol_breaches(), dma_buf_leaks(), pinned_host_leaks()})
         left.insert(left.end(), more.begin(), more.end());
     for (std::size_t i = 0; i < state().devices.size(); ++i) {
         if (state().devices[i].context_refs > 0) {

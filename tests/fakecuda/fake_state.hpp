@@ -118,11 +118,12 @@ bool has_attr(int ordinal, int attribute);
 // FAKECUDA_CHECK_LEAKS=1, the one leak switch: at exit, a process that holds anything says
 // "fakecuda: leak: LINE" on stderr for each and exits 70, which fails the case that set it. Each file
 // that hands something out lists what of it is left.
-std::vector<std::string> pool_leaks();      // fake_pools.cpp: pools, pool allocations, imported pointers
+std::vector<std::string> pool_leaks();         // fake_pools.cpp: pools, pool allocations, imported pointers
 std::vector<std::string> protocol_breaches();  // fake_pools.cpp: exporter frees while an import was live
-std::vector<std::string> endpoint_leaks();  // fake_le.cpp: endpoint ids, endpoints, bindings
-std::vector<std::string> memory_leaks();    // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
-std::vector<std::string> dma_buf_leaks();   // fake_dma_buf.cpp: dma-buf descriptors still open
+std::vector<std::string> endpoint_leaks();     // fake_le.cpp: endpoint ids, endpoints, bindings
+std::vector<std::string> memory_leaks();       // fake_vmm.cpp: cuMemCreate allocations, reserved ranges
+std::vector<std::string> dma_buf_leaks();      // fake_dma_buf.cpp: dma-buf descriptors still open
+std::vector<std::string> pinned_host_leaks();  // fake_host.cpp: cuMemHostAlloc memory not freed
 
 // Whether the calling process can open an IMEX channel: some channelN under the channel directory
 // (FAKECUDA_IMEX_DIR, or the profile's "imex_channel_dir", default /dev/nvidia-caps-imex-channels)

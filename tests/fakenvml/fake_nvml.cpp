@@ -10,11 +10,17 @@
 // same fields, in force once FAKENVML_AFTER_MARK's file exists);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
 // ORDINAL); a code of "hang" makes it never return. A device's "fabric" object gives its multi-node NVLink
-// fabric info (see the fabric block below). Linked a second time with minimal.map, it exports only the required
-// entry points (an older NVML): the entry points from nvmlSystemGetDriverVersion on are the optional ones.
+// fabric info (see the fabric block below), its "pcie", "memory_bus_width", "max_*_clock_mhz" and "c2c" the
+// PCIe link, memory bus, clocks and Grace C2C links (see the link block at the end; the current PCIe
+// generation and the replay counter follow the fake driver's copies in this process). Linked a second time
+// with minimal.map, it exports only the required entry points (an older NVML): the entry points from
+// nvmlSystemGetDriverVersion on are the optional ones.
+#include <dlfcn.h>
+#include <link.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +42,8 @@ using namespace cumemctl::nvml;
 // One device: its profile ordinal and what NVML answers for it.
 struct FakeDevice {
     int ordinal = 0;
-    std::string uuid;  // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    std::string uuid;         // "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx"
+    std::string driver_uuid;  // the fake driver's UUID of it, 32 hex digits as the profile gives it
     nlohmann::json nvml;
     unsigned long long total = 0, reserved = 0, used = 0;
 };
@@ -105,6 +112,7 @@ Return load_profile(State& s) {
             f.nvml = d.value("nvml", nlohmann::json::object());
             // "nvml": {"uuid": ...} gives NVML another UUID than the driver's (a device NVML does not list).
             f.uuid = format_uuid(f.nvml.value("uuid", d.at("uuid").get<std::string>()));
+            f.driver_uuid = d.at("uuid").get<std::string>();
             f.reserved = f.nvml.value("reserved", 644939776ULL);
             f.total = d.at("total").get<unsigned long long>() + f.reserved;
             f.used = d.value("baseline_used", 0ULL) + f.nvml.value("used", 0ULL);
@@ -569,6 +577,241 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfoV(Device
         return kSuccess;
     }
     return kErrorArgumentVersionMismatch;
+}
+
+}  // extern "C"
+
+// ---- The PCIe link, the memory bus, clocks and Grace C2C links ----
+//
+// A device's "nvml" object may hold (each absent piece: NVML_ERROR_NOT_SUPPORTED, as on a GPU that
+// cannot say):
+//   "pcie": {"generation": 5, "width": 16, "max_generation": 5, "max_width": 16,
+//            "gpu_max_generation": 5, "idle_generation": 1, "replay": 0, "replay_per_copy": 0}
+//     current generation: `generation` while the fake driver has a copy under way that touches the
+//     device's memory, else `idle_generation` (default `generation`), as a real GPU's link trains down
+//     when idle; current width: `width`. max_generation and max_width are the link's (the GPU's and its
+//     slot's together; default the current ones), gpu_max_generation the GPU's own (default
+//     max_generation). The replay counter is replay + replay_per_copy x the copies of the device that
+//     the fake driver has completed in this process. Without "pcie" every PCIe call is NOT_SUPPORTED.
+//   "memory_bus_width": bits; "max_memory_clock_mhz", "max_graphics_clock_mhz", "max_sm_clock_mhz",
+//     "max_video_clock_mhz": nvmlDeviceGetMaxClockInfo's MEM, GRAPHICS, SM and VIDEO.
+//   "c2c": {"links": 10, "max_bw_mbps": 45000, "inactive": [link index...]}: nvmlDeviceGetFieldValues
+//     answers NVML_FI_DEV_C2C_LINK_COUNT (the links; 0 without "c2c"), NVML_FI_DEV_C2C_LINK_GET_STATUS
+//     (scopeId the link: 1 active, 0 inactive) and NVML_FI_DEV_C2C_LINK_GET_MAX_BW (scopeId the link:
+//     max_bw_mbps MB/s for an active link, 0 for an inactive one); NOT_SUPPORTED without "c2c", and for any
+//     other field id; a link index past the last: INVALID_ARGUMENT.
+// The fake driver's link state (tests/fakecuda/fake_copy.hpp) is found among the objects this process
+// has loaded: dl_iterate_phdr names them, dlopen(RTLD_NOLOAD) gives each one's handle without loading
+// anything, and the fake driver is the one whose handle has fakecuda_link_state. This works whichever
+// paths and RTLD_LOCAL the two were loaded with, needs no variable, and reads every link idle where no
+// fake driver is loaded.
+namespace {
+
+// nvmlFieldValue_t on x86-64 and aarch64, declared here as the fake needs no header of cumemctl's for it.
+struct FakeFieldValue {
+    unsigned int fieldId;
+    unsigned int scopeId;
+    long long timestamp;    // microseconds since the epoch
+    long long latencyUsec;  // 0: cached
+    int valueType;          // nvmlValueType_t
+    int nvmlReturn;
+    union {
+        double dVal;
+        unsigned int uiVal;
+        unsigned long ulVal;
+        unsigned long long ullVal;
+        long long sllVal;
+        int siVal;
+        unsigned short usVal;
+    } value;
+};
+static_assert(sizeof(FakeFieldValue) == 40, "nvmlFieldValue_t's layout");
+
+constexpr unsigned kFieldC2cLinkCount = 170;   // NVML_FI_DEV_C2C_LINK_COUNT
+constexpr unsigned kFieldC2cLinkStatus = 171;  // NVML_FI_DEV_C2C_LINK_GET_STATUS
+constexpr unsigned kFieldC2cLinkMaxBw = 172;   // NVML_FI_DEV_C2C_LINK_GET_MAX_BW
+constexpr int kValueTypeUnsignedInt = 1;       // NVML_VALUE_TYPE_UNSIGNED_INT
+constexpr int kClockCount = 4;                 // NVML_CLOCK_GRAPHICS, _SM, _MEM, _VIDEO
+
+using LinkStateFn = int (*)(const char*, int*, unsigned long long*);
+
+int add_object_name(dl_phdr_info* info, size_t, void* names) {
+    if (info->dlpi_name != nullptr && *info->dlpi_name != '\0') {
+        static_cast<std::vector<std::string>*>(names)->push_back(info->dlpi_name);
+    }
+    return 0;
+}
+
+// Whether the fake driver of this process has a copy under way on the device now, and how many it has
+// completed; idle and none where no fake driver is loaded. (The names are gathered first: dlopen is
+// not called from inside dl_iterate_phdr, which holds the loader's lock.)
+void driver_link_state(const FakeDevice* d, bool& busy, unsigned long long& done) {
+    busy = false;
+    done = 0;
+    std::vector<std::string> names;
+    dl_iterate_phdr(add_object_name, &names);
+    for (const auto& name : names) {
+        void* handle = dlopen(name.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == nullptr) continue;
+        const auto fn = reinterpret_cast<LinkStateFn>(dlsym(handle, "fakecuda_link_state"));
+        int is_busy = 0;
+        const bool found = fn != nullptr;
+        if (found) fn(d->driver_uuid.c_str(), &is_busy, &done);
+        dlclose(handle);
+        if (found) {
+            busy = is_busy != 0;
+            return;
+        }
+    }
+}
+
+// The device's "pcie" object as it is now, or null.
+nlohmann::json pcie_of(const FakeDevice* d) {
+    const auto j = now(d);
+    const auto it = j.find("pcie");
+    return it == j.end() || !it->is_object() ? nlohmann::json() : *it;
+}
+
+// Answers `key` of the device's "pcie" object, or its fallback key's value; NOT_SUPPORTED where neither
+// is there.
+Return pcie_value(const FakeDevice* d, const char* key, const char* fallback, unsigned int* out) {
+    if (out == nullptr) return kErrorInvalidArgument;
+    const auto pcie = pcie_of(d);
+    if (pcie.is_null()) return kErrorNotSupported;
+    for (const char* k : {key, fallback}) {
+        if (k != nullptr && pcie.contains(k)) {
+            *out = pcie[k].get<unsigned int>();
+            return kSuccess;
+        }
+    }
+    return kErrorNotSupported;
+}
+
+// One field of nvmlDeviceGetFieldValues.
+void answer_field(const FakeDevice* d, FakeFieldValue& v) {
+    v.latencyUsec = 0;
+    v.timestamp =
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    v.valueType = kValueTypeUnsignedInt;
+    v.value.ullVal = 0;
+    const auto j = now(d);
+    const auto c2c = j.find("c2c");
+    const bool has_c2c = c2c != j.end() && c2c->is_object();
+    const unsigned links = has_c2c ? c2c->value("links", 0U) : 0U;
+    switch (v.fieldId) {
+        case kFieldC2cLinkCount:
+            v.value.uiVal = links;
+            v.nvmlReturn = kSuccess;
+            return;
+        case kFieldC2cLinkStatus:
+        case kFieldC2cLinkMaxBw: {
+            if (!has_c2c) {
+                v.nvmlReturn = kErrorNotSupported;
+                return;
+            }
+            if (v.scopeId >= links) {
+                v.nvmlReturn = kErrorInvalidArgument;
+                return;
+            }
+            const auto inactive = c2c->value("inactive", std::vector<unsigned>{});
+            const bool active = std::find(inactive.begin(), inactive.end(), v.scopeId) == inactive.end();
+            if (v.fieldId == kFieldC2cLinkStatus) {
+                v.value.uiVal = active ? 1 : 0;
+            } else {
+                v.value.uiVal = active ? c2c->value("max_bw_mbps", 0U) : 0;
+            }
+            v.nvmlReturn = kSuccess;
+            return;
+        }
+        default:
+            v.nvmlReturn = kErrorNotSupported;
+    }
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCurrPcieLinkGeneration(Device device,
+                                                                                  unsigned int* generation) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetCurrPcieLinkGeneration")
+    if (generation == nullptr) return kErrorInvalidArgument;
+    const auto pcie = pcie_of(d);
+    if (pcie.is_null() || !pcie.contains("generation")) return kErrorNotSupported;
+    bool busy = false;
+    unsigned long long done = 0;
+    driver_link_state(d, busy, done);
+    *generation = busy ? pcie["generation"].get<unsigned int>()
+                       : pcie.value("idle_generation", pcie["generation"].get<unsigned int>());
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCurrPcieLinkWidth(Device device, unsigned int* width) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetCurrPcieLinkWidth")
+    return pcie_value(d, "width", nullptr, width);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMaxPcieLinkGeneration(Device device,
+                                                                                 unsigned int* generation) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMaxPcieLinkGeneration")
+    return pcie_value(d, "max_generation", "generation", generation);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMaxPcieLinkWidth(Device device, unsigned int* width) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMaxPcieLinkWidth")
+    return pcie_value(d, "max_width", "width", width);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetGpuMaxPcieLinkGeneration(Device device,
+                                                                                    unsigned int* generation) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetGpuMaxPcieLinkGeneration")
+    if (generation == nullptr) return kErrorInvalidArgument;
+    const auto pcie = pcie_of(d);
+    if (pcie.contains("gpu_max_generation")) return pcie_value(d, "gpu_max_generation", nullptr, generation);
+    return pcie_value(d, "max_generation", "generation", generation);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetPcieReplayCounter(Device device, unsigned int* value) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetPcieReplayCounter")
+    if (value == nullptr) return kErrorInvalidArgument;
+    const auto pcie = pcie_of(d);
+    if (pcie.is_null()) return kErrorNotSupported;
+    bool busy = false;
+    unsigned long long done = 0;
+    driver_link_state(d, busy, done);
+    *value = static_cast<unsigned int>(pcie.value("replay", 0ULL) + pcie.value("replay_per_copy", 0ULL) * done);
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMemoryBusWidth(Device device, unsigned int* bits) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMemoryBusWidth")
+    if (bits == nullptr) return kErrorInvalidArgument;
+    const auto j = now(d);
+    if (!j.contains("memory_bus_width")) return kErrorNotSupported;
+    *bits = j["memory_bus_width"].get<unsigned int>();
+    return kSuccess;
+}
+
+// type: nvmlClockType_t (0 graphics, 1 SM, 2 memory, 3 video).
+__attribute__((visibility("default"))) Return nvmlDeviceGetMaxClockInfo(Device device, int type, unsigned int* mhz) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMaxClockInfo")
+    if (mhz == nullptr || type < 0 || type >= kClockCount) return kErrorInvalidArgument;
+    static const char* const keys[kClockCount] = {"max_graphics_clock_mhz", "max_sm_clock_mhz", "max_memory_clock_mhz",
+                                                  "max_video_clock_mhz"};
+    const auto j = now(d);
+    if (!j.contains(keys[type])) return kErrorNotSupported;
+    *mhz = j[keys[type]].get<unsigned int>();
+    return kSuccess;
+}
+
+// Each value says its own result; the call fails only for bad arguments (or an injected failure).
+__attribute__((visibility("default"))) Return nvmlDeviceGetFieldValues(Device device, int count,
+                                                                       FakeFieldValue* values) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetFieldValues")
+    if (count < 0 || (count > 0 && values == nullptr)) return kErrorInvalidArgument;
+    for (int i = 0; i < count; ++i) answer_field(d, values[i]);
+    return kSuccess;
 }
 
 }  // extern "C"
