@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "fake_driver.hpp"
+#include "nvml/nvml_api.hpp"
 #include "profile_file.hpp"
 
 namespace fake_copy_test {
@@ -92,14 +93,7 @@ struct Rig {
     }
 };
 
-// nvmlFieldValue_t.
-struct FieldValue {
-    unsigned fieldId, scopeId;
-    long long timestamp, latencyUsec;
-    int valueType, nvmlReturn;
-    unsigned long long value;
-};
-static_assert(sizeof(FieldValue) == 40, "nvmlFieldValue_t's layout");
+using FieldValue = cumemctl::nvml::FieldValue;  // nvmlFieldValue_t
 
 }  // namespace fake_copy_test
 
@@ -176,8 +170,8 @@ TEST_CASE("the fake NVML's PCIe generation and replay counter follow the fake dr
     values[2].scopeId = 10;   // past the last link
     REQUIRE(fields(first, 3, values) == 0);
     CHECK(values[0].nvmlReturn == 0);
-    CHECK(static_cast<unsigned>(values[0].value) == 10u);
-    CHECK(static_cast<unsigned>(values[1].value) == 1u);
+    CHECK(values[0].value.uiVal == 10u);
+    CHECK(values[1].value.uiVal == 1u);
     CHECK(values[2].nvmlReturn == 2);
     CHECK(shutdown() == 0);
     dlclose(nvml);
