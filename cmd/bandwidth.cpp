@@ -129,6 +129,7 @@ struct DeviceFigures {
     DeviceIdentity id;
     DeviceLimits limits;
     std::vector<CopyFigure> figures;
+    std::vector<NumaRefusal> numa_refused;  // nodes whose host memory the driver refused
 };
 
 std::string memory_name(const CopyFigure& f) {
@@ -260,8 +261,9 @@ DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, co
     if (numa_vmm) request.numa_nodes = numa_nodes_for(plan, own, host_numa_nodes(plan.sysroot));
     if (plan.peers) request.peers = peers_of(api, id.ordinal, selected);
     const PrimaryContext context(api, id.ordinal);
-    d.figures = measure_copies(api, id.ordinal, request,
-                               [&progress, &id](const std::string& what) { progress.show(id.ordinal, what); });
+    d.figures = measure_copies(
+        api, id.ordinal, request, [&progress, &id](const std::string& what) { progress.show(id.ordinal, what); },
+        &d.numa_refused);
     return d;
 }
 
@@ -294,6 +296,12 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
                 devices.push_back(std::move(j));
                 for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
                 add_metrics(report, d);
+                for (const NumaRefusal& r : d.numa_refused) {
+                    report.add_warning(fmt::format("GPU {}: no copies from host NUMA node {}: {}", d.id.ordinal, r.node,
+                                                   r.problem.message),
+                                       "give --numa the nodes with memory near the GPU (numactl -H lists them)",
+                                       d.id.ordinal);
+                }
             }
             report.results = {{"size_bytes", plan.request.size},
                               {"iterations", plan.request.iterations},

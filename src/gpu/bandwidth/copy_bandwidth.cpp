@@ -183,7 +183,7 @@ const char* path_name(CopyPath path) {
 }
 
 std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& r,
-                                       const CopyProgress& progress) {
+                                       const CopyProgress& progress, std::vector<NumaRefusal>* refused) {
     const auto say = [&progress](const std::string& what) {
         if (progress) progress(what);
     };
@@ -216,9 +216,16 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
     }
     for (const int node : r.numa_nodes) {
         say(fmt::format("host<->device, NUMA node {}", node));
-        const NumaBuffer numa(api, device, node, n);
-        host_pair(api, r, HostMemory::numa, node, unified(api, dev.get(), numa.ptr(), n),
-                  unified(api, numa.ptr(), dev.get(), n), out);
+        std::optional<NumaBuffer> numa;
+        try {
+            numa.emplace(api, device, node, n);
+        } catch (const Error& e) {
+            if (refused == nullptr) throw;
+            refused->push_back({node, e.problem()});
+            continue;
+        }
+        host_pair(api, r, HostMemory::numa, node, unified(api, dev.get(), numa->ptr(), n),
+                  unified(api, numa->ptr(), dev.get(), n), out);
     }
     if (r.device) {
         say("device->device");

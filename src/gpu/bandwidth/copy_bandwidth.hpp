@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/error.hpp"
 #include "cuda/driver_api.hpp"
 
 namespace cumemctl::gpu {
@@ -50,14 +51,21 @@ struct CopyRequest {
     std::vector<int> peers;       // device -> each of these GPUs
 };
 
+// A host NUMA node whose memory the driver refused (a node without memory, or one the GPU cannot map).
+struct NumaRefusal {
+    int node = 0;
+    Problem problem;
+};
+
 // Called before each figure is measured, with what is about to be measured ("h2d pinned").
 using CopyProgress = std::function<void(const std::string& what)>;
 
 // Measures the request on `device`, whose primary context is current (and each peer's primary context
 // retained for its copy). Allocates what it needs and frees it, whatever happens. Throws Error on a
-// failed call.
+// failed call; a NUMA node whose memory cannot be made or mapped goes to `refused` where it is given
+// (its figures left out), else throws too.
 std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& request,
-                                       const CopyProgress& progress = {});
+                                       const CopyProgress& progress = {}, std::vector<NumaRefusal>* refused = nullptr);
 
 // Keeps the host->device link busy with copies of `size` bytes from pinned memory, `batch` copies at
 // a time and two batches queued, calling `sample` about every quarter millisecond while they run,
