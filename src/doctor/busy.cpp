@@ -141,7 +141,7 @@ CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOu
     if (held.verdict != HeldDevice::Verdict::held) return slow;
     const std::size_t n = held.holders.size();
     const std::string holds =
-        n == 1 ? "another process works on the GPU" : fmt::format("{} other processes work on the GPU", n);
+        n == 1 ? "another process works beside the copies" : fmt::format("{} other processes work beside the copies", n);
     const std::string seen = slow.reason;
     CheckOutcome out = held_outcome(ctx, held, std::move(slow), holds, seen);
     out.driver.reset();
