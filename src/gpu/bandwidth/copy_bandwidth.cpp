@@ -23,9 +23,14 @@ namespace {
 // Work put on a stream: one copy.
 using Enqueue = std::function<void(CUstream)>;
 
+// Device memory, written before any copy reads it (a copy of memory never written reads
+// uninitialised memory, which initcheck reports), the write finished before the copies' streams,
+// which do not wait for the null stream, start.
 OwnedHandle<CUdeviceptr> copy_device_buffer(const DriverApi& api, std::uint64_t size) {
     OwnedHandle<CUdeviceptr> b([&api](CUdeviceptr p) { return api.cuMemFree(p); });
     CU_CALL(api, cuMemAlloc, b.out(), size);
+    CU_CALL(api, cuMemsetD8, b.get(), 0x5a, size);
+    CU_CALL(api, cuCtxSynchronize);
     return b;
 }
 
