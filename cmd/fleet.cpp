@@ -30,40 +30,38 @@ struct FleetOptions {
     Expectations check() const;
 };
 
+// A number and what follows it ("30m" -> 30, "m"); none where the text does not start with a number.
+std::optional<std::pair<double, std::string>> number_and_unit(const std::string& text) {
+    std::size_t used = 0;
+    try {
+        const double value = std::stod(text, &used);
+        return std::make_pair(value, text.substr(used));
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 // "3600", "90s", "30m", "2h", "7d" in seconds; a usage error otherwise.
 double parse_age(const std::string& text) {
-    std::size_t used = 0;
-    double value = -1;
-    try {
-        value = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    const std::string unit = text.substr(used);
+    const auto n = number_and_unit(text);
+    const std::string unit = n ? n->second : "";
     const double scale = unit.empty() || unit == "s" ? 1
                          : unit == "m"               ? 60
                          : unit == "h"               ? 3600
                          : unit == "d"               ? 86400
                                                      : 0;
-    if (used == 0 || scale == 0 || !(value > 0)) {
+    if (!n || scale == 0 || !(n->first > 0)) {
         throw Error(ExitCode::usage, fmt::format("invalid --max-age '{}'", text),
                     "give an age above 0 in seconds, or with a unit: 90s, 30m, 2h, 7d");
     }
-    return value * scale;
+    return n->first * scale;
 }
 
 // --slow-margin: "15%" or 0.15, above 0 and below 1; a usage error otherwise.
 double parse_margin(const std::string& text) {
-    std::size_t used = 0;
-    double value = -1;
-    try {
-        value = std::stod(text, &used);
-    } catch (const std::exception&) {
-        used = 0;
-    }
-    const bool percent = used > 0 && text.substr(used) == "%";
-    if (percent) value /= 100;
-    if (used == 0 || (used != text.size() && !percent) || !(value > 0 && value < 1)) {
+    const auto n = number_and_unit(text);
+    const double value = !n ? -1 : n->second == "%" ? n->first / 100 : n->second.empty() ? n->first : -1;
+    if (!(value > 0 && value < 1)) {
         throw Error(ExitCode::usage, fmt::format("invalid --slow-margin '{}'", text),
                     "give a fraction of the fleet's median above 0 and below 1: 15% or 0.15");
     }

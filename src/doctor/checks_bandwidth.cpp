@@ -212,36 +212,47 @@ CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::v
 
 }  // namespace
 
-CheckOutcome check_host_bandwidth(DoctorContext& ctx, DeviceState* device) {
-    const DeviceInfo& info = device->info();
-    const DeviceLimits limits = device_limits(device->api(), device->ordinal(), ctx.nvml, info.uuid);
-    if (!limits.host) return CheckOutcome::skip(fmt::format("the host link's limit is unknown: {}", limits.host_why));
-    device->context();
+namespace {
+
+// What a copy check measures and says: the host paths or HBM.
+struct CopyCheck {
+    bool host = true;
+    std::uint64_t size = kCheckCopyBytes;
+    const char* unknown;  // "the host link's limit is unknown"
+    const char* remedy;
+};
+
+// A copy check: the path's limit (a skip where it is unknown), a short copy, its verdict.
+CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck& what) {
+    const DeviceLimits limits = device_limits(device.api(), device.ordinal(), ctx.nvml, device.info().uuid);
+    const std::optional<PathLimit>& limit = what.host ? limits.host : limits.memory;
+    if (!limit)
+        return CheckOutcome::skip(fmt::format("{}: {}", what.unknown, what.host ? limits.host_why : limits.memory_why));
+    device.context();
     CopyRequest request;
-    request.size = kCheckCopyBytes, request.iterations = kCheckCopies;
-    request.both = false, request.device = false;
-    const auto figures = measure_copies(device->api(), device->ordinal(), request);
-    return judge_figures(ctx, *device, figures, *limits.host,
-                         "a host<->device path this slow has a slow link (see pcie-link) or host memory far from "
-                         "the GPU: compare 'cumemctl bandwidth' on this GPU with its neighbours, and check the "
-                         "link, the NUMA placement and the BIOS's power settings",
+    request.size = what.size, request.iterations = kCheckCopies;
+    request.host = what.host, request.both = false, request.device = !what.host;
+    const auto figures = measure_copies(device.api(), device.ordinal(), request);
+    return judge_figures(ctx, device, figures, *limit, what.remedy,
                          {{"size_bytes", request.size}, {"iterations", request.iterations}});
 }
 
+}  // namespace
+
+CheckOutcome check_host_bandwidth(DoctorContext& ctx, DeviceState* device) {
+    return copy_check(ctx, *device,
+                      {true, kCheckCopyBytes, "the host link's limit is unknown",
+                       "a host<->device path this slow has a slow link (see pcie-link) or host memory far from the "
+                       "GPU: compare 'cumemctl bandwidth' on this GPU with its neighbours, and check the link, the "
+                       "NUMA placement and the BIOS's power settings"});
+}
+
 CheckOutcome check_memory_bandwidth(DoctorContext& ctx, DeviceState* device) {
-    const DeviceInfo& info = device->info();
-    const DeviceLimits limits = device_limits(device->api(), device->ordinal(), ctx.nvml, info.uuid);
-    if (!limits.memory) return CheckOutcome::skip(fmt::format("the memory's limit is unknown: {}", limits.memory_why));
-    device->context();
-    CopyRequest request;
-    request.size = kCheckCopyBytes * 4, request.iterations = kCheckCopies;
-    request.host = false, request.both = false;
-    const auto figures = measure_copies(device->api(), device->ordinal(), request);
-    return judge_figures(ctx, *device, figures, *limits.memory,
-                         "HBM this slow is throttled or failing: check the clocks and their throttle reasons "
-                         "(nvidia-smi -q -d PERFORMANCE,CLOCK), then run 'cumemctl memtest' and NVIDIA's field "
-                         "diagnostic",
-                         {{"size_bytes", request.size}, {"iterations", request.iterations}});
+    return copy_check(ctx, *device,
+                      {false, kCheckCopyBytes * 4, "the memory's limit is unknown",
+                       "HBM this slow is throttled or failing: check the clocks and their throttle reasons "
+                       "(nvidia-smi -q -d PERFORMANCE,CLOCK), then run 'cumemctl memtest' and NVIDIA's field "
+                       "diagnostic"});
 }
 
 }  // namespace cumemctl::doctor
