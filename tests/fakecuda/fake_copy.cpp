@@ -128,9 +128,10 @@ Rates rates_of(int ordinal) {
         }
         *field = v.get<double>();
     }
-    for (const auto& [key, value] : it->items()) {
+    for (const auto& item : it->items()) {
+        const std::string& key = item.key();
         const bool known =
-            std::any_of(std::begin(fields), std::end(fields), [&](const auto& f) { return key == f.first; });
+            std::any_of(std::begin(fields), std::end(fields), [&key](const auto& f) { return key == f.first; });
         if (!known) bad_profile("device " + std::to_string(ordinal) + "'s copy has no field " + key);
     }
     return r;
