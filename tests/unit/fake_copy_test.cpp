@@ -95,9 +95,6 @@ struct Rig {
 
 using FieldValue = cumemctl::nvml::FieldValue;  // nvmlFieldValue_t
 
-}  // namespace fake_copy_test
-
-using namespace fake_copy_test;
 
 TEST_CASE("the fake driver's asynchronous copies move the data and take the profile's time on the events") {
     Rig rig;
@@ -176,3 +173,5 @@ TEST_CASE("the fake NVML's PCIe generation and replay counter follow the fake dr
     CHECK(shutdown() == 0);
     dlclose(nvml);
 }
+
+}  // namespace fake_copy_test
