@@ -1,4 +1,5 @@
 #include "csv_fields.hpp"
+#include "util/comma_list.hpp"
 
 #include <algorithm>
 
@@ -11,16 +12,14 @@
 namespace cumemctl::cmd {
 namespace {
 
+// The items between commas, blanks around each dropped ("uuid, total").
 std::vector<std::string> split_list(const std::string& text) {
     std::vector<std::string> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        std::string item = text.substr(start, comma - start);
+    for (const std::string_view piece : split_commas(text)) {
+        std::string item(piece);
         item.erase(0, item.find_first_not_of(' '));
         item.erase(item.find_last_not_of(' ') + 1);
         out.push_back(item);
-        start = comma + 1;
     }
     return out;
 }

@@ -1,4 +1,5 @@
 #include "util/hostlist.hpp"
+#include "util/comma_list.hpp"
 
 #include "base/error.hpp"
 
@@ -53,11 +54,7 @@ void expand_item(std::string_view item, std::string_view what, std::vector<std::
         rest.clear();
         expand_item(item.substr(close + 1), what, rest);
     }
-    std::size_t start = 0;
-    while (start <= ranges.size()) {
-        const std::size_t comma = std::min(ranges.find(',', start), ranges.size());
-        const std::string_view range = ranges.substr(start, comma - start);
-        start = comma + 1;
+    for (const std::string_view range : split_commas(ranges)) {
         const std::size_t dash = range.find('-');
         const std::string_view lo = range.substr(0, dash);
         const std::string_view hi = dash == std::string_view::npos ? lo : range.substr(dash + 1);

@@ -1,4 +1,5 @@
 #include "gpu/device/device_selector.hpp"
+#include "util/comma_list.hpp"
 #include "report/json_fields.hpp"
 
 #include <algorithm>
@@ -38,11 +39,8 @@ bool all_hex_or_dash(std::string_view text) {
 // The items of a list, each classified; throws a usage error on an item that names no GPU.
 std::vector<DeviceItem> list_items(std::string_view spec) {
     std::vector<DeviceItem> items;
-    std::size_t start = 0;
-    while (start <= spec.size()) {
-        const std::size_t comma = std::min(spec.find(',', start), spec.size());
-        const std::string_view item = trimmed(spec.substr(start, comma - start));
-        start = comma + 1;
+    for (const std::string_view piece : split_commas(spec)) {
+        const std::string_view item = trimmed(piece);
         if (lower(item.substr(0, 6)) == "nvidia") {
             const std::string_view digits = item.substr(6);
             if (digits.empty() || digits.size() > 6 || !std::all_of(digits.begin(), digits.end(), [](char c) {

@@ -1,4 +1,5 @@
 #include "gpu/memtest/memtest_patterns.hpp"
+#include "util/comma_list.hpp"
 
 #include <algorithm>
 
@@ -46,10 +47,7 @@ std::vector<Pattern> default_patterns() {
 std::vector<Pattern> parse_pattern_list(std::string_view text) {
     if (text == "all") return default_patterns();
     std::vector<Pattern> out;
-    std::size_t start = 0;
-    while (start <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', start), text.size());
-        const std::string_view name = text.substr(start, comma - start);
+    for (const std::string_view name : split_commas(text)) {
         const auto it =
             std::find_if(std::begin(kAll), std::end(kAll), [&](Pattern p) { return pattern_name(p) == name; });
         if (it == std::end(kAll)) {
@@ -57,7 +55,6 @@ std::vector<Pattern> parse_pattern_list(std::string_view text) {
                         "name patterns from address, inversions, walking and random, separated by commas, or all");
         }
         if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
-        start = comma + 1;
     }
     return out;
 }
