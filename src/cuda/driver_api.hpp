@@ -33,6 +33,8 @@
     X(cuCtxGetDevice, 2000, false)                          \
     X(cuCtxGetId, 12000, false)                             \
     X(cuCtxSynchronize, 2000, false)                        \
+    X(cuCtxEnablePeerAccess, 4000, false)                   \
+    X(cuCtxDisablePeerAccess, 4000, false)                  \
     X(cuMemGetInfo, 3020, false)                            \
     X(cuMemAlloc, 3020, false)                              \
     X(cuMemFree, 3020, false)                               \

@@ -162,6 +162,25 @@ CUresult cuDeviceGetPCIBusId(char* bus, int len, CUdevice dev) {
     return CUDA_SUCCESS;
 }
 
+// Peer access from the current context's device to `peer`'s: allowed where the profile's "peers" list
+// lets the device reach it (as cuDeviceCanAccessPeer says); the copy model times peer copies by the
+// same list, so enabling changes nothing else here.
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+    FAKE_ENTRY_INIT("cuCtxEnablePeerAccess");
+    const int dev = fake::current_context_device();
+    const int to = fake::context_device(peer);
+    if (dev < 0 || to < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (dev == to || !fake::can_access_peer(dev, to)) return CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peer) {
+    FAKE_ENTRY_INIT("cuCtxDisablePeerAccess");
+    if (fake::current_context_device() < 0 || fake::context_device(peer) < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+
 // From the profile's per-device "peers" list (fake::can_access_peer); a device and itself: 0.
 CUresult cuDeviceCanAccessPeer(int* can_access, CUdevice dev, CUdevice peer) {
     FAKE_ENTRY_INIT("cuDeviceCanAccessPeer");

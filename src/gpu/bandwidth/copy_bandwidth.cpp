@@ -4,6 +4,7 @@
 #include <cstring>
 #include <deque>
 #include <memory>
+#include <new>
 #include <thread>
 
 #include <fmt/format.h>
@@ -14,6 +15,7 @@
 #include "gpu/device/primary_context.hpp"
 #include "gpu/vmm/vmm_resources.hpp"
 #include "util/index_list.hpp"
+#include "util/size.hpp"
 #include "util/stopwatch.hpp"
 #include "util/text_file.hpp"
 
@@ -27,6 +29,7 @@ using Enqueue = std::function<void(CUstream)>;
 // uninitialised memory, which initcheck reports), the write finished before the copies' streams,
 // which do not wait for the null stream, start.
 OwnedHandle<CUdeviceptr> copy_device_buffer(const DriverApi& api, std::uint64_t size) {
+    CU_REQUIRE(api, cuMemFree);
     OwnedHandle<CUdeviceptr> b([&api](CUdeviceptr p) { return api.cuMemFree(p); });
     CU_CALL(api, cuMemAlloc, b.out(), size);
     CU_CALL(api, cuMemsetD8, b.get(), 0x5a, size);
@@ -159,6 +162,17 @@ CopyFigure peer_figure(const DriverApi& api, CUdeviceptr src, int peer, std::uin
     const ScopeExit back([&api, &peer_context] { api.cuCtxSetCurrent(peer_context.get()); });
     CU_CALL(api, cuCtxSetCurrent, own);
     const CUcontext peer_ctx = peer_context.get();
+    // Without peer access the driver stages the copy through host memory: the figure would be neither
+    // NVLink's nor PCIe's. Enabled here, and disabled again where this enabled it.
+    bool enabled_here = false;
+    if (api.cuCtxEnablePeerAccess != nullptr) {
+        const CUresult r = api.cuCtxEnablePeerAccess(peer_ctx, 0);
+        if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) check(api, r, "cuCtxEnablePeerAccess");
+        enabled_here = r == CUDA_SUCCESS;
+    }
+    const ScopeExit disable([&api, peer_ctx, &enabled_here] {
+        if (enabled_here && api.cuCtxDisablePeerAccess != nullptr) api.cuCtxDisablePeerAccess(peer_ctx);
+    });
     const CUdeviceptr to = dst.get();
     const double s = timed_copies(api, iterations, [&api, to, peer_ctx, src, own, size](CUstream st) {
         CU_CALL(api, cuMemcpyPeerAsync, to, peer_ctx, src, own, size, st);
@@ -214,7 +228,11 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
     }
     if (r.pageable) {
         say("host<->device, pageable");
-        const std::unique_ptr<char[]> page(new char[n]);
+        const std::unique_ptr<char[]> page(new (std::nothrow) char[n]);
+        if (!page) {
+            throw Error(ExitCode::failed, fmt::format("no {} of pageable host memory for the copies", format_size(n)),
+                        "copy fewer bytes at a time");
+        }
         std::memset(page.get(), 0x5a, n);
         host_pair(api, r, HostMemory::pageable, std::nullopt, to_device(api, dev.get(), page.get(), n),
                   to_host(api, page.get(), dev.get(), n), out);
