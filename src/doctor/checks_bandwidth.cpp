@@ -3,6 +3,8 @@
 // (host-bandwidth), and a device->device copy in HBM (memory-bandwidth).
 #include <algorithm>
 
+#include <mutex>
+
 #include <fmt/format.h>
 
 #include "base/setting.hpp"
@@ -23,6 +25,14 @@ constexpr double kLoadSeconds = 0.02;
 // The copies host-bandwidth and memory-bandwidth time: each way well within 50 ms at a tenth of Gen5 x16.
 constexpr std::uint64_t kCheckCopyBytes = 32ULL << 20;
 constexpr int kCheckCopies = 4;
+
+// Held while a check's copies run: doctor examines each GPU on a thread of its own, and GPUs that
+// share a PCIe switch's uplink (two to a switch on HGX boards) would each measure half of it if their
+// copies ran at once. One GPU's copies at a time, as `bandwidth` measures them.
+std::mutex& copies_lock() {
+    static std::mutex lock;
+    return lock;
+}
 
 std::optional<unsigned> max_of(std::optional<unsigned> a, std::optional<unsigned> b) {
     if (!a) return b;
@@ -57,6 +67,7 @@ nvml::PcieLink link_under_load(DoctorContext& ctx, DeviceState& device, nvml::De
     const double limit = pcie_gbps(*link.max_generation, *link.max_width).value_or(63.0);
     const int batch = std::max(1, static_cast<int>(limit * 1e9 * 0.002 / static_cast<double>(kLoadCopyBytes)));
     nvml::PcieLink seen;
+    const std::lock_guard<std::mutex> one_gpu_at_a_time(copies_lock());
     const CopyFigure copy = copy_while(device.api(), kLoadCopyBytes, batch, kLoadSeconds, [&] {
         const nvml::PcieLink now = nvml::query_pcie_now(*ctx.nvml, handle);
         seen.generation = max_of(seen.generation, now.generation);
@@ -115,6 +126,37 @@ CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_
     return CheckOutcome::pass(reason, std::move(details));
 }
 
+// The C2C link of Grace: every link active passes; some down warns; none active fails; links whose
+// state NVML did not give are said, never counted as down.
+CheckOutcome judge_c2c(const nvml::C2cLink& c2c, nlohmann::json details) {
+    details["c2c"] = {{"links", c2c.links},
+                      {"active_links", c2c.active_links},
+                      {"unknown_links", c2c.unknown_links},
+                      {"max_mbps", c2c.max_mbps}};
+    const unsigned down = c2c.links - c2c.active_links - c2c.unknown_links;
+    const std::string unknown =
+        c2c.unknown_links == 0 ? "" : fmt::format("; NVML gave no state for {}", c2c.unknown_links);
+    constexpr const char* kRemedy =
+        "drain the node and reset the GPU; a C2C link that stays down needs the board serviced";
+    if (c2c.active_links == 0 && down > 0) {
+        return CheckOutcome::fail(
+            fmt::format("the host link is C2C: none of its {} links is active{}", c2c.links, unknown), kRemedy,
+            std::move(details));
+    }
+    if (c2c.active_links == 0) {
+        return CheckOutcome::skip(fmt::format("the host link is C2C: NVML gave no state for its {} links", c2c.links),
+                                  std::move(details));
+    }
+    if (down > 0) {
+        return CheckOutcome::warn(
+            fmt::format("the host link is C2C: {} of {} links active{}", c2c.active_links, c2c.links, unknown), kRemedy,
+            std::move(details));
+    }
+    return CheckOutcome::pass(fmt::format("the host link is C2C: {} links active, {:.0f} GB/s{}", c2c.active_links,
+                                          static_cast<double>(c2c.max_mbps) / 1000, unknown),
+                              std::move(details));
+}
+
 }  // namespace
 
 CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
@@ -129,21 +171,8 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
                            {"max_width", opt(link.max_width)},
                            {"gpu_max_generation", opt(link.gpu_max_generation)},
                            {"replay_counter", opt(link.replay_counter)}};
-    if (info.c2c && info.c2c->active_links > 0) {
-        details["c2c"] = {
-            {"links", info.c2c->links}, {"active_links", info.c2c->active_links}, {"max_mbps", info.c2c->max_mbps}};
-        if (info.c2c->active_links < info.c2c->links) {
-            return CheckOutcome::warn(
-                fmt::format("the host link is C2C: {} of {} links active", info.c2c->active_links, info.c2c->links),
-                "drain the node and reset the GPU; a C2C link that stays down needs the "
-                "board serviced",
-                std::move(details));
-        }
-        return CheckOutcome::pass(fmt::format("the host link is C2C: {} links active, {:.0f} GB/s", info.c2c->links,
-                                              static_cast<double>(info.c2c->max_mbps) / 1000),
-                                  std::move(details));
-    }
-    if (!link.max_generation || !link.max_width || (!link.generation && !link.width)) {
+    if (info.c2c && info.c2c->links > 0) return judge_c2c(*info.c2c, std::move(details));
+    if (!link.max_generation || !link.max_width || !link.generation || !link.width) {
         std::string why = "NVML does not report the PCIe link";
         for (const auto& [field, text] : info.unavailable) {
             if (field.starts_with("pcie_")) {
@@ -186,7 +215,7 @@ std::string figure_key(CopyPath path) {
 // warns; either is busy where other processes work on the GPU (judge_shared).
 CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::vector<CopyFigure>& figures,
                            const PathLimit& limit, const std::string& remedy, nlohmann::json details) {
-    details["limit_gbps"] = limit.gbps;
+    details[kDetailLimitGbps] = limit.gbps;
     details["limit_basis"] = limit.basis;
     std::vector<std::string> parts;
     double worst = 1e300;
@@ -232,7 +261,11 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
     CopyRequest request;
     request.size = what.size, request.iterations = kCheckCopies;
     request.host = what.host, request.both = false, request.device = !what.host;
-    const auto figures = measure_copies(device.api(), device.ordinal(), request);
+    std::vector<CopyFigure> figures;
+    {
+        const std::lock_guard<std::mutex> one_gpu_at_a_time(copies_lock());
+        figures = measure_copies(device.api(), device.ordinal(), request);
+    }
     return judge_figures(ctx, device, figures, *limit, what.remedy,
                          {{"size_bytes", request.size}, {"iterations", request.iterations}});
 }

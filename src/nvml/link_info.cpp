@@ -49,7 +49,11 @@ std::optional<C2cLink> ask_c2c(const Library& nvml, Device device,
         FieldValue v[2]{};
         v[0].fieldId = kFieldC2cLinkStatus, v[0].scopeId = link;
         v[1].fieldId = kFieldC2cLinkMaxBw, v[1].scopeId = link;
-        if (fields(device, 2, v) != kSuccess || v[0].nvmlReturn != kSuccess || v[0].value.uiVal != 1) continue;
+        if (fields(device, 2, v) != kSuccess || v[0].nvmlReturn != kSuccess) {
+            ++c2c.unknown_links;
+            continue;
+        }
+        if (v[0].value.uiVal != 1) continue;
         ++c2c.active_links;
         if (v[1].nvmlReturn == kSuccess) c2c.max_mbps += v[1].value.uiVal;
     }

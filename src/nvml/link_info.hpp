@@ -25,6 +25,7 @@ struct PcieLink {
 struct C2cLink {
     unsigned links = 0;               // present
     unsigned active_links = 0;        // active
+    unsigned unknown_links = 0;       // whose state NVML did not give
     unsigned long long max_mbps = 0;  // the active links' maxima, summed (per direction)
 };
 

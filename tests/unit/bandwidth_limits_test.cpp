@@ -45,7 +45,7 @@ TEST_CASE("the host link: C2C where NVML names active links, else the PCIe link'
     CHECK(limit->gbps == doctest::Approx(15.754).epsilon(0.001));
     CHECK(limit->basis == "PCIe Gen4 x8 (the link's maximum; the GPU itself can do Gen5)");
 
-    info.c2c = cumemctl::nvml::C2cLink{10, 10, 450000};
+    info.c2c = cumemctl::nvml::C2cLink{.links = 10, .active_links = 10, .max_mbps = 450000};
     limit = host_link_limit(info, &why);
     REQUIRE(limit);
     CHECK(limit->link == PathLimit::Link::c2c);
@@ -53,7 +53,7 @@ TEST_CASE("the host link: C2C where NVML names active links, else the PCIe link'
     CHECK(limit->basis == "C2C, 10 active links");
 
     // No active C2C link: back to PCIe.
-    info.c2c = cumemctl::nvml::C2cLink{10, 0, 0};
+    info.c2c = cumemctl::nvml::C2cLink{.links = 10};
     CHECK(host_link_limit(info, &why)->link == PathLimit::Link::pcie);
 }
 
