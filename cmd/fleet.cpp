@@ -115,16 +115,23 @@ nlohmann::json node_json(const NodeSummary& n) {
 // Each path's median and the nodes far below it.
 nlohmann::json bandwidth_json(const FleetSummary& s, double margin) {
     nlohmann::json medians = nlohmann::json::array();
-    for (const auto& m : s.medians) medians.push_back({{"path", m.path}, {"median_gbps", m.gbps}, {"nodes", m.nodes}});
+    for (const auto& m : s.medians) {
+        medians.push_back({{"path", m.path},
+                           {"limit_gbps", m.limit_gbps ? nlohmann::json(*m.limit_gbps) : nlohmann::json(nullptr)},
+                           {"median_gbps", m.gbps},
+                           {"nodes", m.nodes}});
+    }
     nlohmann::json slow = nlohmann::json::array();
     for (const auto& n : s.slow) {
-        slow.push_back({{"host", n.host},
-                        {"path", n.path},
-                        {"device", n.slowest.device ? nlohmann::json(*n.slowest.device) : nlohmann::json(nullptr)},
-                        {"uuid", text_or_null(n.slowest.uuid)},
-                        {"gbps", n.slowest.gbps},
-                        {"median_gbps", n.median},
-                        {"below_median", 1 - n.slowest.gbps / n.median}});
+        slow.push_back(
+            {{"host", n.host},
+             {"path", n.path},
+             {"device", n.slowest.device ? nlohmann::json(*n.slowest.device) : nlohmann::json(nullptr)},
+             {"uuid", text_or_null(n.slowest.uuid)},
+             {"gbps", n.slowest.gbps},
+             {"limit_gbps", n.slowest.limit_gbps ? nlohmann::json(*n.slowest.limit_gbps) : nlohmann::json(nullptr)},
+             {"median_gbps", n.median},
+             {"below_median", 1 - n.slowest.gbps / n.median}});
     }
     return {{"slow_margin", margin}, {"medians", std::move(medians)}, {"slow", std::move(slow)}};
 }
@@ -141,8 +148,9 @@ Table slow_table(const FleetSummary& s, double margin) {
                           fmt::format("{:.0f}%", 100 * (1 - n.slowest.gbps / n.median))});
     }
     t.notes.push_back(
-        "a node's slowest GPU on each path, from doctor's host-bandwidth and memory-bandwidth; a job "
-        "over the fleet waits on its slowest node: compare it with 'cumemctl bandwidth' there");
+        "a node's slowest GPU on each path, from doctor's host-bandwidth and memory-bandwidth, against the median "
+        "of the nodes whose path has the same limit; a job over the fleet waits on its slowest node: compare it "
+        "with 'cumemctl bandwidth' there");
     return t;
 }
 

@@ -2,6 +2,7 @@
 #include "report/fleet_properties.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -122,7 +123,8 @@ void read_status(NodeSummary& node, const NodeReport* doctor, const std::vector<
             if (c.check == cumemctl::doctor::kCheckMemoryHealth)
                 node.gpu_health.push_back({c.device.value_or(-1), c.details_uuid, c.status, c.reason});
         }
-        for (const auto& b : doctor->bandwidth) node.bandwidth.push_back({b.device, b.uuid, b.path, b.gbps});
+        for (const auto& b : doctor->bandwidth)
+            node.bandwidth.push_back({b.device, b.uuid, b.path, b.gbps, b.limit_gbps});
         return;
     }
     node.status = NodeStatus::unknown;
@@ -274,27 +276,32 @@ void spread_checks(FleetSummary& s) {
     }
 }
 
-// Each path's median over the nodes that measured it (a node's slowest GPU counts), and the nodes below
-// it by more than the margin. Nodes that are an error, stale or missing take no part.
+// Each path's median over the nodes that measured it against one limit (a node's slowest GPU counts),
+// and the nodes below it by more than the margin: a fleet of two GPU models or two kinds of link is
+// compared within each, never one kind against the other. Nodes that are an error, stale or missing
+// take no part.
 void find_slow(FleetSummary& s, double margin) {
-    std::map<std::string, std::vector<std::pair<const NodeSummary*, const GpuBandwidth*>>> by_path;
+    using PathKey = std::pair<std::string, long long>;  // the path, and its limit in MB/s (-1: unknown)
+    std::map<PathKey, std::vector<std::pair<const NodeSummary*, const GpuBandwidth*>>> by_path;
     for (const auto& n : s.nodes) {
         if (n.status == NodeStatus::error || n.status == NodeStatus::stale || n.status == NodeStatus::missing) continue;
-        std::map<std::string, const GpuBandwidth*> slowest;
+        std::map<PathKey, const GpuBandwidth*> slowest;
         for (const auto& b : n.bandwidth) {
-            auto& worst = slowest[b.path];
+            const long long limit = b.limit_gbps ? std::llround(*b.limit_gbps * 1000) : -1;
+            auto& worst = slowest[{b.path, limit}];
             if (worst == nullptr || b.gbps < worst->gbps) worst = &b;
         }
         for (const auto& [path, b] : slowest) by_path[path].emplace_back(&n, b);
     }
-    for (auto& [path, list] : by_path) {
+    for (auto& [key, list] : by_path) {
+        const std::string& path = key.first;
         if (list.size() < 2) continue;
         std::vector<double> figures;
         for (const auto& [node, b] : list) figures.push_back(b->gbps);
         std::sort(figures.begin(), figures.end());
         const std::size_t mid = figures.size() / 2;
         const double median = figures.size() % 2 != 0 ? figures[mid] : (figures[mid - 1] + figures[mid]) / 2;
-        s.medians.push_back({path, median, static_cast<int>(list.size())});
+        s.medians.push_back({path, list.front().second->limit_gbps, median, static_cast<int>(list.size())});
         std::vector<SlowNode> slow;
         for (const auto& [node, b] : list) {
             if (b->gbps < (1 - margin) * median) slow.push_back({node->host, path, *b, median});

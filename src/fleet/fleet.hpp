@@ -42,6 +42,7 @@ struct GpuBandwidth {
     std::string uuid;
     std::string path;  // "h2d", "d2h", "d2d"
     double gbps = 0;
+    std::optional<double> limit_gbps;  // the path's limit: only nodes of one limit are compared
 };
 
 // One node, merged from its reports.
@@ -90,9 +91,11 @@ struct SlowNode {
     double median = 0;  // the fleet's median of each node's slowest GPU on the path
 };
 
-// The fleet's median of a path: each node's slowest GPU counts once.
+// The fleet's median of a path among the nodes whose path has one limit (GPUs of one kind on one kind
+// of link): each node's slowest GPU counts once.
 struct PathMedian {
     std::string path;
+    std::optional<double> limit_gbps;
     double gbps = 0;
     int nodes = 0;
 };

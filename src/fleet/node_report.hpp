@@ -45,6 +45,7 @@ struct ReportedBandwidth {
     std::string uuid;
     std::string path;  // "h2d", "d2h", "d2d"
     double gbps = 0;
+    std::optional<double> limit_gbps;  // the limit the check held it against
 };
 
 // One doctor or devices report of a node.
@@ -63,7 +64,7 @@ struct NodeReport {
     // doctor: the worst of the run's own status and its checks' (never milder than a check says).
     NodeStatus status = NodeStatus::unknown;
     std::vector<ReportedGpu> gpus;
-    std::vector<ReportedCheck> checks;  // doctor: in the report's order
+    std::vector<ReportedCheck> checks;         // doctor: in the report's order
     std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
     std::optional<std::string> kernel_module;
     std::vector<std::string> device_names;

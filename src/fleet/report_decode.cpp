@@ -99,11 +99,12 @@ struct Details {
     std::vector<std::string> names;
     std::map<std::string, std::set<std::string>> capabilities;
     std::vector<std::pair<std::string, double>> figures;  // path -> GB/s
+    std::optional<double> limit_gbps;
 };
 
-constexpr std::array<std::string_view, 7> kDetailKeys{
-    doctor::kDetailUuid,    doctor::kDetailKernelModule, doctor::kDetailNames,  doctor::kDetailCapabilities,
-    doctor::kDetailH2dGbps, doctor::kDetailD2hGbps,      doctor::kDetailD2dGbps};
+constexpr std::array<std::string_view, 8> kDetailKeys{
+    doctor::kDetailUuid,    doctor::kDetailKernelModule, doctor::kDetailNames,   doctor::kDetailCapabilities,
+    doctor::kDetailH2dGbps, doctor::kDetailD2hGbps,      doctor::kDetailD2dGbps, doctor::kDetailLimitGbps};
 
 // The most GB/s a figure may say: far above any memory path there is; more is no measurement.
 constexpr double kMostGbps = 1e6;
@@ -149,6 +150,9 @@ Details read_details(JsonCursor& c) {
             case 6:
                 // "h2d_gbps" -> "h2d"
                 d.figures.emplace_back(key.substr(0, key.find('_')), read_gbps(c, key));
+                break;
+            case 7:
+                d.limit_gbps = read_gbps(c, key);
                 break;
             default:
                 c.skip();
@@ -209,8 +213,11 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     k.details_uuid = std::move(d.uuid);
     if (k.check == doctor::kCheckDriver && d.kernel_module) r.kernel_module = std::move(d.kernel_module);
     if (k.check == doctor::kCheckDevices) r.device_names.insert(r.device_names.end(), d.names.begin(), d.names.end());
-    if (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth) {
-        for (auto& [path, gbps] : d.figures) r.bandwidth.push_back({k.device, k.uuid, path, gbps});
+    // Figures measured alone: not beside another process's work (busy), nor of a check cut short.
+    const bool measured = k.status == doctor::CheckStatus::pass || k.status == doctor::CheckStatus::warn ||
+                          k.status == doctor::CheckStatus::fail;
+    if (measured && (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth)) {
+        for (auto& [path, gbps] : d.figures) r.bandwidth.push_back({k.device, k.uuid, path, gbps, d.limit_gbps});
     }
     if (k.check == doctor::kCheckCapabilities) {
         for (auto& [cap, values] : d.capabilities) r.capabilities[cap].merge(values);

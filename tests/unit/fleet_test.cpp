@@ -320,14 +320,13 @@ TEST_CASE("reading has limits: nesting, a document's size; after broken text the
 namespace {
 
 // A doctor report whose host-bandwidth check on GPU 0 measured `h2d` GB/s.
-std::string bandwidth_report(const std::string& host, const std::string& h2d,
-                             const std::string& when = "2026-11-29T10:00:00Z") {
-    std::string r = doctor_report(host, "13.0", "pass",
-                                  R"({"check": "host-bandwidth", "device": 0, "uuid": "GPU-)" + host +
-                                      R"(", "status": "pass", "details": {"h2d_gbps": )" + h2d +
-                                      R"(, "d2h_gbps": 55.0, "limit_gbps": 63.0}})");
-    const auto at = r.find("2026-11-29T10:00:00Z");
-    return r.replace(at, 20, when);
+// `limit` is the path's limit the check held it against; `status` the check's.
+std::string bandwidth_report(const std::string& host, const std::string& h2d, const std::string& limit = "63.0",
+                             const std::string& status = "pass") {
+    return doctor_report(host, "13.0", "pass",
+                         R"({"check": "host-bandwidth", "device": 0, "uuid": "GPU-)" + host + R"(", "status": ")" +
+                             status + R"(", "details": {"h2d_gbps": )" + h2d + R"(, "d2h_gbps": 55.0, "limit_gbps": )" +
+                             limit + "}}");
 }
 
 }  // namespace
@@ -368,4 +367,30 @@ TEST_CASE("a bandwidth figure that is no measurement makes its node an error; on
     const FleetSummary one = summary_of({bandwidth_report("a", "5")});
     CHECK(one.medians.empty());
     CHECK(one.slow.empty());
+}
+
+TEST_CASE("fleet compares a node only with nodes whose path has the same limit, and never a busy figure") {
+    std::vector<std::string> texts;
+    // Six PCIe Gen5 nodes at 55 GB/s and three Grace nodes at 380 GB/s over C2C: neither kind is slow.
+    for (int i = 0; i < 6; ++i) texts.push_back(bandwidth_report(fmt::format("pcie{}", i), "55.0"));
+    for (int i = 0; i < 3; ++i) texts.push_back(bandwidth_report(fmt::format("c2c{}", i), "380.0", "450.0"));
+    // A busy node's figure is the other process's work, not the GPU's: it takes no part.
+    texts.push_back(bandwidth_report("shared", "5.0", "63.0", "busy"));
+    const FleetSummary s = summary_of(texts);
+    CHECK(s.slow.empty());
+    std::vector<std::pair<std::optional<double>, int>> h2d;
+    for (const auto& m : s.medians) {
+        if (m.path == "h2d") h2d.emplace_back(m.limit_gbps, m.nodes);
+    }
+    REQUIRE(h2d.size() == 2);
+    CHECK(*h2d[0].first == doctest::Approx(63.0));
+    CHECK(h2d[0].second == 6);
+    CHECK(*h2d[1].first == doctest::Approx(450.0));
+    CHECK(h2d[1].second == 3);
+    // One Grace node at a third of its peers is slow among them, whatever the PCIe nodes measure.
+    texts.push_back(bandwidth_report("c2c9", "120.0", "450.0"));
+    const FleetSummary t = summary_of(texts);
+    REQUIRE(t.slow.size() == 1);
+    CHECK(t.slow[0].host == "c2c9");
+    CHECK(t.slow[0].median == doctest::Approx(380.0));
 }
