@@ -242,6 +242,8 @@ MetricLabels check_labels(const DoctorRun& run, const CheckResult& r, const std:
 void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
     for (const auto& r : run.results) {
         if (!r.device || (r.check != kCheckHostBandwidth && r.check != kCheckMemoryBandwidth)) continue;
+        // A figure beside another process's work (busy) is that work's, not the GPU's.
+        if (r.outcome.status == CheckStatus::busy) continue;
         const nlohmann::json& d = r.outcome.details;
         const auto limit = d.find("limit_gbps");
         for (const char* key : {kDetailH2dGbps, kDetailD2hGbps, kDetailD2dGbps}) {
