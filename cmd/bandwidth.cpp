@@ -100,8 +100,8 @@ private:
 // the own node and the first other node with memory (the other socket of a two-socket host).
 std::vector<int> numa_nodes_for(const BandwidthPlan& plan, int own, const std::vector<int>& host_nodes) {
     if (plan.numa) return *plan.numa;
+    if (plan.numa_all) return !host_nodes.empty() ? host_nodes : own >= 0 ? std::vector<int>{own} : std::vector<int>{};
     if (own < 0) return {};
-    if (plan.numa_all) return host_nodes.empty() ? std::vector<int>{own} : host_nodes;
     std::vector<int> nodes{own};
     for (const int n : host_nodes) {
         if (n != own) {
@@ -130,6 +130,7 @@ struct DeviceFigures {
     DeviceLimits limits;
     std::vector<CopyFigure> figures;
     std::vector<NumaRefusal> numa_refused;  // nodes whose host memory the driver refused
+    bool numa_unsupported = false;          // NUMA nodes were asked for, and the GPU cannot map host-NUMA memory
 };
 
 std::string memory_name(const CopyFigure& f) {
@@ -258,7 +259,11 @@ DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, co
     const bool numa_vmm =
         device_attribute(api, id.ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)
             .value_or(0) != 0;
-    if (numa_vmm) request.numa_nodes = numa_nodes_for(plan, own, host_numa_nodes(plan.sysroot));
+    if (numa_vmm) {
+        request.numa_nodes = numa_nodes_for(plan, own, host_numa_nodes(plan.sysroot));
+    } else {
+        d.numa_unsupported = plan.numa_all || (plan.numa && !plan.numa->empty());
+    }
     if (plan.peers) request.peers = peers_of(api, id.ordinal, selected);
     const PrimaryContext context(api, id.ordinal);
     d.figures = measure_copies(
@@ -296,6 +301,14 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
                 devices.push_back(std::move(j));
                 for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
                 add_metrics(report, d);
+                if (d.numa_unsupported) {
+                    report.add_warning(fmt::format("GPU {}: no copies from host NUMA nodes: the GPU cannot map "
+                                                   "host-NUMA memory (CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_"
+                                                   "MANAGEMENT_SUPPORTED is 0)",
+                                                   d.id.ordinal),
+                                       "a driver of CUDA 12.2 or newer and a GPU that supports it map host-NUMA memory",
+                                       d.id.ordinal);
+                }
                 for (const NumaRefusal& r : d.numa_refused) {
                     report.add_warning(fmt::format("GPU {}: no copies from host NUMA node {}: {}", d.id.ordinal, r.node,
                                                    r.problem.message),
