@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "cuda/driver_info.hpp"
 #include "doctor/check.hpp"
 #include "doctor/renderers.hpp"
 #include "report/gpu_name.hpp"
@@ -68,10 +69,10 @@ std::string check_case(const json& c, Counts& n) {
     const json& index = json_field(c, "nvml_index");
     const std::string name =
         device.is_number_integer()
-            ? fmt::format("{} {}", check,
-                          gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>())
-                                                              : std::nullopt,
-                                   json_text(c, "pci_bus_id"), device.get<int>()))
+            ? fmt::format(
+                  "{} {}", check,
+                  gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>()) : std::nullopt,
+                           json_text(c, "pci_bus_id"), device.get<int>()))
             : check;
     ++n.tests;
     std::string out = fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"",
@@ -139,9 +140,7 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     };
     property("level", json_text(r, "level", "full"));
     property("status", json_text(r, "status", report.errors.empty() ? "" : "error"));
-    property("driver", report.driver.loaded
-                           ? fmt::format("{}.{}", report.driver.version / 1000, report.driver.version % 1000 / 10)
-                           : "none");
+    property("driver", report.driver.loaded ? cuda_version_string(report.driver.version) : "none");
     property("exit_code", std::to_string(static_cast<int>(report.exit_code)));
     out << "    </properties>\n" << cases << "  </testsuite>\n</testsuites>\n";
 }

@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
+#include "cuda/driver_info.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
@@ -91,13 +92,9 @@ int location_domain(const CUmemLocation& location) {
     return is_localized(location) ? locality::domain_of(location.id) : -1;
 }
 
-std::string driver_version_text(int version) {
-    return fmt::format("{}.{}", version / 1000, version % 1000 / 10);
-}
-
 std::string locality_unknown_reason(int version) {
-    return fmt::format("driver {}; needs {}", driver_version_text(version),
-                       driver_version_text(locality::kDriverVersion));
+    return fmt::format("driver {}; needs {}", cuda_version_string(version),
+                       cuda_version_string(locality::kDriverVersion));
 }
 
 bool LocalityInfo::driver_has() const {
@@ -155,7 +152,7 @@ CUmemLocation localized_location(const DriverApi& api, int device, int domain) {
     if (version < locality::kDriverVersion) {
         throw Error(
             ExitCode::unavailable,
-            fmt::format("locality domains need a CUDA 13.4 driver; this one is {}", driver_version_text(version)),
+            fmt::format("locality domains need a CUDA 13.4 driver; this one is {}", cuda_version_string(version)),
             "ask for location device, or run on a node whose driver is CUDA 13.4 or newer");
     }
     const auto count = device_attribute(api, device, locality::kAttrDomainCount);

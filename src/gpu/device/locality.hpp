@@ -27,8 +27,6 @@ int location_device(const CUmemLocation& location);
 // The locality domain of a localized location, -1 for any other.
 int location_domain(const CUmemLocation& location);
 
-// The driver's version as people write it: 13040 -> "13.4".
-std::string driver_version_text(int version);
 // Why locality is unknown on a driver below 13.4: "driver 13.0; needs 13.4".
 std::string locality_unknown_reason(int driver_version);
 
