@@ -165,7 +165,7 @@ std::string_view scope_name(CheckScope scope) {
 }
 
 // How the summary counts a status: "3 passed".
-std::string_view counted_word(CheckStatus status) {
+std::string_view check_count_word(CheckStatus status) {
     switch (status) {
         case CheckStatus::pass:
             return "passed";
@@ -184,11 +184,11 @@ std::string_view counted_word(CheckStatus status) {
 }
 
 // "1 failed, 2 warned, 5 passed": the counts, worst status first.
-std::string summary_line(const std::array<int, kStatusCount>& counts) {
+std::string counts_text(const std::array<int, kStatusCount>& counts) {
     std::vector<std::string> parts;
     for (const CheckStatus s : statuses_worst_first()) {
         const int n = counts[static_cast<std::size_t>(s)];
-        if (n > 0) parts.push_back(fmt::format("{} {}", n, counted_word(s)));
+        if (n > 0) parts.push_back(fmt::format("{} {}", n, check_count_word(s)));
     }
     return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
 }
@@ -196,8 +196,8 @@ std::string summary_line(const std::array<int, kStatusCount>& counts) {
 // "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
 std::string results_title(const DoctorRun& run, const std::string& host) {
     const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)),
-                       summary_line(counts), format_duration(run.seconds));
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)), counts_text(counts),
+                       format_duration(run.seconds));
 }
 
 // --verbose: every result with its time and reason, then each GPU's names and the remedies.

@@ -237,7 +237,7 @@ nlohmann::json summary_json(const FleetSummary& s, int inputs) {
 }
 
 // How the title counts nodes of a status: "2 failed".
-std::string_view counted_word(NodeStatus status) {
+std::string_view node_count_word(NodeStatus status) {
     switch (status) {
         case NodeStatus::fail:
             return "failed";
@@ -266,7 +266,7 @@ std::string title(const FleetSummary& s) {
     for (const auto& n : s.nodes) ++counts[n.status];
     std::vector<std::string> parts;
     for (const NodeStatus status : node_statuses_worst_first()) {
-        if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], counted_word(status)));
+        if (counts[status] > 0) parts.push_back(fmt::format("{} {}", counts[status], node_count_word(status)));
     }
     return fmt::format("cumemctl fleet: {} node{} ({}), {} report{}", s.nodes.size(), s.nodes.size() == 1 ? "" : "s",
                        joined(parts, "none"), s.reports, s.reports == 1 ? "" : "s");

@@ -107,7 +107,7 @@ bool may_be_held(std::string_view check, const CheckOutcome& outcome) {
     return possible_hold(*outcome.driver).has_value();
 }
 
-CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed) {
+CheckOutcome judge_held_check(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed) {
     if (!failed.driver) return failed;
     const DeviceInfo* info = device.peek_info();
     const HeldDevice held =
@@ -140,8 +140,8 @@ CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOu
     const HeldDevice held = holders_of(ctx.nvml, info != nullptr ? info->uuid : std::string(), own_processes(device));
     if (held.verdict != HeldDevice::Verdict::held) return slow;
     const std::size_t n = held.holders.size();
-    const std::string holds =
-        n == 1 ? "another process works beside the copies" : fmt::format("{} other processes work beside the copies", n);
+    const std::string holds = n == 1 ? "another process works beside the copies"
+                                     : fmt::format("{} other processes work beside the copies", n);
     const std::string seen = slow.reason;
     CheckOutcome out = held_outcome(ctx, held, std::move(slow), holds, seen);
     out.driver.reset();

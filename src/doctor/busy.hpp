@@ -21,11 +21,11 @@ namespace cumemctl::doctor {
 // failed with CUDA_ERROR_OUT_OF_MEMORY or CUDA_ERROR_DEVICE_UNAVAILABLE, in a check of device memory
 // (`check`: not host-alloc, whose memory is the host's; not cuMemAddressReserve's, which is this
 // process's address space), or a context that failed with CUDA_ERROR_UNKNOWN (the H200's driver says
-// so too when the device is full; judge_held then asks for NVML's free memory, below kFullDeviceBytes).
+// so too when the device is full; judge_held_check then asks for NVML's free memory, below kFullDeviceBytes).
 bool may_be_held(std::string_view check, const CheckOutcome& outcome);
 
 // Judges `failed` (may_be_held) again with NVML's list of the device's processes, as above. Never throws.
-CheckOutcome judge_held(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed);
+CheckOutcome judge_held_check(const DoctorContext& ctx, DeviceState& device, CheckOutcome failed);
 
 // A figure too slow (`slow`: warn or fail) judged with NVML's list of the device's processes: other
 // processes there share the GPU's links and memory, so it is busy, or with --expect-idle a failure

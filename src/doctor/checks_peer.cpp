@@ -124,7 +124,7 @@ CheckOutcome failed_pairs(DoctorContext& ctx, const std::vector<const Pair*>& fa
     o.driver = f.driver;
     if (may_be_held("peer-access", o)) {
         for (DeviceState* d : ctx.devices) {
-            if (d->ordinal() == f.owner) return judge_held(ctx, *d, std::move(o));
+            if (d->ordinal() == f.owner) return judge_held_check(ctx, *d, std::move(o));
         }
     }
     return o;

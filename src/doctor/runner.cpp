@@ -52,7 +52,7 @@ CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* devi
     }
     // Out of memory or held in exclusive-process mode: busy beside other processes, or broken.
     if (device != nullptr && may_be_held(spec.id, r.outcome))
-        r.outcome = judge_held(ctx, *device, std::move(r.outcome));
+        r.outcome = judge_held_check(ctx, *device, std::move(r.outcome));
     r.seconds = watch.seconds();
     if (ctx.progress != nullptr) ctx.progress->finish(r);
     if (phase_timing_enabled()) {

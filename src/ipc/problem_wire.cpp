@@ -64,7 +64,7 @@ std::string text_of(const nlohmann::json& j, const char* key) {
 }
 
 // The processes that hold the device ({"pid", "name", "used_bytes"} each, as report's to_json writes them).
-std::vector<GpuProcess> holders_of(const nlohmann::json& list) {
+std::vector<GpuProcess> holders_from_json(const nlohmann::json& list) {
     if (!list.is_array()) malformed("the problem's held_by is not a list", list);
     std::vector<GpuProcess> out;
     for (const nlohmann::json& h : list) {
@@ -99,7 +99,7 @@ Problem problem_from_json(const nlohmann::json& j) {
     if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);
     if (j.contains("kind") && j["kind"].get<std::string>() != exit_code_name(p.exit_code))
         p.kind = j["kind"].get<std::string>();
-    if (j.contains("held_by")) p.held_by = holders_of(j["held_by"]);
+    if (j.contains("held_by")) p.held_by = holders_from_json(j["held_by"]);
     if (j.contains("device") && !j["device"].is_null()) p.device = static_cast<int>(bounded(j, "device", 0, 1 << 20));
     if (j.contains("driver_call") && !j["driver_call"].is_null()) {
         const auto& d = j["driver_call"];
