@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <string>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -194,9 +197,14 @@ double JsonCursor::read_number() {
     if (peek() != Type::number) throw JsonTypeError("not a number");
     const char* start = pos_;
     skip_number();
-    double value = 0;
-    const auto [p, ec] = std::from_chars(start, pos_, value);
-    if (ec != std::errc() || p != pos_) throw JsonTypeError("not a number a double holds");
+    // strtod, not from_chars: the libstdc++ of the oldest system cumemctl is built for (Debian 11's
+    // GCC 10) has no from_chars for double. The text is JSON's number grammar, checked by skip_number,
+    // and the process keeps the C locale, whose decimal point JSON's is.
+    const std::string text(start, pos_);
+    char* end = nullptr;
+    errno = 0;
+    const double value = std::strtod(text.c_str(), &end);
+    if (errno == ERANGE || end != text.c_str() + text.size()) throw JsonTypeError("not a number a double holds");
     return value;
 }
 
