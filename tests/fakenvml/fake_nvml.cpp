@@ -607,25 +607,9 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfoV(Device
 // fake driver is loaded.
 namespace {
 
-// nvmlFieldValue_t on x86-64 and aarch64, declared here as the fake needs no header of cumemctl's for it.
-struct FakeFieldValue {
-    unsigned int fieldId;
-    unsigned int scopeId;
-    long long timestamp;    // microseconds since the epoch
-    long long latencyUsec;  // 0: cached
-    int valueType;          // nvmlValueType_t
-    int nvmlReturn;
-    union {
-        double dVal;
-        unsigned int uiVal;
-        unsigned long ulVal;
-        unsigned long long ullVal;
-        long long sllVal;
-        int siVal;
-        unsigned short usVal;
-    } value;
-};
-static_assert(sizeof(FakeFieldValue) == 40, "nvmlFieldValue_t's layout");
+// nvmlFieldValue_t as the seam declares it: the entry point's type must be the one cumemctl calls it
+// through (UBSan's -fsanitize=function checks it).
+using FakeFieldValue = cumemctl::nvml::FieldValue;
 
 constexpr unsigned kFieldC2cLinkCount = 170;   // NVML_FI_DEV_C2C_LINK_COUNT
 constexpr unsigned kFieldC2cLinkStatus = 171;  // NVML_FI_DEV_C2C_LINK_GET_STATUS
