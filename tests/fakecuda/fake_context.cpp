@@ -122,6 +122,7 @@ CUresult cuCtxSynchronize() {
     if (fake::current_device < 0) return CUDA_ERROR_INVALID_CONTEXT;
     // Until every stream of the context's device is done (fake_copy.hpp).
     fake::sleep_until_model(fake::device_ready(fake::current_device));
+    fake::stream_waited(nullptr, fake::current_device);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -60,7 +61,8 @@ struct Model {
     std::mutex mutex;
     std::map<CUstream, std::pair<int, long long>> streams;  // made stream -> (device, ready)
     std::map<int, long long> null_ready;                    // device -> its null stream's ready time
-    std::map<std::string, Link> links;                      // by device UUID (32 hex digits)
+    std::set<const long long*> queued;  // the ready times of streams the host has not waited for since work
+    std::map<std::string, Link> links;  // by device UUID (32 hex digits)
 };
 Model& model() {
     static auto* m = new Model;
@@ -226,11 +228,17 @@ void sleep_until_model(long long t) {
 void add_stream(CUstream stream, int device) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
     copy_model::model().streams[stream] = {device, 0};
+    copy_model::model().queued.erase(&copy_model::model().streams[stream].second);
 }
 
 bool remove_stream(CUstream stream) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
-    return copy_model::model().streams.erase(stream) == 1;
+    copy_model::Model& m = copy_model::model();
+    const auto it = m.streams.find(stream);
+    if (it == m.streams.end()) return false;
+    m.queued.erase(&it->second.second);
+    m.streams.erase(it);
+    return true;
 }
 
 bool known_stream(CUstream stream) {
@@ -246,7 +254,32 @@ long long stream_ready(CUstream stream) {
 
 void stream_wait(CUstream stream, long long t) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
-    if (long long* ready = copy_model::ready_of(stream)) *ready = std::max(*ready, t);
+    if (long long* ready = copy_model::ready_of(stream)) {
+        *ready = std::max(*ready, t);
+        copy_model::model().queued.insert(ready);
+    }
+}
+
+long long stream_mark(CUstream stream) {
+    std::lock_guard<std::mutex> lock(copy_model::model().mutex);
+    long long* ready = copy_model::ready_of(stream);
+    const long long now = model_now_ns();
+    if (ready == nullptr) return now;
+    if (copy_model::model().queued.insert(ready).second) *ready = std::max(*ready, now);
+    return *ready;
+}
+
+void stream_waited(CUstream stream, int device) {
+    std::lock_guard<std::mutex> lock(copy_model::model().mutex);
+    copy_model::Model& m = copy_model::model();
+    if (device < 0) {
+        if (long long* ready = copy_model::ready_of(stream)) m.queued.erase(ready);
+        return;
+    }
+    if (m.null_ready.count(device) == 1) m.queued.erase(&m.null_ready[device]);
+    for (auto& [s, st] : m.streams) {
+        if (st.first == device) m.queued.erase(&st.second);
+    }
 }
 
 long long device_ready(int device) {
@@ -304,7 +337,9 @@ void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place
         std::lock_guard<std::mutex> lock(copy_model::model().mutex);
         const long long now = model_now_ns();
         long long* ready = copy_model::ready_of(stream);
-        long long start = std::max(now, ready == nullptr ? 0 : *ready);
+        // Behind the work queued before it (stream_mark), else no sooner than now.
+        const bool behind = ready != nullptr && !copy_model::model().queued.insert(ready).second;
+        long long start = behind ? *ready : std::max(now, ready == nullptr ? 0 : *ready);
         long long end = start;
         if (plan.device >= 0 && size > 0) {
             copy_model::Link& link = copy_model::model().links[uuid];

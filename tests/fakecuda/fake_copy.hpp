@@ -84,6 +84,14 @@ bool known_stream(CUstream stream);
 long long stream_ready(CUstream stream);
 // Makes a stream ready no sooner than `t` (cuStreamWaitEvent).
 void stream_wait(CUstream stream, long long t);
+// Where an event recorded on the stream now stands, and from then on work enqueued there queues right
+// behind the work before it. A real driver's queue runs far ahead of the host, so a thread that the
+// host preempts between two copies leaves no gap between them on the GPU: the model keeps no gap
+// either, until the host waits for the stream (stream_waited), after which work starts no sooner
+// than the host enqueues it.
+long long stream_mark(CUstream stream);
+// The host waited for the stream (or every stream of `device`, stream null): see stream_mark.
+void stream_waited(CUstream stream, int device = -1);
 // When the work on every stream of a device ends.
 long long device_ready(int device);
 

@@ -189,6 +189,7 @@ CUresult cuStreamSynchronize(CUstream stream) {
     FAKE_ENTRY_INIT("cuStreamSynchronize");
     if (!fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
     fake::sleep_until_model(fake::stream_ready(stream));
+    fake::stream_waited(stream);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;
@@ -229,7 +230,7 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = events().find(event);
     if (it == events().end() || !fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
-    const long long at = std::max(fake::model_now_ns(), fake::stream_ready(stream));
+    const long long at = fake::stream_mark(stream);
     // The clock the events read runs ahead by the time charged to reads of localized memory.
     it->second = EventTimes{true, at, at + fake::event_clock_offset_ns()};
     return CUDA_SUCCESS;

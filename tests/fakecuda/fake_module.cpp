@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "fake_copy.hpp"
 #include "fake_context.hpp"
 #include "fake_locality.hpp"
 #include "fake_memory.hpp"
@@ -241,8 +242,10 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int sharedMemBytes, CUstream hStream, void** kernelParams, void** extra) {
     FAKE_ENTRY_INIT("cuLaunchKernel");
     (void)sharedMemBytes;
-    (void)hStream;
     if (fake::current_context_device() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    // A kernel runs here, on the host, as it is launched: the stream's work is where the host is, so
+    // an event recorded after it reads the host's clock (fake_copy.hpp, stream_mark).
+    fake::stream_waited(hStream);
     if (kernelParams == nullptr || kernelParams[0] == nullptr || extra != nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     const auto it = functions().find(f);
