@@ -62,6 +62,9 @@ struct Model {
     std::map<CUstream, std::pair<int, long long>> streams;  // made stream -> (device, ready)
     std::map<int, long long> null_ready;                    // device -> its null stream's ready time
     std::set<const long long*> queued;  // the ready times of streams the host has not waited for since work
+    // The streams with copies the host has not waited for, and the links (UUIDs) they touch: such a
+    // link is busy, as a real one is while a driver's queue holds its copies.
+    std::map<const long long*, std::set<std::string>> copying;
     std::map<std::string, Link> links;  // by device UUID (32 hex digits)
 };
 Model& model() {
@@ -237,6 +240,7 @@ bool remove_stream(CUstream stream) {
     const auto it = m.streams.find(stream);
     if (it == m.streams.end()) return false;
     m.queued.erase(&it->second.second);
+    m.copying.erase(&it->second.second);
     m.streams.erase(it);
     return true;
 }
@@ -260,6 +264,19 @@ void stream_wait(CUstream stream, long long t) {
     }
 }
 
+void event_waited(long long at) {
+    std::lock_guard<std::mutex> lock(copy_model::model().mutex);
+    copy_model::Model& m = copy_model::model();
+    for (auto it = m.copying.begin(); it != m.copying.end();) {
+        if (*it->first <= at) {
+            m.queued.erase(it->first);
+            it = m.copying.erase(it);
+        } else {
+            ++it;
+        }
+    }
+}
+
 long long stream_mark(CUstream stream) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
     long long* ready = copy_model::ready_of(stream);
@@ -272,13 +289,17 @@ long long stream_mark(CUstream stream) {
 void stream_waited(CUstream stream, int device) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
     copy_model::Model& m = copy_model::model();
+    const auto forget = [&m](const long long* ready) {
+        m.queued.erase(ready);
+        m.copying.erase(ready);
+    };
     if (device < 0) {
-        if (long long* ready = copy_model::ready_of(stream)) m.queued.erase(ready);
+        if (long long* ready = copy_model::ready_of(stream)) forget(ready);
         return;
     }
-    if (m.null_ready.count(device) == 1) m.queued.erase(&m.null_ready[device]);
+    if (m.null_ready.count(device) == 1) forget(&m.null_ready[device]);
     for (auto& [s, st] : m.streams) {
-        if (st.first == device) m.queued.erase(&st.second);
+        if (st.first == device) forget(&st.second);
     }
 }
 
@@ -362,7 +383,11 @@ void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place
                 other.copies.push_back({start, end, plan.channel});
             }
         }
-        if (ready != nullptr) *ready = end;
+        if (ready != nullptr) {
+            *ready = end;
+            if (plan.device >= 0) copy_model::model().copying[ready].insert(uuid);
+            if (plan.other >= 0) copy_model::model().copying[ready].insert(other_uuid);
+        }
     }
     const ModelPause moving;
     std::memmove(reinterpret_cast<void*>(dst), reinterpret_cast<const void*>(src), size);
@@ -371,7 +396,8 @@ void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place
 }  // namespace fake
 
 // The link state of the device whose UUID is `uuid_hex` (32 hex digits, as the profile gives it) for
-// the fake NVML: whether a copy that touches its memory is under way now, and how many have ended.
+// the fake NVML: whether a copy that touches its memory is under way now or queued (the host has not
+// waited for its stream), and how many have ended.
 // Returns 0 for a device that has carried no copy (idle, none done), 1 otherwise.
 extern "C" __attribute__((visibility("default"))) int fakecuda_link_state(const char* uuid_hex, int* busy,
                                                                           unsigned long long* done) {
@@ -385,10 +411,11 @@ extern "C" __attribute__((visibility("default"))) int fakecuda_link_state(const 
     const long long now = fake::model_now_ns();
     cm::settle(it->second, now);
     if (busy != nullptr) {
-        *busy = std::any_of(it->second.copies.begin(), it->second.copies.end(),
-                            [now](const cm::Transfer& s) { return s.start <= now; })
-                    ? 1
-                    : 0;
+        const bool in_flight = std::any_of(it->second.copies.begin(), it->second.copies.end(),
+                                           [now](const cm::Transfer& s) { return s.start <= now; });
+        const bool queued = std::any_of(cm::model().copying.begin(), cm::model().copying.end(),
+                                        [uuid_hex](const auto& c) { return c.second.count(uuid_hex) == 1; });
+        *busy = in_flight || queued ? 1 : 0;
     }
     if (done != nullptr) *done = it->second.done;
     return 1;

@@ -246,6 +246,7 @@ CUresult cuEventSynchronize(CUevent event) {
         at = it->second.at;
     }
     fake::sleep_until_model(at);
+    fake::event_waited(at);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;
