@@ -94,7 +94,8 @@ struct Rig {
 };
 
 using FieldValue = cumemctl::nvml::FieldValue;  // nvmlFieldValue_t
-
+// The seam's own types, so that each call's type is the fake's (UBSan checks it).
+using Device = cumemctl::nvml::Device;
 
 TEST_CASE("the fake driver's asynchronous copies move the data and take the profile's time on the events") {
     Rig rig;
@@ -130,17 +131,17 @@ TEST_CASE("the fake NVML's PCIe generation and replay counter follow the fake dr
     const auto init = reinterpret_cast<int (*)()>(dlsym(nvml, "nvmlInit_v2"));
     const auto shutdown = reinterpret_cast<int (*)()>(dlsym(nvml, "nvmlShutdown"));
     const auto count = reinterpret_cast<int (*)(unsigned*)>(dlsym(nvml, "nvmlDeviceGetCount_v2"));
-    const auto handle = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2"));
-    using Unsigned = int (*)(void*, unsigned*);
+    const auto handle = reinterpret_cast<int (*)(unsigned, Device*)>(dlsym(nvml, "nvmlDeviceGetHandleByIndex_v2"));
+    using Unsigned = int (*)(Device, unsigned*);
     const auto generation = reinterpret_cast<Unsigned>(dlsym(nvml, "nvmlDeviceGetCurrPcieLinkGeneration"));
     const auto width = reinterpret_cast<Unsigned>(dlsym(nvml, "nvmlDeviceGetCurrPcieLinkWidth"));
     const auto replay = reinterpret_cast<Unsigned>(dlsym(nvml, "nvmlDeviceGetPcieReplayCounter"));
-    const auto fields = reinterpret_cast<int (*)(void*, int, FieldValue*)>(dlsym(nvml, "nvmlDeviceGetFieldValues"));
+    const auto fields = reinterpret_cast<int (*)(Device, int, FieldValue*)>(dlsym(nvml, "nvmlDeviceGetFieldValues"));
     REQUIRE(init() == 0);
     unsigned devices = 0;
     REQUIRE(count(&devices) == 0);
-    void* first = nullptr;  // the driver's device 0: NVML's last
-    void* second = nullptr;
+    Device first = nullptr;  // the driver's device 0: NVML's last
+    Device second = nullptr;
     REQUIRE(handle(devices - 1, &first) == 0);
     REQUIRE(handle(devices - 2, &second) == 0);
 
