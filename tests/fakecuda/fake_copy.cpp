@@ -76,12 +76,13 @@ bool is_null_stream(CUstream stream) {
     return stream == nullptr || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD;
 }
 
-// The ready time of a stream: made, or the current context's null stream; nullptr for the null stream
-// without a context or a handle that is not a stream. Caller holds the model's mutex.
-long long* ready_of(CUstream stream) {
+// The ready time of a stream: made, or the null stream of `device` (the current context's where -1);
+// nullptr for the null stream without a device or a handle that is not a stream. Caller holds the
+// model's mutex.
+long long* ready_of(CUstream stream, int device = -1) {
     Model& m = model();
     if (is_null_stream(stream)) {
-        const int dev = current_context_device();
+        const int dev = device >= 0 ? device : current_context_device();
         return dev < 0 ? nullptr : &m.null_ready[dev];
     }
     const auto it = m.streams.find(stream);
@@ -264,17 +265,13 @@ void stream_wait(CUstream stream, long long t) {
     }
 }
 
-void event_waited(long long at) {
+void event_waited(CUstream stream, int device, long long at) {
     std::lock_guard<std::mutex> lock(copy_model::model().mutex);
     copy_model::Model& m = copy_model::model();
-    for (auto it = m.copying.begin(); it != m.copying.end();) {
-        if (*it->first <= at) {
-            m.queued.erase(it->first);
-            it = m.copying.erase(it);
-        } else {
-            ++it;
-        }
-    }
+    long long* ready = copy_model::ready_of(stream, device);
+    if (ready == nullptr || *ready > at) return;
+    m.queued.erase(ready);
+    m.copying.erase(ready);
 }
 
 long long stream_mark(CUstream stream) {

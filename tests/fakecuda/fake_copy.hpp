@@ -92,8 +92,10 @@ void stream_wait(CUstream stream, long long t);
 long long stream_mark(CUstream stream);
 // The host waited for the stream (or every stream of `device`, stream null): see stream_mark.
 void stream_waited(CUstream stream, int device = -1);
-// The host waited for an event at `at`: every stream whose work ends by then is waited for.
-void event_waited(long long at);
+// The host waited for an event recorded at `at` on `stream` (of `device`, for the null stream): that
+// stream is waited for where its work ends by then. Other streams are not: a wait on one thread tells
+// nothing about the streams another thread fills.
+void event_waited(CUstream stream, int device, long long at);
 // When the work on every stream of a device ends.
 long long device_ready(int device);
 

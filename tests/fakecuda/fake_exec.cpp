@@ -22,6 +22,8 @@ struct EventTimes {
     bool recorded = false;
     long long at = 0;
     long long shown = 0;
+    CUstream stream = nullptr;  // the stream it was recorded on, and that stream's device
+    int device = -1;
 };
 std::map<CUevent, EventTimes>& events() {
     static auto* e = new std::map<CUevent, EventTimes>;
@@ -232,21 +234,21 @@ CUresult cuEventRecord(CUevent event, CUstream stream) {
     if (it == events().end() || !fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
     const long long at = fake::stream_mark(stream);
     // The clock the events read runs ahead by the time charged to reads of localized memory.
-    it->second = EventTimes{true, at, at + fake::event_clock_offset_ns()};
+    it->second = EventTimes{true, at, at + fake::event_clock_offset_ns(), stream, fake::current_context_device()};
     return CUDA_SUCCESS;
 }
 
 CUresult cuEventSynchronize(CUevent event) {
     FAKE_ENTRY_INIT("cuEventSynchronize");
-    long long at = 0;
+    EventTimes times;
     {
         std::lock_guard<std::mutex> lock(fake::state().mutex);
         const auto it = events().find(event);
         if (it == events().end()) return CUDA_ERROR_INVALID_HANDLE;
-        at = it->second.at;
+        times = it->second;
     }
-    fake::sleep_until_model(at);
-    fake::event_waited(at);
+    fake::sleep_until_model(times.at);
+    if (times.recorded) fake::event_waited(times.stream, times.device, times.at);
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     fake::release_pools_at_sync();
     return CUDA_SUCCESS;

@@ -5,8 +5,10 @@
 #include <doctest/doctest.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -117,6 +119,34 @@ TEST_CASE("the fake driver's asynchronous copies move the data and take the prof
     CHECK(rig.cu.htod(rig.device + 1, rig.host, kBytes, rig.stream) == CUDA_ERROR_INVALID_VALUE);
     CHECK(rig.cu.dtoh(static_cast<char*>(rig.host) + 1, rig.device, kBytes, rig.stream) == CUDA_ERROR_INVALID_VALUE);
     CHECK(rig.cu.free_host(static_cast<char*>(rig.host) + 1) == CUDA_ERROR_INVALID_VALUE);
+}
+
+TEST_CASE("a wait for another stream's event leaves a stream's queued copies behind its start event") {
+    // doctor times one GPU's copies while other threads wait for their own events: those waits must not
+    // make this stream's copies start when the host, preempted for a while, gets round to them.
+    Rig rig;
+    rig.copy_in();
+    REQUIRE(rig.cu.event_sync(rig.end) == CUDA_SUCCESS);
+    CUstream other = nullptr;
+    CUevent other_event = nullptr;
+    REQUIRE(rig.cu.stream_create(&other, 0) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.event_create(&other_event, 0) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.event_record(rig.start, rig.stream) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.htod(rig.device, rig.host, kBytes, rig.stream) == CUDA_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // the first copy's modelled time has passed
+    REQUIRE(rig.cu.event_record(other_event, other) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.event_sync(other_event) == CUDA_SUCCESS);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the host preempted
+    for (int i = 1; i < kCopies; ++i) REQUIRE(rig.cu.htod(rig.device, rig.host, kBytes, rig.stream) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.event_record(rig.end, rig.stream) == CUDA_SUCCESS);
+    REQUIRE(rig.cu.event_sync(rig.end) == CUDA_SUCCESS);
+    float ms = 0;
+    REQUIRE(rig.cu.elapsed(&ms, rig.start, rig.end) == CUDA_SUCCESS);
+    const double modelled_ms = kCopies * static_cast<double>(kBytes) / kH2dBytesPerNs / 1e6;
+    CHECK(ms >= modelled_ms * 0.999);
+    CHECK(ms < modelled_ms + 50);
+    CHECK(rig.cu.event_destroy(other_event) == CUDA_SUCCESS);
+    CHECK(rig.cu.stream_destroy(other) == CUDA_SUCCESS);
 }
 
 TEST_CASE("the fake NVML's PCIe generation and replay counter follow the fake driver's copies") {
