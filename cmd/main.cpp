@@ -38,9 +38,10 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 constexpr Registrar kCommands[] = {
-    register_doctor,        register_devices,     register_imex_setup, register_le_bind,    register_granularity,
-    register_create,        register_importer,    register_pool_stats, register_trim,       register_fleet,
-    register_fabric_matrix, register_matrix_rank, register_memtest,    register_bandwidth, register_completion, register_imex_verify,
+    register_doctor,      register_devices,   register_imex_setup,    register_le_bind,
+    register_granularity, register_create,    register_importer,      register_pool_stats,
+    register_trim,        register_fleet,     register_fabric_matrix, register_matrix_rank,
+    register_memtest,     register_bandwidth, register_completion,    register_imex_verify,
 };
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
@@ -136,6 +137,21 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
     }
 }
 
+// What writing standard output so far failed with (a full disk, a closed pipe): 0 where it did not. The
+// caller clears errno before the writes.
+int stdout_error() {
+    std::cout.flush();
+    return std::cout ? 0 : (errno != 0 ? errno : EIO);
+}
+
+// `code`, or exit 1 naming the failure where standard output was not written whole (as GNU tools do):
+// what was asked for is not there, whatever the command found.
+int with_stdout_checked(int code, int write_error) {
+    if (write_error == 0) return code;
+    std::cerr << "cumemctl: error: cannot write standard output: " << std::strerror(write_error) << '\n';
+    return code == 0 ? static_cast<int>(ExitCode::failed) : code;
+}
+
 int emit(const Report& report, const Globals& globals) {
     int code = static_cast<int>(report.exit_code);
     errno = 0;  // what a failed write to stdout leaves, read below
@@ -161,15 +177,9 @@ int emit(const Report& report, const Globals& globals) {
     } else {
         render(report, globals, std::cout);
     }
-    std::cout.flush();
-    const int write_error = std::cout ? 0 : (errno != 0 ? errno : EIO);
+    const int write_error = stdout_error();
     cumemctl::write_problems(report, std::cerr);
-    if (write_error != 0) {
-        // A full disk or a closed file: what was asked for was not written whole, whatever the command found.
-        std::cerr << "cumemctl: error: cannot write standard output: " << std::strerror(write_error) << '\n';
-        return code == 0 ? static_cast<int>(ExitCode::failed) : code;
-    }
-    return code;
+    return with_stdout_checked(code, write_error);
 }
 
 // A report that holds one usage error (exit 2).
@@ -229,8 +239,9 @@ void add_global_options(CLI::App& app, Globals& globals) {
                 return value + " not in {table,json,prometheus,line,html,junit,nfd,nodelist,csv}";
             },
             "{table,json,prometheus,line,html,junit,nfd,nodelist,csv}"));
-    app.add_option("--fields", globals.fields,
-                   "with --format csv (devices, doctor, bandwidth): the fields, separated by commas, as --json names them")
+    app.add_option(
+           "--fields", globals.fields,
+           "with --format csv (devices, doctor, bandwidth): the fields, separated by commas, as --json names them")
         ->type_name("LIST");
     app.add_option("--libnvml", globals.libnvml,
                    "the NVML library to load (default: $CUMEMCTL_LIBNVML or libnvidia-ml.so.1; optional)")
@@ -256,8 +267,11 @@ int answer_parse_end(const CLI::ParseError& e, CLI::App& app, int argc, char** a
         as_json.output = OutputFormat::json;
         return emit(report, as_json);
     }
-    if (dynamic_cast<const CLI::Success*>(&e) != nullptr && !help_for_unknown_command(e, app, argc, argv))
-        return app.exit(e);
+    if (dynamic_cast<const CLI::Success*>(&e) != nullptr && !help_for_unknown_command(e, app, argc, argv)) {
+        errno = 0;
+        const int code = app.exit(e);  // the help or the version, on stdout
+        return with_stdout_checked(code, stdout_error());
+    }
     Globals as_asked;
     as_asked.output = asked == OutputFormat::csv ? OutputFormat::table : asked;  // a CSV layout is unchecked here
     Report report;
@@ -276,8 +290,9 @@ int run(int argc, char** argv) {
     add_help_footers(app);
     if (argc == 1) {
         // A bare `cumemctl`: where to start, not a usage error.
+        errno = 0;
         std::cout << short_usage();
-        return 0;
+        return with_stdout_checked(0, stdout_error());
     }
     try {
         app.parse(argc, argv);
