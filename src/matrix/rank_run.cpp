@@ -223,10 +223,10 @@ bool publish(Rendezvous& rv, RecordKind kind, const RankRequest& request, const 
     }
 }
 
-// Everything after the context: the phases of the run.
-void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& request, RankResult& result, StepLog& log,
-                 DiagnosisContext& context) {
-    const std::string& run = request.id.run;
+// This rank's memory, made and exported, and its card; no memory where it could not be made (the card
+// says why).
+std::optional<OwnMemory> own_card(const DriverApi& api, const RankRequest& request, RankResult& result, StepLog& log,
+                                  DiagnosisContext& context) {
     std::optional<OwnMemory> own;
     try {
         if (result.problem) throw Error(*result.problem);
@@ -240,6 +240,39 @@ void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& reques
         own.reset();
     }
     result.card.error = result.problem;
+    return own;
+}
+
+// The other ranks' descriptors, where the ranks pass them on a socket (one host); this rank's offered.
+std::map<int, UniqueFd> exchange_descriptors(const RankRequest& request, const OwnMemory* own, RankResult& result,
+                                             StepLog& log) {
+    std::map<int, UniqueFd> fds;
+    if (request.exchange == nullptr) return fds;
+    try {
+        request.exchange->offer(request.id.rank, own != nullptr ? own->exported->fd.get() : -1, result.problem);
+        fds = log.time("descriptors", "recvmsg",
+                       [&] { return request.exchange->collect(request.id.ranks, request.timeout); });
+    } catch (const Error& e) {
+        if (!result.problem) result.problem = e.problem();
+    }
+    return fds;
+}
+
+// The ranks a map holds, but `rank`.
+template <class Map>
+std::set<int> ranks_but(const Map& by_rank, int rank) {
+    std::set<int> ranks;
+    for (const auto& entry : by_rank) {
+        if (entry.first != rank) ranks.insert(entry.first);
+    }
+    return ranks;
+}
+
+// Everything after the context: the phases of the run.
+void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& request, RankResult& result, StepLog& log,
+                 DiagnosisContext& context) {
+    const std::string& run = request.id.run;
+    std::optional<OwnMemory> own = own_card(api, request, result, log, context);
     if (!publish(rv, RecordKind::card, request, to_json(result.card).dump(), log, result.problem)) {
         // The name is taken (another run of the same name, or a stray file): this rank takes no part.
         result.row = Row{run, request.id.rank, result.card.host, {}};
@@ -247,16 +280,7 @@ void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& reques
         return;
     }
     if (result.problem) own.reset();
-    std::map<int, UniqueFd> fds;
-    if (request.exchange != nullptr) {
-        try {
-            request.exchange->offer(request.id.rank, own ? own->exported->fd.get() : -1, result.problem);
-            fds = log.time("descriptors", "recvmsg",
-                           [&] { return request.exchange->collect(request.id.ranks, request.timeout); });
-        } catch (const Error& e) {
-            if (!result.problem) result.problem = e.problem();
-        }
-    }
+    std::map<int, UniqueFd> fds = exchange_descriptors(request, own ? &*own : nullptr, result, log);
     result.cards[request.id.rank] = result.card;
     std::set<int> others;
     for (int r = 0; r < request.id.ranks; ++r) {
@@ -268,24 +292,15 @@ void rank_phases(const DriverApi& api, Rendezvous& rv, const RankRequest& reques
     fds.clear();
     publish(rv, RecordKind::row, request, to_json(result.row).dump(), log, result.problem);
     result.rows[request.id.rank] = result.row;
-    std::set<int> expected;
-    for (const auto& [r, card] : result.cards) {
-        if (r != request.id.rank) expected.insert(r);
-    }
     rv.collect(
-        RecordKind::row, request, expected, [&](int r, const FileRead& f) { take_row(r, f, request.id, result); }, log);
+        RecordKind::row, request, ranks_but(result.cards, request.id.rank),
+        [&](int r, const FileRead& f) { take_row(r, f, request.id, result); }, log);
     if (own) {
         own->mapping->release(log);
         log.time("release", "cuMemRelease", [&] { own->handle.release(); });
         own.reset();
     }
-    if (!request.keep) {
-        std::set<int> with_rows;
-        for (const auto& [r, row] : result.rows) {
-            if (r != request.id.rank) with_rows.insert(r);
-        }
-        rv.finish(request, with_rows, result.warnings, log);
-    }
+    if (!request.keep) rv.finish(request, ranks_but(result.rows, request.id.rank), result.warnings, log);
 }
 
 }  // namespace

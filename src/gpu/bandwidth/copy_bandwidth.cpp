@@ -152,6 +152,36 @@ void host_pair(const DriverApi& api, const CopyRequest& r, HostMemory kind, std:
     out.back().numa_node = node;
 }
 
+// h2d and d2h from pageable host memory.
+void pageable_pair(const DriverApi& api, const CopyRequest& r, CUdeviceptr dev, std::vector<CopyFigure>& out) {
+    const std::uint64_t n = r.size;
+    const std::unique_ptr<char[]> page(new (std::nothrow) char[n]);
+    if (!page) {
+        throw Error(ExitCode::failed, fmt::format("no {} of pageable host memory for the copies", format_size(n)),
+                    "copy fewer bytes at a time");
+    }
+    std::memset(page.get(), 0x5a, n);
+    host_pair(api, r, HostMemory::pageable, std::nullopt, to_device(api, dev, page.get(), n),
+              to_host(api, page.get(), dev, n), out);
+}
+
+// h2d and d2h from host memory on NUMA node `node`; a node the driver refuses goes to `refused` where
+// the caller collects them, else throws.
+void numa_pair(const DriverApi& api, const CopyRequest& r, int device, int node, CUdeviceptr dev,
+               std::vector<CopyFigure>& out, std::vector<NumaRefusal>* refused) {
+    const std::uint64_t n = r.size;
+    std::optional<NumaBuffer> numa;
+    try {
+        numa.emplace(api, device, node, n);
+    } catch (const Error& e) {
+        if (refused == nullptr) throw;
+        refused->push_back({node, e.problem()});
+        return;
+    }
+    host_pair(api, r, HostMemory::numa, node, unified(api, dev, numa->ptr(), n), unified(api, numa->ptr(), dev, n),
+              out);
+}
+
 // device -> `peer`, the destination in the peer's memory.
 CopyFigure peer_figure(const DriverApi& api, CUdeviceptr src, int peer, std::uint64_t size, int iterations) {
     CUcontext own = nullptr;
@@ -228,27 +258,11 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
     }
     if (r.pageable) {
         say("host<->device, pageable");
-        const std::unique_ptr<char[]> page(new (std::nothrow) char[n]);
-        if (!page) {
-            throw Error(ExitCode::failed, fmt::format("no {} of pageable host memory for the copies", format_size(n)),
-                        "copy fewer bytes at a time");
-        }
-        std::memset(page.get(), 0x5a, n);
-        host_pair(api, r, HostMemory::pageable, std::nullopt, to_device(api, dev.get(), page.get(), n),
-                  to_host(api, page.get(), dev.get(), n), out);
+        pageable_pair(api, r, dev.get(), out);
     }
     for (const int node : r.numa_nodes) {
         say(fmt::format("host<->device, NUMA node {}", node));
-        std::optional<NumaBuffer> numa;
-        try {
-            numa.emplace(api, device, node, n);
-        } catch (const Error& e) {
-            if (refused == nullptr) throw;
-            refused->push_back({node, e.problem()});
-            continue;
-        }
-        host_pair(api, r, HostMemory::numa, node, unified(api, dev.get(), numa->ptr(), n),
-                  unified(api, numa->ptr(), dev.get(), n), out);
+        numa_pair(api, r, device, node, dev.get(), out, refused);
     }
     if (r.device) {
         say("device->device");

@@ -76,6 +76,30 @@ void plan_sizes(DeviceMemtest& d, const SizePlan& s) {
     if (d.target > 0) d.chunk = std::min(d.chunk, d.target);
 }
 
+// The other processes on the device at the start (refused unless forced), and the plan whose yield,
+// between pattern passes, gives the memory back when a process that was not there appears.
+RunPlan watch_other_processes(const nvml::Library* nvml, const std::optional<nvml::Device>& handle, DeviceMemtest& d,
+                              const RunPlan& plan, bool force) {
+    RunPlan mine = plan;
+    if (!handle) {
+        d.processes_unavailable = d.nvml_unavailable;
+        return mine;
+    }
+    const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
+    d.other_processes = nvml::other_processes(list, ::getpid());
+    if (!list.listed) d.processes_unavailable = list.why;
+    if (!d.other_processes.empty() && !force) refuse_beside(d);
+    mine.yield = [nvml, dev = *handle, &d] {
+        for (const auto& p : nvml::other_processes(nvml::list_processes(*nvml, dev), ::getpid())) {
+            const bool known = std::any_of(d.other_processes.begin(), d.other_processes.end(),
+                                           [&](const nvml::GpuProcess& q) { return q.pid == p.pid; });
+            if (!known) return fmt::format("{} appeared on the device", nvml::describe(p));
+        }
+        return std::string();
+    };
+    return mine;
+}
+
 }  // namespace
 
 DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml, int device, const SizePlan& sizes,
@@ -88,26 +112,7 @@ DeviceMemtest run_device_memtest(const DriverApi& api, const nvml::Library* nvml
     d.name = info.name;
     StepLog log(api, {});
     const std::optional<nvml::Device> handle = nvml::find_device(nvml, d.uuid, d.nvml_unavailable);
-    if (handle) {
-        const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
-        d.other_processes = nvml::other_processes(list, ::getpid());
-        if (!list.listed) d.processes_unavailable = list.why;
-        if (!d.other_processes.empty() && !force) refuse_beside(d);
-    } else {
-        d.processes_unavailable = d.nvml_unavailable;
-    }
-    // Between pattern passes: a process that was not there at the start makes the run give its memory back.
-    RunPlan mine = plan;
-    if (handle) {
-        mine.yield = [nvml, dev = *handle, &d] {
-            for (const auto& p : nvml::other_processes(nvml::list_processes(*nvml, dev), ::getpid())) {
-                const bool known = std::any_of(d.other_processes.begin(), d.other_processes.end(),
-                                               [&](const nvml::GpuProcess& q) { return q.pid == p.pid; });
-                if (!known) return fmt::format("{} appeared on the device", nvml::describe(p));
-            }
-            return std::string();
-        };
-    }
+    const RunPlan mine = watch_other_processes(nvml, handle, d, plan, force);
     std::optional<XidWatch> xids;
     if (handle) {
         // NVML's view before this process takes anything: its free memory is the device's before our context.

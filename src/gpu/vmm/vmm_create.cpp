@@ -80,6 +80,27 @@ std::optional<Error> check_access(const DriverApi& api, const CreateRequest& req
     return std::nullopt;
 }
 
+// The pattern written and read back at `at`, then read from each domain's SMs where the memory is
+// in a domain; the first mismatch (reported after the teardown).
+std::optional<Error> verify_mapping(const DriverApi& api, const CreateRequest& request, CreateResult& result,
+                                    CUdeviceptr at, StepLog& log) {
+    result.verify =
+        log.time("verify", "fill_and_check", [&] { return fill_and_check(api, at, result.size, result.seed); });
+    if (!result.verify->ok()) return pattern_mismatch("verify", *result.verify);
+    if (!request.memory.location.domain) return std::nullopt;
+    result.domain_reads = log.time("domain-reads", "cuGreenCtxCreate", [&] {
+        return read_from_each_domain(api, request.device, at, result.size, result.seed, *request.memory.location.domain,
+                                     result.domains);
+    });
+    for (const auto& read : result.domain_reads->reads) {
+        if (read.check.ok()) continue;
+        return pattern_mismatch(read.domain < 0 ? std::string("the whole-device check")
+                                                : fmt::format("the check from domain {}'s SMs", read.domain),
+                                read.check);
+    }
+    return std::nullopt;
+}
+
 // Mapping, the pattern, export and the import check, on an allocation that exists. Returns the first
 // check failure (reported after the teardown); throws Error for a failed call.
 std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& request, CreateResult& result,
@@ -98,23 +119,7 @@ std::optional<Error> use_allocation(const DriverApi& api, const CreateRequest& r
             });
         }
         if (request.verify) {
-            result.verify =
-                log.time("verify", "fill_and_check", [&] { return fill_and_check(api, at, result.size, result.seed); });
-            if (!result.verify->ok()) failure = pattern_mismatch("verify", *result.verify);
-            if (!failure && request.memory.location.domain) {
-                result.domain_reads = log.time("domain-reads", "cuGreenCtxCreate", [&] {
-                    return read_from_each_domain(api, request.device, at, result.size, result.seed,
-                                                 *request.memory.location.domain, result.domains);
-                });
-                for (const auto& read : result.domain_reads->reads) {
-                    if (!read.check.ok() && !failure) {
-                        failure = pattern_mismatch(read.domain < 0
-                                                       ? std::string("the whole-device check")
-                                                       : fmt::format("the check from domain {}'s SMs", read.domain),
-                                                   read.check);
-                    }
-                }
-            }
+            failure = verify_mapping(api, request, result, at, log);
         } else if (request.import_check) {
             result.fill =
                 log.time("fill", "fill_pattern", [&] { return fill_pattern(api, at, result.size, result.seed); });
