@@ -83,7 +83,8 @@ CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, n
         fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
                     "CUDA_ERROR_NOT_PERMITTED",
                     geteuid()),
-        fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}", per_user_setup_command(survey.nodes)),
+        fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}",
+                    per_user_setup_command(survey.nodes)),
         std::move(details));
 }
 
@@ -99,6 +100,23 @@ std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEn
             fmt::format("give each user a channel of their own: sudo cumemctl imex-setup --channel {} --owner USER",
                         n->channel),
             details);
+    }
+    return std::nullopt;
+}
+
+// The warning where the channels' major cannot be known: a file unreadable, /proc/devices not read, or
+// no such device registered.
+std::optional<CheckOutcome> unknown_major(const ChannelSurvey& survey, const nlohmann::json& details) {
+    if (!survey.unreadable.empty()) {
+        return CheckOutcome::warn(survey.unreadable, "report this file's text with your driver version", details);
+    }
+    if (!survey.proc_devices_read) {
+        return CheckOutcome::warn("/proc/devices cannot be read, so the IMEX channel major is unknown",
+                                  "run doctor where /proc is mounted (in a container: the host's /proc)", details);
+    }
+    if (!survey.major) {
+        return CheckOutcome::warn("the driver registers no nvidia-caps-imex-channels device (see /proc/devices)",
+                                  "use an NVIDIA driver with IMEX channel support; fabric handles need it", details);
     }
     return std::nullopt;
 }
@@ -121,17 +139,7 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
     }
     nlohmann::json details = to_json(survey);
     if (!user.empty()) details["user"] = user;
-    if (!survey.unreadable.empty()) {
-        return CheckOutcome::warn(survey.unreadable, "report this file's text with your driver version", details);
-    }
-    if (!survey.proc_devices_read) {
-        return CheckOutcome::warn("/proc/devices cannot be read, so the IMEX channel major is unknown",
-                                  "run doctor where /proc is mounted (in a container: the host's /proc)", details);
-    }
-    if (!survey.major) {
-        return CheckOutcome::warn("the driver registers no nvidia-caps-imex-channels device (see /proc/devices)",
-                                  "use an NVIDIA driver with IMEX channel support; fabric handles need it", details);
-    }
+    if (auto unknown = unknown_major(survey, details)) return *unknown;
     std::vector<const ChannelEntry*> good;
     if (auto broken = check_nodes(survey, good)) {
         broken->details = std::move(details);

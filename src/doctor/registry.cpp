@@ -10,73 +10,76 @@
 
 namespace cumemctl::doctor {
 
+namespace {
+
+// Constant-initialised: no static initialiser's order can see it half made.
+constexpr CheckSpec kCatalogue[] = {
+    {kCheckDriver, CheckScope::setup,
+     "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver, true},
+    {kCheckDevices, CheckScope::setup, "the driver sees at least one CUDA device", check_devices, true},
+    {"context", CheckScope::device, "a context can be made on the device; its free and total memory", check_context},
+    {kCheckCapabilities, CheckScope::device,
+     "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities, true},
+    {kCheckMemoryHealth, CheckScope::device,
+     "what NVML knows of the device's memory: ECC errors since reset, remapped rows pending or failed",
+     check_memory_health, true},
+    {"logical-endpoints", CheckScope::device,
+     "logical endpoints (CUDA 13.3): the device's support and the driver's entry points", check_logical_endpoints},
+    {"vmm", CheckScope::device, "one granule through cuMemCreate, mapped, written and checked on the device",
+     check_vmm},
+    {kCheckPosixFdIpc, CheckScope::device,
+     "a VMM allocation exported as a POSIX fd; a second process imports, maps and checks it", check_posix_fd_ipc},
+    {"pool-trim", CheckScope::device,
+     "a workload on the default pool, then cuMemPoolTrimTo(0) returns the memory to the device", check_pool_trim},
+    {kCheckIpcPool, CheckScope::device,
+     "an IPC pool (POSIX fd) and a block of it shared with a second process, which checks the pattern", check_ipc_pool},
+    {"host-alloc", CheckScope::device,
+     "host and host-NUMA memory through cuMemCreate, mapped and checked from the device", check_host_alloc},
+    {"fabric-alloc", CheckScope::device,
+     "fabric-handle memory created and exported (needs an IMEX channel this process can open)", check_fabric_alloc},
+    {"fabric", CheckScope::device,
+     "the GPU's multi-node NVLink fabric from NVML: state, status, cluster and clique, health; one domain a node",
+     check_fabric, true},
+    {"imex-channels", CheckScope::node,
+     "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode", check_imex_channels,
+     true},
+    {"imex-domain", CheckScope::node,
+     "where a GPU is attached to a multi-node NVLink fabric: the IMEX service, its node file and its domain",
+     check_imex_domain, true},
+    {"peer-access", CheckScope::node,
+     "with several GPUs: every pair cuDeviceCanAccessPeer allows maps and reads the other's memory, timed",
+     check_peer_access},
+    {"inventory", CheckScope::node,
+     "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
+     check_inventory, true},
+    // Last, so that the checks before keep their places in reports that index them.
+    {"locality", CheckScope::device,
+     "locality domains (CUDA 13.4): with several, a localized allocation and pool in each, placement confirmed",
+     check_locality},
+    {"gpudirect", CheckScope::device,
+     "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of "
+     "cuMemAlloc "
+     "memory, checked and closed, else nvidia_peermem (--quick: attributes and modules only)",
+     check_gpudirect, true},
+    {"xid", CheckScope::node,
+     "the Xids the driver logged since boot (the kernel's log, root): memory and the GPU's presence, by NVIDIA's "
+     "meaning; skipped where the log cannot be read",
+     check_xid, true},
+    {"pcie-link", CheckScope::device,
+     "the PCIe link's width and generation against its maximum, the generation read during a copy (--quick: "
+     "idle), and replays during the check; or the C2C link's state",
+     check_pcie_link, true},
+    {kCheckHostBandwidth, CheckScope::device,
+     "a short copy each way between pinned host memory and the device, against the link's limit", check_host_bandwidth},
+    {kCheckMemoryBandwidth, CheckScope::device,
+     "a short device->device copy, bytes read plus written, against HBM's limit (bus width x clock x 2)",
+     check_memory_bandwidth},
+};
+
+}  // namespace
+
 const std::vector<CheckSpec>& check_catalogue() {
-    static const std::vector<CheckSpec> checks{
-        {kCheckDriver, CheckScope::setup,
-         "the CUDA driver library loads and initialises; its CUDA and kernel module versions", check_driver, true},
-        {kCheckDevices, CheckScope::setup, "the driver sees at least one CUDA device", check_devices, true},
-        {"context", CheckScope::device, "a context can be made on the device; its free and total memory",
-         check_context},
-        {kCheckCapabilities, CheckScope::device,
-         "the device supports VMM and memory pools; its IPC handle types, fabric and multicast", check_capabilities,
-         true},
-        {kCheckMemoryHealth, CheckScope::device,
-         "what NVML knows of the device's memory: ECC errors since reset, remapped rows pending or failed",
-         check_memory_health, true},
-        {"logical-endpoints", CheckScope::device,
-         "logical endpoints (CUDA 13.3): the device's support and the driver's entry points", check_logical_endpoints},
-        {"vmm", CheckScope::device, "one granule through cuMemCreate, mapped, written and checked on the device",
-         check_vmm},
-        {kCheckPosixFdIpc, CheckScope::device,
-         "a VMM allocation exported as a POSIX fd; a second process imports, maps and checks it", check_posix_fd_ipc},
-        {"pool-trim", CheckScope::device,
-         "a workload on the default pool, then cuMemPoolTrimTo(0) returns the memory to the device", check_pool_trim},
-        {kCheckIpcPool, CheckScope::device,
-         "an IPC pool (POSIX fd) and a block of it shared with a second process, which checks the pattern",
-         check_ipc_pool},
-        {"host-alloc", CheckScope::device,
-         "host and host-NUMA memory through cuMemCreate, mapped and checked from the device", check_host_alloc},
-        {"fabric-alloc", CheckScope::device,
-         "fabric-handle memory created and exported (needs an IMEX channel this process can open)", check_fabric_alloc},
-        {"fabric", CheckScope::device,
-         "the GPU's multi-node NVLink fabric from NVML: state, status, cluster and clique, health; one domain a node",
-         check_fabric, true},
-        {"imex-channels", CheckScope::node,
-         "IMEX channel nodes for fabric handles: present, the right device numbers, owner and mode",
-         check_imex_channels, true},
-        {"imex-domain", CheckScope::node,
-         "where a GPU is attached to a multi-node NVLink fabric: the IMEX service, its node file and its domain",
-         check_imex_domain, true},
-        {"peer-access", CheckScope::node,
-         "with several GPUs: every pair cuDeviceCanAccessPeer allows maps and reads the other's memory, timed",
-         check_peer_access},
-        {"inventory", CheckScope::node,
-         "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
-         check_inventory, true},
-        // Last, so that the checks before keep their places in reports that index them.
-        {"locality", CheckScope::device,
-         "locality domains (CUDA 13.4): with several, a localized allocation and pool in each, placement confirmed",
-         check_locality},
-        {"gpudirect", CheckScope::device,
-         "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of "
-         "cuMemAlloc "
-         "memory, checked and closed, else nvidia_peermem (--quick: attributes and modules only)",
-         check_gpudirect, true},
-        {"xid", CheckScope::node,
-         "the Xids the driver logged since boot (the kernel's log, root): memory and the GPU's presence, by NVIDIA's "
-         "meaning; skipped where the log cannot be read",
-         check_xid, true},
-        {"pcie-link", CheckScope::device,
-         "the PCIe link's width and generation against its maximum, the generation read during a copy (--quick: "
-         "idle), and replays during the check; or the C2C link's state",
-         check_pcie_link, true},
-        {kCheckHostBandwidth, CheckScope::device,
-         "a short copy each way between pinned host memory and the device, against the link's limit",
-         check_host_bandwidth},
-        {kCheckMemoryBandwidth, CheckScope::device,
-         "a short device->device copy, bytes read plus written, against HBM's limit (bus width x clock x 2)",
-         check_memory_bandwidth},
-    };
+    static const std::vector<CheckSpec> checks(std::begin(kCatalogue), std::end(kCatalogue));
     return checks;
 }
 

@@ -274,6 +274,18 @@ void JsonCursor::skip_number() {
     }
 }
 
+void JsonCursor::skip_scalar(char first) {
+    if (first == '"') {
+        skip_string();
+    } else if (first == '-' || is_digit(first)) {
+        skip_number();
+    } else if (first == 't' || first == 'f' || first == 'n') {
+        skip_literal(first == 't' ? "true" : first == 'f' ? "false" : "null");
+    } else {
+        syntax("an unexpected character");
+    }
+}
+
 // One loop over the container's bytes, with the open brackets on a small stack: skipping is most of
 // what a report's reading does, and a call per token would be most of its time.
 void JsonCursor::skip_container() {
@@ -317,15 +329,7 @@ void JsonCursor::skip_container() {
                     expect = open(c);
                     continue;
                 }
-                if (c == '"') {
-                    skip_string();
-                } else if (c == '-' || is_digit(c)) {
-                    skip_number();
-                } else if (c == 't' || c == 'f' || c == 'n') {
-                    skip_literal(c == 't' ? "true" : c == 'f' ? "false" : "null");
-                } else {
-                    syntax("an unexpected character");
-                }
+                skip_scalar(c);
                 expect = Expect::after_value;
                 break;
             case Expect::after_value:

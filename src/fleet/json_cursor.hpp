@@ -82,6 +82,7 @@ private:
     void skip_string();
     void skip_number();
     void skip_literal(std::string_view word);
+    void skip_scalar(char first);  // a string, number or literal starting at `first`
     void skip_container();
     bool container_next(char close);
     void decode_string(std::string& out);

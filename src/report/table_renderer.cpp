@@ -74,11 +74,8 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
     return lines;
 }
 
-}  // namespace
-
-void render_table(const Table& table, std::ostream& out, bool colour, std::size_t line_width) {
-    if (!table.title.empty())
-        out << (colour ? "\x1b[1m" : "") << printable(table.title) << (colour ? "\x1b[0m" : "") << '\n';
+// Each column's width: its widest cell or heading.
+std::vector<std::size_t> column_widths(const Table& table) {
     std::vector<std::size_t> width(table.columns.size(), 0);
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
     for (const auto& row : table.rows) {
@@ -86,6 +83,32 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
             width[c] = std::max(width[c], display_width(printable(row[c])));
         }
     }
+    return width;
+}
+
+// The notes under a table, wrapped where the table wraps its last column.
+void render_notes(const Table& table, std::ostream& out, std::size_t line_width) {
+    for (const auto& outside : table.notes) {
+        const std::string note = printable(outside);
+        if (note.empty()) {
+            out << '\n';
+            continue;
+        }
+        if (!table.wrap_last) {
+            out << "  " << note << '\n';
+            continue;
+        }
+        const auto lines = wrap_words(note, line_width == 0 ? 0 : line_width > 26 ? line_width - 6 : 20);
+        for (std::size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "  " : "      ") << lines[i] << '\n';
+    }
+}
+
+}  // namespace
+
+void render_table(const Table& table, std::ostream& out, bool colour, std::size_t line_width) {
+    if (!table.title.empty())
+        out << (colour ? "\x1b[1m" : "") << printable(table.title) << (colour ? "\x1b[0m" : "") << '\n';
+    const std::vector<std::size_t> width = column_widths(table);
     // Where the last column starts, and how wide it may be when it wraps (never below 20).
     std::size_t indent = 2;
     for (std::size_t c = 0; c + 1 < width.size(); ++c) indent += width[c] + 2;
@@ -123,19 +146,7 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
     };
     if (!table.columns.empty()) line(table.columns, true);
     for (const auto& row : table.rows) line(row, false);
-    for (const auto& outside : table.notes) {
-        const std::string note = printable(outside);
-        if (note.empty()) {
-            out << '\n';
-            continue;
-        }
-        if (!table.wrap_last) {
-            out << "  " << note << '\n';
-            continue;
-        }
-        const auto lines = wrap_words(note, line_width == 0 ? 0 : line_width > 26 ? line_width - 6 : 20);
-        for (std::size_t i = 0; i < lines.size(); ++i) out << (i == 0 ? "  " : "      ") << lines[i] << '\n';
-    }
+    render_notes(table, out, line_width);
 }
 
 void TableRenderer::render(const Report& report, std::ostream& out) const {
