@@ -62,8 +62,7 @@ struct Counts {
 // One check's testcase, counted in `n`.
 std::string check_case(const json& c, Counts& n) {
     const std::string check = json_text(c, "check", "?");
-    // Parsed once; a status that is not one of doctor's is written as a pass is (system-out).
-    const CheckStatus status = parse_status(json_text(c, "status")).value_or(CheckStatus::pass);
+    const std::optional<CheckStatus> parsed = parse_status(json_text(c, "status"));
     const json& device = json_field(c, "device");
     // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
     const json& index = json_field(c, "nvml_index");
@@ -78,6 +77,15 @@ std::string check_case(const json& c, Counts& n) {
     std::string out = fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"",
                                   attr(name), attr(check), json_number(c, "seconds"));
     const std::string reason = json_text(c, "reason");
+    if (!parsed) {
+        // Never a pass: a verdict that cannot be read is an error of the run.
+        ++n.errors;
+        return out +
+               fmt::format(">\n      <error message=\"{}\" type=\"unreadable status\">{}</error>\n    </testcase>\n",
+                           attr(fmt::format("status '{}' is none of doctor's", json_text(c, "status"))),
+                           body(detail_text(c)));
+    }
+    const CheckStatus status = *parsed;
     if (status_fails(status)) {
         ++n.failures;
         return out + fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",

@@ -1,7 +1,10 @@
 // doctor's status type: its names parsed back, its one order, and the whole run's status derived from it.
 #include <doctest/doctest.h>
 
+#include <sstream>
+
 #include "doctor/check.hpp"
+#include "doctor/renderers.hpp"
 #include "doctor/runner.hpp"
 
 using namespace cumemctl::doctor;
@@ -56,4 +59,21 @@ TEST_CASE("the run's status is its worst result's, and skips alone pass") {
     CHECK(run_status(counted({CheckStatus::warn, CheckStatus::busy})) == CheckStatus::busy);
     CHECK(run_status(counted({CheckStatus::busy, CheckStatus::timeout, CheckStatus::warn})) == CheckStatus::timeout);
     CHECK(run_status(counted({CheckStatus::timeout, CheckStatus::fail, CheckStatus::pass})) == CheckStatus::fail);
+}
+
+TEST_CASE("JUnit writes a check whose status cannot be read as an error, never as a pass") {
+    cumemctl::Report report;
+    report.command = "doctor";
+    report.driver.loaded = true;
+    report.results = {{"status", "pass"},
+                      {"checks",
+                       {{{"check", "vmm"}, {"status", "pass"}, {"reason", "fine"}},
+                        {{"check", "context"}, {"status", "PASS"}, {"reason", "forged"}}}}};
+    std::ostringstream out;
+    JunitRenderer{}.render(report, out);
+    const std::string xml = out.str();
+    CHECK(xml.find("tests=\"2\" failures=\"0\" errors=\"1\" skipped=\"0\"") != std::string::npos);
+    CHECK(xml.find("<error message=\"status &#39;PASS&#39; is none of doctor&#39;s\" type=\"unreadable status\">") !=
+          std::string::npos);
+    CHECK(xml.find("<system-out>forged</system-out>") == std::string::npos);
 }
