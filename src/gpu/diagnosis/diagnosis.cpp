@@ -126,20 +126,7 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
     const std::string cause =
         fmt::format("fabric handles need an IMEX channel node that this process can open, and there is none: {}",
                     access.describe());
-    if (access.per_user || !access.nodes.empty()) {
-        // Channels that this process may not open: a plain imex-setup keeps them as they are (it never
-        // widens access), so this user needs one of its own.
-        return Diagnosis{cause,
-                         fmt::format("{}: as root, run '{}', then run this again",
-                                     access.per_user ? "this node gives each user an IMEX channel of their own"
-                                                     : "give this user an IMEX channel of its own",
-                                     access.per_user_setup),
-                         ExitCode::permission};
-    }
-    return Diagnosis{cause,
-                     "as root, run 'cumemctl imex-setup' (channel0 for every user; 'cumemctl imex-setup --owner "
-                     "USER' for one user), check it with 'cumemctl imex-setup --check --verify', then run this again",
-                     ExitCode::permission};
+    return Diagnosis{cause, access.remedy(), ExitCode::permission};
 }
 
 // CUDA_ERROR_DEVICE_UNAVAILABLE: the device's compute mode lets no context of this process on it.

@@ -46,4 +46,17 @@ std::string ImexChannelAccess::describe() const {
     return fmt::format("{} holds no channel node", dir);
 }
 
+std::string ImexChannelAccess::remedy() const {
+    if (per_user || !nodes.empty()) {
+        // Channels this process may not open: a plain imex-setup keeps them as they are (it never widens
+        // access), so this user needs one of its own.
+        return fmt::format("{}: as root, run '{}', then run this again",
+                           per_user ? "this node gives each user an IMEX channel of their own"
+                                    : "give this user an IMEX channel of its own",
+                           per_user_setup);
+    }
+    return "as root, run 'cumemctl imex-setup' (channel0 for every user; 'cumemctl imex-setup --owner USER' for one "
+           "user), check it with 'cumemctl imex-setup --check --verify', then run this again";
+}
+
 }  // namespace cumemctl::gpu

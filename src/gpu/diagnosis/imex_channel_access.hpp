@@ -23,6 +23,9 @@ struct ImexChannelAccess {
     // One sentence: "/dev/nvidia-caps-imex-channels does not exist", "... holds no channel node",
     // "channel0 exists but this process (uid 1000) may not read and write it", "channel0 is accessible".
     std::string describe() const;
+    // What gives this process a channel it may open: imex-setup for every user (with its check), or,
+    // where the folder holds channels this process may not open, the command that gives this user one.
+    std::string remedy() const;
 };
 
 // Reads the channel folder through src/imex's model (links are not followed). Never throws: an

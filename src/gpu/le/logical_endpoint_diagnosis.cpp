@@ -7,6 +7,7 @@
 
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
+#include "gpu/diagnosis/imex_channel_access.hpp"
 
 namespace cumemctl::gpu {
 
@@ -93,10 +94,9 @@ Explanation explain(const DriverFailure& f) {
         case CUDA_ERROR_ILLEGAL_STATE:
             return illegal_state(f);
         case CUDA_ERROR_NOT_PERMITTED:
-            return {"fabric handles need an IMEX channel this process can open, and there is none",
-                    fmt::format("create an IMEX channel node (cumemctl imex-setup, or "
-                                "/dev/nvidia-caps-imex-channels/channel0), or use {} none",
-                                setting_name(Setting::handle_type))};
+            return {
+                "fabric handles need an IMEX channel this process can open, and there is none",
+                fmt::format("{}; or use {} none", check_imex_channels().remedy(), setting_name(Setting::handle_type))};
         case CUDA_ERROR_NOT_SUPPORTED:
             return not_supported(f);
         case CUDA_ERROR_INVALID_VALUE:

@@ -34,7 +34,7 @@ void require_imex_channel(const std::string& dir) {
         "checked before calling the driver, whose refused export crashed the process on "
         "driver 580.159.04",
         access.describe());
-    p.remedy = "as root, run 'cumemctl imex-setup' (or 'cumemctl imex-setup --owner USER'), then run this again";
+    p.remedy = access.remedy();
     throw Error(std::move(p));
 }
 
