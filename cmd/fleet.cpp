@@ -563,7 +563,7 @@ Report run_fleet(const FleetOptions& opts) {
                                      .message = fmt::format("{}: {}", p.source, p.message),
                                      .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
                                                "'cumemctl devices --json' (one or more reports each)",
-                                     .kind = "input"});
+                                     .kind = ProblemKind::input});
         }
         if (inputs.documents == 0 && problems.empty()) {
             report.add_error(Problem{.exit_code = ExitCode::failed,

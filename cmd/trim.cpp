@@ -106,7 +106,7 @@ WorkloadPattern fit_default_workload(Report& report, const DriverApi& api, const
               .remedy = kHeldRemedy,
               .device = id.ordinal};
     if (held.verdict == HeldDevice::Verdict::held) {
-        p.kind = "busy";
+        p.kind = ProblemKind::busy;
         p.cause = fmt::format("{}: {}", holds_sentence(held), holders_sentence(held.holders));
         p.held_by = held.holders;
     } else {

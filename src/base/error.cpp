@@ -32,6 +32,25 @@ std::optional<ExitCode> exit_code_from_number(long long number) {
     return std::nullopt;
 }
 
+std::string_view problem_kind_name(const Problem& problem) {
+    switch (problem.kind) {
+        case ProblemKind::input:
+            return "input";
+        case ProblemKind::busy:
+            return "busy";
+        case ProblemKind::by_exit_code:
+            break;
+    }
+    return exit_code_name(problem.exit_code);
+}
+
+std::optional<ProblemKind> parse_problem_kind(std::string_view name, ExitCode code) {
+    if (name == exit_code_name(code)) return ProblemKind::by_exit_code;
+    if (name == "input") return ProblemKind::input;
+    if (name == "busy") return ProblemKind::busy;
+    return std::nullopt;
+}
+
 Problem internal_error(std::string_view what) {
     return Problem{
         .exit_code = ExitCode::failed, .message = "internal error: " + std::string(what), .remedy = kReportBugRemedy};

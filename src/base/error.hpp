@@ -29,6 +29,13 @@ struct GpuProcess {
     std::string name;                   // nvmlSystemGetProcessName, often a path; empty where NVML cannot say
 };
 
+// What a problem is where its exit code's name does not say it all.
+enum class ProblemKind {
+    by_exit_code,  // the exit code's name says it
+    input,         // a fleet input that is not a report: exit 2 like a usage error, but not one
+    busy,          // exit 3: other processes hold the GPU, named in held_by
+};
+
 // A problem as a person reads it: message (what happened), cause (why), remedy (what to do).
 // Build it with designated initializers (Problem{.message = ..., .remedy = ...}), never positionally.
 // (Every field has an initializer, so that a designated initializer may leave any of them out.)
@@ -39,10 +46,7 @@ struct Problem {
     std::string remedy{};
     std::optional<DriverFailure> driver{};
     std::optional<int> device{};
-    // The JSON "kind" where it says more than the exit code's name: "input" (a fleet input that is not a
-    // report, exit 2 like a usage error but not one), "busy" (exit 3: other processes hold the GPU, named
-    // in held_by). Empty: exit_code_name(exit_code).
-    std::string kind{};
+    ProblemKind kind = ProblemKind::by_exit_code;  // its JSON "kind": problem_kind_name
     // The processes that hold the device's memory or its exclusive context, where that is why the
     // command could not run (kind "busy"); empty otherwise.
     std::vector<GpuProcess> held_by{};
@@ -50,6 +54,13 @@ struct Problem {
     // that made the request itself, not from a person's options (doctor), words its own remedy.
     bool remedy_changes_request = false;
 };
+
+// A problem's JSON "kind": "input", "busy", or its exit code's name.
+std::string_view problem_kind_name(const Problem& problem);
+
+// The kind that `name` names beside `code` (its exit code's name: by_exit_code); nullopt for a word that
+// is none of them.
+std::optional<ProblemKind> parse_problem_kind(std::string_view name, ExitCode code);
 
 // What a person does about a bug in cumemctl.
 inline constexpr const char* kReportBugRemedy = "this is a bug in cumemctl; please report it with the command line";

@@ -95,10 +95,13 @@ Problem problem_from_json(const nlohmann::json& j) {
     p.cause = text_of(j, "cause");
     p.remedy = text_of(j, "remedy");
     p.exit_code = exit_code_of(j);
-    // "kind" is the exit code's name, known from the code, or a name that says more ("busy"), kept.
-    if (j.contains("kind") && !j["kind"].is_string()) malformed("the problem's kind is not a string", j);
-    if (j.contains("kind") && j["kind"].get<std::string>() != exit_code_name(p.exit_code))
-        p.kind = j["kind"].get<std::string>();
+    // "kind" is the exit code's name, or a name that says more ("busy"); any other word is malformed.
+    if (j.contains("kind")) {
+        if (!j["kind"].is_string()) malformed("the problem's kind is not a string", j);
+        const auto kind = parse_problem_kind(j["kind"].get<std::string>(), p.exit_code);
+        if (!kind) malformed("the problem's kind is neither its exit code's name nor input or busy", j);
+        p.kind = *kind;
+    }
     if (j.contains("held_by")) p.held_by = holders_from_json(j["held_by"]);
     if (j.contains("device") && !j["device"].is_null()) p.device = static_cast<int>(bounded(j, "device", 0, 1 << 20));
     if (j.contains("driver_call") && !j["driver_call"].is_null()) {

@@ -33,7 +33,7 @@ nlohmann::json to_json(const Problem& problem) {
                      {"cause", text_or_null(problem.cause)},
                      {"remedy", text_or_null(problem.remedy)},
                      {"exit_code", static_cast<int>(problem.exit_code)},
-                     {"kind", problem.kind.empty() ? std::string(exit_code_name(problem.exit_code)) : problem.kind}};
+                     {"kind", problem_kind_name(problem)}};
     if (problem.device) j["device"] = *problem.device;
     if (!problem.held_by.empty()) {
         j["held_by"] = nlohmann::json::array();

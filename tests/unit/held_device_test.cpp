@@ -118,7 +118,7 @@ TEST_CASE("judge_held_problem: a held device is exit 3, kind busy, naming the ho
     Problem idle = p;
     judge_held_problem(p, &nvml, kBusy, {getpid(), 4343});
     CHECK(p.exit_code == ExitCode::unavailable);
-    CHECK(p.kind == "busy");
+    CHECK(p.kind == ProblemKind::busy);
     CHECK(p.cause ==
           "another process holds the device's memory (cuDevicePrimaryCtxRetain failed: CUDA_ERROR_OUT_OF_MEMORY): "
           "pid 4242 (python3) using 900 MiB");
@@ -127,6 +127,6 @@ TEST_CASE("judge_held_problem: a held device is exit 3, kind busy, naming the ho
     CHECK(p.held_by[0].pid == 4242);
     judge_held_problem(idle, &nvml, kIdle, {getpid()});
     CHECK(idle.exit_code == ExitCode::failed);
-    CHECK(idle.kind.empty());
+    CHECK(idle.kind == ProblemKind::by_exit_code);
     CHECK(idle.held_by.empty());
 }

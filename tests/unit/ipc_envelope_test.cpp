@@ -36,6 +36,21 @@ TEST_CASE("a Problem survives the wire with its driver failure and device") {
     CHECK_THROWS_AS(ipc::problem_from_json(nlohmann::json{{"message", "x"}}), nlohmann::json::exception);
 }
 
+TEST_CASE("a problem's kind crosses the wire typed, and a kind that is none of them is malformed") {
+    Problem busy{.exit_code = ExitCode::unavailable, .message = "held", .kind = ProblemKind::busy};
+    nlohmann::json j = ipc::problem_to_json(busy);
+    CHECK(j["kind"] == "busy");
+    CHECK(ipc::problem_from_json(j).kind == ProblemKind::busy);
+    j["kind"] = "unavailable";  // the exit code's own name
+    CHECK(ipc::problem_from_json(j).kind == ProblemKind::by_exit_code);
+    for (const char* bad : {"permission", "Busy", "", "pass"}) {
+        CAPTURE(bad);
+        j["kind"] = bad;
+        CHECK_THROWS_WITH_AS(ipc::problem_from_json(j), doctest::Contains("kind is neither"),
+                             nlohmann::json::exception);
+    }
+}
+
 TEST_CASE("a problem whose exit code is none of the documented ones is a malformed message") {
     nlohmann::json j = ipc::problem_to_json(Problem{.exit_code = ExitCode::terminated, .message = "stopped"});
     CHECK(ipc::problem_from_json(j).exit_code == ExitCode::terminated);

@@ -103,7 +103,7 @@ HeldDevice judge_held_problem(Problem& problem, const nvml::Library* nvml, const
     const std::string call = fmt::format("{} failed: {}", problem.driver->call, problem.driver->name);
     if (held.verdict == HeldDevice::Verdict::held) {
         problem.exit_code = ExitCode::unavailable;
-        problem.kind = "busy";
+        problem.kind = ProblemKind::busy;
         problem.cause = fmt::format("{} ({}): {}", holds_sentence(held), call, holders_sentence(held.holders));
         if (held.free_bytes) problem.cause += fmt::format("; {} free on the device", format_size(*held.free_bytes));
         problem.remedy = kHeldRemedy;

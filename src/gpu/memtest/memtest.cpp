@@ -55,7 +55,7 @@ void check_granularity(const DeviceMemtest& d, const SizePlan& s, std::uint64_t 
         .remedy = fmt::format("run memtest when the GPU is idle (drain its jobs first), or give {} to run anyway",
                               setting_name(Setting::start_anyway)),
         .device = d.ordinal,
-        .kind = "busy",
+        .kind = ProblemKind::busy,
         .held_by = d.other_processes});
 }
 
