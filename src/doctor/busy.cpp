@@ -103,7 +103,7 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
 
 bool may_be_held(std::string_view check, const CheckOutcome& outcome) {
     // host-alloc's memory is the host's, which no process on the GPU holds.
-    if (outcome.status != CheckStatus::fail || !outcome.driver || check == "host-alloc") return false;
+    if (outcome.status != CheckStatus::fail || !outcome.driver || check == kCheckHostAlloc) return false;
     return possible_hold(*outcome.driver).has_value();
 }
 

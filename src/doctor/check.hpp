@@ -13,8 +13,8 @@
 
 namespace cumemctl::doctor {
 
-// The check ids and detail keys that readers of a doctor report (fleet) rely on, in one place: the
-// catalogue, the checks and the readers use these names.
+// The check ids, and the detail keys that readers of a doctor report (fleet) rely on: the catalogue,
+// the checks and the readers name checks by these constants, never by their text.
 inline constexpr const char* kCheckDriver = "driver";              // its details: kDetailKernelModule
 inline constexpr const char* kCheckDevices = "devices";            // its details: kDetailNames
 inline constexpr const char* kCheckCapabilities = "capabilities";  // its details: kDetailCapabilities
@@ -23,6 +23,21 @@ inline constexpr const char* kCheckIpcPool = "ipc-pool";
 inline constexpr const char* kCheckMemoryHealth = "memory-health";        // its details: kDetailUuid
 inline constexpr const char* kCheckHostBandwidth = "host-bandwidth";      // its details: kDetailH2dGbps, kDetailD2hGbps
 inline constexpr const char* kCheckMemoryBandwidth = "memory-bandwidth";  // its details: kDetailD2dGbps
+inline constexpr const char* kCheckContext = "context";
+inline constexpr const char* kCheckLogicalEndpoints = "logical-endpoints";
+inline constexpr const char* kCheckVmm = "vmm";
+inline constexpr const char* kCheckPoolTrim = "pool-trim";
+inline constexpr const char* kCheckHostAlloc = "host-alloc";  // its failures are never another process's
+inline constexpr const char* kCheckFabricAlloc = "fabric-alloc";
+inline constexpr const char* kCheckFabric = "fabric";
+inline constexpr const char* kCheckImexChannels = "imex-channels";
+inline constexpr const char* kCheckImexDomain = "imex-domain";
+inline constexpr const char* kCheckPeerAccess = "peer-access";
+inline constexpr const char* kCheckInventory = "inventory";
+inline constexpr const char* kCheckLocality = "locality";
+inline constexpr const char* kCheckGpudirect = "gpudirect";
+inline constexpr const char* kCheckXid = "xid";
+inline constexpr const char* kCheckPcieLink = "pcie-link";
 inline constexpr const char* kDetailUuid = "uuid";
 inline constexpr const char* kDetailH2dGbps = "h2d_gbps";  // GB/s measured host->device, pinned
 inline constexpr const char* kDetailD2hGbps = "d2h_gbps";

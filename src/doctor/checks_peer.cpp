@@ -122,7 +122,7 @@ CheckOutcome failed_pairs(DoctorContext& ctx, const std::vector<const Pair*>& fa
         std::move(details));
     o.brief = fmt::format("{} to {} failed", f.reader_name, f.owner_name);
     o.driver = f.driver;
-    if (may_be_held("peer-access", o)) {
+    if (may_be_held(kCheckPeerAccess, o)) {
         for (DeviceState* d : ctx.devices) {
             if (d->ordinal() == f.owner) return judge_held_check(ctx, *d, std::move(o));
         }

@@ -75,7 +75,7 @@ private:
 // What every GPU's capabilities check says: VMM, pools and their handle types, fabric handles, compute
 // capability (the lowest, where GPUs differ). Only where every GPU's check passed or warned.
 void add_capabilities(Labels& labels, const json& results) {
-    const auto caps = checks_named(results, "capabilities");
+    const auto caps = checks_named(results, kCheckCapabilities);
     if (caps.empty()) return;
     bool vmm = true, pools = true, fabric = true;
     std::vector<std::string> handle_types;
@@ -119,7 +119,7 @@ void add_capabilities(Labels& labels, const json& results) {
 
 // The clique and cluster of the multi-node NVLink fabric, where every GPU is attached to the same one.
 void add_fabric(Labels& labels, const json& results) {
-    const auto fabric = checks_named(results, "fabric");
+    const auto fabric = checks_named(results, kCheckFabric);
     if (fabric.empty()) return;
     std::string clique, cluster;
     for (const json* c : fabric) {
@@ -155,11 +155,11 @@ void NfdRenderer::render(const Report& report, std::ostream& out) const {
     }
     add_capabilities(labels, r);
     // Only a judgement of every GPU: a skipped or timed-out check (no NVML, a hung call) judged nothing.
-    const auto health = checks_named(r, "memory-health");
+    const auto health = checks_named(r, kCheckMemoryHealth);
     const bool every_judged =
         !health.empty() && std::all_of(health.begin(), health.end(), [](const json* c) { return judged(*c); });
     if (every_judged) labels.add("memory-health", std::string(status_name(*worst_status(health))));
-    const auto imex = checks_named(r, "imex-channels");
+    const auto imex = checks_named(r, kCheckImexChannels);
     if (!imex.empty() && judged(*imex.front()))
         labels.add("imex-channel", status_of(*imex.front()) == CheckStatus::pass);
     add_fabric(labels, r);
