@@ -56,8 +56,10 @@ void send_message(int socket, std::string_view bytes, int fd) {
     if (n < 0) fail("sendmsg", errno);
 }
 
+MessageTimeout::MessageTimeout(std::chrono::milliseconds waited)
+    : Error(ExitCode::failed, fmt::format("no message within {:g} s", static_cast<double>(waited.count()) / 1000.0)) {}
+
 std::optional<Message> receive_message_or_end(int socket, std::chrono::milliseconds timeout) {
-    const int timeout_ms = static_cast<int>(timeout.count());
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd p{socket, POLLIN, 0};
     int ready = 0;
@@ -73,7 +75,7 @@ std::optional<Message> receive_message_or_end(int socket, std::chrono::milliseco
         if (ready != 0 || last) break;
     }
     if (ready < 0) fail("poll", errno);
-    if (ready == 0) throw Error(ExitCode::failed, fmt::format("no message within {:g} s", timeout_ms / 1000.0));
+    if (ready == 0) throw MessageTimeout(timeout);
     std::vector<char> buffer(kMaxMessage);
     iovec iov{buffer.data(), buffer.size()};
     msghdr msg{};

@@ -26,8 +26,15 @@ struct Message {
     UniqueFd fd;
 };
 
-// Receives one message, waiting at most `timeout` (ipc::Timeout). Throws Error (failed) on a timeout,
-// when the peer closed its end without sending, or on a system error.
+// No message came within the time allowed: an Error (failed, "no message within N s") that a caller
+// tells apart from the peer's end by its type.
+class MessageTimeout : public Error {
+public:
+    explicit MessageTimeout(std::chrono::milliseconds waited);
+};
+
+// Receives one message, waiting at most `timeout` (ipc::Timeout). Throws MessageTimeout on a timeout,
+// Error (failed) when the peer closed its end without sending, or on a system error.
 Message receive_message(int socket, std::chrono::milliseconds timeout);
 // The same, where the peer closing its end without sending is an answer too (nullopt): for a process
 // that serves requests until its parent has none left.

@@ -1,10 +1,15 @@
 // imex-setup --verify: a second cumemctl (the built binary) loads the fake driver and makes a fabric
 // allocation, refused without an IMEX channel; the arguments carry the owner; a child that gives no
-// answer is reported.
+// answer is reported, and one that hangs is a timeout.
 #include <doctest/doctest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <string>
 
 #include "gpu/diagnosis/channel_verify.hpp"
 
@@ -79,4 +84,26 @@ TEST_CASE("a verification process that gives no answer is reported, the library 
     REQUIRE(got.problem.has_value());
     CHECK(got.problem->message.find("gave no answer") != std::string::npos);
     CHECK(got.driver.library == FAKECUDA_LIBRARY);
+}
+
+TEST_CASE("a verification process that hangs past its time is a timeout, killed, not a lost answer") {
+    char dir[] = "/tmp/cumemctl-verify-XXXXXX";
+    REQUIRE(mkdtemp(dir) != nullptr);
+    const std::string script = std::string(dir) + "/hangs";
+    {
+        std::ofstream out(script);
+        out << "#!/bin/sh\nexec sleep 30\n";
+    }
+    REQUIRE(chmod(script.c_str(), 0700) == 0);
+    FabricVerifyRequest r = verify_request_for_test();
+    r.executable = script;
+    r.timeout = 200ms;
+    const auto started = std::chrono::steady_clock::now();
+    const FabricVerifyResult got = verify_fabric_in_child(r);
+    CHECK(std::chrono::steady_clock::now() - started < 10s);
+    REQUIRE(got.problem.has_value());
+    CHECK(got.problem->message == "the verification did not finish within 0.2 s");
+    CHECK(got.problem->remedy == "the driver hangs; check dmesg and nvidia-smi");
+    std::remove(script.c_str());
+    rmdir(dir);
 }

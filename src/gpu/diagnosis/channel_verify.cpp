@@ -154,8 +154,12 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
         ipc::Child child = ipc::spawn_connected(std::move(spawn));
         std::optional<ipc::Envelope> answer;
         std::optional<Problem> lost;
+        bool timed_out = false;
         try {
             answer = ipc::receive_envelope(child.socket.get(), request.timeout);
+        } catch (const MessageTimeout& e) {
+            lost = e.problem();
+            timed_out = true;
         } catch (const Error& e) {
             lost = e.problem();
         }
@@ -169,7 +173,7 @@ FabricVerifyResult verify_fabric_in_child(const FabricVerifyRequest& request) {
                 result.driver.library = request.libcuda;
                 result.driver.error = "not loaded: the verification stopped before loading it";
             }
-        } else if (lost && lost->message.rfind("no message within", 0) == 0) {
+        } else if (timed_out) {
             result.problem =
                 verify_problem(ExitCode::failed,
                                fmt::format("the verification did not finish within {}", ipc::describe(request.timeout)),
