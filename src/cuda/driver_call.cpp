@@ -27,6 +27,10 @@ bool failed_at(const DriverFailure& failure, EntryPoint entry) {
     return failure.call == entry.name;
 }
 
+bool address_space_exhausted(const DriverFailure& failure) {
+    return result_of(failure) == CUDA_ERROR_OUT_OF_MEMORY && failed_at(failure, "cuMemAddressReserve");
+}
+
 ExitCode exit_code_for(CUresult result) {
     switch (result) {
         case CUDA_SUCCESS:

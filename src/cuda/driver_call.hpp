@@ -26,6 +26,10 @@ inline CUresult result_of(const DriverFailure& failure) {
 // table's own, or one read back from a second process by problem_wire.
 bool failed_at(const DriverFailure& failure, EntryPoint entry);
 
+// Whether `failure` is the out of memory of cuMemAddressReserve, which is the process's address space
+// running out, not the device's memory (no other process holds it; resetting the GPU changes nothing).
+bool address_space_exhausted(const DriverFailure& failure);
+
 // Throws Error carrying the failure when result is not CUDA_SUCCESS.
 void check(const DriverApi& api, CUresult result, const char* call);
 

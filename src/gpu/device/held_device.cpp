@@ -15,10 +15,8 @@
 namespace cumemctl::gpu {
 namespace {
 
-// The entry points that make a context (cumemctl makes no cuCtxCreate context), and the one whose out of
-// memory is this process's address space.
+// The entry points that make a context (cumemctl makes no cuCtxCreate context).
 constexpr EntryPoint kContextCalls[] = {"cuDevicePrimaryCtxRetain", "cuGreenCtxCreate"};
-constexpr EntryPoint kAddressReserve = "cuMemAddressReserve";
 
 }  // namespace
 
@@ -30,7 +28,7 @@ bool context_call(const DriverFailure& failure) {
 std::optional<HoldKind> possible_hold(const DriverFailure& failure) {
     switch (result_of(failure)) {
         case CUDA_ERROR_OUT_OF_MEMORY:
-            if (failed_at(failure, kAddressReserve)) return std::nullopt;
+            if (address_space_exhausted(failure)) return std::nullopt;  // this process's, no other's
             return HoldKind::memory;
         case CUDA_ERROR_DEVICE_UNAVAILABLE:
             return HoldKind::exclusive;

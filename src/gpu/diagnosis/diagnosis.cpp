@@ -303,10 +303,6 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
     }
 }
 
-bool address_space_exhausted(const DriverFailure& failure) {
-    return result_of(failure) == CUDA_ERROR_OUT_OF_MEMORY && failed_at(failure, "cuMemAddressReserve");
-}
-
 std::string remedy_by_result(const DriverFailure& failure) {
     switch (static_cast<CUresult>(failure.code)) {
         case CUDA_ERROR_OUT_OF_MEMORY:

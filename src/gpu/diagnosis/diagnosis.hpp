@@ -51,10 +51,6 @@ inline constexpr const char* kAddressSpaceRemedy =
     "reserve less, check the process's address-space limit (ulimit -v; a container's or a job's limit), "
     "and see whether something in it reserves ranges and never frees them (cuMemAddressFree)";
 
-// Whether `failure` is the out of memory of cuMemAddressReserve, which is the process's address space
-// running out, not the device's memory (no other process holds it; resetting the GPU changes nothing).
-bool address_space_exhausted(const DriverFailure& failure);
-
 // A cause, a remedy and the exit code that fits them; the remedy names no command-line option.
 struct Diagnosis {
     std::string cause;
