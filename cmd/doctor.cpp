@@ -264,11 +264,9 @@ void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
 }
 
 void add_doctor_metrics(Report& report, const DoctorRun& run) {
-    static constexpr CheckStatus kStatuses[] = {CheckStatus::pass, CheckStatus::warn, CheckStatus::fail,
-                                                CheckStatus::skip, CheckStatus::busy, CheckStatus::timeout};
     for (const auto& r : run.results) {
         const MetricLabels base = check_labels(run, r, report.host);
-        for (CheckStatus s : kStatuses) {
+        for (CheckStatus s : kEveryStatus) {
             MetricLabels labels = base;
             labels.emplace_back("status", std::string(status_name(s)));
             report.add_metric("check_status", "a doctor check's status: 1 for the status it has, 0 for the others",
@@ -280,7 +278,7 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
                           r.seconds);
     }
     const auto counts = count_statuses(run.results);
-    for (CheckStatus s : kStatuses) {
+    for (CheckStatus s : kEveryStatus) {
         report.add_metric("doctor_checks", "how many doctor checks ended with each status",
                           {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
     }

@@ -127,8 +127,7 @@ void MatrixOptions::check_local(Plan& p) const {
         p.local_count = n;
     }
     if (rank || ranks || device || run) {
-        throw Error(ExitCode::usage,
-                    "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
+        throw Error(ExitCode::usage, "--local starts its own ranks: --rank, --ranks, --device and --run do not apply",
                     "leave them out, or use --dir for a distributed run");
     }
 }
@@ -237,7 +236,8 @@ Table row_table(const Row& row) {
     t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
     t.columns = {"owner", "result", "GB/s", "diagnosis"};
     for (const auto& c : row.cells) {
-        t.rows.push_back({std::to_string(c.peer), std::string(matrix::cell_status_name(c.status)), c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
+        t.rows.push_back({std::to_string(c.peer), std::string(status_name(c.status)),
+                          c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
                           c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
     }
     t.wrap_last = true;
@@ -303,20 +303,21 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     run_rank(driver.api(), rendezvous, request, result);
     MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
-    report.results = {{"mode", "rank"},
-                      {"run", id.run},
-                      {"rendezvous", {{"kind", rendezvous_kind_name(rendezvous.kind())}, {"where", rendezvous.where()}}},
-                      {"folder", meeting.dir ? nlohmann::json(meeting.dir->path()) : nlohmann::json(nullptr)},
-                      {"rank", id.rank},
-                      {"ranks", id.ranks},
-                      {"rank_source", id.rank_source},
-                      {"device", id.device},
-                      {"device_source", id.device_source},
-                      {"handle_type", handle_type_name(p.handle_type)},
-                      {"card", to_json(result.card)},
-                      {"row", to_json(result.row)},
-                      {"steps", steps::steps_json(result.steps)},
-                      {"matrix", id.rank == 0 || o.all_report ? to_json(m) : nlohmann::json(nullptr)}};
+    report.results = {
+        {"mode", "rank"},
+        {"run", id.run},
+        {"rendezvous", {{"kind", rendezvous_kind_name(rendezvous.kind())}, {"where", rendezvous.where()}}},
+        {"folder", meeting.dir ? nlohmann::json(meeting.dir->path()) : nlohmann::json(nullptr)},
+        {"rank", id.rank},
+        {"ranks", id.ranks},
+        {"rank_source", id.rank_source},
+        {"device", id.device},
+        {"device_source", id.device_source},
+        {"handle_type", handle_type_name(p.handle_type)},
+        {"card", to_json(result.card)},
+        {"row", to_json(result.row)},
+        {"steps", steps::steps_json(result.steps)},
+        {"matrix", id.rank == 0 || o.all_report ? to_json(m) : nlohmann::json(nullptr)}};
     if (id.rank == 0 || o.all_report) {
         // What this rank collected, so that fleet builds the whole matrix from this report alone (the one
         // report of a run through PMIx).

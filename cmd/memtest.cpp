@@ -101,12 +101,12 @@ struct MemtestOptions {
 // The verdict as a report entry: an error (exit 1) for fail, a warning for warn.
 void report_verdict(Report& report, const DeviceMemtest& d) {
     const std::string reasons = fmt::format("{}", fmt::join(d.verdict.reasons, "; "));
-    if (d.verdict.status == Verdict::Status::fail) {
+    if (d.verdict.status == CheckStatus::fail) {
         report.add_error(Problem{.exit_code = ExitCode::failed,
                                  .message = fmt::format("memtest on GPU {}: fail: {}", d.ordinal, reasons),
                                  .remedy = d.verdict.remedy,
                                  .device = d.ordinal});
-    } else if (d.verdict.status == Verdict::Status::warn) {
+    } else if (d.verdict.status == CheckStatus::warn) {
         report.add_warning(fmt::format("memtest on GPU {}: warn: {}", d.ordinal, reasons), d.verdict.remedy, d.ordinal);
     }
     if (d.shortfall) {
@@ -149,7 +149,7 @@ MemtestRecord record_of(const DeviceMemtest& d, std::uint64_t seed) {
     const auto now = std::chrono::system_clock::now();
     r.finished = utc_timestamp(now);
     r.finished_unix = unix_seconds(now);
-    r.status = d.run.interrupted_by != 0 ? "stopped" : status_name(d.verdict.status);
+    r.status = d.run.interrupted_by != 0 ? "stopped" : std::string(status_name(d.verdict.status));
     r.reasons = d.verdict.reasons;
     r.bytes_tested = d.tested;
     r.free_at_start = d.free_at_start;

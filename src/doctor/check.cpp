@@ -6,60 +6,6 @@
 
 namespace cumemctl::doctor {
 
-namespace {
-
-// The one order of the statuses, mildest first: a status's severity is its place here.
-constexpr std::array<CheckStatus, kStatusCount> kMildestFirst{CheckStatus::skip,    CheckStatus::pass,
-                                                              CheckStatus::warn,    CheckStatus::busy,
-                                                              CheckStatus::timeout, CheckStatus::fail};
-
-}  // namespace
-
-int status_severity(CheckStatus status) {
-    for (std::size_t i = 0; i < kMildestFirst.size(); ++i) {
-        if (kMildestFirst[i] == status) return static_cast<int>(i);
-    }
-    return static_cast<int>(kMildestFirst.size()) - 1;
-}
-
-const std::array<CheckStatus, kStatusCount>& statuses_worst_first() {
-    static const std::array<CheckStatus, kStatusCount> worst_first = [] {
-        std::array<CheckStatus, kStatusCount> out{};
-        std::copy(kMildestFirst.rbegin(), kMildestFirst.rend(), out.begin());
-        return out;
-    }();
-    return worst_first;
-}
-
-bool status_fails(CheckStatus status) {
-    return status_severity(status) >= status_severity(CheckStatus::timeout);
-}
-
-std::optional<CheckStatus> parse_status(std::string_view name) {
-    for (const CheckStatus s : kMildestFirst) {
-        if (status_name(s) == name) return s;
-    }
-    return std::nullopt;
-}
-
-std::string_view status_name(CheckStatus status) {
-    switch (status) {
-        case CheckStatus::pass:
-            return "pass";
-        case CheckStatus::warn:
-            return "warn";
-        case CheckStatus::fail:
-            return "fail";
-        case CheckStatus::skip:
-            return "skip";
-        case CheckStatus::busy:
-            return "busy";
-        case CheckStatus::timeout:
-            return "timeout";
-    }
-    return "fail";
-}
-
 CheckOutcome CheckOutcome::pass(std::string reason, nlohmann::json details) {
     return CheckOutcome{CheckStatus::pass, std::move(reason), {}, std::move(details), std::nullopt, {}};
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/verdict.hpp"
 
 namespace cumemctl::doctor {
 
@@ -47,25 +48,14 @@ inline constexpr const char* kDetailKernelModule = "kernel_module";
 inline constexpr const char* kDetailNames = "names";
 inline constexpr const char* kDetailCapabilities = "capabilities";
 
-// pass: works; warn: works, but something needs attention; fail: broken; skip: does not apply here
-// or could not be tried (the reason says which); busy: could not be tried because other processes,
-// which NVML names, hold the device's memory or its exclusive-process context (a job, not a fault);
-// timeout: did not finish within doctor's time budget (a driver or NVML call, or a second process, that
-// did not return: the reason names it).
-enum class CheckStatus { pass, warn, fail, skip, busy, timeout };
-inline constexpr std::size_t kStatusCount = 6;
-
-// "pass", "warn", "fail", "skip", "busy", "timeout".
-std::string_view status_name(CheckStatus status);
-// The status that status_name spells `name`, or none: a report read back (fleet) is parsed here, once.
-std::optional<CheckStatus> parse_status(std::string_view name);
-// How bad a status is, the order every reader of a verdict uses: skip 0 (it says nothing), pass 1,
-// warn 2, busy 3, timeout 4, fail 5.
-int status_severity(CheckStatus status);
-// The statuses, worst first (the order of status_severity).
-const std::array<CheckStatus, kStatusCount>& statuses_worst_first();
-// Whether a status is evidence of a broken node: fail and timeout (a hung call), never busy or warn.
-bool status_fails(CheckStatus status);
+// The one verdict type (base/verdict.hpp), as doctor's checks use it.
+using cumemctl::CheckStatus;
+using cumemctl::kStatusCount;
+using cumemctl::parse_status;
+using cumemctl::status_fails;
+using cumemctl::status_name;
+using cumemctl::status_severity;
+using cumemctl::statuses_worst_first;
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
 // and data for programs (JSON).

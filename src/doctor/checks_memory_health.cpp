@@ -31,7 +31,7 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     const int gpu = device->ordinal();
     CheckOutcome outcome;
     switch (verdict.status) {
-        case nvml::HealthVerdict::Status::fail:
+        case CheckStatus::fail:
             outcome = CheckOutcome::fail(
                 reason,
                 fmt::format("drain the jobs from GPU {} ({}), reset it (nvidia-smi -r, or reboot the node) and run "
@@ -43,7 +43,7 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
             outcome.brief =
                 health.remapped_rows && health.remapped_rows->failure ? "row remap failed" : "uncorrectable ECC errors";
             return outcome;
-        case nvml::HealthVerdict::Status::warn:
+        case CheckStatus::warn:
             outcome = CheckOutcome::warn(
                 reason,
                 fmt::format("drain the jobs from GPU {} ({}) and reset it (nvidia-smi -r, or reboot the node) so "
@@ -52,7 +52,7 @@ CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
                 std::move(details));
             outcome.brief = "row remap pending";
             return outcome;
-        case nvml::HealthVerdict::Status::pass:
+        default:  // pass: judge_memory_health says no more
             break;
     }
     return CheckOutcome::pass(reason, std::move(details));

@@ -67,18 +67,13 @@ CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
     }
     const FabricVerdict verdict = nvml::judge_fabric(fabric, configured);
     switch (verdict.status) {
-        case FabricVerdict::Status::not_attached:
+        case CheckStatus::skip:
             return CheckOutcome::skip(verdict.reason, std::move(details));
-        case FabricVerdict::Status::unknown:
-            if (!configured) return CheckOutcome::skip(verdict.reason, std::move(details));
-            return CheckOutcome::warn(
-                fmt::format("NVML cannot say whether the GPU joined its NVLink fabric: {}", verdict.reason),
-                fabric_remedy(gpu, info.uuid), std::move(details));
-        case FabricVerdict::Status::warn:
+        case CheckStatus::warn:
             return CheckOutcome::warn(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
-        case FabricVerdict::Status::fail:
+        case CheckStatus::fail:
             return CheckOutcome::fail(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
-        case FabricVerdict::Status::pass:
+        default:  // pass: judge_fabric gives no other
             break;
     }
     return CheckOutcome::pass(verdict.reason, std::move(details));

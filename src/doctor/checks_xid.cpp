@@ -57,8 +57,7 @@ bool memory_health_judges(DoctorContext& ctx, const XidGpu& gpu) {
     std::string why;
     const auto handle = ctx.nvml_device(gpu.uuid, why);
     if (!handle) return false;
-    return nvml::judge_memory_health(nvml::query_memory_health(*ctx.nvml, *handle)).status !=
-           nvml::HealthVerdict::Status::pass;
+    return nvml::judge_memory_health(nvml::query_memory_health(*ctx.nvml, *handle)).status != CheckStatus::pass;
 }
 
 // The node's boot time (btime of /proc/stat), in seconds since the epoch; nullopt where it does not say.

@@ -76,9 +76,8 @@ ipc::Child start_rank(const DriverApi& api, const LocalRequest& request, const R
     // A fabric handle is made to cross nodes, so a rank that sees only its own GPU shows what a rank on
     // another node sees. A posix-fd handle stays within a node, and its import may need the device that
     // holds the memory: those ranks see every GPU and use their own by its ordinal.
-    const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC
-                                     ? child_device_view(api, rank.device)
-                                     : ChildDeviceView{rank.device, {}};
+    const ChildDeviceView view = request.handle_type == CU_MEM_HANDLE_TYPE_FABRIC ? child_device_view(api, rank.device)
+                                                                                  : ChildDeviceView{rank.device, {}};
     ipc::SpawnRequest spawn;
     spawn.executable = request.executable;
     spawn.args = local_rank_arguments(request, dir.path(), r, view.ordinal);

@@ -65,7 +65,7 @@ Matrix build_matrix(const MatrixInput& in) {
             for (int j = 0; j < in.ranks; ++j) {
                 Cell c;
                 c.peer = j;
-                c.status = CellStatus::fail;
+                c.status = CheckStatus::fail;
                 c.diagnosis = kind;
                 c.problem = p;
                 row.push_back(c);

@@ -11,7 +11,7 @@ namespace {
 Cell failure(int peer, std::string diagnosis, Problem problem) {
     Cell c;
     c.peer = peer;
-    c.status = CellStatus::fail;
+    c.status = CheckStatus::fail;
     c.diagnosis = std::move(diagnosis);
     c.problem = std::move(problem);
     return c;
@@ -85,7 +85,7 @@ Cell checked_cell(const Card& mine, const Card& peer, const gpu::VerifyResult& c
     c.gbps = check.check_gbps;
     c.seconds = check.check_seconds;
     if (check.ok()) {
-        c.status = CellStatus::pass;
+        c.status = CheckStatus::pass;
         return c;
     }
     Problem p = gpu::pattern_mismatch(fmt::format("{} reading {}", who(mine), who(peer)), check).problem();

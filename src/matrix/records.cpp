@@ -154,13 +154,9 @@ std::string fabric_domain_of(const Card& card) {
     return fmt::format("{}.{}", card.fabric_cluster_uuid, card.fabric_clique);
 }
 
-std::string_view cell_status_name(CellStatus status) {
-    return status == CellStatus::pass ? "pass" : "fail";
-}
-
 nlohmann::json to_json(const Cell& c) {
     return {{"peer", c.peer},
-            {"status", cell_status_name(c.status)},
+            {"status", status_name(c.status)},
             {"diagnosis", c.diagnosis},
             {"gbps", c.gbps ? nlohmann::json(*c.gbps) : nlohmann::json(nullptr)},
             {"seconds", c.seconds ? nlohmann::json(*c.seconds) : nlohmann::json(nullptr)},
@@ -249,11 +245,11 @@ Row row_from_json(const nlohmann::json& j, int ranks) {
         cell.peer = static_cast<int>(c.integer("peer", 0, ranks - 1));
         if (cell.peer != static_cast<int>(i)) invalid(fmt::format("the row's cell {} names peer {}", i, cell.peer));
         const std::string status = c.text("status");
-        if (status == cell_status_name(CellStatus::pass)) {
-            cell.status = CellStatus::pass;
-        } else if (status != cell_status_name(CellStatus::fail)) {
+        const std::optional<CheckStatus> parsed = parse_status(status);
+        if (parsed != CheckStatus::pass && parsed != CheckStatus::fail) {
             invalid(fmt::format("the row's cell {} has status '{}'", i, status));
         }
+        cell.status = *parsed;
         cell.diagnosis = c.text("diagnosis");
         cell.gbps = c.number_or_null("gbps");
         cell.seconds = c.number_or_null("seconds");

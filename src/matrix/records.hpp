@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "base/verdict.hpp"
 
 namespace cumemctl::matrix {
 
@@ -55,18 +56,16 @@ struct Card {
 std::string fabric_domain_of(const Card& card);
 
 // Whether an importer read an exporter's pattern back: written "pass" and "fail".
-enum class CellStatus { fail, pass };
-std::string_view cell_status_name(CellStatus status);
 
 // What one importer found for one exporter's memory.
 struct Cell {
-    int peer = 0;                // the exporting rank
-    CellStatus status = CellStatus::fail;
-    std::string diagnosis;       // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
-    std::optional<double> gbps;  // the read's bandwidth, when the check ran
+    int peer = 0;                            // the exporting rank
+    CheckStatus status = CheckStatus::fail;  // pass or fail
+    std::string diagnosis;                   // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
+    std::optional<double> gbps;              // the read's bandwidth, when the check ran
     std::optional<double> seconds;
     std::optional<Problem> problem;
-    bool passed() const { return status == CellStatus::pass; }
+    bool passed() const { return status == CheckStatus::pass; }
 };
 
 // A rank's row: a cell per rank (its own: the pattern read back by its own device).

@@ -188,10 +188,13 @@ void health_problems(const FabricInfo& info, std::vector<std::string>& fails, st
 }  // namespace
 
 FabricVerdict judge_fabric(const FabricInfo& info, bool imex_configured) {
-    using S = FabricVerdict::Status;
-    if (!fabric_answered(info)) return {S::unknown, info.error};
+    using S = CheckStatus;
+    if (!fabric_answered(info)) {
+        if (!imex_configured) return {S::skip, info.error};
+        return {S::warn, fmt::format("NVML cannot say whether the GPU joined its NVLink fabric: {}", info.error)};
+    }
     if (info.result == kErrorNotSupported || info.state == kFabricStateNotSupported) {
-        return {S::not_attached, "not attached to a multi-node NVLink fabric (NVML: fabric not supported)"};
+        return {S::skip, "not attached to a multi-node NVLink fabric (NVML: fabric not supported)"};
     }
     if (info.state != kFabricStateCompleted) {
         const std::string state = info.state == kFabricStateInProgress ? "IN_PROGRESS" : "NOT_STARTED";
@@ -200,18 +203,18 @@ FabricVerdict judge_fabric(const FabricInfo& info, bool imex_configured) {
                                          "configured for IMEX",
                                          state)};
         }
-        return {S::not_attached, fmt::format("not attached to a multi-node NVLink fabric (state {}, and this node "
-                                             "is not configured for IMEX)",
-                                             state)};
+        return {S::skip, fmt::format("not attached to a multi-node NVLink fabric (state {}, and this node "
+                                     "is not configured for IMEX)",
+                                     state)};
     }
     if (info.status != kSuccess) {
         const std::string why =
             fmt::format("the fabric registration completed with an error: {} ({})", info.status_text, info.status);
         if (imex_configured) return {S::fail, why};
-        return {S::not_attached, fmt::format("not attached to a multi-node NVLink fabric ({})", why)};
+        return {S::skip, fmt::format("not attached to a multi-node NVLink fabric ({})", why)};
     }
     if (zero_cluster_uuid(info)) {
-        return {S::not_attached,
+        return {S::skip,
                 "not attached to a multi-node NVLink fabric (registration completed with a zero "
                 "cluster UUID: NVSwitches within this node only)"};
     }

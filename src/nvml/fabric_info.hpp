@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/verdict.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::nvml {
@@ -67,11 +68,12 @@ std::string health_field_word(const FabricHealthField& field, unsigned value);
 // The health summary in words: "not-supported", "healthy", "unhealthy", "limited-capacity".
 std::string health_summary_name(unsigned summary);
 
-// What one GPU's fabric says, on its own: not attached (with why), or attached and pass, warn or fail
-// (with why). `imex_configured`: this node is set up for IMEX, so a fabric that is not (yet) formed or
-// that completed with an error is a problem, not a node without multi-node NVLink.
+// What one GPU's fabric says, on its own, with why: skip where it is not attached (or NVML cannot say
+// on a node not set up for IMEX), else pass, warn or fail. `imex_configured`: this node is set up for
+// IMEX, so a fabric that is not (yet) formed, that completed with an error, or that NVML cannot read
+// is a problem, not a node without multi-node NVLink.
 struct FabricVerdict {
-    enum class Status { not_attached, unknown, pass, warn, fail } status = Status::not_attached;
+    CheckStatus status = CheckStatus::skip;
     std::string reason;
 };
 FabricVerdict judge_fabric(const FabricInfo& info, bool imex_configured);

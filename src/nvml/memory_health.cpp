@@ -147,7 +147,7 @@ std::optional<std::uint64_t> process_memory(const Library& nvml, Device device, 
 }
 
 HealthVerdict judge_memory_health(const MemoryHealth& h) {
-    using S = HealthVerdict::Status;
+    using S = CheckStatus;
     if (h.remapped_rows && h.remapped_rows->failure) {
         return {S::fail, "a row remapping failed: the GPU has run out of spare rows for a bank"};
     }

@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/verdict.hpp"
 #include "nvml/nvml.hpp"
 
 namespace cumemctl::nvml {
@@ -67,7 +68,7 @@ std::optional<std::uint64_t> process_memory(const Library& nvml, Device device, 
 // The health verdict: fail on a row-remapping failure or uncorrectable ECC errors since boot (volatile),
 // warn on a pending remap; pass otherwise (and where NVML cannot say, the reason).
 struct HealthVerdict {
-    enum class Status { pass, warn, fail } status = Status::pass;
+    CheckStatus status = CheckStatus::pass;  // pass, warn or fail
     std::string reason;
 };
 HealthVerdict judge_memory_health(const MemoryHealth& health);

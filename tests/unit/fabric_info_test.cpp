@@ -118,7 +118,10 @@ TEST_CASE("fabric info: v3 where the library takes it, v2 on a version mismatch,
     f = query_fabric_info(none, nullptr);
     CHECK_FALSE(fabric_answered(f));
     CHECK(f.error.find("this NVML has no fabric info") == 0);
-    CHECK(judge_fabric(f, false).status == FabricVerdict::Status::unknown);
+    CHECK(judge_fabric(f, false).status == CheckStatus::skip);
+    CHECK(judge_fabric(f, false).reason == f.error);
+    CHECK(judge_fabric(f, true).status == CheckStatus::warn);
+    CHECK(judge_fabric(f, true).reason.find("NVML cannot say whether the GPU joined its NVLink fabric: ") == 0);
 }
 
 TEST_CASE("the health mask decodes with NVML's widths: 0xaa is healthy, not degraded") {
@@ -140,12 +143,12 @@ TEST_CASE("attached exactly when completed, success and a non-zero cluster UUID;
     const Library lib = library(true, true);
     auto verdict = [&](bool configured) { return judge_fabric(query_fabric_info(lib, nullptr), configured); };
     answer = Answer{};
-    CHECK(verdict(true).status == FabricVerdict::Status::pass);
+    CHECK(verdict(true).status == CheckStatus::pass);
 
     answer = Answer{};  // the standalone H200: success, state NOT_SUPPORTED, zeros
     answer.state = kFabricStateNotSupported, answer.uuid = false, answer.clique = 0, answer.mask = 0,
     answer.summary = 0;
-    CHECK(verdict(true).status == FabricVerdict::Status::not_attached);
+    CHECK(verdict(true).status == CheckStatus::skip);
     CHECK(verdict(true).reason == "not attached to a multi-node NVLink fabric (NVML: fabric not supported)");
 
     answer = Answer{};
@@ -153,40 +156,40 @@ TEST_CASE("attached exactly when completed, success and a non-zero cluster UUID;
     const FabricInfo ns = query_fabric_info(lib, nullptr);
     CHECK(fabric_answered(ns));
     CHECK_FALSE(fabric_attached(ns));
-    CHECK(judge_fabric(ns, true).status == FabricVerdict::Status::not_attached);
+    CHECK(judge_fabric(ns, true).status == CheckStatus::skip);
 
     answer = Answer{};  // HGX: completed with a zero UUID
     answer.uuid = false;
-    CHECK(verdict(true).status == FabricVerdict::Status::not_attached);
+    CHECK(verdict(true).status == CheckStatus::skip);
     CHECK(verdict(true).reason.find("zero cluster UUID") != std::string::npos);
 
     answer = Answer{};
     answer.status = kErrorInsufficientResources, answer.uuid = false, answer.clique = 0;
-    CHECK(verdict(false).status == FabricVerdict::Status::not_attached);
-    CHECK(verdict(true).status == FabricVerdict::Status::fail);
+    CHECK(verdict(false).status == CheckStatus::skip);
+    CHECK(verdict(true).status == CheckStatus::fail);
     CHECK(verdict(true).reason.find("Insufficient Resources") != std::string::npos);
 
     answer = Answer{};
     answer.state = kFabricStateInProgress;
-    CHECK(verdict(false).status == FabricVerdict::Status::not_attached);
-    CHECK(verdict(true).status == FabricVerdict::Status::warn);
+    CHECK(verdict(false).status == CheckStatus::skip);
+    CHECK(verdict(true).status == CheckStatus::warn);
 
     answer = Answer{};
     answer.summary = 2;
-    CHECK(verdict(false).status == FabricVerdict::Status::fail);
+    CHECK(verdict(false).status == CheckStatus::fail);
     answer = Answer{};
     answer.mask = 0x9a;  // route unhealthy
     CHECK(verdict(false).reason.find("route is unhealthy") != std::string::npos);
     answer = Answer{};
     answer.mask = 0x04aa;  // incorrect configuration: no partition
-    CHECK(verdict(false).status == FabricVerdict::Status::fail);
+    CHECK(verdict(false).status == CheckStatus::fail);
     CHECK(verdict(false).reason.find("no-partition") != std::string::npos);
     answer = Answer{};
     answer.summary = 3;
-    CHECK(verdict(false).status == FabricVerdict::Status::warn);
+    CHECK(verdict(false).status == CheckStatus::warn);
     answer = Answer{};
     answer.mask = 0xa9;  // degraded bandwidth
-    CHECK(verdict(false).status == FabricVerdict::Status::warn);
+    CHECK(verdict(false).status == CheckStatus::warn);
     CHECK(verdict(false).reason.find("bandwidth is degraded") != std::string::npos);
 }
 

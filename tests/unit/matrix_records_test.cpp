@@ -88,11 +88,11 @@ TEST_CASE("a row holds a cell per rank, in order") {
     Row r{"r1", 0, "node-a", {}};
     Cell pass;
     pass.peer = 0;
-    pass.status = CellStatus::pass;
+    pass.status = CheckStatus::pass;
     pass.gbps = 350.5;
     Cell fail;
     fail.peer = 1;
-    fail.status = CellStatus::fail;
+    fail.status = CheckStatus::fail;
     fail.diagnosis = "imex-channel";
     fail.problem = Problem{.exit_code = ExitCode::permission, .message = "refused"};
     r.cells = {pass, fail};

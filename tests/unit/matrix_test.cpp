@@ -41,14 +41,16 @@ TEST_CASE("each kind of pair failure gets its diagnosis") {
     const Card a = card_of(0, "node-a");
     Card b = card_of(1, "node-b");
     CHECK_FALSE(refuse_pair(a, b, 2 << 20).has_value());
-    Cell c = failed_cell(a, b, driver_problem(CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", ExitCode::permission), true);
+    Cell c = failed_cell(
+        a, b, driver_problem(CUDA_ERROR_NOT_PERMITTED, "CUDA_ERROR_NOT_PERMITTED", ExitCode::permission), true);
     CHECK(c.diagnosis == "imex-channel");
     CHECK(c.problem->message.find("rank 0 (node-a) reading rank 1 (node-b)") == 0);
     c = failed_cell(a, b, driver_problem(CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", ExitCode::failed), true);
     CHECK(c.diagnosis == "imex-domain");
     CHECK(c.problem->cause.find("not in one IMEX domain") != std::string::npos);
     CHECK(c.problem->remedy.find("nvidia-imex") != std::string::npos);
-    c = failed_cell(a, b, driver_problem(CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", ExitCode::failed), false);
+    c = failed_cell(a, b, driver_problem(CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", ExitCode::failed),
+                    false);
     CHECK(c.diagnosis == "driver");
     VerifyResult v;
     v.bytes = 2 << 20;
@@ -84,7 +86,7 @@ TEST_CASE("the matrix: rows as published, and a failing row for each rank withou
     for (int j = 0; j < 3; ++j) {
         Cell c;
         c.peer = j;
-        c.status = j == 2 ? CellStatus::fail : CellStatus::pass;
+        c.status = j == 2 ? CheckStatus::fail : CheckStatus::pass;
         c.gbps = 100.0 + j;
         if (j == 2) c = missing_cell(2, 2000ms);
         row0.cells.push_back(c);

@@ -61,38 +61,38 @@ TEST_CASE("the memtest verdict: fail on mismatches, uncorrectable errors, remap 
     h.before.ecc_uncorrected_volatile = 0, h.after.ecc_uncorrected_volatile = 0;
     h.before.remapped_rows = cumemctl::nvml::RemappedRows{};
     h.after.remapped_rows = cumemctl::nvml::RemappedRows{};
-    CHECK(judge(run, &h, 0, "GPU-x").status == Verdict::Status::pass);
+    CHECK(judge(run, &h, 0, "GPU-x").status == CheckStatus::pass);
     CHECK(judge(run, &h, 0, "GPU-x").remedy.empty());
 
     SUBCASE("corrected errors during the run warn; the ones from before do not") {
         h.after.ecc_corrected_volatile = 7;
         const Verdict v = judge(run, &h, 1, "GPU-x");
-        CHECK(v.status == Verdict::Status::warn);
+        CHECK(v.status == CheckStatus::warn);
         CHECK(v.reasons.front() == "2 corrected ECC errors during the run");
         CHECK(v.remedy.find("GPU 1 (GPU-x): keep it in service") == 0);
     }
     SUBCASE("a pending remap warns; a failure fails, with RMA") {
         h.after.remapped_rows->pending = true;
-        CHECK(judge(run, &h, 0, "GPU-x").status == Verdict::Status::warn);
+        CHECK(judge(run, &h, 0, "GPU-x").status == CheckStatus::warn);
         h.after.remapped_rows->failure = true;
         const Verdict v = judge(run, &h, 0, "GPU-x");
-        CHECK(v.status == Verdict::Status::fail);
+        CHECK(v.status == CheckStatus::fail);
         CHECK(v.reasons.front().find("failed during the run") != std::string::npos);
         CHECK(v.remedy.find("RMA") != std::string::npos);
     }
     SUBCASE("an uncorrectable error fails; an XID fails when critical, warns otherwise") {
         h.after.ecc_uncorrected_volatile = 1;
-        CHECK(judge(run, &h, 0, "GPU-x").status == Verdict::Status::fail);
+        CHECK(judge(run, &h, 0, "GPU-x").status == CheckStatus::fail);
         h.after.ecc_uncorrected_volatile = 0;
         h.xids = {13};
-        CHECK(judge(run, &h, 0, "GPU-x").status == Verdict::Status::warn);
+        CHECK(judge(run, &h, 0, "GPU-x").status == CheckStatus::warn);
         h.xids = {79};
-        CHECK(judge(run, &h, 0, "GPU-x").status == Verdict::Status::fail);
+        CHECK(judge(run, &h, 0, "GPU-x").status == CheckStatus::fail);
     }
     SUBCASE("a mismatch fails without NVML too") {
         run.mismatches = 3;
         const Verdict v = judge(run, nullptr, 0, "");
-        CHECK(v.status == Verdict::Status::fail);
+        CHECK(v.status == CheckStatus::fail);
         CHECK(v.reasons == std::vector<std::string>{"3 16-byte words held something other than what was written"});
         CHECK(v.remedy.find("GPU 0: drain it") == 0);
     }

@@ -90,7 +90,7 @@ TEST_CASE("devices are matched by UUID although NVML lists them in another order
     REQUIRE(h.unavailable.size() == 1);
     CHECK(h.unavailable.front().first == "retired_pages");
     CHECK_FALSE(h.retired_pages.has_value());
-    CHECK(judge_memory_health(h).status == HealthVerdict::Status::pass);
+    CHECK(judge_memory_health(h).status == CheckStatus::pass);
 
     std::string why;
     CHECK_FALSE(nvml.device_by_uuid("GPU-ffffffff-0000-0000-0000-000000000009", &why).has_value());
@@ -109,15 +109,15 @@ TEST_CASE("memory health: a pending remap warns, a failed one or uncorrectable e
     CHECK(*b.ecc_uncorrected_aggregate == 3);
     CHECK(*b.ecc_uncorrected_volatile == 0);
     HealthVerdict v = judge_memory_health(b);
-    CHECK(v.status == HealthVerdict::Status::warn);
+    CHECK(v.status == CheckStatus::warn);
     CHECK(v.reason.find("pending") != std::string::npos);
 
     b.remapped_rows->failure = true;
-    CHECK(judge_memory_health(b).status == HealthVerdict::Status::fail);
+    CHECK(judge_memory_health(b).status == CheckStatus::fail);
     b.remapped_rows->failure = false;
     b.ecc_uncorrected_volatile = 1;
     v = judge_memory_health(b);
-    CHECK(v.status == HealthVerdict::Status::fail);
+    CHECK(v.status == CheckStatus::fail);
     CHECK(v.reason == "1 uncorrectable ECC error since the last reset");
 
     const auto j = to_json(b);

@@ -9,7 +9,7 @@
 namespace cumemctl::gpu::memtest {
 namespace {
 
-using Status = Verdict::Status;
+using Status = CheckStatus;
 
 // The findings with their status and remedy, collected in order of severity.
 struct Findings {
@@ -69,18 +69,6 @@ void judge_health(const HealthWatch& h, Findings& f, const std::string& reset) {
 
 }  // namespace
 
-std::string status_name(Verdict::Status status) {
-    switch (status) {
-        case Status::pass:
-            return "pass";
-        case Status::warn:
-            return "warn";
-        case Status::fail:
-            return "fail";
-    }
-    return "?";
-}
-
 Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const std::string& uuid) {
     const std::string name = uuid.empty() ? fmt::format("GPU {}", gpu) : fmt::format("GPU {} ({})", gpu, uuid);
     Findings f;
@@ -94,11 +82,10 @@ Verdict judge(const RunResult& run, const HealthWatch* health, int gpu, const st
     const std::string reset = uuid.empty() ? "nvidia-smi -r" : fmt::format("nvidia-smi -r -i {}", uuid);
     if (health != nullptr) judge_health(*health, f, reset);
     Verdict v;
-    std::stable_sort(f.reasons.begin(), f.reasons.end(), [](const auto& a, const auto& b) {
-        return static_cast<int>(a.first) > static_cast<int>(b.first);
-    });
+    std::stable_sort(f.reasons.begin(), f.reasons.end(),
+                     [](const auto& a, const auto& b) { return status_severity(a.first) > status_severity(b.first); });
     for (const auto& [s, reason] : f.reasons) {
-        v.status = std::max(v.status, s);
+        v.status = worse(v.status, s);
         v.reasons.push_back(reason);
     }
     const auto& remedies = v.status == Status::fail ? f.fail_remedies : f.warn_remedies;

@@ -8,19 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/verdict.hpp"
 #include "gpu/memtest/memtest_health.hpp"
 #include "gpu/memtest/memtest_run.hpp"
 
 namespace cumemctl::gpu::memtest {
 
 struct Verdict {
-    enum class Status { pass, warn, fail } status = Status::pass;
-    std::vector<std::string> reasons;  // every finding, the worst first; one line when it passed
-    std::string remedy;                // empty when it passed
+    CheckStatus status = CheckStatus::pass;  // pass, warn or fail
+    std::vector<std::string> reasons;        // every finding, the worst first; one line when it passed
+    std::string remedy;                      // empty when it passed
 };
-
-// "pass", "warn", "fail".
-std::string status_name(Verdict::Status status);
 
 // Judges a run on GPU `gpu` (named `uuid` in remedies); `health` is null where NVML could not watch
 // the device.
