@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/verdict.hpp"
 #include "report/html_parts.hpp"
 #include "report/json_fields.hpp"
 
@@ -107,7 +108,7 @@ struct MatrixView {
 CellView cell_view(const nlohmann::json& c) {
     CellView v;
     if (!c.is_object()) return v;
-    v.passed = c.value("status", "") == "pass";
+    v.passed = parse_status(json_text(c, "status")) == CheckStatus::pass;  // an unreadable word is no pass
     v.gbps = gbps_of(c);
     v.diagnosis = c.value("diagnosis", "");
     v.problem = c.value("problem", nlohmann::json());
