@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "help.hpp"
+#include "util/comma_list.hpp"
 #include "util/suggest.hpp"
 
 namespace cumemctl::cmd {
@@ -167,8 +168,8 @@ Problem retold(const CLI::ParseError& error, const CLI::App& root, const CLI::Ap
     }
     if (std::regex_match(what, m, std::regex(R"((\S+): (.*) not in \{(.*)\})"))) {
         std::vector<std::string> allowed;
-        std::stringstream list(m[3].str());
-        for (std::string item; std::getline(list, item, ',');) allowed.push_back(item);
+        const std::string list = m[3].str();
+        for (const std::string_view item : split_commas(list)) allowed.emplace_back(item);
         return usage(fmt::format("invalid {} '{}'{}", m[1].str(), m[2].str(), did_you_mean(m[2].str(), allowed)),
                      fmt::format("give one of {}", fmt::join(allowed, ", ")));
     }

@@ -24,8 +24,7 @@ Envelope envelope_from_json(const nlohmann::json& j) {
         e.result = j.at("result");
         return e;
     } catch (const nlohmann::json::exception& ex) {
-        throw Error(ExitCode::failed,
-                    fmt::format("internal error: a malformed message from the other process: {}", ex.what()));
+        throw Error(internal_error(fmt::format("a malformed message from the other process: {}", ex.what())));
     }
 }
 
@@ -38,12 +37,10 @@ Request request_from_json(const nlohmann::json& j) {
         Request r;
         r.service = j.at("service").get<std::string>();
         r.fields = j.at("fields");
-        if (!r.fields.is_object())
-            throw Error(ExitCode::failed, "internal error: a malformed request: fields that are not an object");
+        if (!r.fields.is_object()) throw Error(internal_error("a malformed request: fields that are not an object"));
         return r;
     } catch (const nlohmann::json::exception& ex) {
-        throw Error(ExitCode::failed,
-                    fmt::format("internal error: a malformed request from the other process: {}", ex.what()));
+        throw Error(internal_error(fmt::format("a malformed request from the other process: {}", ex.what())));
     }
 }
 
@@ -64,7 +61,7 @@ T parse_message(Message m, T (*decode)(const nlohmann::json&)) {
     try {
         j = nlohmann::json::parse(m.bytes);
     } catch (const nlohmann::json::exception& ex) {
-        throw Error(ExitCode::failed, fmt::format("internal error: a message that is not JSON: {}", ex.what()));
+        throw Error(internal_error(fmt::format("a message that is not JSON: {}", ex.what())));
     }
     T t = decode(j);
     t.fd = std::move(m.fd);

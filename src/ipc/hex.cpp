@@ -26,11 +26,11 @@ std::string to_hex(const unsigned char* data, std::size_t n) {
 }
 
 void from_hex(std::string_view hex, unsigned char* data, std::size_t n) {
-    if (hex.size() != 2 * n) throw Error(ExitCode::failed, "internal error: malformed hexadecimal bytes in a message");
+    if (hex.size() != 2 * n) throw Error(internal_error("malformed hexadecimal bytes in a message"));
     for (std::size_t i = 0; i < n; ++i) {
         const int hi = hex_digit(hex[2 * i]);
         const int lo = hex_digit(hex[2 * i + 1]);
-        if (hi < 0 || lo < 0) throw Error(ExitCode::failed, "internal error: malformed hexadecimal bytes in a message");
+        if (hi < 0 || lo < 0) throw Error(internal_error("malformed hexadecimal bytes in a message"));
         data[i] = static_cast<unsigned char>(hi * 16 + lo);
     }
 }

@@ -163,7 +163,7 @@ int Process::kill_and_wait() {
 }
 
 std::optional<int> Process::wait(Timeout timeout) {
-    if (pid_ <= 0) throw Error(ExitCode::failed, "internal error: waiting for a process that was reaped");
+    if (pid_ <= 0) throw Error(internal_error("waiting for a process that was reaped"));
     const Pending pending("the second process's end");
     int error = 0;
     const auto status = reap_until(std::chrono::steady_clock::now() + timeout, true, error);

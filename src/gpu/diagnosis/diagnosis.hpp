@@ -73,10 +73,10 @@ std::optional<Diagnosis> diagnose(const DriverApi& api, const DriverFailure& fai
 // explained keeps its exit code and gets a general remedy.
 void diagnose_problem(const DriverApi& api, Problem& problem, const DiagnosisContext& context);
 
-// The one remedy-by-CUresult table: what to do about a failed call that nothing more explains (no
-// diagnosis, or none was made): out of memory (the address space's for cuMemAddressReserve, else the
-// device's), a device unavailable, not permitted, a hardware error each have theirs; any other result,
-// the general one that names the call.
+// create's remedy-by-CUresult table (le-bind words its own: le/logical_endpoint_diagnosis): what to do about a failed
+// call that nothing more explains (no diagnosis, or none was made): out of memory (the address space's for
+// cuMemAddressReserve, else the device's), a device unavailable, not permitted, a hardware error each have theirs; any
+// other result, the general one that names the call.
 std::string remedy_by_result(const DriverFailure& failure);
 
 // Why `size` cannot be allocated with `granularity` (not a multiple): the granularity and the two

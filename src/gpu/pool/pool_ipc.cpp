@@ -221,8 +221,7 @@ ImporterAnswer answer_pool_import(const ImporterSession& session, const ipc::Req
         try {
             import_and_check(*session.api, session.device, message.fields, message.fd.get(), out);
         } catch (const nlohmann::json::exception& e) {
-            out.keep_problem(Problem{.exit_code = ExitCode::failed,
-                                     .message = fmt::format("internal error: the exporter's message: {}", e.what())});
+            out.keep_problem(internal_error(fmt::format("the exporter's message: {}", e.what())));
         } catch (const Error& e) {
             out.keep_problem(e.problem());
         }

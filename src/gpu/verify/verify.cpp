@@ -19,8 +19,10 @@ namespace {
 void validate_range(CUdeviceptr ptr, std::size_t size) {
     if (size == 0) throw Error(ExitCode::usage, "cannot verify an empty range", "give a size of at least 1 byte");
     if (ptr % 16 != 0) {
-        throw Error(ExitCode::failed, fmt::format("cannot verify memory at {:#x}: it is not 16-byte aligned", ptr),
-                    "internal error: verify whole allocations or mappings (they are aligned to the granularity)");
+        throw Error(
+            internal_error(fmt::format("cannot verify memory at {:#x}: it is not 16-byte aligned (verify "
+                                       "whole allocations or mappings, which are aligned to the granularity)",
+                                       ptr)));
     }
 }
 

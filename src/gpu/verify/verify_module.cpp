@@ -95,8 +95,9 @@ VerifyKernels verify_kernels(const DriverApi& api) {
     CUcontext ctx = nullptr;
     const unsigned long long id = current_context_id(api, ctx);
     if (ctx == nullptr) {
-        throw Error(ExitCode::failed, "cannot verify memory: no CUDA context is current on this thread",
-                    "internal error: make the device's context current (cuCtxSetCurrent) before verifying");
+        throw Error(
+            internal_error("cannot verify memory: no CUDA context is current on this thread (make the "
+                           "device's context current with cuCtxSetCurrent before verifying)"));
     }
     std::lock_guard<std::mutex> lock(cache_mutex);
     if (const auto it = cache.find(id); it != cache.end()) return it->second;
