@@ -83,30 +83,21 @@ void Stream::synchronize() const {
 }
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
-    : api_(api), stream_(stream) {
+    : api_(api), stream_(stream), block_([&api, &stream](CUdeviceptr p) {
+          const CUresult r = api.cuMemFreeAsync(p, stream.get());
+          api.cuStreamSynchronize(stream.get());
+          return r;
+      }) {
     CU_REQUIRE(api, cuMemFreeAsync);
-    CU_CALL(api, cuMemAllocFromPoolAsync, &ptr_, size, pool, stream.get());
-    try {
-        stream.synchronize();
-    } catch (...) {
-        api_.cuMemFreeAsync(std::exchange(ptr_, 0), stream.get());
-        api_.cuStreamSynchronize(stream.get());
-        throw;
-    }
-}
-
-PoolAllocation::~PoolAllocation() {
-    if (ptr_ == 0) return;
-    // A block the driver will not free is lost until the process ends: counted, as a guard counts it.
-    if (api_.cuMemFreeAsync(ptr_, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
-    api_.cuStreamSynchronize(stream_.get());
+    CU_CALL(api, cuMemAllocFromPoolAsync, block_.out(), size, pool, stream.get());
+    stream.synchronize();  // refused, block_ frees the block as the constructor unwinds
 }
 
 void PoolAllocation::free() {
-    if (ptr_ == 0) return;
-    // Refused, the block stays held and the destructor tries once more.
-    CU_CALL(api_, cuMemFreeAsync, ptr_, stream_.get());
-    ptr_ = 0;
+    if (!block_) return;
+    // Refused, the block stays held and its guard tries once more.
+    CU_CALL(api_, cuMemFreeAsync, block_.get(), stream_.get());
+    block_.release();
     stream_.synchronize();
 }
 
