@@ -1,6 +1,8 @@
-// A small guard for what is neither a driver handle (cuda/owned_handle's OwnedHandle) nor a descriptor
-// (util/unique_fd's UniqueFd), such as the context to make current again: runs a function when the scope
-// ends, on every way out, a failure or a stop included.
+// A small guard for what is neither one driver handle (cuda/owned_handle's OwnedHandle) nor a descriptor
+// (util/unique_fd's UniqueFd): runs a function when the scope ends, on every way out, a failure or a stop
+// included. It holds the context to make current again, the synchronisation after a pool's blocks are
+// freed, and the StepLog undo steps of gpu/le's endpoint ids, endpoints and bindings. As a member it is
+// made after the call it undoes, so a constructor that fails undoes nothing it did not do.
 #pragma once
 
 #include <utility>

@@ -1,10 +1,11 @@
-// RAII for driver handles: one guard type for every kind of handle that no step records (streams,
-// events, modules, allocations, mappings, reserved ranges, primary and green contexts). Handles that a
-// StepLog makes are undone by the recorder (steps/, gpu/le's endpoint ids, endpoints and bindings), and
-// blocks of a pool by gpu/pool/pool_workload, which frees them on their stream and then synchronises it.
-// It holds a handle and the call that destroys it, destroys it when the guard goes (errors ignored: this runs on error paths and at
-// exit), and can be moved but not copied. The handle itself is private: get() reads it, out() is
-// where a create call writes it, release() gives it up, reset() and destroy() end it early.
+// RAII for driver handles: one guard type for every kind of handle (streams, events, modules,
+// allocations, blocks of a pool, mappings, reserved ranges, primary and green contexts). Where a StepLog
+// records the release, the destroy call is its undo step (gpu/le's memory); an undo that is not one
+// handle's destroy (gpu/le's endpoint ids, endpoints and bindings) is a ScopeExit (base/scope_exit.hpp).
+// It holds a handle and the call that destroys it, destroys it when the guard goes (errors ignored: this
+// runs on error paths and at exit), and can be moved but not copied. The handle itself is private: get()
+// reads it, out() is where a create call writes it, release() gives it up, reset() and destroy() end it
+// early.
 #pragma once
 
 #include <cstdint>

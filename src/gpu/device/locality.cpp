@@ -6,6 +6,7 @@
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/driver_info.hpp"
+#include "cuda/owned_handle.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/device/primary_context.hpp"
@@ -13,6 +14,12 @@
 
 namespace cumemctl::gpu {
 namespace {
+
+// cuMemCreate of one granule with `prop`, released again (an OwnedHandle) before the answer is returned.
+CUresult create_and_release(const DriverApi& api, std::size_t granule, const CUmemAllocationProp& prop) {
+    OwnedHandle<CUmemGenericAllocationHandle> handle(api.cuMemRelease);
+    return api.cuMemCreate(handle.out(), granule, &prop, 0);
+}
 
 // The one-granule localized allocation of query_locality: whether cuMemCreate takes it, in words.
 void probe_allocation(const DriverApi& api, int device, LocalityProbe probe, LocalityInfo& info) {
@@ -31,14 +38,12 @@ void probe_allocation(const DriverApi& api, int device, LocalityProbe probe, Loc
         info.allocation_detail = "cuMemGetAllocationGranularity: " + describe_failure(api, r, "").name;
         return;
     }
-    CUmemGenericAllocationHandle handle = 0;
-    r = api.cuMemCreate(&handle, granule, &prop, 0);
+    r = create_and_release(api, granule, prop);
     // A driver that wants a context for it gets the device's primary context, for this call only.
     if (r == CUDA_ERROR_INVALID_CONTEXT && probe == LocalityProbe::context_if_needed) {
         try {
             const PrimaryContext context(api, device);
-            r = api.cuMemCreate(&handle, granule, &prop, 0);
-            if (r == CUDA_SUCCESS) api.cuMemRelease(handle);
+            r = create_and_release(api, granule, prop);
             info.allocation_works = r == CUDA_SUCCESS;
             info.allocation_detail = fmt::format("cuMemCreate of {} bytes at domain 0 in the primary context: {}",
                                                  granule, describe_failure(api, r, "").name);
@@ -50,7 +55,6 @@ void probe_allocation(const DriverApi& api, int device, LocalityProbe probe, Loc
     }
     info.allocation_works = r == CUDA_SUCCESS;
     if (r == CUDA_SUCCESS) {
-        api.cuMemRelease(handle);
         info.allocation_detail = fmt::format("cuMemCreate of {} bytes at domain 0: CUDA_SUCCESS", granule);
     } else {
         info.allocation_detail =

@@ -11,15 +11,16 @@
 
 namespace cumemctl::gpu {
 
-LeIdRange::LeIdRange(StepLog& log, std::uint32_t count) : log_(log), count_(count) {
-    steps::Step& s = log_.call(fmt::format("reserve {} endpoint id{}", count, count == 1 ? "" : "s"),
-                               "cuLogicalEndpointIdReserve", log_.api().cuLogicalEndpointIdReserve, &base_, count);
-    s.detail = describe();
-}
+LeIdRange::LeIdRange(StepLog& log, std::uint32_t count) : log_(log), count_(count), release_(reserve()) {}
 
-LeIdRange::~LeIdRange() {
-    log_.undo(fmt::format("release endpoint {}", describe()), "cuLogicalEndpointIdRelease",
-              log_.api().cuLogicalEndpointIdRelease, base_, count_);
+std::function<void()> LeIdRange::reserve() {
+    steps::Step& s = log_.call(fmt::format("reserve {} endpoint id{}", count_, count_ == 1 ? "" : "s"),
+                               "cuLogicalEndpointIdReserve", log_.api().cuLogicalEndpointIdReserve, &base_, count_);
+    s.detail = describe();
+    return [this] {
+        log_.undo(fmt::format("release endpoint {}", describe()), "cuLogicalEndpointIdRelease",
+                  log_.api().cuLogicalEndpointIdRelease, base_, count_);
+    };
 }
 
 std::string LeIdRange::describe() const {
@@ -49,25 +50,33 @@ LeQueryWait poll_constructed(const DriverApi& api, CUlogicalEndpointId id, std::
 }
 
 LogicalEndpoint::LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const CUlogicalEndpointProp& prop)
-    : log_(log), id_(id), prop_(prop) {
-    const bool mc = multicast();
-    log_.call(fmt::format("create {} endpoint", mc ? "multicast" : "unicast"), "cuLogicalEndpointCreate",
-              log_.api().cuLogicalEndpointCreate, id, &prop_)
-        .detail =
-        mc ? fmt::format("id {}, team of {}, {} a device", id, prop.multicast.numDevices, format_size(prop.size))
-           : fmt::format("id {}, owner device {}, {}", id, prop.unicast.device, format_size(prop.size));
-}
+    : log_(log), id_(id), prop_(prop), destroy_(create()) {}
 
 LogicalEndpoint::LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const void* fabric_handle)
-    : log_(log), id_(id), imported_(true) {
-    log_.call("import endpoint", "cuLogicalEndpointImport", log_.api().cuLogicalEndpointImport, id, fabric_handle,
-              static_cast<CUlogicalEndpointIpcHandleType>(le::kIpcFabric))
-        .detail = fmt::format("id {} from a fabric handle", id);
+    : log_(log), id_(id), imported_(true), destroy_(import_fabric(fabric_handle)) {}
+
+std::function<void()> LogicalEndpoint::destroy_step() {
+    return [this] {
+        log_.undo(fmt::format("destroy endpoint {}", id_), "cuLogicalEndpointDestroy",
+                  log_.api().cuLogicalEndpointDestroy, id_);
+    };
 }
 
-LogicalEndpoint::~LogicalEndpoint() {
-    log_.undo(fmt::format("destroy endpoint {}", id_), "cuLogicalEndpointDestroy", log_.api().cuLogicalEndpointDestroy,
-              id_);
+std::function<void()> LogicalEndpoint::create() {
+    const bool mc = multicast();
+    log_.call(fmt::format("create {} endpoint", mc ? "multicast" : "unicast"), "cuLogicalEndpointCreate",
+              log_.api().cuLogicalEndpointCreate, id_, &prop_)
+        .detail =
+        mc ? fmt::format("id {}, team of {}, {} a device", id_, prop_.multicast.numDevices, format_size(prop_.size))
+           : fmt::format("id {}, owner device {}, {}", id_, prop_.unicast.device, format_size(prop_.size));
+    return destroy_step();
+}
+
+std::function<void()> LogicalEndpoint::import_fabric(const void* fabric_handle) {
+    log_.call("import endpoint", "cuLogicalEndpointImport", log_.api().cuLogicalEndpointImport, id_, fabric_handle,
+              static_cast<CUlogicalEndpointIpcHandleType>(le::kIpcFabric))
+        .detail = fmt::format("id {} from a fabric handle", id_);
+    return destroy_step();
 }
 
 void LogicalEndpoint::add_device(int device) {
@@ -154,25 +163,33 @@ void LogicalEndpoint::check_bind_device(int device) const {
 
 LeBinding::LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source,
                      const LeBindPlan& plan, const LeLimits& limits)
-    : log_(log), id_(endpoint.id()), device_(device), plan_(plan), by_address_(source.ptr != 0) {
-    endpoint.check_bind_device(device);
-    if (auto v = check_bind_plan(plan, limits)) refuse(*v);
-    const auto& api = log_.api();
-    const std::string what = fmt::format("bind on device {}", device);
-    // The driver takes the source address as a pointer.
-    void* const address = reinterpret_cast<void*>(source.ptr + plan.mem_offset);  // NOLINT(performance-no-int-to-ptr)
-    steps::Step& s = by_address_ ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
-                                             static_cast<CUdevice>(device), plan.offset, address, plan.bind_size, 0ULL)
-                                 : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
-                                             static_cast<CUdevice>(device), plan.offset, source.handle, plan.mem_offset,
-                                             plan.bind_size, 0ULL);
-    s.detail = fmt::format("{} at endpoint offset {} from memory offset {}", format_size(plan.bind_size),
-                           format_size(plan.offset), format_size(plan.mem_offset));
-}
+    : log_(log),
+      id_(endpoint.id()),
+      device_(device),
+      plan_(plan),
+      by_address_(source.ptr != 0),
+      unbind_(bind(endpoint, source, limits)) {}
 
-LeBinding::~LeBinding() {
-    log_.undo(fmt::format("unbind on device {}", device_), "cuLogicalEndpointUnbind",
-              log_.api().cuLogicalEndpointUnbind, id_, static_cast<CUdevice>(device_), plan_.offset, plan_.bind_size);
+std::function<void()> LeBinding::bind(const LogicalEndpoint& endpoint, const LeSource& source, const LeLimits& limits) {
+    endpoint.check_bind_device(device_);
+    if (auto v = check_bind_plan(plan_, limits)) refuse(*v);
+    const auto& api = log_.api();
+    const std::string what = fmt::format("bind on device {}", device_);
+    // The driver takes the source address as a pointer.
+    void* const address = reinterpret_cast<void*>(source.ptr + plan_.mem_offset);  // NOLINT(performance-no-int-to-ptr)
+    steps::Step& s = by_address_
+                         ? log_.call(what, "cuLogicalEndpointBindAddr", api.cuLogicalEndpointBindAddr, id_,
+                                     static_cast<CUdevice>(device_), plan_.offset, address, plan_.bind_size, 0ULL)
+                         : log_.call(what, "cuLogicalEndpointBindMem", api.cuLogicalEndpointBindMem, id_,
+                                     static_cast<CUdevice>(device_), plan_.offset, source.handle, plan_.mem_offset,
+                                     plan_.bind_size, 0ULL);
+    s.detail = fmt::format("{} at endpoint offset {} from memory offset {}", format_size(plan_.bind_size),
+                           format_size(plan_.offset), format_size(plan_.mem_offset));
+    return [this] {
+        log_.undo(fmt::format("unbind on device {}", device_), "cuLogicalEndpointUnbind",
+                  log_.api().cuLogicalEndpointUnbind, id_, static_cast<CUdevice>(device_), plan_.offset,
+                  plan_.bind_size);
+    };
 }
 
 }  // namespace cumemctl::gpu

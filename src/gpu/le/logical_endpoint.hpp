@@ -6,9 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "base/scope_exit.hpp"
 #include "gpu/le/logical_endpoint_checks.hpp"
 #include "steps/step_log.hpp"
 
@@ -18,9 +20,6 @@ namespace cumemctl::gpu {
 class LeIdRange {
 public:
     LeIdRange(StepLog& log, std::uint32_t count);
-    ~LeIdRange();
-    LeIdRange(const LeIdRange&) = delete;
-    LeIdRange& operator=(const LeIdRange&) = delete;
 
     CUlogicalEndpointId base() const { return base_; }
     std::uint32_t count() const { return count_; }
@@ -28,9 +27,13 @@ public:
     std::string describe() const;
 
 private:
+    // cuLogicalEndpointIdReserve as a step; returns its undo, cuLogicalEndpointIdRelease as an undo step.
+    std::function<void()> reserve();
+
     StepLog& log_;
     CUlogicalEndpointId base_ = 0;
     std::uint32_t count_ = 0;
+    ScopeExit<std::function<void()>> release_;  // made once the ids are reserved
 };
 
 // How a wait for construction went: whether it completed, how often Query was asked, how long it took.
@@ -55,9 +58,6 @@ public:
     LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const CUlogicalEndpointProp& prop);
     // cuLogicalEndpointImport(id, handle, FABRIC): an imported endpoint, which binds nothing when unicast.
     LogicalEndpoint(StepLog& log, CUlogicalEndpointId id, const void* fabric_handle);
-    ~LogicalEndpoint();
-    LogicalEndpoint(const LogicalEndpoint&) = delete;
-    LogicalEndpoint& operator=(const LogicalEndpoint&) = delete;
 
     // cuLogicalEndpointAddDevice (multicast only; a unicast endpoint is refused before the call).
     void add_device(int device);
@@ -78,12 +78,19 @@ public:
     const std::vector<int>& added() const { return added_; }
 
 private:
+    // cuLogicalEndpointCreate or cuLogicalEndpointImport as a step; each returns destroy_step().
+    std::function<void()> create();
+    std::function<void()> import_fabric(const void* fabric_handle);
+    // The endpoint's undo: cuLogicalEndpointDestroy as an undo step.
+    std::function<void()> destroy_step();
+
     StepLog& log_;
     CUlogicalEndpointId id_ = 0;
     CUlogicalEndpointProp prop_{};
     bool imported_ = false;
     bool constructed_ = false;
     std::vector<int> added_;
+    ScopeExit<std::function<void()>> destroy_;  // made once the endpoint exists
 };
 
 // Where bound memory comes from: an allocation handle (BindMem) or a mapped address (BindAddr).
@@ -100,20 +107,21 @@ public:
     // at ptr + mem_offset when source.ptr is set.
     LeBinding(StepLog& log, const LogicalEndpoint& endpoint, int device, const LeSource& source, const LeBindPlan& plan,
               const LeLimits& limits);
-    ~LeBinding();
-    LeBinding(const LeBinding&) = delete;
-    LeBinding& operator=(const LeBinding&) = delete;
 
     int device() const { return device_; }
     const LeBindPlan& plan() const { return plan_; }
     bool by_address() const { return by_address_; }
 
 private:
+    // Checks and binds as a step; returns the binding's undo, cuLogicalEndpointUnbind as an undo step.
+    std::function<void()> bind(const LogicalEndpoint& endpoint, const LeSource& source, const LeLimits& limits);
+
     StepLog& log_;
     CUlogicalEndpointId id_ = 0;
     int device_ = 0;
     LeBindPlan plan_;
     bool by_address_ = false;
+    ScopeExit<std::function<void()>> unbind_;  // made once the memory is bound
 };
 
 }  // namespace cumemctl::gpu

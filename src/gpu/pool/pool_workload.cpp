@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "base/scope_exit.hpp"
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
@@ -17,44 +18,30 @@
 namespace cumemctl::gpu {
 namespace {
 
-// Blocks allocated on a stream; whatever is still held is freed (and the stream synchronised) when
-// the object goes, so that an error halfway leaves nothing behind.
-class HeldBlocks {
-public:
-    HeldBlocks(const DriverApi& api, const Stream& stream) : api_(api), stream_(stream) {}
-    // On an error or a signal: frees what is still held; a block the driver refuses to free is counted in
-    // lost_handle_count(), as every guard counts what it could not give back.
-    ~HeldBlocks() {
-        if (blocks_.empty()) return;
-        for (CUdeviceptr p : blocks_) {
-            if (api_.cuMemFreeAsync(p, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
-        }
-        api_.cuStreamSynchronize(stream_.get());
-    }
-    HeldBlocks(const HeldBlocks&) = delete;
-    HeldBlocks& operator=(const HeldBlocks&) = delete;
+// Blocks allocated on a stream, in the order they were allocated, each an OwnedHandle that frees it
+// (cuMemFreeAsync, not synchronised).
+using Blocks = std::vector<OwnedHandle<CUdeviceptr>>;
 
-    void add(CUdeviceptr p) { blocks_.push_back(p); }
-    // Frees every block (stream-ordered, not synchronised) and forgets them.
-    void free_all() {
-        std::vector<CUdeviceptr> freeing;
-        freeing.swap(blocks_);
-        for (std::size_t i = 0; i < freeing.size(); ++i) {
-            const CUresult r = api_.cuMemFreeAsync(freeing[i], stream_.get());
-            if (r != CUDA_SUCCESS) {
-                // The refused block and those after it stay held, for the destructor.
-                blocks_.assign(freeing.begin() + static_cast<std::ptrdiff_t>(i), freeing.end());
-                check(api_, r, "cuMemFreeAsync");
-            }
-        }
-    }
-    std::size_t size() const { return blocks_.size(); }
+// A guard for a block allocated on `stream`, empty until the allocation writes through out().
+OwnedHandle<CUdeviceptr> block_guard(const DriverApi& api, const Stream& stream) {
+    return OwnedHandle<CUdeviceptr>([&api, &stream](CUdeviceptr p) { return api.cuMemFreeAsync(p, stream.get()); });
+}
 
-private:
-    const DriverApi& api_;
-    const Stream& stream_;
-    std::vector<CUdeviceptr> blocks_;
-};
+// Frees every block in order (stream-ordered, not synchronised) and forgets them; throws Error when the
+// driver refuses one, which stays held with those after it.
+void free_all(const DriverApi& api, Blocks& blocks) {
+    for (OwnedHandle<CUdeviceptr>& b : blocks) check(api, b.destroy(), "cuMemFreeAsync");
+    blocks.clear();
+}
+
+// On an error or a signal: frees in order what is still held, then synchronises the stream; a block the
+// driver refuses to free is counted in lost_handle_count() by its guard.
+void free_held(const DriverApi& api, const Stream& stream, Blocks& blocks) {
+    const auto holds = [](const OwnedHandle<CUdeviceptr>& b) { return static_cast<bool>(b); };
+    if (std::ranges::none_of(blocks, holds)) return;
+    for (OwnedHandle<CUdeviceptr>& b : blocks) b.reset();
+    api.cuStreamSynchronize(stream.get());
+}
 
 PoolSnapshot snapshot(const DriverApi& api, CUmemoryPool pool, bool read_device_free) {
     PoolSnapshot s;
@@ -83,30 +70,21 @@ void Stream::synchronize() const {
 }
 
 PoolAllocation::PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream)
-    : api_(api), stream_(stream) {
+    : api_(api), stream_(stream), block_([&api, &stream](CUdeviceptr p) {
+          const CUresult r = api.cuMemFreeAsync(p, stream.get());
+          api.cuStreamSynchronize(stream.get());
+          return r;
+      }) {
     CU_REQUIRE(api, cuMemFreeAsync);
-    CU_CALL(api, cuMemAllocFromPoolAsync, &ptr_, size, pool, stream.get());
-    try {
-        stream.synchronize();
-    } catch (...) {
-        api_.cuMemFreeAsync(std::exchange(ptr_, 0), stream.get());
-        api_.cuStreamSynchronize(stream.get());
-        throw;
-    }
-}
-
-PoolAllocation::~PoolAllocation() {
-    if (ptr_ == 0) return;
-    // A block the driver will not free is lost until the process ends: counted, as a guard counts it.
-    if (api_.cuMemFreeAsync(ptr_, stream_.get()) != CUDA_SUCCESS) ++lost_handle_count();
-    api_.cuStreamSynchronize(stream_.get());
+    CU_CALL(api, cuMemAllocFromPoolAsync, block_.out(), size, pool, stream.get());
+    stream.synchronize();  // refused, block_ frees the block as the constructor unwinds
 }
 
 void PoolAllocation::free() {
-    if (ptr_ == 0) return;
-    // Refused, the block stays held and the destructor tries once more.
-    CU_CALL(api_, cuMemFreeAsync, ptr_, stream_.get());
-    ptr_ = 0;
+    if (!block_) return;
+    // Refused, the block stays held and its guard tries once more.
+    CU_CALL(api_, cuMemFreeAsync, block_.get(), stream_.get());
+    block_.release();
     stream_.synchronize();
 }
 
@@ -117,15 +95,16 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
     r.allocations = pattern.allocations();
     r.bytes = pattern.bytes();
     const Stream stream(api);
-    HeldBlocks held(api, stream);
+    Blocks held;
+    const ScopeExit free_left([&] { free_held(api, stream, held); });
     r.before = snapshot(api, pool, read_device_free);
     Stopwatch watch;
     for (const auto& item : pattern.items) {
         for (std::uint64_t i = 0; i < item.count; ++i) {
-            check_interrupted();  // SIGINT/SIGTERM: HeldBlocks frees what was allocated
-            CUdeviceptr p = 0;
-            CU_CALL(api, cuMemAllocFromPoolAsync, &p, item.size, pool, stream.get());
-            held.add(p);
+            check_interrupted();  // SIGINT/SIGTERM: free_left frees what was allocated
+            OwnedHandle<CUdeviceptr> block = block_guard(api, stream);
+            CU_CALL(api, cuMemAllocFromPoolAsync, block.out(), item.size, pool, stream.get());
+            held.push_back(std::move(block));
         }
     }
     stream.synchronize();
@@ -133,7 +112,7 @@ WorkloadResult run_workload(const DriverApi& api, CUmemoryPool pool, const Workl
     r.after_alloc = snapshot(api, pool, read_device_free);
     watch.lap();
     check_interrupted();
-    held.free_all();
+    free_all(api, held);
     r.free_seconds = watch.lap();
     r.after_free = snapshot(api, pool, read_device_free);
     watch.lap();
@@ -169,16 +148,17 @@ CurrentPoolDraw draw_from_current(const DriverApi& api, CUmemoryPool new_pool, C
     CurrentPoolDraw d;
     d.size = size;
     const Stream stream(api);
-    HeldBlocks held(api, stream);
+    Blocks held;
+    const ScopeExit free_left([&] { free_held(api, stream, held); });
     d.new_used_before = used_of(api, new_pool);
     d.default_used_before = used_of(api, default_pool);
-    CUdeviceptr p = 0;
-    CU_CALL(api, cuMemAllocAsync, &p, size, stream.get());
-    held.add(p);
+    OwnedHandle<CUdeviceptr> block = block_guard(api, stream);
+    CU_CALL(api, cuMemAllocAsync, block.out(), size, stream.get());
+    held.push_back(std::move(block));
     stream.synchronize();
     d.new_used_during = used_of(api, new_pool);
     d.default_used_during = used_of(api, default_pool);
-    held.free_all();
+    free_all(api, held);
     stream.synchronize();
     return d;
 }

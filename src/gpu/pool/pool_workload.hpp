@@ -29,22 +29,19 @@ private:
 };
 
 // One block allocated from a pool on a stream (cuMemAllocFromPoolAsync, then synchronised), freed
-// with cuMemFreeAsync and a synchronisation by free() or when the object goes.
+// with cuMemFreeAsync and a synchronisation by free() or, through its OwnedHandle, when the object goes.
 class PoolAllocation {
 public:
     PoolAllocation(const DriverApi& api, CUmemoryPool pool, std::uint64_t size, const Stream& stream);
-    ~PoolAllocation();
-    PoolAllocation(const PoolAllocation&) = delete;
-    PoolAllocation& operator=(const PoolAllocation&) = delete;
 
-    CUdeviceptr get() const { return ptr_; }
+    CUdeviceptr get() const { return block_.get(); }
     // Frees the block now; throws Error when the driver refuses.
     void free();
 
 private:
     const DriverApi& api_;
     const Stream& stream_;
-    CUdeviceptr ptr_ = 0;
+    OwnedHandle<CUdeviceptr> block_;  // cuMemFreeAsync, then cuStreamSynchronize
 };
 
 // One moment of a workload: the pool's attributes and the device's free memory where it was read.
