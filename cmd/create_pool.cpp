@@ -58,7 +58,8 @@ std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
     if (r.pool_placement) pool.rows.push_back({"pool placement", placement_text(*r.pool_placement)});
     if (r.block_placement) pool.rows.push_back({"block placement", placement_text(*r.block_placement)});
     add_access_rows(pool, r.access, r.checks);
-    if (r.ipc_checked) pool.rows.push_back({"IPC check", r.outcome.passed() ? "pass" : "fail"});
+    if (r.ipc_checked)
+        pool.rows.push_back({"IPC check", {r.outcome.passed() ? "pass" : "fail", tone_of_answer(r.outcome.passed())}});
     if (r.before && r.after) {
         pool.rows.push_back({"descriptors and handles after",
                              compare(*r.before, *r.after).balanced() ? "as before" : "different (see the warning)"});

@@ -17,8 +17,8 @@ using gpu::capability_catalogue;
 using gpu::DeviceInfo;
 using gpu::handle_type_names;
 
-std::string cap_text(const Capability& cap) {
-    if (!cap.value) return "unknown";
+TableCell cap_text(const Capability& cap) {
+    if (!cap.value) return {"unknown", Tone::attention};
     if (cap.key == "host_numa_id") return std::to_string(*cap.value);
     if (cap.key == "pool_handle_types") {
         const auto names = handle_type_names(*cap.value);
@@ -29,15 +29,15 @@ std::string cap_text(const Capability& cap) {
         return names.empty() ? "none" : fmt::format("{}", fmt::join(names, ","));
     }
     if (cap.key == "gpudirect_rdma_writes_ordering") return gpu::writes_ordering_name(*cap.value);
-    return *cap.value != 0 ? "yes" : "no";
+    return {*cap.value != 0 ? "yes" : "no", tone_of_answer(*cap.value != 0)};
 }
 
 // One row per property, one cell per device, in the order of `devices`.
-std::vector<std::vector<std::string>> property_rows(const std::vector<DeviceInfo>& devices) {
-    std::vector<std::vector<std::string>> rows;
+std::vector<std::vector<TableCell>> property_rows(const std::vector<DeviceInfo>& devices) {
+    std::vector<std::vector<TableCell>> rows;
     auto row = [&](std::string label, auto cell) {
-        std::vector<std::string> r{std::move(label)};
-        for (const auto& d : devices) r.push_back(cell(d));
+        std::vector<TableCell> r{std::move(label)};
+        for (const auto& d : devices) r.emplace_back(cell(d));
         rows.push_back(std::move(r));
     };
     row("name", [](const DeviceInfo& d) { return d.name; });
@@ -70,8 +70,8 @@ std::vector<std::vector<std::string>> property_rows(const std::vector<DeviceInfo
             [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->persistence_mode) : "unknown"; });
         row("MIG mode", [&](const DeviceInfo& d) { return d.nvml ? on_off(d.nvml->mig_enabled) : "unknown"; });
     }
-    for (auto& r : fabric_rows(devices)) rows.push_back(std::move(r));
-    for (auto& r : locality_rows(devices)) rows.push_back(std::move(r));
+    for (const auto& r : fabric_rows(devices)) rows.push_back(plain_cells(r));
+    for (const auto& r : locality_rows(devices)) rows.push_back(plain_cells(r));
     for (std::size_t i = 0; i < capability_catalogue().size(); ++i) {
         row(std::string(capability_catalogue()[i].label),
             [i](const DeviceInfo& d) { return cap_text(d.capabilities[i]); });
@@ -111,8 +111,8 @@ std::vector<Table> devices_tables(const std::vector<DeviceInfo>& devices) {
     Table gpus{"Devices", {}, {}, {}, false};
     for (const auto& c : device_columns()) gpus.columns.push_back(c.header);
     for (const auto& d : devices) {
-        std::vector<std::string> row;
-        for (const auto& c : device_columns()) row.push_back(c.cell(d));
+        std::vector<TableCell> row;
+        for (const auto& c : device_columns()) row.emplace_back(c.cell(d));
         gpus.rows.push_back(std::move(row));
     }
     gpus.notes.push_back("gpu: the CUDA ordinal; index: nvidia-smi's (NVML's), the same GPU");
@@ -144,12 +144,12 @@ std::vector<Table> devices_tables(const std::vector<DeviceInfo>& devices) {
         differ.columns.push_back(fmt::format("gpu {}", ordinals(ords)));
     }
     for (const auto& r : rows) {
-        const bool alike = std::all_of(r.begin() + 1, r.end(), [&](const std::string& c) { return c == r[1]; });
+        const bool alike = std::all_of(r.begin() + 1, r.end(), [&](const TableCell& c) { return c == r[1]; });
         if (alike) {
-            same.rows.push_back({r[0], r.size() > 1 ? r[1] : ""});
+            same.rows.push_back({r[0], r.size() > 1 ? r[1] : TableCell("")});
             continue;
         }
-        std::vector<std::string> row{r[0]};
+        std::vector<TableCell> row{r[0]};
         for (const auto& g : groups) row.push_back(r[1 + static_cast<std::size_t>(g.front())]);
         differ.rows.push_back(std::move(row));
     }

@@ -40,7 +40,10 @@ Table findings_table(const doctor::DoctorRun& run, const std::string& title) {
     Table t{title, {"status", "check", "gpu", "what did not pass"}, {}, {}, true};
     for (const auto& f : findings) {
         const auto& o = f.first->outcome;
-        t.rows.push_back({std::string(doctor::status_name(o.status)), f.first->check, gpu_list(f.gpus), o.reason});
+        t.rows.push_back({{std::string(doctor::status_name(o.status)), tone_of(o.status)},
+                          f.first->check,
+                          gpu_list(f.gpus),
+                          o.reason});
         if (!o.remedy.empty() && o.status != CheckStatus::skip) t.rows.push_back({"", "", "", "remedy: " + o.remedy});
     }
     if (t.rows.empty()) t.columns.clear();
@@ -61,12 +64,13 @@ Table matrix_table(const doctor::DoctorRun& run) {
     if (node_column) t.columns.emplace_back("node");
     for (int d : run.devices) t.columns.push_back(fmt::format("gpu{}", d));
     for (const auto& check : checks) {
-        std::vector<std::string> row{check};
+        std::vector<TableCell> row{check};
         auto status_at = [&](std::optional<int> device) {
             for (const auto& r : run.results) {
-                if (r.check == check && r.device == device) return std::string(doctor::status_name(r.outcome.status));
+                if (r.check == check && r.device == device)
+                    return TableCell(std::string(doctor::status_name(r.outcome.status)), tone_of(r.outcome.status));
             }
-            return std::string();
+            return TableCell(std::string());
         };
         if (node_column) row.push_back(status_at(std::nullopt));
         for (int d : run.devices) row.push_back(status_at(d));

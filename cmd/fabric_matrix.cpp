@@ -236,7 +236,8 @@ Table row_table(const Row& row) {
     t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
     t.columns = {"owner", "result", "GB/s", "diagnosis"};
     for (const auto& c : row.cells) {
-        t.rows.push_back({std::to_string(c.peer), std::string(status_name(c.status)),
+        t.rows.push_back({std::to_string(c.peer),
+                          {std::string(status_name(c.status)), tone_of(c.status)},
                           c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
                           c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
     }

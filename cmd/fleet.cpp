@@ -261,6 +261,21 @@ std::string_view node_count_word(NodeStatus status) {
     return "without a doctor report";
 }
 
+// How a terminal colours a node's status: fails of the fleet red, warned and busy yellow, passed green.
+Tone node_tone(NodeStatus status) {
+    if (node_fails(status)) return Tone::bad;
+    switch (status) {
+        case NodeStatus::pass:
+            return Tone::good;
+        case NodeStatus::warn:
+        case NodeStatus::busy:
+        case NodeStatus::unknown:
+            return Tone::attention;
+        default:
+            return Tone::plain;
+    }
+}
+
 std::string title(const FleetSummary& s) {
     std::map<NodeStatus, int> counts;
     for (const auto& n : s.nodes) ++counts[n.status];
@@ -336,8 +351,11 @@ Table nodes_table(const FleetSummary& s) {
     for (const auto& g : groups) {
         std::vector<std::string> hosts;
         for (const NodeSummary* n : g.nodes) hosts.push_back(n->host);
-        t.rows.push_back(
-            {compress_hostlist(hosts), std::string(node_status_name(g.status)), g.key[0], g.key[1], g.key[2]});
+        t.rows.push_back({compress_hostlist(hosts),
+                          {std::string(node_status_name(g.status)), node_tone(g.status)},
+                          g.key[0],
+                          g.key[1],
+                          g.key[2]});
     }
     if (t.rows.empty()) t.columns.clear();
     // Each failed check with its GPU, worst node first (--json lists them all).

@@ -100,17 +100,18 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     std::vector<std::string> reasons;
     for (const auto& row : rows) {
         const bool ok = row.status == GranularityRow::Status::ok;
-        std::vector<std::string> cells{std::to_string(row.device),
-                                       location_text(row),
-                                       handle_type_name(row.request.handle_type),
-                                       flags_text(row.request),
-                                       ok ? format_size(row.granularity.minimum) : "-",
-                                       ok ? format_size(row.granularity.recommended) : "-"};
+        std::vector<TableCell> cells{std::to_string(row.device),
+                                     location_text(row),
+                                     handle_type_name(row.request.handle_type),
+                                     flags_text(row.request),
+                                     ok ? format_size(row.granularity.minimum) : "-",
+                                     ok ? format_size(row.granularity.recommended) : "-"};
         if (size) {
             cells.push_back(ok ? format_size(round_up(*size, row.granularity.minimum)) : "-");
             cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
         }
-        cells.push_back(status_name(row.status));
+        const Tone tone = ok ? Tone::good : row.status == GranularityRow::Status::refused ? Tone::bad : Tone::plain;
+        cells.push_back({status_name(row.status), tone});
         // Each distinct reason once, below the table, and its number in the row: the same refusal
         // repeats across devices and flags, and rows stay short.
         // The general cause, before the properties that the row's own cells already name.

@@ -144,6 +144,26 @@ nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& 
             {"summary", std::move(summary)}};
 }
 
+// How a terminal colours an action: done as asked, done differently, or not done.
+Tone action_tone(Action action) {
+    switch (action) {
+        case Action::created:
+        case Action::unchanged:
+            return Tone::good;
+        case Action::kept:
+        case Action::fixed:
+        case Action::replaced:
+            return Tone::attention;
+        case Action::refused:
+        case Action::error:
+            return Tone::bad;
+        case Action::removed:
+        case Action::planned:
+            break;
+    }
+    return Tone::plain;
+}
+
 Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     Table t;
     t.title = "IMEX channels";
@@ -152,11 +172,13 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     for (const auto& c : r.channels) {
         // A kept channel is shown as it stays, not as asked.
         const bool kept = c.action == Action::kept;
-        t.rows.push_back(
-            {std::to_string(c.want.channel), fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
-             format_device(c.want.major, c.want.channel_minor()),
-             kept ? format_owner(owner_of(c.found.uid, c.found.gid)) : owner,
-             format_mode(kept ? c.found.mode : c.want.mode), std::string(action_name(c.action)), channel_detail(c)});
+        t.rows.push_back({std::to_string(c.want.channel),
+                          fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
+                          format_device(c.want.major, c.want.channel_minor()),
+                          kept ? format_owner(owner_of(c.found.uid, c.found.gid)) : owner,
+                          format_mode(kept ? c.found.mode : c.want.mode),
+                          {std::string(action_name(c.action)), action_tone(c.action)},
+                          channel_detail(c)});
     }
     t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
                                   r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));

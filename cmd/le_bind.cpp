@@ -172,7 +172,7 @@ Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
         row("bind alignment", format_size(o.limits->bind_alignment));
         row("max size", format_size(o.limits->max_size));
     }
-    if (o.violation) row("refused", o.violation->message);
+    if (o.violation) t.rows.push_back({{"refused", Tone::bad}, o.violation->message});
     if (o.id) row("endpoint id", std::to_string(*o.id));
     if (o.query)
         row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",

@@ -79,8 +79,8 @@ Table attributes_table(std::string title, const std::vector<std::pair<std::strin
     t.columns.push_back("");
     for (const auto& c : columns) t.columns.push_back(c.first);
     auto row = [&](std::string label, auto cell) {
-        std::vector<std::string> r{std::move(label)};
-        for (const auto& c : columns) r.push_back(cell(c.second));
+        std::vector<TableCell> r{std::move(label)};
+        for (const auto& c : columns) r.emplace_back(cell(c.second));
         t.rows.push_back(std::move(r));
     };
     row("reserved", [](const PoolAttributes& a) { return format_size(a.reserved_current); });
@@ -104,7 +104,7 @@ Table workload_table(std::string title, const WorkloadPattern& pattern, const Wo
                                                   {"after sync", w.after_sync.pool}});
     t.rows.resize(4);  // sizes only: the threshold and policies do not move during a workload
     if (w.before.device_free) {
-        std::vector<std::string> r{"device free"};
+        std::vector<TableCell> r{"device free"};
         for (const PoolSnapshot* s : {&w.before, &w.after_alloc, &w.after_free, &w.after_sync}) {
             r.push_back(s->device_free ? format_size(*s->device_free) : "unknown");
         }

@@ -106,7 +106,7 @@ Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pool
     Table t = attributes_table(
         fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
         columns);
-    std::vector<std::string> current{"current is the default"};
+    std::vector<TableCell> current{"current is the default"};
     for (const auto& l : pools) {
         if (l.unavailable) continue;
         current.push_back(l.current_is_default ? "yes" : "no");

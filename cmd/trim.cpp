@@ -74,7 +74,7 @@ Table trim_table(int device, const TrimResult& r) {
               {"device free (device-wide)", format_size(f.free_before_trim), format_size(f.free_after_trim)},
               {"device free at start (device-wide)", format_size(f.free_at_start), ""},
               {"cuMemPoolTrimTo", "", format_duration(r.trim_seconds)},
-              {"memory returned", "", r.verdict.returned ? "pass" : "fail"}};
+              {"memory returned", "", {r.verdict.returned ? "pass" : "fail", tone_of_answer(r.verdict.returned)}}};
     t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
     t.wrap_last = true;  // the notes wrap to the width
     return t;

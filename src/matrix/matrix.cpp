@@ -49,7 +49,8 @@ Matrix build_matrix(const MatrixInput& in) {
             info.uuid = card->second.gpu_uuid;
             info.pci_bus_id = card->second.pci_bus_id;
             info.nvml_index = card->second.nvml_index;
-            info.state = card->second.error ? "failed" : "ok";
+            info.ok = !card->second.error;
+            info.state = info.ok ? "ok" : "failed";
         } else if (in.refused.contains(r)) {
             info.state = "invalid-file";
         } else {
@@ -111,14 +112,15 @@ Table grid_table(const Matrix& m) {
     grid.columns.push_back("reader");
     for (int j = 0; j < m.ranks; ++j) grid.columns.push_back(std::to_string(j));
     for (int i = 0; i < m.ranks; ++i) {
-        std::vector<std::string> row{std::to_string(i)};
-        for (const auto& c : m.cells[static_cast<std::size_t>(i)]) row.push_back(cell_text(c));
+        std::vector<TableCell> row{std::to_string(i)};
+        for (const auto& c : m.cells[static_cast<std::size_t>(i)])
+            row.push_back({cell_text(c), c.passed() ? Tone::plain : Tone::bad});
         grid.rows.push_back(std::move(row));
     }
     std::size_t wide = 2 + grid.columns.front().size();
     for (std::size_t c = 1; c < grid.columns.size(); ++c) {
         std::size_t column = grid.columns[c].size();
-        for (const auto& row : grid.rows) column = std::max(column, row[c].size());
+        for (const auto& row : grid.rows) column = std::max(column, row[c].text.size());
         wide += 2 + column;
     }
     std::vector<std::string> legend;
@@ -129,8 +131,8 @@ Table grid_table(const Matrix& m) {
                 if (c.passed()) continue;
                 auto it = std::find(legend.begin(), legend.end(), c.diagnosis);
                 if (it == legend.end()) it = legend.insert(legend.end(), c.diagnosis);
-                grid.rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j) + 1] =
-                    fmt::format("FAIL [{}]", it - legend.begin() + 1);
+                grid.rows[static_cast<std::size_t>(i)][static_cast<std::size_t>(j) + 1] = {
+                    fmt::format("FAIL [{}]", it - legend.begin() + 1), Tone::bad};
             }
         }
     }
@@ -174,8 +176,11 @@ std::vector<Table> matrix_tables(const Matrix& m) {
     ranks.title = "Ranks";
     ranks.columns = {"rank", "host", "device", "GPU", "state"};
     for (const auto& i : m.info) {
-        ranks.rows.push_back({std::to_string(i.rank), i.host.empty() ? "-" : i.host,
-                              i.device < 0 ? "-" : std::to_string(i.device), i.uuid.empty() ? "-" : i.uuid, i.state});
+        ranks.rows.push_back({std::to_string(i.rank),
+                              i.host.empty() ? "-" : i.host,
+                              i.device < 0 ? "-" : std::to_string(i.device),
+                              i.uuid.empty() ? "-" : i.uuid,
+                              {i.state, tone_of_answer(i.ok)}});
     }
     std::vector<Table> out{grid_table(m), std::move(ranks)};
     if (!m.passed()) out.push_back(failures_table(m));

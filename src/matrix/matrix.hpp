@@ -27,6 +27,7 @@ struct RankInfo {
     std::string pci_bus_id;              // 00000000:3B:00.0
     std::optional<unsigned> nvml_index;  // nvidia-smi's index
     std::string state;                   // "ok", "failed" (no memory to offer), "missing", "invalid-file"
+    bool ok = false;                     // state "ok": the card came and offers memory
 };
 
 // The matrix.

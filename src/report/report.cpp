@@ -6,6 +6,36 @@
 
 namespace cumemctl {
 
+Tone tone_of(CheckStatus status) {
+    switch (status) {
+        case CheckStatus::pass:
+            return Tone::good;
+        case CheckStatus::warn:
+        case CheckStatus::busy:
+            return Tone::attention;
+        case CheckStatus::skip:
+            return Tone::faint;
+        case CheckStatus::fail:
+        case CheckStatus::timeout:
+            break;
+    }
+    return Tone::bad;
+}
+
+Tone tone_of_answer(bool yes) {
+    return yes ? Tone::good : Tone::bad;
+}
+
+std::vector<TableCell> plain_cells(const std::vector<std::string>& texts) {
+    return {texts.begin(), texts.end()};
+}
+
+std::vector<std::string> cell_texts(const std::vector<TableCell>& cells) {
+    std::vector<std::string> texts;
+    for (const TableCell& c : cells) texts.push_back(c.text);
+    return texts;
+}
+
 void Report::add_error(Problem problem) {
     if (exit_code == ExitCode::ok) exit_code = problem.exit_code == ExitCode::ok ? ExitCode::failed : problem.exit_code;
     errors.push_back(std::move(problem));

@@ -12,6 +12,7 @@
 
 #include "cuda/driver_info.hpp"
 #include "base/error.hpp"
+#include "base/verdict.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl {
@@ -19,11 +20,36 @@ namespace cumemctl {
 inline constexpr const char* kSchemaName = "cumemctl.report";
 inline constexpr int kSchemaVersion = 1;
 
+// How a terminal colours a table's cell: by what the cell means, set where it is made, never read
+// from its text.
+enum class Tone { plain, good, attention, bad, faint };
+
+// One cell of a table: its text and its tone.
+struct TableCell {
+    std::string text;
+    Tone tone = Tone::plain;
+
+    TableCell() = default;
+    TableCell(std::string t, Tone how = Tone::plain) : text(std::move(t)), tone(how) {}  // NOLINT: implicit
+    TableCell(const char* t) : text(t) {}                                                // NOLINT: implicit
+    bool operator==(const TableCell&) const = default;
+};
+
+// The tone of a verdict: pass good; warn and busy attention; fail and timeout bad; skip faint.
+Tone tone_of(CheckStatus status);
+// The tone of a yes or no: yes good, no bad.
+Tone tone_of_answer(bool yes);
+
+// A row of cells from their texts, each plain.
+std::vector<TableCell> plain_cells(const std::vector<std::string>& texts);
+// The texts of a row of cells.
+std::vector<std::string> cell_texts(const std::vector<TableCell>& cells);
+
 // A table for people: a title, column headings and rows of cells, with notes printed under it.
 struct Table {
     std::string title;
     std::vector<std::string> columns;
-    std::vector<std::vector<std::string>> rows;
+    std::vector<std::vector<TableCell>> rows;
     std::vector<std::string> notes;
     bool wrap_last = false;  // wrap the last column and the notes at spaces to fit the output width
 };
@@ -46,9 +72,9 @@ inline constexpr std::size_t kSummaryLineWidth = 70;
 
 // How a report leaves the process, apart from what it says.
 struct Delivery {
-    std::string output_file;     // where the rendered output goes instead of stdout, atomically (doctor --output)
-    bool stdout_quiet = false;   // nothing on standard output (errors still go to stderr): a rank that is not
-                                 // the one that reports a run through one launcher's stream
+    std::string output_file;    // where the rendered output goes instead of stdout, atomically (doctor --output)
+    bool stdout_quiet = false;  // nothing on standard output (errors still go to stderr): a rank that is not
+                                // the one that reports a run through one launcher's stream
     bool end_without_unwinding = false;  // threads still wait in a call (doctor past its budget): _exit after
                                          // rendering
 };

@@ -16,21 +16,27 @@ std::size_t display_width(const std::string& s) {
         std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-// Colour for status words in cells, only on a terminal.
-std::string paint(const std::string& cell, bool colour) {
-    if (!colour) return cell;
+// A cell's text in its tone's colour, only on a terminal.
+std::string paint(const std::string& text, Tone tone, bool colour) {
+    if (!colour) return text;
     const char* code = nullptr;
-    if (cell == "pass" || cell == "ok" || cell == "yes" || cell == "created" || cell == "unchanged")
-        code = "32";
-    else if (cell == "warn" || cell == "busy" || cell == "fixed" || cell == "kept" || cell == "replaced" ||
-             cell == "unknown")
-        code = "33";
-    else if (cell == "fail" || cell == "error" || cell == "refused" || cell == "no")
-        code = "31";
-    else if (cell == "skip")
-        code = "2";
-    if (code == nullptr) return cell;
-    return std::string("\x1b[") + code + "m" + cell + "\x1b[0m";
+    switch (tone) {
+        case Tone::good:
+            code = "32";
+            break;
+        case Tone::attention:
+            code = "33";
+            break;
+        case Tone::bad:
+            code = "31";
+            break;
+        case Tone::faint:
+            code = "2";
+            break;
+        case Tone::plain:
+            return text;
+    }
+    return std::string("\x1b[") + code + "m" + text + "\x1b[0m";
 }
 
 // Where the word at `pos` ends: at the next space, or, for a quoted command or path ('cumemctl
@@ -80,7 +86,7 @@ std::vector<std::size_t> column_widths(const Table& table) {
     for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
     for (const auto& row : table.rows) {
         for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
-            width[c] = std::max(width[c], display_width(printable(row[c])));
+            width[c] = std::max(width[c], display_width(printable(row[c].text)));
         }
     }
     return width;
@@ -122,11 +128,11 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
         indent = 6;
         room = line_width > 26 ? line_width - 6 : 20;
     }
-    auto line = [&](const std::vector<std::string>& cells, bool heading) {
+    auto line = [&](const std::vector<TableCell>& cells, bool heading) {
         std::string text = "  ";
         std::vector<std::string> more;
         for (std::size_t c = 0; c < width.size(); ++c) {
-            std::string cell = c < cells.size() ? printable(cells[c]) : "";
+            std::string cell = c < cells.size() ? printable(cells[c].text) : "";
             const bool last = c + 1 == width.size();
             if (last && below) {
                 if (!heading && !cell.empty()) more = wrap_words(cell, room);
@@ -137,14 +143,14 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
                 cell = more.front();
                 more.erase(more.begin());
             }
-            text += heading ? cell : paint(cell, colour);
+            text += heading || c >= cells.size() ? cell : paint(cell, cells[c].tone, colour);
             if (!last) text += std::string(width[c] - display_width(cell) + 2, ' ');
         }
         while (!text.empty() && text.back() == ' ') text.pop_back();  // blank cells leave no trailing blanks
         out << text << '\n';
         for (const auto& m : more) out << std::string(indent, ' ') << m << '\n';
     };
-    if (!table.columns.empty()) line(table.columns, true);
+    if (!table.columns.empty()) line(plain_cells(table.columns), true);
     for (const auto& row : table.rows) line(row, false);
     render_notes(table, out, line_width);
 }

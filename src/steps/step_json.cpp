@@ -71,7 +71,8 @@ Table steps_table(std::string title, const std::vector<Step>& steps) {
     if (processes) t.columns.insert(t.columns.begin(), "process");
     t.wrap_last = true;  // the detail wraps to the width, or goes below its step where the rest is wide
     for (const auto& s : steps) {
-        std::vector<std::string> row{s.name, s.call, result_text(s), time_text(s.seconds), s.detail};
+        std::vector<TableCell> row{
+            s.name, s.call, {result_text(s), tone_of_answer(s.ok)}, time_text(s.seconds), s.detail};
         if (processes) row.insert(row.begin(), s.process.empty() ? std::string("-") : s.process);
         t.rows.push_back(std::move(row));
     }

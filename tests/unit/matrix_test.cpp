@@ -104,13 +104,15 @@ TEST_CASE("the matrix: rows as published, and a failing row for each rank withou
     CHECK(j["passed"] == false);
     const auto tables = matrix_tables(m);
     REQUIRE(tables.size() == 3);
-    CHECK(tables[0].rows[0] == std::vector<std::string>{"0", "100.0", "101.0", "FAIL missing"});
+    CHECK(cell_texts(tables[0].rows[0]) == std::vector<std::string>{"0", "100.0", "101.0", "FAIL missing"});
+    CHECK(tables[0].rows[0][1].tone == Tone::plain);
+    CHECK(tables[0].rows[0][3].tone == Tone::bad);
     CHECK(tables[2].title == "Failing pairs");
     // Rank 0's one failing pair is a line; ranks 1 and 2, whose every cell fails the same way, one line each.
     REQUIRE(tables[2].rows.size() == 3);
-    CHECK(tables[2].rows[0][1] == "2");
-    CHECK(tables[2].rows[1][0] == "1");
-    CHECK(tables[2].rows[1][1] == "all");
+    CHECK(tables[2].rows[0][1].text == "2");
+    CHECK(tables[2].rows[1][0].text == "1");
+    CHECK(tables[2].rows[1][1].text == "all");
     in.refused[1] = "its row is a symbolic link";
     in.rows.erase(1);
     CHECK(build_matrix(in).cells[1][0].diagnosis == "invalid-file");

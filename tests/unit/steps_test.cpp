@@ -142,12 +142,15 @@ TEST_CASE("the steps table has one set of columns, with process only when a seco
     steps::Step failed{"map", "cuMemMap", std::nullopt, "", false, 0, "", false, ""};
     const Table t = steps_table("Steps", {mine, failed});
     CHECK(t.columns == std::vector<std::string>{"step", "call", "result", "time", "detail"});
-    CHECK(t.rows[0] == std::vector<std::string>{"create", "cuMemCreate", "ok", "1.23 ms", ""});
-    CHECK(t.rows[1][2] == "fail");
+    CHECK(cell_texts(t.rows[0]) == std::vector<std::string>{"create", "cuMemCreate", "ok", "1.23 ms", ""});
+    CHECK(t.rows[0][2].tone == Tone::good);
+    CHECK(t.rows[1][2].text == "fail");
+    CHECK(t.rows[1][2].tone == Tone::bad);
+    CHECK(t.rows[1][0].tone == Tone::plain);
     steps::Step theirs = mine;
     theirs.process = "importer";
     const Table both = steps_table("Steps", {mine, theirs});
     CHECK(both.columns.front() == "process");
-    CHECK(both.rows[0][0] == "-");
-    CHECK(both.rows[1][0] == "importer");
+    CHECK(both.rows[0][0].text == "-");
+    CHECK(both.rows[1][0].text == "importer");
 }
