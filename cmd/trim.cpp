@@ -106,9 +106,8 @@ WorkloadPattern fit_default_workload(Report& report, const DriverApi& api, const
               .remedy = kHeldRemedy,
               .device = id.ordinal};
     if (held.verdict == HeldDevice::Verdict::held) {
-        p.kind = ProblemKind::busy;
+        mark_held(p, held.holders);
         p.cause = fmt::format("{}: {}", holds_sentence(held), holders_sentence(held.holders));
-        p.held_by = held.holders;
     } else {
         p.cause = held.verdict == HeldDevice::Verdict::no_other_process
                       ? "NVML lists no other process on the device"

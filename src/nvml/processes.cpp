@@ -69,14 +69,6 @@ ProcessList list_processes(const Library& nvml, Device device) {
     return out;
 }
 
-std::vector<GpuProcess> other_processes(const ProcessList& list, pid_t self) {
-    std::vector<GpuProcess> others;
-    for (const GpuProcess& p : list.processes) {
-        if (p.pid != static_cast<unsigned>(self)) others.push_back(p);
-    }
-    return others;
-}
-
 std::uint64_t memory_used(const std::vector<GpuProcess>& processes) {
     std::uint64_t total = 0;
     for (const GpuProcess& p : processes) total += p.used.value_or(0);

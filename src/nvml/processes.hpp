@@ -34,9 +34,6 @@ struct ProcessList {
 // nvmlSystemGetProcessName where it answers.
 ProcessList list_processes(const Library& nvml, Device device);
 
-// The processes of `list` other than `self` (this process, which NVML lists once it has a context).
-std::vector<GpuProcess> other_processes(const ProcessList& list, pid_t self);
-
 // The memory NVML counts for `processes`, where it gives a figure (those without one add nothing).
 std::uint64_t memory_used(const std::vector<GpuProcess>& processes);
 

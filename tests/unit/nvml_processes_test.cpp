@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpu/device/held_device.hpp"
 #include "nvml/memory_health.hpp"
 #include "nvml/processes.hpp"
 #include "profile_file.hpp"
@@ -65,7 +66,7 @@ TEST_CASE("list_processes: pid, name and memory of every compute process, from t
     CHECK(idle.processes.empty());
 }
 
-TEST_CASE("other_processes leaves this process out; its name is its executable") {
+TEST_CASE("holders_of leaves this process out; its name is its executable") {
     ProcessProfile profile;
     setenv("FAKENVML_SELF_USED", "1048576", 1);
     const Library nvml = Library::load(FAKENVML_LIBRARY);
@@ -74,7 +75,7 @@ TEST_CASE("other_processes leaves this process out; its name is its executable")
     REQUIRE(list.processes.size() == 3);
     CHECK(list.processes[2].pid == static_cast<unsigned>(getpid()));
     CHECK_FALSE(list.processes[2].name.empty());
-    const auto others = other_processes(list, getpid());
+    const auto others = cumemctl::gpu::holders_of(&nvml, kBusyUuid, {getpid()}).holders;
     REQUIRE(others.size() == 2);
     CHECK(others[0].pid == 4242);
     CHECK(others[1].pid == 4343);

@@ -94,18 +94,22 @@ std::string holders_sentence(const std::vector<GpuProcess>& holders) {
     return fmt::format("{}", fmt::join(parts, "; "));
 }
 
+void mark_held(Problem& problem, std::vector<GpuProcess> holders) {
+    problem.exit_code = ExitCode::unavailable;
+    problem.kind = ProblemKind::busy;
+    problem.held_by = std::move(holders);
+}
+
 HeldDevice judge_held_problem(Problem& problem, const nvml::Library* nvml, const std::string& uuid,
                               const std::vector<pid_t>& own) {
     if (!problem.driver) return {};
     const HeldDevice held = judge_held(*problem.driver, nvml, uuid, own);
     const std::string call = fmt::format("{} failed: {}", problem.driver->call, problem.driver->name);
     if (held.verdict == HeldDevice::Verdict::held) {
-        problem.exit_code = ExitCode::unavailable;
-        problem.kind = ProblemKind::busy;
+        mark_held(problem, held.holders);
         problem.cause = fmt::format("{} ({}): {}", holds_sentence(held), call, holders_sentence(held.holders));
         if (held.free_bytes) problem.cause += fmt::format("; {} free on the device", format_size(*held.free_bytes));
         problem.remedy = kHeldRemedy;
-        problem.held_by = held.holders;
     } else if (held.verdict == HeldDevice::Verdict::holders_unknown) {
         const std::string what =
             held.kind == HoldKind::exclusive ? "its exclusive-process context" : "the device's memory";

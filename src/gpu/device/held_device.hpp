@@ -69,6 +69,10 @@ inline constexpr const char* kHeldRemedy =
     "a job is using this GPU: run this again when it has ended or freed the GPU (nvidia-smi lists the "
     "processes), or choose another GPU; 'cumemctl doctor' tells a GPU in use from a broken one";
 
+// Makes `problem` the holders' doing, the one way a problem becomes busy: exit 3 (unavailable), kind
+// busy, held_by the holders. Its words (message, cause, remedy) stay the caller's.
+void mark_held(Problem& problem, std::vector<GpuProcess> holders);
+
 // A command's problem judged: a held device makes it exit 3 (unavailable), kind "busy", naming the
 // holders in the cause and `held_by`, with kHeldRemedy; holders_unknown adds why NVML could not tell to
 // the cause; not_held and no_other_process leave it as it is. Returns the judgement.

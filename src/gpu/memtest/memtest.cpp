@@ -46,17 +46,15 @@ void check_granularity(const DeviceMemtest& d, const SizePlan& s, std::uint64_t 
 
 // Refuses to start beside the other processes that NVML lists on the device (busy, exit 3).
 [[noreturn]] void refuse_beside(const DeviceMemtest& d) {
-    throw Error(Problem{
-        .exit_code = ExitCode::unavailable,
-        .message = fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", d.ordinal, d.uuid,
-                               d.other_processes.size() == 1 ? "another process" : "other processes",
-                               holders_sentence(d.other_processes)),
-        .cause = "memtest takes all the free memory for its run; a process beside it would find none",
-        .remedy = fmt::format("run memtest when the GPU is idle (drain its jobs first), or give {} to run anyway",
-                              setting_name(Setting::start_anyway)),
-        .device = d.ordinal,
-        .kind = ProblemKind::busy,
-        .held_by = d.other_processes});
+    Problem p{.message = fmt::format("memtest did not start on GPU {} ({}): NVML lists {} on it: {}", d.ordinal, d.uuid,
+                                     d.other_processes.size() == 1 ? "another process" : "other processes",
+                                     holders_sentence(d.other_processes)),
+              .cause = "memtest takes all the free memory for its run; a process beside it would find none",
+              .remedy = fmt::format("run memtest when the GPU is idle (drain its jobs first), or give {} to run anyway",
+                                    setting_name(Setting::start_anyway)),
+              .device = d.ordinal};
+    mark_held(p, d.other_processes);
+    throw Error(std::move(p));
 }
 
 // The bytes to test and the chunk size, from the free memory and the plan.
@@ -85,12 +83,12 @@ RunPlan watch_other_processes(const nvml::Library* nvml, const std::optional<nvm
         d.processes_unavailable = d.nvml_unavailable;
         return mine;
     }
-    const nvml::ProcessList list = nvml::list_processes(*nvml, *handle);
-    d.other_processes = nvml::other_processes(list, ::getpid());
-    if (!list.listed) d.processes_unavailable = list.why;
+    const HeldDevice held = holders_of(nvml, d.uuid, {::getpid()});
+    d.other_processes = held.holders;
+    if (held.verdict == HeldDevice::Verdict::holders_unknown) d.processes_unavailable = held.why;
     if (!d.other_processes.empty() && !force) refuse_beside(d);
-    mine.yield = [nvml, dev = *handle, &d] {
-        for (const auto& p : nvml::other_processes(nvml::list_processes(*nvml, dev), ::getpid())) {
+    mine.yield = [nvml, &d] {
+        for (const auto& p : holders_of(nvml, d.uuid, {::getpid()}).holders) {
             const bool known = std::any_of(d.other_processes.begin(), d.other_processes.end(),
                                            [&](const nvml::GpuProcess& q) { return q.pid == p.pid; });
             if (!known) return fmt::format("{} appeared on the device", nvml::describe(p));
