@@ -62,7 +62,7 @@ nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint
     j.update({{"location", location_text(row)},
               {"handle_type", handle_type_name(row.request.handle_type)},
               {"flags", flag_names(row.request)},
-              {"status", status_name(row.status)}});
+              {"status", granularity_status_name(row.status)}});
     if (row.status == GranularityRow::Status::ok) {
         j["minimum_bytes"] = row.granularity.minimum;
         j["recommended_bytes"] = row.granularity.recommended;
@@ -111,7 +111,7 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
             cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
         }
         const Tone tone = ok ? Tone::good : row.status == GranularityRow::Status::refused ? Tone::bad : Tone::plain;
-        cells.push_back({status_name(row.status), tone});
+        cells.push_back({granularity_status_name(row.status), tone});
         // Each distinct reason once, below the table, and its number in the row: the same refusal
         // repeats across devices and flags, and rows stay short.
         // The general cause, before the properties that the row's own cells already name.

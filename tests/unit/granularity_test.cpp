@@ -94,7 +94,7 @@ TEST_CASE("granularity_table answers, refuses with a diagnosis, or skips each co
     CHECK_FALSE(skipped.location.has_value());
     CHECK(skipped.problem->message.find("CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID is -1") != std::string::npos);
     CHECK(rows[16].device == 1);
-    CHECK(status_name(skipped.status) == "skipped");
+    CHECK(granularity_status_name(skipped.status) == "skipped");
 }
 
 TEST_CASE("single_flag_sets is no flag, then each flag alone") {

@@ -61,7 +61,7 @@ TEST_CASE("explain_le_failure names the settings in the core's words, or in the 
         const Problem p = explained(call, result);
         CHECK_FALSE(p.remedy.empty());
         // The IMEX remedy is imex-setup's command line, the one way to make a channel; the rest is the core's.
-        const std::string imex = check_imex_channels().remedy();
+        const std::string imex = read_channel_access().remedy();
         const bool about_imex = p.remedy.rfind(imex, 0) == 0;
         CHECK(about_imex == (result == CUDA_ERROR_NOT_PERMITTED));
         CHECK(p.remedy.find("--", about_imex ? imex.size() : 0) == std::string::npos);

@@ -76,7 +76,7 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
     return rows;
 }
 
-std::string status_name(GranularityRow::Status status) {
+std::string granularity_status_name(GranularityRow::Status status) {
     switch (status) {
         case GranularityRow::Status::ok:
             return "ok";

@@ -56,6 +56,6 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
                                               const GranularitySelection& selection, const RefusalDiagnoser& diagnose);
 
 // "ok", "refused", "skipped".
-std::string status_name(GranularityRow::Status status);
+std::string granularity_status_name(GranularityRow::Status status);
 
 }  // namespace cumemctl::gpu

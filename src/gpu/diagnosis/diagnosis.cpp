@@ -114,7 +114,7 @@ std::optional<Diagnosis> missing_attribute(const DriverApi& api, const Diagnosis
 }
 
 Diagnosis imex_diagnosis(const DiagnosisContext& c) {
-    const ImexChannelAccess access = check_imex_channels(c.imex_channel_dir);
+    const ImexChannelAccess access = read_channel_access(c.imex_channel_dir);
     if (!access.accessible.empty()) {
         return Diagnosis{fmt::format("the driver refused fabric handles although {}; the node may not carry the "
                                      "driver's device number (the major of nvidia-caps-imex-channels in /proc/devices)",

@@ -9,7 +9,7 @@
 namespace cumemctl::gpu {
 using namespace imex;
 
-ImexChannelAccess check_imex_channels(const std::string& dir) {
+ImexChannelAccess read_channel_access(const std::string& dir) {
     const ChannelFolder folder = read_channel_folder(dir);
     ImexChannelAccess a;
     a.dir = dir;

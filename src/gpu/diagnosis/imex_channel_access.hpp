@@ -30,6 +30,6 @@ struct ImexChannelAccess {
 
 // Reads the channel folder through src/imex's model (links are not followed). Never throws: an
 // unreadable folder says so.
-ImexChannelAccess check_imex_channels(const std::string& dir = imex::kImexChannelDir);
+ImexChannelAccess read_channel_access(const std::string& dir = imex::kImexChannelDir);
 
 }  // namespace cumemctl::gpu

@@ -96,7 +96,7 @@ Explanation explain(const DriverFailure& f) {
         case CUDA_ERROR_NOT_PERMITTED:
             return {
                 "fabric handles need an IMEX channel this process can open, and there is none",
-                fmt::format("{}; or use {} none", check_imex_channels().remedy(), setting_name(Setting::handle_type))};
+                fmt::format("{}; or use {} none", read_channel_access().remedy(), setting_name(Setting::handle_type))};
         case CUDA_ERROR_NOT_SUPPORTED:
             return not_supported(f);
         case CUDA_ERROR_INVALID_VALUE:

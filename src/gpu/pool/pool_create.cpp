@@ -24,7 +24,7 @@ namespace {
 // driver the next cuStreamSynchronize after that refused export crashed the process (SIGSEGV inside
 // libcuda, docs/hardware/2026-11-29-run2.md), so the tool does not walk into it.
 void require_imex_channel(const std::string& dir) {
-    const ImexChannelAccess access = check_imex_channels(dir);
+    const ImexChannelAccess access = read_channel_access(dir);
     if (!access.accessible.empty()) return;
     Problem p;
     p.exit_code = ExitCode::permission;
