@@ -3,6 +3,7 @@
 // fabric-handle allocation, and answers over the socket at --socket-fd; it prints nothing.
 #include "command.hpp"
 #include "commands.hpp"
+#include "ipc/child_command_line.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "ipc/process.hpp"
 
@@ -38,13 +39,13 @@ void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner
     auto opts = std::make_shared<ImexVerifyOptions>();
     CLI::App* app = root.add_subcommand(kImexVerifyCommand, "internal: the second process of imex-setup --verify");
     app->group("");  // hidden from --help
-    app->add_option("--socket-fd", opts->socket_fd)->required();
-    app->add_option("--device", opts->device)->required();
-    app->add_option("--imex-channel-dir", opts->imex_channel_dir);
-    app->add_option("--uid", opts->uid);
-    app->add_option("--gid", opts->gid);
-    app->add_option("--user", opts->user);
-    app->add_option("--group", opts->group);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), opts->socket_fd)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::device), opts->device)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::imex_channel_dir), opts->imex_channel_dir);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::uid), opts->uid);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::gid), opts->gid);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::user), opts->user);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::group), opts->group);
     app->callback(
         [opts, &globals, &runner] { runner = [opts, &globals] { return run_imex_verify_command(*opts, globals); }; });
 }

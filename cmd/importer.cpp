@@ -5,6 +5,7 @@
 // socket, and its own stdout is discarded.
 #include "command.hpp"
 #include "commands.hpp"
+#include "ipc/child_command_line.hpp"
 #include "gpu/importer/importer.hpp"
 #include "gpu/pool/pool_ipc.hpp"
 #include "gpu/vmm/import_check.hpp"
@@ -27,8 +28,10 @@ void register_importer(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<ImporterOptions>();
     CLI::App* app = root.add_subcommand(kImporterCommand, "internal: the second process of the IPC checks");
     app->group("");  // hidden from --help
-    app->add_option("--socket-fd", opts->socket_fd, "the Unix socket to the first process")->required();
-    app->add_option("--device", opts->device, "the device, as this process sees it")->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), opts->socket_fd, "the Unix socket to the first process")
+        ->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::device), opts->device, "the device, as this process sees it")
+        ->required();
     app->callback([opts, &globals, &runner] {
         runner = [opts, &globals] {
             return run_second_process(kImporterCommand, opts->socket_fd, [&](int socket) {

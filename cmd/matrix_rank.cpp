@@ -4,6 +4,7 @@
 // that socket (its steps, its problem, its card and row) and prints nothing.
 #include "command.hpp"
 #include "commands.hpp"
+#include "ipc/child_command_line.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "ipc/envelope.hpp"
@@ -89,17 +90,18 @@ void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner
     auto o = std::make_shared<MatrixRankOptions>();
     CLI::App* app = root.add_subcommand(matrix::kMatrixRankCommand, "internal: one rank of fabric-matrix --local");
     app->group("");  // hidden from --help
-    app->add_option("--socket-fd", o->socket_fd)->required();
-    app->add_option("--dir", o->dir)->required();
-    app->add_option("--run", o->run);
-    app->add_option("--rank", o->rank)->required();
-    app->add_option("--ranks", o->ranks)->required();
-    app->add_option("--device", o->device)->required();
-    app->add_option("--size", o->size);
-    app->add_option("--handle-type", o->handle_type)->check(CLI::IsMember({"posix-fd", "fabric"}));
-    app->add_option("--timeout-ms", o->timeout_ms);
-    app->add_option("--imex-channel-dir", o->imex_channel_dir);
-    app->add_flag("--keep", o->keep);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), o->socket_fd)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::dir), o->dir)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::run), o->run);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::rank), o->rank)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::ranks), o->ranks)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::device), o->device)->required();
+    app->add_option(ipc::child_flag(ipc::ChildFlag::size), o->size);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::handle_type), o->handle_type)
+        ->check(CLI::IsMember({"posix-fd", "fabric"}));
+    app->add_option(ipc::child_flag(ipc::ChildFlag::timeout_ms), o->timeout_ms);
+    app->add_option(ipc::child_flag(ipc::ChildFlag::imex_channel_dir), o->imex_channel_dir);
+    app->add_flag(ipc::child_flag(ipc::ChildFlag::keep), o->keep);
     app->callback([o, &globals, &runner] {
         runner = [o, &globals] {
             return run_second_process(matrix::kMatrixRankCommand, o->socket_fd,

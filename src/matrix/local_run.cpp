@@ -7,6 +7,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "ipc/child.hpp"
+#include "ipc/child_command_line.hpp"
 #include "ipc/envelope.hpp"
 #include "matrix/pair_diagnosis.hpp"
 #include "base/scope_exit.hpp"
@@ -37,30 +38,20 @@ void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& inp
 
 std::vector<std::string> local_rank_arguments(const LocalRequest& request, const std::string& folder, int rank,
                                               int child_device) {
-    std::vector<std::string> args{kMatrixRankCommand,
-                                  "--socket-fd",
-                                  std::to_string(ipc::kChildSocketFd),
-                                  "--dir",
-                                  folder,
-                                  "--run",
-                                  kLocalRunName,
-                                  "--rank",
-                                  std::to_string(rank),
-                                  "--ranks",
-                                  std::to_string(request.devices.size()),
-                                  "--device",
-                                  std::to_string(child_device),
-                                  "--size",
-                                  std::to_string(request.size),
-                                  "--handle-type",
-                                  handle_type_name(request.handle_type),
-                                  "--timeout-ms",
-                                  std::to_string(request.timeout.count()),
-                                  "--imex-channel-dir",
-                                  request.imex_channel_dir,
-                                  "--libcuda",
-                                  request.libcuda};
-    if (request.keep) args.emplace_back("--keep");
+    using ipc::ChildFlag;
+    std::vector<std::string> args{kMatrixRankCommand};
+    ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
+    ipc::add_child_option(args, ChildFlag::dir, folder);
+    ipc::add_child_option(args, ChildFlag::run, kLocalRunName);
+    ipc::add_child_option(args, ChildFlag::rank, std::to_string(rank));
+    ipc::add_child_option(args, ChildFlag::ranks, std::to_string(request.devices.size()));
+    ipc::add_child_option(args, ChildFlag::device, std::to_string(child_device));
+    ipc::add_child_option(args, ChildFlag::size, std::to_string(request.size));
+    ipc::add_child_option(args, ChildFlag::handle_type, handle_type_name(request.handle_type));
+    ipc::add_child_option(args, ChildFlag::timeout_ms, std::to_string(request.timeout.count()));
+    ipc::add_child_option(args, ChildFlag::imex_channel_dir, request.imex_channel_dir);
+    ipc::add_child_option(args, ChildFlag::libcuda, request.libcuda);
+    if (request.keep) args.push_back(ipc::child_flag(ChildFlag::keep));
     return args;
 }
 

@@ -15,6 +15,7 @@
 #include "gpu/device/held_device.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
 #include "ipc/child.hpp"
+#include "ipc/child_command_line.hpp"
 #include "ipc/envelope.hpp"
 #include "ipc/process.hpp"
 #include "steps/step_log.hpp"
@@ -98,19 +99,17 @@ void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVeri
 }  // namespace
 
 std::vector<std::string> fabric_verify_arguments(const FabricVerifyRequest& request) {
-    std::vector<std::string> args{kImexVerifyCommand,
-                                  "--socket-fd",
-                                  std::to_string(ipc::kChildSocketFd),
-                                  "--device",
-                                  request.device,
-                                  "--imex-channel-dir",
-                                  request.imex_channel_dir,
-                                  "--libcuda",
-                                  request.libcuda};
+    using ipc::ChildFlag;
+    std::vector<std::string> args{kImexVerifyCommand};
+    ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
+    ipc::add_child_option(args, ChildFlag::device, request.device);
+    ipc::add_child_option(args, ChildFlag::imex_channel_dir, request.imex_channel_dir);
+    ipc::add_child_option(args, ChildFlag::libcuda, request.libcuda);
     if (request.as) {
-        args.insert(args.end(), {"--uid", std::to_string(request.as->uid), "--gid", std::to_string(request.as->gid)});
-        if (!request.as->user.empty()) args.insert(args.end(), {"--user", request.as->user});
-        if (!request.as->group.empty()) args.insert(args.end(), {"--group", request.as->group});
+        ipc::add_child_option(args, ChildFlag::uid, std::to_string(request.as->uid));
+        ipc::add_child_option(args, ChildFlag::gid, std::to_string(request.as->gid));
+        if (!request.as->user.empty()) ipc::add_child_option(args, ChildFlag::user, request.as->user);
+        if (!request.as->group.empty()) ipc::add_child_option(args, ChildFlag::group, request.as->group);
     }
     return args;
 }

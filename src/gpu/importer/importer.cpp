@@ -6,6 +6,7 @@
 
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "ipc/child_command_line.hpp"
 #include "steps/step_log.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
@@ -62,13 +63,12 @@ ImporterAnswer answer(const ImporterSession& session, std::span<const ImporterSe
 }  // namespace
 
 std::vector<std::string> importer_arguments(const ImporterStart& start) {
-    return {kImporterCommand,
-            "--socket-fd",
-            std::to_string(ipc::kChildSocketFd),
-            "--device",
-            std::to_string(start.view.ordinal),
-            "--libcuda",
-            start.libcuda};
+    using ipc::ChildFlag;
+    std::vector<std::string> args{kImporterCommand};
+    ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
+    ipc::add_child_option(args, ChildFlag::device, std::to_string(start.view.ordinal));
+    ipc::add_child_option(args, ChildFlag::libcuda, start.libcuda);
+    return args;
 }
 
 ipc::Child start_importer(const ImporterStart& start) {
