@@ -24,7 +24,7 @@ public:
 
 // doctor's report as JUnit XML: one test case per check and device; fail and timeout as failures with
 // the reason and the remedy, skip and busy as skipped (busy naming the processes), an error that no
-// check reports (no driver) as an error case.
+// check reports (no driver) and a status that is none of doctor's as error cases.
 class JunitRenderer final : public Renderer {
 public:
     void render(const Report& report, std::ostream& out) const override;
