@@ -316,7 +316,7 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
                                        d.id.ordinal);
                 }
             }
-            report.results = {{"size_bytes", plan.request.size},
+            report.json_results = {{"size_bytes", plan.request.size},
                               {"iterations", plan.request.iterations},
                               {"devices", std::move(devices)},
                               {"figures", std::move(figures)}};

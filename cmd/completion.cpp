@@ -64,7 +64,7 @@ Report run_completion(const CompletionOptions& opts, const CLI::App& root) {
     return run_guarded("completion", [&](Report& report) {
         const CliSpec cli = describe_cli(root);
         report.text = opts.shell == "zsh" ? zsh_completion(cli) : bash_completion(cli);
-        report.results = {{"shell", opts.shell}, {"script", report.text}};
+        report.json_results = {{"shell", opts.shell}, {"script", report.text}};
     });
 }
 

@@ -117,7 +117,7 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
             const std::uint64_t size = plan.size;
             const auto devices = plan.devices.select(driver.api(), count, &nvml_load.get());
             const std::vector<int> access = plan.access ? plan.access->select(driver.api(), count) : std::vector<int>{};
-            report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+            report.json_results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             std::random_device random;
             judging_holds(
@@ -140,7 +140,7 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                         nlohmann::json j = result_json(r);
                         j["ordinal"] = device;
                         add_identity(j, identity_in(ids, device));
-                        report.results["devices"].push_back(std::move(j));
+                        report.json_results["devices"].push_back(std::move(j));
                         for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
                         report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
                         if (r.before && r.after)

@@ -231,11 +231,11 @@ void warn_unbalanced(Report& report, const ResourceSnapshot& before, const Resou
 
 void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result,
                         const DeviceIdentity& id) {
-    report.results = results_json(request, result);
+    report.json_results = results_json(request, result);
     nlohmann::json named{{"device", request.device}};
     add_identity(named, id);
-    named.update(report.results);  // the device and its names first
-    report.results = std::move(named);
+    named.update(report.json_results);  // the device and its names first
+    report.json_results = std::move(named);
     report.tables.push_back(summary_table(request, result));
     report.tables.back().notes.push_back(identity_note(id));
     report.tables.push_back(steps_table("Steps", result.steps));

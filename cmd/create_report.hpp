@@ -13,7 +13,7 @@
 
 namespace cumemctl::cmd {
 
-// Fills report.results and report.tables from what create did (also after a failure), and adds
+// Fills report.json_results and report.tables from what create did (also after a failure), and adds
 // warnings: compression asked for and not granted; descriptors that differ or releases that failed.
 // `id` names the device beside its ordinal.
 void fill_create_report(Report& report, const gpu::CreateRequest& request, const gpu::CreateResult& result,

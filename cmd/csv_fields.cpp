@@ -24,17 +24,15 @@ std::vector<std::string> split_list(const std::string& text) {
     return out;
 }
 
-// Where a command's rows are in its results, and the fields shown when --fields is not given.
+// The fields a command's CSV shows when --fields is not given.
 struct CsvCommand {
-    const char* rows;
     std::vector<std::string> defaults;
 };
 
 const CsvCommand* csv_command(const std::string& command) {
-    static const CsvCommand devices{"devices",
-                                    {"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total", "free"}};
-    static const CsvCommand doctor{"checks", {"check", "device", "uuid", "status", "reason"}};
-    static const CsvCommand bandwidth{"figures", {"device", "uuid", "path", "memory", "gbps", "limit_gbps", "ratio"}};
+    static const CsvCommand devices{{"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total", "free"}};
+    static const CsvCommand doctor{{"check", "device", "uuid", "status", "reason"}};
+    static const CsvCommand bandwidth{{"device", "uuid", "path", "memory", "gbps", "limit_gbps", "ratio"}};
     if (command == "devices") return &devices;
     if (command == "doctor") return &doctor;
     if (command == "bandwidth") return &bandwidth;
@@ -58,10 +56,11 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
     }
     std::vector<CsvField> fields;
     constexpr std::string_view kBytes = "_bytes";
-    for (const auto& name : json_names) {
+    for (std::size_t column = 0; column < json_names.size(); ++column) {
+        const std::string& name = json_names[column];
         const bool bytes = name.size() > kBytes.size() && name.ends_with(kBytes);
-        if (bytes) fields.push_back({name.substr(0, name.size() - kBytes.size()), name, CsvUnit::mebibytes});
-        fields.push_back({name, name, name == "seconds" ? CsvUnit::seconds : CsvUnit::none});
+        if (bytes) fields.push_back({name.substr(0, name.size() - kBytes.size()), column, CsvUnit::mebibytes});
+        fields.push_back({name, column, name == "seconds" ? CsvUnit::seconds : CsvUnit::none});
     }
     return fields;
 }
@@ -84,7 +83,7 @@ CsvLayout csv_layout(const std::string& command, const std::string& format, cons
     auto field = [&](const std::string& name) {
         return std::find_if(catalogue.begin(), catalogue.end(), [&](const CsvField& f) { return f.name == name; });
     };
-    CsvLayout layout{c->rows, {}, true, true};
+    CsvLayout layout{{}, true, true};
     for (const auto& name : c->defaults) layout.fields.push_back(*field(name));
     const auto flags = split_list(format);
     for (std::size_t i = 1; i < flags.size(); ++i) {

@@ -154,8 +154,8 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
                                        d.ordinal);
                 }
             }
-            report.results = {{"device_count", count}, {"devices", std::move(list)}};
-            report.results["nvml"] = nvml ? nvml_json(nvml->info()) : nlohmann::json(nullptr);
+            report.json_results = {{"device_count", count}, {"devices", std::move(list)}};
+            report.json_results["nvml"] = nvml ? nvml_json(nvml->info()) : nlohmann::json(nullptr);
             if (nvml) warn_unloaded_libnvml(report, globals, nvml->info());
             add_device_metrics(report, devices, count);
             add_driver_info(report, nvml ? nvml->info().driver_version : std::string());

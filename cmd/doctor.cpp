@@ -303,7 +303,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
     nlohmann::json summary = nlohmann::json::object();
     for (const CheckStatus s : statuses_worst_first())
         summary[std::string(status_name(s))] = counts[static_cast<std::size_t>(s)];
-    report.results = {
+    report.json_results = {
         {"status", status_name(run_status(counts))},
         {"summary", std::move(summary)},
         {"seconds", run.seconds},
@@ -359,7 +359,7 @@ Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
                 {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}, {"quick", c.quick}});
             t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
         }
-        report.results = {{"checks", std::move(list)}};
+        report.json_results = {{"checks", std::move(list)}};
         report.tables.push_back(std::move(t));
     });
 }

@@ -219,7 +219,7 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
                          {"steps", steps::steps_json(r.steps)}});
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
     }
-    report.results = {{"mode", "local"},         {"handle_type", handle_type_name(p.handle_type)},
+    report.json_results = {{"mode", "local"},         {"handle_type", handle_type_name(p.handle_type)},
                       {"folder", result.folder}, {"kept", o.keep},
                       {"ranks", ranks},          {"matrix", to_json(m)}};
     report.tables = matrix_tables(m);
@@ -304,7 +304,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     run_rank(driver.api(), rendezvous, request, result);
     MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
-    report.results = {
+    report.json_results = {
         {"mode", "rank"},
         {"run", id.run},
         {"rendezvous", {{"kind", rendezvous_kind_name(rendezvous.kind())}, {"where", rendezvous.where()}}},
@@ -325,8 +325,8 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
         nlohmann::json cards = nlohmann::json::array(), rows = nlohmann::json::array();
         for (const auto& [r, c] : result.cards) cards.push_back(to_json(c));
         for (const auto& [r, row] : result.rows) rows.push_back(to_json(row));
-        report.results["cards"] = std::move(cards);
-        report.results["rows"] = std::move(rows);
+        report.json_results["cards"] = std::move(cards);
+        report.json_results["rows"] = std::move(rows);
     }
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
@@ -361,7 +361,7 @@ void run_summary_mode(Report& report, const MatrixOptions& o) {
     MatrixInput input = read_folder(dir, run);
     input.timeout = ipc::Timeout{static_cast<std::int64_t>(o.timeout * 1000)};
     const Matrix m = build_matrix(input);
-    report.results = {{"mode", "summary"}, {"run", run}, {"folder", dir.path()}, {"matrix", to_json(m)}};
+    report.json_results = {{"mode", "summary"}, {"run", run}, {"folder", dir.path()}, {"matrix", to_json(m)}};
     report.tables = matrix_tables(m);
     judge(report, m);
 }

@@ -551,7 +551,7 @@ void add_fabric_matrices(Report& report, const FleetInputs& inputs, std::vector<
         if (!w->passed) report.mark_failed();
     }
     if (!whole.rows.empty()) report.tables.push_back(std::move(whole));
-    report.results["fabric_matrices"] = std::move(out);
+    report.json_results["fabric_matrices"] = std::move(out);
 }
 
 Report run_fleet(const FleetOptions& opts) {
@@ -564,14 +564,14 @@ Report run_fleet(const FleetOptions& opts) {
         if (any_failing(summary)) report.mark_failed();
         std::vector<InputProblem> problems = inputs.problems;
         problems.insert(problems.end(), summary.problems.begin(), summary.problems.end());
-        report.results = summary_json(summary, static_cast<int>(opts.inputs.size()));
-        report.results["bandwidth"] = bandwidth_json(summary, expect.slow_margin);
+        report.json_results = summary_json(summary, static_cast<int>(opts.inputs.size()));
+        report.json_results["bandwidth"] = bandwidth_json(summary, expect.slow_margin);
         add_tables(report, summary);
         if (!summary.slow.empty()) report.tables.push_back(slow_table(summary, expect.slow_margin));
         add_fabric_matrices(report, inputs, problems);
         nlohmann::json bad = nlohmann::json::array();
         for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
-        report.results["input_problems"] = std::move(bad);
+        report.json_results["input_problems"] = std::move(bad);
         // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
         // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
         // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,

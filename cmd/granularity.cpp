@@ -147,8 +147,8 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             nlohmann::json list = nlohmann::json::array();
             for (const auto& row : rows) list.push_back(row_json(row, plan->size, ids));
-            report.results = {{"device_count", count}, {"rows", std::move(list)}};
-            if (plan->size) report.results["size_bytes"] = *plan->size;
+            report.json_results = {{"device_count", count}, {"rows", std::move(list)}};
+            if (plan->size) report.json_results["size_bytes"] = *plan->size;
             if (count == 0) {
                 report.tables.push_back(
                     Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});

@@ -211,7 +211,7 @@ void add_verify(const DeviceList& device_list, const Globals& globals, const Ime
                      {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
     j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
     j["steps"] = steps_json(got.steps);
-    report.results["verify"] = std::move(j);
+    report.json_results["verify"] = std::move(j);
     Table t{
         "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
     t.rows.push_back({format_owner(as), device ? std::to_string(*device) : v.device,
@@ -230,7 +230,7 @@ Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globa
         const ImexSetupRequest& req = checked.request;
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
         const ImexSetupResult result = run_imex_setup(req);
-        report.results = results_json(req, result);
+        report.json_results = results_json(req, result);
         report.tables.push_back(channels_table(req, result));
         for (const auto& w : result.warnings) report.warnings.push_back(w);
         for (const auto& e : result.errors) report.add_error(e);

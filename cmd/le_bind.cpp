@@ -194,10 +194,10 @@ Table le_steps_table(const LeBindOutcome& o) {
 
 void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
                  const std::vector<DeviceIdentity>& ids) {
-    report.results = outcome_json(r, o);
+    report.json_results = outcome_json(r, o);
     // The GPUs of the request as operators name them (as doctor's results.gpus).
-    report.results["gpus"] = nlohmann::json::array();
-    for (const auto& id : ids) report.results["gpus"].push_back(gpu::identity_json(id));
+    report.json_results["gpus"] = nlohmann::json::array();
+    for (const auto& id : ids) report.json_results["gpus"].push_back(gpu::identity_json(id));
     report.tables.push_back(summary_table(r, o));
     add_identity_notes(report.tables.back(), ids);
     if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));

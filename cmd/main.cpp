@@ -262,7 +262,7 @@ int answer_parse_end(const CLI::ParseError& e, CLI::App& app, int argc, char** a
     if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr && asked == OutputFormat::json) {
         Report report;
         report.command = "version";
-        report.results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
+        report.json_results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
         Globals as_json;
         as_json.output = OutputFormat::json;
         return emit(report, as_json);

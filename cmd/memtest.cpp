@@ -203,7 +203,7 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         MemtestProgress progress(!json && ::isatty(STDERR_FILENO) == 1);
         std::vector<std::string> pattern_names;
         for (const Pattern p : plan.patterns) pattern_names.push_back(pattern_name(p));
-        report.results = {{"memtest",
+        report.json_results = {{"memtest",
                            {{"seed", run.seed},
                             {"patterns", pattern_names},
                             {"passes", plan.passes},
@@ -222,7 +222,7 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
             const nlohmann::json names = gpu::identity_json(id);  // its uuid is already there, as memtest read it
             j["pci_bus_id"] = names["pci_bus_id"];
             j["nvml_index"] = names["nvml_index"];
-            report.results["devices"].push_back(std::move(j));
+            report.json_results["devices"].push_back(std::move(j));
             add_memtest_tables(report, d, run.seed, id);
             add_memtest_metrics(report, d, gpu_labels(id, report.host));
             report_verdict(report, d);

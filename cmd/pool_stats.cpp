@@ -250,7 +250,7 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
             const auto selected = p.devices.select(driver.api(), count, &nvml_load.get());
-            report.results = {{"statistics_scope", "process"},
+            report.json_results = {{"statistics_scope", "process"},
                               {"statistics_note", kPerProcessNote},
                               {"devices", nlohmann::json::array()}};
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
@@ -271,11 +271,11 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
                         try {
                             act_on_pool(report, driver.api(), device, gpu, p, o, j);
                         } catch (...) {
-                            report.results["devices"].push_back(std::move(j));
+                            report.json_results["devices"].push_back(std::move(j));
                             throw;
                         }
                     }
-                    report.results["devices"].push_back(std::move(j));
+                    report.json_results["devices"].push_back(std::move(j));
                 }
             });
             if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});

@@ -146,7 +146,7 @@ void trim_device(Report& report, const DriverApi& api, const nvml::Library& nvml
     nlohmann::json j = trim_json(pool, workload, r);
     j["ordinal"] = device;
     add_identity(j, id);
-    report.results["devices"].push_back(std::move(j));
+    report.json_results["devices"].push_back(std::move(j));
     report.tables.push_back(trim_table(device, r));
     report.tables.back().notes.push_back(identity_note(id));
     if (!r.verdict.returned) {
@@ -164,7 +164,7 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
     return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
         const auto selected = plan.devices.select(api, count, &nvml_load.get());
-        report.results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        report.json_results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
         const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
         judging_holds(report, api, nvml_load.get(), selected, [&] {
             for (int device : selected) trim_device(report, api, nvml_load.get(), identity_in(ids, device), plan);

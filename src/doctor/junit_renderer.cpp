@@ -124,7 +124,7 @@ std::string error_cases(const Report& report, Counts& n) {
 }  // namespace
 
 void JunitRenderer::render(const Report& report, std::ostream& out) const {
-    const json& r = report.results;
+    const json& r = report.json_results;
     const json& listed = json_field(r, "checks");
     const json checks = listed.is_array() ? listed : json::array();
     Counts n;

@@ -137,7 +137,7 @@ void add_fabric(Labels& labels, const json& results) {
 }  // namespace
 
 void NfdRenderer::render(const Report& report, std::ostream& out) const {
-    const json& r = report.results;
+    const json& r = report.json_results;
     out << fmt::format("# cumemctl doctor on {} at {} ({} level): node-feature-discovery feature labels\n", report.host,
                        utc_timestamp(report.started), json_text(r, "level", "full"));
     if (report.expires) out << "# +expiry-time=" << utc_timestamp(*report.expires) << '\n';

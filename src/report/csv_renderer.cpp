@@ -2,6 +2,8 @@
 #include "util/printable.hpp"
 
 #include <cstdint>
+#include <optional>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -18,20 +20,6 @@ std::string quoted(const std::string& text) {
     return out + "\"";
 }
 
-// The value at a dotted path of `row`, or null.
-nlohmann::json at_path(const nlohmann::json& row, const std::string& path) {
-    const nlohmann::json* v = &row;
-    std::size_t start = 0;
-    while (start <= path.size()) {
-        const std::size_t dot = std::min(path.find('.', start), path.size());
-        const std::string key = path.substr(start, dot - start);
-        if (!v->is_object() || !v->contains(key)) return nullptr;
-        v = &(*v)[key];
-        start = dot + 1;
-    }
-    return *v;
-}
-
 const char* unit_name(CsvUnit unit) {
     switch (unit) {
         case CsvUnit::mebibytes:
@@ -44,24 +32,36 @@ const char* unit_name(CsvUnit unit) {
     return "";
 }
 
-std::string cell(const nlohmann::json& v) {
-    if (v.is_null()) return "";
-    if (v.is_string()) return v.get<std::string>();
-    if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-    if (v.is_array()) {
-        std::vector<std::string> parts;
-        for (const auto& e : v) parts.push_back(cell(e));
-        return fmt::format("{}", fmt::join(parts, ";"));
-    }
-    return v.dump();
+// A value without a unit: none empty, yes or no, a number as --json writes it, a list joined with ';'.
+std::string cell(const CsvValue& v) {
+    struct Text {
+        std::string operator()(std::monostate) const { return ""; }
+        std::string operator()(const std::string& s) const { return s; }
+        std::string operator()(bool b) const { return b ? "yes" : "no"; }
+        std::string operator()(std::int64_t n) const { return std::to_string(n); }
+        std::string operator()(std::uint64_t n) const { return std::to_string(n); }
+        std::string operator()(double n) const { return json_number_text(n); }
+        std::string operator()(const std::vector<std::string>& list) const {
+            return fmt::format("{}", fmt::join(list, ";"));
+        }
+    };
+    return std::visit(Text{}, v);
 }
 
-std::string cell(const nlohmann::json& v, const CsvField& field, bool units) {
-    if (field.unit == CsvUnit::none || !v.is_number()) return cell(v);
-    const double n = v.get<double>();
+// The number a value holds, none where it holds no number.
+std::optional<double> number_of(const CsvValue& v) {
+    if (const auto* i = std::get_if<std::int64_t>(&v)) return static_cast<double>(*i);
+    if (const auto* u = std::get_if<std::uint64_t>(&v)) return static_cast<double>(*u);
+    if (const auto* d = std::get_if<double>(&v)) return *d;
+    return std::nullopt;
+}
+
+std::string cell(const CsvValue& v, const CsvField& field, bool units) {
+    const std::optional<double> n = number_of(v);
+    if (field.unit == CsvUnit::none || !n) return cell(v);
     const std::string number = field.unit == CsvUnit::mebibytes
-                                   ? std::to_string(n >= 0 ? static_cast<std::uint64_t>(n) >> 20 : 0)
-                                   : fmt::format("{:.6f}", n);
+                                   ? std::to_string(*n >= 0 ? static_cast<std::uint64_t>(*n) >> 20 : 0)
+                                   : fmt::format("{:.6f}", *n);
     return units ? number + " " + unit_name(field.unit) : number;
 }
 
@@ -76,11 +76,13 @@ void CsvRenderer::render(const Report& report, std::ostream& out) const {
         }
         out << fmt::format("{}", fmt::join(names, ", ")) << '\n';
     }
-    const auto it = report.results.find(layout_.rows);
-    if (it == report.results.end() || !it->is_array()) return;
-    for (const auto& row : *it) {
+    const auto* rows = dynamic_cast<const CsvRows*>(report.results.get());
+    if (rows == nullptr) return;
+    for (const CsvRow& row : rows->csv_rows()) {
         std::vector<std::string> cells;
-        for (const auto& f : layout_.fields) cells.push_back(quoted(cell(at_path(row, f.path), f, layout_.units)));
+        for (const auto& f : layout_.fields) {
+            cells.push_back(quoted(cell(f.column < row.size() ? row[f.column] : CsvValue{}, f, layout_.units)));
+        }
         out << fmt::format("{}", fmt::join(cells, ", ")) << '\n';
     }
 }

@@ -2,31 +2,48 @@
 // check of doctor), the fields named, a header unless asked not to, and units unless asked not to.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <ostream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "report/renderer.hpp"
 
 namespace cumemctl {
 
-// How a field's value is written: as the JSON has it, or in a unit that the header names.
-enum class CsvUnit {
-    none,       // as the JSON has it (a _bytes field in bytes)
-    mebibytes,  // a JSON figure in bytes, written in whole MiB: "190464 MiB", header "total [MiB]"
-    seconds,    // a JSON figure in seconds, in fixed notation to the microsecond: "0.000012 s"
+// One value of a row as the result holds it: none (an empty cell), a text, yes or no, a whole number,
+// a real number (written as --json writes it), a list (joined with ';').
+using CsvValue =
+    std::variant<std::monostate, std::string, bool, std::int64_t, std::uint64_t, double, std::vector<std::string>>;
+// One row: a value for each column of its result's catalogue, in that order.
+using CsvRow = std::vector<CsvValue>;
+
+// A result that has rows for --format csv (a GPU of devices, a check of doctor, a figure of bandwidth).
+class CsvRows {
+public:
+    virtual ~CsvRows() = default;
+    virtual std::vector<CsvRow> csv_rows() const = 0;
 };
 
-// One field of a CSV: its name in the header and in --fields, where its value is in each row, and its unit.
+// How a field's value is written: as --json writes it, or in a unit that the header names.
+enum class CsvUnit {
+    none,       // as --json writes it (a _bytes field in bytes)
+    mebibytes,  // a figure in bytes, written in whole MiB: "190464 MiB", header "total [MiB]"
+    seconds,    // a figure in seconds, in fixed notation to the microsecond: "0.000012 s"
+};
+
+// One field of a CSV: its name in the header and in --fields, the column of the rows that holds its
+// value, and its unit.
 struct CsvField {
     std::string name;  // "uuid", "total", "capabilities.vmm"
-    std::string path;  // a dotted path into the row: "uuid", "total_bytes", "capabilities.vmm"
+    std::size_t column = 0;
     CsvUnit unit = CsvUnit::none;
 };
 
-// What a CSV of one command holds: where its rows are in the results, and the fields.
+// What a CSV of one command holds: the fields.
 struct CsvLayout {
-    std::string rows;              // the results' key of the rows: "devices", "checks"
     std::vector<CsvField> fields;  // in the order written
     bool header = true;            // noheader: false
     bool units = true;             // nounits: false

@@ -77,7 +77,7 @@ void HtmlRenderer::render(const Report& report, std::ostream& out) const {
     for (const auto& e : report.errors) {
         out << "<p class=\"status fail\">error: " << html::escape(e.message) << "</p>\n";
     }
-    const nlohmann::json& r = report.results;
+    const nlohmann::json& r = report.json_results;
     if (report.command == "fleet" && r.is_object()) {
         html::write_fleet(out, r, node_statuses_);
     } else if (r.is_object() && r.contains("matrix") && r["matrix"].is_object()) {

@@ -58,6 +58,10 @@ void Report::mark_failed() {
     if (exit_code == ExitCode::ok) exit_code = ExitCode::failed;
 }
 
+std::string json_number_text(double value) {
+    return nlohmann::json(value).dump();
+}
+
 nlohmann::json to_json(const Problem& problem) {
     nlohmann::json j{{"message", problem.message},
                      {"cause", text_or_null(problem.cause)},
@@ -105,7 +109,7 @@ nlohmann::json to_json(const Report& report) {
                           {"timestamp", utc_timestamp(report.started)},
                           {"tool", {{"name", "cumemctl"}, {"version", tool_version()}, {"commit", git_commit()}}},
                           {"driver", std::move(driver)},
-                          {"results", report.results},
+                          {"results", report.results ? report.results->to_json() : report.json_results},
                           {"errors", std::move(errors)},
                           {"warnings", std::move(warnings)},
                           {"ok", report.ok()},

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "cuda/driver_info.hpp"
 #include "base/error.hpp"
 #include "base/verdict.hpp"
+#include "report/results.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl {
@@ -79,14 +81,15 @@ struct Delivery {
                                          // rendering
 };
 
-// A command's whole answer. `results` is the command's JSON body; `tables` is the same for people.
+// A command's whole answer. `results` is what the command found, typed; `tables` is the same for people.
 
 struct Report {
     std::string command;
     std::string host = host_name();                                                    // the node it describes
     std::chrono::system_clock::time_point started = std::chrono::system_clock::now();  // when the command began
     DriverInfo driver;
-    nlohmann::json results = nlohmann::json::object();
+    std::shared_ptr<const Results> results;  // none where the command failed before it found anything
+    nlohmann::json json_results = nlohmann::json::object();
     std::vector<Table> tables;
     std::string text;             // text written as is before the tables (a completion script)
     std::string line;             // the one-line summary that --format line writes (doctor fills it)
@@ -107,6 +110,15 @@ struct Report {
     // Marks a failed check without a separate error entry (the results say what failed).
     void mark_failed();
     bool ok() const { return exit_code == ExitCode::ok; }
+    // The results where they are a `T`, else null: what a renderer that draws one kind of result asks.
+    template <class T>
+    const T* results_as() const {
+        return dynamic_cast<const T*>(results.get());
+    }
+    template <class T>
+    void set_results(T value) {
+        results = std::make_shared<const T>(std::move(value));
+    }
 };
 
 // The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit

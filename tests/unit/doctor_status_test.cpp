@@ -65,7 +65,7 @@ TEST_CASE("JUnit writes a check whose status cannot be read as an error, never a
     cumemctl::Report report;
     report.command = "doctor";
     report.driver.loaded = true;
-    report.results = {{"status", "pass"},
+    report.json_results = {{"status", "pass"},
                       {"checks",
                        {{{"check", "vmm"}, {"status", "pass"}, {"reason", "fine"}},
                         {{"check", "context"}, {"status", "PASS"}, {"reason", "forged"}}}}};

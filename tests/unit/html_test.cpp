@@ -29,7 +29,7 @@ Report matrix_report() {
         }
         return c;
     };
-    r.results["matrix"] = {
+    r.json_results["matrix"] = {
         {"run", "r1"},
         {"ranks", 2},
         {"failed_pairs", 1},
@@ -75,7 +75,7 @@ TEST_CASE("a fabric-matrix page has one cell per pair, grouped by node, and the 
 TEST_CASE("a fleet page counts the statuses and names the nodes as host lists") {
     Report r;
     r.command = "fleet";
-    r.results = {
+    r.json_results = {
         {"node_count", 5},
         {"reports", 5},
         {"statuses", {{"pass", 2}, {"fail", 1}, {"busy", 1}, {"stale", 1}}},
