@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "doctor/doctor_results.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/suggest.hpp"
 
@@ -48,8 +49,7 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
                       "total_bytes", "free_bytes", "free_source"};
         for (const auto& c : gpu::capability_catalogue()) json_names.push_back("capabilities." + std::string(c.key));
     } else if (command == "doctor") {
-        json_names = {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
-                      "status", "reason", "remedy", "seconds",    "brief"};
+        json_names = doctor::DoctorResults::csv_columns();
     } else if (command == "bandwidth") {
         json_names = {"device", "uuid", "pci_bus_id", "nvml_index", "path",  "memory",     "numa_node",
                       "peer",   "gbps", "limit_gbps", "ratio",      "bytes", "iterations", "seconds"};

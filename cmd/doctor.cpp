@@ -19,6 +19,7 @@
 #include "doctor/budget.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
+#include "doctor/doctor_results.hpp"
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
 #include "doctor/summary_line.hpp"
@@ -152,18 +153,6 @@ void check_output(const std::string& output, const Globals& globals) {
     }
 }
 
-std::string_view scope_name(CheckScope scope) {
-    switch (scope) {
-        case CheckScope::setup:
-            return "setup";
-        case CheckScope::device:
-            return "device";
-        case CheckScope::node:
-            return "node";
-    }
-    return "node";
-}
-
 // How the summary counts a status: "3 passed".
 std::string_view check_count_word(CheckStatus status) {
     switch (status) {
@@ -244,21 +233,22 @@ void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
         if (!r.device || (r.check != kCheckHostBandwidth && r.check != kCheckMemoryBandwidth)) continue;
         // A figure beside another process's work (busy) is that work's, not the GPU's.
         if (r.outcome.status == CheckStatus::busy) continue;
-        const nlohmann::json& d = r.outcome.details;
-        const auto limit = d.find("limit_gbps");
-        for (const char* key : {kDetailH2dGbps, kDetailD2hGbps, kDetailD2dGbps}) {
-            const auto figure = d.find(key);
-            if (figure == d.end() || !figure->is_number()) continue;
+        const CheckFacts& facts = r.outcome.facts;
+        for (const CopyPath path : {CopyPath::host_to_device, CopyPath::device_to_host, CopyPath::device_to_device}) {
+            const auto figure = std::find_if(facts.figures.rbegin(), facts.figures.rend(),
+                                             [path](const CopyFigure& f) { return f.path == path; });
+            if (figure == facts.figures.rend()) continue;
             MetricLabels labels = gpu_labels(identity_of(run, *r.device), report.host);
-            labels.emplace_back("path", std::string(key, std::string_view(key).find('_')));
+            labels.emplace_back("path", path_name(path));
             labels.emplace_back("memory", r.check == kCheckHostBandwidth ? "pinned" : "device");
+            const double gbps = figure->gbps();
             report.add_metric("bandwidth_gbps", "a copy path's measured bandwidth, GB/s (1e9 bytes a second)", labels,
-                              figure->get<double>());
-            if (limit == d.end() || !limit->is_number() || limit->get<double>() <= 0) continue;
+                              gbps);
+            if (!facts.limit_gbps || *facts.limit_gbps <= 0) continue;
             report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels,
-                              limit->get<double>());
+                              *facts.limit_gbps);
             report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
-                              figure->get<double>() / limit->get<double>());
+                              gbps / *facts.limit_gbps);
         }
     }
 }
@@ -288,30 +278,8 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
 }
 
 void fill_report(Report& report, const DoctorRun& run, bool verbose) {
-    const auto counts = count_statuses(run.results);
-    nlohmann::json checks = nlohmann::json::array();
-    for (const auto& r : run.results) {
-        nlohmann::json check = to_json(r);
-        // A device's check names its GPU as operators do, beside the CUDA ordinal ("device").
-        const nlohmann::json id = r.device ? identity_json(identity_of(run, *r.device)) : nlohmann::json::object();
-        for (const char* key : {"uuid", "pci_bus_id", "nvml_index"})
-            check[key] = id.value(key, nlohmann::json(nullptr));
-        checks.push_back(std::move(check));
-    }
-    nlohmann::json gpus = nlohmann::json::array();
-    for (const auto& id : run.identities) gpus.push_back(identity_json(id));
-    nlohmann::json summary = nlohmann::json::object();
-    for (const CheckStatus s : statuses_worst_first())
-        summary[std::string(status_name(s))] = counts[static_cast<std::size_t>(s)];
-    report.json_results = {
-        {"status", status_name(run_status(counts))},
-        {"summary", std::move(summary)},
-        {"seconds", run.seconds},
-        {"level", run.quick ? "quick" : "full"},
-        {"device_count", run.device_count >= 0 ? nlohmann::json(run.device_count) : nlohmann::json(nullptr)},
-        {"devices", run.devices},
-        {"gpus", std::move(gpus)},
-        {"checks", std::move(checks)}};
+    report.set_results(DoctorResults(run));
+    const CheckStatus status = report.results_as<DoctorResults>()->status();
     if (verbose) {
         report.tables.push_back(results_table(run, report.host));
     } else {
@@ -325,7 +293,7 @@ void fill_report(Report& report, const DoctorRun& run, bool verbose) {
             Problem{.exit_code = ExitCode::unavailable,
                     .message = "no usable CUDA driver: " + report.driver.error,
                     .remedy = "install the NVIDIA driver, or point --libcuda (or CUMEMCTL_LIBCUDA) at libcuda.so.1"});
-    } else if (status_fails(run_status(counts))) {
+    } else if (status_fails(status)) {
         report.mark_failed();
     }
 }
@@ -352,14 +320,10 @@ void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
 Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
     return run_guarded("doctor", [&](Report& report) {
         check_list_options(opts, globals);
-        nlohmann::json list = nlohmann::json::array();
         Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
-        for (const auto& c : check_catalogue()) {
-            list.push_back(
-                {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}, {"quick", c.quick}});
+        for (const auto& c : check_catalogue())
             t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
-        }
-        report.json_results = {{"checks", std::move(list)}};
+        report.set_results(CheckList{});
         report.tables.push_back(std::move(t));
     });
 }

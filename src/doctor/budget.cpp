@@ -108,7 +108,8 @@ CheckResult Progress::unfinished(const std::string& check, std::optional<int> de
                                      kTimeoutRemedy,
                                      details,
                                      std::nullopt,
-                                     "did not finish"};
+                                     "did not finish",
+                                     {}};
             return r;
         }
         const double waited = seconds_since(l->slot.since_ns.load());
@@ -121,7 +122,8 @@ CheckResult Progress::unfinished(const std::string& check, std::optional<int> de
                                  kTimeoutRemedy,
                                  details,
                                  std::nullopt,
-                                 fmt::format("{} hung", what)};
+                                 fmt::format("{} hung", what),
+                                 {}};
         return r;
     }
     // Not started: say what held the run up where a thread outside the checks waits in a call.
@@ -134,10 +136,13 @@ CheckResult Progress::unfinished(const std::string& check, std::optional<int> de
             details["pending_call"] = what;
         }
     }
-    r.outcome = CheckOutcome{
-        CheckStatus::timeout, fmt::format("not started: the time budget of {:g} s was spent{}", budget_s, held),
-        kTimeoutRemedy,       details,
-        std::nullopt,         "not started"};
+    r.outcome = CheckOutcome{CheckStatus::timeout,
+                             fmt::format("not started: the time budget of {:g} s was spent{}", budget_s, held),
+                             kTimeoutRemedy,
+                             details,
+                             std::nullopt,
+                             "not started",
+                             {}};
     return r;
 }
 

@@ -96,6 +96,7 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
     }
     out.driver = failed.driver;
     out.brief = brief;
+    out.facts = std::move(failed.facts);
     return out;
 }
 

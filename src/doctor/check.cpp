@@ -7,23 +7,26 @@
 namespace cumemctl::doctor {
 
 CheckOutcome CheckOutcome::pass(std::string reason, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::pass, std::move(reason), {}, std::move(details), std::nullopt, {}};
+    return CheckOutcome{CheckStatus::pass, std::move(reason), {}, std::move(details), std::nullopt, {}, {}};
 }
 
 CheckOutcome CheckOutcome::warn(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::warn, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}};
+    return CheckOutcome{
+        CheckStatus::warn, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
 }
 
 CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::fail, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}};
+    return CheckOutcome{
+        CheckStatus::fail, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
 }
 
 CheckOutcome CheckOutcome::skip(std::string reason, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt, {}};
+    return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt, {}, {}};
 }
 
 CheckOutcome CheckOutcome::busy(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::busy, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}};
+    return CheckOutcome{
+        CheckStatus::busy, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
 }
 
 CheckOutcome CheckOutcome::with_details(nlohmann::json d) const {
@@ -41,10 +44,7 @@ nlohmann::json to_json(const CheckResult& result) {
                      {"seconds", result.seconds},
                      {"details", result.outcome.details}};
     if (!result.outcome.brief.empty()) j["brief"] = result.outcome.brief;
-    if (result.outcome.driver) {
-        const auto& d = *result.outcome.driver;
-        j["driver_call"] = {{"call", d.call}, {"result", d.code}, {"name", d.name}, {"text", d.text}};
-    }
+    if (result.outcome.driver) j["driver_call"] = cumemctl::to_json(*result.outcome.driver);
     return j;
 }
 

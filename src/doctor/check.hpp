@@ -11,6 +11,9 @@
 
 #include "base/error.hpp"
 #include "base/verdict.hpp"
+#include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/device/devices.hpp"
+#include "nvml/fabric_info.hpp"
 
 namespace cumemctl::doctor {
 
@@ -57,8 +60,17 @@ using cumemctl::status_name;
 using cumemctl::status_severity;
 using cumemctl::statuses_worst_first;
 
+// What a check read or measured that the report's renderers and metrics use, typed (its JSON is in the
+// outcome's details): NFD's labels, the bandwidth metrics.
+struct CheckFacts {
+    std::optional<gpu::DeviceInfo> device;   // capabilities: what the device supports
+    std::optional<nvml::FabricInfo> fabric;  // fabric: the GPU's NVLink fabric as NVML describes it
+    std::vector<gpu::CopyFigure> figures;    // host-bandwidth, memory-bandwidth: the copies judged
+    std::optional<double> limit_gbps;        // the limit they were judged against
+};
+
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
-// and data for programs (JSON).
+// and data for programs (JSON), with what renderers use of it typed.
 struct CheckOutcome {
     CheckStatus status = CheckStatus::pass;
     std::string reason;
@@ -66,6 +78,7 @@ struct CheckOutcome {
     nlohmann::json details = nlohmann::json::object();
     std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
     std::string brief;  // a few words of --format line's vocabulary (man doctor); empty: from the driver call
+    CheckFacts facts;
 
     static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
     static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());

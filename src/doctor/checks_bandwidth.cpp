@@ -229,13 +229,18 @@ CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::v
     }
     const std::string reason = fmt::format("{} of {:.1f} GB/s, {}", fmt::join(parts, ", "), limit.gbps, limit.basis);
     const double warn = ctx.options.bandwidth_warn, fail = ctx.options.bandwidth_fail;
-    if (slowest == nullptr || worst >= warn) return CheckOutcome::pass(reason, std::move(details));
+    if (slowest == nullptr || worst >= warn) {
+        CheckOutcome pass = CheckOutcome::pass(reason, std::move(details));
+        pass.facts.figures = figures, pass.facts.limit_gbps = limit.gbps;
+        return pass;
+    }
     const std::string settings =
         fmt::format("(the thresholds are {} {:g} and {} {:g} of the limit)", setting_name(Setting::bandwidth_warn),
                     warn, setting_name(Setting::bandwidth_fail), fail);
     CheckOutcome slow = worst < fail ? CheckOutcome::fail(reason, fmt::format("{} {}", remedy, settings), details)
                                      : CheckOutcome::warn(reason, fmt::format("{} {}", remedy, settings), details);
     slow.brief = fmt::format("{} {:.0f}% of limit", path_name(slowest->path), 100 * worst);
+    slow.facts.figures = figures, slow.facts.limit_gbps = limit.gbps;
     return judge_shared(ctx, device, std::move(slow));
 }
 

@@ -58,15 +58,17 @@ CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
     std::vector<std::string> missing;
     if (capability_of(info, "vmm").value_or(0) == 0) missing.emplace_back("VMM");
     if (pools.value_or(0) == 0) missing.emplace_back("memory pools");
-    if (!missing.empty()) {
-        return CheckOutcome::warn(
-            summary,
-            fmt::format("without {}, what needs it (cumemctl create, pools) refuses this device; VMM needs a driver of "
-                        "CUDA 10.2 or newer, pools 11.2 or newer, and a GPU that supports them",
-                        fmt::join(missing, " and ")),
-            std::move(details));
-    }
-    return CheckOutcome::pass(summary, std::move(details));
+    CheckOutcome out =
+        missing.empty()
+            ? CheckOutcome::pass(summary, std::move(details))
+            : CheckOutcome::warn(summary,
+                                 fmt::format("without {}, what needs it (cumemctl create, pools) refuses this device; "
+                                             "VMM needs a driver of CUDA 10.2 or newer, pools 11.2 or newer, and a "
+                                             "GPU that supports them",
+                                             fmt::join(missing, " and ")),
+                                 std::move(details));
+    out.facts.device = info;
+    return out;
 }
 
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {

@@ -172,12 +172,12 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     const Missing missing = missing_from_cuda(cuda, kernel, nvml);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     const std::string driver_version = doctor::driver_version(ctx);
-    nlohmann::json details{{"cuda", seen_json(cuda)},
-                           {"nvml", nvml ? seen_json(*nvml) : nlohmann::json(nullptr)},
-                           {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)},
-                           {"missing", seen_json(missing.gpus)},
-                           {"driver_version", driver_version.empty() ? nlohmann::json(nullptr)
-                                                                     : nlohmann::json(driver_version)}};
+    nlohmann::json details{
+        {"cuda", seen_json(cuda)},
+        {"nvml", nvml ? seen_json(*nvml) : nlohmann::json(nullptr)},
+        {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)},
+        {"missing", seen_json(missing.gpus)},
+        {"driver_version", driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver_version)}};
     if (visible != nullptr) details["cuda_visible_devices"] = visible;
     const std::string counted = counted_sources(cuda, nvml, kernel);
     // Missing GPUs are a warning, unless CUDA_VISIBLE_DEVICES hides them by design; an expectation not met
@@ -186,15 +186,16 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     std::vector<std::string> problems = unexpected(ctx, driver_version);
     const bool failed = !problems.empty();
     if (missing_named) {
-        problems.insert(problems.begin(), fmt::format("{} GPU{} missing from CUDA's view: {}", missing.gpus.size(),
-                                                      missing.gpus.size() == 1 ? "" : "s",
-                                                      fmt::join(missing.names, ", ")));
+        problems.insert(problems.begin(),
+                        fmt::format("{} GPU{} missing from CUDA's view: {}", missing.gpus.size(),
+                                    missing.gpus.size() == 1 ? "" : "s", fmt::join(missing.names, ", ")));
     }
     if (problems.empty()) {
-        if (missing.gpus.empty()) return CheckOutcome::pass(counted + ": every GPU is in CUDA's view", std::move(details));
-        return CheckOutcome::pass(fmt::format("{}: {} more hidden by CUDA_VISIBLE_DEVICES=\"{}\"", counted,
-                                              missing.gpus.size(), visible),
-                                  std::move(details));
+        if (missing.gpus.empty())
+            return CheckOutcome::pass(counted + ": every GPU is in CUDA's view", std::move(details));
+        return CheckOutcome::pass(
+            fmt::format("{}: {} more hidden by CUDA_VISIBLE_DEVICES=\"{}\"", counted, missing.gpus.size(), visible),
+            std::move(details));
     }
     const std::string reason = fmt::format("{} ({})", fmt::join(problems, "; "), counted);
     const char* remedy = missing_named ? kMissingRemedy : kExpectationRemedy;

@@ -95,11 +95,10 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
         fmt::format("{} domains of {} SMs each: a localized allocation and a localized pool in each", *info.domains,
                     info.sms_per_domain ? std::to_string(*info.sms_per_domain) : "?");
     if (!confirmed) {
-        return CheckOutcome::warn(
-            fmt::format("{}, but placement unconfirmed ({})", made, fmt::join(unconfirmed, "; ")),
-            "the pointer and pool attributes are single-source values (docs/locality.md): check "
-            "them against a CUDA 13.4 cuda.h, and report what the driver answered",
-            std::move(details));
+        return CheckOutcome::warn(fmt::format("{}, but placement unconfirmed ({})", made, fmt::join(unconfirmed, "; ")),
+                                  "the pointer and pool attributes are single-source values (docs/locality.md): check "
+                                  "them against a CUDA 13.4 cuda.h, and report what the driver answered",
+                                  std::move(details));
     }
     return CheckOutcome::pass(made + ", placement confirmed", std::move(details));
 }

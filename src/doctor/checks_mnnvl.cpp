@@ -35,6 +35,35 @@ std::string fabric_remedy(int gpu, const std::string& uuid) {
         uuid, gpu);
 }
 
+// The fabric check's verdict on `fabric`, the fabric info of GPU `gpu` (UUID `uuid`); `split` says how
+// the node's GPUs disagree about their fabric, where they do.
+CheckOutcome fabric_outcome(const FabricInfo& fabric, bool configured, int gpu, const std::string& uuid,
+                            const std::string& split) {
+    nlohmann::json details = nvml::to_json(fabric);
+    details["uuid"] = uuid;
+    details["imex_configured"] = configured;
+    if (!split.empty()) {
+        return CheckOutcome::fail(
+            split,
+            "every GPU of a node must be in one NVLink domain: compare the Fabric section (ClusterUUID, CliqueId, "
+            "State) of 'nvidia-smi -q' on each GPU, check 'systemctl status nvidia-fabricmanager' and NVLSM, and "
+            "the NVLink partition the node's GPUs were given",
+            std::move(details));
+    }
+    const FabricVerdict verdict = nvml::judge_fabric(fabric, configured);
+    switch (verdict.status) {
+        case CheckStatus::skip:
+            return CheckOutcome::skip(verdict.reason, std::move(details));
+        case CheckStatus::warn:
+            return CheckOutcome::warn(verdict.reason, fabric_remedy(gpu, uuid), std::move(details));
+        case CheckStatus::fail:
+            return CheckOutcome::fail(verdict.reason, fabric_remedy(gpu, uuid), std::move(details));
+        default:  // pass: judge_fabric gives no other
+            break;
+    }
+    return CheckOutcome::pass(verdict.reason, std::move(details));
+}
+
 }  // namespace
 
 CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
@@ -52,31 +81,10 @@ CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
     const auto& node = ctx.node_fabric();
     const auto mine = std::find_if(node.begin(), node.end(), [&](const auto& g) { return g.first == info.uuid; });
     const FabricInfo fabric = mine != node.end() ? mine->second : nvml::query_fabric_info(*ctx.nvml, *handle);
-    const bool configured = imex_configured(ctx);
-    nlohmann::json details = nvml::to_json(fabric);
-    details["uuid"] = info.uuid;
-    details["imex_configured"] = configured;
-    const int gpu = device->ordinal();
-    if (const std::string split = nvml::fabric_disagreement(ctx.node_fabric()); !split.empty()) {
-        return CheckOutcome::fail(
-            split,
-            "every GPU of a node must be in one NVLink domain: compare the Fabric section (ClusterUUID, CliqueId, "
-            "State) of 'nvidia-smi -q' on each GPU, check 'systemctl status nvidia-fabricmanager' and NVLSM, and "
-            "the NVLink partition the node's GPUs were given",
-            std::move(details));
-    }
-    const FabricVerdict verdict = nvml::judge_fabric(fabric, configured);
-    switch (verdict.status) {
-        case CheckStatus::skip:
-            return CheckOutcome::skip(verdict.reason, std::move(details));
-        case CheckStatus::warn:
-            return CheckOutcome::warn(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
-        case CheckStatus::fail:
-            return CheckOutcome::fail(verdict.reason, fabric_remedy(gpu, info.uuid), std::move(details));
-        default:  // pass: judge_fabric gives no other
-            break;
-    }
-    return CheckOutcome::pass(verdict.reason, std::move(details));
+    CheckOutcome out =
+        fabric_outcome(fabric, imex_configured(ctx), device->ordinal(), info.uuid, nvml::fabric_disagreement(node));
+    out.facts.fabric = fabric;
+    return out;
 }
 
 }  // namespace cumemctl::doctor

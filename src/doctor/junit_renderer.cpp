@@ -7,16 +7,14 @@
 
 #include "cuda/driver_info.hpp"
 #include "doctor/check.hpp"
+#include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
 #include "report/gpu_name.hpp"
 #include "report/html_parts.hpp"
-#include "report/json_fields.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl::doctor {
 namespace {
-
-using nlohmann::json;
 
 // Text for an XML attribute or element: cumemctl::html::escape's five entities (each as valid in XML), tabs and
 // newlines kept (as references in attributes), other control characters (which XML 1.0 cannot hold)
@@ -48,10 +46,10 @@ std::string junit_timestamp(std::chrono::system_clock::time_point when) {
 }
 
 // What a failed or busy check says beyond its reason: the remedy and the driver call.
-std::string detail_text(const json& c) {
-    std::string text = json_text(c, "reason");
-    if (const std::string remedy = json_text(c, "remedy"); !remedy.empty()) text += "\nremedy: " + remedy;
-    if (const json& call = json_field(c, "driver_call"); call.is_object()) text += "\ndriver call: " + call.dump();
+std::string detail_text(const CheckOutcome& o) {
+    std::string text = o.reason;
+    if (!o.remedy.empty()) text += "\nremedy: " + o.remedy;
+    if (o.driver) text += "\ndriver call: " + json_text(*o.driver);
     return text;
 }
 
@@ -60,36 +58,22 @@ struct Counts {
 };
 
 // One check's testcase, counted in `n`.
-std::string check_case(const json& c, Counts& n) {
-    const std::string check = json_text(c, "check", "?");
-    const std::optional<CheckStatus> parsed = parse_status(json_text(c, "status"));
-    const json& device = json_field(c, "device");
+std::string check_case(const DoctorRun& run, const CheckResult& c, Counts& n) {
     // The GPU as nvidia-smi numbers it (gpu_name), as the drain reason and fleet name it.
-    const json& index = json_field(c, "nvml_index");
-    const std::string name =
-        device.is_number_integer()
-            ? fmt::format(
-                  "{} {}", check,
-                  gpu_name(index.is_number_unsigned() ? std::optional<unsigned>(index.get<unsigned>()) : std::nullopt,
-                           json_text(c, "pci_bus_id"), device.get<int>()))
-            : check;
+    std::string name = c.check;
+    if (c.device) {
+        const gpu::DeviceIdentity id = identity_of(run, *c.device);
+        name = fmt::format("{} {}", c.check, gpu_name(id.nvml_index, id.pci_bus_id, *c.device));
+    }
     ++n.tests;
     std::string out = fmt::format("    <testcase name=\"{}\" classname=\"cumemctl.doctor.{}\" time=\"{:.6f}\"",
-                                  attr(name), attr(check), json_number(c, "seconds"));
-    const std::string reason = json_text(c, "reason");
-    if (!parsed) {
-        // Never a pass: a verdict that cannot be read is an error of the run.
-        ++n.errors;
-        return out +
-               fmt::format(">\n      <error message=\"{}\" type=\"unreadable status\">{}</error>\n    </testcase>\n",
-                           attr(fmt::format("status '{}' is none of doctor's", json_text(c, "status"))),
-                           body(detail_text(c)));
-    }
-    const CheckStatus status = *parsed;
+                                  attr(name), attr(c.check), c.seconds);
+    const std::string& reason = c.outcome.reason;
+    const CheckStatus status = c.outcome.status;
     if (status_fails(status)) {
         ++n.failures;
         return out + fmt::format(">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
-                                 attr(reason), status_name(status), body(detail_text(c)));
+                                 attr(reason), status_name(status), body(detail_text(c.outcome)));
     }
     if (status == CheckStatus::skip) {
         ++n.skipped;
@@ -100,9 +84,9 @@ std::string check_case(const json& c, Counts& n) {
         ++n.skipped;
         return out +
                fmt::format(">\n      <skipped message=\"{}\"/>\n      <system-out>{}</system-out>\n    </testcase>\n",
-                           attr("busy: " + reason), body("busy: " + detail_text(c)));
+                           attr("busy: " + reason), body("busy: " + detail_text(c.outcome)));
     }
-    const std::string said = status == CheckStatus::warn ? "warning: " + detail_text(c) : reason;
+    const std::string said = status == CheckStatus::warn ? "warning: " + detail_text(c.outcome) : reason;
     return out + fmt::format(">\n      <system-out>{}</system-out>\n    </testcase>\n", body(said));
 }
 
@@ -124,14 +108,14 @@ std::string error_cases(const Report& report, Counts& n) {
 }  // namespace
 
 void JunitRenderer::render(const Report& report, std::ostream& out) const {
-    const json& r = report.json_results;
-    const json& listed = json_field(r, "checks");
-    const json checks = listed.is_array() ? listed : json::array();
+    const auto* results = report.results_as<DoctorResults>();
     Counts n;
     std::string cases;
-    for (const auto& c : checks) cases += check_case(c, n);
-    if (checks.empty() || !report.driver.loaded) cases += error_cases(report, n);
-    const double seconds = json_number(r, "seconds");
+    if (results != nullptr) {
+        for (const CheckResult& c : results->run().results) cases += check_case(results->run(), c, n);
+    }
+    if (n.tests == 0 || !report.driver.loaded) cases += error_cases(report, n);
+    const double seconds = results != nullptr ? results->run().seconds : 0;
     const std::string suite = "cumemctl doctor " + report.host;
     out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
     out << fmt::format(
@@ -146,8 +130,10 @@ void JunitRenderer::render(const Report& report, std::ostream& out) const {
     const auto property = [&](std::string_view name, const std::string& value) {
         out << fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", name, attr(value));
     };
-    property("level", json_text(r, "level", "full"));
-    property("status", json_text(r, "status", report.errors.empty() ? "" : "error"));
+    property("level", results != nullptr && results->run().quick ? "quick" : "full");
+    property("status", results != nullptr      ? std::string(status_name(results->status()))
+                       : report.errors.empty() ? ""
+                                               : "error");
     property("driver", report.driver.loaded ? cuda_version_string(report.driver.version) : "none");
     property("exit_code", std::to_string(static_cast<int>(report.exit_code)));
     out << "    </properties>\n" << cases << "  </testsuite>\n</testsuites>\n";

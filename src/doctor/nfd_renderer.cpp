@@ -7,23 +7,17 @@
 #include <fmt/format.h>
 
 #include "doctor/check.hpp"
+#include "doctor/context.hpp"
+#include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
-#include "report/json_fields.hpp"
 #include "util/host.hpp"
 
 namespace cumemctl::doctor {
 namespace {
 
-using nlohmann::json;
-
-// A check's status as the report wrote it, parsed once; none where it is not one of doctor's.
-std::optional<CheckStatus> status_of(const json& check) {
-    return parse_status(json_text(check, "status"));
-}
-
 // Whether a check judged something: pass, warn or fail (a skip, a timeout or a busy GPU judged nothing).
-bool judged(const json& check) {
-    const auto s = status_of(check);
+bool judged(const CheckResult& check) {
+    const CheckStatus s = check.outcome.status;
     return s == CheckStatus::pass || s == CheckStatus::warn || s == CheckStatus::fail;
 }
 
@@ -40,23 +34,18 @@ bool valid_value(const std::string& v) {
 }
 
 // The checks of one name, in report order.
-std::vector<const json*> checks_named(const json& results, std::string_view name) {
-    std::vector<const json*> out;
-    const json& checks = json_field(results, "checks");
-    if (!checks.is_array()) return out;
-    for (const auto& c : checks) {
-        if (json_text(c, "check") == name) out.push_back(&c);
+std::vector<const CheckResult*> checks_named(const DoctorRun& run, std::string_view name) {
+    std::vector<const CheckResult*> out;
+    for (const CheckResult& c : run.results) {
+        if (c.check == name) out.push_back(&c);
     }
     return out;
 }
 
-// The worst status of the checks (status_severity), none where no check has one.
-std::optional<CheckStatus> worst_status(const std::vector<const json*>& checks) {
-    std::optional<CheckStatus> worst;
-    for (const json* c : checks) {
-        const auto s = status_of(*c);
-        if (s && (!worst || status_severity(*s) > status_severity(*worst))) worst = s;
-    }
+// The worst status of the checks (status_severity); the checks are never none.
+CheckStatus worst_status(const std::vector<const CheckResult*>& checks) {
+    CheckStatus worst = checks.front()->outcome.status;
+    for (const CheckResult* c : checks) worst = cumemctl::worse(worst, c->outcome.status);
     return worst;
 }
 
@@ -72,30 +61,29 @@ private:
     std::vector<std::string> lines_;
 };
 
+// Whether `info` has capability `key` (a pool handle type mask, a boolean).
+bool has(const gpu::DeviceInfo& info, std::string_view key) {
+    return capability_of(info, key).value_or(0) != 0;
+}
+
 // What every GPU's capabilities check says: VMM, pools and their handle types, fabric handles, compute
 // capability (the lowest, where GPUs differ). Only where every GPU's check passed or warned.
-void add_capabilities(Labels& labels, const json& results) {
-    const auto caps = checks_named(results, kCheckCapabilities);
+void add_capabilities(Labels& labels, const DoctorRun& run) {
+    const auto caps = checks_named(run, kCheckCapabilities);
     if (caps.empty()) return;
     bool vmm = true, pools = true, fabric = true;
     std::vector<std::string> handle_types;
-    std::string lowest_cc;
-    double lowest = 1e9;
+    std::optional<std::pair<int, int>> lowest;
     bool first = true;
-    for (const json* c : caps) {
-        const auto s = status_of(*c);
-        if (s != CheckStatus::pass && s != CheckStatus::warn) return;
-        const json& d = json_field(*c, "details");
-        const json& cap = json_field(d, "capabilities");
-        vmm = vmm && json_flag(cap, "vmm");
-        pools = pools && json_flag(cap, "memory_pools");
-        fabric = fabric && json_flag(cap, "fabric");
-        std::vector<std::string> types;
-        if (const json& ts = json_field(cap, "pool_handle_types"); ts.is_array()) {
-            for (const auto& t : ts) {
-                if (t.is_string()) types.push_back(t.get<std::string>());
-            }
-        }
+    for (const CheckResult* c : caps) {
+        const CheckStatus s = c->outcome.status;
+        if ((s != CheckStatus::pass && s != CheckStatus::warn) || !c->outcome.facts.device) return;
+        const gpu::DeviceInfo& info = *c->outcome.facts.device;
+        vmm = vmm && has(info, "vmm");
+        pools = pools && has(info, "memory_pools");
+        fabric = fabric && has(info, "fabric");
+        const auto mask = capability_of(info, "pool_handle_types");
+        const std::vector<std::string> types = mask ? gpu::handle_type_names(*mask) : std::vector<std::string>{};
         if (first) {
             handle_types = types;
         } else {
@@ -104,29 +92,26 @@ void add_capabilities(Labels& labels, const json& results) {
             });
         }
         first = false;
-        const std::string cc = json_text(d, "compute_capability");
-        try {
-            if (!cc.empty() && std::stod(cc) < lowest) lowest = std::stod(cc), lowest_cc = cc;
-        } catch (const std::exception&) {
-        }
+        const std::pair<int, int> cc{info.cc_major, info.cc_minor};
+        if (!lowest || cc < *lowest) lowest = cc;
     }
     labels.add("vmm", vmm);
     labels.add("memory-pools", pools);
     for (const auto& t : handle_types) labels.add("pool-handle." + t, true);
     labels.add("fabric-handles", fabric);
-    if (!lowest_cc.empty()) labels.add("compute-capability", lowest_cc);
+    if (lowest) labels.add("compute-capability", fmt::format("{}.{}", lowest->first, lowest->second));
 }
 
 // The clique and cluster of the multi-node NVLink fabric, where every GPU is attached to the same one.
-void add_fabric(Labels& labels, const json& results) {
-    const auto fabric = checks_named(results, kCheckFabric);
+void add_fabric(Labels& labels, const DoctorRun& run) {
+    const auto fabric = checks_named(run, kCheckFabric);
     if (fabric.empty()) return;
     std::string clique, cluster;
-    for (const json* c : fabric) {
-        const json& d = json_field(*c, "details");
-        if (!json_flag(d, "attached") || !json_field(d, "clique_id").is_number_integer()) return;
-        const std::string this_clique = std::to_string(json_field(d, "clique_id").get<long long>());
-        const std::string this_cluster = json_text(d, "cluster_uuid");
+    for (const CheckResult* c : fabric) {
+        const std::optional<nvml::FabricInfo>& f = c->outcome.facts.fabric;
+        if (!f || !nvml::fabric_attached(*f)) return;
+        const std::string this_clique = std::to_string(f->clique_id);
+        const std::string this_cluster = nvml::cluster_uuid_text(*f);
         if (!clique.empty() && (this_clique != clique || this_cluster != cluster)) return;
         clique = this_clique, cluster = this_cluster;
     }
@@ -134,12 +119,30 @@ void add_fabric(Labels& labels, const json& results) {
     if (!cluster.empty()) labels.add("fabric.cluster-uuid", cluster);
 }
 
+// The labels of a run's checks.
+void add_run(Labels& labels, const DoctorResults& results) {
+    const DoctorRun& run = results.run();
+    labels.add("doctor", std::string(status_name(results.status())));
+    if (run.device_count >= 0) labels.add("gpu-count", std::to_string(run.device_count));
+    add_capabilities(labels, run);
+    // Only a judgement of every GPU: a skipped or timed-out check (no NVML, a hung call) judged nothing.
+    const auto health = checks_named(run, kCheckMemoryHealth);
+    const bool every_judged =
+        !health.empty() && std::all_of(health.begin(), health.end(), [](const CheckResult* c) { return judged(*c); });
+    if (every_judged) labels.add("memory-health", std::string(status_name(worst_status(health))));
+    const auto imex = checks_named(run, kCheckImexChannels);
+    if (!imex.empty() && judged(*imex.front()))
+        labels.add("imex-channel", imex.front()->outcome.status == CheckStatus::pass);
+    add_fabric(labels, run);
+}
+
 }  // namespace
 
 void NfdRenderer::render(const Report& report, std::ostream& out) const {
-    const json& r = report.json_results;
+    const auto* results = report.results_as<DoctorResults>();
+    const bool quick = results != nullptr && results->run().quick;
     out << fmt::format("# cumemctl doctor on {} at {} ({} level): node-feature-discovery feature labels\n", report.host,
-                       utc_timestamp(report.started), json_text(r, "level", "full"));
+                       utc_timestamp(report.started), quick ? "quick" : "full");
     if (report.expires) out << "# +expiry-time=" << utc_timestamp(*report.expires) << '\n';
     // Errors as comments (which NFD reads past): a node without a driver still gets doctor=fail.
     for (const auto& e : report.errors) {
@@ -148,21 +151,7 @@ void NfdRenderer::render(const Report& report, std::ostream& out) const {
         out << "# error: " << message << '\n';
     }
     Labels labels;
-    if (const auto status = parse_status(json_text(r, "status")))
-        labels.add("doctor", std::string(status_name(*status)));
-    if (const json& n = json_field(r, "device_count"); n.is_number_integer()) {
-        labels.add("gpu-count", std::to_string(n.get<long long>()));
-    }
-    add_capabilities(labels, r);
-    // Only a judgement of every GPU: a skipped or timed-out check (no NVML, a hung call) judged nothing.
-    const auto health = checks_named(r, kCheckMemoryHealth);
-    const bool every_judged =
-        !health.empty() && std::all_of(health.begin(), health.end(), [](const json* c) { return judged(*c); });
-    if (every_judged) labels.add("memory-health", std::string(status_name(*worst_status(health))));
-    const auto imex = checks_named(r, kCheckImexChannels);
-    if (!imex.empty() && judged(*imex.front()))
-        labels.add("imex-channel", status_of(*imex.front()) == CheckStatus::pass);
-    add_fabric(labels, r);
+    if (results != nullptr) add_run(labels, *results);
     for (const auto& line : labels.lines()) out << line << '\n';
 }
 

@@ -132,4 +132,16 @@ std::vector<std::string> parse_check_list(std::string_view text) {
     return out;
 }
 
+std::string_view scope_name(CheckScope scope) {
+    switch (scope) {
+        case CheckScope::setup:
+            return "setup";
+        case CheckScope::device:
+            return "device";
+        case CheckScope::node:
+            return "node";
+    }
+    return "node";
+}
+
 }  // namespace cumemctl::doctor

@@ -35,6 +35,9 @@ struct CheckSpec {
                          // attributes and the modules under --quick)
 };
 
+// A scope as --list-checks names it: "setup", "device", "node".
+std::string_view scope_name(CheckScope scope);
+
 // Every check, in the order doctor runs and reports them.
 const std::vector<CheckSpec>& check_catalogue();
 

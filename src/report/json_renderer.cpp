@@ -4,7 +4,7 @@
 namespace cumemctl {
 
 void JsonRenderer::render(const Report& report, std::ostream& out) const {
-    out << to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    out << report_json_text(report) << '\n';
 }
 
 }  // namespace cumemctl

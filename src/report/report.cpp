@@ -73,13 +73,16 @@ nlohmann::json to_json(const Problem& problem) {
         j["held_by"] = nlohmann::json::array();
         for (const GpuProcess& p : problem.held_by) j["held_by"].push_back(to_json(p));
     }
-    if (problem.driver) {
-        j["driver_call"] = {{"call", problem.driver->call},
-                            {"result", problem.driver->code},
-                            {"name", problem.driver->name},
-                            {"text", problem.driver->text}};
-    }
+    if (problem.driver) j["driver_call"] = to_json(*problem.driver);
     return j;
+}
+
+nlohmann::json to_json(const DriverFailure& failure) {
+    return {{"call", failure.call}, {"result", failure.code}, {"name", failure.name}, {"text", failure.text}};
+}
+
+std::string json_text(const DriverFailure& failure) {
+    return to_json(failure).dump();
 }
 
 nlohmann::json to_json(const GpuProcess& process) {
@@ -114,6 +117,10 @@ nlohmann::json to_json(const Report& report) {
                           {"warnings", std::move(warnings)},
                           {"ok", report.ok()},
                           {"exit_code", static_cast<int>(report.exit_code)}};
+}
+
+std::string report_json_text(const Report& report) {
+    return to_json(report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace cumemctl

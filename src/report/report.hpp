@@ -124,8 +124,14 @@ struct Report {
 // The JSON envelope of the design: schema, command, host, timestamp, tool, driver, results, errors, warnings, ok, exit
 // code.
 nlohmann::json to_json(const Report& report);
+// The envelope as one pretty-printed JSON document (two spaces, invalid UTF-8 replaced), as --json writes it.
+std::string report_json_text(const Report& report);
 // One problem as JSON (message, cause, remedy, exit code, driver failure, device and held_by where known).
 nlohmann::json to_json(const Problem& problem);
+// A failed driver call as JSON: {"call", "result", "name", "text"}.
+nlohmann::json to_json(const DriverFailure& failure);
+// The same on one line, as a report's JSON writes it.
+std::string json_text(const DriverFailure& failure);
 // One process on a GPU as JSON: {"pid", "name", "used_bytes"}, name and used_bytes null where NVML did
 // not say.
 nlohmann::json to_json(const GpuProcess& process);

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "doctor/check.hpp"
+#include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
 #include "doctor/runner.hpp"
 
@@ -61,19 +62,20 @@ TEST_CASE("the run's status is its worst result's, and skips alone pass") {
     CHECK(run_status(counted({CheckStatus::timeout, CheckStatus::fail, CheckStatus::pass})) == CheckStatus::fail);
 }
 
-TEST_CASE("JUnit writes a check whose status cannot be read as an error, never as a pass") {
+TEST_CASE("JUnit writes each check's typed verdict: a failure as a failure, a pass as a pass") {
     cumemctl::Report report;
     report.command = "doctor";
     report.driver.loaded = true;
-    report.json_results = {{"status", "pass"},
-                      {"checks",
-                       {{{"check", "vmm"}, {"status", "pass"}, {"reason", "fine"}},
-                        {{"check", "context"}, {"status", "PASS"}, {"reason", "forged"}}}}};
+    cumemctl::doctor::DoctorRun run;
+    run.results.push_back({"vmm", std::nullopt, CheckOutcome::pass("fine"), 0.5});
+    run.results.push_back({"context", std::nullopt, CheckOutcome::fail("no context", "reboot"), 0.25});
+    report.set_results(cumemctl::doctor::DoctorResults(run));
     std::ostringstream out;
     JunitRenderer{}.render(report, out);
     const std::string xml = out.str();
-    CHECK(xml.find("tests=\"2\" failures=\"0\" errors=\"1\" skipped=\"0\"") != std::string::npos);
-    CHECK(xml.find("<error message=\"status &#39;PASS&#39; is none of doctor&#39;s\" type=\"unreadable status\">") !=
+    CHECK(xml.find("tests=\"2\" failures=\"1\" errors=\"0\" skipped=\"0\"") != std::string::npos);
+    CHECK(xml.find("<property name=\"status\" value=\"fail\"/>") != std::string::npos);
+    CHECK(xml.find("<failure message=\"no context\" type=\"fail\">no context\nremedy: reboot</failure>") !=
           std::string::npos);
-    CHECK(xml.find("<system-out>forged</system-out>") == std::string::npos);
+    CHECK(xml.find("<system-out>fine</system-out>") != std::string::npos);
 }
