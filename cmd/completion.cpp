@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "completion_results.hpp"
 
 namespace cumemctl::cmd {
 namespace {
@@ -64,7 +65,7 @@ Report run_completion(const CompletionOptions& opts, const CLI::App& root) {
     return run_guarded("completion", [&](Report& report) {
         const CliSpec cli = describe_cli(root);
         report.text = opts.shell == "zsh" ? zsh_completion(cli) : bash_completion(cli);
-        report.json_results = {{"shell", opts.shell}, {"script", report.text}};
+        report.set_results(CompletionResults(opts.shell, report.text));
     });
 }
 

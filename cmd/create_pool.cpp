@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "create_pool_results.hpp"
 #include "create_report.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_create.hpp"
@@ -20,29 +21,6 @@
 namespace cumemctl::cmd {
 using namespace gpu;
 namespace {
-
-nlohmann::json result_json(const CreatePoolResult& r) {
-    auto attrs = [](const std::optional<PoolAttributes>& a) {
-        return a ? attributes_json(*a) : nlohmann::json(nullptr);
-    };
-    nlohmann::json j{{"pool", pool_info_json(r.pool)},         {"size_bytes", r.size},
-                     {"after_alloc", attrs(r.after_alloc)},    {"after_free", attrs(r.after_free)},
-                     {"steps", steps_json(r.outcome.steps())}, {"ok", r.outcome.passed()}};
-    j["access"] = access_json(r.access);
-    j["checks"] = device_checks_json(r.checks);
-    j["ipc_check"] = r.ipc_checked ? nlohmann::json{{"passed", r.outcome.passed()}} : nlohmann::json(nullptr);
-    j["resources"] = r.before ? resources_json(*r.before, r.after, r.outcome.steps()) : nlohmann::json(nullptr);
-    if (is_localized(r.pool.location)) {
-        auto placement = [](const std::optional<Placement>& p) {
-            return p ? placement_json(*p) : nlohmann::json(nullptr);
-        };
-        j["placement"] = {{"pool", placement(r.pool_placement)},
-                          {"block", placement(r.block_placement)},
-                          {"pool_location_read_back",
-                           r.pool_location ? decoded_location_json(*r.pool_location) : nlohmann::json(nullptr)}};
-    }
-    return j;
-}
 
 std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
     Table pool{fmt::format("Pool on GPU {}", device), {"property", "value"}, {}, {kPerProcessNote}};
@@ -117,7 +95,9 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
             const std::uint64_t size = plan.size;
             const auto devices = plan.devices.select(driver.api(), count, &nvml_load.get());
             const std::vector<int> access = plan.access ? plan.access->select(driver.api(), count) : std::vector<int>{};
-            report.json_results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+            // Filled device by device: a device that fails keeps the ones before it in the report.
+            const auto results = std::make_shared<CreatePoolResults>();
+            report.results = results;
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
             std::random_device random;
             judging_holds(
@@ -135,12 +115,10 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                                 ipc->imex_channel_dir = dir;
                             }
                         }
-                        const CreatePoolResult r =
-                            create_pool_and_check(driver.api(), device, request, size, ipc, access);
-                        nlohmann::json j = result_json(r);
-                        j["ordinal"] = device;
-                        add_identity(j, identity_in(ids, device));
-                        report.json_results["devices"].push_back(std::move(j));
+                        results->devices.push_back(
+                            {identity_in(ids, device),
+                             create_pool_and_check(driver.api(), device, request, size, ipc, access)});
+                        const CreatePoolResult& r = results->devices.back().result;
                         for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
                         report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
                         if (r.before && r.after)

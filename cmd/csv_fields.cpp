@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "devices_results.hpp"
 #include "doctor/doctor_results.hpp"
-#include "gpu/device/devices.hpp"
 #include "util/suggest.hpp"
 
 namespace cumemctl::cmd {
@@ -45,9 +45,7 @@ const CsvCommand* csv_command(const std::string& command) {
 std::vector<CsvField> field_catalogue(const std::string& command) {
     std::vector<std::string> json_names;
     if (command == "devices") {
-        json_names = {"ordinal",     "nvml_index", "uuid",       "pci_bus_id", "name", "compute_capability",
-                      "total_bytes", "free_bytes", "free_source"};
-        for (const auto& c : gpu::capability_catalogue()) json_names.push_back("capabilities." + std::string(c.key));
+        json_names = DevicesResults::csv_columns();
     } else if (command == "doctor") {
         json_names = doctor::DoctorResults::csv_columns();
     } else if (command == "bandwidth") {

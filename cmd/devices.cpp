@@ -7,6 +7,7 @@
 #include "commands.hpp"
 #include "devices_fabric.hpp"
 #include "devices_locality.hpp"
+#include "devices_results.hpp"
 #include "devices_table.hpp"
 #include "gpu_identity.hpp"
 #include "gpu_labels.hpp"
@@ -31,26 +32,6 @@ struct DevicesOptions {
 
     DevicesPlan check() const { return {parse_device_list(devices), no_free}; }
 };
-
-nlohmann::json device_json(const DeviceInfo& d) {
-    const nlohmann::json caps = capabilities_json(d.capabilities);
-    nlohmann::json j{{"ordinal", d.ordinal},
-                     {"name", d.name},
-                     {"uuid", d.uuid},
-                     {"pci_bus_id", d.pci_bus_id},
-                     {"nvml_index", d.nvml_index ? nlohmann::json(*d.nvml_index) : nlohmann::json(nullptr)},
-                     {"compute_capability", fmt::format("{}.{}", d.cc_major, d.cc_minor)},
-                     {"total_bytes", d.total_bytes},
-                     {"capabilities", caps}};
-    j["free_bytes"] = d.free_bytes ? nlohmann::json(*d.free_bytes) : nlohmann::json(nullptr);
-    if (!d.free_error.empty()) j["free_error"] = d.free_error;
-    j["free_source"] = d.free_source.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.free_source);
-    j["nvml"] = d.nvml ? nvml::to_json(*d.nvml) : nlohmann::json(nullptr);
-    if (!d.nvml_error.empty()) j["nvml_error"] = d.nvml_error;
-    j["fabric"] = d.fabric ? nvml::to_json(*d.fabric) : nlohmann::json(nullptr);
-    j["locality"] = locality_json(d.locality);
-    return j;
-}
 
 // The gauges of what NVML knows of a device's memory, labelled as dcgm-exporter labels its series.
 void add_nvml_metrics(Report& report, const DeviceInfo& d, const MetricLabels& labels) {
@@ -146,16 +127,17 @@ Report run_devices(const DevicesOptions& opts, const Globals& globals) {
                 query_memory(driver.api(), *nvml, devices, true);
                 mark_phase("memory (NVML, contexts where NVML cannot answer)");
             }
-            nlohmann::json list = nlohmann::json::array();
             for (const auto& d : devices) {
-                list.push_back(device_json(d));
                 if (!d.free_error.empty()) {
                     report.add_warning(fmt::format("device {}: free memory unknown: {}", d.ordinal, d.free_error), {},
                                        d.ordinal);
                 }
             }
-            report.json_results = {{"device_count", count}, {"devices", std::move(list)}};
-            report.json_results["nvml"] = nvml ? nvml_json(nvml->info()) : nlohmann::json(nullptr);
+            DevicesResults results;
+            results.device_count = count;
+            results.devices = devices;
+            if (nvml) results.nvml = nvml->info();
+            report.set_results(std::move(results));
             if (nvml) warn_unloaded_libnvml(report, globals, nvml->info());
             add_device_metrics(report, devices, count);
             add_driver_info(report, nvml ? nvml->info().driver_version : std::string());

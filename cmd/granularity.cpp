@@ -9,6 +9,7 @@
 #include "gpu/device/devices.hpp"
 #include "gpu/device/granularity.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
+#include "granularity_results.hpp"
 #include "gpu_identity.hpp"
 #include "memory_options.hpp"
 #include "util/size.hpp"
@@ -51,33 +52,6 @@ std::string flags_text(const MemoryRequest& r) {
     return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, "+"));
 }
 
-std::string location_text(const GranularityRow& row) {
-    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
-}
-
-nlohmann::json row_json(const GranularityRow& row, const std::optional<std::uint64_t>& size,
-                        const std::vector<DeviceIdentity>& ids) {
-    nlohmann::json j{{"device", row.device}};
-    add_identity(j, identity_in(ids, row.device));
-    j.update({{"location", location_text(row)},
-              {"handle_type", handle_type_name(row.request.handle_type)},
-              {"flags", flag_names(row.request)},
-              {"status", granularity_status_name(row.status)}});
-    if (row.status == GranularityRow::Status::ok) {
-        j["minimum_bytes"] = row.granularity.minimum;
-        j["recommended_bytes"] = row.granularity.recommended;
-        if (size) {
-            j["size_rounded_to_minimum_bytes"] = round_up(*size, row.granularity.minimum);
-            j["size_rounded_to_recommended_bytes"] = round_up(*size, row.granularity.recommended);
-        }
-    } else {
-        j["minimum_bytes"] = nullptr;
-        j["recommended_bytes"] = nullptr;
-        j["problem"] = to_json(*row.problem);
-    }
-    return j;
-}
-
 // Why a row has no answer, in one cell: the driver's error name and the cause.
 std::string why_text(const GranularityRow& row) {
     if (row.status == GranularityRow::Status::ok) return "";
@@ -101,7 +75,7 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     for (const auto& row : rows) {
         const bool ok = row.status == GranularityRow::Status::ok;
         std::vector<TableCell> cells{std::to_string(row.device),
-                                     location_text(row),
+                                     granularity_location_text(row),
                                      handle_type_name(row.request.handle_type),
                                      flags_text(row.request),
                                      ok ? format_size(row.granularity.minimum) : "-",
@@ -131,6 +105,25 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     return t;
 }
 
+// The results: the rows, with --size rounded up to the granularities of each that has them (a usage
+// error where that overflows).
+GranularityResults granularity_results(int count, const std::vector<GranularityRow>& rows,
+                                       const std::optional<std::uint64_t>& size, std::vector<DeviceIdentity> ids) {
+    GranularityResults results;
+    results.device_count = count;
+    for (const auto& row : rows) {
+        GranularityAnswer answer{row, std::nullopt};
+        if (size && row.status == GranularityRow::Status::ok) {
+            answer.rounded =
+                RoundedSize{round_up(*size, row.granularity.minimum), round_up(*size, row.granularity.recommended)};
+        }
+        results.rows.push_back(std::move(answer));
+    }
+    results.size = size;
+    results.ids = std::move(ids);
+    return results;
+}
+
 Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
     const NvmlLoad nvml_load = load_nvml_for_identities(globals);
     return run_command(
@@ -145,10 +138,7 @@ Report run_granularity(const GranularityOptions& opts, const Globals& globals) {
                                                     diagnose_problem(driver.api(), problem, context);
                                                 });
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, devices);
-            nlohmann::json list = nlohmann::json::array();
-            for (const auto& row : rows) list.push_back(row_json(row, plan->size, ids));
-            report.json_results = {{"device_count", count}, {"rows", std::move(list)}};
-            if (plan->size) report.json_results["size_bytes"] = *plan->size;
+            report.set_results(granularity_results(count, rows, plan->size, ids));
             if (count == 0) {
                 report.tables.push_back(
                     Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}});

@@ -30,6 +30,7 @@
 #include "util/phase_timing.hpp"
 #include "util/printable.hpp"
 #include "util/version.hpp"
+#include "version_results.hpp"
 
 namespace {
 
@@ -262,7 +263,7 @@ int answer_parse_end(const CLI::ParseError& e, CLI::App& app, int argc, char** a
     if (dynamic_cast<const CLI::CallForVersion*>(&e) != nullptr && asked == OutputFormat::json) {
         Report report;
         report.command = "version";
-        report.json_results = {{"version", cumemctl::tool_version()}, {"commit", cumemctl::git_commit()}};
+        report.set_results(VersionResults(std::string(cumemctl::tool_version()), std::string(cumemctl::git_commit())));
         Globals as_json;
         as_json.output = OutputFormat::json;
         return emit(report, as_json);

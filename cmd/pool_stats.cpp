@@ -13,6 +13,7 @@
 #include "gpu_labels.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
+#include "pool_stats_results.hpp"
 #include "util/size.hpp"
 #include "gpu/device/locality.hpp"
 
@@ -72,26 +73,6 @@ std::string location_label(const LocationPools& l) {
     return l.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED ? "managed:" + where : where;
 }
 
-nlohmann::json pool_json(const PoolInfo& info, const PoolAttributes& attributes) {
-    nlohmann::json j = pool_info_json(info);
-    j["attributes"] = attributes_json(attributes);
-    return j;
-}
-
-nlohmann::json location_json(const LocationPools& l) {
-    nlohmann::json j{{"location", pool_location_name(l.location)},
-                     {"allocation_type", alloc_type_name(l.alloc_type)},
-                     {"available", !l.unavailable}};
-    if (l.unavailable) {
-        j["reason"] = to_json(*l.unavailable);
-        return j;
-    }
-    j["default"] = pool_json(*l.default_pool, *l.default_attributes);
-    j["current"] = pool_json(*l.current_pool, *l.current_attributes);
-    j["current_is_default"] = l.current_is_default;
-    return j;
-}
-
 Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pools) {
     std::vector<std::pair<std::string, PoolAttributes>> columns;
     std::vector<std::string> notes;
@@ -141,9 +122,9 @@ void add_overview_metrics(Report& report, const MetricLabels& gpu, const std::ve
     }
 }
 
-// What --make-current shows, as JSON and as notes of the selected pool's table.
-void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan, nlohmann::json& j,
-                       std::vector<std::string>& notes) {
+// What --make-current shows, as results and as notes of the selected pool's table.
+MadeCurrent show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan,
+                              std::vector<std::string>& notes) {
     // The location's current pool is put back on every way out.
     const PoolInfo before = current_pool(api, target.device, target.location, target.alloc_type);
     const ScopeExit restore([&] {
@@ -154,21 +135,15 @@ void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolS
         }
     });
     make_current(api, target);
-    const bool now_current =
-        current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
-    nlohmann::json m{{"now_current", now_current}};
+    MadeCurrent m;
+    m.now_current = current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
     notes.push_back(
-        fmt::format("made current: {}", now_current ? "yes" : "no (the driver still returns another pool)"));
+        fmt::format("made current: {}", m.now_current ? "yes" : "no (the driver still returns another pool)"));
     if (is_device_memory(target.location)) {
         const std::uint64_t size = plan.pattern ? plan.pattern->items.front().size : pool_granule(api, target.location);
         const PoolInfo fallback = default_pool(api, target.device, target.location, target.alloc_type);
         const CurrentPoolDraw d = draw_from_current(api, target.handle, fallback.handle, size);
-        m["draw"] = {{"size_bytes", d.size},
-                     {"new_pool_used_before_bytes", d.new_used_before},
-                     {"new_pool_used_during_bytes", d.new_used_during},
-                     {"default_pool_used_before_bytes", d.default_used_before},
-                     {"default_pool_used_during_bytes", d.default_used_during},
-                     {"drew_from_new", d.drew_from_new()}};
+        m.draw = d;
         notes.push_back(
             fmt::format("a plain cuMemAllocAsync of {}: new pool used {} -> {}, default pool used {} -> {}: {}",
                         format_size(d.size), format_size(d.new_used_before), format_size(d.new_used_during),
@@ -177,7 +152,7 @@ void show_make_current(const DriverApi& api, const PoolInfo& target, const PoolS
     } else {
         notes.push_back("cuMemAllocAsync draws from device pools only: no allocation shown for this location");
     }
-    j["make_current"] = std::move(m);
+    return m;
 }
 
 // The pool that --pool names at the --location: looked up, or created (then owned by `owned`).
@@ -194,24 +169,22 @@ PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan
 
 // The selected pool: --release-threshold, then --exercise, --make-current and --reset-high, with its
 // attributes at the start and at the end.
-void act_on_pool(Report& report, const DriverApi& api, int device, const MetricLabels& gpu, const PoolStatsPlan& plan,
-                 const PoolStatsOptions& o, nlohmann::json& out) {
+SelectedPool act_on_pool(Report& report, const DriverApi& api, int device, const MetricLabels& gpu,
+                         const PoolStatsPlan& plan, const PoolStatsOptions& o) {
     const CUmemLocation location = resolve_location(api, plan.request.location, device);
     const bool device_memory = is_device_memory(location);
     std::optional<PrimaryContext> context;
     if (plan.pattern || (o.make_current && device_memory)) context.emplace(api, device);
     std::optional<OwnedPool> owned;
-    const PoolInfo target = select_pool(api, device, plan, location, owned);
+    SelectedPool s;
+    s.pool = select_pool(api, device, plan, location, owned);
+    s.choice = plan.choice;
+    const PoolInfo& target = s.pool;
     if (plan.threshold) set_release_threshold(api, target.handle, *plan.threshold);
-    const PoolAttributes start = read_pool_attributes(api, target.handle);
-    nlohmann::json j = pool_info_json(target);
-    j["pool"] = pool_choice_name(plan.choice);
-    j["attributes_at_start"] = attributes_json(start);
-    std::optional<Placement> placement;
+    s.at_start = read_pool_attributes(api, target.handle);
     if (plan.request.location.domain) {
         const int domains = device_attribute(api, device, locality::kAttrDomainCount).value_or(1);
-        placement = pool_placement(api, target.handle, *plan.request.location.domain, domains);
-        j["placement"] = placement_json(*placement);
+        s.placement = pool_placement(api, target.handle, *plan.request.location.domain, domains);
     }
     const std::string name =
         fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
@@ -219,30 +192,30 @@ void act_on_pool(Report& report, const DriverApi& api, int device, const MetricL
     if (plan.pattern) {
         require_room(api, fmt::format("workload '{}'", plan.pattern->text),
                      pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
-        const WorkloadResult w = run_workload(api, target.handle, *plan.pattern, device_memory);
-        j["exercise"] = workload_json(*plan.pattern, w);
+        s.pattern = plan.pattern;
+        s.exercise = run_workload(api, target.handle, *plan.pattern, device_memory);
         MetricLabels labels = gpu;
         labels.emplace_back("location", pool_location_name(location));
         labels.emplace_back("pool", std::string(pool_choice_name(plan.choice)));
         labels.emplace_back("pattern", plan.pattern->text);
-        add_workload_metrics(report, labels, w);
-        workload = workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, w);
+        add_workload_metrics(report, labels, *s.exercise);
+        workload =
+            workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, *s.exercise);
     }
     std::vector<std::string> notes;
-    if (o.make_current) show_make_current(api, target, plan, j, notes);
+    if (o.make_current) s.made_current = show_make_current(api, target, plan, notes);
     if (o.reset_high) reset_high_water_marks(api, target.handle);
-    const PoolAttributes end = read_pool_attributes(api, target.handle);
-    j["attributes"] = attributes_json(end);
-    j["high_water_marks_reset"] = o.reset_high;
-    Table t =
-        attributes_table("Selected: " + name, {{"at start", start}, {o.reset_high ? "at end (reset)" : "at end", end}});
+    s.at_end = read_pool_attributes(api, target.handle);
+    s.high_water_marks_reset = o.reset_high;
+    Table t = attributes_table("Selected: " + name,
+                               {{"at start", s.at_start}, {o.reset_high ? "at end (reset)" : "at end", s.at_end}});
     t.rows.push_back({"handle types", handle_types_text(target), ""});
     t.rows.push_back({"max size", max_size_text(target), ""});
-    if (placement) t.rows.push_back({"placement", placement_text(*placement), ""});
+    if (s.placement) t.rows.push_back({"placement", placement_text(*s.placement), ""});
     t.notes = std::move(notes);
     report.tables.push_back(std::move(t));
     if (workload) report.tables.push_back(std::move(*workload));
-    out["selected"] = std::move(j);
+    return s;
 }
 
 Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
@@ -250,32 +223,21 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
     return run_command(
         "pool-stats", globals, o, [&](Report& report, Driver& driver, int count, const PoolStatsPlan& p) {
             const auto selected = p.devices.select(driver.api(), count, &nvml_load.get());
-            report.json_results = {{"statistics_scope", "process"},
-                              {"statistics_note", kPerProcessNote},
-                              {"devices", nlohmann::json::array()}};
+            // Filled device by device: a device that fails keeps the ones before it, and its own pools.
+            const auto results = std::make_shared<PoolStatsResults>();
+            report.results = results;
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
             judging_holds(report, driver.api(), nvml_load.get(), selected, [&] {
                 for (int device : selected) {
-                    const DeviceInfo d = query_device(driver.api(), device);
-                    const auto pools = list_location_pools(driver.api(), device);
                     const DeviceIdentity id = identity_in(ids, device);
-                    nlohmann::json j{{"ordinal", device}};
-                    add_identity(j, id);
-                    j.update({{"name", d.name}, {"pools", nlohmann::json::array()}});
-                    for (const auto& l : pools) j["pools"].push_back(location_json(l));
-                    report.tables.push_back(overview_table(d, pools));
+                    const DeviceInfo d = query_device(driver.api(), device);
+                    DevicePools& entry = results->devices.emplace_back(
+                        DevicePools{id, d.name, list_location_pools(driver.api(), device), std::nullopt});
+                    report.tables.push_back(overview_table(d, entry.pools));
                     report.tables.back().notes.push_back(identity_note(id));
                     const MetricLabels gpu = gpu_labels(id, report.host);
-                    add_overview_metrics(report, gpu, pools);
-                    if (o.acts()) {
-                        try {
-                            act_on_pool(report, driver.api(), device, gpu, p, o, j);
-                        } catch (...) {
-                            report.json_results["devices"].push_back(std::move(j));
-                            throw;
-                        }
-                    }
-                    report.json_results["devices"].push_back(std::move(j));
+                    add_overview_metrics(report, gpu, entry.pools);
+                    if (o.acts()) entry.selected = act_on_pool(report, driver.api(), device, gpu, p, o);
                 }
             });
             if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});

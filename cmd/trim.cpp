@@ -15,6 +15,7 @@
 #include "gpu_identity.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
+#include "trim_results.hpp"
 #include "util/duration.hpp"
 #include "util/size.hpp"
 #include "gpu/device/locality.hpp"
@@ -53,16 +54,6 @@ struct TrimOptions {
                 !exercise_given, parse_size(keep)};
     }
 };
-
-nlohmann::json trim_json(const PoolInfo& pool, const WorkloadPattern& pattern, const TrimResult& r) {
-    nlohmann::json j = to_json(r.figures);
-    j["pool"] = pool_info_json(pool);
-    j["exercise"] = workload_json(pattern, r.workload);
-    j["trim_seconds"] = r.trim_seconds;
-    j["returned"] = r.verdict.returned;
-    j["reason"] = r.verdict.reason;
-    return j;
-}
 
 Table trim_table(int device, const TrimResult& r) {
     const TrimFigures& f = r.figures;
@@ -129,9 +120,10 @@ PoolInfo trim_pool(const DriverApi& api, int device, const TrimPlan& plan, const
                : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
 }
 
-// One device's trim: its results, table and, where the memory did not come back, error.
-void trim_device(Report& report, const DriverApi& api, const nvml::Library& nvml, const DeviceIdentity& id,
-                 const TrimPlan& plan) {
+// One device's trim: its results (added to `results`), table and, where the memory did not come back,
+// error.
+void trim_device(Report& report, TrimResults& results, const DriverApi& api, const nvml::Library& nvml,
+                 const DeviceIdentity& id, const TrimPlan& plan) {
     const int device = id.ordinal;
     const PrimaryContext context(api, device);
     const CUmemLocation location = resolve_location(api, plan.pool.request.location, device);
@@ -143,10 +135,7 @@ void trim_device(Report& report, const DriverApi& api, const nvml::Library& nvml
     require_room(api, fmt::format("workload '{}'", workload.text), pool_footprint(workload, granule), location,
                  pool.max_size.value_or(0));
     const TrimResult r = run_trim(api, pool.handle, workload, plan.keep, granule);
-    nlohmann::json j = trim_json(pool, workload, r);
-    j["ordinal"] = device;
-    add_identity(j, id);
-    report.json_results["devices"].push_back(std::move(j));
+    results.devices.push_back({id, pool, workload, r});
     report.tables.push_back(trim_table(device, r));
     report.tables.back().notes.push_back(identity_note(id));
     if (!r.verdict.returned) {
@@ -164,10 +153,14 @@ Report run_trim_command(const TrimOptions& o, const Globals& globals) {
     return run_command("trim", globals, o, [&](Report& report, Driver& driver, int count, const TrimPlan& plan) {
         const DriverApi& api = driver.api();
         const auto selected = plan.devices.select(api, count, &nvml_load.get());
-        report.json_results = {{"statistics_scope", "process"}, {"devices", nlohmann::json::array()}};
+        // Filled device by device: a device that fails keeps the ones before it in the report.
+        const auto results = std::make_shared<TrimResults>();
+        report.results = results;
         const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
         judging_holds(report, api, nvml_load.get(), selected, [&] {
-            for (int device : selected) trim_device(report, api, nvml_load.get(), identity_in(ids, device), plan);
+            for (int device : selected) {
+                trim_device(report, *results, api, nvml_load.get(), identity_in(ids, device), plan);
+            }
         });
     });
 }

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -179,24 +180,25 @@ ChildDeviceView child_device_view(const DriverApi& api, int ordinal) {
     return view;
 }
 
+CapabilityValue capability_value(const Capability& cap) {
+    if (!cap.value) return std::monostate{};
+    if (cap.key == "host_numa_id") return *cap.value;
+    if (cap.key == "pool_handle_types") return handle_type_names(*cap.value);
+    if (cap.key == "gpudirect_rdma_flush_writes") return flush_option_names(*cap.value);
+    if (cap.key == "gpudirect_rdma_writes_ordering") return writes_ordering_name(*cap.value);
+    return *cap.value != 0;
+}
+
 nlohmann::json capabilities_json(const std::vector<Capability>& capabilities) {
-    nlohmann::json caps = nlohmann::json::object();
-    for (const auto& cap : capabilities) {
-        const std::string key(cap.key);
-        if (!cap.value) {
-            caps[key] = nullptr;
-        } else if (cap.key == "host_numa_id") {
-            caps[key] = *cap.value;
-        } else if (cap.key == "pool_handle_types") {
-            caps[key] = handle_type_names(*cap.value);
-        } else if (cap.key == "gpudirect_rdma_flush_writes") {
-            caps[key] = flush_option_names(*cap.value);
-        } else if (cap.key == "gpudirect_rdma_writes_ordering") {
-            caps[key] = writes_ordering_name(*cap.value);
+    auto json = [](const auto& value) -> nlohmann::json {
+        if constexpr (std::is_same_v<std::decay_t<decltype(value)>, std::monostate>) {
+            return nullptr;
         } else {
-            caps[key] = *cap.value != 0;
+            return value;
         }
-    }
+    };
+    nlohmann::json caps = nlohmann::json::object();
+    for (const auto& cap : capabilities) caps[std::string(cap.key)] = std::visit(json, capability_value(cap));
     return caps;
 }
 

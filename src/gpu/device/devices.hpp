@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -76,8 +77,13 @@ void query_free_memory(const DriverApi& api, std::vector<DeviceInfo>& devices);
 // through their primary context instead (query_free_memory).
 void query_memory(const DriverApi& api, const nvml::Library& nvml, std::vector<DeviceInfo>& devices, bool free_memory);
 
-// The capabilities as reports write them: booleans, host_numa_id as a number, pool_handle_types as
-// a list of names, and null where the driver does not know the attribute.
+// A capability's answer as reports write it: none where the driver does not know the attribute,
+// host_numa_id as a number, pool_handle_types and gpudirect_rdma_flush_writes as lists of names,
+// gpudirect_rdma_writes_ordering as a name, every other one yes or no.
+using CapabilityValue = std::variant<std::monostate, bool, int, std::string, std::vector<std::string>>;
+CapabilityValue capability_value(const Capability& cap);
+
+// The capabilities as reports write them: their capability_value by key, none as null.
 nlohmann::json capabilities_json(const std::vector<Capability>& capabilities);
 
 // Names the bits of CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS: "host" (cuFlushGPUDirectRDMAWrites),
