@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bandwidth_results.hpp"
 #include "base/error.hpp"
 #include "gpu/device/devices.hpp"
 #include "util/suggest.hpp"
@@ -51,8 +52,7 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
         json_names = {"check",  "device", "uuid",   "pci_bus_id", "nvml_index",
                       "status", "reason", "remedy", "seconds",    "brief"};
     } else if (command == "bandwidth") {
-        json_names = {"device", "uuid", "pci_bus_id", "nvml_index", "path",  "memory",     "numa_node",
-                      "peer",   "gbps", "limit_gbps", "ratio",      "bytes", "iterations", "seconds"};
+        json_names = BandwidthResults::csv_columns();
     }
     std::vector<CsvField> fields;
     constexpr std::string_view kBytes = "_bytes";
