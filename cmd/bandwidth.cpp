@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "bandwidth_results.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
@@ -124,86 +125,6 @@ std::vector<int> peers_of(const DriverApi& api, int device, const std::vector<in
     return peers;
 }
 
-// One GPU measured.
-struct DeviceFigures {
-    DeviceIdentity id;
-    DeviceLimits limits;
-    std::vector<CopyFigure> figures;
-    std::vector<NumaRefusal> numa_refused;  // nodes whose host memory the driver refused
-    bool numa_unsupported = false;          // NUMA nodes were asked for, and the GPU cannot map host-NUMA memory
-};
-
-std::string memory_name(const CopyFigure& f) {
-    switch (f.path) {
-        case CopyPath::device_to_device:
-            return "device";
-        case CopyPath::peer:
-            return fmt::format("GPU {}", f.peer.value_or(-1));
-        default:
-            break;
-    }
-    switch (f.host) {
-        case HostMemory::pinned:
-            return "pinned";
-        case HostMemory::pageable:
-            return "pageable";
-        case HostMemory::numa:
-            return fmt::format("numa:{}", f.numa_node.value_or(-1));
-    }
-    return "?";
-}
-
-nlohmann::json optional_json(const std::optional<unsigned>& v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
-nlohmann::json limit_json(const std::optional<PathLimit>& limit, const std::string& why) {
-    if (!limit) return {{"gbps", nullptr}, {"link", nullptr}, {"basis", nullptr}, {"unknown_because", why}};
-    const char* link = limit->link == PathLimit::Link::pcie  ? "pcie"
-                       : limit->link == PathLimit::Link::c2c ? "c2c"
-                                                             : "hbm";
-    return {{"gbps", limit->gbps}, {"link", link}, {"basis", limit->basis}};
-}
-
-nlohmann::json link_json(const nvml::LinkInfo& link) {
-    const nvml::PcieLink& p = link.pcie;
-    nlohmann::json j{{"pcie",
-                      {{"generation", optional_json(p.generation)},
-                       {"width", optional_json(p.width)},
-                       {"max_generation", optional_json(p.max_generation)},
-                       {"max_width", optional_json(p.max_width)},
-                       {"gpu_max_generation", optional_json(p.gpu_max_generation)},
-                       {"replay_counter", optional_json(p.replay_counter)}}},
-                     {"c2c", nullptr},
-                     {"memory_bus_width_bits", optional_json(link.memory.width_bits)},
-                     {"max_memory_clock_mhz", optional_json(link.memory.max_clock_mhz)}};
-    if (link.c2c) {
-        j["c2c"] = {
-            {"links", link.c2c->links}, {"active_links", link.c2c->active_links}, {"max_mbps", link.c2c->max_mbps}};
-    }
-    nlohmann::json why = nlohmann::json::object();
-    for (const auto& [field, text] : link.unavailable) why[field] = text;
-    j["unavailable"] = std::move(why);
-    return j;
-}
-
-nlohmann::json figure_json(const DeviceFigures& d, const CopyFigure& f) {
-    const auto limit = limit_of(d.limits, f);
-    nlohmann::json j{{"device", d.id.ordinal}};
-    add_identity(j, d.id);
-    j.update({{"path", path_name(f.path)},
-              {"memory", memory_name(f)},
-              {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json(nullptr)},
-              {"peer", f.peer ? nlohmann::json(*f.peer) : nlohmann::json(nullptr)},
-              {"bytes", f.bytes},
-              {"iterations", f.iterations},
-              {"seconds", f.seconds},
-              {"gbps", f.gbps()},
-              {"limit_gbps", limit ? nlohmann::json(*limit) : nlohmann::json(nullptr)},
-              {"ratio", limit ? nlohmann::json(f.gbps() / *limit) : nlohmann::json(nullptr)}});
-    return j;
-}
-
 std::string gbps_text(double gbps) {
     return gbps >= 1000 ? fmt::format("{:.0f}", gbps) : fmt::format("{:.1f}", gbps);
 }
@@ -249,6 +170,24 @@ void add_metrics(Report& report, const DeviceFigures& d) {
     }
 }
 
+// A GPU's gauges, and a warning for each host NUMA node it could not copy from.
+void report_device(Report& report, const DeviceFigures& d) {
+    add_metrics(report, d);
+    if (d.numa_unsupported) {
+        report.add_warning(fmt::format("GPU {}: no copies from host NUMA nodes: the GPU cannot map "
+                                       "host-NUMA memory (CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_"
+                                       "MANAGEMENT_SUPPORTED is 0)",
+                                       d.id.ordinal),
+                           "a driver of CUDA 12.2 or newer and a GPU that supports it map host-NUMA memory",
+                           d.id.ordinal);
+    }
+    for (const NumaRefusal& r : d.numa_refused) {
+        report.add_warning(
+            fmt::format("GPU {}: no copies from host NUMA node {}: {}", d.id.ordinal, r.node, r.problem.message),
+            "give --numa the nodes with memory near the GPU (numactl -H lists them)", d.id.ordinal);
+    }
+}
+
 DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
                              const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress) {
     DeviceFigures d;
@@ -288,38 +227,12 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
                     done.push_back(measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress));
                 }
             });
-            nlohmann::json devices = nlohmann::json::array();
-            nlohmann::json figures = nlohmann::json::array();
-            for (const DeviceFigures& d : done) {
-                nlohmann::json j{{"device", d.id.ordinal}};
-                add_identity(j, d.id);
-                j["link"] = link_json(d.limits.link);
-                j["nvml_error"] =
-                    d.limits.nvml_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.limits.nvml_error);
-                j["limits"] = {{"host", limit_json(d.limits.host, d.limits.host_why)},
-                               {"memory", limit_json(d.limits.memory, d.limits.memory_why)}};
-                devices.push_back(std::move(j));
-                for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
-                add_metrics(report, d);
-                if (d.numa_unsupported) {
-                    report.add_warning(fmt::format("GPU {}: no copies from host NUMA nodes: the GPU cannot map "
-                                                   "host-NUMA memory (CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_"
-                                                   "MANAGEMENT_SUPPORTED is 0)",
-                                                   d.id.ordinal),
-                                       "a driver of CUDA 12.2 or newer and a GPU that supports it map host-NUMA memory",
-                                       d.id.ordinal);
-                }
-                for (const NumaRefusal& r : d.numa_refused) {
-                    report.add_warning(fmt::format("GPU {}: no copies from host NUMA node {}: {}", d.id.ordinal, r.node,
-                                                   r.problem.message),
-                                       "give --numa the nodes with memory near the GPU (numactl -H lists them)",
-                                       d.id.ordinal);
-                }
-            }
-            report.json_results = {{"size_bytes", plan.request.size},
-                              {"iterations", plan.request.iterations},
-                              {"devices", std::move(devices)},
-                              {"figures", std::move(figures)}};
+            for (const DeviceFigures& d : done) report_device(report, d);
+            BandwidthResults results;
+            results.size = plan.request.size;
+            results.iterations = plan.request.iterations;
+            results.devices = done;
+            report.set_results(std::move(results));
             if (count == 0) {
                 report.tables.push_back(Table{"Bandwidth", {}, {}, {"no CUDA device is visible on this node"}});
                 return;

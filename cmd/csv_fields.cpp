@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "bandwidth_results.hpp"
 #include "base/error.hpp"
 #include "devices_results.hpp"
 #include "doctor/doctor_results.hpp"
@@ -49,8 +50,7 @@ std::vector<CsvField> field_catalogue(const std::string& command) {
     } else if (command == "doctor") {
         json_names = doctor::DoctorResults::csv_columns();
     } else if (command == "bandwidth") {
-        json_names = {"device", "uuid", "pci_bus_id", "nvml_index", "path",  "memory",     "numa_node",
-                      "peer",   "gbps", "limit_gbps", "ratio",      "bytes", "iterations", "seconds"};
+        json_names = BandwidthResults::csv_columns();
     }
     std::vector<CsvField> fields;
     constexpr std::string_view kBytes = "_bytes";

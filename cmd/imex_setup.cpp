@@ -7,9 +7,8 @@
 #include "commands.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
-#include "report/json_fields.hpp"
 #include "imex/imex_setup.hpp"
-#include "steps/step_json.hpp"
+#include "imex_setup_results.hpp"
 #include "util/file_mode.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
@@ -72,78 +71,6 @@ ImexSetupOptions::Checked ImexSetupOptions::check() const {
     return checked;
 }
 
-// A channel's detail for people: its error, or its plan (naming imex-setup's options).
-std::string channel_detail(const ChannelOutcome& c) {
-    return c.action == Action::error ? c.error : c.plan.detail;
-}
-
-nlohmann::json owner_json(const Owner& owner) {
-    return {{"uid", owner.uid}, {"gid", owner.gid}, {"user", owner.user}, {"group", owner.group}};
-}
-
-nlohmann::json found_json(const NodeState& s) {
-    nlohmann::json j{{"type", node_kind_key(s.kind)}};
-    if (s.kind == NodeKind::missing) return j;
-    if (s.kind == NodeKind::char_device || s.kind == NodeKind::block_device)
-        j["device"] = format_device(s.major, s.minor);
-    j["uid"] = s.uid;
-    j["gid"] = s.gid;
-    j["mode"] = format_mode(s.mode);
-    return j;
-}
-
-nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
-    nlohmann::json j{{"channel", c.want.channel},
-                     {"path", fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel))},
-                     {"device", format_device(c.want.major, c.want.channel_minor())},
-                     {"uid", c.want.uid},
-                     {"gid", c.want.gid},
-                     {"owner", format_owner(r.owner)},
-                     {"mode", format_mode(c.want.mode)},
-                     {"action", action_name(c.action)},
-                     {"change", change_name(c.plan.change)},
-                     {"detail", text_or_null(channel_detail(c))},
-                     {"found", found_json(c.found)}};
-    return j;
-}
-
-nlohmann::json results_json(const ImexSetupRequest& req, const ImexSetupResult& r) {
-    nlohmann::json channels = nlohmann::json::array();
-    nlohmann::json summary = nlohmann::json::object();
-    for (Action a : {Action::created, Action::unchanged, Action::kept, Action::fixed, Action::replaced, Action::removed,
-                     Action::planned, Action::refused, Action::error}) {
-        summary[std::string(action_name(a))] = 0;
-    }
-    for (const auto& c : r.channels) {
-        channels.push_back(channel_json(r, c));
-        summary[std::string(action_name(c.action))] = summary[std::string(action_name(c.action))].get<int>() + 1;
-    }
-    nlohmann::json dir{
-        {"path", r.directory.path}, {"action", action_name(r.directory.action)}, {"exists", r.directory.exists}};
-    if (r.directory.exists) {
-        dir["uid"] = r.directory.state.uid;
-        dir["gid"] = r.directory.state.gid;
-        dir["mode"] = format_mode(r.directory.state.mode);
-    }
-    return {{"operation", req.remove ? "remove" : "provision"},
-            {"check", req.check},
-            {"dry_run", req.dry_run},
-            {"force", req.force},
-            {"proc_devices", req.proc_devices},
-            {"params", req.params},
-            {"major", r.major},
-            {"count", r.count},
-            {"count_source", r.count_from_params ? "params" : "default"},
-            {"create_imex_channel0",
-             r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
-            {"owner", owner_json(r.owner)},
-            {"mode", format_mode(r.mode)},
-            {"mode_source", mode_source_name(r.mode_source)},
-            {"directory", std::move(dir)},
-            {"channels", std::move(channels)},
-            {"summary", std::move(summary)}};
-}
-
 // How a terminal colours an action: done as asked, done differently, or not done.
 Tone action_tone(Action action) {
     switch (action) {
@@ -194,33 +121,34 @@ Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
     return t;
 }
 
-void add_verify(const DeviceList& device_list, const Globals& globals, const ImexSetupRequest& req,
-                const std::string& channel_dir, Report& report) {
+// Runs --verify's child as the request's owner on `device_list`'s device.
+ImexVerifyOutcome verify_as_owner(const DeviceList& device_list, const Globals& globals, const ImexSetupRequest& req,
+                                  const std::string& channel_dir) {
     FabricVerifyRequest v;
     v.libcuda = choose_libcuda(globals.libcuda);
     v.imex_channel_dir = channel_dir;
     v.device = device_list.spec;  // the child parses it again, in its own process
     v.as = req.owner;
-    const FabricVerifyResult got = verify_fabric_in_child(v);
+    ImexVerifyOutcome out;
+    out.got = verify_fabric_in_child(v);
+    out.as = owner_of(out.got.uid, out.got.gid);
+    out.device = out.got.device ? out.got.device : device_list.ordinal();
+    return out;
+}
+
+// --verify's table, and its error where the child failed.
+void add_verify(const ImexVerifyOutcome& verify, const DeviceList& device_list, Report& report) {
+    const FabricVerifyResult& got = verify.got;
     report.driver = got.driver;
-    const Owner as = owner_of(got.uid, got.gid);
-    // The ordinal the child found; before it looked, the one typed (null for a UUID or a bus id).
-    const std::optional<int> device = got.device ? got.device : device_list.ordinal();
-    nlohmann::json j{{"ok", got.ok},           {"device", device ? nlohmann::json(*device) : nlohmann::json(nullptr)},
-                     {"uid", got.uid},         {"gid", got.gid},
-                     {"as", format_owner(as)}, {"granularity_bytes", got.granularity}};
-    j["error"] = got.problem ? to_json(*got.problem) : nlohmann::json(nullptr);
-    j["steps"] = steps_json(got.steps);
-    report.json_results["verify"] = std::move(j);
     Table t{
         "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
-    t.rows.push_back({format_owner(as), device ? std::to_string(*device) : v.device,
+    t.rows.push_back({format_owner(verify.as), verify.device ? std::to_string(*verify.device) : device_list.spec,
                       got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
                              : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
     report.tables.push_back(std::move(t));
     if (got.problem) {
         Problem p = *got.problem;
-        p.message = fmt::format("verify as {}: {}", format_owner(as), p.message);
+        p.message = fmt::format("verify as {}: {}", format_owner(verify.as), p.message);
         report.add_error(std::move(p));
     }
 }
@@ -229,12 +157,18 @@ Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globa
     return run_checked("imex-setup", opts, [&](Report& report, const ImexSetupOptions::Checked& checked) {
         const ImexSetupRequest& req = checked.request;
         report.driver.error = "not loaded: imex-setup uses the driver only for --verify";
-        const ImexSetupResult result = run_imex_setup(req);
-        report.json_results = results_json(req, result);
+        ImexSetupResults results;
+        results.request = req;
+        results.result = run_imex_setup(req);
+        const ImexSetupResult& result = results.result;
+        report.set_results(results);  // what stays when --verify's child cannot be started
         report.tables.push_back(channels_table(req, result));
         for (const auto& w : result.warnings) report.warnings.push_back(w);
         for (const auto& e : result.errors) report.add_error(e);
-        if (checked.verify_device) add_verify(*checked.verify_device, globals, req, result.directory.path, report);
+        if (!checked.verify_device) return;
+        results.verify = verify_as_owner(*checked.verify_device, globals, req, result.directory.path);
+        add_verify(*results.verify, *checked.verify_device, report);
+        report.set_results(std::move(results));
     });
 }
 

@@ -2,13 +2,13 @@
 // undo), every step with its result and time; on an older driver, why there are no logical endpoints.
 #include <fmt/format.h>
 
-#include "base/setting.hpp"
 #include "command.hpp"
 #include "util/duration.hpp"
 #include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
 #include "gpu_identity.hpp"
+#include "le_bind_results.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -73,83 +73,6 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
     return {r, devices};
 }
 
-nlohmann::json support_json(const LeDriverSupport& s) {
-    nlohmann::json j{{"available", s.available},
-                     {"driver_version", s.driver_version},
-                     {"driver_version_string", cuda_version_string(s.driver_version)},
-                     {"needs_version", le::kVersion},
-                     {"message", s.message},
-                     {"lookup", nullptr}};
-    if (s.lookup) {
-        j["lookup"] = {{"entry_point", std::string(s.lookup->name)},
-                       {"version", s.lookup->version},
-                       {"result", s.lookup_result},
-                       {"status", proc_status_name(s.lookup->status)},
-                       {"found", s.lookup->found}};
-    }
-    return j;
-}
-
-nlohmann::json request_json(const LeBindRequest& r) {
-    nlohmann::json j{{"type", r.multicast ? "multicast" : "unicast"},
-                     {"devices", r.devices},
-                     {"size_bytes", r.size},
-                     {"offset_bytes", r.offset},
-                     {"mem_offset_bytes", r.mem_offset},
-                     {"location", r.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? "device" : "host-numa"},
-                     {"handle_type", r.fabric ? "fabric" : "none"},
-                     {"counted_ops", r.counted_ops},
-                     {"by_address", r.by_address},
-                     {"limits_only", r.limits_only},
-                     {"timeout_seconds", r.timeout_seconds}};
-    j["bind_size_bytes"] = r.bind_size ? nlohmann::json(*r.bind_size) : nlohmann::json(nullptr);
-    if (r.location.numa_node) j["location"] = fmt::format("host-numa:{}", *r.location.numa_node);
-    return j;
-}
-
-nlohmann::json wait_json(const std::optional<LeQueryWait>& w) {
-    if (!w) return nullptr;
-    return {{"constructed", w->constructed}, {"polls", w->polls}, {"waited_seconds", w->waited_seconds}};
-}
-
-nlohmann::json outcome_json(const LeBindRequest& r, const LeBindOutcome& o) {
-    nlohmann::json j{{"logical_endpoints", support_json(o.support)}, {"request", request_json(r)}};
-    j["limits"] = o.limits ? nlohmann::json{{"bind_alignment_bytes", o.limits->bind_alignment},
-                                            {"max_size_bytes", o.limits->max_size}}
-                           : nlohmann::json(nullptr);
-    j["violation"] = nullptr;
-    if (o.violation) {
-        nlohmann::json nearest = nlohmann::json::array();
-        for (const auto& s : o.violation->nearest)
-            nearest.push_back({{"option", setting_name(s.property)}, {"value_bytes", s.value}});
-        j["violation"] = {{"message", o.violation->message}, {"nearest", nearest}};
-    }
-    j["endpoint"] = nullptr;
-    if (o.id) {
-        j["endpoint"] = {{"id", *o.id},
-                         {"query", wait_json(o.query)},
-                         {"exported", o.exported},
-                         {"import_query", wait_json(o.import_query)}};
-    }
-    j["memory"] = o.plan ? nlohmann::json{{"granularity_bytes", o.granularity},
-                                          {"allocation_size_bytes", o.plan->allocation_size}}
-                         : nlohmann::json(nullptr);
-    nlohmann::json binds = nlohmann::json::array();
-    for (const auto& b : o.bindings) {
-        binds.push_back({{"device", b.device},
-                         {"location", b.location},
-                         {"offset_bytes", o.plan->offset},
-                         {"mem_offset_bytes", o.plan->mem_offset},
-                         {"size_bytes", o.plan->bind_size},
-                         {"method", r.by_address ? "address" : "handle"},
-                         {"bound", b.bound}});
-    }
-    j["bindings"] = binds;
-    j["steps"] = steps_json(o.steps);
-    j["completed"] = o.completed;
-    return j;
-}
-
 std::string ms(double seconds) {
     return format_duration(seconds);
 }
@@ -194,10 +117,11 @@ Table le_steps_table(const LeBindOutcome& o) {
 
 void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
                  const std::vector<DeviceIdentity>& ids) {
-    report.json_results = outcome_json(r, o);
-    // The GPUs of the request as operators name them (as doctor's results.gpus).
-    report.json_results["gpus"] = nlohmann::json::array();
-    for (const auto& id : ids) report.json_results["gpus"].push_back(gpu::identity_json(id));
+    LeBindResults results;
+    results.request = r;
+    results.outcome = o;
+    results.gpus = ids;
+    report.set_results(std::move(results));
     report.tables.push_back(summary_table(r, o));
     add_identity_notes(report.tables.back(), ids);
     if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));

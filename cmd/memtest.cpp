@@ -20,6 +20,7 @@
 #include "gpu/verify/verify.hpp"
 #include "memtest_progress.hpp"
 #include "memtest_report.hpp"
+#include "memtest_results.hpp"
 #include "util/host.hpp"
 #include "util/size.hpp"
 
@@ -159,6 +160,21 @@ MemtestRecord record_of(const DeviceMemtest& d, std::uint64_t seed) {
     return r;
 }
 
+// The results before any device ran: how memtest was asked to run, and NVML's library.
+MemtestResults memtest_settings(const MemtestPlan& plan, std::uint64_t seed, const nvml::LibraryInfo& nvml) {
+    MemtestResults r;
+    r.seed = seed;
+    r.patterns = plan.patterns;
+    r.passes = plan.passes;
+    r.time_budget = plan.time_budget;
+    r.leave = plan.sizes.leave;
+    r.forced = plan.force;
+    if (plan.record) r.record = memtest_state_path();
+    r.max_mismatches = plan.max_mismatches;
+    r.nvml = nvml;
+    return r;
+}
+
 // Runs every device on a thread of its own; a device whose run throws is an error of the report.
 std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library& nvml,
                                        const std::vector<int>& selected, const MemtestPlan& plan, const RunPlan& run,
@@ -201,34 +217,21 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         run.max_records = plan.max_mismatches;
         const bool json = globals.output == OutputFormat::json || globals.output == OutputFormat::prometheus;
         MemtestProgress progress(!json && ::isatty(STDERR_FILENO) == 1);
-        std::vector<std::string> pattern_names;
-        for (const Pattern p : plan.patterns) pattern_names.push_back(pattern_name(p));
-        report.json_results = {{"memtest",
-                           {{"seed", run.seed},
-                            {"patterns", pattern_names},
-                            {"passes", plan.passes},
-                            {"time_budget_seconds", plan.time_budget ? nlohmann::json(*plan.time_budget) : nullptr},
-                            {"leave_bytes", plan.sizes.leave},
-                            {"forced", plan.force},
-                            {"record", plan.record ? nlohmann::json(memtest_state_path()) : nullptr}}},
-                          {"nvml", nvml_json(nvml.info())},
-                          {"devices", nlohmann::json::array()}};
+        MemtestResults results = memtest_settings(plan, run.seed, nvml.info());
+        report.set_results(results);  // what stays when a device's run throws past its error
         const std::vector<DeviceMemtest> done = run_devices(driver.api(), nvml, selected, plan, run, progress, report);
         int stopped_by = 0;
         std::vector<MemtestRecord> records;
         for (const DeviceMemtest& d : done) {
             const gpu::DeviceIdentity id = gpu::device_identity(driver.api(), d.ordinal, &nvml);
-            nlohmann::json j = memtest_device_json(d, plan.sizes.leave, plan.max_mismatches);
-            const nlohmann::json names = gpu::identity_json(id);  // its uuid is already there, as memtest read it
-            j["pci_bus_id"] = names["pci_bus_id"];
-            j["nvml_index"] = names["nvml_index"];
-            report.json_results["devices"].push_back(std::move(j));
+            results.devices.push_back({d, id});
             add_memtest_tables(report, d, run.seed, id);
             add_memtest_metrics(report, d, gpu_labels(id, report.host));
             report_verdict(report, d);
             if (d.run.interrupted_by != 0) stopped_by = d.run.interrupted_by;
             if (!d.uuid.empty()) records.push_back(record_of(d, run.seed));
         }
+        report.set_results(std::move(results));
         if (plan.record && !records.empty()) save_memtest_records(memtest_state_path(), records);
         if (stopped_by != 0) {
             const Interrupted stop(stopped_by);

@@ -1,0 +1,152 @@
+#include "bandwidth_results.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "gpu_identity.hpp"
+
+namespace cumemctl::cmd {
+using namespace gpu;
+namespace {
+
+nlohmann::json optional_json(const std::optional<unsigned>& v) {
+    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json limit_json(const std::optional<PathLimit>& limit, const std::string& why) {
+    if (!limit) return {{"gbps", nullptr}, {"link", nullptr}, {"basis", nullptr}, {"unknown_because", why}};
+    const char* link = limit->link == PathLimit::Link::pcie  ? "pcie"
+                       : limit->link == PathLimit::Link::c2c ? "c2c"
+                                                             : "hbm";
+    return {{"gbps", limit->gbps}, {"link", link}, {"basis", limit->basis}};
+}
+
+nlohmann::json link_json(const nvml::LinkInfo& link) {
+    const nvml::PcieLink& p = link.pcie;
+    nlohmann::json j{{"pcie",
+                      {{"generation", optional_json(p.generation)},
+                       {"width", optional_json(p.width)},
+                       {"max_generation", optional_json(p.max_generation)},
+                       {"max_width", optional_json(p.max_width)},
+                       {"gpu_max_generation", optional_json(p.gpu_max_generation)},
+                       {"replay_counter", optional_json(p.replay_counter)}}},
+                     {"c2c", nullptr},
+                     {"memory_bus_width_bits", optional_json(link.memory.width_bits)},
+                     {"max_memory_clock_mhz", optional_json(link.memory.max_clock_mhz)}};
+    if (link.c2c) {
+        j["c2c"] = {
+            {"links", link.c2c->links}, {"active_links", link.c2c->active_links}, {"max_mbps", link.c2c->max_mbps}};
+    }
+    nlohmann::json why = nlohmann::json::object();
+    for (const auto& [field, text] : link.unavailable) why[field] = text;
+    j["unavailable"] = std::move(why);
+    return j;
+}
+
+nlohmann::json measured_device_json(const DeviceFigures& d) {
+    nlohmann::json j{{"device", d.id.ordinal}};
+    add_identity(j, d.id);
+    j["link"] = link_json(d.limits.link);
+    j["nvml_error"] = d.limits.nvml_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.limits.nvml_error);
+    j["limits"] = {{"host", limit_json(d.limits.host, d.limits.host_why)},
+                   {"memory", limit_json(d.limits.memory, d.limits.memory_why)}};
+    return j;
+}
+
+nlohmann::json figure_json(const DeviceFigures& d, const CopyFigure& f) {
+    const auto limit = limit_of(d.limits, f);
+    nlohmann::json j{{"device", d.id.ordinal}};
+    add_identity(j, d.id);
+    j.update({{"path", path_name(f.path)},
+              {"memory", memory_name(f)},
+              {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json(nullptr)},
+              {"peer", f.peer ? nlohmann::json(*f.peer) : nlohmann::json(nullptr)},
+              {"bytes", f.bytes},
+              {"iterations", f.iterations},
+              {"seconds", f.seconds},
+              {"gbps", f.gbps()},
+              {"limit_gbps", limit ? nlohmann::json(*limit) : nlohmann::json(nullptr)},
+              {"ratio", limit ? nlohmann::json(f.gbps() / *limit) : nlohmann::json(nullptr)}});
+    return j;
+}
+
+// A text as a cell: none where it is empty (null in the JSON).
+CsvValue text_cell(const std::string& text) {
+    return text.empty() ? CsvValue{} : CsvValue{text};
+}
+
+// A number that may be unknown as a cell of type `T`: none where it is unknown.
+template <class T, class V>
+CsvValue number_cell(const std::optional<V>& v) {
+    return v ? CsvValue{static_cast<T>(*v)} : CsvValue{};
+}
+
+CsvRow figure_row(const DeviceFigures& d, const CopyFigure& f) {
+    const auto limit = limit_of(d.limits, f);
+    return {std::int64_t{d.id.ordinal},
+            text_cell(d.id.uuid),
+            text_cell(d.id.pci_bus_id),
+            number_cell<std::uint64_t>(d.id.nvml_index),
+            std::string(path_name(f.path)),
+            memory_name(f),
+            number_cell<std::int64_t>(f.numa_node),
+            number_cell<std::int64_t>(f.peer),
+            f.gbps(),
+            number_cell<double>(limit),
+            limit ? CsvValue{f.gbps() / *limit} : CsvValue{},
+            f.bytes,
+            std::int64_t{f.iterations},
+            f.seconds};
+}
+
+}  // namespace
+
+std::string memory_name(const CopyFigure& f) {
+    switch (f.path) {
+        case CopyPath::device_to_device:
+            return "device";
+        case CopyPath::peer:
+            return fmt::format("GPU {}", f.peer.value_or(-1));
+        default:
+            break;
+    }
+    switch (f.host) {
+        case HostMemory::pinned:
+            return "pinned";
+        case HostMemory::pageable:
+            return "pageable";
+        case HostMemory::numa:
+            return fmt::format("numa:{}", f.numa_node.value_or(-1));
+    }
+    return "?";
+}
+
+nlohmann::json BandwidthResults::to_json() const {
+    nlohmann::json devices_json = nlohmann::json::array();
+    nlohmann::json figures = nlohmann::json::array();
+    for (const DeviceFigures& d : devices) {
+        devices_json.push_back(measured_device_json(d));
+        for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
+    }
+    return {{"size_bytes", size},
+            {"iterations", iterations},
+            {"devices", std::move(devices_json)},
+            {"figures", std::move(figures)}};
+}
+
+std::vector<CsvRow> BandwidthResults::csv_rows() const {
+    std::vector<CsvRow> rows;
+    for (const DeviceFigures& d : devices) {
+        for (const CopyFigure& f : d.figures) rows.push_back(figure_row(d, f));
+    }
+    return rows;
+}
+
+const std::vector<std::string>& BandwidthResults::csv_columns() {
+    static const std::vector<std::string> columns{"device", "uuid",      "pci_bus_id", "nvml_index", "path",
+                                                  "memory", "numa_node", "peer",       "gbps",       "limit_gbps",
+                                                  "ratio",  "bytes",     "iterations", "seconds"};
+    return columns;
+}
+
+}  // namespace cumemctl::cmd

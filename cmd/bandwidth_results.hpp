@@ -1,0 +1,41 @@
+// bandwidth's results: the copy size and count, and each GPU measured with its link, its limits and its
+// figures; a CSV row per figure.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/bandwidth/limits.hpp"
+#include "gpu/device/device_selector.hpp"
+#include "report/csv_renderer.hpp"
+#include "report/results.hpp"
+
+namespace cumemctl::cmd {
+
+// One GPU measured.
+struct DeviceFigures {
+    gpu::DeviceIdentity id;
+    gpu::DeviceLimits limits;
+    std::vector<gpu::CopyFigure> figures;
+    std::vector<gpu::NumaRefusal> numa_refused;  // nodes whose host memory the driver refused
+    bool numa_unsupported = false;               // NUMA nodes were asked for, and the GPU cannot map host-NUMA memory
+};
+
+// The memory a figure copies from or to: "pinned", "pageable", "numa:1", "device", "GPU 3".
+std::string memory_name(const gpu::CopyFigure& f);
+
+struct BandwidthResults final : Results, CsvRows {
+    std::uint64_t size = 0;  // the bytes of each copy
+    int iterations = 0;      // timed copies of each path, after one untimed
+    std::vector<DeviceFigures> devices;
+
+    nlohmann::json to_json() const override;
+    // A row per figure, in the order of csv_columns.
+    std::vector<CsvRow> csv_rows() const override;
+    // The --json names of a figure's columns.
+    static const std::vector<std::string>& csv_columns();
+};
+
+}  // namespace cumemctl::cmd

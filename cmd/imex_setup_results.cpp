@@ -1,0 +1,107 @@
+#include "imex_setup_results.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "report/json_fields.hpp"
+#include "steps/step_json.hpp"
+#include "util/file_mode.hpp"
+
+namespace cumemctl::cmd {
+using namespace gpu;
+using namespace imex;
+namespace {
+
+nlohmann::json owner_json(const Owner& owner) {
+    return {{"uid", owner.uid}, {"gid", owner.gid}, {"user", owner.user}, {"group", owner.group}};
+}
+
+nlohmann::json node_state_json(const NodeState& s) {
+    nlohmann::json j{{"type", node_kind_key(s.kind)}};
+    if (s.kind == NodeKind::missing) return j;
+    if (s.kind == NodeKind::char_device || s.kind == NodeKind::block_device)
+        j["device"] = format_device(s.major, s.minor);
+    j["uid"] = s.uid;
+    j["gid"] = s.gid;
+    j["mode"] = format_mode(s.mode);
+    return j;
+}
+
+nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
+    nlohmann::json j{{"channel", c.want.channel},
+                     {"path", fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel))},
+                     {"device", format_device(c.want.major, c.want.channel_minor())},
+                     {"uid", c.want.uid},
+                     {"gid", c.want.gid},
+                     {"owner", format_owner(r.owner)},
+                     {"mode", format_mode(c.want.mode)},
+                     {"action", action_name(c.action)},
+                     {"change", change_name(c.plan.change)},
+                     {"detail", text_or_null(channel_detail(c))},
+                     {"found", node_state_json(c.found)}};
+    return j;
+}
+
+nlohmann::json setup_json(const ImexSetupRequest& req, const ImexSetupResult& r) {
+    nlohmann::json channels = nlohmann::json::array();
+    nlohmann::json summary = nlohmann::json::object();
+    for (Action a : {Action::created, Action::unchanged, Action::kept, Action::fixed, Action::replaced, Action::removed,
+                     Action::planned, Action::refused, Action::error}) {
+        summary[std::string(action_name(a))] = 0;
+    }
+    for (const auto& c : r.channels) {
+        channels.push_back(channel_json(r, c));
+        summary[std::string(action_name(c.action))] = summary[std::string(action_name(c.action))].get<int>() + 1;
+    }
+    nlohmann::json dir{
+        {"path", r.directory.path}, {"action", action_name(r.directory.action)}, {"exists", r.directory.exists}};
+    if (r.directory.exists) {
+        dir["uid"] = r.directory.state.uid;
+        dir["gid"] = r.directory.state.gid;
+        dir["mode"] = format_mode(r.directory.state.mode);
+    }
+    return {{"operation", req.remove ? "remove" : "provision"},
+            {"check", req.check},
+            {"dry_run", req.dry_run},
+            {"force", req.force},
+            {"proc_devices", req.proc_devices},
+            {"params", req.params},
+            {"major", r.major},
+            {"count", r.count},
+            {"count_source", r.count_from_params ? "params" : "default"},
+            {"create_imex_channel0",
+             r.params.create_imex_channel0 ? nlohmann::json(*r.params.create_imex_channel0) : nlohmann::json(nullptr)},
+            {"owner", owner_json(r.owner)},
+            {"mode", format_mode(r.mode)},
+            {"mode_source", mode_source_name(r.mode_source)},
+            {"directory", std::move(dir)},
+            {"channels", std::move(channels)},
+            {"summary", std::move(summary)}};
+}
+
+nlohmann::json verify_json(const ImexVerifyOutcome& v) {
+    const FabricVerifyResult& got = v.got;
+    nlohmann::json j{{"ok", got.ok},
+                     {"device", v.device ? nlohmann::json(*v.device) : nlohmann::json(nullptr)},
+                     {"uid", got.uid},
+                     {"gid", got.gid},
+                     {"as", format_owner(v.as)},
+                     {"granularity_bytes", got.granularity}};
+    j["error"] = got.problem ? cumemctl::to_json(*got.problem) : nlohmann::json(nullptr);
+    j["steps"] = steps_json(got.steps);
+    return j;
+}
+
+}  // namespace
+
+std::string channel_detail(const ChannelOutcome& c) {
+    return c.action == Action::error ? c.error : c.plan.detail;
+}
+
+nlohmann::json ImexSetupResults::to_json() const {
+    nlohmann::json j = setup_json(request, result);
+    if (verify) j["verify"] = verify_json(*verify);
+    return j;
+}
+
+}  // namespace cumemctl::cmd
