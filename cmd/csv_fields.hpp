@@ -1,4 +1,4 @@
-// --format csv for devices and doctor, as nvidia-smi --query-gpu --format=csv,noheader,nounits: the
+// --format csv for devices, doctor and bandwidth, as nvidia-smi --query-gpu --format=csv,noheader,nounits: the
 // fields each command's rows have, the default ones, and the layout from the options.
 #pragma once
 
