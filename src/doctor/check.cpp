@@ -1,5 +1,6 @@
 #include "doctor/check.hpp"
 #include "report/json_fields.hpp"
+#include "report/driver_call_json.hpp"
 
 #include <algorithm>
 #include <utility>

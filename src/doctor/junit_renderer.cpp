@@ -12,6 +12,7 @@
 #include "report/gpu_name.hpp"
 #include "report/html_parts.hpp"
 #include "util/host.hpp"
+#include "report/driver_call_json.hpp"
 
 namespace cumemctl::doctor {
 namespace {

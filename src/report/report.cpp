@@ -1,4 +1,5 @@
 #include "report/report.hpp"
+#include "report/driver_call_json.hpp"
 #include "report/json_fields.hpp"
 #include "util/version.hpp"
 
@@ -75,14 +76,6 @@ nlohmann::json to_json(const Problem& problem) {
     }
     if (problem.driver) j["driver_call"] = to_json(*problem.driver);
     return j;
-}
-
-nlohmann::json to_json(const DriverFailure& failure) {
-    return {{"call", failure.call}, {"result", failure.code}, {"name", failure.name}, {"text", failure.text}};
-}
-
-std::string json_text(const DriverFailure& failure) {
-    return to_json(failure).dump();
 }
 
 nlohmann::json to_json(const GpuProcess& process) {

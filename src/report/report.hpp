@@ -128,10 +128,6 @@ nlohmann::json to_json(const Report& report);
 std::string report_json_text(const Report& report);
 // One problem as JSON (message, cause, remedy, exit code, driver failure, device and held_by where known).
 nlohmann::json to_json(const Problem& problem);
-// A failed driver call as JSON: {"call", "result", "name", "text"}.
-nlohmann::json to_json(const DriverFailure& failure);
-// The same on one line, as a report's JSON writes it.
-std::string json_text(const DriverFailure& failure);
 // One process on a GPU as JSON: {"pid", "name", "used_bytes"}, name and used_bytes null where NVML did
 // not say.
 nlohmann::json to_json(const GpuProcess& process);
