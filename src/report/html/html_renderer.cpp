@@ -1,60 +1,15 @@
-// HtmlRenderer (renderer.hpp): --format html, one self-contained page built from the report's JSON results.
-#include <cmath>
+// HtmlRenderer (html_renderer.hpp): --format html, one self-contained page of the report's typed results.
+#include "report/html/html_renderer.hpp"
 
 #include <fmt/format.h>
 
-#include "report/html_parts.hpp"
-#include "report/renderer.hpp"
+#include "fleet/fleet_results.hpp"
+#include "matrix/matrix_results.hpp"
+#include "report/html/html_pages.hpp"
 #include "util/host.hpp"
 #include "util/version.hpp"
 
 namespace cumemctl {
-namespace html {
-
-std::string escape(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
-
-std::string scale_colour(double gbps, double max_gbps) {
-    // Three stops: orange (slow), pale yellow, blue (fast); linear between them.
-    struct Rgb {
-        double r, g, b;
-    };
-    constexpr Rgb kStops[] = {{253, 174, 97}, {255, 255, 191}, {44, 123, 182}};
-    double t = max_gbps > 0 ? gbps / max_gbps : 0;
-    t = std::isfinite(t) ? std::fmin(1.0, std::fmax(0.0, t)) : 0.0;
-    const int i = t < 0.5 ? 0 : 1;
-    const double f = t < 0.5 ? t / 0.5 : (t - 0.5) / 0.5;
-    auto mix = [&](double a, double b) { return static_cast<int>(std::lround(a + (b - a) * f)); };
-    return fmt::format("#{:02x}{:02x}{:02x}", mix(kStops[i].r, kStops[i + 1].r), mix(kStops[i].g, kStops[i + 1].g),
-                       mix(kStops[i].b, kStops[i + 1].b));
-}
-
-}  // namespace html
-
 namespace {
 
 constexpr const char* kStyle = R"(body{font-family:sans-serif;margin:1.5em;color:#222;max-width:1400px}
@@ -77,11 +32,11 @@ void HtmlRenderer::render(const Report& report, std::ostream& out) const {
     for (const auto& e : report.errors) {
         out << "<p class=\"status fail\">error: " << html::escape(e.message) << "</p>\n";
     }
-    const nlohmann::json& r = report.json_results;
-    if (report.command == "fleet" && r.is_object()) {
-        html::write_fleet(out, r, node_statuses_);
-    } else if (r.is_object() && r.contains("matrix") && r["matrix"].is_object()) {
-        html::write_matrix(out, r["matrix"]);
+    const auto* matrix = report.results_as<matrix::MatrixResults>();
+    if (const auto* fleet = report.results_as<fleet::FleetResults>()) {
+        html::write_fleet(out, *fleet);
+    } else if (matrix != nullptr && matrix->matrix) {
+        html::write_matrix(out, *matrix->matrix);
     } else {
         out << "<p>This report has no page of its own; see its JSON (<code>--json</code>).</p>\n";
     }
