@@ -16,8 +16,8 @@
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "matrix/local_run.hpp"
 #include "matrix/matrix.hpp"
+#include "matrix/matrix_results.hpp"
 #include "matrix/rank_run.hpp"
-#include "report/json_fields.hpp"
 #include "steps/step_json.hpp"
 #include "util/size.hpp"
 
@@ -177,6 +177,15 @@ void judge(Report& report, const Matrix& m) {
                 .remedy = "the failing pairs table (or results.matrix) gives each pair's diagnosis"});
 }
 
+// The results of a run in one of its ways, with its matrix where the report holds it.
+template <class Mode>
+MatrixResults matrix_results(Mode mode, std::optional<Matrix> matrix) {
+    MatrixResults results;
+    results.mode = std::move(mode);
+    results.matrix = std::move(matrix);
+    return results;
+}
+
 // A rank's own problem as the command reports it: no support stays exit 3, anything else is a failure.
 Problem as_rank_failure(Problem p) {
     if (p.exit_code != ExitCode::unavailable && p.exit_code != ExitCode::usage) p.exit_code = ExitCode::failed;
@@ -201,33 +210,16 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     request.libcuda = driver.info().library;
     const LocalResult result = run_local(driver.api(), request);
     const Matrix m = build_matrix(result.input);
-    nlohmann::json ranks = nlohmann::json::array();
     for (const auto& r : result.ranks) {
-        // The GPU's names, as its card gave them to the matrix.
-        const bool known = r.rank >= 0 && r.rank < static_cast<int>(m.info.size());
-        const RankInfo none;
-        const RankInfo& info = known ? m.info[static_cast<std::size_t>(r.rank)] : none;
-        ranks.push_back({{"rank", r.rank},
-                         {"device", r.device},
-                         {"uuid", text_or_null(info.uuid)},
-                         {"pci_bus_id", text_or_null(info.pci_bus_id)},
-                         {"nvml_index", info.nvml_index ? nlohmann::json(*info.nvml_index) : nlohmann::json(nullptr)},
-                         {"pid", r.pid},
-                         {"exit_status", r.exit_status},
-                         {"problem", r.problem ? to_json(*r.problem) : nlohmann::json(nullptr)},
-                         {"warnings", r.warnings},
-                         {"steps", steps::steps_json(r.steps)}});
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
     }
-    report.json_results = {{"mode", "local"},         {"handle_type", handle_type_name(p.handle_type)},
-                      {"folder", result.folder}, {"kept", o.keep},
-                      {"ranks", ranks},          {"matrix", to_json(m)}};
     report.tables = matrix_tables(m);
     if (o.keep) report.tables.front().notes.push_back("the rendezvous files are kept in " + result.folder);
     for (const auto& r : result.ranks) {
         if (r.problem && r.problem->exit_code == ExitCode::unavailable) report.add_error(*r.problem);
     }
     judge(report, m);
+    report.set_results(matrix_results(MatrixResults::Local{p.handle_type, result.folder, o.keep, result.ranks}, m));
 }
 
 // A one-row table: this rank's reads.
@@ -304,34 +296,26 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     run_rank(driver.api(), rendezvous, request, result);
     MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
-    report.json_results = {
-        {"mode", "rank"},
-        {"run", id.run},
-        {"rendezvous", {{"kind", rendezvous_kind_name(rendezvous.kind())}, {"where", rendezvous.where()}}},
-        {"folder", meeting.dir ? nlohmann::json(meeting.dir->path()) : nlohmann::json(nullptr)},
-        {"rank", id.rank},
-        {"ranks", id.ranks},
-        {"rank_source", id.rank_source},
-        {"device", id.device},
-        {"device_source", id.device_source},
-        {"handle_type", handle_type_name(p.handle_type)},
-        {"card", to_json(result.card)},
-        {"row", to_json(result.row)},
-        {"steps", steps::steps_json(result.steps)},
-        {"matrix", id.rank == 0 || o.all_report ? to_json(m) : nlohmann::json(nullptr)}};
-    if (id.rank == 0 || o.all_report) {
-        // What this rank collected, so that fleet builds the whole matrix from this report alone (the one
-        // report of a run through PMIx).
-        nlohmann::json cards = nlohmann::json::array(), rows = nlohmann::json::array();
-        for (const auto& [r, c] : result.cards) cards.push_back(to_json(c));
-        for (const auto& [r, row] : result.rows) rows.push_back(to_json(row));
-        report.json_results["cards"] = std::move(cards);
-        report.json_results["rows"] = std::move(rows);
+    const bool whole = id.rank == 0 || o.all_report;
+    MatrixResults::Rank part{.id = id,
+                             .rendezvous = rendezvous.kind(),
+                             .where = rendezvous.where(),
+                             .folder = meeting.dir ? meeting.dir->path() : "",
+                             .handle_type = p.handle_type,
+                             .card = result.card,
+                             .row = result.row,
+                             .steps = result.steps,
+                             .cards = {},
+                             .rows = {},
+                             .unreadable = {}};
+    if (whole) {
+        for (const auto& [r, c] : result.cards) part.cards.push_back(c);
+        for (const auto& [r, row] : result.rows) part.rows.push_back(row);
     }
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
     report.delivery.stdout_quiet = rendezvous.kind() == RendezvousKind::pmix && id.rank != 0 && !o.all_report;
-    if (id.rank == 0 || o.all_report) {
+    if (whole) {
         report.tables = matrix_tables(m);
     } else {
         report.tables.push_back(row_table(result.row));
@@ -340,6 +324,7 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     for (const auto& w : result.warnings) report.add_warning(w);
     if (result.problem) report.add_error(as_rank_failure(*result.problem));
     judge(report, m);
+    report.set_results(matrix_results(std::move(part), whole ? std::optional<Matrix>(m) : std::nullopt));
 }
 
 void run_summary_mode(Report& report, const MatrixOptions& o) {
@@ -361,9 +346,9 @@ void run_summary_mode(Report& report, const MatrixOptions& o) {
     MatrixInput input = read_folder(dir, run);
     input.timeout = ipc::Timeout{static_cast<std::int64_t>(o.timeout * 1000)};
     const Matrix m = build_matrix(input);
-    report.json_results = {{"mode", "summary"}, {"run", run}, {"folder", dir.path()}, {"matrix", to_json(m)}};
     report.tables = matrix_tables(m);
     judge(report, m);
+    report.set_results(matrix_results(MatrixResults::Summary{run, dir.path()}, m));
 }
 
 Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {

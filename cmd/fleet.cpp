@@ -8,10 +8,10 @@
 #include "command.hpp"
 #include "commands.hpp"
 #include "fleet/fleet.hpp"
+#include "fleet/fleet_results.hpp"
 #include "matrix/matrix.hpp"
-#include "matrix/rank_identity.hpp"
+#include "matrix/matrix_results.hpp"
 #include "report/fleet_properties.hpp"
-#include "report/json_fields.hpp"
 #include "util/hostlist.hpp"
 
 namespace cumemctl::cmd {
@@ -83,59 +83,6 @@ std::string joined(const std::vector<std::string>& items, const char* none = "-"
     return items.empty() ? none : fmt::format("{}", fmt::join(items, ", "));
 }
 
-nlohmann::json node_json(const NodeSummary& n) {
-    nlohmann::json j{{"host", n.host},
-                     {"status", node_status_name(n.status)},
-                     {"sources", n.sources},
-                     {"commands", n.commands},
-                     {"timestamp", text_or_null(n.timestamp)},
-                     {"failed", n.failed},
-                     {"warned", n.warned},
-                     {"properties", n.properties}};
-    if (!n.error.empty()) j["error"] = n.error;
-    nlohmann::json health = nlohmann::json::array();
-    for (const auto& g : n.gpu_health) {
-        health.push_back({{"device", g.device},
-                          {"uuid", text_or_null(g.uuid)},
-                          {"status", doctor::status_name(g.status)},
-                          {"reason", text_or_null(g.reason)}});
-    }
-    j["gpu_health"] = std::move(health);
-    nlohmann::json bandwidth = nlohmann::json::array();
-    for (const auto& b : n.bandwidth) {
-        bandwidth.push_back({{"device", b.device ? nlohmann::json(*b.device) : nlohmann::json(nullptr)},
-                             {"uuid", text_or_null(b.uuid)},
-                             {"path", b.path},
-                             {"gbps", b.gbps}});
-    }
-    j["bandwidth"] = std::move(bandwidth);
-    return j;
-}
-
-// Each path's median and the nodes far below it.
-nlohmann::json bandwidth_json(const FleetSummary& s, double margin) {
-    nlohmann::json medians = nlohmann::json::array();
-    for (const auto& m : s.medians) {
-        medians.push_back({{"path", m.path},
-                           {"limit_gbps", m.limit_gbps ? nlohmann::json(*m.limit_gbps) : nlohmann::json(nullptr)},
-                           {"median_gbps", m.gbps},
-                           {"nodes", m.nodes}});
-    }
-    nlohmann::json slow = nlohmann::json::array();
-    for (const auto& n : s.slow) {
-        slow.push_back(
-            {{"host", n.host},
-             {"path", n.path},
-             {"device", n.slowest.device ? nlohmann::json(*n.slowest.device) : nlohmann::json(nullptr)},
-             {"uuid", text_or_null(n.slowest.uuid)},
-             {"gbps", n.slowest.gbps},
-             {"limit_gbps", n.slowest.limit_gbps ? nlohmann::json(*n.slowest.limit_gbps) : nlohmann::json(nullptr)},
-             {"median_gbps", n.median},
-             {"below_median", 1 - n.slowest.gbps / n.median}});
-    }
-    return {{"slow_margin", margin}, {"medians", std::move(medians)}, {"slow", std::move(slow)}};
-}
-
 // The nodes far below the fleet's median of a path, slowest first.
 Table slow_table(const FleetSummary& s, double margin) {
     Table t{fmt::format("Nodes more than {:g}% below the fleet's median bandwidth", 100 * margin),
@@ -152,88 +99,6 @@ Table slow_table(const FleetSummary& s, double margin) {
         "of the nodes whose path has the same limit; a job over the fleet waits on its slowest node: compare it "
         "with 'cumemctl bandwidth' there");
     return t;
-}
-
-// The failing nodes as one Slurm host list ("gpu[003,017]"), "" when none fails.
-std::string failing_nodes(const FleetSummary& s) {
-    std::vector<std::string> hosts;
-    for (const auto& n : s.nodes) {
-        if (node_fails(n.status)) hosts.push_back(n.host);
-    }
-    return compress_hostlist(hosts);
-}
-
-// Every failing check of every node, and every missing or stale node, worst first: what a script
-// drains or an operator looks at, with the GPU's UUID and bus id.
-nlohmann::json failures_json(const FleetSummary& s) {
-    std::vector<const NodeSummary*> nodes;
-    for (const auto& n : s.nodes) {
-        if (node_fails(n.status)) nodes.push_back(&n);
-    }
-    std::stable_sort(nodes.begin(), nodes.end(), [](const NodeSummary* a, const NodeSummary* b) {
-        return node_severity(a->status) > node_severity(b->status);
-    });
-    nlohmann::json out = nlohmann::json::array();
-    for (const NodeSummary* n : nodes) {
-        if (n->failures.empty()) {
-            out.push_back({{"host", n->host},
-                           {"status", node_status_name(n->status)},
-                           {"check", nullptr},
-                           {"device", nullptr},
-                           {"uuid", nullptr},
-                           {"pci_bus_id", nullptr},
-                           {"nvml_index", nullptr},
-                           {"reason", text_or_null(n->error)},
-                           {"remedy", nullptr}});
-            continue;
-        }
-        for (const auto& f : n->failures) {
-            out.push_back({{"host", n->host},
-                           {"status", doctor::status_name(f.status)},
-                           {"check", f.check},
-                           {"device", f.device ? nlohmann::json(*f.device) : nlohmann::json(nullptr)},
-                           {"uuid", text_or_null(f.uuid)},
-                           {"pci_bus_id", text_or_null(f.pci_bus_id)},
-                           {"nvml_index", f.nvml_index ? nlohmann::json(*f.nvml_index) : nlohmann::json(nullptr)},
-                           {"reason", text_or_null(f.reason)},
-                           {"remedy", text_or_null(f.remedy)}});
-        }
-    }
-    return out;
-}
-
-nlohmann::json summary_json(const FleetSummary& s, int inputs) {
-    std::map<std::string, int> counts;
-    for (const NodeStatus status : node_statuses_worst_first()) counts[std::string(node_status_name(status))] = 0;
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const auto& n : s.nodes) {
-        ++counts[std::string(node_status_name(n.status))];
-        nodes.push_back(node_json(n));
-    }
-    nlohmann::json checks = nlohmann::json::array();
-    for (const auto& c : s.checks) {
-        checks.push_back(
-            {{"check", c.check}, {"fail", c.failing}, {"warn", c.warning}, {"remedy", text_or_null(c.remedy)}});
-    }
-    nlohmann::json diffs = nlohmann::json::array();
-    for (const auto& d : s.differences) {
-        nlohmann::json differing = nlohmann::json::array();
-        for (const auto& [host, value] : d.differing) differing.push_back({{"host", host}, {"value", value}});
-        diffs.push_back({{"property", d.property},
-                         {"majority", d.majority.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.majority)},
-                         {"majority_nodes", d.majority_nodes},
-                         {"nodes", d.nodes},
-                         {"differing", std::move(differing)}});
-    }
-    return {{"inputs", inputs},
-            {"reports", s.reports},
-            {"node_count", s.nodes.size()},
-            {"statuses", counts},
-            {"nodes", std::move(nodes)},
-            {"checks", std::move(checks)},
-            {"failures", failures_json(s)},
-            {"failing_nodes", failing_nodes(s)},
-            {"differences", std::move(diffs)}};
 }
 
 // How the title counts nodes of a status: "2 failed".
@@ -427,167 +292,111 @@ void add_tables(Report& report, const FleetSummary& s) {
     }
 }
 
-// A fabric-matrix report's results as matrix::inputs_from_reports reads a report.
-nlohmann::json matrix_document(const MatrixReport& m) {
-    return {{"command", "fabric-matrix"}, {"host", m.host}, {"results", m.results}};
-}
-
-// Whether a rank's report names its run and rank as the schema says (a report of another mode has
-// nothing to read here).
-bool rank_fields_readable(const nlohmann::json& results) {
-    if (!results.is_object()) return false;
-    const auto mode = results.find("mode");
-    if (mode == results.end()) return true;
-    if (!mode->is_string()) return false;
-    if (mode->get<std::string>() != "rank") return true;
-    const auto field = [&](const char* key) { return results.find(key); };
-    return field("run") != results.end() && field("run")->is_string() && field("rank") != results.end() &&
-           field("rank")->is_number_integer() && field("ranks") != results.end() && field("ranks")->is_number_integer();
+// The run named at the top of a report's results: a rank's, or a --summary's.
+std::optional<std::string> run_of(const MatrixReport& m) {
+    if (!m.results) return std::nullopt;
+    if (const auto* rank = std::get_if<matrix::MatrixResults::Rank>(&m.results->mode)) return rank->id.run;
+    if (const auto* summary = std::get_if<matrix::MatrixResults::Summary>(&m.results->mode)) return summary->run;
+    return std::nullopt;
 }
 
 // The matrix of every fabric-matrix run whose ranks' reports are among the inputs. A run is built only
 // where its reports hold rows (each as long as the run has ranks) for at least half of its ranks, so
 // that no report can claim more ranks than the inputs hold and make fleet build a matrix of them.
-void add_rank_matrices(Report& report, const FleetInputs& inputs, nlohmann::json& out, std::vector<std::string>& runs,
-                       std::vector<InputProblem>& problems) {
-    std::vector<nlohmann::json> docs;
+void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& results,
+                       std::vector<std::string>& runs) {
+    std::vector<const matrix::MatrixResults::Rank*> ranks;
     for (const auto& m : inputs.matrices) {
-        if (rank_fields_readable(m.results)) {
-            docs.push_back(matrix_document(m));
-        } else {
-            problems.push_back({inputs.sources[m.source],
-                                "a fabric-matrix report whose mode, run, rank or ranks "
-                                "is not of the type the schema gives"});
+        if (m.unreadable == matrix::UnreadablePart::rank) {
+            results.input_problems.push_back({inputs.sources[m.source],
+                                              "a fabric-matrix report whose mode, run, rank or ranks "
+                                              "is not of the type the schema gives"});
+        } else if (m.results) {
+            if (const auto* rank = std::get_if<matrix::MatrixResults::Rank>(&m.results->mode)) ranks.push_back(rank);
         }
     }
-    for (const auto& input : matrix::inputs_from_reports(docs)) {
+    for (const auto& input : matrix::inputs_from_reports(ranks)) {
         if (static_cast<std::size_t>(input.ranks) > 2 * std::max<std::size_t>(input.rows.size(), 1)) {
-            const auto first = std::find_if(inputs.matrices.begin(), inputs.matrices.end(), [&](const MatrixReport& m) {
-                return m.results.is_object() && m.results.value("run", nlohmann::json()) == input.run;
-            });
-            problems.push_back({first == inputs.matrices.end() ? "-" : inputs.sources[first->source],
-                                fmt::format("fabric-matrix run '{}' counts {} ranks, but its reports hold rows of {}: "
-                                            "no matrix is built of it",
-                                            input.run, input.ranks, input.rows.size())});
+            const auto first = std::find_if(inputs.matrices.begin(), inputs.matrices.end(),
+                                            [&](const MatrixReport& m) { return run_of(m) == input.run; });
+            results.input_problems.push_back(
+                {first == inputs.matrices.end() ? "-" : inputs.sources[first->source],
+                 fmt::format("fabric-matrix run '{}' counts {} ranks, but its reports hold rows of {}: "
+                             "no matrix is built of it",
+                             input.run, input.ranks, input.rows.size())});
             continue;
         }
-        const matrix::Matrix m = matrix::build_matrix(input);
-        out.push_back(matrix::to_json(m));
+        matrix::Matrix m = matrix::build_matrix(input);
         runs.push_back(input.run);
         for (auto& t : matrix::matrix_tables(m)) report.tables.push_back(std::move(t));
         if (!m.passed()) report.mark_failed();
+        results.fabric_matrices.push_back(std::move(m));
     }
-}
-
-// A whole matrix that one report holds (--local on one node, --summary of a folder): its mode, run,
-// ranks, failed pairs and verdict, and the matrix as fleet writes it again.
-struct WholeMatrix {
-    std::string mode, run;
-    long long ranks = 0, failed = 0;
-    bool passed = false;
-    nlohmann::json matrix;
-};
-
-// Whether a matrix object has the shape the schema gives it: its counts and verdict of their types,
-// a rank's identity and a row of cells for each of its ranks.
-bool matrix_shaped(const nlohmann::json& m) {
-    auto has = [&](const char* key, auto is) { return m.contains(key) && is(m[key]); };
-    if (!has("run", [](const auto& v) { return v.is_string(); }) ||
-        !has("ranks", [](const auto& v) { return v.is_number_integer() && v >= 1 && v <= matrix::kMaxRanks; }) ||
-        !has("failed_pairs", [](const auto& v) { return v.is_number_integer() && v >= 0; }) ||
-        !has("passed", [](const auto& v) { return v.is_boolean(); }) ||
-        !has("rank_info", [](const auto& v) { return v.is_array(); }) ||
-        !has("cells", [](const auto& v) { return v.is_array(); }))
-        return false;
-    const auto ranks = m["ranks"].get<std::size_t>();
-    if (m["rank_info"].size() != ranks || m["cells"].size() != ranks) return false;
-    return std::all_of(m["cells"].begin(), m["cells"].end(),
-                       [&](const nlohmann::json& row) { return row.is_array() && row.size() == ranks; });
-}
-
-// The whole matrix of a report, none where it holds none; `unreadable` where it holds one that is not
-// of the schema's shape.
-std::optional<WholeMatrix> whole_matrix(const nlohmann::json& results, bool& unreadable) {
-    unreadable = false;
-    if (!results.is_object()) return std::nullopt;
-    const auto mode = results.find("mode");
-    const auto matrix = results.find("matrix");
-    if (mode == results.end() || !mode->is_string() || matrix == results.end()) return std::nullopt;
-    if (*mode != "local" && *mode != "summary") return std::nullopt;
-    if (!matrix->is_object() || !matrix_shaped(*matrix)) {
-        unreadable = true;
-        return std::nullopt;
-    }
-    const nlohmann::json& m = *matrix;
-    nlohmann::json kept;
-    for (const char* key : {"run", "ranks", "passed", "failed_pairs", "rank_info", "cells"}) kept[key] = m[key];
-    return WholeMatrix{mode->get<std::string>(),           m["run"].get<std::string>(), m["ranks"].get<long long>(),
-                       m["failed_pairs"].get<long long>(), m["passed"].get<bool>(),     std::move(kept)};
 }
 
 // The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
 // that holds a whole matrix already (--local on one node, --summary of a folder), unless the ranks'
 // reports of that run are here too. A matrix with a failed pair fails the fleet (exit 1), as a node does.
-void add_fabric_matrices(Report& report, const FleetInputs& inputs, std::vector<InputProblem>& problems) {
-    nlohmann::json out = nlohmann::json::array();
+void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults& results) {
     std::vector<std::string> runs;
-    add_rank_matrices(report, inputs, out, runs, problems);
+    add_rank_matrices(report, inputs, results, runs);
     Table whole{"Fabric matrices of one report each (--local, --summary)",
                 {"source", "node", "mode", "pairs", "failed"},
                 {},
                 {}};
     for (const auto& r : inputs.matrices) {
-        bool unreadable = false;
-        const auto w = whole_matrix(r.results, unreadable);
-        if (unreadable)
-            problems.push_back({inputs.sources[r.source],
-                                "a fabric-matrix report whose matrix is not of the shape "
-                                "the schema gives: it is left out"});
-        if (!w) continue;
-        if (w->mode == "summary" && std::find(runs.begin(), runs.end(), w->run) != runs.end()) continue;
-        out.push_back(w->matrix);
-        whole.rows.push_back({inputs.sources[r.source], r.host, w->mode, std::to_string(w->ranks * w->ranks),
-                              std::to_string(w->failed)});
-        if (!w->passed) report.mark_failed();
+        if (r.unreadable == matrix::UnreadablePart::matrix)
+            results.input_problems.push_back({inputs.sources[r.source],
+                                              "a fabric-matrix report whose matrix is not of the shape "
+                                              "the schema gives: it is left out"});
+        if (!r.results || !r.results->matrix || std::holds_alternative<matrix::MatrixResults::Rank>(r.results->mode))
+            continue;
+        const matrix::Matrix& m = *r.results->matrix;
+        const bool summary = std::holds_alternative<matrix::MatrixResults::Summary>(r.results->mode);
+        if (summary && std::find(runs.begin(), runs.end(), m.run) != runs.end()) continue;
+        whole.rows.push_back({inputs.sources[r.source], r.host, std::string(matrix::mode_name(*r.results)),
+                              std::to_string(static_cast<long long>(m.ranks) * m.ranks),
+                              std::to_string(m.failed_pairs)});
+        if (!m.passed()) report.mark_failed();
+        results.fabric_matrices.push_back(m);
     }
     if (!whole.rows.empty()) report.tables.push_back(std::move(whole));
-    report.json_results["fabric_matrices"] = std::move(out);
 }
 
 Report run_fleet(const FleetOptions& opts) {
     return run_checked("fleet", opts, [&](Report& report, const Expectations& expect) {
         FleetInputs inputs;
         for (const auto& path : opts.inputs) read_input(path, inputs);
-        const FleetSummary summary = summarise(inputs, expect);
+        FleetResults results;
+        results.summary = summarise(inputs, expect);
+        results.inputs = static_cast<int>(opts.inputs.size());
+        results.slow_margin = expect.slow_margin;
+        const FleetSummary& summary = results.summary;
         // The drain list first, from the nodes alone: nothing read after it can take a node off it.
         report.nodelist = failing_nodes(summary);
         if (any_failing(summary)) report.mark_failed();
-        std::vector<InputProblem> problems = inputs.problems;
-        problems.insert(problems.end(), summary.problems.begin(), summary.problems.end());
-        report.json_results = summary_json(summary, static_cast<int>(opts.inputs.size()));
-        report.json_results["bandwidth"] = bandwidth_json(summary, expect.slow_margin);
+        results.input_problems = inputs.problems;
+        results.input_problems.insert(results.input_problems.end(), summary.problems.begin(), summary.problems.end());
         add_tables(report, summary);
         if (!summary.slow.empty()) report.tables.push_back(slow_table(summary, expect.slow_margin));
-        add_fabric_matrices(report, inputs, problems);
-        nlohmann::json bad = nlohmann::json::array();
-        for (const auto& p : problems) bad.push_back({{"source", p.source}, {"message", p.message}});
-        report.json_results["input_problems"] = std::move(bad);
+        add_fabric_matrices(report, inputs, results);
         // A node that failed decides the exit code (1) before an input that cannot be used is recorded,
         // so that a corrupt file never hides a failed node from a script that drains on 1; the input's
         // error is listed all the same (kind "input"). Without a failed node, such an input is exit 2,
         // naming the file, told apart from a usage error by its kind; the rest is still summarised.
-        for (const auto& p : problems) {
+        for (const auto& p : results.input_problems) {
             report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
                                      .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
                                                "'cumemctl devices --json' (one or more reports each)",
                                      .kind = ProblemKind::input});
         }
-        if (inputs.documents == 0 && problems.empty()) {
+        if (inputs.documents == 0 && results.input_problems.empty()) {
             report.add_error(Problem{.exit_code = ExitCode::failed,
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});
         }
+        report.set_results(std::move(results));
     });
 }
 

@@ -23,7 +23,7 @@
 #include "option_names.hpp"
 #include "report/csv_renderer.hpp"
 #include "doctor/renderers.hpp"
-#include "fleet/node_status.hpp"
+#include "report/html/html_renderer.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
@@ -97,14 +97,6 @@ bool use_colour(const Globals& g) {
     return isatty(STDOUT_FILENO) != 0;
 }
 
-// A fleet node's statuses worst first, as the fleet page orders them.
-std::vector<std::string> fleet_node_statuses() {
-    std::vector<std::string> names;
-    for (const auto status : cumemctl::fleet::node_statuses_worst_first())
-        names.emplace_back(cumemctl::fleet::node_status_name(status));
-    return names;
-}
-
 void render(const Report& report, const Globals& globals, std::ostream& out) {
     switch (globals.output) {
         case OutputFormat::json:
@@ -114,7 +106,7 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
             cumemctl::PrometheusRenderer{}.render(report, out);
             return;
         case OutputFormat::html:
-            cumemctl::HtmlRenderer{fleet_node_statuses()}.render(report, out);
+            cumemctl::HtmlRenderer{}.render(report, out);
             return;
         case OutputFormat::line:
             cumemctl::LineRenderer{}.render(report, out);

@@ -1,6 +1,6 @@
 // One report as fleet keeps it: what the summary needs of a node's doctor or devices report, typed and
 // checked where it was read (report_reader.hpp), and nothing else, so that a fleet's memory grows with
-// its nodes, not with the size of their reports. A fabric-matrix report keeps its results for the matrix.
+// its nodes, not with the size of their reports. A fabric-matrix report keeps its results, typed, for the matrix.
 #pragma once
 
 #include <chrono>
@@ -11,10 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "doctor/check.hpp"
 #include "fleet/node_status.hpp"
+#include "matrix/matrix_results.hpp"
 
 namespace cumemctl::fleet {
 
@@ -72,11 +71,12 @@ struct NodeReport {
     std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
 };
 
-// A fabric-matrix report: its node and results, for the matrix (matrix/matrix.hpp).
-struct MatrixReport {  // NOLINT(bugprone-exception-escape): as ipc::Envelope, a json member
+// A fabric-matrix report: its node and results, read back (matrix/matrix_results.hpp), for the matrix.
+struct MatrixReport {
     std::size_t source = 0;
     std::string host;
-    nlohmann::json results;
+    std::optional<matrix::MatrixResults> results;      // none where they hold nothing to read, or cannot be read
+    std::optional<matrix::UnreadablePart> unreadable;  // the part that is not of the schema's types
 };
 
 }  // namespace cumemctl::fleet

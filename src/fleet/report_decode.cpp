@@ -511,11 +511,15 @@ Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, 
     if (*command == "fabric-matrix") {
         MatrixReport m;
         m.host = host.value_or("");
+        nlohmann::json results;
         try {
-            if (!e.results.empty()) m.results = nlohmann::json::parse(e.results);
+            if (!e.results.empty()) results = nlohmann::json::parse(e.results);
         } catch (const nlohmann::json::exception&) {
             return NotAReport{"a fabric-matrix report whose results are not valid JSON text"};
         }
+        matrix::MatrixReadBack read = matrix::read_matrix_results(results);
+        m.results = std::move(read.results);
+        m.unreadable = read.unreadable;
         return m;
     }
     if (*command != "doctor" && *command != "devices")

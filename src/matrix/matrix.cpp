@@ -8,6 +8,7 @@
 
 #include "matrix/pair_diagnosis.hpp"
 #include "matrix/rank_identity.hpp"
+#include "matrix/strict_fields.hpp"
 #include "report/json_fields.hpp"
 
 namespace cumemctl::matrix {
@@ -36,6 +37,27 @@ std::string cell_text(const Cell& c) {
 
 }  // namespace
 
+std::string_view rank_state_name(RankState state) {
+    switch (state) {
+        case RankState::ok:
+            return "ok";
+        case RankState::failed:
+            return "failed";
+        case RankState::missing:
+            return "missing";
+        case RankState::invalid_file:
+            break;
+    }
+    return "invalid-file";
+}
+
+std::optional<RankState> parse_rank_state(std::string_view name) {
+    for (const RankState state : {RankState::ok, RankState::failed, RankState::missing, RankState::invalid_file}) {
+        if (rank_state_name(state) == name) return state;
+    }
+    return std::nullopt;
+}
+
 Matrix build_matrix(const MatrixInput& in) {
     Matrix m;
     m.run = in.run;
@@ -49,12 +71,11 @@ Matrix build_matrix(const MatrixInput& in) {
             info.uuid = card->second.gpu_uuid;
             info.pci_bus_id = card->second.pci_bus_id;
             info.nvml_index = card->second.nvml_index;
-            info.ok = !card->second.error;
-            info.state = info.ok ? "ok" : "failed";
+            info.state = card->second.error ? RankState::failed : RankState::ok;
         } else if (in.refused.contains(r)) {
-            info.state = "invalid-file";
+            info.state = RankState::invalid_file;
         } else {
-            info.state = "missing";
+            info.state = RankState::missing;
         }
         m.info.push_back(info);
         std::vector<Cell> row;
@@ -88,7 +109,7 @@ nlohmann::json to_json(const Matrix& m) {
                          {"uuid", text_or_null(i.uuid)},
                          {"pci_bus_id", text_or_null(i.pci_bus_id)},
                          {"nvml_index", i.nvml_index ? nlohmann::json(*i.nvml_index) : nlohmann::json(nullptr)},
-                         {"state", i.state}});
+                         {"state", rank_state_name(i.state)}});
     }
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& row : m.cells) {
@@ -98,6 +119,60 @@ nlohmann::json to_json(const Matrix& m) {
     }
     return {{"run", m.run},       {"ranks", m.ranks}, {"passed", m.passed()}, {"failed_pairs", m.failed_pairs},
             {"rank_info", ranks}, {"cells", rows}};
+}
+
+namespace {
+
+// Rank `rank`'s entry of a matrix's rank_info.
+RankInfo rank_info_from_json(const nlohmann::json& j, int rank) {
+    StrictFields f(j, fmt::format("the matrix's rank {}", rank));
+    RankInfo i;
+    i.rank = static_cast<int>(f.integer("rank", rank, rank));
+    i.host = f.text_or_empty("host");
+    if (!f.at("device").is_null()) i.device = static_cast<int>(f.integer("device", 0, 1 << 20));
+    i.uuid = f.text_or_empty(j.contains("uuid") || !j.contains("gpu_uuid") ? "uuid" : "gpu_uuid");
+    if (j.contains("pci_bus_id")) i.pci_bus_id = f.text_or_empty("pci_bus_id");
+    if (f.has("nvml_index")) i.nvml_index = static_cast<unsigned>(f.integer("nvml_index", 0, 1 << 20));
+    const std::string state = f.text("state");
+    const std::optional<RankState> parsed = parse_rank_state(state);
+    if (!parsed) invalid(fmt::format("the matrix's rank {} has state '{}'", rank, state));
+    i.state = *parsed;
+    return i;
+}
+
+// A list of exactly `count` items at `key`.
+const nlohmann::json& list_of(StrictFields& f, const std::string& key, int count) {
+    const nlohmann::json& list = f.at(key);
+    if (!list.is_array() || list.size() != static_cast<std::size_t>(count))
+        invalid(fmt::format("the matrix's '{}' is not a list of {}", key, count));
+    return list;
+}
+
+}  // namespace
+
+Matrix matrix_from_json(const nlohmann::json& j) {
+    StrictFields f(j, "the matrix");
+    Matrix m;
+    m.run = f.text("run");
+    m.ranks = static_cast<int>(f.integer("ranks", 1, kMaxRanks));
+    const nlohmann::json& passed = f.at("passed");
+    const std::int64_t failed = f.integer("failed_pairs", 0, std::int64_t{m.ranks} * m.ranks);
+    const nlohmann::json& info = list_of(f, "rank_info", m.ranks);
+    const nlohmann::json& rows = list_of(f, "cells", m.ranks);
+    for (int r = 0; r < m.ranks; ++r) {
+        m.info.push_back(rank_info_from_json(info[static_cast<std::size_t>(r)], r));
+        const nlohmann::json& row = rows[static_cast<std::size_t>(r)];
+        if (!row.is_array() || row.size() != static_cast<std::size_t>(m.ranks))
+            invalid(fmt::format("the matrix's row {} is not a list of {} cells", r, m.ranks));
+        std::vector<Cell> cells;
+        for (std::size_t c = 0; c < row.size(); ++c) cells.push_back(cell_from_json(row[c], m.ranks, c));
+        m.failed_pairs +=
+            static_cast<int>(std::count_if(cells.begin(), cells.end(), [](const Cell& c) { return !c.passed(); }));
+        m.cells.push_back(std::move(cells));
+    }
+    if (!passed.is_boolean() || passed.get<bool>() != m.passed() || failed != m.failed_pairs)
+        invalid("the matrix's 'passed' and 'failed_pairs' are not what its cells say");
+    return m;
 }
 
 namespace {
@@ -180,7 +255,7 @@ std::vector<Table> matrix_tables(const Matrix& m) {
                               i.host.empty() ? "-" : i.host,
                               i.device < 0 ? "-" : std::to_string(i.device),
                               i.uuid.empty() ? "-" : i.uuid,
-                              {i.state, tone_of_answer(i.ok)}});
+                              {std::string(rank_state_name(i.state)), tone_of_answer(i.ok())}});
     }
     std::vector<Table> out{grid_table(m), std::move(ranks)};
     if (!m.passed()) out.push_back(failures_table(m));
@@ -254,48 +329,6 @@ MatrixInput read_folder(const RendezvousDir& dir, const std::string& run) {
         }
     }
     return in;
-}
-
-std::vector<MatrixInput> inputs_from_reports(const std::vector<nlohmann::json>& reports) {
-    std::vector<MatrixInput> out;
-    for (const auto& report : reports) {
-        if (!report.is_object() || report.value("command", "") != "fabric-matrix") continue;
-        const nlohmann::json results = report.value("results", nlohmann::json::object());
-        if (!results.is_object() || results.value("mode", "") != "rank") continue;
-        const std::string run = results.value("run", "");
-        const int rank = results.value("rank", -1);
-        const int ranks = results.value("ranks", 0);
-        if (rank < 0 || ranks < 1 || rank >= ranks || ranks > kMaxRanks) continue;
-        auto it = std::find_if(out.begin(), out.end(), [&](const MatrixInput& m) { return m.run == run; });
-        if (it == out.end()) {
-            out.push_back(MatrixInput{run, ranks, {}, {}, {}, ipc::Timeout{60000}});
-            it = out.end() - 1;
-        }
-        if (ranks != it->ranks) {
-            it->refused[rank] = fmt::format("its report counts {} ranks, not {}", ranks, it->ranks);
-            continue;
-        }
-        try {
-            it->cards[rank] = card_from_json(results.at("card"));
-            it->rows[rank] = row_from_json(results.at("row"), ranks);
-            // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card
-            // and row its rank collected; a rank's own report, where there is one, wins.
-            for (const auto& c : results.value("cards", nlohmann::json::array())) {
-                Card card = card_from_json(c);
-                if (card.run == run && card.rank >= 0 && card.rank < ranks)
-                    it->cards.emplace(card.rank, std::move(card));
-            }
-            for (const auto& r : results.value("rows", nlohmann::json::array())) {
-                Row row = row_from_json(r, ranks);
-                if (row.run == run && row.rank >= 0 && row.rank < ranks) it->rows.emplace(row.rank, std::move(row));
-            }
-        } catch (const Error& e) {
-            it->refused[rank] = fmt::format("its report is not valid: {}", e.what());
-        } catch (const nlohmann::json::exception& e) {
-            it->refused[rank] = fmt::format("its report is not valid: {}", e.what());
-        }
-    }
-    return out;
 }
 
 }  // namespace cumemctl::matrix

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -18,6 +19,15 @@
 
 namespace cumemctl::matrix {
 
+// What came of a rank's card: it came and offers memory (ok), it came without memory to offer (failed),
+// it never came (missing), or its file was refused (invalid_file).
+enum class RankState { ok, failed, missing, invalid_file };
+
+// "ok", "failed", "missing", "invalid-file".
+std::string_view rank_state_name(RankState state);
+// The state that rank_state_name spells `name`, or none.
+std::optional<RankState> parse_rank_state(std::string_view name);
+
 // One rank as the matrix names it.
 struct RankInfo {
     int rank = 0;
@@ -26,8 +36,8 @@ struct RankInfo {
     std::string uuid;                    // the GPU as operators name it, where the rank's card says
     std::string pci_bus_id;              // 00000000:3B:00.0
     std::optional<unsigned> nvml_index;  // nvidia-smi's index
-    std::string state;                   // "ok", "failed" (no memory to offer), "missing", "invalid-file"
-    bool ok = false;                     // state "ok": the card came and offers memory
+    RankState state = RankState::missing;
+    bool ok() const { return state == RankState::ok; }
 };
 
 // The matrix.
@@ -55,6 +65,11 @@ struct MatrixInput {
 Matrix build_matrix(const MatrixInput& input);
 
 nlohmann::json to_json(const Matrix& matrix);
+// A matrix as to_json wrote it (a report's, read back): each rank's identity, a cell per pair as a
+// row's cells are read (records.hpp), and its failed pairs and verdict as its cells give them; throws
+// Error (failed) naming what is not of that shape. Fields beside the ones read are left alone, and a
+// rank's "gpu_uuid" (an older cumemctl's) is read as its "uuid".
+Matrix matrix_from_json(const nlohmann::json& j);
 // The tables for people: the matrix (GB/s per pair), the ranks, and the failing pairs with their
 // diagnosis.
 std::vector<Table> matrix_tables(const Matrix& matrix);
@@ -64,10 +79,5 @@ std::vector<std::string> runs_in_folder(const RendezvousDir& dir);
 // The input for `run` as the folder holds it now (its cards and rows; the number of ranks from the
 // cards). Throws Error (failed) when the folder holds no valid card of that run.
 MatrixInput read_folder(const RendezvousDir& dir, const std::string& run);
-
-// The inputs of every run found in fabric-matrix reports of distributed ranks (a report's results hold
-// its rank's card and row), one per run name, in order of first appearance; a card or row that does
-// not parse is refused for its rank.
-std::vector<MatrixInput> inputs_from_reports(const std::vector<nlohmann::json>& reports);
 
 }  // namespace cumemctl::matrix

@@ -7,6 +7,7 @@
 
 #include "ipc/problem_wire.hpp"
 #include "matrix/rank_identity.hpp"
+#include "matrix/strict_fields.hpp"
 
 namespace cumemctl::matrix {
 namespace {
@@ -14,84 +15,6 @@ namespace {
 constexpr const char* kCardFormat = "cumemctl.fabric-matrix.card";
 constexpr const char* kRowFormat = "cumemctl.fabric-matrix.row";
 constexpr int kFormatVersion = 1;
-// The longest text field a reader takes (a problem's message, a host name).
-constexpr std::size_t kMaxText = 4096;
-
-[[noreturn]] void invalid(const std::string& what) {
-    throw Error(ExitCode::failed, what);
-}
-
-// An object's fields, read strictly: each read names the field; keys that are not read are refused by done().
-class Fields {
-public:
-    Fields(const nlohmann::json& j, std::string what) : j_(j), what_(std::move(what)) {
-        if (!j_.is_object()) invalid(fmt::format("{} is not a JSON object", what_));
-    }
-    const nlohmann::json& at(const std::string& key) {
-        seen_.insert(key);
-        const auto it = j_.find(key);
-        if (it == j_.end()) invalid(fmt::format("{} has no '{}'", what_, key));
-        return *it;
-    }
-    bool has(const std::string& key) const { return j_.contains(key) && !j_.at(key).is_null(); }
-    std::string text(const std::string& key) {
-        const auto& v = at(key);
-        if (!v.is_string() || v.get_ref<const std::string&>().size() > kMaxText) {
-            invalid(fmt::format("{}: '{}' is not a string of at most {} characters", what_, key, kMaxText));
-        }
-        return v.get<std::string>();
-    }
-    std::int64_t integer(const std::string& key, std::int64_t low, std::int64_t high) {
-        const auto& v = at(key);
-        if (!v.is_number_integer()) invalid(fmt::format("{}: '{}' is not an integer", what_, key));
-        const auto n = v.get<std::int64_t>();
-        if (n < low || n > high ||
-            (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(high))) {
-            invalid(fmt::format("{}: '{}' is outside {}-{}", what_, key, low, high));
-        }
-        return n;
-    }
-    std::uint64_t unsigned_integer(const std::string& key) {
-        const auto& v = at(key);
-        if (!v.is_number_unsigned() && !(v.is_number_integer() && v.get<std::int64_t>() >= 0)) {
-            invalid(fmt::format("{}: '{}' is not an unsigned integer", what_, key));
-        }
-        return v.get<std::uint64_t>();
-    }
-    std::optional<double> number_or_null(const std::string& key) {
-        const auto& v = at(key);
-        if (v.is_null()) return std::nullopt;
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0) {
-            invalid(fmt::format("{}: '{}' is not a number of 0 or more", what_, key));
-        }
-        return v.get<double>();
-    }
-    std::optional<Problem> problem_or_null(const std::string& key) {
-        const auto& v = at(key);
-        if (v.is_null()) return std::nullopt;
-        Problem out;
-        try {
-            out = ipc::problem_from_json(v);
-        } catch (const nlohmann::json::exception& e) {
-            invalid(fmt::format("{}: '{}': {}", what_, key, e.what()));
-        }
-        for (const std::string* t : {&out.message, &out.cause, &out.remedy}) {
-            if (t->size() > kMaxText)
-                invalid(fmt::format("{}: '{}' has a text of more than {} characters", what_, key, kMaxText));
-        }
-        return out;
-    }
-    void done() const {
-        for (const auto& [key, value] : j_.items()) {
-            if (!seen_.contains(key)) invalid(fmt::format("{} has an unknown field '{}'", what_, key));
-        }
-    }
-
-private:
-    const nlohmann::json& j_;
-    std::string what_;
-    std::set<std::string> seen_;
-};
 
 nlohmann::json problem_or_null(const std::optional<Problem>& p) {
     return p ? ipc::problem_to_json(*p) : nlohmann::json(nullptr);
@@ -106,7 +29,7 @@ nlohmann::json parse_text(const std::string& text, const char* what) {
 }
 
 // The format and version every file starts with.
-void check_format(Fields& f, const char* format) {
+void check_format(StrictFields& f, const char* format) {
     if (f.text("format") != format) invalid(fmt::format("the file is no {}", format));
     if (f.integer("format_version", 0, 1 << 20) != kFormatVersion) {
         invalid(fmt::format("the file has another format version (this cumemctl reads {})", kFormatVersion));
@@ -172,7 +95,7 @@ nlohmann::json to_json(const Row& r) {
 }
 
 Card card_from_json(const nlohmann::json& j) {
-    Fields f(j, "the card");
+    StrictFields f(j, "the card");
     check_format(f, kCardFormat);
     Card c;
     c.run = f.text("run");
@@ -228,8 +151,27 @@ Card parse_card(const std::string& text) {
     return card_from_json(parse_text(text, "card"));
 }
 
+Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer) {
+    StrictFields c(j, fmt::format("the row's cell {}", peer));
+    Cell cell;
+    cell.peer = static_cast<int>(c.integer("peer", 0, ranks - 1));
+    if (cell.peer != static_cast<int>(peer)) invalid(fmt::format("the row's cell {} names peer {}", peer, cell.peer));
+    const std::string status = c.text("status");
+    const std::optional<CheckStatus> parsed = parse_status(status);
+    if (parsed != CheckStatus::pass && parsed != CheckStatus::fail) {
+        invalid(fmt::format("the row's cell {} has status '{}'", peer, status));
+    }
+    cell.status = *parsed;
+    cell.diagnosis = c.text("diagnosis");
+    cell.gbps = c.number_or_null("gbps");
+    cell.seconds = c.number_or_null("seconds");
+    cell.problem = c.problem_or_null("problem");
+    c.done();
+    return cell;
+}
+
 Row row_from_json(const nlohmann::json& j, int ranks) {
-    Fields f(j, "the row");
+    StrictFields f(j, "the row");
     check_format(f, kRowFormat);
     Row r;
     r.run = f.text("run");
@@ -239,24 +181,7 @@ Row row_from_json(const nlohmann::json& j, int ranks) {
     if (!cells.is_array() || cells.size() != static_cast<std::size_t>(ranks)) {
         invalid(fmt::format("the row's cells are not a list of {}", ranks));
     }
-    for (std::size_t i = 0; i < cells.size(); ++i) {
-        Fields c(cells[i], fmt::format("the row's cell {}", i));
-        Cell cell;
-        cell.peer = static_cast<int>(c.integer("peer", 0, ranks - 1));
-        if (cell.peer != static_cast<int>(i)) invalid(fmt::format("the row's cell {} names peer {}", i, cell.peer));
-        const std::string status = c.text("status");
-        const std::optional<CheckStatus> parsed = parse_status(status);
-        if (parsed != CheckStatus::pass && parsed != CheckStatus::fail) {
-            invalid(fmt::format("the row's cell {} has status '{}'", i, status));
-        }
-        cell.status = *parsed;
-        cell.diagnosis = c.text("diagnosis");
-        cell.gbps = c.number_or_null("gbps");
-        cell.seconds = c.number_or_null("seconds");
-        cell.problem = c.problem_or_null("problem");
-        c.done();
-        r.cells.push_back(std::move(cell));
-    }
+    for (std::size_t i = 0; i < cells.size(); ++i) r.cells.push_back(cell_from_json(cells[i], ranks, i));
     f.done();
     return r;
 }

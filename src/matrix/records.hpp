@@ -91,5 +91,7 @@ Row parse_row(const std::string& text, int ranks);
 // The same from JSON already parsed (a report's results).
 Card card_from_json(const nlohmann::json& j);
 Row row_from_json(const nlohmann::json& j, int ranks);
+// The cell of a row of `ranks` cells that reads `peer`'s memory (its place in the row).
+Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer);
 
 }  // namespace cumemctl::matrix

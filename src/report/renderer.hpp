@@ -45,19 +45,6 @@ public:
     void render(const Report& report, std::ostream& out) const override;
 };
 
-// One self-contained HTML page (no scripts, nothing fetched: it opens from a file on a laptop):
-// fabric-matrix's heat map, or fleet's summary with each fabric-matrix run's heat map (html_parts.hpp).
-class HtmlRenderer final : public Renderer {
-public:
-    // `node_statuses`: a fleet node's statuses, worst first (fleet::node_statuses_worst_first's names),
-    // the order in which the fleet page counts and lists its nodes.
-    explicit HtmlRenderer(std::vector<std::string> node_statuses = {}) : node_statuses_(std::move(node_statuses)) {}
-    void render(const Report& report, std::ostream& out) const override;
-
-private:
-    std::vector<std::string> node_statuses_;
-};
-
 // One line of at most kSummaryLineWidth characters (a Slurm or NHC drain reason): the report's line, else
 // "cumemctl: error " and its first error's message, else "cumemctl: ok"; cut with "..." where longer.
 class LineRenderer final : public Renderer {

@@ -3,8 +3,10 @@
 #include <sstream>
 #include <string>
 
+#include "fleet/fleet_results.hpp"
+#include "matrix/matrix_results.hpp"
+#include "report/html/html_renderer.hpp"
 #include "report/html_parts.hpp"
-#include "report/renderer.hpp"
 
 using namespace cumemctl;
 
@@ -20,24 +22,45 @@ std::size_t count(const std::string& text, const std::string& part) {
 Report matrix_report() {
     Report r;
     r.command = "fabric-matrix";
-    auto cell = [](int peer, const char* status, double gbps) {
-        nlohmann::json c{{"peer", peer}, {"status", status}, {"diagnosis", ""}, {"gbps", gbps}, {"problem", nullptr}};
-        if (std::string(status) == "fail") {
-            c["diagnosis"] = "imex-domain";
-            c["gbps"] = nullptr;
-            c["problem"] = {{"message", "<refused> & more"}, {"remedy", "check IMEX"}};
+    auto cell = [](int peer, CheckStatus status, double gbps) {
+        matrix::Cell c;
+        c.peer = peer;
+        c.status = status;
+        c.diagnosis = "";
+        c.gbps = gbps;
+        if (status == CheckStatus::fail) {
+            c.diagnosis = "imex-domain";
+            c.gbps = std::nullopt;
+            c.problem = Problem{.message = "<refused> & more", .remedy = "check IMEX"};
         }
         return c;
     };
-    r.json_results["matrix"] = {
-        {"run", "r1"},
-        {"ranks", 2},
-        {"failed_pairs", 1},
-        {"rank_info",
-         {{{"rank", 0}, {"host", "node-b"}, {"device", 0}, {"gpu_uuid", "GPU-0"}, {"state", "ok"}},
-          {{"rank", 1}, {"host", "node-a"}, {"device", 0}, {"gpu_uuid", "GPU-1"}, {"state", "ok"}}}},
-        {"cells", {{cell(0, "pass", 100), cell(1, "pass", 50)}, {cell(0, "fail", 0), cell(1, "pass", 100)}}}};
+    auto rank = [](int n, const char* host, const char* uuid) {
+        return matrix::RankInfo{.rank = n,
+                                .host = host,
+                                .device = 0,
+                                .uuid = uuid,
+                                .pci_bus_id = {},
+                                .nvml_index = {},
+                                .state = matrix::RankState::ok};
+    };
+    matrix::MatrixResults results;
+    results.mode = matrix::MatrixResults::Summary{"r1", "/tmp/r1"};
+    results.matrix = matrix::Matrix{.run = "r1",
+                                    .ranks = 2,
+                                    .info = {rank(0, "node-b", "GPU-0"), rank(1, "node-a", "GPU-1")},
+                                    .cells = {{cell(0, CheckStatus::pass, 100), cell(1, CheckStatus::pass, 50)},
+                                              {cell(0, CheckStatus::fail, 0), cell(1, CheckStatus::pass, 100)}},
+                                    .failed_pairs = 1};
+    r.set_results(std::move(results));
     return r;
+}
+
+fleet::NodeSummary node(const char* host, fleet::NodeStatus status) {
+    fleet::NodeSummary n;
+    n.host = host;
+    n.status = status;
+    return n;
 }
 
 }  // namespace
@@ -73,28 +96,23 @@ TEST_CASE("a fabric-matrix page has one cell per pair, grouped by node, and the 
 }
 
 TEST_CASE("a fleet page counts the statuses and names the nodes as host lists") {
+    using fleet::NodeStatus;
+    fleet::FleetResults results;
+    fleet::FleetSummary& s = results.summary;
+    s.reports = 5;
+    s.nodes = {node("gpu01", NodeStatus::pass), node("gpu02", NodeStatus::pass), node("gpu04", NodeStatus::busy),
+               node("gpu05", NodeStatus::stale), node("gpu03", NodeStatus::fail)};
+    s.nodes.back().gpu_health = {
+        fleet::GpuHealth{.device = 2, .uuid = "GPU-3", .status = CheckStatus::fail, .reason = "remap failed"}};
+    s.checks = {fleet::CheckSpread{.check = "memory-health", .failing = {"gpu03"}, .warning = {}, .remedy = "RMA"}};
     Report r;
     r.command = "fleet";
-    r.json_results = {
-        {"node_count", 5},
-        {"reports", 5},
-        {"statuses", {{"pass", 2}, {"fail", 1}, {"busy", 1}, {"stale", 1}}},
-        {"nodes",
-         {{{"host", "gpu01"}, {"status", "pass"}},
-          {{"host", "gpu02"}, {"status", "pass"}},
-          {{"host", "gpu04"}, {"status", "busy"}},
-          {{"host", "gpu05"}, {"status", "stale"}},
-          {{"host", "gpu03"},
-           {"status", "fail"},
-           {"gpu_health", {{{"device", 2}, {"uuid", "GPU-3"}, {"status", "fail"}, {"reason", "remap failed"}}}}}}},
-        {"checks",
-         {{{"check", "memory-health"}, {"fail", {"gpu03"}}, {"warn", nlohmann::json::array()}, {"remedy", "RMA"}}}},
-        {"differences", nlohmann::json::array()}};
+    r.set_results(std::move(results));
     std::ostringstream out;
-    HtmlRenderer{{"fail", "stale", "busy", "pass"}}.render(r, out);
+    HtmlRenderer{}.render(r, out);
     const std::string page = out.str();
     CHECK(page.find("data-status=\"fail\" data-count=\"1\"") != std::string::npos);
-    // Every status fleet counts, in the order given, worst first.
+    // Every status fleet counts, worst first.
     const auto at = [&](const char* text) { return page.find(text); };
     CHECK(at("data-status=\"fail\"") < at("data-status=\"stale\""));
     CHECK(at("data-status=\"stale\"") < at("data-status=\"busy\""));

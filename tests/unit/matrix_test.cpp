@@ -95,8 +95,8 @@ TEST_CASE("the matrix: rows as published, and a failing row for each rank withou
     const Matrix m = build_matrix(in);
     CHECK_FALSE(m.passed());
     CHECK(m.failed_pairs == 1 + 3 + 3);
-    CHECK(m.info[1].state == "ok");
-    CHECK(m.info[2].state == "missing");
+    CHECK(m.info[1].state == RankState::ok);
+    CHECK(m.info[2].state == RankState::missing);
     CHECK(m.cells[1][0].problem->message == "rank 1 (node-b) gave no row within 2 s");
     CHECK(m.cells[2][1].diagnosis == "missing");
     const nlohmann::json j = to_json(m);

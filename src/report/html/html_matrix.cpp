@@ -9,9 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "base/verdict.hpp"
+#include "report/html/html_pages.hpp"
 #include "report/html_parts.hpp"
-#include "report/json_fields.hpp"
 
 namespace cumemctl::html {
 namespace {
@@ -24,31 +23,15 @@ struct RankView {
     std::string uuid;
 };
 
-std::vector<RankView> ranks_of(const nlohmann::json& m) {
+std::vector<RankView> ranks_of(const matrix::Matrix& m) {
     std::vector<RankView> out;
-    for (const auto& r : m.value("rank_info", nlohmann::json::array())) {
-        RankView v;
-        v.rank = r.value("rank", 0);
-        v.host = json_text(r, "host");
-        if (v.host.empty()) v.host = "?";
-        const auto device = r.value("device", nlohmann::json());
-        v.device = device.is_number_integer() ? device.get<int>() : -1;
-        // "uuid"; "gpu_uuid" in the reports of an older cumemctl.
-        const auto uuid = r.value("uuid", r.value("gpu_uuid", nlohmann::json()));
-        v.uuid = uuid.is_string() ? uuid.get<std::string>() : "";
-        out.push_back(std::move(v));
-    }
+    for (const auto& r : m.info) out.push_back(RankView{r.rank, r.host.empty() ? "?" : r.host, r.device, r.uuid});
     return out;
 }
 
 std::string describe(const RankView& r) {
     return fmt::format("rank {} ({} GPU {}{})", r.rank, r.host,
                        r.device < 0 ? std::string("?") : std::to_string(r.device), r.uuid.empty() ? "" : " " + r.uuid);
-}
-
-std::optional<double> gbps_of(const nlohmann::json& cell) {
-    const auto g = cell.value("gbps", nlohmann::json());
-    return g.is_number() ? std::optional<double>(g.get<double>()) : std::nullopt;
 }
 
 double median(std::vector<double> v) {
@@ -84,38 +67,41 @@ void write_legend(std::ostream& out, double max_gbps, int x, int y) {
         x + 260, y, kFailColour, x + 278, y + 11, x + 330, y, kMissingColour, x + 348, y + 11);
 }
 
-// One (reader, owner) pair as the page draws it, read once from the JSON: a cell whose status is not
-// "pass", or no cell at all ("missing"), is a failure.
+// One (reader, owner) pair as the page draws it: a cell that did not pass, or no cell at all
+// ("missing"), is a failure.
 struct CellView {
     bool passed = false;
     std::optional<double> gbps;
     std::string diagnosis = "missing";
-    nlohmann::json problem;  // the failure's Problem, where it has one
+    std::optional<std::string> message;  // the failure's problem, where it has one
+    std::string remedy;
 };
 
 // A run's matrix as the page draws it.
 struct MatrixView {
-    std::vector<RankView> ranks;                // as the JSON lists them
-    std::vector<std::size_t> order;             // the ranks' places by node, then GPU, then rank
-    std::vector<RankView> ordered;              // ranks in that order
-    std::vector<std::vector<CellView>> cells;   // [reader][owner], in the JSON's rank order
-    std::vector<double> speeds;                 // every passing pair's GB/s
+    std::vector<RankView> ranks;               // in rank order
+    std::vector<std::size_t> order;            // the ranks' places by node, then GPU, then rank
+    std::vector<RankView> ordered;             // ranks in that order
+    std::vector<std::vector<CellView>> cells;  // [reader][owner], in rank order
+    std::vector<double> speeds;                // every passing pair's GB/s
     double max_gbps = 0;
     double median_gbps = 0;
     int failed = 0;
 };
 
-CellView cell_view(const nlohmann::json& c) {
+CellView cell_view(const matrix::Cell& c) {
     CellView v;
-    if (!c.is_object()) return v;
-    v.passed = parse_status(json_text(c, "status")) == CheckStatus::pass;  // an unreadable word is no pass
-    v.gbps = gbps_of(c);
-    v.diagnosis = c.value("diagnosis", "");
-    v.problem = c.value("problem", nlohmann::json());
+    v.passed = c.passed();
+    v.gbps = c.gbps;
+    v.diagnosis = c.diagnosis;
+    if (c.problem) {
+        v.message = c.problem->message;
+        v.remedy = c.problem->remedy;
+    }
     return v;
 }
 
-MatrixView view_of(const nlohmann::json& m) {
+MatrixView view_of(const matrix::Matrix& m) {
     MatrixView v;
     v.ranks = ranks_of(m);
     const std::size_t n = v.ranks.size();
@@ -127,10 +113,9 @@ MatrixView view_of(const nlohmann::json& m) {
                std::tie(v.ranks[b].host, v.ranks[b].device, v.ranks[b].rank);
     });
     for (std::size_t i : v.order) v.ordered.push_back(v.ranks[i]);
-    const auto& rows = m.value("cells", nlohmann::json::array());
+    const auto& rows = m.cells;
     v.cells.assign(n, std::vector<CellView>(n));
     for (std::size_t i = 0; i < n && i < rows.size(); ++i) {
-        if (!rows[i].is_array()) continue;
         for (std::size_t j = 0; j < n && j < rows[i].size(); ++j) {
             v.cells[i][j] = cell_view(rows[i][j]);
             if (v.cells[i][j].passed && v.cells[i][j].gbps) v.speeds.push_back(*v.cells[i][j].gbps);
@@ -138,7 +123,7 @@ MatrixView view_of(const nlohmann::json& m) {
     }
     v.max_gbps = v.speeds.empty() ? 0 : *std::max_element(v.speeds.begin(), v.speeds.end());
     v.median_gbps = median(v.speeds);
-    v.failed = m.value("failed_pairs", 0);
+    v.failed = m.failed_pairs;
     return v;
 }
 
@@ -170,7 +155,7 @@ void write_cells(std::ostream& out, const MatrixView& v, const Grid& g) {
                 fill = kFailColour;
                 klass = "fail";
                 what = fmt::format("failed: {}{}", c.diagnosis.empty() ? "?" : c.diagnosis,
-                                   c.problem.is_object() ? ": " + c.problem.value("message", "") : "");
+                                   c.message ? ": " + *c.message : "");
             }
             out << fmt::format(
                 "<rect class=\"cell {}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" "
@@ -245,12 +230,13 @@ void write_failing_pairs(std::ostream& out, const MatrixView& v) {
             if (c.passed) continue;
             out << fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                                escape(describe(v.ranks[i])), escape(describe(v.ranks[j])), escape(c.diagnosis),
-                               escape(json_text(c.problem, "message")), escape(json_text(c.problem, "remedy")));
+                               escape(c.message.value_or("")), escape(c.remedy));
             ++shown;
         }
     }
     out << "</table>\n";
-    if (v.failed > shown) out << fmt::format("<p class=\"note\">{} more failing pairs in the JSON.</p>\n", v.failed - shown);
+    if (v.failed > shown)
+        out << fmt::format("<p class=\"note\">{} more failing pairs in the JSON.</p>\n", v.failed - shown);
 }
 
 // The ten slowest passing pairs against the median.
@@ -282,13 +268,13 @@ void write_slowest_pairs(std::ostream& out, const MatrixView& v) {
 
 }  // namespace
 
-void write_matrix(std::ostream& out, const nlohmann::json& m) {
+void write_matrix(std::ostream& out, const matrix::Matrix& m) {
     const MatrixView v = view_of(m);
     const std::size_t n = v.ranks.size();
     out << fmt::format(
         "<h2>Fabric matrix, run {}</h2>\n<p>{} ranks on {} node(s): {}; GB/s read by each rank (row) "
         "from each rank's memory (column); median {:.1f} GB/s.</p>\n",
-        escape(m.value("run", "")), n, node_groups(v.ordered).size(),
+        escape(m.run), n, node_groups(v.ordered).size(),
         v.failed == 0 ? "every pair passed" : fmt::format("{} of {} pairs failed", v.failed, n * n), v.median_gbps);
     write_heatmap(out, v);
     write_failing_pairs(out, v);

@@ -1,0 +1,31 @@
+// fleet's answer as a type (report/results.hpp): the summary of the nodes, each path's bandwidth
+// against the fleet's median, the matrix of every fabric-matrix run among the reports, and the inputs
+// that could not be used; its JSON (the report's results).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "fleet/fleet.hpp"
+#include "fleet/report_reader.hpp"
+#include "matrix/matrix.hpp"
+#include "report/results.hpp"
+
+namespace cumemctl::fleet {
+
+struct FleetResults final : Results {
+    FleetSummary summary;
+    int inputs = 0;                               // the report files given
+    double slow_margin = kDefaultSlowMargin;      // as --slow-margin gave it
+    std::vector<matrix::Matrix> fabric_matrices;  // built from ranks' reports, then whole ones, in that order
+    std::vector<InputProblem> input_problems;     // the inputs', the summary's, then the matrices'
+
+    nlohmann::json to_json() const override;
+};
+
+// The failing nodes as one Slurm host list ("gpu[003,017]"), "" when none fails.
+std::string failing_nodes(const FleetSummary& summary);
+
+}  // namespace cumemctl::fleet

@@ -1,0 +1,94 @@
+// fabric-matrix's answer as a type (report/results.hpp): how the run went, in one of its three ways
+// (--local, one rank of a distributed run, --summary of a folder), and its matrix; its JSON (the
+// report's results), and that JSON read back where fleet reads the ranks' reports.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cuda/driver_api.hpp"
+#include "matrix/local_run.hpp"
+#include "matrix/matrix.hpp"
+#include "matrix/rank_identity.hpp"
+#include "matrix/records.hpp"
+#include "matrix/rendezvous.hpp"
+#include "report/results.hpp"
+#include "steps/step.hpp"
+
+namespace cumemctl::matrix {
+
+// --local: one rank per GPU of this node, started here.
+struct MatrixLocal {
+    CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
+    std::string folder;  // the rendezvous folder (gone unless kept)
+    bool kept = false;
+    std::vector<LocalRank> ranks;  // each rank's process, in rank order
+};
+
+// One rank of a distributed run (--dir, PMIx). Read back, only its run, rank, ranks, card, row,
+// cards and rows are read (what the matrix is built of), and its card and row are none where they
+// are not valid.
+struct MatrixRank {
+    RankIdentity id;
+    RendezvousKind rendezvous = RendezvousKind::folder;
+    std::string where;   // where the ranks met, as the rendezvous names it
+    std::string folder;  // the rendezvous folder; "" through PMIx
+    CUmemAllocationHandleType handle_type = CU_MEM_HANDLE_TYPE_FABRIC;
+    std::optional<Card> card;  // as published
+    std::optional<Row> row;    // as published
+    std::vector<steps::Step> steps;
+    // Rank 0's, or every rank's with --all-report: every card and row this rank collected, so that
+    // fleet builds the whole matrix from this report alone (the one report of a run through PMIx).
+    std::vector<Card> cards;
+    std::vector<Row> rows;
+    std::string unreadable;  // read back: why its card, row, cards or rows are not valid; "" when they are
+};
+
+// --summary: the matrix of a run whose files were kept in a folder.
+struct MatrixSummary {
+    std::string run;
+    std::string folder;
+};
+
+// The results: the way the run went, and its matrix.
+struct MatrixResults final : Results {
+    using Local = MatrixLocal;
+    using Rank = MatrixRank;
+    using Summary = MatrixSummary;
+
+    std::variant<Local, Rank, Summary> mode;
+    // --local's and --summary's; a rank's where it reports the whole matrix (rank 0, --all-report);
+    // never read back from a rank's report (fleet builds it from the cards and rows).
+    std::optional<Matrix> matrix;
+
+    nlohmann::json to_json() const override;
+};
+
+// "local", "rank" or "summary": the results' "mode".
+std::string_view mode_name(const MatrixResults& results);
+
+// The part of a report's results that is not of the types the schema gives: a rank's mode, run, rank
+// or ranks (or results that are no object), or the whole matrix of --local or --summary.
+enum class UnreadablePart { rank, matrix };
+
+// A fabric-matrix report's results read back: the typed results; none where they hold nothing a matrix
+// is built of (no mode, a mode this cumemctl does not write, a rank outside its run's ranks, --local or
+// --summary without a matrix); `unreadable` where a part is not of the schema's types. Other processes'
+// text, hostile until checked: what is malformed is refused, never thrown.
+struct MatrixReadBack {
+    std::optional<MatrixResults> results;
+    std::optional<UnreadablePart> unreadable;
+};
+MatrixReadBack read_matrix_results(const nlohmann::json& results);
+
+// The inputs of every run whose ranks' results (read back) are given, one per run name, in order of
+// first appearance. A rank counting other ranks than its run's first report is refused, as is one whose
+// card or row is not valid; a rank's own card and row win over the ones another rank collected.
+std::vector<MatrixInput> inputs_from_reports(const std::vector<const MatrixResults::Rank*>& ranks);
+
+}  // namespace cumemctl::matrix
