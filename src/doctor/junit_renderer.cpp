@@ -50,7 +50,7 @@ std::string junit_timestamp(std::chrono::system_clock::time_point when) {
 std::string detail_text(const CheckOutcome& o) {
     std::string text = o.reason;
     if (!o.remedy.empty()) text += "\nremedy: " + o.remedy;
-    if (o.driver) text += "\ndriver call: " + json_text(*o.driver);
+    if (o.driver) text += "\ndriver call: " + driver_call_json_text(*o.driver);
     return text;
 }
 

@@ -8,7 +8,7 @@ nlohmann::json to_json(const DriverFailure& failure) {
     return {{"call", failure.call}, {"result", failure.code}, {"name", failure.name}, {"text", failure.text}};
 }
 
-std::string json_text(const DriverFailure& failure) {
+std::string driver_call_json_text(const DriverFailure& failure) {
     return to_json(failure).dump();
 }
 

@@ -12,6 +12,6 @@ namespace cumemctl {
 // {"call", "result", "name", "text"}.
 nlohmann::json to_json(const DriverFailure& failure);
 // The same on one line.
-std::string json_text(const DriverFailure& failure);
+std::string driver_call_json_text(const DriverFailure& failure);
 
 }  // namespace cumemctl

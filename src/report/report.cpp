@@ -5,6 +5,8 @@
 
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 namespace cumemctl {
 
 Tone tone_of(CheckStatus status) {
@@ -105,7 +107,7 @@ nlohmann::json to_json(const Report& report) {
                           {"timestamp", utc_timestamp(report.started)},
                           {"tool", {{"name", "cumemctl"}, {"version", tool_version()}, {"commit", git_commit()}}},
                           {"driver", std::move(driver)},
-                          {"results", report.results ? report.results->to_json() : report.json_results},
+                          {"results", report.results ? report.results->to_json() : nlohmann::json::object()},
                           {"errors", std::move(errors)},
                           {"warnings", std::move(warnings)},
                           {"ok", report.ok()},

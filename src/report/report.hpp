@@ -1,4 +1,4 @@
-// The report model: what every command hands to a renderer. JSON results for programs, tables for people.
+// The report model: what every command hands to a renderer. Typed results (JSON for programs), tables for people.
 #pragma once
 
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "cuda/driver_info.hpp"
 #include "base/error.hpp"
@@ -89,7 +89,6 @@ struct Report {
     std::chrono::system_clock::time_point started = std::chrono::system_clock::now();  // when the command began
     DriverInfo driver;
     std::shared_ptr<const Results> results;  // none where the command failed before it found anything
-    nlohmann::json json_results = nlohmann::json::object();
     std::vector<Table> tables;
     std::string text;             // text written as is before the tables (a completion script)
     std::string line;             // the one-line summary that --format line writes (doctor fills it)

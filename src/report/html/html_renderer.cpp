@@ -6,6 +6,7 @@
 #include "fleet/fleet_results.hpp"
 #include "matrix/matrix_results.hpp"
 #include "report/html/html_pages.hpp"
+#include "report/html_parts.hpp"
 #include "util/host.hpp"
 #include "util/version.hpp"
 
