@@ -278,8 +278,9 @@ void add_doctor_metrics(Report& report, const DoctorRun& run) {
 }
 
 void fill_report(Report& report, const DoctorRun& run, bool verbose) {
-    report.set_results(DoctorResults(run));
-    const CheckStatus status = report.results_as<DoctorResults>()->status();
+    DoctorResults results(run);
+    const CheckStatus status = results.status();
+    report.set_results(std::move(results));
     if (verbose) {
         report.tables.push_back(results_table(run, report.host));
     } else {

@@ -20,7 +20,6 @@ public:
     const DoctorRun& run() const { return run_; }
     // The run's verdict: the worst of its checks' (run_status).
     CheckStatus status() const { return run_status(counts_); }
-    const std::array<int, kStatusCount>& counts() const { return counts_; }
 
     nlohmann::json to_json() const override;
     std::vector<CsvRow> csv_rows() const override;
