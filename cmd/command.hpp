@@ -20,13 +20,13 @@ namespace cumemctl::cmd {
 
 // Options that every subcommand takes.
 struct Globals {
-    bool json = false;      // --json: one JSON document on stdout
-    std::string format;     // --format as typed (json is the same as --json; csv carries its flags)
+    bool json = false;                          // --json: one JSON document on stdout
+    std::string format;                         // --format as typed (json is the same as --json; csv carries its flags)
     OutputFormat output = OutputFormat::table;  // what --json and --format ask for, set once parsed
-    std::string libcuda;    // --libcuda PATH
-    std::string libnvml;    // --libnvml PATH
-    bool no_color = false;  // --no-color
-    std::string fields;     // --fields LIST (with --format csv)
+    std::string libcuda;                        // --libcuda PATH
+    std::string libnvml;                        // --libnvml PATH
+    bool no_color = false;                      // --no-color
+    std::string fields;                         // --fields LIST (with --format csv)
 };
 
 // The function main() runs once parsing has picked a subcommand.
@@ -39,8 +39,9 @@ using Registrar = void (*)(CLI::App& root, const Globals& globals, Runner& runne
 Driver open_driver(const Globals& globals);
 
 // Loads NVML as the globals name it (--libnvml, CUMEMCTL_LIBNVML, libnvidia-ml.so.1); throws only where
-// root would load a library that others can change (a library that cannot be used says why). Commands that use it load it on a thread of its own while the
-// driver initialises, so that it adds nothing to their time. `watched`: see nvml::Library::load.
+// root would load a library that others can change (a library that cannot be used says why). Commands that use it load
+// it on a thread of its own while the driver initialises, so that it adds nothing to their time. `watched`: see
+// nvml::Library::load.
 nvml::Library open_nvml(const Globals& globals, bool watched = false);
 
 // A warning in `report` when --libnvml named a library that did not load: without it NVML's rows and

@@ -283,8 +283,8 @@ bool ensure_arena(Pool& p) {
 }
 
 std::uintptr_t map_arena(const Pool& p, std::uint64_t offset, std::uint64_t size) {
-    void* at = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p.memfd,
-                    static_cast<off_t>(offset));
+    void* at =
+        mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, p.memfd, static_cast<off_t>(offset));
     return at == MAP_FAILED ? 0 : reinterpret_cast<std::uintptr_t>(at);
 }
 

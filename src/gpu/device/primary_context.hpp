@@ -23,8 +23,8 @@ public:
 
 private:
     int device_;
-    CUcontext previous_ = nullptr;     // current when this one was made
-    OwnedHandle<CUcontext> context_;   // retained and current; released (cuDevicePrimaryCtxRelease) last
+    CUcontext previous_ = nullptr;              // current when this one was made
+    OwnedHandle<CUcontext> context_;            // retained and current; released (cuDevicePrimaryCtxRelease) last
     ScopeExit<std::function<void()>> restore_;  // makes `previous_` current again, before the release
 };
 
