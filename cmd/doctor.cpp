@@ -323,7 +323,7 @@ Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
         check_list_options(opts, globals);
         Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
         for (const auto& c : check_catalogue())
-            t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), std::string(c.summary)});
+            t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), check_summary(c)});
         report.set_results(CheckList{});
         report.tables.push_back(std::move(t));
     });

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "fleet/fleet.hpp"
@@ -387,8 +388,10 @@ Report run_fleet(const FleetOptions& opts) {
         for (const auto& p : results.input_problems) {
             report.add_error(Problem{.exit_code = ExitCode::usage,
                                      .message = fmt::format("{}: {}", p.source, p.message),
-                                     .remedy = "give files that hold the output of 'cumemctl doctor --json' or "
-                                               "'cumemctl devices --json' (one or more reports each)",
+                                     .remedy = fmt::format("give files that hold the output of 'cumemctl {}' or "
+                                                           "'cumemctl {}' (one or more reports each)",
+                                                           command_line(Command::doctor, {{Setting::json}}),
+                                                           command_line(Command::devices, {{Setting::json}})),
                                      .kind = ProblemKind::input});
         }
         if (inputs.documents == 0 && results.input_problems.empty()) {

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "gpu/device/device_selector.hpp"
@@ -62,7 +63,7 @@ ImexSetupOptions::Checked ImexSetupOptions::check() const {
         throw Error(ExitCode::usage, fmt::format("invalid --channel '{}': one channel number", o.channel),
                     "give one number to --channel, a list or range to --channels, or --all");
     }
-    if (!o.owner.empty()) r.owner = resolve_owner(o.owner);
+    if (!o.owner.empty()) r.owner = resolve_owner(o.owner, setting_name(Setting::channel_owner));
     if (!o.mode.empty()) r.mode = parse_mode(o.mode, "--mode");
     r.force = o.force;
     r.check = o.check_only;

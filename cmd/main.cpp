@@ -20,7 +20,7 @@
 #include "commands.hpp"
 #include "csv_fields.hpp"
 #include "help.hpp"
-#include "option_names.hpp"
+#include "setting_flags.hpp"
 #include "report/csv_renderer.hpp"
 #include "doctor/renderers.hpp"
 #include "report/html/html_renderer.hpp"
@@ -295,7 +295,7 @@ int run(int argc, char** argv) {
     cumemctl::mark_phase("parse");
     globals.output = output_format(globals.json, globals.format);
     const std::string command = app.get_subcommands().front()->get_name();
-    cumemctl::install_setting_names(option_names(app, *app.get_subcommands().front()));
+    set_running_command(command_named(command));
     if (auto refused = check_format(command, globals)) {
         Globals as_table = globals;
         if (globals.output != OutputFormat::json) as_table.output = OutputFormat::table;

@@ -7,12 +7,6 @@
 namespace cumemctl {
 namespace {
 
-// The flags installed for the command that runs; written once before the run, read by every thread after.
-std::map<Setting, std::string>& installed() {
-    static std::map<Setting, std::string> names;
-    return names;
-}
-
 // Each setting in the core's own words, in the order of the enum.
 constexpr std::pair<Setting, std::string_view> kSettingWords[] = {
     {Setting::libcuda, "the driver library path"},
@@ -52,17 +46,48 @@ constexpr std::pair<Setting, std::string_view> kSettingWords[] = {
     {Setting::start_anyway, "a forced start"},
     {Setting::bandwidth_warn, "the ratio below which a bandwidth warns"},
     {Setting::bandwidth_fail, "the ratio below which a bandwidth fails"},
+    {Setting::json, "JSON output"},
+    {Setting::device, "the device"},
+    {Setting::expect_gpus, "the GPU count expected"},
+    {Setting::expect_driver, "the driver version expected"},
+    {Setting::expect_idle, "an idle GPU expected"},
+    {Setting::list_checks, "the list of checks"},
+    {Setting::channel, "the channel"},
+    {Setting::verify, "a verified run"},
+    {Setting::map, "mapping"},
 };
 
-// The table names every setting once, at its own place: a setting added to the enum and not here stops
-// the build.
-constexpr bool in_enum_order() {
-    for (std::size_t i = 0; i < std::size(kSettingWords); ++i) {
-        if (kSettingWords[i].first != static_cast<Setting>(i)) return false;
+// Each command's name, in the order of the enum.
+constexpr std::pair<Command, std::string_view> kCommandNames[] = {
+    {Command::doctor, "doctor"},
+    {Command::devices, "devices"},
+    {Command::imex_setup, "imex-setup"},
+    {Command::le_bind, "le-bind"},
+    {Command::granularity, "granularity"},
+    {Command::create, "create"},
+    {Command::pool_stats, "pool-stats"},
+    {Command::trim, "trim"},
+    {Command::fleet, "fleet"},
+    {Command::fabric_matrix, "fabric-matrix"},
+    {Command::memtest, "memtest"},
+    {Command::bandwidth, "bandwidth"},
+    {Command::completion, "completion"},
+    {Command::importer, "__importer"},
+    {Command::imex_verify, "__imex-verify"},
+    {Command::matrix_rank, "__matrix-rank"},
+};
+
+// A table names every value of its enum once, at its own place: a value added to the enum and not to the
+// table stops the build.
+template <typename Enum, std::size_t N>
+constexpr bool in_enum_order(const std::pair<Enum, std::string_view> (&table)[N]) {
+    for (std::size_t i = 0; i < N; ++i) {
+        if (table[i].first != static_cast<Enum>(i)) return false;
     }
-    return std::size(kSettingWords) == static_cast<std::size_t>(Setting::last) + 1;
+    return N == static_cast<std::size_t>(Enum::last) + 1;
 }
-static_assert(in_enum_order(), "kSettingWords lists every Setting in the enum's order");
+static_assert(in_enum_order(kSettingWords), "kSettingWords lists every Setting in the enum's order");
+static_assert(in_enum_order(kCommandNames), "kCommandNames lists every Command in the enum's order");
 
 }  // namespace
 
@@ -71,14 +96,22 @@ std::string_view setting_words(Setting setting) {
     return i < std::size(kSettingWords) ? kSettingWords[i].second : "a setting";
 }
 
-std::string setting_name(Setting setting) {
-    const auto& names = installed();
-    const auto it = names.find(setting);
-    return it != names.end() ? it->second : std::string(setting_words(setting));
+std::string_view command_name(Command command) {
+    const auto i = static_cast<std::size_t>(command);
+    return i < std::size(kCommandNames) ? kCommandNames[i].second : "a command";
 }
 
-void install_setting_names(std::map<Setting, std::string> names) {
-    installed() = std::move(names);
+std::string command_line(Command command, std::initializer_list<Argument> arguments) {
+    std::string line(command_name(command));
+    for (const Argument& a : arguments) {
+        line += ' ';
+        line += command_flag(command, a.setting);
+        if (!a.value.empty()) {
+            line += ' ';
+            line += a.value;
+        }
+    }
+    return line;
 }
 
 }  // namespace cumemctl

@@ -1,9 +1,10 @@
-// What a core text may ask a person to change, typed. The core never spells a command-line flag: it
-// names a setting with setting_name, which gives the flag of the command that runs (cmd's one table,
-// cmd/option_names.cpp, installs them) or, where that command has none, the core's own words.
+// What a core text may ask a person to change or to run, typed. The core never spells a command-line
+// flag: it names a setting (setting_name) or a command line (command_line), and the program that links
+// the core words them from its table of flags (cumemctl: cmd/setting_flags.cpp), or, where a command has
+// no flag for a setting, the core's own words.
 #pragma once
 
-#include <map>
+#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -48,17 +49,63 @@ enum class Setting {
     start_anyway,          // starting memtest on a GPU that other processes hold
     bandwidth_warn,        // the fraction of a path's limit below which its bandwidth warns
     bandwidth_fail,        // the fraction of a path's limit below which its bandwidth fails
-    last = bandwidth_fail,  // (the last setting, for the table of their words)
+    json,                  // one JSON document on stdout
+    device,                // the device a command uses
+    expect_gpus,           // the number of GPUs a node must have
+    expect_driver,         // the driver version a node must have
+    expect_idle,           // a GPU that other processes hold failing rather than skipped
+    list_checks,           // listing doctor's checks rather than running them
+    channel,               // one IMEX channel's number
+    verify,                // checking what was made with a real allocation
+    map,                   // mapping an allocation into this process
+    last = map,            // (the last setting, for the table of their words)
+};
+
+// A command of cumemctl's: the one that runs, or one that a text tells a person to run.
+enum class Command {
+    doctor,
+    devices,
+    imex_setup,
+    le_bind,
+    granularity,
+    create,
+    pool_stats,
+    trim,
+    fleet,
+    fabric_matrix,
+    memtest,
+    bandwidth,
+    completion,
+    importer,     // the second process of the IPC checks
+    imex_verify,  // the second process of imex-setup --verify
+    matrix_rank,  // one rank of fabric-matrix --local
+    last = matrix_rank,
+};
+
+// A command's name as typed after "cumemctl": "imex-setup", "__importer".
+std::string_view command_name(Command command);
+
+// A setting given on a command line, and its value ("" for a flag that takes none).
+struct Argument {
+    Setting setting;
+    std::string_view value = {};
 };
 
 // The core's own words for a setting (what a reader without options gets): "the driver library path".
 std::string_view setting_words(Setting setting);
 
-// How this process's texts name a setting: the flag installed for it, else setting_words.
-std::string setting_name(Setting setting);
+// A command line for a text to show, after "cumemctl ": command_line(Command::imex_setup,
+// {{Setting::channel, "3"}, {Setting::check_only}}) is "imex-setup --channel 3 --check".
+std::string command_line(Command command, std::initializer_list<Argument> arguments = {});
 
-// Installs the flags of the command that runs, replacing any installed before: called once, before the
-// run and its threads start (cmd/option_names.hpp); the settings it leaves out keep the core's words.
-void install_setting_names(std::map<Setting, std::string> names);
+// Defined by the program that links the core, from its one table of flags (cumemctl:
+// cmd/setting_flags.cpp):
+
+// How `command` spells `setting` ("--quick"), or setting_words where it has no flag for it.
+std::string command_flag(Command command, Setting setting);
+
+// How this process's texts name a setting: the running command's flag for it, else setting_words (also
+// before a command runs).
+std::string setting_name(Setting setting);
 
 }  // namespace cumemctl

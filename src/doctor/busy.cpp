@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "gpu/device/held_device.hpp"
 #include "report/report.hpp"
 #include "nvml/processes.hpp"
@@ -80,8 +81,10 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
     if (!ctx.options.expect_idle) {
         out = CheckOutcome::busy(
             fmt::format("{} ({}): {}", holds, call, list_sentence(holders, false)),
-            "a job is using this GPU: doctor checks it when the GPU is free ('doctor --quick' needs no memory and "
-            "runs beside jobs); where no job should run (prolog, epilog), 'doctor --expect-idle' makes this a failure",
+            fmt::format("a job is using this GPU: doctor checks it when the GPU is free ('{}' needs no memory and "
+                        "runs beside jobs); where no job should run (prolog, epilog), '{}' makes this a failure",
+                        command_line(Command::doctor, {{Setting::quick}}),
+                        command_line(Command::doctor, {{Setting::expect_idle}})),
             std::move(details));
     } else {
         std::vector<std::string> pids;

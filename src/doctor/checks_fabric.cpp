@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "doctor/imex_survey.hpp"
 #include "doctor/registry.hpp"
 #include "util/user_group.hpp"
@@ -57,10 +58,11 @@ std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector
     for (const auto& n : survey.nodes) {
         const std::string problem = channel_node_problem(n, survey);
         if (!problem.empty()) {
-            return CheckOutcome::fail(problem + fmt::format(" in {}", imex::kImexChannelDir),
-                                      fmt::format("replace it: sudo cumemctl imex-setup --force; or remove it and "
-                                                  "sudo mknod {}/{} c {} {}",
-                                                  imex::kImexChannelDir, n.name, survey.major.value_or(0), n.channel));
+            return CheckOutcome::fail(
+                problem + fmt::format(" in {}", imex::kImexChannelDir),
+                fmt::format("replace it: sudo cumemctl {}; or remove it and sudo mknod {}/{} c {} {}",
+                            command_line(Command::imex_setup, {{Setting::replace_nodes}}), imex::kImexChannelDir,
+                            n.name, survey.major.value_or(0), n.channel));
         }
         if (n.channel >= 0) good.push_back(&n);
     }
@@ -97,8 +99,9 @@ std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEn
         return CheckOutcome::warn(
             fmt::format("{} is open to every user ({}) on a node with {}: all their processes can share fabric memory",
                         n->name, octal_mode(n->mode), users.why),
-            fmt::format("give each user a channel of their own: sudo cumemctl imex-setup --channel {} --owner USER",
-                        n->channel),
+            fmt::format("give each user a channel of their own: sudo cumemctl {}",
+                        command_line(Command::imex_setup, {{Setting::channel, std::to_string(n->channel)},
+                                                           {Setting::channel_owner, "USER"}})),
             details);
     }
     return std::nullopt;

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
@@ -241,7 +242,8 @@ CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device) {
     if (dma_buf.value_or(0) != 0) {
         if (ctx.options.quick) {
             return CheckOutcome::pass(
-                fmt::format("the driver offers dma-buf export (not tried under --quick); RDMA devices {}", nics),
+                fmt::format("the driver offers dma-buf export (not tried under {}); RDMA devices {}",
+                            setting_name(Setting::quick), nics),
                 std::move(details));
         }
         if (auto failed = try_exports(ctx, *device, details)) return *failed;

@@ -3,6 +3,7 @@
 // against what was asked (a warning where it cannot be). Skipped below 13.4 and on one domain.
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/locality.hpp"
 #include "gpu/pool/pool_access.hpp"
@@ -75,11 +76,13 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
             per_domain.push_back(check_domain(api, dev, d, *info.domains, confirmed, unconfirmed));
     } catch (const Error& e) {
         details["domains_checked"] = std::move(per_domain);
-        return CheckOutcome::fail(fmt::format("localized memory failed: {}", e.problem().message),
-                                  e.problem().remedy.empty()
-                                      ? "run 'cumemctl create --location domain:I --map' to see it again"
-                                      : e.problem().remedy,
-                                  std::move(details));
+        return CheckOutcome::fail(
+            fmt::format("localized memory failed: {}", e.problem().message),
+            e.problem().remedy.empty()
+                ? fmt::format("run 'cumemctl {}' to see it again",
+                              command_line(Command::create, {{Setting::location, "domain:I"}, {Setting::map}}))
+                : e.problem().remedy,
+            std::move(details));
     }
     details["domains_checked"] = std::move(per_domain);
     // The attributes must also answer -1 for memory that is not localized: the device's default pool.

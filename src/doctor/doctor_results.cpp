@@ -68,7 +68,8 @@ std::vector<CsvRow> DoctorResults::csv_rows() const {
 nlohmann::json CheckList::to_json() const {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& c : check_catalogue())
-        list.push_back({{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", c.summary}, {"quick", c.quick}});
+        list.push_back(
+            {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", check_summary(c)}, {"quick", c.quick}});
     return {{"checks", std::move(list)}};
 }
 

@@ -51,7 +51,7 @@ constexpr CheckSpec kCatalogue[] = {
      "with several GPUs: every pair cuDeviceCanAccessPeer allows maps and reads the other's memory, timed",
      check_peer_access},
     {kCheckInventory, CheckScope::node,
-     "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); --expect-gpus, --expect-driver",
+     "the GPUs CUDA sees against NVML's and the kernel's (by PCI bus id); {expect_gpus}, {expect_driver}",
      check_inventory, true},
     // Last, so that the checks before keep their places in reports that index them.
     {kCheckLocality, CheckScope::device,
@@ -60,14 +60,14 @@ constexpr CheckSpec kCatalogue[] = {
     {kCheckGpudirect, CheckScope::device,
      "GPUDirect RDMA where the node has RDMA devices: a dma-buf export of RDMA-capable cuMemCreate and of "
      "cuMemAlloc "
-     "memory, checked and closed, else nvidia_peermem (--quick: attributes and modules only)",
+     "memory, checked and closed, else nvidia_peermem ({quick}: attributes and modules only)",
      check_gpudirect, true},
     {kCheckXid, CheckScope::node,
      "the Xids the driver logged since boot (the kernel's log, root): memory and the GPU's presence, by NVIDIA's "
      "meaning; skipped where the log cannot be read",
      check_xid, true},
     {kCheckPcieLink, CheckScope::device,
-     "the PCIe link's width and generation against its maximum, the generation read during a copy (--quick: "
+     "the PCIe link's width and generation against its maximum, the generation read during a copy ({quick}: "
      "idle), and replays during the check; or the C2C link's state",
      check_pcie_link, true},
     {kCheckHostBandwidth, CheckScope::device,
@@ -78,6 +78,13 @@ constexpr CheckSpec kCatalogue[] = {
 };
 
 }  // namespace
+
+std::string check_summary(const CheckSpec& check) {
+    const auto flag = [](Setting s) { return command_flag(Command::doctor, s); };
+    return fmt::format(fmt::runtime(check.summary), fmt::arg("quick", flag(Setting::quick)),
+                       fmt::arg("expect_gpus", flag(Setting::expect_gpus)),
+                       fmt::arg("expect_driver", flag(Setting::expect_driver)));
+}
 
 const std::vector<CheckSpec>& check_catalogue() {
     static const std::vector<CheckSpec> checks(std::begin(kCatalogue), std::end(kCatalogue));
@@ -120,8 +127,8 @@ std::vector<std::string> parse_check_list(std::string_view text) {
             throw Error(ExitCode::usage,
                         item.empty() ? fmt::format("invalid check list '{}': an empty name", text)
                                      : fmt::format("unknown check '{}'{}", item, did_you_mean(item, names)),
-                        fmt::format("the checks are: {} (or all); 'cumemctl doctor --list-checks' describes them",
-                                    fmt::join(names, ", ")));
+                        fmt::format("the checks are: {} (or all); 'cumemctl {}' describes them", fmt::join(names, ", "),
+                                    command_line(Command::doctor, {{Setting::list_checks}})));
         }
         wanted[static_cast<std::size_t>(it - names.begin())] = true;
     }

@@ -28,12 +28,15 @@ using CheckFn = CheckOutcome (*)(DoctorContext& ctx, DeviceState* device);
 struct CheckSpec {
     std::string_view id;  // stable name for --checks, JSON and metrics ("imex-channels")
     CheckScope scope;
-    std::string_view summary;  // one line for --list-checks and the manual
+    std::string_view summary;  // one line for the list of checks and the manual: check_summary words it
     CheckFn run;
     bool quick = false;  // runs in --quick: makes no context, allocates no GPU memory, starts no second process
                          // of cumemctl (imex-domain runs nvidia-imex-ctl, bounded; gpudirect reads only the
                          // attributes and the modules under --quick)
 };
+
+// A check's summary, the flags it names ({quick}, {expect_gpus}, {expect_driver}) as doctor spells them.
+std::string check_summary(const CheckSpec& check);
 
 // A scope as --list-checks names it: "setup", "device", "node".
 std::string_view scope_name(CheckScope scope);

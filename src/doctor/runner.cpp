@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "base/interrupt.hpp"
 #include "doctor/budget.hpp"
 #include "doctor/busy.hpp"
@@ -23,11 +24,15 @@ namespace {
 std::string remedy_for(const Problem& problem) {
     if (problem.remedy_changes_request) {
         // doctor chose the properties itself: leaving out options is no way out for its reader.
-        const std::string device = problem.device ? " --device " + std::to_string(*problem.device) : "";
+        const std::string device = problem.device ? std::to_string(*problem.device) : "";
+        const auto on_device = [&](Command c) {
+            return device.empty() ? command_line(c) : command_line(c, {{Setting::device, device}});
+        };
         return fmt::format(
-            "the driver refused memory that this GPU's attributes say it supports: compare 'cumemctl granularity{}' "
-            "with 'cumemctl devices{}', update the driver, and report it with the output of 'cumemctl doctor --json'",
-            device, device);
+            "the driver refused memory that this GPU's attributes say it supports: compare 'cumemctl {}' with "
+            "'cumemctl {}', update the driver, and report it with the output of 'cumemctl {}'",
+            on_device(Command::granularity), on_device(Command::devices),
+            command_line(Command::doctor, {{Setting::json}}));
     }
     if (!problem.remedy.empty()) return problem.remedy;
     if (problem.driver) return remedy_by_result(*problem.driver);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "util/user_group.hpp"
 
 namespace cumemctl::imex {
@@ -100,7 +101,9 @@ std::string per_user_setup_command(const std::vector<ChannelEntry>& entries) {
 }
 
 std::string per_user_setup_command(const std::vector<ChannelEntry>& entries, const std::string& user) {
-    return fmt::format("cumemctl imex-setup --channel {} --owner {}", first_free_channel(entries), user);
+    return "cumemctl " +
+           command_line(Command::imex_setup, {{Setting::channel, std::to_string(first_free_channel(entries))},
+                                              {Setting::channel_owner, user}});
 }
 
 bool channel_usable_by(const ChannelEntry& entry, unsigned uid, const std::vector<unsigned>& groups) {

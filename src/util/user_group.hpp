@@ -20,7 +20,7 @@ struct Owner {
 // number). Without GROUP the group is the user's primary group. Throws Error (usage) for an unknown
 // name, a malformed spec, or a numeric user without a passwd entry and no group; the message names the
 // spec as `option` (where it came from: "--owner", "--user", "SLURM_JOB_USER").
-Owner resolve_owner(std::string_view spec, std::string_view option = "--owner");
+Owner resolve_owner(std::string_view spec, std::string_view option);
 
 // The owner for ids, with the names looked up.
 Owner owner_of(uid_t uid, gid_t gid);

@@ -34,12 +34,12 @@ TEST_CASE("modes are octal permission bits") {
 }
 
 TEST_CASE("owners resolve names and numbers as chown does") {
-    const Owner root = resolve_owner("root");
+    const Owner root = resolve_owner("root", "--owner");
     CHECK(root.uid == 0);
     CHECK(root.gid == 0);
     CHECK(root.user == "root");
     CHECK(format_owner(root) == "root:root");
-    const Owner numeric = resolve_owner("0:12345");
+    const Owner numeric = resolve_owner("0:12345", "--owner");
     CHECK(numeric.uid == 0);
     CHECK(numeric.gid == 12345);
     CHECK(format_owner(numeric) == "root:12345");
@@ -48,7 +48,7 @@ TEST_CASE("owners resolve names and numbers as chown does") {
          {"", ":0", "root:", "no-such-user-here", "root:no-such-group-here", "4000000", "-1", "4294967295:0"}) {
         CAPTURE(bad);
         try {
-            resolve_owner(bad);
+            resolve_owner(bad, "--owner");
             FAIL("accepted");
         } catch (const Error& e) {
             CHECK(e.exit_code() == ExitCode::usage);

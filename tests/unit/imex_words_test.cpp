@@ -1,6 +1,6 @@
 // imex-setup's core names settings, never imex-setup's options: each text names them through
-// setting_name where it is made (the core's words with no flags installed, imex-setup's flags where
-// cmd/option_names.cpp installed them).
+// setting_name where it is made (the core's words with no command running, imex-setup's flags where
+// it runs).
 #include <doctest/doctest.h>
 
 #include <set>
@@ -11,24 +11,17 @@
 #include "imex/imex_setup.hpp"
 #include "imex/nvidia_params.hpp"
 #include "imex/proc_devices.hpp"
-#include "installed_names.hpp"
+#include "running_command.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::imex;
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 
 namespace {
 
-// imex-setup's flags for the settings its core names.
-InstalledNames imex_setup_flags() {
-    return InstalledNames({{Setting::proc_devices, "--proc-devices"},
-                           {Setting::params_file, "--params"},
-                           {Setting::dev_root, "--dev-root"},
-                           {Setting::channel_owner, "--owner"},
-                           {Setting::channel_mode, "--mode"},
-                           {Setting::replace_nodes, "--force"},
-                           {Setting::check_only, "--check"},
-                           {Setting::dry_run, "--dry-run"}});
+// imex-setup running: its flags name the settings its core names.
+RunningCommand imex_setup_flags() {
+    return RunningCommand(Command::imex_setup);
 }
 
 // The remedy of the Error that `parse` throws ("" when it throws none).
@@ -58,17 +51,17 @@ TEST_CASE("the /proc parsers' remedies name the file in the core's words, or in 
     const auto devices = [] { find_char_major("rubbish\n", kImexChannelsDeviceName, "/proc/devices"); };
     const auto params = [] { parse_nvidia_params("rubbish\n", "/proc/driver/nvidia/params"); };
     {
-        const InstalledNames core_words;
+        const RunningCommand core_words;
         CHECK(remedy_of(devices).rfind("point the devices path at the kernel's /proc/devices", 0) == 0);
         CHECK(remedy_of(params).rfind("point the params path at the driver's /proc/driver/nvidia/params", 0) == 0);
     }
-    const InstalledNames flags = imex_setup_flags();
+    const RunningCommand flags = imex_setup_flags();
     CHECK(remedy_of(devices).rfind("point --proc-devices at the kernel's /proc/devices", 0) == 0);
     CHECK(remedy_of(params).rfind("point --params at", 0) == 0);
 }
 
 TEST_CASE("what a core did not write (a path, a line of a file) is shown as it is, braces and all") {
-    const InstalledNames flags = imex_setup_flags();
+    const RunningCommand flags = imex_setup_flags();
     try {
         find_char_major("Character devices:\nx {force} {{owner}\n", kImexChannelsDeviceName, "/tmp/{check}/devices");
         FAIL("accepted");
@@ -88,16 +81,18 @@ TEST_CASE("what a core did not write (a path, a line of a file) is shown as it i
     }
 }
 
-TEST_CASE("a channel's plan and a mode's source name the settings in the core's words, or as installed") {
+TEST_CASE(
+    "a channel's plan and a mode's source name the settings in the core's words, or as the running command spells "
+    "them") {
     const NodeSpec want{3, 242, 0, 0, 0666};
     const NodeState wrong{NodeKind::char_device, 242, 4, 0, 0, 0666};
     {
-        const InstalledNames core_words;
+        const RunningCommand core_words;
         CHECK(plan_channel(want, wrong, {}).detail ==
               "character device 242:4, not character device 242:3; a forced run replaces it");
         CHECK(mode_source_name(ModeSource::owner) == "the channels' owner");
     }
-    const InstalledNames flags = imex_setup_flags();
+    const RunningCommand flags = imex_setup_flags();
     CHECK(plan_channel(want, wrong, {}).detail ==
           "character device 242:4, not character device 242:3; --force replaces it");
     CHECK(mode_source_name(ModeSource::mode) == "--mode");

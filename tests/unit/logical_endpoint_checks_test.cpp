@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "installed_names.hpp"
+#include "running_command.hpp"
 #include "units.hpp"
 
 #include "gpu/le/logical_endpoint_checks.hpp"
@@ -13,7 +13,7 @@
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -108,7 +108,7 @@ TEST_CASE("size_argument reads back through parse_size") {
 
 TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the core's words or a command's") {
     const auto off = check_bind_plan(plan(8 * MiB, 8 * MiB, 3 * MiB, 0, 2 * MiB), kLimits);
-    const InstalledNames core_words;
+    const RunningCommand core_words;
     try {
         refuse(*off);
         FAIL("did not throw");
@@ -117,7 +117,7 @@ TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the
         CHECK(e.problem().message.find("offset 3 MiB") == 0);
         CHECK(e.problem().remedy == "nearest valid: endpoint offset 2MiB or endpoint offset 4MiB");
     }
-    const InstalledNames le_bind({{Setting::endpoint_offset, "--offset"}});
+    const RunningCommand le_bind(Command::le_bind);
     try {
         refuse(*off);
         FAIL("did not throw");
@@ -126,13 +126,14 @@ TEST_CASE("refuse is a usage error whose remedy names the nearest values, in the
     }
 }
 
-TEST_CASE("nearest_remedy names each setting as installed, and says something where no value helps") {
+TEST_CASE(
+    "nearest_remedy names each setting as the running command spells it, and says something where no value helps") {
     const auto past = check_bind_plan(plan(4 * MiB, 8 * MiB, 2 * MiB, 0, 4 * MiB), kLimits);
     {
-        const InstalledNames core_words;
+        const RunningCommand core_words;
         CHECK(nearest_remedy(*past) == "nearest valid: bind size 2MiB or endpoint offset 0");
     }
-    const InstalledNames keys(kKeys);
-    CHECK(nearest_remedy(*past) == "nearest valid: {bind_size} 2MiB or {offset} 0");
+    const RunningCommand le_bind(Command::le_bind);
+    CHECK(nearest_remedy(*past) == "nearest valid: --bind-size 2MiB or --offset 0");
     CHECK(nearest_remedy(LeViolation{"too big", {}}) == "choose smaller sizes or offsets");
 }

@@ -1,5 +1,5 @@
 // What a failed logical endpoint call means, its remedy naming the request's settings through
-// setting_name: the core's words with no flags installed, le-bind's flags where they are.
+// setting_name: the core's words with no command running, le-bind's flags where it runs.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -8,21 +8,17 @@
 
 #include "gpu/diagnosis/imex_channel_access.hpp"
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
-#include "installed_names.hpp"
+#include "running_command.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 
 namespace {
 
-// le-bind's flags for the settings its texts name (cmd/option_names.cpp installs these).
-InstalledNames le_bind_flags() {
-    return InstalledNames({{Setting::endpoint_size, "--size"},
-                           {Setting::location, "--location"},
-                           {Setting::handle_type, "--handle-type"},
-                           {Setting::counted_ops, "--counted-ops"},
-                           {Setting::limits_only, "--limits-only"}});
+// le-bind running: its flags name the settings of its texts.
+RunningCommand le_bind_flags() {
+    return RunningCommand(Command::le_bind);
 }
 
 Problem explained(const std::string& call, CUresult result) {
@@ -33,12 +29,12 @@ Problem explained(const std::string& call, CUresult result) {
 
 }  // namespace
 
-TEST_CASE("explain_le_failure names the settings in the core's words, or in the flags installed") {
-    const InstalledNames core_words;
+TEST_CASE("explain_le_failure names the settings in the core's words, or in the running command's flags") {
+    const RunningCommand core_words;
     const Problem core = explained("cuMemCreate", CUDA_ERROR_NOT_SUPPORTED);
     CHECK(core.remedy == "try location device, or handle type none");
     {
-        const InstalledNames flags = le_bind_flags();
+        const RunningCommand flags = le_bind_flags();
         const Problem cmd = explained("cuMemCreate", CUDA_ERROR_NOT_SUPPORTED);
         CHECK(cmd.remedy == "try --location device, or --handle-type none");
         CHECK(cmd.cause == core.cause);
@@ -70,8 +66,8 @@ TEST_CASE("explain_le_failure names the settings in the core's words, or in the 
           "use a smaller endpoint size, or free memory on the device");
 }
 
-TEST_CASE("le_diagnoser explains a failed call once, naming the settings as installed") {
-    const InstalledNames flags = le_bind_flags();
+TEST_CASE("le_diagnoser explains a failed call once, naming the settings as the running command spells them") {
+    const RunningCommand flags = le_bind_flags();
     Problem p;
     p.driver = DriverFailure{"cuMemCreate", CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED", "not supported"};
     le_diagnoser()(p);

@@ -6,14 +6,14 @@
 #include <vector>
 
 #include "driver_table.hpp"
-#include "installed_names.hpp"
+#include "running_command.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
 #include "gpu/le/logical_endpoint_diagnosis.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -217,15 +217,15 @@ TEST_CASE("a construction that never completes is refused with a remedy that nam
     }
     CHECK(model_le().calls ==
           Calls{"GetLimits", "Granularity", "IdReserve", "Create", "Query", "Destroy", "IdRelease"});
-    // With a command's flag installed, the one text made names it.
+    // With le-bind running, the one text made names its flag.
     reset();
     model_le().polls_needed = -1;
-    const InstalledNames flags({{Setting::construction_timeout, "--t"}});
+    const RunningCommand flags(Command::le_bind);
     try {
         run_le_bind(driver, r, out);
         FAIL("did not throw");
     } catch (const Error& e) {
-        CHECK(e.problem().remedy.find("wait longer (a longer --t); ") == 0);
+        CHECK(e.problem().remedy.find("wait longer (a longer --timeout); ") == 0);
     }
 }
 

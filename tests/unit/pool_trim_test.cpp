@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "installed_names.hpp"
+#include "running_command.hpp"
 #include "units.hpp"
 
 #include "gpu/pool/pool_trim.hpp"
@@ -10,7 +10,7 @@
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 using testing_units::GiB;
 using testing_units::MiB;
 
@@ -61,10 +61,12 @@ TEST_CASE("judge_trim with --keep counts what the pool keeps") {
     CHECK_FALSE(judge_trim(figures(100 * MiB, 104 * MiB, 100 * GiB)).returned);
 }
 
-TEST_CASE("require_keep_within refuses keeping more than is reserved, naming the settings as installed") {
+TEST_CASE(
+    "require_keep_within refuses keeping more than is reserved, naming the settings as the running command spells "
+    "them") {
     CHECK_NOTHROW(require_keep_within(GiB, GiB));
     try {
-        const InstalledNames core_words;
+        const RunningCommand core_words;
         require_keep_within(2 * GiB, GiB);
         FAIL("accepted");
     } catch (const Error& e) {
@@ -75,7 +77,7 @@ TEST_CASE("require_keep_within refuses keeping more than is reserved, naming the
         CHECK(e.problem().remedy == "give the size to keep at most 1 GiB, or a larger exercise workload");
     }
     try {
-        const InstalledNames trim_flags({{Setting::keep, "--keep"}, {Setting::exercise, "--exercise"}});
+        const RunningCommand trim_flags(Command::trim);
         require_keep_within(2 * GiB, GiB);
         FAIL("accepted");
     } catch (const Error& e) {

@@ -1,138 +1,135 @@
-// A setting that a core text names: the core's words by default, the running command's flag where the
-// command line's one table (cmd/option_names.cpp) installed it.
+// A setting that a core text names: the core's words by default, the running command's flag from the
+// command line's one table (cmd/setting_flags.cpp); and that table held against each command's --help.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <regex>
 #include <set>
+#include <sstream>
 #include <string>
-
-#include <CLI/CLI.hpp>
+#include <vector>
 
 #include "base/setting.hpp"
 #include "gpu/device/peer_access.hpp"
-#include "installed_names.hpp"
-#include "option_names.hpp"
+#include "ipc/process.hpp"
+#include "running_command.hpp"
+#include "setting_flags.hpp"
 
 using namespace cumemctl;
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 
 namespace {
 
-constexpr Setting kEverySetting[] = {Setting::libcuda,
-                                     Setting::libnvml,
-                                     Setting::libpmix,
-                                     Setting::location,
-                                     Setting::quick,
-                                     Setting::rank,
-                                     Setting::ranks,
-                                     Setting::rendezvous,
-                                     Setting::rendezvous_dir,
-                                     Setting::pool_max_size,
-                                     Setting::access,
-                                     Setting::endpoint_size,
-                                     Setting::endpoint_offset,
-                                     Setting::mem_offset,
-                                     Setting::bind_size,
-                                     Setting::handle_type,
-                                     Setting::counted_ops,
-                                     Setting::by_address,
-                                     Setting::limits_only,
-                                     Setting::construction_timeout,
-                                     Setting::endpoint_devices,
-                                     Setting::proc_devices,
-                                     Setting::params_file,
-                                     Setting::dev_root,
-                                     Setting::channel_owner,
-                                     Setting::channel_mode,
-                                     Setting::replace_nodes,
-                                     Setting::check_only,
-                                     Setting::dry_run,
-                                     Setting::round_up,
-                                     Setting::keep,
-                                     Setting::exercise,
-                                     Setting::test_size,
-                                     Setting::chunk,
-                                     Setting::start_anyway};
+std::vector<Setting> every_setting() {
+    std::vector<Setting> all;
+    for (int i = 0; i <= static_cast<int>(Setting::last); ++i) all.push_back(static_cast<Setting>(i));
+    return all;
+}
+
+std::vector<Command> every_command() {
+    std::vector<Command> all;
+    for (int i = 0; i <= static_cast<int>(Command::last); ++i) all.push_back(static_cast<Command>(i));
+    return all;
+}
+
+// The flags that a help page lists as options ("  -d,--device DEVICE  ..."), not those its prose names.
+std::set<std::string> help_flags(const std::vector<std::string>& args) {
+    ipc::SpawnRequest r;
+    r.executable = CUMEMCTL_BINARY;
+    r.args = args;
+    const ipc::CapturedRun run = ipc::run_captured(r, ipc::Timeout{20000});
+    REQUIRE(run.status == 0);
+    std::set<std::string> flags;
+    std::istringstream lines(run.out);
+    static const std::regex option(R"(^  (-[A-Za-z],)?(--[a-z][a-z-]*))");
+    for (std::string line; std::getline(lines, line);) {
+        std::smatch m;
+        if (std::regex_search(line, m, option)) flags.insert(m[2]);
+    }
+    REQUIRE_FALSE(flags.empty());
+    return flags;
+}
+
+bool lists(const cmd::SettingFlag& f, Command c) {
+    return std::find(f.commands.begin(), f.commands.end(), c) != f.commands.end();
+}
 
 }  // namespace
 
 TEST_CASE("every setting has words of its own in the core, none of them a flag") {
-    const InstalledNames core;
+    const RunningCommand none;
     std::set<std::string> words;
-    for (const Setting s : kEverySetting) {
+    for (const Setting s : every_setting()) {
         const std::string w(setting_words(s));
         CHECK(w.find("--") == std::string::npos);
         CHECK(setting_name(s) == w);
         words.insert(w);
     }
-    CHECK(words.size() == std::size(kEverySetting));
+    CHECK(words.size() == every_setting().size());
 }
 
-TEST_CASE("installed flags name their settings; the others keep the core's words; a new install replaces") {
-    const InstalledNames core;
-    install_setting_names({{Setting::access, "--access"}});
-    CHECK(setting_name(Setting::access) == "--access");
-    CHECK(setting_name(Setting::quick) == "a quick run");
-    // A core text made now names the flag.
-    CHECK(gpu::NoPeerAccessError(3, 0).problem().remedy.rfind("leave device 3 out of --access; ", 0) == 0);
-    install_setting_names({{Setting::quick, "--quick"}});
+TEST_CASE("the running command's flags name their settings; the others keep the core's words") {
+    {
+        const RunningCommand create(Command::create);
+        CHECK(setting_name(Setting::access) == "--access");
+        CHECK(setting_name(Setting::quick) == "a quick run");
+        // A core text made now names the flag.
+        CHECK(gpu::NoPeerAccessError(3, 0).problem().remedy.rfind("leave device 3 out of --access; ", 0) == 0);
+    }
+    const RunningCommand doctor(Command::doctor);
+    CHECK(setting_name(Setting::quick) == "--quick");
     CHECK(setting_name(Setting::access) == "the devices given access");
     CHECK(gpu::NoPeerAccessError(3, 0).problem().remedy.rfind("leave device 3 out of the devices given access; ", 0) ==
           0);
 }
 
-TEST_CASE("the table gives the flags that the running command and the global options have, and no others") {
-    CLI::App root;
-    std::string libcuda, location, max_size;
-    root.add_option("--libcuda", libcuda);
-    CLI::App* create = root.add_subcommand("create");
-    create->add_option("--location", location);
-    create->add_option("--max-size", max_size);
-    CLI::App* doctor = root.add_subcommand("doctor");
-    bool quick = false;
-    doctor->add_flag("--quick", quick);
-    const auto of_create = cmd::option_names(root, *create);
-    CHECK(of_create == std::map<Setting, std::string>{{Setting::libcuda, "--libcuda"},
-                                                      {Setting::location, "--location"},
-                                                      {Setting::pool_max_size, "--max-size"}});
-    const auto of_doctor = cmd::option_names(root, *doctor);
-    CHECK(of_doctor.at(Setting::quick) == "--quick");
-    CHECK(of_doctor.count(Setting::location) == 0);
-    CHECK(of_doctor.count(Setting::access) == 0);
+TEST_CASE("a flag that two commands spell alike names its own setting on each") {
+    CHECK(command_flag(Command::le_bind, Setting::endpoint_size) == "--size");
+    CHECK(command_flag(Command::memtest, Setting::test_size) == "--size");
+    CHECK(command_flag(Command::memtest, Setting::endpoint_size) == "endpoint size");
+    CHECK(command_flag(Command::imex_setup, Setting::replace_nodes) == "--force");
+    CHECK(command_flag(Command::memtest, Setting::start_anyway) == "--force");
+    CHECK(command_flag(Command::memtest, Setting::replace_nodes) == "a forced run");
+    CHECK(command_flag(Command::create, Setting::handle_type) == "handle type");
+    // What a text says where one flag alone is not the setting.
+    CHECK(command_flag(Command::le_bind, Setting::endpoint_devices) == "--device N or --devices LIST");
+    // Global options are every command's.
+    for (const Command c : every_command()) CHECK(command_flag(c, Setting::libcuda) == "--libcuda");
 }
 
-TEST_CASE("a flag that two commands spell alike names its setting only on the command the table gives it") {
-    CLI::App root;
-    std::string value;
-    bool flag = false;
-    CLI::App* le_bind = root.add_subcommand("le-bind");
-    for (const char* name : {"--size", "--offset", "--timeout", "--handle-type", "--device", "--devices"})
-        le_bind->add_option(name, value);
-    CLI::App* memtest = root.add_subcommand("memtest");
-    memtest->add_option("--size", value);
-    memtest->add_flag("--force", flag);
-    CLI::App* imex_setup = root.add_subcommand("imex-setup");
-    imex_setup->add_flag("--force", flag);
-    CLI::App* trim = root.add_subcommand("trim");
-    trim->add_option("--keep", value);
-    CLI::App* create = root.add_subcommand("create");
-    create->add_option("--size", value);
-    CLI::App* fabric_matrix = root.add_subcommand("fabric-matrix");
-    fabric_matrix->add_flag("--keep", flag);
-    CLI::App* doctor = root.add_subcommand("doctor");
-    doctor->add_option("--timeout", value);
-    const auto of_le_bind = cmd::option_names(root, *le_bind);
-    CHECK(of_le_bind.at(Setting::endpoint_size) == "--size");
-    CHECK(of_le_bind.at(Setting::endpoint_offset) == "--offset");
-    CHECK(of_le_bind.at(Setting::construction_timeout) == "--timeout");
-    CHECK(of_le_bind.at(Setting::handle_type) == "--handle-type");
-    CHECK(of_le_bind.count(Setting::test_size) == 0);
-    // What a text says where one flag alone is not the setting.
-    CHECK(of_le_bind.at(Setting::endpoint_devices) == "--device N or --devices LIST");
-    CHECK(cmd::option_names(root, *memtest) ==
-          std::map<Setting, std::string>{{Setting::test_size, "--size"}, {Setting::start_anyway, "--force"}});
-    CHECK(cmd::option_names(root, *imex_setup) == std::map<Setting, std::string>{{Setting::replace_nodes, "--force"}});
-    CHECK(cmd::option_names(root, *trim) == std::map<Setting, std::string>{{Setting::keep, "--keep"}});
-    CHECK(cmd::option_names(root, *create).empty());
-    CHECK(cmd::option_names(root, *fabric_matrix).empty());
-    CHECK(cmd::option_names(root, *doctor).empty());
+TEST_CASE("a command line is the command's name and its flags as typed, each with its value") {
+    CHECK(command_line(Command::imex_setup) == "imex-setup");
+    CHECK(command_line(Command::imex_setup, {{Setting::channel, "3"}, {Setting::channel_owner, "USER"}}) ==
+          "imex-setup --channel 3 --owner USER");
+    CHECK(command_line(Command::doctor, {{Setting::json}}) == "doctor --json");
+    CHECK(command_line(Command::create, {{Setting::location, "domain:I"}, {Setting::map}}) ==
+          "create --location domain:I --map");
+}
+
+TEST_CASE("a command's name gives back the command") {
+    for (const Command c : every_command()) {
+        CAPTURE(command_name(c));
+        CHECK(cmd::command_named(command_name(c)) == c);
+    }
+    CHECK_FALSE(cmd::command_named("doctr").has_value());
+    CHECK_FALSE(cmd::command_named("").has_value());
+}
+
+TEST_CASE("the table of flags holds against every command's --help, both ways") {
+    const std::set<std::string> global = help_flags({"--help"});
+    std::vector<std::pair<Command, std::set<std::string>>> pages;
+    for (const Command c : every_command()) pages.emplace_back(c, help_flags({std::string(command_name(c)), "--help"}));
+    for (const cmd::SettingFlag& f : cmd::setting_flags()) {
+        CAPTURE(f.flag);
+        // A global option: the root's help lists it.
+        if (f.commands.empty()) CHECK(global.count(std::string(f.flag)) == 1);
+        for (const auto& [c, flags] : pages) {
+            CAPTURE(command_name(c));
+            const bool has = flags.count(std::string(f.flag)) == 1;
+            // Every command the row names has the flag; and a flag that is this setting's alone is on no
+            // command that the row leaves out.
+            if (lists(f, c)) CHECK(has);
+            if (!f.commands.empty() && !f.spelled_alike && has) CHECK(lists(f, c));
+        }
+    }
 }

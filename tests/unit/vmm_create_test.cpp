@@ -12,12 +12,12 @@
 #include "fake_driver.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "hooked_api.hpp"
-#include "installed_names.hpp"
+#include "running_command.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::gpu;
 using testing_driver::hooks;
-using testing_settings::InstalledNames;
+using testing_settings::RunningCommand;
 
 namespace {
 
@@ -98,7 +98,7 @@ TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and
     r.size = 12345;
     CreateResult result;
     try {
-        const InstalledNames core_words;
+        const RunningCommand core_words;
         run_create(hooked_api(), r, result);
         FAIL("accepted");
     } catch (const Error& e) {
@@ -107,7 +107,7 @@ TEST_CASE("run_create refuses a size off the granularity before cuMemCreate, and
         CHECK(e.problem().remedy == "give one of those sizes, or add rounding up to the granularity");
     }
     try {
-        const InstalledNames create_flags({{Setting::round_up, "--round-up"}});
+        const RunningCommand create_flags(Command::create);
         run_create(hooked_api(), r, result);
         FAIL("accepted");
     } catch (const Error& e) {

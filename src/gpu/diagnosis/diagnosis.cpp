@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
@@ -119,8 +120,10 @@ Diagnosis imex_diagnosis(const DiagnosisContext& c) {
         return Diagnosis{fmt::format("the driver refused fabric handles although {}; the node may not carry the "
                                      "driver's device number (the major of nvidia-caps-imex-channels in /proc/devices)",
                                      access.describe()),
-                         "run 'cumemctl imex-setup --check' to compare the node with the driver's numbers "
-                         "('--force' replaces a wrong node), then run this again",
+                         fmt::format("run 'cumemctl {}' to compare the node with the driver's numbers ('{}' "
+                                     "replaces a wrong node), then run this again",
+                                     command_line(Command::imex_setup, {{Setting::check_only}}),
+                                     command_flag(Command::imex_setup, Setting::replace_nodes)),
                          ExitCode::permission};
     }
     const std::string cause =

@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
+
 namespace cumemctl::gpu {
 using namespace imex;
 
@@ -55,8 +57,11 @@ std::string ImexChannelAccess::remedy() const {
                                     : "give this user an IMEX channel of its own",
                            per_user_setup);
     }
-    return "as root, run 'cumemctl imex-setup' (channel0 for every user; 'cumemctl imex-setup --owner USER' for one "
-           "user), check it with 'cumemctl imex-setup --check --verify', then run this again";
+    return fmt::format(
+        "as root, run 'cumemctl {}' (channel0 for every user; 'cumemctl {}' for one user), check it "
+        "with 'cumemctl {}', then run this again",
+        command_line(Command::imex_setup), command_line(Command::imex_setup, {{Setting::channel_owner, "USER"}}),
+        command_line(Command::imex_setup, {{Setting::check_only}, {Setting::verify}}));
 }
 
 }  // namespace cumemctl::gpu

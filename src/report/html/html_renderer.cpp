@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "base/setting.hpp"
 #include "fleet/fleet_results.hpp"
 #include "matrix/matrix_results.hpp"
 #include "report/html/html_pages.hpp"
@@ -39,7 +40,8 @@ void HtmlRenderer::render(const Report& report, std::ostream& out) const {
     } else if (matrix != nullptr && matrix->matrix) {
         html::write_matrix(out, *matrix->matrix);
     } else {
-        out << "<p>This report has no page of its own; see its JSON (<code>--json</code>).</p>\n";
+        out << "<p>This report has no page of its own; see its JSON (<code>" << setting_name(Setting::json)
+            << "</code>).</p>\n";
     }
     out << "</body></html>\n";
 }
