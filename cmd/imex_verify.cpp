@@ -1,6 +1,7 @@
 // `cumemctl __imex-verify` (hidden): the second process of imex-setup --verify. It drops to --uid and
 // --gid (with --user's supplementary groups) before it loads the driver, makes and exports one
 // fabric-handle allocation, and answers over the socket at --socket-fd; it prints nothing.
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "ipc/child_command_line.hpp"
@@ -23,7 +24,7 @@ struct ImexVerifyOptions {
 };
 
 Report run_imex_verify_command(const ImexVerifyOptions& o, const Globals& globals) {
-    return run_second_process(kImexVerifyCommand, o.socket_fd, [&](int socket) {
+    return run_second_process(std::string(command_name(Command::imex_verify)), o.socket_fd, [&](int socket) {
         FabricVerifyRequest request;
         request.libcuda = choose_libcuda(globals.libcuda);
         request.device = o.device;
@@ -37,7 +38,8 @@ Report run_imex_verify_command(const ImexVerifyOptions& o, const Globals& global
 
 void register_imex_verify(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<ImexVerifyOptions>();
-    CLI::App* app = root.add_subcommand(kImexVerifyCommand, "internal: the second process of imex-setup --verify");
+    CLI::App* app = root.add_subcommand(std::string(command_name(Command::imex_verify)),
+                                        "internal: the second process of imex-setup --verify");
     app->group("");  // hidden from --help
     app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), opts->socket_fd)->required();
     app->add_option(ipc::child_flag(ipc::ChildFlag::device), opts->device)->required();

@@ -3,6 +3,7 @@
 // at --socket-fd (an import check, a pool import) until the first process closes its end. Its exit
 // code is that of the first answer with a problem (0 when every one passed); its reports went over the
 // socket, and its own stdout is discarded.
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "ipc/child_command_line.hpp"
@@ -26,7 +27,8 @@ struct ImporterOptions {
 
 void register_importer(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<ImporterOptions>();
-    CLI::App* app = root.add_subcommand(kImporterCommand, "internal: the second process of the IPC checks");
+    CLI::App* app = root.add_subcommand(std::string(command_name(Command::importer)),
+                                        "internal: the second process of the IPC checks");
     app->group("");  // hidden from --help
     app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), opts->socket_fd, "the Unix socket to the first process")
         ->required();
@@ -34,7 +36,7 @@ void register_importer(CLI::App& root, const Globals& globals, Runner& runner) {
         ->required();
     app->callback([opts, &globals, &runner] {
         runner = [opts, &globals] {
-            return run_second_process(kImporterCommand, opts->socket_fd, [&](int socket) {
+            return run_second_process(std::string(command_name(Command::importer)), opts->socket_fd, [&](int socket) {
                 Driver driver = open_driver(globals);
                 return serve_importer(driver, socket, opts->device, kServices);
             });

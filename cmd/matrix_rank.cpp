@@ -2,6 +2,7 @@
 // sees (CUDA_VISIBLE_DEVICES names only its GPU), meeting the others in the folder the coordinator
 // made; with posix-fd handles its descriptor travels over the socket on descriptor 3. It answers on
 // that socket (its steps, its problem, its card and row) and prints nothing.
+#include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
 #include "ipc/child_command_line.hpp"
@@ -88,7 +89,8 @@ std::optional<Problem> serve_matrix_rank(const MatrixRankOptions& o, const Globa
 
 void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner) {
     auto o = std::make_shared<MatrixRankOptions>();
-    CLI::App* app = root.add_subcommand(matrix::kMatrixRankCommand, "internal: one rank of fabric-matrix --local");
+    CLI::App* app = root.add_subcommand(std::string(command_name(Command::matrix_rank)),
+                                        "internal: one rank of fabric-matrix --local");
     app->group("");  // hidden from --help
     app->add_option(ipc::child_flag(ipc::ChildFlag::socket_fd), o->socket_fd)->required();
     app->add_option(ipc::child_flag(ipc::ChildFlag::dir), o->dir)->required();
@@ -104,7 +106,7 @@ void register_matrix_rank(CLI::App& root, const Globals& globals, Runner& runner
     app->add_flag(ipc::child_flag(ipc::ChildFlag::keep), o->keep);
     app->callback([o, &globals, &runner] {
         runner = [o, &globals] {
-            return run_second_process(matrix::kMatrixRankCommand, o->socket_fd,
+            return run_second_process(std::string(command_name(Command::matrix_rank)), o->socket_fd,
                                       [&](int socket) { return serve_matrix_rank(*o, globals, socket); });
         };
     });

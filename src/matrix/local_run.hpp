@@ -22,8 +22,7 @@
 
 namespace cumemctl::matrix {
 
-// The name of the hidden subcommand a --local rank runs, and its run name.
-inline constexpr const char* kMatrixRankCommand = "__matrix-rank";
+// The run name of --local's ranks (each runs the hidden Command::matrix_rank).
 inline constexpr const char* kLocalRunName = "local";
 
 // What --local is asked to do.

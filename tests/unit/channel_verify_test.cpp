@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "base/setting.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 
 using namespace cumemctl;
@@ -61,7 +62,7 @@ TEST_CASE("--verify without an IMEX channel comes back with the child's steps an
 
 TEST_CASE("the verify arguments carry the owner to become") {
     FabricVerifyRequest r = verify_request_for_test();
-    CHECK(fabric_verify_arguments(r)[0] == kImexVerifyCommand);
+    CHECK(fabric_verify_arguments(r)[0] == command_name(Command::imex_verify));
     r.as = Owner{65534, 65534, "nobody", "nogroup"};
     const auto args = fabric_verify_arguments(r);
     auto after = [&](const std::string& option) {

@@ -2,6 +2,7 @@
 // built binary, the second process's side on its own, and a second process that never answers.
 #include <doctest/doctest.h>
 
+#include "base/setting.hpp"
 #include "fake_driver.hpp"
 #include "gpu/vmm/import_check.hpp"
 #include "gpu/vmm/vmm_create.hpp"
@@ -133,7 +134,7 @@ TEST_CASE("a second process that ends without a report is a problem with its exi
 TEST_CASE("the importer's arguments name the hidden subcommand, the socket at 3 and the device as it sees it") {
     const auto args = importer_arguments(import_check_start(import_request_for_test()));
     REQUIRE(args.size() == 7);
-    CHECK(args[0] == kImporterCommand);
+    CHECK(args[0] == command_name(Command::importer));
     CHECK(args[1] == "--socket-fd");
     CHECK(args[2] == "3");
     CHECK(args[3] == "--device");

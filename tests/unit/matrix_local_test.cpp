@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "base/setting.hpp"
 #include "fake_driver.hpp"
 #include "matrix/fd_exchange.hpp"
 #include "matrix/local_run.hpp"
@@ -59,7 +60,7 @@ TEST_CASE("a --local rank's command line names its folder, rank, device and hand
     r.keep = true;
     r.libcuda = "/lib/x.so";
     const auto args = local_rank_arguments(r, "/tmp/f", 1, 0);
-    const std::vector<std::string> want{kMatrixRankCommand,
+    const std::vector<std::string> want{std::string(command_name(Command::matrix_rank)),
                                         "--socket-fd",
                                         "3",
                                         "--dir",

@@ -1,5 +1,5 @@
 // imex-setup --verify: a second process of our own executable (ipc::spawn_connected, the hidden subcommand
-// kImexVerifyCommand), as the channel's user where one is given, proves that fabric handles work
+// Command::imex_verify), as the channel's user where one is given, proves that fabric handles work
 // (gpu/diagnosis/fabric_probe) and answers in an ipc::Envelope: its steps, its problem and what it found.
 #pragma once
 
@@ -17,9 +17,6 @@
 #include "util/user_group.hpp"
 
 namespace cumemctl::gpu {
-
-// The name of the hidden subcommand the second process runs.
-inline constexpr const char* kImexVerifyCommand = "__imex-verify";
 
 // What --verify asks for.
 struct FabricVerifyRequest {

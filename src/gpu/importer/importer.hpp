@@ -26,8 +26,6 @@
 
 namespace cumemctl::gpu {
 
-// The hidden subcommand the importer runs.
-inline constexpr const char* kImporterCommand = "__importer";
 // How long the importer waits for the next request before it gives up (a failure).
 inline constexpr ipc::Timeout kImporterWait{120000};
 
