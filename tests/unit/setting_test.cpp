@@ -123,9 +123,10 @@ TEST_CASE("the table of flags holds against every command's --help, both ways") 
         CAPTURE(f.flag);
         // A global option: the root's help lists it.
         if (f.commands.empty()) CHECK(global.count(std::string(f.flag)) == 1);
-        for (const auto& [c, flags] : pages) {
+        for (const auto& page : pages) {
+            const Command c = page.first;  // named: CAPTURE's lambda (clang < 16)
             CAPTURE(command_name(c));
-            const bool has = flags.count(std::string(f.flag)) == 1;
+            const bool has = page.second.count(std::string(f.flag)) == 1;
             // Every command the row names has the flag; and a flag that is this setting's alone is on no
             // command that the row leaves out.
             if (lists(f, c)) CHECK(has);
