@@ -42,6 +42,10 @@ std::string child_flag(ChildFlag flag) {
     return "--unknown";
 }
 
+std::vector<std::string> child_arguments(Command command) {
+    return {std::string(command_name(command))};
+}
+
 void add_child_option(std::vector<std::string>& args, ChildFlag flag, std::string value) {
     args.push_back(child_flag(flag));
     args.push_back(std::move(value));

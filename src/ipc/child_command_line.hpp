@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "base/setting.hpp"
+
 namespace cumemctl::ipc {
 
 // What a first process tells its second on the command line.
@@ -30,6 +32,9 @@ enum class ChildFlag {
 
 // The flag as the command line spells it: "--socket-fd".
 std::string child_flag(ChildFlag flag);
+
+// A second process's argv after argv[0], begun: the hidden command it runs ("__importer").
+std::vector<std::string> child_arguments(Command command);
 
 // `args` with the flag and its value added.
 void add_child_option(std::vector<std::string>& args, ChildFlag flag, std::string value);

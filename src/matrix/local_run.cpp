@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "base/setting.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "ipc/child.hpp"
@@ -40,7 +39,7 @@ void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& inp
 std::vector<std::string> local_rank_arguments(const LocalRequest& request, const std::string& folder, int rank,
                                               int child_device) {
     using ipc::ChildFlag;
-    std::vector<std::string> args{std::string(command_name(Command::matrix_rank))};
+    std::vector<std::string> args = ipc::child_arguments(Command::matrix_rank);
     ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
     ipc::add_child_option(args, ChildFlag::dir, folder);
     ipc::add_child_option(args, ChildFlag::run, kLocalRunName);

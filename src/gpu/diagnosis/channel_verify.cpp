@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "base/setting.hpp"
 #include "cuda/driver.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
@@ -101,7 +100,7 @@ void probe_as_child(const FabricVerifyRequest& request, StepLog& log, FabricVeri
 
 std::vector<std::string> fabric_verify_arguments(const FabricVerifyRequest& request) {
     using ipc::ChildFlag;
-    std::vector<std::string> args{std::string(command_name(Command::imex_verify))};
+    std::vector<std::string> args = ipc::child_arguments(Command::imex_verify);
     ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
     ipc::add_child_option(args, ChildFlag::device, request.device);
     ipc::add_child_option(args, ChildFlag::imex_channel_dir, request.imex_channel_dir);

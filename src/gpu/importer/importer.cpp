@@ -4,7 +4,6 @@
 
 #include <fmt/format.h>
 
-#include "base/setting.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "ipc/child_command_line.hpp"
@@ -65,7 +64,7 @@ ImporterAnswer answer(const ImporterSession& session, std::span<const ImporterSe
 
 std::vector<std::string> importer_arguments(const ImporterStart& start) {
     using ipc::ChildFlag;
-    std::vector<std::string> args{std::string(command_name(Command::importer))};
+    std::vector<std::string> args = ipc::child_arguments(Command::importer);
     ipc::add_child_option(args, ChildFlag::socket_fd, std::to_string(ipc::kChildSocketFd));
     ipc::add_child_option(args, ChildFlag::device, std::to_string(start.view.ordinal));
     ipc::add_child_option(args, ChildFlag::libcuda, start.libcuda);
