@@ -3,7 +3,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 
 namespace cumemctl::cmd {
 namespace {

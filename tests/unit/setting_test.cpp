@@ -106,6 +106,39 @@ TEST_CASE("a command line is the command's name and its flags as typed, each wit
           "create --location domain:I --map");
 }
 
+namespace {
+
+// The commands a help page lists ("  doctor   check that ..." under "Commands:").
+std::vector<std::string> help_commands() {
+    ipc::SpawnRequest r;
+    r.executable = CUMEMCTL_BINARY;
+    r.args = {"--help"};
+    const ipc::CapturedRun run = ipc::run_captured(r, ipc::Timeout{20000});
+    REQUIRE(run.status == 0);
+    std::vector<std::string> names;
+    std::istringstream lines(run.out);
+    bool listed = false;
+    static const std::regex command(R"(^  ([a-z][a-z-]*) )");
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty()) listed = false;
+        std::smatch m;
+        if (listed && std::regex_search(line, m, command)) names.push_back(m[1]);
+        if (line == "Commands:") listed = true;
+    }
+    return names;
+}
+
+}  // namespace
+
+TEST_CASE("every command the help lists is a Command, so that its flags name its settings") {
+    const std::vector<std::string> names = help_commands();
+    CHECK(names.size() >= 13);
+    for (const std::string& name : names) {
+        CAPTURE(name);
+        CHECK(cmd::command_named(name).has_value());
+    }
+}
+
 TEST_CASE("a command's name gives back the command") {
     for (const Command c : every_command()) {
         CAPTURE(command_name(c));
