@@ -1,5 +1,6 @@
 # Sourced by the Slurm scripts beside this file (imex-channel, healthcheck): finds and reads their
-# KEY=VALUE settings, and checks a path that root is to write (safe_path, below).
+# KEY=VALUE settings, checks a path that root is to write (safe_path) and a program that root is to run
+# (safe_program, check_programs), below.
 #   settings_file NAME DIR   /etc/cumemctl/NAME where it exists (an administrator's copy, which no
 #                            package upgrade replaces; CUMEMCTL_ETC names another folder, for tests),
 #                            else DIR/NAME (the package's, beside the script)
@@ -95,4 +96,69 @@ safe_dir() {
     fi
   done
   echo "$p"
+}
+#   safe_program NAME PATH
+# Whether root may run PATH, the program that the setting NAME names (CUMEMCTL, SQUEUE, SCONTROL): the
+# rule of cumemctl itself (cumemctl(1) SECURITY), in its words. A bare name is looked up in PATH. Every
+# link is resolved first, and the script then runs the resolved path, never the configured name again:
+# every folder from / down to the file and the file itself must be root's and writable by neither its
+# group nor others; a sticky folder (/tmp) passes, and what is in it must be root's; a missing name is
+# refused in a folder that others can add to (another user could make it). Prints the path to run and
+# succeeds, or prints "refusing NAME PATH: WHAT WHY" and fails. Not as root, nothing is refused (as
+# cumemctl, which checks only as root).
+safe_program() {
+  local name=$1 path=$2 real p parent part parts owner group mode why=""
+  if [[ $path != */* ]]; then
+    real=$(command -v -- "$path") && [[ $real == /* ]] || { echo "$path"; return 0; }
+    path=$real
+  fi
+  real=$(readlink -m -- "$path")
+  [[ $(id -u) == 0 ]] || { echo "$real"; return 0; }
+  IFS=/ read -ra parts <<<"${real#/}"
+  p=/ parent=""
+  for part in "" "${parts[@]}"; do
+    [[ -z $part && $p != / ]] && continue
+    [[ -n $part ]] && { parent=$p; p=${p%/}/$part; }
+    if [[ ! -e $p ]]; then
+      read -r owner group mode < <(stat -c '%u %g %a' -- "$parent")
+      mode=$((8#$mode))
+      if ((owner != 0)); then
+        why="does not exist, and $parent belongs to uid $owner: another user could make it"
+      elif ((mode & 8#002)); then
+        why="does not exist, and $parent is writable by every user (mode $(printf '%04o' "$mode")): another user could make it"
+      elif ((mode & 8#020)); then
+        why="does not exist, and $parent is writable by its group, gid $group (mode $(printf '%04o' "$mode")): another user could make it"
+      fi
+      [[ -z $why ]] || { echo "refusing $name $2: $p $why"; return 1; }
+      echo "$real"
+      return 0
+    fi
+    read -r owner group mode < <(stat -c '%u %g %a' -- "$p") || { echo "refusing $name $2: cannot stat $p"; return 1; }
+    mode=$((8#$mode))
+    if ((owner != 0)); then
+      why="belongs to uid $owner"
+    elif [[ -d $p && $p != "$real" ]] && ((mode & 8#1000)); then
+      :  # sticky: what is in it is looked at in turn
+    elif ((mode & 8#002)); then
+      why="is writable by every user (mode $(printf '%04o' "$mode"))"
+    elif ((mode & 8#020)); then
+      why="is writable by its group, gid $group (mode $(printf '%04o' "$mode"))"
+    fi
+    [[ -z $why ]] || { echo "refusing $name $2: $p $why"; return 1; }
+  done
+  [[ -f $real ]] || { echo "refusing $name $2: $real is not a regular file"; return 1; }
+  echo "$real"
+}
+#   check_programs CONF NAME...
+# safe_program for each setting NAME: dies (the caller's die) on the first refusal, naming CONF, and
+# sets each NAME to the path it resolved to, which is what the script then runs.
+check_programs() {
+  local conf=$1 name checked
+  shift
+  for name in "$@"; do
+    [[ -n ${!name} ]] || continue
+    checked=$(safe_program "$name" "${!name}") ||
+      die "$conf: $checked; give a program that only root can change, in folders that only root can change"
+    printf -v "$name" '%s' "$checked"
+  done
 }

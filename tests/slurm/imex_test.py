@@ -252,6 +252,42 @@ def test_by_hand_unsafe_paths():
         check(p.returncode == 0 and 8 in channel_nodes(d) and "channel 8" in log(d), f"safe paths again (job 7: channel 8): {describe(p)}")
 
 
+def test_by_hand_unsafe_programs():
+    """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL) and that
+    others could change or make is refused (exit 1, Slurm drains the node) in cumemctl's own words,
+    before anything is run or made: in a folder every user can write, another user's link in a sticky
+    folder, a file its group can write, a missing name in a sticky folder."""
+    with Scratch() as d:
+        shared, sticky = os.path.join(d, "shared"), os.path.join(d, "sticky")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        shutil.copy2(os.path.join(d, "bin", "squeue"), os.path.join(shared, "squeue"))
+        os.symlink(CUMEMCTL, os.path.join(sticky, "cumemctl"))
+        os.lchown(os.path.join(sticky, "cumemctl"), NOBODY, NOBODY)
+        os.chmod(os.path.join(d, "bin", "scontrol"), 0o775)
+        cases = [
+            (f"SQUEUE={shared}/squeue\n", f"refusing SQUEUE {shared}/squeue: {shared} is writable by every user (mode 0777)"),
+            (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl belongs to uid {NOBODY}"),
+            (f"SCONTROL={d}/bin/scontrol\n", f"refusing SCONTROL {d}/bin/scontrol: {d}/bin/scontrol is writable by its group, gid 0 (mode 0775)"),
+            (f"SQUEUE={sticky}/squeue\n", f"refusing SQUEUE {sticky}/squeue: {sticky}/squeue does not exist, and {sticky} is writable by every user (mode 1777): another user could make it"),
+        ]
+        base = open(os.path.join(d, "scripts", "imex-channels.conf"), encoding="utf-8").read()
+        for setting, words in cases:
+            with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+                f.write(base + f"SCONTROL={d}/bin/scontrol\n" * (not setting.startswith("SCONTROL")) + setting)
+            os.chmod(os.path.join(d, "bin", "scontrol"), 0o755 if not setting.startswith("SCONTROL") else 0o775)
+            p = run_script(d, "prolog", 7)
+            check(p.returncode == 1 and words in p.stderr, f"{setting.strip()}: {describe(p)}")
+            check(channel_nodes(d) == {} and records(d) == [], f"{setting.strip()}: a refused prolog made {channel_nodes(d)} {records(d)}")
+        with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+            f.write(base)
+        os.chmod(os.path.join(d, "bin", "scontrol"), 0o755)
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d), f"root's programs again (job 7: channel 8): {describe(p)}")
+
+
 def set_conf(d, text):
     with open(os.path.join(d, "scripts", "imex-channels.conf"), "a", encoding="utf-8") as f:
         f.write(text)
