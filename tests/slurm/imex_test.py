@@ -269,7 +269,7 @@ def test_by_hand_unsafe_programs():
         os.chmod(os.path.join(d, "bin", "scontrol"), 0o775)
         cases = [
             (f"SQUEUE={shared}/squeue\n", f"refusing SQUEUE {shared}/squeue: {shared} is writable by every user (mode 0777)"),
-            (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl belongs to uid {NOBODY}"),
+            (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl is a link of uid {NOBODY} in {sticky}, a folder that others can add to"),
             (f"SCONTROL={d}/bin/scontrol\n", f"refusing SCONTROL {d}/bin/scontrol: {d}/bin/scontrol is writable by its group, gid 0 (mode 0775)"),
             (f"SQUEUE={sticky}/squeue\n", f"refusing SQUEUE {sticky}/squeue: {sticky}/squeue does not exist, and {sticky} is writable by every user (mode 1777): another user could make it"),
         ]
@@ -508,7 +508,7 @@ if __name__ == "__main__":
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
-          "by_hand_unsafe_paths": test_by_hand_unsafe_paths,
+          "by_hand_unsafe_paths": test_by_hand_unsafe_paths, "by_hand_unsafe_programs": test_by_hand_unsafe_programs,
           "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
           "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
           "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,
