@@ -48,7 +48,7 @@ std::string child_path(const std::string& folder, const std::string& name) {
 // The walk itself: a stack of open folders from "/" down, each checked on its descriptor.
 class Walk {
 public:
-    Walk(bool check, Links links) : check_(check), links_(links) {}
+    Walk(bool check, Links links, bool folder) : check_(check), links_(links), folder_(folder) {}
 
     CheckedOpen run(const std::string& path);
 
@@ -62,6 +62,7 @@ private:
 
     bool check_;
     Links links_;
+    bool folder_;
     int links_seen_ = 0;
     std::vector<Folder> stack_;
     CheckedOpen result_;
@@ -132,12 +133,16 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         unsafe(path, fmt::format("belongs to uid {} in {}, a folder that others can add to", st.st_uid, here.path));
         return false;
     }
-    if (S_ISDIR(st.st_mode) && !last) {
+    if (S_ISDIR(st.st_mode) && (!last || folder_)) {
         if (check_) {
-            if (auto why = others_can_change(st, 0, true)) {
+            if (auto why = others_can_change(st, 0, !last)) {
                 unsafe(path, *why);
                 return false;
             }
+        }
+        if (last) {
+            result_.fd = std::move(fd);
+            return false;
         }
         stack_.push_back(Folder{std::move(fd), path, st});
         return true;
@@ -212,8 +217,8 @@ void Walk::finish(const Folder& here, const std::string& name, UniqueFd file, co
 
 }  // namespace
 
-CheckedOpen open_checked(const std::string& path, bool check, Links links) {
-    return Walk(check, links).run(path);
+CheckedOpen open_checked(const std::string& path, bool check, Links links, bool folder) {
+    return Walk(check, links, folder).run(path);
 }
 
 std::string TrustedFile::fd_path() const {

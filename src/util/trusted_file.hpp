@@ -32,7 +32,9 @@ struct CheckedOpen {
 // root's too); the file must be a regular file, root's, not writable by group or others; a missing
 // name in a folder that others can add to is unsafe. The regular file is then reopened for reading
 // through its own descriptor.
-CheckedOpen open_checked(const std::string& path, bool check, Links links = Links::follow);
+// With `folder`, the path names a folder: it is checked as the folders above it (not sticky) and its
+// O_PATH descriptor handed back.
+CheckedOpen open_checked(const std::string& path, bool check, Links links = Links::follow, bool folder = false);
 
 // Who wants the file, for the messages: "the driver library", and what else to do ("give --libcuda
 // ... a library that only root can change").

@@ -164,3 +164,14 @@ TEST_CASE("open_trusted refuses with exit 4, naming the file and why; a bare nam
     std::string why;
     CHECK_THROWS_AS(load_library(lib, 0, TrustUse{"the driver library", "x"}, why), Error);
 }
+
+TEST_CASE("open_checked of a folder: the folder is judged as those above it, a sticky one too") {
+    if (::geteuid() != 0) return;
+    const TempTree t;
+    const std::string safe = t.make("safe", 0755, true);
+    const CheckedOpen opened = open_checked(safe, true, Links::follow, true);
+    CHECK_FALSE(opened.unsafe);
+    CHECK(opened.fd.valid());
+    const std::string sticky = t.make("sticky", 01777, true);
+    CHECK(open_checked(sticky, true, Links::follow, true).unsafe->why == "is writable by every user (mode 1777)");
+}
