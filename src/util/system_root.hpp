@@ -14,9 +14,9 @@ inline constexpr const char* kHermeticVariable = "CUMEMCTL_HERMETIC";
 
 // CUMEMCTL_SYSROOT, or "" for the real system. Throws Error (failed) where CUMEMCTL_HERMETIC is set
 // and CUMEMCTL_SYSROOT is not: the caller would read the real system, `reading` ("the kernel's log").
-// As root, what a fake root says decides a verdict, so it must be root's alone (trusted_file's rule):
-// the folder and those above it, and every folder, regular file and link target in it (device nodes
-// are looked at, not read); else Error (permission, exit 4) naming the first that others can change.
+// As root, the fake root and the folders above it must be root's alone (trusted_file's rule): else
+// Error (permission, exit 4) naming the first that others can change. (A pod's /host holds the host's
+// own /proc, whose entries are every user's: the files that decide are read through read_trusted_text.)
 std::string system_root(std::string_view reading);
 
 // Throws the same Error where CUMEMCTL_HERMETIC is set: before a read of the real `path` itself.

@@ -229,17 +229,27 @@ bool is_bare_name(std::string_view name) {
     return name.find('/') == std::string_view::npos;
 }
 
+namespace {
+
+// Root's refusal of `path`, which `use` wanted, because of `u`.
+Problem refusal(const std::string& path, const TrustUse& use, const UnsafePath& u) {
+    return Problem{.exit_code = ExitCode::permission,
+                   .message = fmt::format("refusing {} {}: {} {}", use.what, path, u.path, u.why),
+                   .cause = "as root, cumemctl loads, runs and reads nothing that a user other than root could change",
+                   .remedy = u.missing
+                                 ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
+                                 : fmt::format("chown root:root {0} && chmod go-w {0}, or {1}", u.path, use.instead)};
+}
+
+TrustUse reading(const std::string& what) {
+    return TrustUse{what, fmt::format("point {} at a file that only root can change", what), Links::follow};
+}
+
+}  // namespace
+
 TrustedFile open_trusted(const std::string& path, const TrustUse& use) {
     CheckedOpen opened = open_checked(path, ::geteuid() == 0, use.links);
-    if (opened.unsafe) {
-        const UnsafePath& u = *opened.unsafe;
-        throw Error(Problem{
-            .exit_code = ExitCode::permission,
-            .message = fmt::format("refusing {} {}: {} {}", use.what, path, u.path, u.why),
-            .cause = "as root, cumemctl loads, runs and reads nothing that a user other than root could change",
-            .remedy = u.missing ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
-                                : fmt::format("chown root:root {0} && chmod go-w {0}, or {1}", u.path, use.instead)});
-    }
+    if (opened.unsafe) throw Error(refusal(path, use, *opened.unsafe));
     return TrustedFile{path, std::move(opened.fd), opened.error};
 }
 
@@ -277,10 +287,23 @@ void* load_library(const std::string& library, int flags, const TrustUse& use, s
 }
 
 std::string read_trusted_text(const std::string& path, const std::string& what, const std::string& remedy) {
-    TrustedFile file = open_trusted(
-        path, TrustUse{what, fmt::format("point {} at a file that only root can change", what), Links::follow});
+    TrustedFile file = open_trusted(path, reading(what));
     if (!file.fd.valid()) throw text_file_error(path, what, remedy, file.error);
     return read_text_fd(file.fd.get(), path, what, remedy);
+}
+
+std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused) {
+    const CheckedOpen opened = open_checked(path, ::geteuid() == 0);
+    if (opened.unsafe) {
+        refused = refusal(path, reading("the file"), *opened.unsafe).message;
+        return std::nullopt;
+    }
+    if (!opened.fd.valid()) return std::nullopt;
+    try {
+        return read_text_fd(opened.fd.get(), path, path, "");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
 }
 
 }  // namespace cumemctl

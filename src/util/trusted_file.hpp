@@ -72,4 +72,8 @@ void* load_library(const std::string& library, int flags, const TrustUse& use, s
 // naming the setting.
 std::string read_trusted_text(const std::string& path, const std::string& what, const std::string& remedy);
 
+// The same for a file that may be absent or unreadable: nullopt then. Where root refuses it (open_trusted),
+// nullopt too, with the refusal's words in `refused`.
+std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused);
+
 }  // namespace cumemctl
