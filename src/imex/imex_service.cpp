@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstring>
@@ -202,12 +203,12 @@ std::string_view unit_state_name(UnitState state) {
     return "not-found";
 }
 
-bool imex_daemon_running(const std::string& sysroot) {
+std::optional<bool> imex_daemon_running(const std::string& sysroot) {
     const std::string program = imex_daemon_program(sysroot);
     const std::string proc = sysroot + "/proc";
     DIR* dir = opendir(proc.c_str());
     if (dir == nullptr) return false;
-    bool found = false;
+    bool found = false, unreadable = false;
     while (const dirent* e = readdir(dir)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         // Who it is, as the kernel says: root's process running the unit's program (a name is anyone's).
@@ -216,7 +217,11 @@ bool imex_daemon_running(const std::string& sysroot) {
         if (!uids || uids->first != 0 || uids->second != 0) continue;
         char target[PATH_MAX] = {};
         const ssize_t n = readlink((pid_dir + "/exe").c_str(), target, sizeof target - 1);
-        if (n <= 0) continue;
+        if (n <= 0) {
+            // Only root may read where root's processes run from; a kernel thread has no executable.
+            unreadable = unreadable || errno == EACCES || errno == EPERM;
+            continue;
+        }
         std::string_view exe(target, static_cast<std::size_t>(n));
         // A daemon still running after its package was upgraded runs the file it started from.
         if (const std::string_view deleted = " (deleted)"; exe.size() > deleted.size() && exe.ends_with(deleted)) {
@@ -228,6 +233,7 @@ bool imex_daemon_running(const std::string& sysroot) {
         }
     }
     closedir(dir);
+    if (!found && unreadable) return std::nullopt;
     return found;
 }
 

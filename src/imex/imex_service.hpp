@@ -64,8 +64,9 @@ std::string_view unit_state_name(UnitState state);
 std::string imex_daemon_program(const std::string& sysroot);
 // Whether the IMEX daemon runs: a process of root (real and effective uid 0 in /proc/PID/status)
 // whose executable (/proc/PID/exe) is imex_daemon_program, under the system root. Never its name
-// (/proc/PID/comm): any user can call a process nvidia-imex.
-bool imex_daemon_running(const std::string& sysroot);
+// (/proc/PID/comm): any user can call a process nvidia-imex. nullopt when it cannot tell: not found, and
+// a root process's executable could not be read (only root may read it).
+std::optional<bool> imex_daemon_running(const std::string& sysroot);
 
 // nvidia-imex-ctl PATH: the given one, else the first of kImexCtlSearchPath under the root; "" when none.
 std::string find_imex_ctl(const std::string& sysroot);
