@@ -3,12 +3,14 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <list>
 #include <memory>
 #include <new>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "base/scope_exit.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
@@ -18,6 +20,7 @@
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 #include "util/text_file.hpp"
+#include "util/thread_binding.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -79,23 +82,34 @@ double timed_copies(const DriverApi& api, int iterations, const Enqueue& op) {
     return seconds_between(api, start.get(), end.get());
 }
 
-// `iterations` of `a` on one stream and of `b` on another, started together; seconds until both end.
-double timed_together(const DriverApi& api, int iterations, const Enqueue& a, const Enqueue& b) {
+// The seconds two streams' copies took: until both ended, and until each one's own ended.
+struct TogetherSeconds {
+    double both = 0, first = 0, second = 0;
+};
+
+// `iterations` of `a` on one stream and of `b` on another, started together.
+TogetherSeconds timed_together(const DriverApi& api, int iterations, const Enqueue& a, const Enqueue& b) {
     const auto s1 = copy_stream(api);
     const auto s2 = copy_stream(api);
     a(s1.get()), b(s2.get());
     CU_CALL(api, cuStreamSynchronize, s1.get());
     CU_CALL(api, cuStreamSynchronize, s2.get());
     const auto start = copy_event(api);
+    const auto first_done = copy_event(api);
     const auto second_done = copy_event(api);
     const auto end = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), s1.get());
     CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
     for (int i = 0; i < iterations; ++i) a(s1.get()), b(s2.get());
+    CU_CALL(api, cuEventRecord, first_done.get(), s1.get());
     CU_CALL(api, cuEventRecord, second_done.get(), s2.get());
     CU_CALL(api, cuStreamWaitEvent, s1.get(), second_done.get(), 0);
     CU_CALL(api, cuEventRecord, end.get(), s1.get());
-    return seconds_between(api, start.get(), end.get());
+    TogetherSeconds t;
+    t.both = seconds_between(api, start.get(), end.get());
+    t.first = seconds_between(api, start.get(), first_done.get());
+    t.second = seconds_between(api, start.get(), second_done.get());
+    return t;
 }
 
 Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const void* src, std::uint64_t n) {
@@ -134,9 +148,12 @@ struct NumaBuffer {
     CUdeviceptr ptr() const { return range->base(); }
 };
 
+// A figure of one direction (h2d, d2h, d2d, peer), with its bytes copied: a d2d figure counts each
+// byte read and written, so half its bytes were copied.
 CopyFigure copy_figure(CopyPath path, HostMemory host, std::uint64_t bytes, int iterations, double seconds) {
     CopyFigure f;
     f.path = path, f.host = host, f.bytes = bytes, f.iterations = iterations, f.seconds = seconds;
+    f.copied.push_back({path, path == CopyPath::device_to_device ? bytes / 2 : bytes, seconds});
     return f;
 }
 
@@ -231,11 +248,42 @@ const char* path_name(CopyPath path) {
     return "?";
 }
 
+ByteCount byte_count(CopyPath path) {
+    switch (path) {
+        case CopyPath::both:
+            return ByteCount::both_directions;
+        case CopyPath::device_to_device:
+            return ByteCount::read_and_written;
+        default:
+            return ByteCount::copied;
+    }
+}
+
+const char* count_name(ByteCount count) {
+    switch (count) {
+        case ByteCount::copied:
+            return "copied";
+        case ByteCount::both_directions:
+            return "both_directions";
+        case ByteCount::read_and_written:
+            return "read_and_written";
+    }
+    return "?";
+}
+
 std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& r,
-                                       const CopyProgress& progress, std::vector<NumaRefusal>* refused) {
+                                       const CopyProgress& progress, std::vector<NumaRefusal>* refused,
+                                       BindingOutcome* binding) {
     const auto say = [&progress](const std::string& what) {
         if (progress) progress(what);
     };
+    std::optional<ThreadBinding> bound;
+    std::optional<int> node;
+    if (r.placement && r.placement->node) {
+        bound.emplace(r.placement->cpus, r.placement->node);
+        if (bound->cpus_bound() || bound->memory_bound()) node = r.placement->node;
+        if (binding != nullptr) binding->node = node, binding->error = bound->error();
+    }
     std::vector<CopyFigure> out;
     const std::uint64_t n = r.size;
     const std::uint64_t bytes = n * static_cast<std::uint64_t>(r.iterations);
@@ -251,18 +299,22 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
             say("both directions at once");
             const auto dev2 = copy_device_buffer(api, n);
             const auto host2 = copy_pinned_buffer(api, n);
-            const double s = timed_together(api, r.iterations, to_device(api, dev.get(), host.get(), n),
-                                            to_host(api, host2.get(), dev2.get(), n));
-            out.push_back(copy_figure(CopyPath::both, HostMemory::pinned, 2 * bytes, r.iterations, s));
+            const TogetherSeconds s = timed_together(api, r.iterations, to_device(api, dev.get(), host.get(), n),
+                                                     to_host(api, host2.get(), dev2.get(), n));
+            CopyFigure both;
+            both.path = CopyPath::both, both.bytes = 2 * bytes, both.iterations = r.iterations, both.seconds = s.both;
+            both.copied = {{CopyPath::host_to_device, bytes, s.first}, {CopyPath::device_to_host, bytes, s.second}};
+            out.push_back(both);
         }
     }
     if (r.pageable) {
         say("host<->device, pageable");
         pageable_pair(api, r, dev.get(), out);
     }
-    for (const int node : r.numa_nodes) {
-        say(fmt::format("host<->device, NUMA node {}", node));
-        numa_pair(api, r, device, node, dev.get(), out, refused);
+    for (CopyFigure& f : out) f.numa_node = node;  // pinned and pageable: where the bound thread put them
+    for (const int numa : r.numa_nodes) {
+        say(fmt::format("host<->device, NUMA node {}", numa));
+        numa_pair(api, r, device, numa, dev.get(), out, refused);
     }
     if (r.device) {
         say("device->device");
@@ -275,6 +327,101 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
     for (const int peer : r.peers) {
         say(fmt::format("GPU {} -> GPU {}", device, peer));
         out.push_back(peer_figure(api, dev.get(), peer, n, r.iterations));
+    }
+    return out;
+}
+
+namespace {
+
+// One GPU's part of measure_concurrent: its context, buffers, stream and events, and how its buffers
+// were placed.
+struct ConcurrentPart {
+    int device = 0;
+    CUcontext context = nullptr;
+    std::optional<OwnedHandle<CUdeviceptr>> dev;
+    std::optional<OwnedHandle<void*>> host;
+    std::optional<OwnedHandle<CUstream>> stream;
+    std::optional<OwnedHandle<CUevent>> start, end;
+    BindingOutcome binding;
+};
+
+// Makes a GPU's buffers on its node (the thread bound while they are made), its stream and events, and
+// copies once each way untimed. The GPU's context is current.
+void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optional<HostPlacement>& where,
+                  ConcurrentPart& part) {
+    std::optional<ThreadBinding> bound;
+    if (where && where->node) {
+        bound.emplace(where->cpus, where->node);
+        if (bound->cpus_bound() || bound->memory_bound()) part.binding.node = where->node;
+        part.binding.error = bound->error();
+    }
+    part.dev.emplace(copy_device_buffer(api, r.size));
+    part.host.emplace(copy_pinned_buffer(api, r.size));
+    part.stream.emplace(copy_stream(api));
+    part.start.emplace(copy_event(api));
+    part.end.emplace(copy_event(api));
+    to_device(api, part.dev->get(), part.host->get(), r.size)(part.stream->get());
+    to_host(api, part.host->get(), part.dev->get(), r.size)(part.stream->get());
+    CU_CALL(api, cuStreamSynchronize, part.stream->get());
+}
+
+// One direction on every GPU at once: the copies queued on every GPU's stream in turn (queueing takes
+// microseconds, the copies milliseconds), then each GPU's time from its start event to its end event.
+void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::vector<ConcurrentPart>& parts,
+               std::vector<std::vector<CopyFigure>>& out) {
+    check_interrupted();
+    const auto each = [&api, &parts](const auto& step) {
+        for (ConcurrentPart& p : parts) {
+            CU_CALL(api, cuCtxSetCurrent, p.context);
+            step(p);
+        }
+    };
+    each([&api](ConcurrentPart& p) { CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get()); });
+    for (int i = 0; i < r.iterations; ++i) {  // a copy on every GPU in turn, as they run together
+        each([&api, &r, path](ConcurrentPart& p) {
+            if (path == CopyPath::host_to_device) {
+                CU_CALL(api, cuMemcpyHtoDAsync, p.dev->get(), p.host->get(), r.size, p.stream->get());
+            } else {
+                CU_CALL(api, cuMemcpyDtoHAsync, p.host->get(), p.dev->get(), r.size, p.stream->get());
+            }
+        });
+    }
+    each([&api](ConcurrentPart& p) { CU_CALL(api, cuEventRecord, p.end->get(), p.stream->get()); });
+    const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        CU_CALL(api, cuCtxSetCurrent, parts[i].context);
+        CopyFigure f = copy_figure(path, HostMemory::pinned, bytes, r.iterations,
+                                   seconds_between(api, parts[i].start->get(), parts[i].end->get()));
+        f.concurrent = true, f.numa_node = parts[i].binding.node;
+        out[i].push_back(f);
+    }
+}
+
+}  // namespace
+
+std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, const std::vector<int>& devices,
+                                                        const CopyRequest& r,
+                                                        const std::vector<std::optional<HostPlacement>>& placements,
+                                                        std::vector<BindingOutcome>* bindings) {
+    std::list<PrimaryContext> contexts;  // retained, released last, in the reverse of their making
+    std::vector<ConcurrentPart> parts(devices.size());
+    const ScopeExit release([&api, &parts, &contexts] {
+        for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+            if (p->context != nullptr) api.cuCtxSetCurrent(p->context);
+            p->end.reset(), p->start.reset(), p->stream.reset(), p->host.reset(), p->dev.reset();
+        }
+        while (!contexts.empty()) contexts.pop_back();
+    });
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        contexts.emplace_back(api, devices[i]);
+        parts[i].device = devices[i], parts[i].context = contexts.back().get();
+        prepare_part(api, r, i < placements.size() ? placements[i] : std::nullopt, parts[i]);
+    }
+    std::vector<std::vector<CopyFigure>> out(devices.size());
+    timed_all(api, r, CopyPath::host_to_device, parts, out);
+    timed_all(api, r, CopyPath::device_to_host, parts, out);
+    if (bindings != nullptr) {
+        for (const ConcurrentPart& p : parts) bindings->push_back(p.binding);
     }
     return out;
 }
