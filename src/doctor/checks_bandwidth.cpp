@@ -2,6 +2,7 @@
 // PCIe link's width and generation (pcie-link), a short copy each way between host and device
 // (host-bandwidth), and a device->device copy in HBM (memory-bandwidth).
 #include <algorithm>
+#include <numeric>
 
 #include <mutex>
 
@@ -368,12 +369,100 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
 
 }  // namespace
 
+namespace {
+
+// A GPU at once below this share of the median GPU's figure at once gets less of a shared link than its
+// neighbours: named (warn).
+constexpr double kShareOfMedian = 0.7;
+
+// Every GPU of the run copying at once (made once, by the first check to get here), or why not.
+const DoctorContext::HostCopiesAtOnce& host_copies_at_once(DoctorContext& ctx) {
+    DoctorContext::HostCopiesAtOnce& at_once = *ctx.host_at_once;
+    std::call_once(at_once.once, [&ctx, &at_once] {
+        std::vector<std::optional<HostPlacement>> placements;
+        for (DeviceState* d : ctx.devices) {
+            at_once.ordinals.push_back(d->ordinal());
+            const gpu::DeviceInfo* info = d->peek_info();
+            placements.emplace_back(
+                host_placement(d->api(), d->ordinal(), ctx.nvml, info ? info->uuid : "", ctx.options.sysroot));
+        }
+        CopyRequest request;
+        request.size = kCheckCopyBytes, request.iterations = kCheckCopies;
+        try {
+            const std::lock_guard<std::mutex> every_gpu(copies_lock());
+            at_once.figures = measure_concurrent(ctx.devices.front()->api(), at_once.ordinals, request, placements);
+        } catch (const Error& e) {
+            at_once.error = e.problem().message;
+        }
+    });
+    return at_once;
+}
+
+double median_of(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t mid = v.size() / 2;
+    return v.empty() ? 0 : v.size() % 2 != 0 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// host-bandwidth's verdict with every GPU at once beside it: the figures and sums in the details and the
+// reason, and a warning naming this GPU where it gets far less at once than the median GPU does.
+CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome alone) {
+    const DoctorContext::HostCopiesAtOnce& at_once = host_copies_at_once(ctx);
+    if (!at_once.error.empty()) {
+        alone.details["at_once"] = {{"error", at_once.error}};
+        return alone;
+    }
+    const auto it = std::find(at_once.ordinals.begin(), at_once.ordinals.end(), device.ordinal());
+    if (it == at_once.ordinals.end()) return alone;
+    const auto& mine = at_once.figures[static_cast<std::size_t>(it - at_once.ordinals.begin())];
+    nlohmann::json j{{"gpus", at_once.ordinals.size()}};
+    std::vector<std::string> below;
+    for (const CopyFigure& f : mine) {
+        std::vector<double> all;
+        for (const auto& figures : at_once.figures) {
+            for (const CopyFigure& g : figures) {
+                if (g.path == f.path) all.push_back(g.gbps());
+            }
+        }
+        const double median = median_of(all), sum = std::accumulate(all.begin(), all.end(), 0.0);
+        j[fmt::format("{}_gbps", path_name(f.path))] = f.gbps();
+        j[fmt::format("{}_sum_gbps", path_name(f.path))] = sum;
+        j[fmt::format("{}_median_gbps", path_name(f.path))] = median;
+        if (median > 0 && f.gbps() < kShareOfMedian * median) {
+            below.push_back(
+                fmt::format("{} {:.1f} GB/s against the median GPU's {:.1f}", path_name(f.path), f.gbps(), median));
+        }
+    }
+    alone.details["at_once"] = j;
+    const std::string said =
+        fmt::format("; with all {} GPUs at once {}", at_once.ordinals.size(),
+                    below.empty() ? std::string("at its share") : fmt::format("{}", fmt::join(below, ", ")));
+    if (below.empty() || alone.status != CheckStatus::pass) {
+        alone.reason += said;
+        return alone;
+    }
+    CheckOutcome o = CheckOutcome::warn(
+        alone.reason + said,
+        "this GPU gets less of a link it shares (a PCIe switch's uplink, its socket's memory) than its neighbours "
+        "do: compare 'cumemctl bandwidth --concurrent' across the node's GPUs and check the switch's link and "
+        "the NUMA placement",
+        alone.details);
+    o.brief = "below its share at once";
+    o.facts = alone.facts;
+    return judge_shared(ctx, device, std::move(o));
+}
+
+}  // namespace
+
 CheckOutcome check_host_bandwidth(DoctorContext& ctx, DeviceState* device) {
-    return copy_check(ctx, *device,
-                      {true, kCheckCopyBytes, "the host link's limit is unknown",
-                       "a host<->device path this slow has a slow link (see pcie-link) or host memory far from the "
-                       "GPU: compare 'cumemctl bandwidth' on this GPU with its neighbours, and check the link, the "
-                       "NUMA placement and the BIOS's power settings"});
+    CheckOutcome alone =
+        copy_check(ctx, *device,
+                   {true, kCheckCopyBytes, "the host link's limit is unknown",
+                    "a host<->device path this slow has a slow link (see pcie-link) or host memory far from the "
+                    "GPU: compare 'cumemctl bandwidth' on this GPU with its neighbours, and check the link, the "
+                    "NUMA placement and the BIOS's power settings"});
+    if (ctx.options.quick || ctx.devices.size() < 2 || alone.status == CheckStatus::skip) return alone;
+    return judge_at_once(ctx, *device, std::move(alone));
 }
 
 CheckOutcome check_memory_bandwidth(DoctorContext& ctx, DeviceState* device) {
