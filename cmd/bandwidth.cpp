@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -188,10 +190,13 @@ void report_device(Report& report, const DeviceFigures& d) {
     }
 }
 
-DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
-                             const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress) {
-    DeviceFigures d;
+// Measures one GPU into `d`, which keeps the figures measured when SIGINT or SIGTERM stops it
+// (Interrupted); `doing` says what is being measured.
+void measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
+                    const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress,
+                    DeviceFigures& d, std::string& doing) {
     d.id = id;
+    doing = "reading its limits";
     d.limits = device_limits(api, id.ordinal, &nvml, id.uuid);
     CopyRequest request = plan.request;
     const int own = device_attribute(api, id.ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).value_or(-1);
@@ -205,10 +210,20 @@ DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, co
     }
     if (plan.peers) request.peers = peers_of(api, id.ordinal, selected);
     const PrimaryContext context(api, id.ordinal);
-    d.figures = measure_copies(
-        api, id.ordinal, request, [&progress, &id](const std::string& what) { progress.show(id.ordinal, what); },
+    doing = "making its buffers";
+    measure_copies(
+        api, id.ordinal, request, d.figures,
+        [&progress, &id, &doing](const std::string& what) {
+            doing = what;
+            progress.show(id.ordinal, what);
+        },
         &d.numa_refused);
-    return d;
+}
+
+// What a run that SIGINT or SIGTERM stopped had done: the figures above, and where it stopped.
+std::string stopped_note(const Interrupted& stop, int device, const std::string& doing, std::size_t figures) {
+    return fmt::format("{} while measuring GPU {} ({}); the {} figure{} above {} measured before", stop.what(), device,
+                       doing, figures, figures == 1 ? "" : "s", figures == 1 ? "was" : "were");
 }
 
 Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
@@ -222,11 +237,22 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             const bool terminal = globals.output == OutputFormat::table && ::isatty(STDERR_FILENO) == 1;
             ProgressLine progress(terminal);
             std::vector<DeviceFigures> done;
-            judging_holds(report, api, nvml, selected, [&] {
-                for (const int ordinal : selected) {
-                    done.push_back(measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress));
-                }
-            });
+            std::string doing;
+            std::optional<Interrupted> stopped;
+            try {
+                judging_holds(report, api, nvml, selected, [&] {
+                    for (const int ordinal : selected) {
+                        measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress,
+                                       done.emplace_back(), doing);
+                    }
+                });
+            } catch (const Interrupted& stop) {
+                stopped = stop;
+            }
+            const int stopped_on = stopped && !done.empty() ? done.back().id.ordinal : -1;
+            if (stopped && !done.empty() && done.back().figures.empty()) done.pop_back();
+            std::size_t figures = 0;
+            for (const DeviceFigures& d : done) figures += d.figures.size();
             for (const DeviceFigures& d : done) report_device(report, d);
             BandwidthResults results;
             results.size = plan.request.size;
@@ -239,6 +265,12 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             }
             if (!done.empty()) report.tables.push_back(figures_table(done, plan.request));
             if (!report.tables.empty()) add_identity_notes(report.tables.back(), ids);
+            if (stopped) {
+                if (!done.empty())
+                    report.tables.back().notes.push_back(stopped_note(*stopped, stopped_on, doing, figures));
+                report.add_error(interrupted_problem(*stopped));
+                report.exit_code = stopped->exit_code();
+            }
         });
 }
 

@@ -269,7 +269,7 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
     std::vector<CopyFigure> figures;
     {
         const std::lock_guard<std::mutex> one_gpu_at_a_time(copies_lock());
-        figures = measure_copies(device.api(), device.ordinal(), request);
+        measure_copies(device.api(), device.ordinal(), request, figures);
     }
     return judge_figures(ctx, device, figures, *limit, what.remedy,
                          {{"size_bytes", request.size}, {"iterations", request.iterations}});
