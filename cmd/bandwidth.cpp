@@ -1,9 +1,6 @@
 // `cumemctl bandwidth`: each path memory moves on, measured on the copy engines and held against the
 // physical limit the GPU reports: host<->device from pinned memory (each way, both at once), from
 // pageable memory (asked for), from host memory on each NUMA node, device->device (HBM), and GPU->GPU.
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -76,27 +73,6 @@ struct BandwidthOptions {
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) plan.sysroot = root;
         return plan;
     }
-};
-
-// A line on stderr that says what is measured now, redrawn in place, where stderr is a terminal.
-class ProgressLine {
-public:
-    explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-    ~ProgressLine() {
-        if (drawn_) std::fputs("\r\033[K", stderr);
-    }
-    ProgressLine(const ProgressLine&) = delete;
-    ProgressLine& operator=(const ProgressLine&) = delete;
-    void show(int device, const std::string& what) {
-        if (!enabled_) return;
-        std::fprintf(stderr, "\r\033[Kbandwidth: GPU %d: %s", device, what.c_str());
-        std::fflush(stderr);
-        drawn_ = true;
-    }
-
-private:
-    bool enabled_;
-    bool drawn_ = false;
 };
 
 // The host NUMA nodes to measure from for a GPU whose own node is `own` (-1: none): --numa's, else
@@ -193,8 +169,7 @@ void report_device(Report& report, const DeviceFigures& d) {
 // Measures one GPU into `d`, which keeps the figures measured when SIGINT or SIGTERM stops it
 // (Interrupted); `doing` says what is being measured.
 void measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
-                    const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress,
-                    DeviceFigures& d, std::string& doing) {
+                    const DeviceIdentity& id, const std::vector<int>& selected, DeviceFigures& d, std::string& doing) {
     d.id = id;
     doing = "reading its limits";
     d.limits = device_limits(api, id.ordinal, &nvml, id.uuid);
@@ -213,9 +188,9 @@ void measure_device(const DriverApi& api, const nvml::Library& nvml, const Bandw
     doing = "making its buffers";
     measure_copies(
         api, id.ordinal, request, d.figures,
-        [&progress, &id, &doing](const std::string& what) {
+        [&id, &doing](const std::string& what) {
             doing = what;
-            progress.show(id.ordinal, what);
+            progress_say(fmt::format("GPU {}: {}", id.ordinal, what));
         },
         &d.numa_refused);
 }
@@ -234,16 +209,14 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             const nvml::Library& nvml = nvml_load.get();
             const auto selected = plan.devices.select(api, count, &nvml);
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
-            const bool terminal = globals.output == OutputFormat::table && ::isatty(STDERR_FILENO) == 1;
-            ProgressLine progress(terminal);
             std::vector<DeviceFigures> done;
             std::string doing;
             std::optional<Interrupted> stopped;
             try {
                 judging_holds(report, api, nvml, selected, [&] {
                     for (const int ordinal : selected) {
-                        measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress,
-                                       done.emplace_back(), doing);
+                        measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, done.emplace_back(),
+                                       doing);
                     }
                 });
             } catch (const Interrupted& stop) {
