@@ -23,7 +23,7 @@
 #include "setting_flags.hpp"
 #include "report/csv_renderer.hpp"
 #include "doctor/renderers.hpp"
-#include "report/html/html_renderer.hpp"
+#include "render/html_renderer.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
