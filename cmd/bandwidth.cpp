@@ -1,10 +1,9 @@
 // `cumemctl bandwidth`: each path memory moves on, measured on the copy engines and held against the
 // physical limit the GPU reports: host<->device from pinned memory (each way, both at once), from
 // pageable memory (asked for), from host memory on each NUMA node, device->device (HBM), and GPU->GPU.
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -79,27 +78,6 @@ struct BandwidthOptions {
         if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) plan.sysroot = root;
         return plan;
     }
-};
-
-// A line on stderr that says what is measured now, redrawn in place, where stderr is a terminal.
-class ProgressLine {
-public:
-    explicit ProgressLine(bool enabled) : enabled_(enabled) {}
-    ~ProgressLine() {
-        if (drawn_) std::fputs("\r\033[K", stderr);
-    }
-    ProgressLine(const ProgressLine&) = delete;
-    ProgressLine& operator=(const ProgressLine&) = delete;
-    void show(int device, const std::string& what) {
-        if (!enabled_) return;
-        std::fprintf(stderr, "\r\033[Kbandwidth: GPU %d: %s", device, what.c_str());
-        std::fflush(stderr);
-        drawn_ = true;
-    }
-
-private:
-    bool enabled_;
-    bool drawn_ = false;
 };
 
 // The host NUMA nodes to measure from for a GPU whose own node is `own` (-1: none): --numa's, else
@@ -248,10 +226,12 @@ void report_device(Report& report, const DeviceFigures& d) {
     }
 }
 
-DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
-                             const DeviceIdentity& id, const std::vector<int>& selected, ProgressLine& progress) {
-    DeviceFigures d;
+// Measures one GPU into `d`, which keeps the figures measured when SIGINT or SIGTERM stops it
+// (Interrupted); `doing` says what is being measured.
+void measure_device(const DriverApi& api, const nvml::Library& nvml, const BandwidthPlan& plan,
+                    const DeviceIdentity& id, const std::vector<int>& selected, DeviceFigures& d, std::string& doing) {
     d.id = id;
+    doing = "reading its limits";
     d.limits = device_limits(api, id.ordinal, &nvml, id.uuid);
     CopyRequest request = plan.request;
     const int own = device_attribute(api, id.ordinal, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID).value_or(-1);
@@ -267,10 +247,20 @@ DeviceFigures measure_device(const DriverApi& api, const nvml::Library& nvml, co
     d.placement = host_placement(api, id.ordinal, &nvml, id.uuid, plan.sysroot);
     request.placement = d.placement;
     const PrimaryContext context(api, id.ordinal);
-    d.figures = measure_copies(
-        api, id.ordinal, request, [&progress, &id](const std::string& what) { progress.show(id.ordinal, what); },
+    doing = "making its buffers";
+    measure_copies(
+        api, id.ordinal, request, d.figures,
+        [&id, &doing](const std::string& what) {
+            doing = what;
+            progress_say(fmt::format("GPU {}: {}", id.ordinal, what));
+        },
         &d.numa_refused, &d.binding);
-    return d;
+}
+
+// What a run that SIGINT or SIGTERM stopped had done: the figures above, and where it stopped.
+std::string stopped_note(const Interrupted& stop, int device, const std::string& doing, std::size_t figures) {
+    return fmt::format("{} while measuring GPU {} ({}); the {} figure{} above {} measured before", stop.what(), device,
+                       doing, figures, figures == 1 ? "" : "s", figures == 1 ? "was" : "were");
 }
 
 // --concurrent: every GPU's h2d, then d2h, at once (each bound to its own node), the figures added to
@@ -327,19 +317,29 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             const nvml::Library& nvml = nvml_load.get();
             const auto selected = plan.devices.select(api, count, &nvml);
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, api, nvml_load, selected);
-            const bool terminal = globals.output == OutputFormat::table && ::isatty(STDERR_FILENO) == 1;
-            ProgressLine progress(terminal);
             std::vector<DeviceFigures> done;
+            std::string doing;
             std::vector<ConcurrentSum> sums;
-            judging_holds(report, api, nvml, selected, [&] {
-                for (const int ordinal : selected) {
-                    done.push_back(measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, progress));
-                }
-                if (plan.concurrent && !selected.empty()) {
-                    progress.show(selected.front(), "every GPU at once");
-                    sums = measure_all_at_once(api, plan, selected, done);
-                }
-            });
+            std::optional<Interrupted> stopped;
+            try {
+                judging_holds(report, api, nvml, selected, [&] {
+                    for (const int ordinal : selected) {
+                        measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, done.emplace_back(),
+                                       doing);
+                    }
+                    if (plan.concurrent && !selected.empty()) {
+                        doing = "every GPU at once";
+                        progress_say(doing);
+                        sums = measure_all_at_once(api, plan, selected, done);
+                    }
+                });
+            } catch (const Interrupted& stop) {
+                stopped = stop;
+            }
+            const int stopped_on = stopped && !done.empty() ? done.back().id.ordinal : -1;
+            if (stopped && !done.empty() && done.back().figures.empty()) done.pop_back();
+            std::size_t figures = 0;
+            for (const DeviceFigures& d : done) figures += d.figures.size();
             for (const DeviceFigures& d : done) report_device(report, d);
             for (const ConcurrentSum& c : sums) {
                 report.add_metric("bandwidth_concurrent_sum_gbps",
@@ -359,6 +359,12 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             if (!done.empty()) report.tables.push_back(figures_table(done, plan.request));
             if (!sums.empty()) report.tables.push_back(concurrent_table(done, sums));
             if (!report.tables.empty()) add_identity_notes(report.tables.back(), ids);
+            if (stopped) {
+                if (!done.empty())
+                    report.tables.back().notes.push_back(stopped_note(*stopped, stopped_on, doing, figures));
+                report.add_error(interrupted_problem(*stopped));
+                report.exit_code = stopped->exit_code();
+            }
         });
 }
 

@@ -349,7 +349,7 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
             const std::lock_guard<std::mutex> one_gpu_at_a_time(copies_lock());
             if (handle && !clocks) clocks.emplace(*ctx.nvml, *handle);
             BindingOutcome bound;
-            attempts.push_back(measure_copies(device.api(), device.ordinal(), request, {}, nullptr, &bound));
+            measure_copies(device.api(), device.ordinal(), request, attempts.emplace_back(), {}, nullptr, &bound);
             where = placement_text(request.placement, bound);
             node = bound.node ? nlohmann::json(*bound.node) : nlohmann::json(nullptr);
         }

@@ -95,14 +95,16 @@ struct NumaRefusal {
 using CopyProgress = std::function<void(const std::string& what)>;
 
 // Measures the request on `device`, whose primary context is current (and each peer's primary context
-// retained for its copy). Allocates what it needs and frees it, whatever happens. Throws Error on a
-// failed call; a NUMA node whose memory cannot be made or mapped goes to `refused` where it is given
-// (its figures left out), else throws too.
+// retained for its copy), appending each figure to `out` once measured. Allocates what it needs and
+// frees it, whatever happens. Throws Error on a failed call; a NUMA node whose memory cannot be made or
+// mapped goes to `refused` where it is given (its figures left out), else throws too. Copies are cut
+// into pieces and waited for without blocking: once SIGINT or SIGTERM came it throws Interrupted
+// within a fraction of a second, `out` holding the figures measured before.
 // With the request's placement, the thread is bound to its node while it allocates and copies, and
 // `binding` (where given) says how that went.
-std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& request,
-                                       const CopyProgress& progress = {}, std::vector<NumaRefusal>* refused = nullptr,
-                                       BindingOutcome* binding = nullptr);
+void measure_copies(const DriverApi& api, int device, const CopyRequest& request, std::vector<CopyFigure>& out,
+                    const CopyProgress& progress = {}, std::vector<NumaRefusal>* refused = nullptr,
+                    BindingOutcome* binding = nullptr);
 
 // Every GPU of `devices` copies at once, as nvbandwidth's host_to_all and all_to_host do: h2d from
 // pinned memory on all of them together (after one untimed copy each way), then d2h together. Each
@@ -121,7 +123,7 @@ std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, co
 // a time and two batches queued, calling `sample` about every quarter millisecond while they run,
 // until it returns true or `seconds` have passed; then waits for the copies queued and returns their
 // figure. For reading a link's state under load (an idle link drops its generation); the context of
-// the device is current. Throws Error.
+// the device is current. Throws Error, and Interrupted once SIGINT or SIGTERM came.
 CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int batch, double seconds,
                       const std::function<bool()>& sample);
 
