@@ -8,7 +8,7 @@
 #
 # NVBANDWIDTH_SOURCE defaults to carry/nvbandwidth (a checkout of github.com/NVIDIA/nvbandwidth, v0.8;
 # git's snapshot copied into the repository's ignored carry/ folder); it is built once into
-# $NVB_BUILD (default /tmp/nvbandwidth-build). ROUNDS (default 3) alternates nvbandwidth and cumemctl.
+# $NVB_BUILD (default build/nvbandwidth, kept between runs like the rest of build/). ROUNDS (default 3) alternates nvbandwidth and cumemctl.
 # Both copy 512 MiB buffers (nvbandwidth's default; cumemctl --size 512MiB --iterations 16, as
 # nvbandwidth's 16 copies a sample). The raw outputs stay in $OUT_DIR (default a temporary folder);
 # the table goes to stdout. Exit 0 when every figure is within 2%, 1 otherwise, 2 on a setup error.
@@ -16,7 +16,7 @@ set -euo pipefail
 cumemctl=${1:?usage: scripts/gpu-bandwidth-compare.sh CUMEMCTL [NVBANDWIDTH_SOURCE] [ROUNDS]}
 src=${2:-carry/nvbandwidth}
 rounds=${3:-3}
-build=${NVB_BUILD:-/tmp/nvbandwidth-build}
+build=${NVB_BUILD:-build/nvbandwidth}
 out=${OUT_DIR:-$(mktemp -d)}
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
@@ -64,7 +64,7 @@ def nvb_figures(doc):
                     figures[(t["name"], i, j)] = float(v)
                 except (TypeError, ValueError):
                     pass
-        if "sum" in t:
+        if "sum" in t and t["name"] in ("all_to_host_memcpy_ce", "host_to_all_memcpy_ce"):
             figures[(t["name"], "sum", None)] = float(t["sum"])
     return figures
 
