@@ -5,9 +5,15 @@
 //   bench_doctor_floor quick   cuInit, every device's identity and capability attributes (as the
 //                              capabilities check asks them), and NVML's memory figures and health per
 //                              device (as memory-health asks them); no context
+//   bench_doctor_floor quick   ... and NVML's PCIe link and NVLink queries per device (pcie-link read idle,
+//                              nvlink), as the quick doctor's link checks ask them
 //   bench_doctor_floor full    cuInit, one primary context per GPU made and released (one thread per GPU),
 //                              and per GPU one second process that initialises the driver and makes its
-//                              context (CUDA_VISIBLE_DEVICES set to the GPU), started at the beginning
+//                              context (CUDA_VISIBLE_DEVICES set to the GPU), started at the beginning; and
+//                              the link checks' copies, one GPU at a time as doctor makes them: the PCIe link
+//                              read under two batches of 8 MiB host->device copies (pcie-link), 32 MiB each
+//                              way from pinned memory, one untimed and four timed (host-bandwidth), and
+//                              128 MiB device->device, one untimed and four timed (memory-bandwidth)
 //
 // CUMEMCTL_LIBCUDA and CUMEMCTL_LIBNVML name other libraries (the fakes, for the runner's --smoke mode).
 #include <dlfcn.h>
@@ -18,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +47,18 @@ struct Api {
     PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;
     PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
     PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
+    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
+    PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
+    PFN_cuMemFree_v3020 cuMemFree = nullptr;
+    PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
+    PFN_cuMemHostAlloc_v2020 cuMemHostAlloc = nullptr;
+    PFN_cuMemFreeHost_v2000 cuMemFreeHost = nullptr;
+    PFN_cuMemcpyHtoDAsync_v3020 cuMemcpyHtoDAsync = nullptr;
+    PFN_cuMemcpyDtoHAsync_v3020 cuMemcpyDtoHAsync = nullptr;
+    PFN_cuMemcpyDtoDAsync_v3020 cuMemcpyDtoDAsync = nullptr;
+    PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
+    PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
+    PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
 };
 
 Api load_api() {
@@ -54,6 +73,18 @@ Api load_api() {
     bench::resolve(get_proc, "cuDeviceGetPCIBusId", 4010, a.cuDeviceGetPCIBusId);
     bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
     bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
+    bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
+    bench::resolve(get_proc, "cuMemAlloc", 3020, a.cuMemAlloc);
+    bench::resolve(get_proc, "cuMemFree", 3020, a.cuMemFree);
+    bench::resolve(get_proc, "cuMemsetD8", 3020, a.cuMemsetD8);
+    bench::resolve(get_proc, "cuMemHostAlloc", 2020, a.cuMemHostAlloc);
+    bench::resolve(get_proc, "cuMemFreeHost", 2000, a.cuMemFreeHost);
+    bench::resolve(get_proc, "cuMemcpyHtoDAsync", 3020, a.cuMemcpyHtoDAsync);
+    bench::resolve(get_proc, "cuMemcpyDtoHAsync", 3020, a.cuMemcpyDtoHAsync);
+    bench::resolve(get_proc, "cuMemcpyDtoDAsync", 3020, a.cuMemcpyDtoDAsync);
+    bench::resolve(get_proc, "cuStreamCreate", 2000, a.cuStreamCreate);
+    bench::resolve(get_proc, "cuStreamSynchronize", 2000, a.cuStreamSynchronize);
+    bench::resolve(get_proc, "cuStreamDestroy", 4000, a.cuStreamDestroy);
     return a;
 }
 
@@ -99,6 +130,30 @@ struct NvmlBar1 {
     unsigned long long total, free, used;
 };
 
+// nvmlFieldValue_t (nvml.h), for the NVLink fields the nvlink check reads.
+struct NvmlFieldValue {
+    unsigned int fieldId, scopeId;
+    long long timestamp, latencyUsec;
+    int valueType, nvmlReturn;
+    unsigned long long value;
+};
+
+// The nvlink check's questions for one device: the link count, then each link's state and speed.
+long long nvlink_links(int (*fields)(NvmlDevice, int, NvmlFieldValue*), NvmlDevice d) {
+    NvmlFieldValue count{};
+    count.fieldId = 91;  // NVML_FI_DEV_NVLINK_LINK_COUNT
+    if (fields(d, 1, &count) != 0 || count.nvmlReturn != 0) return 0;
+    const unsigned links = static_cast<unsigned>(count.value & 0xffffffffU);
+    long long up = 0;
+    for (unsigned link = 0; link < links && link < 64; ++link) {
+        NvmlFieldValue v[2]{};
+        v[0].fieldId = 165, v[0].scopeId = link;  // NVML_FI_DEV_NVLINK_GET_STATE
+        v[1].fieldId = 164, v[1].scopeId = link;  // NVML_FI_DEV_NVLINK_GET_SPEED
+        if (fields(d, 2, v) == 0 && v[0].nvmlReturn == 0) up += static_cast<long long>(v[0].value & 1U);
+    }
+    return up;
+}
+
 template <typename Fn>
 Fn nvml_symbol(void* lib, const char* name) {
     return reinterpret_cast<Fn>(dlsym(lib, name));
@@ -123,6 +178,17 @@ long long query_nvml() {
         nvml_symbol<int (*)(NvmlDevice, unsigned*, unsigned*, unsigned*, unsigned*)>(lib, "nvmlDeviceGetRemappedRows");
     auto persistence = nvml_symbol<int (*)(NvmlDevice, int*)>(lib, "nvmlDeviceGetPersistenceMode");
     auto mig = nvml_symbol<int (*)(NvmlDevice, unsigned*, unsigned*)>(lib, "nvmlDeviceGetMigMode");
+    auto link_fields = nvml_symbol<int (*)(NvmlDevice, int, NvmlFieldValue*)>(lib, "nvmlDeviceGetFieldValues");
+    using UnsignedQuery = int (*)(NvmlDevice, unsigned*);
+    const UnsignedQuery pcie[] = {
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetCurrPcieLinkGeneration"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetCurrPcieLinkWidth"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetMaxPcieLinkGeneration"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetMaxPcieLinkWidth"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetGpuMaxPcieLinkGeneration"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetPcieReplayCounter"),
+        nvml_symbol<UnsignedQuery>(lib, "nvmlDeviceGetMemoryBusWidth"),
+    };
     if (init == nullptr || count_fn == nullptr || handle_fn == nullptr || init() != 0) return -1;
     unsigned count = 0;
     count_fn(&count);
@@ -150,6 +216,11 @@ long long query_nvml() {
         unsigned mig_current = 0, mig_pending = 0;
         if (mig != nullptr) mig(d, &mig_current, &mig_pending);
         sum += uuid[4] + c + mode;
+        for (const UnsignedQuery q : pcie) {
+            unsigned v = 0;
+            if (q != nullptr && q(d, &v) == 0) sum += v;
+        }
+        if (link_fields != nullptr) sum += nvlink_links(link_fields, d);
     }
     if (shutdown != nullptr) shutdown();
     return sum;
@@ -173,6 +244,61 @@ int run_quick() {
 void context_on(const Api& a, int ordinal) {
     CUcontext ctx = nullptr;
     check(a.cuDevicePrimaryCtxRetain(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
+    check(a.cuDevicePrimaryCtxRelease(ordinal), "cuDevicePrimaryCtxRelease");
+}
+
+// `n` copies by `copy` on `stream`, then waited for.
+template <typename Copy>
+void copies(const Api& a, CUstream stream, int n, Copy copy) {
+    for (int i = 0; i < n; ++i) copy();
+    check(a.cuStreamSynchronize(stream), "cuStreamSynchronize");
+}
+
+// The link checks' copies on the current context's device (as pcie-link, host-bandwidth and
+// memory-bandwidth make them): device memory written before it is read, pinned host memory.
+void link_copies(const Api& a) {
+    constexpr size_t kLoad = 8ULL << 20, kHost = 32ULL << 20, kDevice = 128ULL << 20;
+    constexpr int kBatch = 15;  // 2 ms at Gen5 x16, as pcie-link's batches
+    CUstream s = nullptr;
+    check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    for (const size_t n : {kLoad, kHost}) {
+        CUdeviceptr dev = 0;
+        void* host = nullptr;
+        check(a.cuMemAlloc(&dev, n), "cuMemAlloc");
+        check(a.cuMemsetD8(dev, 0x5a, n), "cuMemsetD8");
+        check(a.cuMemHostAlloc(&host, n, 0), "cuMemHostAlloc");
+        const auto h2d = [&] { check(a.cuMemcpyHtoDAsync(dev, host, n, s), "cuMemcpyHtoDAsync"); };
+        const auto d2h = [&] { check(a.cuMemcpyDtoHAsync(host, dev, n, s), "cuMemcpyDtoHAsync"); };
+        if (n == kLoad) {
+            copies(a, s, 2 * kBatch, h2d);
+        } else {
+            copies(a, s, 1, h2d), copies(a, s, 4, h2d), copies(a, s, 1, d2h), copies(a, s, 4, d2h);
+        }
+        check(a.cuMemFreeHost(host), "cuMemFreeHost");
+        check(a.cuMemFree(dev), "cuMemFree");
+    }
+    CUdeviceptr src = 0, dst = 0;
+    check(a.cuMemAlloc(&src, kDevice), "cuMemAlloc");
+    check(a.cuMemAlloc(&dst, kDevice), "cuMemAlloc");
+    check(a.cuMemsetD8(src, 0x5a, kDevice), "cuMemsetD8");
+    const auto d2d = [&] { check(a.cuMemcpyDtoDAsync(dst, src, kDevice, s), "cuMemcpyDtoDAsync"); };
+    copies(a, s, 1, d2d), copies(a, s, 4, d2d);
+    check(a.cuMemFree(src), "cuMemFree");
+    check(a.cuMemFree(dst), "cuMemFree");
+    check(a.cuStreamDestroy(s), "cuStreamDestroy");
+}
+
+// A context on `ordinal` with the link checks' copies in it, one GPU's copies at a time (doctor holds
+// one lock around each GPU's copies, so that GPUs behind one switch do not share it), then released.
+void context_with_copies(const Api& a, int ordinal, std::mutex& one_at_a_time) {
+    CUcontext ctx = nullptr;
+    check(a.cuDevicePrimaryCtxRetain(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
+    check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    {
+        const std::lock_guard<std::mutex> lock(one_at_a_time);
+        link_copies(a);
+    }
+    check(a.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
     check(a.cuDevicePrimaryCtxRelease(ordinal), "cuDevicePrimaryCtxRelease");
 }
 
@@ -205,16 +331,21 @@ int run_full(const char* self) {
         if (posix_spawn(&pid, self, nullptr, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
         children.push_back(pid);
     }
+    long long nvml_sum = 0;
+    std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
+    std::mutex one_at_a_time;
     std::vector<std::thread> threads;
-    for (int i = 0; i < count; ++i) threads.emplace_back([&a, i] { context_on(a, i); });
+    for (int i = 0; i < count; ++i) threads.emplace_back([&a, i, &one_at_a_time] { context_with_copies(a, i, one_at_a_time); });
     for (auto& t : threads) t.join();
+    nvml.join();
     int failed = 0;
     for (pid_t pid : children) {
         int status = 0;
         if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
-    std::printf("{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d}\n",
-                count, children.size(), failed);
+    std::printf("{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d, "
+                "\"nvml\": %s}\n",
+                count, children.size(), failed, nvml_sum < 0 ? "false" : "true");
     return failed == 0 ? 0 : 1;
 }
 

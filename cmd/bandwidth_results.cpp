@@ -15,9 +15,10 @@ nlohmann::json optional_json(const std::optional<unsigned>& v) {
 
 nlohmann::json limit_json(const std::optional<PathLimit>& limit, const std::string& why) {
     if (!limit) return {{"gbps", nullptr}, {"link", nullptr}, {"basis", nullptr}, {"unknown_because", why}};
-    const char* link = limit->link == PathLimit::Link::pcie  ? "pcie"
-                       : limit->link == PathLimit::Link::c2c ? "c2c"
-                                                             : "hbm";
+    const char* link = limit->link == PathLimit::Link::pcie     ? "pcie"
+                       : limit->link == PathLimit::Link::c2c    ? "c2c"
+                       : limit->link == PathLimit::Link::nvlink ? "nvlink"
+                                                                : "hbm";
     return {{"gbps", limit->gbps}, {"link", link}, {"basis", limit->basis}};
 }
 
@@ -49,8 +50,24 @@ nlohmann::json measured_device_json(const DeviceFigures& d) {
     j["link"] = link_json(d.limits.link);
     j["nvml_error"] = d.limits.nvml_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(d.limits.nvml_error);
     j["limits"] = {{"host", limit_json(d.limits.host, d.limits.host_why)},
-                   {"memory", limit_json(d.limits.memory, d.limits.memory_why)}};
+                   {"memory", limit_json(d.limits.memory, d.limits.memory_why)},
+                   {"peer", limit_json(d.limits.peer, d.limits.peer_why)}};
+    j["nvlink"] = d.limits.nvlink ? nlohmann::json{{"links", d.limits.nvlink->links},
+                                                   {"active_links", d.limits.nvlink->active},
+                                                   {"unknown_links", d.limits.nvlink->unknown},
+                                                   {"active_mbps", d.limits.nvlink->active_mbps}}
+                                  : nlohmann::json(nullptr);
     return j;
+}
+
+// The figure counted as nvbandwidth counts it: bytes copied, per direction.
+nlohmann::json copied_json(const CopyFigure& f) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const CopiedFigure& c : f.copied) {
+        out.push_back(
+            {{"direction", path_name(c.direction)}, {"bytes", c.bytes}, {"seconds", c.seconds}, {"gbps", c.gbps()}});
+    }
+    return out;
 }
 
 nlohmann::json figure_json(const DeviceFigures& d, const CopyFigure& f) {
@@ -62,6 +79,9 @@ nlohmann::json figure_json(const DeviceFigures& d, const CopyFigure& f) {
               {"numa_node", f.numa_node ? nlohmann::json(*f.numa_node) : nlohmann::json(nullptr)},
               {"peer", f.peer ? nlohmann::json(*f.peer) : nlohmann::json(nullptr)},
               {"bytes", f.bytes},
+              {"count", count_name(byte_count(f.path))},
+              {"concurrent", f.concurrent},
+              {"copied", copied_json(f)},
               {"iterations", f.iterations},
               {"seconds", f.seconds},
               {"gbps", f.gbps()},
@@ -81,6 +101,11 @@ CsvValue number_cell(const std::optional<V>& v) {
     return v ? CsvValue{static_cast<T>(*v)} : CsvValue{};
 }
 
+// The bytes-copied figure of the direction `direction` of `f`, where it has one.
+std::optional<double> copied_gbps(const CopyFigure& f, std::size_t direction) {
+    return direction < f.copied.size() ? std::optional<double>(f.copied[direction].gbps()) : std::nullopt;
+}
+
 CsvRow figure_row(const DeviceFigures& d, const CopyFigure& f) {
     const auto limit = limit_of(d.limits, f);
     return {std::int64_t{d.id.ordinal},
@@ -96,7 +121,11 @@ CsvRow figure_row(const DeviceFigures& d, const CopyFigure& f) {
             limit ? CsvValue{f.gbps() / *limit} : CsvValue{},
             f.bytes,
             std::int64_t{f.iterations},
-            f.seconds};
+            f.seconds,
+            std::string(count_name(byte_count(f.path))),
+            number_cell<double>(copied_gbps(f, 0)),
+            number_cell<double>(copied_gbps(f, 1)),
+            f.concurrent};
 }
 
 }  // namespace
@@ -128,10 +157,18 @@ nlohmann::json BandwidthResults::to_json() const {
         devices_json.push_back(measured_device_json(d));
         for (const CopyFigure& f : d.figures) figures.push_back(figure_json(d, f));
     }
+    nlohmann::json sums_json = nlohmann::json::array();
+    for (const ConcurrentSum& c : sums) {
+        sums_json.push_back({{"path", path_name(c.path)},
+                             {"devices", c.devices},
+                             {"gbps", c.gbps},
+                             {"count", count_name(byte_count(c.path))}});
+    }
     return {{"size_bytes", size},
             {"iterations", iterations},
             {"devices", std::move(devices_json)},
-            {"figures", std::move(figures)}};
+            {"figures", std::move(figures)},
+            {"sums", std::move(sums_json)}};
 }
 
 std::vector<CsvRow> BandwidthResults::csv_rows() const {
@@ -143,9 +180,9 @@ std::vector<CsvRow> BandwidthResults::csv_rows() const {
 }
 
 const std::vector<std::string>& BandwidthResults::csv_columns() {
-    static const std::vector<std::string> columns{"device", "uuid",      "pci_bus_id", "nvml_index", "path",
-                                                  "memory", "numa_node", "peer",       "gbps",       "limit_gbps",
-                                                  "ratio",  "bytes",     "iterations", "seconds"};
+    static const std::vector<std::string> columns{
+        "device",     "uuid",  "pci_bus_id", "nvml_index", "path",    "memory", "numa_node",   "peer",           "gbps",
+        "limit_gbps", "ratio", "bytes",      "iterations", "seconds", "count",  "copied_gbps", "copied_gbps_d2h"};
     return columns;
 }
 

@@ -21,15 +21,26 @@ struct DeviceFigures {
     std::vector<gpu::CopyFigure> figures;
     std::vector<gpu::NumaRefusal> numa_refused;  // nodes whose host memory the driver refused
     bool numa_unsupported = false;               // NUMA nodes were asked for, and the GPU cannot map host-NUMA memory
+    gpu::HostPlacement placement;                // the GPU's node and CPUs, where its buffers belong
+    gpu::BindingOutcome binding;                 // how the copies' thread was bound to them
 };
 
 // The memory a figure copies from or to: "pinned", "pageable", "numa:1", "device", "GPU 3".
 std::string memory_name(const gpu::CopyFigure& f);
 
+// --concurrent: one direction's figures of every GPU at once, summed (nvbandwidth's host_to_all and
+// all_to_host sum theirs the same way).
+struct ConcurrentSum {
+    gpu::CopyPath path = gpu::CopyPath::host_to_device;
+    std::vector<int> devices;
+    double gbps = 0;  // the GPUs' figures, each bytes copied over its own time, summed
+};
+
 struct BandwidthResults final : Results, CsvRows {
     std::uint64_t size = 0;  // the bytes of each copy
     int iterations = 0;      // timed copies of each path, after one untimed
     std::vector<DeviceFigures> devices;
+    std::vector<ConcurrentSum> sums;  // --concurrent: h2d and d2h; empty without it
 
     nlohmann::json to_json() const override;
     // A row per figure, in the order of csv_columns.

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/interrupt.hpp"
+#include "command_table.hpp"
 #include "ipc/process.hpp"
 #include "report/json_fields.hpp"
 #include "util/unique_fd.hpp"
@@ -67,6 +68,10 @@ Report run_second_process(const std::string& command, int socket_fd,
         const std::optional<Problem> problem = serve(socket.get());
         if (problem) report.exit_code = problem->exit_code == ExitCode::ok ? ExitCode::failed : problem->exit_code;
     });
+}
+
+bool shows_progress(const Globals& globals) {
+    return running_does(Does::works_long) && globals.output == OutputFormat::table && isatty(STDERR_FILENO) == 1;
 }
 
 std::size_t output_width() {

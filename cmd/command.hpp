@@ -14,6 +14,7 @@
 #include "cuda/driver.hpp"
 #include "nvml/nvml.hpp"
 #include "output_format.hpp"
+#include "progress_line.hpp"
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {
@@ -67,6 +68,10 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
 Report run_second_process(const std::string& command, int socket_fd,
                           const std::function<std::optional<Problem>(int socket)>& serve);
 
+// Whether the running command's progress line is drawn (progress_line.hpp): it works long (command_table:
+// Does::works_long), the output is the table and standard error is a terminal.
+bool shows_progress(const Globals& globals);
+
 // Runs a command in its two phases. First `options.check()` turns the options as typed into typed
 // values (sizes, lists, numbers, device lists), throwing usage errors (exit 2) before anything is
 // loaded, so that a usage error is one whatever the driver; then `body(report, checked)` runs. Every
@@ -82,10 +87,11 @@ Report run_checked(const std::string& command, const Options& options, Body&& bo
 
 // run_checked for a command that needs the driver: `body(report, driver, device_count, checked)` runs
 // with the driver loaded and initialised; a driver that cannot be loaded is an "unavailable" error
-// (exit 3) that names the library that was tried.
+// (exit 3) that names the library that was tried. A long command's progress line lives meanwhile.
 template <class Options, class Body>
 Report run_command(const std::string& command, const Globals& globals, const Options& options, Body&& body) {
     return run_checked(command, options, [&](Report& report, auto& checked) {
+        const ProgressLine progress(shows_progress(globals), command);
         Driver driver = open_driver(globals);
         report.driver = driver.info();
         const int count = driver.init();

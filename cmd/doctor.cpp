@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "command.hpp"
 #include "util/system_root.hpp"
 #include "util/duration.hpp"
@@ -156,22 +157,16 @@ void check_output(const std::string& output, const Globals& globals) {
 }
 
 // How the summary counts a status: "3 passed".
+constexpr auto kCountWords = enum_words<CheckStatus>({{CheckStatus::pass, "passed"},
+                                                      {CheckStatus::warn, "warned"},
+                                                      {CheckStatus::fail, "failed"},
+                                                      {CheckStatus::skip, "skipped"},
+                                                      {CheckStatus::busy, "busy"},
+                                                      {CheckStatus::timeout, "timed out"}},
+                                                     "failed");
+
 std::string_view check_count_word(CheckStatus status) {
-    switch (status) {
-        case CheckStatus::pass:
-            return "passed";
-        case CheckStatus::warn:
-            return "warned";
-        case CheckStatus::fail:
-            return "failed";
-        case CheckStatus::skip:
-            return "skipped";
-        case CheckStatus::busy:
-            return "busy";
-        case CheckStatus::timeout:
-            return "timed out";
-    }
-    return "failed";
+    return kCountWords.word(status);
 }
 
 // "1 failed, 2 warned, 5 passed": the counts, worst status first.

@@ -2,9 +2,14 @@
 
 #include <unistd.h>
 
+#include <optional>
+
+#include "base/interrupt.hpp"
+#include "command_table.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/held_device.hpp"
 #include "gpu/device/locality.hpp"
+#include "shared_gpu.hpp"
 
 namespace cumemctl::cmd {
 
@@ -31,11 +36,17 @@ void judge_held_errors(Report& report, const DriverApi& api, const nvml::Library
 void judging_holds(Report& report, const DriverApi& api, const nvml::Library& nvml, const std::vector<int>& devices,
                    const std::function<void()>& work, HeldScope scope) {
     const std::size_t first = report.errors.size();
+    std::optional<SharedGpuWatch> watch;
+    if (running_does(Does::measures)) watch.emplace(api, nvml, devices, report.command);
     try {
         work();
     } catch (const Error& e) {
         report.add_error(e.problem());
+    } catch (const Interrupted&) {
+        if (watch) watch->report_to(report);  // what was measured before the stop was shared too
+        throw;
     }
+    if (watch) watch->report_to(report);
     judge_held_errors(report, api, nvml, devices, first, scope);
 }
 

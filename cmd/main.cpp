@@ -17,13 +17,13 @@
 #include "base/bounded_call.hpp"
 #include "base/interrupt.hpp"
 #include "command.hpp"
-#include "commands.hpp"
+#include "command_table.hpp"
 #include "csv_fields.hpp"
 #include "help.hpp"
 #include "setting_flags.hpp"
 #include "report/csv_renderer.hpp"
 #include "doctor/renderers.hpp"
-#include "report/html/html_renderer.hpp"
+#include "render/html_renderer.hpp"
 #include "report/renderer.hpp"
 #include "usage_words.hpp"
 #include "util/atomic_file.hpp"
@@ -37,13 +37,6 @@ namespace {
 using cumemctl::ExitCode;
 using cumemctl::Report;
 using namespace cumemctl::cmd;
-
-constexpr Registrar kCommands[] = {
-    register_doctor,      register_devices,   register_imex_setup,    register_le_bind,
-    register_granularity, register_create,    register_importer,      register_pool_stats,
-    register_trim,        register_fleet,     register_fabric_matrix, register_matrix_rank,
-    register_memtest,     register_bandwidth, register_completion,    register_imex_verify,
-};
 
 // The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
 constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest", "bandwidth"};
@@ -279,7 +272,7 @@ int run(int argc, char** argv) {
     Globals globals;
     add_global_options(app, globals);
     Runner runner;
-    for (Registrar reg : kCommands) reg(app, globals, runner);
+    for (const CommandEntry& c : command_table()) c.reg(app, globals, runner);
     add_help_footers(app);
     if (argc == 1) {
         // A bare `cumemctl`: where to start, not a usage error.

@@ -138,6 +138,7 @@ void report_verdict(Report& report, const DeviceMemtest& d) {
                                        holders_sentence(d.other_processes)),
                            "an allocation failure or a slow pattern may be theirs: run it again on an idle GPU",
                            d.ordinal);
+        report.warnings.back().held_by = d.other_processes;  // named as the frame names them (shared_gpu.hpp)
     }
     for (const Problem& p : d.release_failures) report.add_error(p);
 }

@@ -103,6 +103,11 @@ void set_running_command(std::optional<Command> command) {
     running = command ? static_cast<int>(*command) : -1;
 }
 
+std::optional<Command> running_command() {
+    const int command = running;
+    return command < 0 ? std::nullopt : std::optional<Command>(static_cast<Command>(command));
+}
+
 std::vector<SettingFlag> setting_flags() {
     std::vector<SettingFlag> flags;
     for (const Row& r : kRows) {

@@ -17,6 +17,8 @@ std::optional<Command> command_named(std::string_view name);
 // Makes `command` the one whose flags setting_name gives (none: the core's words): called once, before the
 // run and its threads start.
 void set_running_command(std::optional<Command> command);
+// The command set_running_command made the running one, or none.
+std::optional<Command> running_command();
 
 // A row of the table, for the test that holds it against each command's --help.
 struct SettingFlag {

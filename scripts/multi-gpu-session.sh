@@ -17,6 +17,12 @@
 #   memtest   memtest on every device at once (--time bounds it), beside each device's copy bandwidth
 #   busy      doctor on every GPU beside bench_hold_memory holding GPU 0 (bench/doctor_busy.sh's
 #             neighbour): GPU 0 busy and named, every other GPU passes, exit 0
+#   bandwidth the paths on a server: every GPU's pinned buffers on its own NUMA node (each figure names
+#             the node; its own node's numa: figures no slower than another's), NVLink's links up equal on
+#             every GPU (doctor's nvlink check) and GPU->GPU figures against links up x their speed,
+#             bandwidth --concurrent (each GPU and the sum, where this binary has it), doctor's link
+#             checks passing on every GPU, and scripts/gpu-bandwidth-compare.sh beside nvbandwidth where
+#             carry/nvbandwidth holds its source
 #   signals   SIGTERM and SIGKILL in the middle of create --access all --verify, doctor, fabric-matrix
 #             --local all and memtest (an exit 0 says the run ended before its signal); after each, none
 #             of its processes is left and nvidia-smi lists no compute process
@@ -26,12 +32,12 @@
 # programs (BUILD/bench/) and the fakes (BUILD/tests/).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
-(($# >= 2)) || { echo "usage: scripts/multi-gpu-session.sh BINARY OUTDIR [tier|doctor|peers|fabric|memtest|busy|signals]..." >&2; exit 2; }
+(($# >= 2)) || { echo "usage: scripts/multi-gpu-session.sh BINARY OUTDIR [tier|doctor|peers|fabric|memtest|busy|bandwidth|signals]..." >&2; exit 2; }
 bin=$(realpath "$1")
 out=$2
 shift 2
 parts=("$@")
-((${#parts[@]})) || parts=(tier doctor peers fabric memtest busy signals)
+((${#parts[@]})) || parts=(tier doctor peers fabric memtest busy bandwidth signals)
 build=$(dirname "$(dirname "$bin")")
 mkdir -p "$out"
 summary=$out/summary.txt
@@ -228,9 +234,72 @@ part_signals() {
   done
 }
 
+part_bandwidth() {
+  local d=$out/bandwidth
+  mkdir -p "$d"
+  "$bin" bandwidth --numa all --no-peers --size 256MiB --json >"$d/numa.json" 2>"$d/numa.err"
+  local numa
+  numa=$($py - "$d/numa.json" <<'PY'
+import json, sys
+f = json.load(open(sys.argv[1]))["results"]["figures"]
+bad = []
+for x in f:
+    if x["memory"] == "pinned" and x["path"] in ("h2d", "d2h") and x["numa_node"] is None:
+        bad.append(f"GPU {x['device']} {x['path']}: pinned buffers on no named node")
+own = {x["device"]: x["numa_node"] for x in f if x["memory"] == "pinned" and x["path"] == "h2d"}
+for x in f:
+    if x["memory"].startswith("numa:") and x["numa_node"] != own.get(x["device"]):
+        near = [y for y in f if y["device"] == x["device"] and y["path"] == x["path"] and y["numa_node"] == own.get(x["device"]) and y["memory"].startswith("numa:")]
+        if near and near[0]["gbps"] < 0.98 * x["gbps"]:
+            bad.append(f"GPU {x['device']} {x['path']}: own node {own[x['device']]} slower than node {x['numa_node']}")
+print("; ".join(bad) if bad else "ok: " + ", ".join(f"GPU {g} node {n}" for g, n in sorted(own.items())))
+PY
+)
+  verdict bandwidth "$([[ $numa == ok:* ]] && echo 1 || echo 0)" "NUMA placement: $numa"
+  "$bin" doctor --checks pcie-link,nvlink,host-bandwidth,memory-bandwidth --json >"$d/doctor-links.json" 2>&1
+  "$bin" bandwidth --numa none --size 256MiB --json >"$d/peers.json" 2>"$d/peers.err"
+  local have_concurrent=0
+  if "$bin" bandwidth --help 2>/dev/null | grep -q -- --concurrent; then
+    have_concurrent=1
+    "$bin" bandwidth --concurrent --size 256MiB --json >"$d/concurrent.json" 2>"$d/concurrent.err"
+  fi
+  local line
+  while IFS= read -r line; do
+    verdict bandwidth "${line%% *}" "${line#* }"
+  done < <($py - "$d" "$have_concurrent" <<'PY'
+import json, sys
+d, concurrent = sys.argv[1], sys.argv[2] == "1"
+def load(name):
+    try:
+        return json.load(open(f"{d}/{name}"))
+    except (OSError, ValueError):
+        return None
+doc = load("doctor-links.json")
+checks = (doc or {}).get("results", {}).get("checks", [])
+bad = [f"{c['check']} {c['device']} {c['status']}: {c['reason']}" for c in checks if c["status"] not in ("pass", "skip")]
+print(1 if doc and not bad else 0, "doctor's link checks: " + ("; ".join(bad) if bad else f"{len(checks)} pass or skip"))
+peers = [x for x in ((load("peers.json") or {}).get("results") or {}).get("figures", []) if x["path"] == "peer"]
+texts = [f"{x['device']}->{x['peer']} {x['gbps']:.0f} GB/s" + (f" ({x['ratio']:.2f} of NVLink)" if x["ratio"] else " (no limit)")
+         for x in peers]
+print(1 if all(x["limit_gbps"] for x in peers) else 0, "GPU->GPU: " + (", ".join(texts) or "no peer pair"))
+if concurrent:
+    sums = ((load("concurrent.json") or {}).get("results") or {}).get("sums") or []
+    print(1 if sums else 0, "concurrent: " + (", ".join(f"{s['path']} sum {s['gbps']:.1f} GB/s over {len(s['devices'])} GPUs" for s in sums) or "no sum"))
+else:
+    print(1, "concurrent: this binary has no --concurrent")
+PY
+)
+  if [[ -f carry/nvbandwidth/CMakeLists.txt ]]; then
+    OUT_DIR=$d/compare scripts/gpu-bandwidth-compare.sh "$bin" carry/nvbandwidth 3 >"$d/compare.txt" 2>&1
+    verdict bandwidth "$((! $?))" "beside nvbandwidth: $(tail -1 "$d/compare.txt")"
+  else
+    note "INFO bandwidth: no carry/nvbandwidth: the comparison with nvbandwidth was not run"
+  fi
+}
+
 for part in "${parts[@]}"; do
   case $part in
-    tier | doctor | peers | fabric | memtest | busy | signals) echo "== $part"; "part_$part" ;;
+    tier | doctor | peers | fabric | memtest | busy | bandwidth | signals) echo "== $part"; "part_$part" ;;
     *) echo "multi-gpu-session: unknown part '$part'" >&2; exit 2 ;;
   esac
 done

@@ -2,53 +2,45 @@
 
 #include <utility>
 
+#include "base/enum_words.hpp"
+
 namespace cumemctl {
+namespace {
+
+constexpr auto kExitCodeWords = enum_words<ExitCode>({{ExitCode::ok, "ok"},
+                                                      {ExitCode::failed, "failed"},
+                                                      {ExitCode::usage, "usage"},
+                                                      {ExitCode::unavailable, "unavailable"},
+                                                      {ExitCode::permission, "permission"},
+                                                      {ExitCode::interrupted, "interrupted"},
+                                                      {ExitCode::terminated, "terminated"}},
+                                                     "failed");
+
+// The kinds with a word of their own; by_exit_code's is its exit code's.
+constexpr auto kProblemKindWords =
+    enum_words<ProblemKind>({{ProblemKind::input, "input"}, {ProblemKind::busy, "busy"}}, "");
+
+}  // namespace
 
 std::string_view exit_code_name(ExitCode code) {
-    switch (code) {
-        case ExitCode::ok:
-            return "ok";
-        case ExitCode::failed:
-            return "failed";
-        case ExitCode::usage:
-            return "usage";
-        case ExitCode::unavailable:
-            return "unavailable";
-        case ExitCode::permission:
-            return "permission";
-        case ExitCode::interrupted:
-            return "interrupted";
-        case ExitCode::terminated:
-            return "terminated";
-    }
-    return "failed";
+    return kExitCodeWords.word(code);
 }
 
 std::optional<ExitCode> exit_code_from_number(long long number) {
-    for (const ExitCode code : {ExitCode::ok, ExitCode::failed, ExitCode::usage, ExitCode::unavailable,
-                                ExitCode::permission, ExitCode::interrupted, ExitCode::terminated}) {
+    for (const auto& [code, word] : kExitCodeWords.rows()) {
         if (static_cast<long long>(code) == number) return code;
     }
     return std::nullopt;
 }
 
 std::string_view problem_kind_name(const Problem& problem) {
-    switch (problem.kind) {
-        case ProblemKind::input:
-            return "input";
-        case ProblemKind::busy:
-            return "busy";
-        case ProblemKind::by_exit_code:
-            break;
-    }
-    return exit_code_name(problem.exit_code);
+    if (problem.kind == ProblemKind::by_exit_code) return exit_code_name(problem.exit_code);
+    return kProblemKindWords.word(problem.kind);
 }
 
 std::optional<ProblemKind> parse_problem_kind(std::string_view name, ExitCode code) {
     if (name == exit_code_name(code)) return ProblemKind::by_exit_code;
-    if (name == "input") return ProblemKind::input;
-    if (name == "busy") return ProblemKind::busy;
-    return std::nullopt;
+    return kProblemKindWords.parse(name);
 }
 
 Problem internal_error(std::string_view what) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/enum_words.hpp"
+
 namespace cumemctl {
 namespace {
 
@@ -9,6 +11,15 @@ namespace {
 constexpr std::array<CheckStatus, kStatusCount> kMildestFirst{CheckStatus::skip,    CheckStatus::pass,
                                                               CheckStatus::warn,    CheckStatus::busy,
                                                               CheckStatus::timeout, CheckStatus::fail};
+
+// Each status's word; a value outside the enum reads as "fail" (a verdict nobody can read fails).
+constexpr auto kStatusWords = enum_words<CheckStatus>({{CheckStatus::pass, "pass"},
+                                                       {CheckStatus::warn, "warn"},
+                                                       {CheckStatus::fail, "fail"},
+                                                       {CheckStatus::skip, "skip"},
+                                                       {CheckStatus::busy, "busy"},
+                                                       {CheckStatus::timeout, "timeout"}},
+                                                      "fail");
 
 }  // namespace
 
@@ -37,28 +48,11 @@ bool status_fails(CheckStatus status) {
 }
 
 std::optional<CheckStatus> parse_status(std::string_view name) {
-    for (const CheckStatus s : kMildestFirst) {
-        if (status_name(s) == name) return s;
-    }
-    return std::nullopt;
+    return kStatusWords.parse(name);
 }
 
 std::string_view status_name(CheckStatus status) {
-    switch (status) {
-        case CheckStatus::pass:
-            return "pass";
-        case CheckStatus::warn:
-            return "warn";
-        case CheckStatus::fail:
-            return "fail";
-        case CheckStatus::skip:
-            return "skip";
-        case CheckStatus::busy:
-            return "busy";
-        case CheckStatus::timeout:
-            return "timeout";
-    }
-    return "fail";
+    return kStatusWords.word(status);
 }
 
 }  // namespace cumemctl

@@ -42,6 +42,7 @@ inline constexpr const char* kCheckLocality = "locality";
 inline constexpr const char* kCheckGpudirect = "gpudirect";
 inline constexpr const char* kCheckXid = "xid";
 inline constexpr const char* kCheckPcieLink = "pcie-link";
+inline constexpr const char* kCheckNvlink = "nvlink";
 inline constexpr const char* kDetailUuid = "uuid";
 inline constexpr const char* kDetailH2dGbps = "h2d_gbps";  // GB/s measured host->device, pinned
 inline constexpr const char* kDetailD2hGbps = "d2h_gbps";

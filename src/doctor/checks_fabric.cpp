@@ -32,21 +32,11 @@ bool any_fabric_device(DoctorContext& ctx) {
     return false;
 }
 
-// How to make a channel when there is none: on a node of several users, one of this user's own (a
-// channel open to every user is what the check then warns about), else channel 0.
+// How to make a channel when there is none (imex's one remedy): on a node of several users, one of
+// this user's own (a channel open to every user is what the check then warns about), else channel 0.
 std::string create_remedy(const ChannelSurvey& survey, const UserSurvey& users) {
-    const std::string major = survey.major ? std::to_string(*survey.major) : "MAJOR";
-    if (users.multi_user) {
-        const int channel = first_free_channel(survey.nodes);
-        return fmt::format(
-            "create one for this user: sudo {0}; or by hand: sudo mkdir -p {1} && sudo mknod -m 0600 "
-            "{1}/channel{2} c {3} {2}, then chown it to the user who runs the fabric jobs",
-            per_user_setup_command(survey.nodes), imex::kImexChannelDir, channel, major);
-    }
-    return fmt::format(
-        "create one: sudo cumemctl imex-setup; or by hand: sudo mkdir -p {0} && sudo mknod -m 0600 "
-        "{0}/channel0 c {1} 0, then chown it to the user who runs the fabric jobs",
-        imex::kImexChannelDir, major);
+    return imex::no_channel_remedy(users.multi_user ? imex::ChannelNeed::of_its_own : imex::ChannelNeed::any,
+                                   per_user_setup_command(survey.nodes));
 }
 
 std::string describe(const ChannelEntry& n) {
@@ -85,9 +75,7 @@ CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, n
         fmt::format("this user (uid {}) can open none of the channel nodes: fabric handles fail with "
                     "CUDA_ERROR_NOT_PERMITTED",
                     geteuid()),
-        fmt::format("ask for a channel of your own (owner you, mode 0600): sudo {}",
-                    per_user_setup_command(survey.nodes)),
-        std::move(details));
+        no_channel_remedy(ChannelNeed::of_its_own, per_user_setup_command(survey.nodes)), std::move(details));
 }
 
 // The warning when a channel node is open to every user on a node that several users share.

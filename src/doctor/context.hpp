@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/driver.hpp"
+#include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
@@ -116,6 +117,16 @@ struct DoctorContext {
     std::optional<Problem> init_error;  // cuInit failed (not "no device")
     int device_count = -1;              // after a successful cuInit
     std::vector<DeviceState*> devices;  // the selected devices, in order
+
+    // host-bandwidth at the full level with several GPUs: every GPU's host copies at once, made once a
+    // run by whichever check needs them first (checks_bandwidth.cpp).
+    struct HostCopiesAtOnce {
+        std::once_flag once;
+        std::vector<int> ordinals;                          // the GPUs, in order
+        std::vector<std::vector<gpu::CopyFigure>> figures;  // each GPU's h2d and d2h at once
+        std::string error;                                  // why they could not be made
+    };
+    std::shared_ptr<HostCopiesAtOnce> host_at_once = std::make_shared<HostCopiesAtOnce>();
 
     // A path of the node's system files, under options.sysroot.
     std::string path(std::string_view absolute) const { return options.sysroot + std::string(absolute); }

@@ -70,6 +70,10 @@ constexpr CheckSpec kCatalogue[] = {
      "the PCIe link's width and generation against its maximum, the generation read during a copy ({quick}: "
      "idle), and replays during the check; or the C2C link's state",
      check_pcie_link, true},
+    {kCheckNvlink, CheckScope::device,
+     "the GPU's NVLink links up (NVML) against its peers': a GPU with fewer up than the others fails; the "
+     "GPU->GPU limit is links up x their speed",
+     check_nvlink, true},
     {kCheckHostBandwidth, CheckScope::device,
      "a short copy each way between pinned host memory and the device, against the link's limit", check_host_bandwidth},
     {kCheckMemoryBandwidth, CheckScope::device,

@@ -97,6 +97,7 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_xid(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device);
+CheckOutcome check_nvlink(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_host_bandwidth(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_memory_bandwidth(DoctorContext& ctx, DeviceState* device);
 

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/error.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "imex/proc_line.hpp"
@@ -163,16 +164,16 @@ const XidMeaning* xid_meaning(int xid) {
     return nullptr;
 }
 
+namespace {
+
+constexpr auto kXidKindWords = enum_words<XidKind>(
+    {{XidKind::hardware, "hardware"}, {XidKind::attention, "attention"}, {XidKind::application, "application"}},
+    "hardware");
+
+}  // namespace
+
 std::string_view xid_kind_name(XidKind kind) {
-    switch (kind) {
-        case XidKind::hardware:
-            return "hardware";
-        case XidKind::attention:
-            return "attention";
-        case XidKind::application:
-            return "application";
-    }
-    return "hardware";
+    return kXidKindWords.word(kind);
 }
 
 }  // namespace cumemctl::doctor

@@ -106,6 +106,22 @@ std::string per_user_setup_command(const std::vector<ChannelEntry>& entries, con
                                               {Setting::channel_owner, user}});
 }
 
+std::string no_channel_remedy(ChannelNeed need, const std::string& per_user_setup) {
+    if (need != ChannelNeed::any) {
+        // A plain imex-setup keeps the channels there as they are (it never widens access), so this user
+        // needs one of its own.
+        return fmt::format("{}: as root, run '{}', then run this again",
+                           need == ChannelNeed::per_user_node ? "this node gives each user an IMEX channel of their own"
+                                                              : "give this user an IMEX channel of its own",
+                           per_user_setup);
+    }
+    return fmt::format(
+        "as root, run 'cumemctl {}' (channel0 for every user; 'cumemctl {}' for one user), check it "
+        "with 'cumemctl {}', then run this again",
+        command_line(Command::imex_setup), command_line(Command::imex_setup, {{Setting::channel_owner, "USER"}}),
+        command_line(Command::imex_setup, {{Setting::check_only}, {Setting::verify}}));
+}
+
 bool channel_usable_by(const ChannelEntry& entry, unsigned uid, const std::vector<unsigned>& groups) {
     if (entry.type != 'c') return false;
     if (uid == 0) return true;

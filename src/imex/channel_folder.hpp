@@ -72,4 +72,16 @@ std::string per_user_setup_command(const std::vector<ChannelEntry>& entries);
 // The same for the user `user` (doctor --user).
 std::string per_user_setup_command(const std::vector<ChannelEntry>& entries, const std::string& user);
 
+// Where a channel this user's processes may open is needed.
+enum class ChannelNeed {
+    any,            // a channel for every user would do: imex-setup, with its check
+    of_its_own,     // this user needs one of its own (the channels there are others', or the node has several users)
+    per_user_node,  // the folder gives each user a channel of their own
+};
+
+// The one remedy for a process that can open no IMEX channel (create, pools, le-bind, doctor's
+// imex-channels): what gives it one, as root, then "run this again". `per_user_setup`:
+// per_user_setup_command's, for of_its_own and per_user_node.
+std::string no_channel_remedy(ChannelNeed need, const std::string& per_user_setup);
+
 }  // namespace cumemctl::imex

@@ -2,44 +2,34 @@
 
 #include <utility>
 
+#include "base/enum_words.hpp"
+
 namespace cumemctl::ipc {
 
+namespace {
+
+constexpr auto kChildFlags = enum_words<ChildFlag>({{ChildFlag::socket_fd, "--socket-fd"},
+                                                    {ChildFlag::device, "--device"},
+                                                    {ChildFlag::libcuda, "--libcuda"},
+                                                    {ChildFlag::imex_channel_dir, "--imex-channel-dir"},
+                                                    {ChildFlag::uid, "--uid"},
+                                                    {ChildFlag::gid, "--gid"},
+                                                    {ChildFlag::user, "--user"},
+                                                    {ChildFlag::group, "--group"},
+                                                    {ChildFlag::dir, "--dir"},
+                                                    {ChildFlag::run, "--run"},
+                                                    {ChildFlag::rank, "--rank"},
+                                                    {ChildFlag::ranks, "--ranks"},
+                                                    {ChildFlag::size, "--size"},
+                                                    {ChildFlag::handle_type, "--handle-type"},
+                                                    {ChildFlag::timeout_ms, "--timeout-ms"},
+                                                    {ChildFlag::keep, "--keep"}},
+                                                   "--unknown");
+
+}  // namespace
+
 std::string child_flag(ChildFlag flag) {
-    switch (flag) {
-        case ChildFlag::socket_fd:
-            return "--socket-fd";
-        case ChildFlag::device:
-            return "--device";
-        case ChildFlag::libcuda:
-            return "--libcuda";
-        case ChildFlag::imex_channel_dir:
-            return "--imex-channel-dir";
-        case ChildFlag::uid:
-            return "--uid";
-        case ChildFlag::gid:
-            return "--gid";
-        case ChildFlag::user:
-            return "--user";
-        case ChildFlag::group:
-            return "--group";
-        case ChildFlag::dir:
-            return "--dir";
-        case ChildFlag::run:
-            return "--run";
-        case ChildFlag::rank:
-            return "--rank";
-        case ChildFlag::ranks:
-            return "--ranks";
-        case ChildFlag::size:
-            return "--size";
-        case ChildFlag::handle_type:
-            return "--handle-type";
-        case ChildFlag::timeout_ms:
-            return "--timeout-ms";
-        case ChildFlag::keep:
-            return "--keep";
-    }
-    return "--unknown";
+    return std::string(kChildFlags.word(flag));
 }
 
 std::vector<std::string> child_arguments(Command command) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "matrix/pair_diagnosis.hpp"
 #include "matrix/rank_identity.hpp"
 #include "matrix/strict_fields.hpp"
@@ -37,25 +38,22 @@ std::string cell_text(const Cell& c) {
 
 }  // namespace
 
+namespace {
+
+constexpr auto kRankStateWords = enum_words<RankState>({{RankState::ok, "ok"},
+                                                        {RankState::failed, "failed"},
+                                                        {RankState::missing, "missing"},
+                                                        {RankState::invalid_file, "invalid-file"}},
+                                                       "invalid-file");
+
+}  // namespace
+
 std::string_view rank_state_name(RankState state) {
-    switch (state) {
-        case RankState::ok:
-            return "ok";
-        case RankState::failed:
-            return "failed";
-        case RankState::missing:
-            return "missing";
-        case RankState::invalid_file:
-            break;
-    }
-    return "invalid-file";
+    return kRankStateWords.word(state);
 }
 
 std::optional<RankState> parse_rank_state(std::string_view name) {
-    for (const RankState state : {RankState::ok, RankState::failed, RankState::missing, RankState::invalid_file}) {
-        if (rank_state_name(state) == name) return state;
-    }
-    return std::nullopt;
+    return kRankStateWords.parse(name);
 }
 
 Matrix build_matrix(const MatrixInput& in) {

@@ -109,14 +109,25 @@ struct FieldValue {
         signed long long sllVal;
     } value;
 };
-inline constexpr unsigned kFieldC2cLinkCount = 170;   // NVML_FI_DEV_C2C_LINK_COUNT
-inline constexpr unsigned kFieldC2cLinkStatus = 171;  // NVML_FI_DEV_C2C_LINK_GET_STATUS: 1 active
-inline constexpr unsigned kFieldC2cLinkMaxBw = 172;   // NVML_FI_DEV_C2C_LINK_GET_MAX_BW: MB/s of an active link
+inline constexpr unsigned kFieldC2cLinkCount = 170;      // NVML_FI_DEV_C2C_LINK_COUNT
+inline constexpr unsigned kFieldC2cLinkStatus = 171;     // NVML_FI_DEV_C2C_LINK_GET_STATUS: 1 active
+inline constexpr unsigned kFieldC2cLinkMaxBw = 172;      // NVML_FI_DEV_C2C_LINK_GET_MAX_BW: MB/s of an active link
+inline constexpr unsigned kFieldNvlinkSpeedCommon = 90;  // NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: MB/s of active links
+inline constexpr unsigned kFieldNvlinkLinkCount = 91;    // NVML_FI_DEV_NVLINK_LINK_COUNT
+inline constexpr unsigned kFieldNvlinkGetSpeed = 164;    // NVML_FI_DEV_NVLINK_GET_SPEED: MB/s of link scopeId
+inline constexpr unsigned kFieldNvlinkGetState = 165;    // NVML_FI_DEV_NVLINK_GET_STATE: 1 active
+inline constexpr unsigned kNvlinkMaxLinks = 18;          // NVML_NVLINK_MAX_LINKS
 inline constexpr int kValueTypeUnsignedInt = 1;
 inline constexpr int kValueTypeUnsignedLongLong = 3;
 
-// nvmlClockType_t's memory clock.
+// nvmlClockType_t: graphics, SM, memory.
+inline constexpr int kClockGraphics = 0;
+inline constexpr int kClockSm = 1;
 inline constexpr int kClockMem = 2;
+
+// nvmlAffinityScope_t: the NUMA node nearest the device (NVML_AFFINITY_SCOPE_NODE) or its socket.
+inline constexpr int kAffinityScopeNode = 0;
+inline constexpr int kAffinityScopeSocket = 1;
 
 // Buffer sizes NVML documents.
 inline constexpr unsigned kUuidBufferSize = 96;
@@ -178,7 +189,18 @@ namespace cumemctl::nvml {
     X(device_get_pcie_replay_counter, "nvmlDeviceGetPcieReplayCounter", false, Return, (Device, unsigned*))            \
     X(device_get_memory_bus_width, "nvmlDeviceGetMemoryBusWidth", false, Return, (Device, unsigned*))                  \
     X(device_get_max_clock_info, "nvmlDeviceGetMaxClockInfo", false, Return, (Device, int, unsigned*))                 \
-    X(device_get_field_values, "nvmlDeviceGetFieldValues", false, Return, (Device, int, FieldValue*))
+    X(device_get_field_values, "nvmlDeviceGetFieldValues", false, Return, (Device, int, FieldValue*))                  \
+    X(device_get_memory_affinity, "nvmlDeviceGetMemoryAffinity", false, Return,                                        \
+      (Device, unsigned int, unsigned long*, int))                                                                     \
+    X(device_get_cpu_affinity_within_scope, "nvmlDeviceGetCpuAffinityWithinScope", false, Return,                      \
+      (Device, unsigned int, unsigned long*, int))                                                                     \
+    X(device_get_cpu_affinity, "nvmlDeviceGetCpuAffinity", false, Return, (Device, unsigned int, unsigned long*))      \
+    X(device_get_nvlink_state, "nvmlDeviceGetNvLinkState", false, Return, (Device, unsigned int, int*))                \
+    X(device_get_clock_info, "nvmlDeviceGetClockInfo", false, Return, (Device, int, unsigned*))                        \
+    X(device_get_clocks_event_reasons, "nvmlDeviceGetCurrentClocksEventReasons", false, Return,                        \
+      (Device, unsigned long long*))                                                                                   \
+    X(device_get_clocks_throttle_reasons, "nvmlDeviceGetCurrentClocksThrottleReasons", false, Return,                  \
+      (Device, unsigned long long*))
 
 // The table of entry points, one function pointer per entry of the list.
 struct Api {

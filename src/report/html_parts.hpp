@@ -1,4 +1,4 @@
-// What the HTML pages (report/html/) and the other renderers that write markup share: escaping, and
+// What the HTML pages (render/) and the other renderers that write markup share: escaping, and
 // the colours of the heat map.
 #pragma once
 

@@ -387,6 +387,8 @@ def run_case(case, args, validator):
         cmd = expand(case["run"])
         r = subprocess.run(["bash", "-c", cmd], env=env, capture_output=True, text=True, timeout=RUN_LIMIT_S,
                            stdin=subprocess.DEVNULL)
+        if args.dump:
+            dump_outputs(args.dump, case, r, tmp)
         problems = []
         if "a hermetic test would read this machine's" in r.stderr:
             problems.append("it reads the real system: give it a fake system root (CUMEMCTL_SYSROOT)")
@@ -451,6 +453,8 @@ def main():
     ap.add_argument("--filter", default="", help="run only cases whose name contains this")
     ap.add_argument("--leave-out", action="append", default=[], nargs=2, metavar=("NAME", "WHY"),
                     help="skip the case of this name, saying why (repeatable)")
+    ap.add_argument("--dump", default="", metavar="DIR",
+                    help="write each case's exit code, stdout and stderr to DIR, to compare two builds")
     ap.add_argument("paths", nargs="+", help="case files or folders of *.case files")
     args = ap.parse_args()
     with open(args.schema, encoding="utf-8") as f:
@@ -531,6 +535,14 @@ def share_with_others(args):
             os.chmod(os.path.join(root, n), os.stat(os.path.join(root, n)).st_mode | 0o444)
     args.profiles = os.path.join(fake, "profiles")
     return shared
+
+
+def dump_outputs(folder, case, r, tmp):
+    """Writes what RUN printed (its exit code, stdout, stderr; the case's temporary folder as {tmp}) to
+    FOLDER/FILE-LINE.txt, so that two builds' outputs can be compared."""
+    name = case["where"].replace("/", "_").replace(":", "-") + ".txt"
+    with open(os.path.join(folder, name), "w", encoding="utf-8") as f:
+        f.write(f"# {case['name']}\nexit {r.returncode}\n--- stdout\n{r.stdout}--- stderr\n{r.stderr}".replace(tmp, "{tmp}"))
 
 
 def run_files(files, args, validator, left_out):

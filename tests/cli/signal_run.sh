@@ -7,7 +7,8 @@
 # waits for it, then writes its stdout and stderr through and exits with its exit code. It fails (exit
 # 99) when WHEN never held, and (exit 98) when a process that was its child at the signal still exists
 # afterwards: a second process must be ended and reaped. With --child the signal goes to COMMAND's
-# child instead (COMMAND is a wrapper such as strace that runs cumemctl).
+# child instead (COMMAND is a wrapper such as strace that runs cumemctl). With SIGNAL_RUN_WITHIN_MS
+# set, it fails (exit 97) where COMMAND took longer than that to exit after the signal.
 set -u
 signal=$1 when=$2 dir=$3 to_child=0
 shift 3
@@ -29,10 +30,12 @@ target=$pid
 ((to_child)) && target=$(pgrep -P "$pid" | head -1)
 children=$(pgrep -P "${target:-$pid}" | tr '\n' ' ')
 if ((held)); then
+  sent=$(date +%s%N)
   kill -"$signal" "${target:-$pid}"
 fi
 wait "$pid"
 rc=$?
+took_ms=$((held ? ($(date +%s%N) - sent) / 1000000 : 0))
 cat "$dir/out"
 cat "$dir/err" >&2
 if ((!held)); then
@@ -45,5 +48,9 @@ for c in $children; do
     exit 98
   fi
 done
+if [[ -n ${SIGNAL_RUN_WITHIN_MS:-} ]] && ((took_ms > SIGNAL_RUN_WITHIN_MS)); then
+  echo "signal_run: it exited $rc ${took_ms} ms after SIG$signal, more than ${SIGNAL_RUN_WITHIN_MS} ms" >&2
+  exit 97
+fi
 echo "signal_run: sent SIG$signal to ${target:-$pid} (children then: ${children:-none}); it exited $rc" >&2
 exit "$rc"

@@ -54,6 +54,7 @@ struct Link {
     long long channel_ready[kChannels] = {};
     std::vector<Transfer> copies;
     unsigned long long done = 0;
+    unsigned long long host_copies = 0;  // h2d and d2h copies enqueued so far (noisy_copies)
 };
 
 // Guarded by one mutex (taken after state().mutex where both are held, never the other way round).
@@ -66,6 +67,7 @@ struct Model {
     // link is busy, as a real one is while a driver's queue holds its copies.
     std::map<const long long*, std::set<std::string>> copying;
     std::map<std::string, Link> links;  // by device UUID (32 hex digits)
+    std::map<int, Link> uplinks;        // by the profile's copy.uplink: when its h2d and d2h are next free
 };
 Model& model() {
     static auto* m = new Model;
@@ -106,6 +108,8 @@ void settle(Link& link, long long now) {
 struct Rates {
     double h2d = 55.0, d2h = 55.5, both = 101.0, d2d = 2050.0, pageable_h2d = 20.0, pageable_d2h = 18.0;
     double remote_numa_factor = 0.7, peer = 350.0;
+    double noisy_copies = 0, noisy_factor = 0.25;
+    double uplink = 0;  // the PCIe switch whose one uplink the device shares with the others of that number
 };
 
 Rates rates_of(int ordinal) {
@@ -124,6 +128,9 @@ Rates rates_of(int ordinal) {
         {"pageable_d2h_gbps", &r.pageable_d2h},
         {"remote_numa_factor", &r.remote_numa_factor},
         {"peer_gbps", &r.peer},
+        {"noisy_copies", &r.noisy_copies},
+        {"noisy_factor", &r.noisy_factor},
+        {"uplink", &r.uplink},
     };
     for (const auto& [key, field] : fields) {
         if (!it->contains(key)) continue;
@@ -339,6 +346,7 @@ CUresult locate(CUdeviceptr ptr, std::size_t size, Place& place) {
             return CUDA_ERROR_INVALID_VALUE;
         case fake::Span::inside:
             place.pinned = true;
+            place.numa = pinned_host_node(p);
             return CUDA_SUCCESS;
         case fake::Span::none:
             break;
@@ -348,9 +356,10 @@ CUresult locate(CUdeviceptr ptr, std::size_t size, Place& place) {
 
 void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place& from, std::size_t size,
                   CUstream stream) {
-    const copy_model::Plan plan = copy_model::plan_copy(to, from);
+    copy_model::Plan plan = copy_model::plan_copy(to, from);
     const std::string uuid = copy_model::uuid_of(plan.device);
     const std::string other_uuid = copy_model::uuid_of(plan.other);
+    const copy_model::Rates noise = copy_model::rates_of(plan.device);  // read before the model's lock
     {
         std::lock_guard<std::mutex> lock(copy_model::model().mutex);
         const long long now = model_now_ns();
@@ -363,9 +372,18 @@ void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place
             copy_model::Link& link = copy_model::model().links[uuid];
             copy_model::settle(link, now);
             start = std::max(start, link.channel_ready[plan.channel]);
+            const bool host_channel = plan.channel == copy_model::kH2d || plan.channel == copy_model::kD2h;
+            copy_model::Link* uplink = host_channel && noise.uplink > 0
+                                           ? &copy_model::model().uplinks[static_cast<int>(noise.uplink)]
+                                           : nullptr;
+            if (uplink != nullptr) start = std::max(start, uplink->channel_ready[plan.channel]);
             const auto bytes = static_cast<double>(size);
             double ns = bytes / plan.rate;
             if (plan.channel == copy_model::kH2d || plan.channel == copy_model::kD2h) {
+                if (static_cast<double>(link.host_copies++) < noise.noisy_copies) {
+                    plan.rate *= noise.noisy_factor, plan.shared *= noise.noisy_factor;
+                    ns = bytes / plan.rate;
+                }
                 const long long until = copy_model::other_way_until(link, plan.channel, start);
                 const double beside = static_cast<double>(until - start) * plan.shared;  // bytes moved beside it
                 ns = bytes <= beside ? bytes / plan.shared
@@ -373,6 +391,7 @@ void enqueue_copy(CUdeviceptr dst, const Place& to, CUdeviceptr src, const Place
             }
             end = start + std::max(1LL, static_cast<long long>(ns));
             link.channel_ready[plan.channel] = end;
+            if (uplink != nullptr) uplink->channel_ready[plan.channel] = end;
             link.copies.push_back({start, end, plan.channel});
             if (plan.other >= 0) {
                 copy_model::Link& other = copy_model::model().links[other_uuid];

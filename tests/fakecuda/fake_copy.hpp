@@ -8,7 +8,8 @@
 // the default shown, an H200 SXM on PCIe Gen5 x16:
 //   "copy": {"h2d_gbps": 55.0, "d2h_gbps": 55.5, "both_gbps": 101.0, "d2d_gbps": 2050.0,
 //            "pageable_h2d_gbps": 20.0, "pageable_d2h_gbps": 18.0, "remote_numa_factor": 0.7,
-//            "peer_gbps": 350.0}
+//            "peer_gbps": 350.0, "noisy_copies": 0, "noisy_factor": 0.25,
+//            "uplink": 0}
 // (This project measured device copies of an H200 at 4.3 TB/s of traffic, 2150 GB/s copied,
 // docs/hardware/2026-12-01-run15.md, and 353 to 374 GB/s between two H200s over NVLink, 2026-11-30-run8.md;
 // the PCIe figures are an H200's usual ones, not measured here.)
@@ -24,6 +25,11 @@
 // - device -> another device: the source's peer_gbps where the profile's "peers" lets either reach the
 //   other; else staged through host memory, at 1 / (1 / d2h_gbps + 1 / h2d_gbps).
 // - host -> host: no time.
+// - a shared uplink: devices whose copy.uplink is the same number sit behind one PCIe switch and its one
+//   uplink to the host: their h2d copies take turns on it, and so do their d2h copies, so that each
+//   reaches its rate alone and two together share it.
+// - noise: the device's first noisy_copies host copies (h2d or d2h, counted as enqueued) run at
+//   noisy_factor of their rate, as a copy beside another tenant's burst does once.
 //
 // Timing: a copy starts at the latest of now, its stream's ready time and the end of what its device's
 // link already carries the same way (h2d, d2h, d2d or peer: copies on several streams of a device take

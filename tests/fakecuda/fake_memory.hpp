@@ -84,6 +84,9 @@ Span linear_span(std::uintptr_t p, std::size_t size, int& owner);
 // The range against the page-locked host allocations of cuMemHostAlloc (fake_host.cpp). Caller holds
 // state().mutex.
 Span pinned_host_span(std::uintptr_t p, std::size_t size);
+// The host NUMA node of the cuMemHostAlloc allocation that holds p (fake_host.cpp), -1 where the profile
+// has no "host" object or p is in none. Caller holds state().mutex.
+int pinned_host_node(std::uintptr_t p);
 
 // Pools (fake_pools.cpp): releases, in every pool of this process, free reserved memory above the
 // pool's release threshold, as the driver does at stream, event and context synchronisation.

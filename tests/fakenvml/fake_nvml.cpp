@@ -600,6 +600,17 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfoV(Device
 //     (scopeId the link: 1 active, 0 inactive) and NVML_FI_DEV_C2C_LINK_GET_MAX_BW (scopeId the link:
 //     max_bw_mbps MB/s for an active link, 0 for an inactive one); NOT_SUPPORTED without "c2c", and for any
 //     other field id; a link index past the last: INVALID_ARGUMENT.
+//   "nvlink": {"links": 18, "speed_mbps": 26562, "version": 4, "inactive": [link index...]}: the field
+//     values NVML_FI_DEV_NVLINK_LINK_COUNT, _SPEED_MBPS_COMMON, _GET_STATE and _GET_SPEED (scopeId the
+//     link; an inactive link's speed 0), nvmlDeviceGetNvLinkState and nvmlDeviceGetNvLinkVersion;
+//     NOT_SUPPORTED without "nvlink".
+//   "numa_node": N and "cpus": [CPU...]: nvmlDeviceGetMemoryAffinity's node and
+//     nvmlDeviceGetCpuAffinityWithinScope's (and nvmlDeviceGetCpuAffinity's) CPUs, whatever the scope;
+//     NOT_SUPPORTED without them.
+//   "clocks": {"graphics": MHz, "sm": MHz, "memory": MHz} and "clocks_event_reasons": a mask
+//     (nvmlClocksEventReasons: 0x4 software power cap, 0x8 hardware slowdown, 0x20 software thermal
+//     slowdown, 0x40 hardware thermal slowdown...): nvmlDeviceGetClockInfo and
+//     nvmlDeviceGetCurrentClocksEventReasons; NOT_SUPPORTED without them.
 // The fake driver's link state (tests/fakecuda/fake_copy.hpp) is found among the objects this process
 // has loaded: dl_iterate_phdr names them, dlopen(RTLD_NOLOAD) gives each one's handle without loading
 // anything, and the fake driver is the one whose handle has fakecuda_link_state. This works whichever
@@ -671,6 +682,37 @@ Return pcie_value(const FakeDevice* d, const char* key, const char* fallback, un
     return kErrorNotSupported;
 }
 
+// An NVLink field (the topology block below) from the device's "nvml" object as it is now; NOT_SUPPORTED
+// for any other field, and for every NVLink field without "nvlink".
+void answer_nvlink_field(const nlohmann::json& j, FakeFieldValue& v) {
+    const auto it = j.find("nvlink");
+    v.nvmlReturn = kErrorNotSupported;
+    if (it == j.end() || !it->is_object()) return;
+    const unsigned links = it->value("links", 0U);
+    const auto inactive = it->value("inactive", std::vector<unsigned>{});
+    const bool active = std::find(inactive.begin(), inactive.end(), v.scopeId) == inactive.end();
+    switch (v.fieldId) {
+        case kFieldNvlinkLinkCount:
+            v.value.uiVal = links;
+            break;
+        case kFieldNvlinkSpeedCommon:
+            v.value.uiVal = it->value("speed_mbps", 0U);
+            break;
+        case kFieldNvlinkGetSpeed:
+        case kFieldNvlinkGetState:
+            if (v.scopeId >= links) {
+                v.nvmlReturn = kErrorInvalidArgument;
+                return;
+            }
+            v.value.uiVal =
+                v.fieldId == kFieldNvlinkGetState ? (active ? 1U : 0U) : (active ? it->value("speed_mbps", 0U) : 0U);
+            break;
+        default:
+            return;
+    }
+    v.nvmlReturn = kSuccess;
+}
+
 // One field of nvmlDeviceGetFieldValues.
 void answer_field(const FakeDevice* d, FakeFieldValue& v) {
     v.latencyUsec = 0;
@@ -709,7 +751,7 @@ void answer_field(const FakeDevice* d, FakeFieldValue& v) {
             return;
         }
         default:
-            v.nvmlReturn = kErrorNotSupported;
+            answer_nvlink_field(j, v);
     }
 }
 
@@ -795,6 +837,96 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetFieldValues(Device de
     FAKE_DEVICE_CALL("nvmlDeviceGetFieldValues")
     if (count < 0 || (count > 0 && values == nullptr)) return kErrorInvalidArgument;
     for (int i = 0; i < count; ++i) answer_field(d, values[i]);
+    return kSuccess;
+}
+
+}  // extern "C"
+
+// ---- Topology: NUMA affinity, NVLink, clocks (the link block's comment above) ----
+namespace {
+
+// Sets the bits of `values` in a mask of `words` unsigned longs.
+Return fill_mask(const nlohmann::json& values, unsigned words, unsigned long* mask) {
+    if (mask == nullptr || words == 0) return kErrorInvalidArgument;
+    std::fill(mask, mask + words, 0UL);
+    constexpr unsigned kBits = sizeof(unsigned long) * 8;
+    for (const auto& v : values) {
+        const auto bit = v.get<unsigned>();
+        if (bit / kBits >= words) return kErrorInsufficientSize;
+        mask[bit / kBits] |= 1UL << (bit % kBits);
+    }
+    return kSuccess;
+}
+
+Return cpu_mask(const FakeDevice* d, unsigned words, unsigned long* set) {
+    const auto j = now(d);
+    if (!j.contains("cpus") || j["cpus"].is_null()) return kErrorNotSupported;
+    return fill_mask(j["cpus"], words, set);
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetMemoryAffinity(Device device, unsigned int words,
+                                                                          unsigned long* set, int) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetMemoryAffinity")
+    const auto j = now(d);
+    if (!j.contains("numa_node") || j["numa_node"].is_null()) return kErrorNotSupported;
+    return fill_mask(nlohmann::json::array({j["numa_node"]}), words, set);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCpuAffinityWithinScope(Device device, unsigned int words,
+                                                                                  unsigned long* set, int) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetCpuAffinityWithinScope")
+    return cpu_mask(d, words, set);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCpuAffinity(Device device, unsigned int words,
+                                                                       unsigned long* set) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetCpuAffinity")
+    return cpu_mask(d, words, set);
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetNvLinkState(Device device, unsigned int link, int* active) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetNvLinkState")
+    FakeFieldValue v{};
+    v.fieldId = kFieldNvlinkGetState, v.scopeId = link;
+    answer_nvlink_field(now(d), v);
+    if (v.nvmlReturn == kSuccess && active == nullptr) return kErrorInvalidArgument;
+    if (v.nvmlReturn == kSuccess) *active = static_cast<int>(v.value.uiVal);
+    return v.nvmlReturn;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetNvLinkVersion(Device device, unsigned int link,
+                                                                         unsigned int* version) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetNvLinkVersion")
+    const auto j = now(d);
+    if (!j.contains("nvlink") || version == nullptr)
+        return version == nullptr ? kErrorInvalidArgument : kErrorNotSupported;
+    if (link >= j["nvlink"].value("links", 0U)) return kErrorInvalidArgument;
+    *version = j["nvlink"].value("version", 4U);
+    return kSuccess;
+}
+
+// type: nvmlClockType_t (0 graphics, 1 SM, 2 memory, 3 video).
+__attribute__((visibility("default"))) Return nvmlDeviceGetClockInfo(Device device, int type, unsigned int* mhz) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetClockInfo")
+    if (mhz == nullptr || type < 0 || type >= kClockCount) return kErrorInvalidArgument;
+    static const char* const keys[kClockCount] = {"graphics", "sm", "memory", "video"};
+    const auto j = now(d);
+    if (!j.contains("clocks") || !j["clocks"].contains(keys[type])) return kErrorNotSupported;
+    *mhz = j["clocks"][keys[type]].get<unsigned int>();
+    return kSuccess;
+}
+
+__attribute__((visibility("default"))) Return nvmlDeviceGetCurrentClocksEventReasons(Device device,
+                                                                                     unsigned long long* reasons) {
+    FAKE_DEVICE_CALL("nvmlDeviceGetCurrentClocksEventReasons")
+    if (reasons == nullptr) return kErrorInvalidArgument;
+    const auto j = now(d);
+    if (!j.contains("clocks_event_reasons")) return kErrorNotSupported;
+    *reasons = j["clocks_event_reasons"].get<unsigned long long>();
     return kSuccess;
 }
 

@@ -9,6 +9,9 @@
 #    its nvml.h): each of h2d, d2h, both and d2d within BANDWIDTH_TOLERANCE (0.10) of the probe's figure
 #    in the same run (d2d against the probe's read+write figure, as bandwidth counts it).
 # 3. doctor --checks pcie-link,host-bandwidth,memory-bandwidth on device 0: exit 0, each pass.
+# 4. bandwidth --device 0 --size 4GiB --iterations 50 --json sent SIGTERM 0.5 s in, and again sent
+#    SIGINT 8 s in (copies under way): exit 143 / 130 within 1 s of the signal, a JSON report whose
+#    error is terminated / interrupted; the second keeps at least one figure.
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
 binary=${1:-build/cmd/cumemctl}
@@ -70,4 +73,29 @@ if doctor["exit_code"] != 0:
     fail(f"doctor exit {doctor['exit_code']}")
 sys.exit(0 if ok else 1)
 PY
+# Step 4: a stop request ends a long run within a second.
+stop_within() {  # SIGNAL DELAY EXIT KIND MIN_FIGURES
+  echo "== cumemctl bandwidth --device 0 --size 4GiB --iterations 50 --json, SIG$1 after $2 s"
+  "$binary" bandwidth --device 0 --size 4GiB --iterations 50 --json >"$tmp/stop.json" &
+  local pid=$! signalled rc took
+  sleep "$2"
+  signalled=$(date +%s.%N)
+  kill -"$1" "$pid"
+  wait "$pid"
+  rc=$?
+  took=$(awk "BEGIN{printf \"%.3f\", $(date +%s.%N) - $signalled}")
+  echo "exit $rc, ${took} s from SIG$1 to exit"
+  ((rc == $3)) || { echo "FAIL: exit $rc after SIG$1, not $3"; status=1; }
+  awk "BEGIN{exit !($took < 1)}" || { echo "FAIL: ${took} s to stop after SIG$1"; status=1; }
+  python3 - "$tmp/stop.json" "$3" "$4" "$5" <<'PY' || status=1
+import json, sys
+r, code, kind, least = json.load(open(sys.argv[1])), int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
+figures = (r.get("results") or {}).get("figures", [])
+print(f"exit_code {r['exit_code']}, errors {[e['kind'] for e in r['errors']]}, {len(figures)} figures")
+assert r["exit_code"] == code and r["errors"][0]["kind"] == kind, "the report does not say it was stopped"
+assert len(figures) >= least, f"fewer than {least} figures kept"
+PY
+}
+stop_within TERM 0.5 143 terminated 0
+stop_within INT 8 130 interrupted 1
 exit $status

@@ -72,7 +72,7 @@ TEST_CASE("memory's limit: NVML's bus and clock, else the driver's attributes, e
     CHECK(why.find("neither NVML nor the driver") != std::string::npos);
 }
 
-TEST_CASE("each figure is held against its path's limit: both directions twice the link, d2d HBM, peer none") {
+TEST_CASE("each figure is held against its path's limit: both directions twice the link, d2d HBM, peer NVLink") {
     DeviceLimits limits;
     limits.host = PathLimit{PathLimit::Link::pcie, 63, "x"};
     limits.memory = PathLimit{PathLimit::Link::hbm, 4814, "y"};
@@ -86,9 +86,34 @@ TEST_CASE("each figure is held against its path's limit: both directions twice t
     f.path = CopyPath::device_to_device;
     CHECK(*limit_of(limits, f) == 4814);
     f.path = CopyPath::peer;
-    CHECK_FALSE(limit_of(limits, f));
+    CHECK_FALSE(limit_of(limits, f));  // no NVLink up
+    limits.peer = PathLimit{PathLimit::Link::nvlink, 478, "z"};
+    CHECK(*limit_of(limits, f) == 478);
     f.bytes = 2'000'000'000, f.seconds = 0.5;
     CHECK(f.gbps() == doctest::Approx(4.0));
     f.seconds = 0;
     CHECK(f.gbps() == 0);
+}
+
+TEST_CASE("NVLink's limit: the links up x their speed; none without a link up; how each figure counts") {
+    std::string why;
+    CHECK_FALSE(nvlink_limit(std::nullopt, &why));
+    cumemctl::nvml::NvLink l;
+    l.links = 18, l.active = 18, l.active_mbps = 18ULL * 26562;
+    auto limit = nvlink_limit(l, &why);
+    REQUIRE(limit);
+    CHECK(limit->link == PathLimit::Link::nvlink);
+    CHECK(limit->gbps == doctest::Approx(478.1).epsilon(0.001));
+    CHECK(limit->basis == "NVLink, 18 of 18 links up at 26.6 GB/s (NVML)");
+    l.active = 12, l.active_mbps = 12ULL * 26562;  // H100 PCIe by design, or six links down
+    CHECK(nvlink_limit(l, &why)->gbps == doctest::Approx(318.7).epsilon(0.001));
+    l.active = 0, l.active_mbps = 0;
+    CHECK_FALSE(nvlink_limit(l, &why));
+    CHECK(why == "none of the GPU's 18 NVLink links is up");
+
+    CHECK(byte_count(CopyPath::host_to_device) == ByteCount::copied);
+    CHECK(byte_count(CopyPath::peer) == ByteCount::copied);
+    CHECK(byte_count(CopyPath::both) == ByteCount::both_directions);
+    CHECK(byte_count(CopyPath::device_to_device) == ByteCount::read_and_written);
+    CHECK(std::string(count_name(ByteCount::read_and_written)) == "read_and_written");
 }

@@ -5,7 +5,7 @@
 
 #include "fleet/fleet_results.hpp"
 #include "matrix/matrix_results.hpp"
-#include "report/html/html_renderer.hpp"
+#include "render/html_renderer.hpp"
 #include "report/html_parts.hpp"
 
 using namespace cumemctl;

@@ -1,14 +1,17 @@
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <list>
 #include <memory>
 #include <new>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "base/interrupt.hpp"
 #include "base/scope_exit.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
@@ -18,12 +21,29 @@
 #include "util/size.hpp"
 #include "util/stopwatch.hpp"
 #include "util/text_file.hpp"
+#include "util/thread_binding.hpp"
 
 namespace cumemctl::gpu {
 namespace {
 
-// Work put on a stream: one copy.
-using Enqueue = std::function<void(CUstream)>;
+// A copy is cut into pieces of at most kPiece bytes, and at most kQueued bytes are queued on a stream
+// ahead of the host: a stop request (SIGINT, SIGTERM) is seen between two pieces, and what is queued
+// then, which must end before the buffers go, takes a fraction of a second on any link (1 GiB at
+// 10 GB/s is 0.1 s), while the stream never runs dry. Buffers are made and written in pieces too.
+constexpr std::uint64_t kPiece = 256ULL << 20;
+constexpr std::uint64_t kQueued = 1ULL << 30;
+
+// Calls `piece(offset, bytes)` for each piece of `size` bytes, checking for a stop request before each.
+template <class Piece>
+void in_pieces(std::uint64_t size, Piece&& piece) {
+    for (std::uint64_t off = 0; off < size; off += kPiece) {
+        check_interrupted();
+        piece(off, std::min(kPiece, size - off));
+    }
+}
+
+// Work put on a stream: the piece of one copy at `offset`, of `bytes`.
+using Enqueue = std::function<void(CUstream, std::uint64_t offset, std::uint64_t bytes)>;
 
 // Device memory, written before any copy reads it (a copy of memory never written reads
 // uninitialised memory, which initcheck reports), the write finished before the copies' streams,
@@ -32,17 +52,29 @@ OwnedHandle<CUdeviceptr> copy_device_buffer(const DriverApi& api, std::uint64_t 
     CU_REQUIRE(api, cuMemFree);
     OwnedHandle<CUdeviceptr> b([&api](CUdeviceptr p) { return api.cuMemFree(p); });
     CU_CALL(api, cuMemAlloc, b.out(), size);
-    CU_CALL(api, cuMemsetD8, b.get(), 0x5a, size);
-    CU_CALL(api, cuCtxSynchronize);
+    in_pieces(size, [&](std::uint64_t off, std::uint64_t n) {
+        CU_CALL(api, cuMemsetD8, b.get() + off, 0x5a, n);
+        CU_CALL(api, cuCtxSynchronize);
+    });
     return b;
 }
 
-OwnedHandle<void*> copy_pinned_buffer(const DriverApi& api, std::uint64_t size) {
-    CU_REQUIRE(api, cuMemFreeHost);
-    OwnedHandle<void*> b([&api](void* p) { return api.cuMemFreeHost(p); });
-    CU_CALL(api, cuMemHostAlloc, b.out(), size, 0);  // pinned: its pages exist once it returns
-    return b;
-}
+// Pinned host memory, one allocation a piece (pinning gigabytes at once takes the host seconds): the
+// piece at `offset` is at(offset).
+class PinnedBuffer {
+public:
+    PinnedBuffer(const DriverApi& api, std::uint64_t size) {
+        CU_REQUIRE(api, cuMemFreeHost);
+        in_pieces(size, [&](std::uint64_t, std::uint64_t n) {
+            pieces_.emplace_back([&api](void* p) { return api.cuMemFreeHost(p); });
+            CU_CALL(api, cuMemHostAlloc, pieces_.back().out(), n, 0);  // pinned: its pages exist once it returns
+        });
+    }
+    void* at(std::uint64_t offset) const { return pieces_[offset / kPiece].get(); }
+
+private:
+    std::vector<OwnedHandle<void*>> pieces_;
+};
 
 OwnedHandle<CUstream> copy_stream(const DriverApi& api) {
     CU_REQUIRE(api, cuStreamDestroy);
@@ -58,55 +90,141 @@ OwnedHandle<CUevent> copy_event(const DriverApi& api) {
     return e;
 }
 
+// Waits for `event` without blocking in the driver: asks every tenth of a millisecond whether it is
+// done, and throws Interrupted between two questions once SIGINT or SIGTERM came.
+void wait_event(const DriverApi& api, CUevent event) {
+    CU_REQUIRE(api, cuEventQuery);
+    for (;;) {
+        const CUresult r = api.cuEventQuery(event);
+        if (r == CUDA_SUCCESS) return;
+        if (r != CUDA_ERROR_NOT_READY) check(api, r, "cuEventQuery");
+        check_interrupted();
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+}
+
 double seconds_between(const DriverApi& api, CUevent from, CUevent to) {
-    CU_CALL(api, cuEventSynchronize, to);
+    wait_event(api, to);
     float ms = 0;
     CU_CALL(api, cuEventElapsedTime, &ms, from, to);
     return ms / 1e3;
 }
 
-// `iterations` of `op` on one stream after one untimed (the first copy of a buffer pays for its
-// mappings): seconds.
-double timed_copies(const DriverApi& api, int iterations, const Enqueue& op) {
+// Keeps at most kQueued bytes queued on one stream: an event after each piece, and the host waits
+// (interruptibly) for the oldest while more are in flight.
+class Pacer {
+public:
+    Pacer(const DriverApi& api, CUstream stream) : api_(api), stream_(stream) {}
+    // Stopped with pieces in flight: they end before the buffers they copy go (a fraction of a second).
+    ~Pacer() {
+        if (!queued_.empty()) (void)api_.cuStreamSynchronize(stream_);
+    }
+    Pacer(const Pacer&) = delete;
+    Pacer& operator=(const Pacer&) = delete;
+    // Enqueues all of `op`, a copy of `size` bytes, piece by piece.
+    void copy(const Enqueue& op, std::uint64_t size) {
+        in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { piece(op, off, n); });
+    }
+    // Enqueues one piece of `op`.
+    void piece(const Enqueue& op, std::uint64_t offset, std::uint64_t bytes) {
+        op(stream_, offset, bytes);
+        if (spare_.empty()) spare_.push_back(copy_event(api_));
+        queued_.push_back({std::move(spare_.back()), bytes});
+        spare_.pop_back();
+        CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
+        in_flight_ += bytes;
+        while (in_flight_ > kQueued) retire();
+    }
+    // Waits for everything queued.
+    void drain() {
+        while (!queued_.empty()) retire();
+    }
+
+private:
+    struct Queued {
+        OwnedHandle<CUevent> event;
+        std::uint64_t bytes = 0;
+    };
+    void retire() {
+        wait_event(api_, queued_.front().event.get());
+        in_flight_ -= queued_.front().bytes;
+        spare_.push_back(std::move(queued_.front().event));
+        queued_.pop_front();
+    }
+
+    const DriverApi& api_;
+    CUstream stream_;
+    std::deque<Queued> queued_;
+    std::vector<OwnedHandle<CUevent>> spare_;
+    std::uint64_t in_flight_ = 0;
+};
+
+// `iterations` of `op`, a copy of `size` bytes, on one stream after one untimed (the first copy of a
+// buffer pays for its mappings): seconds.
+double timed_copies(const DriverApi& api, int iterations, std::uint64_t size, const Enqueue& op) {
     const auto stream = copy_stream(api);
-    op(stream.get());
-    CU_CALL(api, cuStreamSynchronize, stream.get());
+    Pacer pace(api, stream.get());
+    pace.copy(op, size);
+    pace.drain();
     const auto start = copy_event(api);
     const auto end = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), stream.get());
-    for (int i = 0; i < iterations; ++i) op(stream.get());
+    for (int i = 0; i < iterations; ++i) pace.copy(op, size);
     CU_CALL(api, cuEventRecord, end.get(), stream.get());
     return seconds_between(api, start.get(), end.get());
 }
 
-// `iterations` of `a` on one stream and of `b` on another, started together; seconds until both end.
-double timed_together(const DriverApi& api, int iterations, const Enqueue& a, const Enqueue& b) {
+// The seconds two streams' copies took: until both ended, and until each one's own ended.
+struct TogetherSeconds {
+    double both = 0, first = 0, second = 0;
+};
+
+// `iterations` of `a` on one stream and of `b` on another, both copies of `size` bytes, started
+// together.
+TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64_t size, const Enqueue& a,
+                               const Enqueue& b) {
     const auto s1 = copy_stream(api);
     const auto s2 = copy_stream(api);
-    a(s1.get()), b(s2.get());
-    CU_CALL(api, cuStreamSynchronize, s1.get());
-    CU_CALL(api, cuStreamSynchronize, s2.get());
+    Pacer p1(api, s1.get());
+    Pacer p2(api, s2.get());
+    const auto both = [&] {
+        in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { p1.piece(a, off, n), p2.piece(b, off, n); });
+    };
+    both();
+    p1.drain(), p2.drain();
     const auto start = copy_event(api);
+    const auto first_done = copy_event(api);
     const auto second_done = copy_event(api);
     const auto end = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), s1.get());
     CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
-    for (int i = 0; i < iterations; ++i) a(s1.get()), b(s2.get());
+    for (int i = 0; i < iterations; ++i) both();
+    CU_CALL(api, cuEventRecord, first_done.get(), s1.get());
     CU_CALL(api, cuEventRecord, second_done.get(), s2.get());
     CU_CALL(api, cuStreamWaitEvent, s1.get(), second_done.get(), 0);
     CU_CALL(api, cuEventRecord, end.get(), s1.get());
-    return seconds_between(api, start.get(), end.get());
+    TogetherSeconds t;
+    t.both = seconds_between(api, start.get(), end.get());
+    t.first = seconds_between(api, start.get(), first_done.get());
+    t.second = seconds_between(api, start.get(), second_done.get());
+    return t;
 }
 
-Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const void* src, std::uint64_t n) {
-    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyHtoDAsync, dst, src, n, s); };
+Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const PinnedBuffer& src) {
+    return [&api, dst, &src](CUstream s, std::uint64_t off, std::uint64_t n) {
+        CU_CALL(api, cuMemcpyHtoDAsync, dst + off, src.at(off), n, s);
+    };
 }
-Enqueue to_host(const DriverApi& api, void* dst, CUdeviceptr src, std::uint64_t n) {
-    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyDtoHAsync, dst, src, n, s); };
+Enqueue to_host(const DriverApi& api, const PinnedBuffer& dst, CUdeviceptr src) {
+    return [&api, &dst, src](CUstream s, std::uint64_t off, std::uint64_t n) {
+        CU_CALL(api, cuMemcpyDtoHAsync, dst.at(off), src + off, n, s);
+    };
 }
 // Between two unified addresses (device memory, or host memory cuMemCreate mapped for the device).
-Enqueue unified(const DriverApi& api, CUdeviceptr dst, CUdeviceptr src, std::uint64_t n) {
-    return [&api, dst, src, n](CUstream s) { CU_CALL(api, cuMemcpyAsync, dst, src, n, s); };
+Enqueue unified(const DriverApi& api, CUdeviceptr dst, CUdeviceptr src) {
+    return [&api, dst, src](CUstream s, std::uint64_t off, std::uint64_t n) {
+        CU_CALL(api, cuMemcpyAsync, dst + off, src + off, n, s);
+    };
 }
 
 // Host memory of cuMemCreate on NUMA node `node`, mapped and readable and writable by `device`.
@@ -134,9 +252,12 @@ struct NumaBuffer {
     CUdeviceptr ptr() const { return range->base(); }
 };
 
+// A figure of one direction (h2d, d2h, d2d, peer), with its bytes copied: a d2d figure counts each
+// byte read and written, so half its bytes were copied.
 CopyFigure copy_figure(CopyPath path, HostMemory host, std::uint64_t bytes, int iterations, double seconds) {
     CopyFigure f;
     f.path = path, f.host = host, f.bytes = bytes, f.iterations = iterations, f.seconds = seconds;
+    f.copied.push_back({path, path == CopyPath::device_to_device ? bytes / 2 : bytes, seconds});
     return f;
 }
 
@@ -145,10 +266,10 @@ void host_pair(const DriverApi& api, const CopyRequest& r, HostMemory kind, std:
                const Enqueue& d2h, std::vector<CopyFigure>& out) {
     const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
     out.push_back(
-        copy_figure(CopyPath::host_to_device, kind, bytes, r.iterations, timed_copies(api, r.iterations, h2d)));
+        copy_figure(CopyPath::host_to_device, kind, bytes, r.iterations, timed_copies(api, r.iterations, r.size, h2d)));
     out.back().numa_node = node;
     out.push_back(
-        copy_figure(CopyPath::device_to_host, kind, bytes, r.iterations, timed_copies(api, r.iterations, d2h)));
+        copy_figure(CopyPath::device_to_host, kind, bytes, r.iterations, timed_copies(api, r.iterations, r.size, d2h)));
     out.back().numa_node = node;
 }
 
@@ -160,9 +281,15 @@ void pageable_pair(const DriverApi& api, const CopyRequest& r, CUdeviceptr dev, 
         throw Error(ExitCode::failed, fmt::format("no {} of pageable host memory for the copies", format_size(n)),
                     "copy fewer bytes at a time");
     }
-    std::memset(page.get(), 0x5a, n);
-    host_pair(api, r, HostMemory::pageable, std::nullopt, to_device(api, dev, page.get(), n),
-              to_host(api, page.get(), dev, n), out);
+    char* const p = page.get();
+    in_pieces(n, [p](std::uint64_t off, std::uint64_t bytes) { std::memset(p + off, 0x5a, bytes); });
+    const Enqueue h2d = [&api, dev, p](CUstream s, std::uint64_t off, std::uint64_t bytes) {
+        CU_CALL(api, cuMemcpyHtoDAsync, dev + off, p + off, bytes, s);
+    };
+    const Enqueue d2h = [&api, dev, p](CUstream s, std::uint64_t off, std::uint64_t bytes) {
+        CU_CALL(api, cuMemcpyDtoHAsync, p + off, dev + off, bytes, s);
+    };
+    host_pair(api, r, HostMemory::pageable, std::nullopt, h2d, d2h, out);
 }
 
 // h2d and d2h from host memory on NUMA node `node`; a node the driver refuses goes to `refused` where
@@ -178,8 +305,7 @@ void numa_pair(const DriverApi& api, const CopyRequest& r, int device, int node,
         refused->push_back({node, e.problem()});
         return;
     }
-    host_pair(api, r, HostMemory::numa, node, unified(api, dev, numa->ptr(), n), unified(api, numa->ptr(), dev, n),
-              out);
+    host_pair(api, r, HostMemory::numa, node, unified(api, dev, numa->ptr()), unified(api, numa->ptr(), dev), out);
 }
 
 // device -> `peer`, the destination in the peer's memory.
@@ -204,9 +330,10 @@ CopyFigure peer_figure(const DriverApi& api, CUdeviceptr src, int peer, std::uin
         if (enabled_here && api.cuCtxDisablePeerAccess != nullptr) api.cuCtxDisablePeerAccess(peer_ctx);
     });
     const CUdeviceptr to = dst.get();
-    const double s = timed_copies(api, iterations, [&api, to, peer_ctx, src, own, size](CUstream st) {
-        CU_CALL(api, cuMemcpyPeerAsync, to, peer_ctx, src, own, size, st);
-    });
+    const double s = timed_copies(api, iterations, size,
+                                  [&api, to, peer_ctx, src, own](CUstream st, std::uint64_t off, std::uint64_t n) {
+                                      CU_CALL(api, cuMemcpyPeerAsync, to + off, peer_ctx, src + off, own, n, st);
+                                  });
     CopyFigure f =
         copy_figure(CopyPath::peer, HostMemory::pinned, size * static_cast<std::uint64_t>(iterations), iterations, s);
     f.peer = peer;
@@ -231,50 +358,187 @@ const char* path_name(CopyPath path) {
     return "?";
 }
 
-std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const CopyRequest& r,
-                                       const CopyProgress& progress, std::vector<NumaRefusal>* refused) {
+ByteCount byte_count(CopyPath path) {
+    switch (path) {
+        case CopyPath::both:
+            return ByteCount::both_directions;
+        case CopyPath::device_to_device:
+            return ByteCount::read_and_written;
+        default:
+            return ByteCount::copied;
+    }
+}
+
+const char* count_name(ByteCount count) {
+    switch (count) {
+        case ByteCount::copied:
+            return "copied";
+        case ByteCount::both_directions:
+            return "both_directions";
+        case ByteCount::read_and_written:
+            return "read_and_written";
+    }
+    return "?";
+}
+
+void measure_copies(const DriverApi& api, int device, const CopyRequest& r, std::vector<CopyFigure>& out,
+                    const CopyProgress& progress, std::vector<NumaRefusal>* refused, BindingOutcome* binding) {
     const auto say = [&progress](const std::string& what) {
         if (progress) progress(what);
     };
-    std::vector<CopyFigure> out;
+    std::optional<ThreadBinding> bound;
+    std::optional<int> node;
+    if (r.placement && r.placement->node) {
+        bound.emplace(r.placement->cpus, r.placement->node);
+        if (bound->cpus_bound() || bound->memory_bound()) node = r.placement->node;
+        if (binding != nullptr) binding->node = node, binding->error = bound->error();
+    }
+    const std::size_t first = out.size();
     const std::uint64_t n = r.size;
     const std::uint64_t bytes = n * static_cast<std::uint64_t>(r.iterations);
     const auto dev = copy_device_buffer(api, n);
     if (r.host || r.both) {
-        const auto host = copy_pinned_buffer(api, n);
+        const PinnedBuffer host(api, n);
         if (r.host) {
             say("host<->device, pinned");
-            host_pair(api, r, HostMemory::pinned, std::nullopt, to_device(api, dev.get(), host.get(), n),
-                      to_host(api, host.get(), dev.get(), n), out);
+            host_pair(api, r, HostMemory::pinned, std::nullopt, to_device(api, dev.get(), host),
+                      to_host(api, host, dev.get()), out);
         }
         if (r.both) {
             say("both directions at once");
             const auto dev2 = copy_device_buffer(api, n);
-            const auto host2 = copy_pinned_buffer(api, n);
-            const double s = timed_together(api, r.iterations, to_device(api, dev.get(), host.get(), n),
-                                            to_host(api, host2.get(), dev2.get(), n));
-            out.push_back(copy_figure(CopyPath::both, HostMemory::pinned, 2 * bytes, r.iterations, s));
+            const PinnedBuffer host2(api, n);
+            const TogetherSeconds s =
+                timed_together(api, r.iterations, n, to_device(api, dev.get(), host), to_host(api, host2, dev2.get()));
+            CopyFigure both;
+            both.path = CopyPath::both, both.bytes = 2 * bytes, both.iterations = r.iterations, both.seconds = s.both;
+            both.copied = {{CopyPath::host_to_device, bytes, s.first}, {CopyPath::device_to_host, bytes, s.second}};
+            out.push_back(both);
         }
     }
     if (r.pageable) {
         say("host<->device, pageable");
         pageable_pair(api, r, dev.get(), out);
     }
-    for (const int node : r.numa_nodes) {
-        say(fmt::format("host<->device, NUMA node {}", node));
-        numa_pair(api, r, device, node, dev.get(), out, refused);
+    for (std::size_t i = first; i < out.size(); ++i) out[i].numa_node = node;  // pinned, pageable: the thread's node
+    for (const int numa : r.numa_nodes) {
+        say(fmt::format("host<->device, NUMA node {}", numa));
+        numa_pair(api, r, device, numa, dev.get(), out, refused);
     }
     if (r.device) {
         say("device->device");
         const auto dev2 = copy_device_buffer(api, n);
         const CUdeviceptr a = dev.get(), b = dev2.get();
-        const double s = timed_copies(api, r.iterations,
-                                      [&api, a, b, n](CUstream st) { CU_CALL(api, cuMemcpyDtoDAsync, b, a, n, st); });
+        const double s =
+            timed_copies(api, r.iterations, n, [&api, a, b](CUstream st, std::uint64_t off, std::uint64_t m) {
+                CU_CALL(api, cuMemcpyDtoDAsync, b + off, a + off, m, st);
+            });
         out.push_back(copy_figure(CopyPath::device_to_device, HostMemory::pinned, 2 * bytes, r.iterations, s));
     }
     for (const int peer : r.peers) {
         say(fmt::format("GPU {} -> GPU {}", device, peer));
         out.push_back(peer_figure(api, dev.get(), peer, n, r.iterations));
+    }
+}
+
+namespace {
+
+// One GPU's part of measure_concurrent: its context, buffers, stream and events, and how its buffers
+// were placed.
+struct ConcurrentPart {
+    int device = 0;
+    CUcontext context = nullptr;
+    std::optional<OwnedHandle<CUdeviceptr>> dev;
+    std::optional<PinnedBuffer> host;
+    std::optional<OwnedHandle<CUstream>> stream;
+    std::optional<Pacer> pacer;  // the untimed copies' pieces, waited for interruptibly
+    std::optional<OwnedHandle<CUevent>> start, end;
+    BindingOutcome binding;
+};
+
+// Makes a GPU's buffers on its node (the thread bound while they are made), its stream and events, and
+// copies once each way untimed. The GPU's context is current.
+void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optional<HostPlacement>& where,
+                  ConcurrentPart& part) {
+    std::optional<ThreadBinding> bound;
+    if (where && where->node) {
+        bound.emplace(where->cpus, where->node);
+        if (bound->cpus_bound() || bound->memory_bound()) part.binding.node = where->node;
+        part.binding.error = bound->error();
+    }
+    part.dev.emplace(copy_device_buffer(api, r.size));
+    part.host.emplace(api, r.size);
+    part.stream.emplace(copy_stream(api));
+    part.pacer.emplace(api, part.stream->get());
+    part.start.emplace(copy_event(api));
+    part.end.emplace(copy_event(api));
+    part.pacer->copy(to_device(api, part.dev->get(), *part.host), r.size);
+    part.pacer->copy(to_host(api, *part.host, part.dev->get()), r.size);
+    part.pacer->drain();
+    CU_CALL(api, cuStreamSynchronize, part.stream->get());  // done already: the stream is idle from here
+}
+
+// One direction on every GPU at once: the copies queued on every GPU's stream in turn (queueing takes
+// microseconds, the copies milliseconds), then each GPU's time from its start event to its end event.
+void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::vector<ConcurrentPart>& parts,
+               std::vector<std::vector<CopyFigure>>& out) {
+    check_interrupted();
+    const auto each = [&api, &parts](const auto& step) {
+        for (ConcurrentPart& p : parts) {
+            CU_CALL(api, cuCtxSetCurrent, p.context);
+            step(p);
+        }
+    };
+    bool first = true;
+    for (int i = 0; i < r.iterations; ++i) {  // a piece on every GPU in turn, as they run together
+        in_pieces(r.size, [&](std::uint64_t off, std::uint64_t n) {
+            each([&api, path, off, n, first](ConcurrentPart& p) {
+                // Each GPU's time starts right before its first copy: no host call between the two.
+                if (first) CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
+                const Enqueue op = path == CopyPath::host_to_device ? to_device(api, p.dev->get(), *p.host)
+                                                                    : to_host(api, *p.host, p.dev->get());
+                op(p.stream->get(), off, n);  // no event a piece: every GPU's copies queued back to back
+            });
+            first = false;
+        });
+    }
+    each([&api](ConcurrentPart& p) { CU_CALL(api, cuEventRecord, p.end->get(), p.stream->get()); });
+    const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        CU_CALL(api, cuCtxSetCurrent, parts[i].context);
+        CopyFigure f = copy_figure(path, HostMemory::pinned, bytes, r.iterations,
+                                   seconds_between(api, parts[i].start->get(), parts[i].end->get()));
+        f.concurrent = true, f.numa_node = parts[i].binding.node;
+        out[i].push_back(f);
+    }
+}
+
+}  // namespace
+
+std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, const std::vector<int>& devices,
+                                                        const CopyRequest& r,
+                                                        const std::vector<std::optional<HostPlacement>>& placements,
+                                                        std::vector<BindingOutcome>* bindings) {
+    std::list<PrimaryContext> contexts;  // retained, released last, in the reverse of their making
+    std::vector<ConcurrentPart> parts(devices.size());
+    const ScopeExit release([&api, &parts, &contexts] {
+        for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
+            if (p->context != nullptr) api.cuCtxSetCurrent(p->context);
+            if (p->stream) (void)api.cuStreamSynchronize(p->stream->get());  // stopped: what is queued ends first
+            p->end.reset(), p->start.reset(), p->pacer.reset(), p->stream.reset(), p->host.reset(), p->dev.reset();
+        }
+        while (!contexts.empty()) contexts.pop_back();
+    });
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        contexts.emplace_back(api, devices[i]);
+        parts[i].device = devices[i], parts[i].context = contexts.back().get();
+        prepare_part(api, r, i < placements.size() ? placements[i] : std::nullopt, parts[i]);
+    }
+    std::vector<std::vector<CopyFigure>> out(devices.size());
+    timed_all(api, r, CopyPath::host_to_device, parts, out);
+    timed_all(api, r, CopyPath::device_to_host, parts, out);
+    if (bindings != nullptr) {
+        for (const ConcurrentPart& p : parts) bindings->push_back(p.binding);
     }
     return out;
 }
@@ -282,14 +546,16 @@ std::vector<CopyFigure> measure_copies(const DriverApi& api, int device, const C
 CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int batch, double seconds,
                       const std::function<bool()>& sample) {
     const auto dev = copy_device_buffer(api, size);
-    const auto host = copy_pinned_buffer(api, size);
+    const PinnedBuffer host(api, size);
     const auto stream = copy_stream(api);
     const auto start = copy_event(api);
-    const Enqueue h2d = to_device(api, dev.get(), host.get(), size);
+    const Enqueue h2d = to_device(api, dev.get(), host);
     std::deque<OwnedHandle<CUevent>> queued;  // the end of each batch in flight
     int copies = 0;
     const auto queue_batch = [&] {
-        for (int i = 0; i < batch; ++i) h2d(stream.get());
+        for (int i = 0; i < batch; ++i) {
+            in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { h2d(stream.get(), off, n); });
+        }
         copies += batch;
         queued.push_back(copy_event(api));
         CU_CALL(api, cuEventRecord, queued.back().get(), stream.get());

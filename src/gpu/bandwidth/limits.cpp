@@ -66,13 +66,28 @@ std::optional<PathLimit> memory_limit(const nvml::LinkInfo& info, int attr_bus_w
     return std::nullopt;
 }
 
+std::optional<PathLimit> nvlink_limit(const std::optional<nvml::NvLink>& nvlink, std::string* why) {
+    if (!nvlink) return std::nullopt;
+    if (nvlink->active == 0 || nvlink->active_mbps == 0) {
+        if (why != nullptr) *why = fmt::format("none of the GPU's {} NVLink links is up", nvlink->links);
+        return std::nullopt;
+    }
+    const double per_link = static_cast<double>(nvlink->active_mbps) / nvlink->active / 1000;
+    return PathLimit{
+        PathLimit::Link::nvlink, static_cast<double>(nvlink->active_mbps) / 1000,
+        fmt::format("NVLink, {} of {} links up at {:.1f} GB/s (NVML)", nvlink->active, nvlink->links, per_link)};
+}
+
 DeviceLimits device_limits(const DriverApi& api, int ordinal, const nvml::Library* nvml, const std::string& uuid) {
     DeviceLimits d;
     if (nvml == nullptr || !nvml->loaded()) {
         d.nvml_error = nvml == nullptr ? "NVML was not loaded" : nvml->info().error;
     } else if (const auto handle = nvml->device_by_uuid(uuid, &d.nvml_error)) {
         d.link = nvml::query_link_info(*nvml, *handle);
+        d.nvlink = nvml::query_nvlink(*nvml, *handle, d.peer_why);
     }
+    d.peer = nvlink_limit(d.nvlink, &d.peer_why);
+    if (!d.peer && d.peer_why.empty()) d.peer_why = d.nvml_error;
     d.host = host_link_limit(d.link, &d.host_why);
     if (!d.host && !d.nvml_error.empty()) d.host_why = d.nvml_error;
     const int bus = device_attribute(api, ordinal, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).value_or(0);
@@ -94,6 +109,7 @@ std::optional<double> limit_of(const DeviceLimits& limits, const CopyFigure& fig
             if (limits.memory) return limits.memory->gbps;
             break;
         case CopyPath::peer:
+            if (limits.peer) return limits.peer->gbps;
             break;
     }
     return std::nullopt;

@@ -9,6 +9,7 @@
 #include "cuda/driver_api.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "nvml/link_info.hpp"
+#include "nvml/nvlink.hpp"
 
 namespace cumemctl::gpu {
 
@@ -23,7 +24,7 @@ std::optional<double> hbm_gbps(unsigned bus_width_bits, unsigned max_clock_mhz);
 
 // What a limit is and where it came from.
 struct PathLimit {
-    enum class Link { pcie, c2c, hbm };
+    enum class Link { pcie, c2c, hbm, nvlink };
     Link link = Link::pcie;
     double gbps = 0;
     std::string basis;  // "PCIe Gen5 x16 (the link's maximum)", "C2C, 10 links", "HBM 6016-bit at 3201 MHz"
@@ -39,12 +40,17 @@ std::optional<PathLimit> host_link_limit(const nvml::LinkInfo& info, std::string
 std::optional<PathLimit> memory_limit(const nvml::LinkInfo& info, int attr_bus_width_bits, int attr_clock_khz,
                                       std::string* why);
 
+// The GPU->GPU limit, per direction: the NVLink links up x their speed, from NVML ("NVLink, 18 of 18
+// links up at 26.6 GB/s"). nullopt with `why` where the GPU has no NVLink or none is up.
+std::optional<PathLimit> nvlink_limit(const std::optional<nvml::NvLink>& nvlink, std::string* why);
+
 // What NVML says of one GPU's links and the limits of its paths, with why a limit is unknown.
 struct DeviceLimits {
     nvml::LinkInfo link;
-    std::string nvml_error;  // why NVML said nothing of this GPU (not loaded, not listed)
-    std::optional<PathLimit> host, memory;
-    std::string host_why, memory_why;
+    std::optional<nvml::NvLink> nvlink;  // absent where NVML gives no NVLink (nvlink_why says why)
+    std::string nvml_error;              // why NVML said nothing of this GPU (not loaded, not listed)
+    std::optional<PathLimit> host, memory, peer;
+    std::string host_why, memory_why, peer_why;
 };
 
 // The limits of GPU `ordinal` (NVML's device of `uuid` where `nvml` is loaded and lists it; the
@@ -52,7 +58,7 @@ struct DeviceLimits {
 DeviceLimits device_limits(const DriverApi& api, int ordinal, const nvml::Library* nvml, const std::string& uuid);
 
 // The limit a figure is held against: the host link per direction (both directions at once: twice it),
-// HBM for device->device; none for GPU->GPU.
+// HBM for device->device, the source GPU's NVLink links up for GPU->GPU.
 std::optional<double> limit_of(const DeviceLimits& limits, const CopyFigure& figure);
 
 // "Gen5 x16".

@@ -1,5 +1,6 @@
 #include "gpu/device/granularity.hpp"
 
+#include "base/enum_words.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/locality.hpp"
 
@@ -76,16 +77,18 @@ std::vector<GranularityRow> granularity_table(const DriverApi& api, const std::v
     return rows;
 }
 
+namespace {
+
+constexpr auto kGranularityStatusWords =
+    enum_words<GranularityRow::Status>({{GranularityRow::Status::ok, "ok"},
+                                        {GranularityRow::Status::refused, "refused"},
+                                        {GranularityRow::Status::skipped, "skipped"}},
+                                       "ok");
+
+}  // namespace
+
 std::string granularity_status_name(GranularityRow::Status status) {
-    switch (status) {
-        case GranularityRow::Status::ok:
-            return "ok";
-        case GranularityRow::Status::refused:
-            return "refused";
-        case GranularityRow::Status::skipped:
-            return "skipped";
-    }
-    return "ok";
+    return std::string(kGranularityStatusWords.word(status));
 }
 
 }  // namespace cumemctl::gpu

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "base/setting.hpp"
+#include "base/enum_words.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu/verify/verify_module.hpp"
@@ -57,15 +58,15 @@ void require_peer_access(const DriverApi& api, int owner, const std::vector<int>
     }
 }
 
+namespace {
+
+constexpr auto kAccessFlagWords = enum_words<CUmemAccess_flags>(
+    {{CU_MEM_ACCESS_FLAGS_PROT_READWRITE, "read-write"}, {CU_MEM_ACCESS_FLAGS_PROT_READ, "read"}}, "none");
+
+}  // namespace
+
 const char* access_flags_name(CUmemAccess_flags flags) {
-    switch (flags) {
-        case CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
-            return "read-write";
-        case CU_MEM_ACCESS_FLAGS_PROT_READ:
-            return "read";
-        default:
-            return "none";
-    }
+    return kAccessFlagWords.word(flags).data();  // the table's words are literals: NUL-terminated
 }
 
 std::vector<DeviceAccess> mapping_access(const DriverApi& api, CUdeviceptr ptr, int owner,

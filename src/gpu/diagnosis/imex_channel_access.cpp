@@ -49,19 +49,11 @@ std::string ImexChannelAccess::describe() const {
 }
 
 std::string ImexChannelAccess::remedy() const {
-    if (per_user || !nodes.empty()) {
-        // Channels this process may not open: a plain imex-setup keeps them as they are (it never widens
-        // access), so this user needs one of its own.
-        return fmt::format("{}: as root, run '{}', then run this again",
-                           per_user ? "this node gives each user an IMEX channel of their own"
-                                    : "give this user an IMEX channel of its own",
-                           per_user_setup);
-    }
-    return fmt::format(
-        "as root, run 'cumemctl {}' (channel0 for every user; 'cumemctl {}' for one user), check it "
-        "with 'cumemctl {}', then run this again",
-        command_line(Command::imex_setup), command_line(Command::imex_setup, {{Setting::channel_owner, "USER"}}),
-        command_line(Command::imex_setup, {{Setting::check_only}, {Setting::verify}}));
+    // Channels this process may not open: this user needs one of its own.
+    const imex::ChannelNeed need = per_user         ? imex::ChannelNeed::per_user_node
+                                   : !nodes.empty() ? imex::ChannelNeed::of_its_own
+                                                    : imex::ChannelNeed::any;
+    return imex::no_channel_remedy(need, per_user_setup);
 }
 
 }  // namespace cumemctl::gpu

@@ -2,9 +2,11 @@
 #include "util/comma_list.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/error.hpp"
 #include "gpu/verify/memtest_pattern.hpp"
 
@@ -24,20 +26,16 @@ Pass check_write(unsigned kind, std::uint64_t param, unsigned next_kind, std::ui
     return Pass{Pass::Op::check_write, kind, param, next_kind, next_param};
 }
 
+constexpr auto kPatternWords = enum_words<Pattern>({{Pattern::address, "address"},
+                                                    {Pattern::inversions, "inversions"},
+                                                    {Pattern::walking, "walking"},
+                                                    {Pattern::random, "random"}},
+                                                   "?");
+
 }  // namespace
 
 std::string pattern_name(Pattern pattern) {
-    switch (pattern) {
-        case Pattern::address:
-            return "address";
-        case Pattern::inversions:
-            return "inversions";
-        case Pattern::walking:
-            return "walking";
-        case Pattern::random:
-            return "random";
-    }
-    return "?";
+    return std::string(kPatternWords.word(pattern));
 }
 
 std::vector<Pattern> default_patterns() {
@@ -48,13 +46,12 @@ std::vector<Pattern> parse_pattern_list(std::string_view text) {
     if (text == "all") return default_patterns();
     std::vector<Pattern> out;
     for (const std::string_view name : split_commas(text)) {
-        const auto it =
-            std::find_if(std::begin(kAll), std::end(kAll), [&](Pattern p) { return pattern_name(p) == name; });
-        if (it == std::end(kAll)) {
+        const std::optional<Pattern> p = kPatternWords.parse(name);
+        if (!p) {
             throw Error(ExitCode::usage, fmt::format("'{}' is no memtest pattern", name),
                         "name patterns from address, inversions, walking and random, separated by commas, or all");
         }
-        if (std::find(out.begin(), out.end(), *it) == out.end()) out.push_back(*it);
+        if (std::find(out.begin(), out.end(), *p) == out.end()) out.push_back(*p);
     }
     return out;
 }

@@ -7,6 +7,7 @@
 #include "cuda/driver_call.hpp"
 #include "cuda/owned_handle.hpp"
 #include "gpu/device/devices.hpp"
+#include "base/enum_words.hpp"
 #include "base/error.hpp"
 
 namespace cumemctl::gpu {
@@ -38,25 +39,19 @@ void require_attribute(const DriverApi& api, int device, int attribute, const ch
                 remedy);
 }
 
+constexpr auto kPoolChoiceWords = enum_words<PoolChoice>(
+    {{PoolChoice::default_pool, "default"}, {PoolChoice::current_pool, "current"}, {PoolChoice::new_pool, "new"}},
+    "default");
+
 }  // namespace
 
 PoolChoice parse_pool_choice(std::string_view text) {
-    if (text == "default") return PoolChoice::default_pool;
-    if (text == "current") return PoolChoice::current_pool;
-    if (text == "new") return PoolChoice::new_pool;
+    if (const std::optional<PoolChoice> choice = kPoolChoiceWords.parse(text)) return *choice;
     throw Error(ExitCode::usage, fmt::format("invalid pool '{}'", text), "give default, current or new");
 }
 
 std::string_view pool_choice_name(PoolChoice choice) {
-    switch (choice) {
-        case PoolChoice::default_pool:
-            return "default";
-        case PoolChoice::current_pool:
-            return "current";
-        case PoolChoice::new_pool:
-            return "new";
-    }
-    return "default";
+    return kPoolChoiceWords.word(choice);
 }
 
 std::string pool_location_name(const CUmemLocation& location) {

@@ -11,7 +11,7 @@
 #include "base/verdict.hpp"
 #include "fleet/node_status.hpp"
 #include "report/fleet_properties.hpp"
-#include "report/html/html_pages.hpp"
+#include "render/html_pages.hpp"
 #include "report/html_parts.hpp"
 #include "util/hostlist.hpp"
 

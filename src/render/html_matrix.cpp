@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "report/html/html_pages.hpp"
+#include "render/html_pages.hpp"
 #include "report/html_parts.hpp"
 
 namespace cumemctl::html {

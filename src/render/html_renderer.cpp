@@ -1,12 +1,12 @@
 // HtmlRenderer (html_renderer.hpp): --format html, one self-contained page of the report's typed results.
-#include "report/html/html_renderer.hpp"
+#include "render/html_renderer.hpp"
 
 #include <fmt/format.h>
 
 #include "base/setting.hpp"
 #include "fleet/fleet_results.hpp"
 #include "matrix/matrix_results.hpp"
-#include "report/html/html_pages.hpp"
+#include "render/html_pages.hpp"
 #include "report/html_parts.hpp"
 #include "util/host.hpp"
 #include "util/version.hpp"

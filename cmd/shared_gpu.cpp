@@ -1,0 +1,91 @@
+#include "shared_gpu.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+
+#include <fmt/format.h>
+
+#include "gpu/device/device_selector.hpp"
+#include "gpu/device/held_device.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl::cmd {
+namespace {
+
+constexpr auto kEvery = std::chrono::milliseconds(100);
+
+// Whether `pid` is a child of this process (a second process of the command, which is its own), as
+// /proc/PID/stat says; false where it cannot be read (NVML's pids are the host's).
+bool child_of_mine(unsigned pid) {
+    const auto stat = try_read_text_file(fmt::format("/proc/{}/stat", pid));
+    if (!stat) return false;
+    const auto close = stat->rfind(')');
+    if (close == std::string::npos) return false;
+    int ppid = 0;
+    char state = 0;
+    if (std::sscanf(stat->c_str() + close + 1, " %c %d", &state, &ppid) != 2) return false;
+    return ppid == ::getpid();
+}
+
+}  // namespace
+
+SharedGpuWatch::SharedGpuWatch(const DriverApi& api, const nvml::Library& nvml, const std::vector<int>& devices,
+                               std::string command)
+    : nvml_(nvml), command_(std::move(command)) {
+    for (const int d : devices) devices_.push_back({d, gpu::device_identity(api, d, &nvml).uuid, {}});
+    sample();
+    thread_ = std::thread([this] {
+        std::unique_lock<std::mutex> lock(mutex_);
+        while (!wake_.wait_for(lock, kEvery, [this] { return stopping_; })) {
+            lock.unlock();
+            sample();
+            lock.lock();
+        }
+    });
+}
+
+SharedGpuWatch::~SharedGpuWatch() {
+    stop();
+}
+
+void SharedGpuWatch::stop() {
+    {
+        const std::lock_guard<std::mutex> lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void SharedGpuWatch::sample() {
+    for (Watched& w : devices_) {
+        const gpu::HeldDevice held = gpu::holders_of(&nvml_, w.uuid, {::getpid()});
+        const std::lock_guard<std::mutex> lock(mutex_);
+        for (const GpuProcess& p : held.holders) {
+            const bool known =
+                std::any_of(w.seen.begin(), w.seen.end(), [&p](const GpuProcess& q) { return q.pid == p.pid; });
+            if (!known && !child_of_mine(p.pid)) w.seen.push_back(p);
+        }
+    }
+}
+
+void SharedGpuWatch::report_to(Report& report) {
+    stop();
+    sample();
+    for (const Watched& w : devices_) {
+        if (w.seen.empty()) continue;
+        const std::size_t n = w.seen.size();
+        report.add_warning(
+            fmt::format("GPU {}: {} shared the GPU while {} measured it: {}", w.ordinal,
+                        n == 1 ? "another process" : fmt::format("{} other processes", n), command_,
+                        gpu::holders_sentence(w.seen)),
+            "the figures may be lower than the GPU gives: measure again when the GPU is idle (nvidia-smi lists "
+            "its processes)",
+            w.ordinal);
+        report.warnings.back().held_by = w.seen;
+    }
+}
+
+}  // namespace cumemctl::cmd

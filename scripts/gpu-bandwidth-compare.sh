@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# On a GPU machine: cumemctl bandwidth beside NVIDIA's nvbandwidth, run interleaved in the same session,
+# each figure side by side, counted the same way (bytes copied, per direction: the "copied" of
+# cumemctl's JSON), with the ratio and whether it is within 2%. nvbandwidth is built here from a source
+# folder carried along (the GPU machine has cmake, Boost and CUDA, and no network):
+#
+#   scripts/gpu-bandwidth-compare.sh CUMEMCTL [NVBANDWIDTH_SOURCE] [ROUNDS]
+#
+# NVBANDWIDTH_SOURCE defaults to carry/nvbandwidth (a checkout of github.com/NVIDIA/nvbandwidth, v0.8;
+# git's snapshot copied into the repository's ignored carry/ folder); it is built once into
+# $NVB_BUILD (default build/nvbandwidth, kept between runs like the rest of build/). ROUNDS (default 3) alternates nvbandwidth and cumemctl.
+# Both copy 512 MiB buffers (nvbandwidth's default; cumemctl --size 512MiB --iterations 16, as
+# nvbandwidth's 16 copies a sample). The raw outputs stay in $OUT_DIR (default a temporary folder);
+# the table goes to stdout. Exit 0 when every figure is within 2%, 1 otherwise, 2 on a setup error.
+set -euo pipefail
+cumemctl=${1:?usage: scripts/gpu-bandwidth-compare.sh CUMEMCTL [NVBANDWIDTH_SOURCE] [ROUNDS]}
+src=${2:-carry/nvbandwidth}
+rounds=${3:-3}
+build=${NVB_BUILD:-build/nvbandwidth}
+out=${OUT_DIR:-$(mktemp -d)}
+export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
+
+if [[ ! -x $build/nvbandwidth ]]; then
+  [[ -f $src/CMakeLists.txt ]] || { echo "no nvbandwidth source in $src (copy the snapshot into carry/nvbandwidth)" >&2; exit 2; }
+  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
+  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}" >"$out/nvb-cmake.log" 2>&1 ||
+    { tail -20 "$out/nvb-cmake.log" >&2; exit 2; }
+  cmake --build "$build" -j"$(nproc)" >"$out/nvb-build.log" 2>&1 || { tail -20 "$out/nvb-build.log" >&2; exit 2; }
+fi
+gpus=$(nvidia-smi -L | wc -l)
+tests=(host_to_device_memcpy_ce device_to_host_memcpy_ce host_to_device_bidirectional_memcpy_ce
+       device_to_host_bidirectional_memcpy_ce device_local_copy)
+cumemctl_args=(bandwidth --json --size 512MiB --iterations 16 --numa none)
+if ((gpus > 1)); then
+  tests+=(device_to_device_memcpy_write_ce all_to_host_memcpy_ce host_to_all_memcpy_ce)
+  if "$cumemctl" bandwidth --help 2>/dev/null | grep -q -- --concurrent; then cumemctl_args+=(--concurrent); fi
+else
+  cumemctl_args+=(--no-peers)
+fi
+for ((r = 1; r <= rounds; r++)); do
+  "$build/nvbandwidth" -j -t "${tests[@]}" >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
+  "$cumemctl" "${cumemctl_args[@]}" >"$out/cumemctl-$r.json" 2>"$out/cumemctl-$r.err" || true
+done
+echo "raw outputs: $out" >&2
+exec python3 - "$out" "$rounds" <<'PY'
+import json, statistics, sys
+
+out, rounds = sys.argv[1], int(sys.argv[2])
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+def nvb_figures(doc):
+    """(test, row, column) -> GB/s from nvbandwidth's JSON (nvbandwidth.testcases[].bandwidth_matrix)."""
+    figures = {}
+    for t in ((doc or {}).get("nvbandwidth") or {}).get("testcases") or []:
+        for i, row in enumerate(t.get("bandwidth_matrix") or []):
+            for j, v in enumerate(row):
+                try:
+                    figures[(t["name"], i, j)] = float(v)
+                except (TypeError, ValueError):
+                    pass
+        if "sum" in t and t["name"] in ("all_to_host_memcpy_ce", "host_to_all_memcpy_ce"):
+            figures[(t["name"], "sum", None)] = float(t["sum"])
+    return figures
+
+def cm_figures(doc):
+    """(test, row, column) -> GB/s from cumemctl's JSON, named as nvbandwidth names the same copies."""
+    figures = {}
+    results = (doc or {}).get("results") or {}
+    for f in results.get("figures") or []:
+        dev, path, copied = f["device"], f["path"], f.get("copied") or []
+        byd = {c["direction"]: c["gbps"] for c in copied}
+        if f.get("concurrent"):
+            continue
+        if path == "h2d" and f["memory"] == "pinned":
+            figures[("host_to_device_memcpy_ce", 0, dev)] = byd["h2d"]
+        elif path == "d2h" and f["memory"] == "pinned":
+            figures[("device_to_host_memcpy_ce", 0, dev)] = byd["d2h"]
+        elif path == "both":
+            figures[("host_to_device_bidirectional_memcpy_ce", 0, dev)] = byd["h2d"]
+            figures[("device_to_host_bidirectional_memcpy_ce", 0, dev)] = byd["d2h"]
+        elif path == "d2d":
+            figures[("device_local_copy", 0, dev)] = byd["d2d"]
+        elif path == "peer":
+            figures[("device_to_device_memcpy_write_ce", dev, f["peer"])] = byd["peer"]
+    for s in results.get("sums") or []:
+        name = {"h2d": "host_to_all_memcpy_ce", "d2h": "all_to_host_memcpy_ce"}.get(s.get("path"))
+        if name:
+            figures[(name, "sum", None)] = s["gbps"]
+    return figures
+
+nvb, cm = {}, {}
+for r in range(1, rounds + 1):
+    for k, v in nvb_figures(load(f"{out}/nvb-{r}.json")).items():
+        nvb.setdefault(k, []).append(v)
+    for k, v in cm_figures(load(f"{out}/cumemctl-{r}.json")).items():
+        cm.setdefault(k, []).append(v)
+# nvbandwidth's one-row matrices: the host (row 0) and each GPU (column), device_local_copy each GPU
+# (column); device_to_device_*: source (row) -> destination (column); all_to_host and host_to_all: each
+# GPU measured while every other copies too, summed (compared with cumemctl --concurrent's sum).
+rows, bad = [], 0
+for key in sorted(set(nvb) | set(cm), key=str):
+    a, b = cm.get(key), nvb.get(key)
+    ma = statistics.median(a) if a else None
+    mb = statistics.median(b) if b else None
+    ratio = ma / mb if ma and mb else None
+    ok = ratio is not None and abs(ratio - 1) <= 0.02
+    bad += 0 if ok else 1
+    rows.append((key, ma, mb, ratio, ok))
+print(f"{'nvbandwidth test':42} {'where':>8} {'cumemctl':>10} {'nvbandwidth':>12} {'ratio':>7}  within 2%")
+for (name, i, j), ma, mb, ratio, ok in rows:
+    where = "sum" if i == "sum" else f"{i}->{j}" if name.startswith("device_to_device") else f"GPU {j}"
+    fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"
+    print(f"{name:42} {where:>8} {fmt(ma)} {fmt(mb):>12} {ratio if ratio else 0:7.3f}  {'yes' if ok else 'NO'}")
+print(f"{len(rows) - bad} of {len(rows)} figures within 2% (medians of {rounds} interleaved rounds)")
+sys.exit(0 if bad == 0 else 1)
+PY

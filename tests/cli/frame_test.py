@@ -1,0 +1,160 @@
+#!/usr/bin/python3
+"""The frame's contracts, for every command of the command table (cmd/command_table.cpp, read here so
+that a command added there without a run below fails this test):
+
+- each command, run on the fake driver and sent SIGTERM, then SIGINT, once under way, exits 143 or 130
+  within 1 s of the signal; a command that does not declare works_long may instead have finished (its
+  own exit code), within the same second, and so may one that ended before the signal came;
+- each command that declares measures, run beside a fake holder (the fake NVML lists pid 4242 on the
+  GPU), names the holder.
+
+    frame_test.py BINARY FAKECUDA FAKENVML PROFILES SOURCE
+"""
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+WITHIN_S = 1.0
+
+# How each command is run: its arguments, the fake driver's profile, and the call that the fake delays
+# and names on stderr once the work is under way ("call:ms"; None: the signal comes 0.2 s after the
+# start). A profile override ("slow_d2h") slows the fake's copies.
+RUNS = {
+    "doctor": (["doctor", "--json"], "h200", "cuMemCreate:300"),
+    "devices": (["devices", "--json"], "h200", None),
+    "imex_setup": (["imex-setup", "--check", "--json"], "h200", None),
+    "le_bind": (["le-bind", "--json"], "h200-13.4", None),
+    "granularity": (["granularity", "--json"], "h200", None),
+    "create": (["create", "--size", "8MiB", "--verify", "--json"], "h200", "cuEventSynchronize:300"),
+    "importer": (["__importer"], "h200", None),
+    "pool_stats": (["pool-stats", "--exercise", "16x2MiB", "--json"], "h200", "cuMemAllocFromPoolAsync:200"),
+    "trim": (["trim", "--json"], "h200", None),
+    "fleet": (["fleet", "{tmp}", "--json"], None, None),
+    "fabric_matrix": (["fabric-matrix", "--local", "--json"], "h200x8", "cuMemCreate:300"),
+    "matrix_rank": (["__matrix-rank"], "h200", None),
+    "memtest": (["memtest", "--size", "64MiB", "--passes", "50", "--json"], "h200", "cuLaunchKernel:100"),
+    "bandwidth": (["bandwidth", "--size", "64MiB", "--iterations", "50", "--json"], "slow_d2h",
+                  "cuMemcpyDtoHAsync:1"),
+    "completion": (["completion", "bash"], None, None),
+    "imex_verify": (["__imex-verify"], "h200", None),
+}
+
+# How each measuring command is run beside the holder.
+BESIDE_HOLDER = {
+    "bandwidth": ["bandwidth", "--size", "16MiB", "--iterations", "2", "--json"],
+    "memtest": ["memtest", "--size", "64MiB", "--force", "--json"],
+}
+
+
+def command_table(source):
+    """(name, does) of each row of cmd/command_table.cpp: {Command::name, register_..., a | b}."""
+    text = open(os.path.join(source, "cmd", "command_table.cpp"), encoding="utf-8").read()
+    rows = re.findall(r"\{Command::(\w+),\s*register_\w+,\s*([\w |]+)\}", text)
+    return [(name, {d.strip() for d in does.split("|")}) for name, does in rows]
+
+
+def make_profile(source, tmp, name):
+    """The profile file for `name`: one of the fake's, or a variant of h200 made here."""
+    profiles = os.path.join(source, "tests", "fakecuda", "profiles")
+    if name in ("slow_d2h", "held"):
+        change = {"slow_d2h": 'devices[0].copy.d2h_gbps=0.5',
+                  "held": 'devices[0].nvml.processes=[{"pid": 4242, "used": 1073741824, "name": "/usr/bin/python3"}]'}
+        out = os.path.join(tmp, name + ".json")
+        subprocess.run([sys.executable, os.path.join(source, "tests", "fakecuda", "make_profile.py"), "h200", out,
+                        change[name]], check=True)
+        return out
+    return os.path.join(profiles, name + ".json")
+
+
+def environment(args, tmp, profile):
+    env = dict(os.environ)
+    env.pop("FAKECUDA_DELAY_MS", None)
+    env["CUMEMCTL_LIBNVML"] = "/nonexistent/libnvidia-ml.so.1"
+    if profile:
+        env["FAKECUDA_PROFILE"] = make_profile(args["source"], tmp, profile)
+        env["CUMEMCTL_LIBCUDA"] = args["fake"]
+        env["CUMEMCTL_LIBNVML"] = args["fake_nvml"]
+    env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
+    return env
+
+
+def signalled_run(args, name, sig, tmp):
+    """Runs the command, sends `sig` once under way; returns (exit code, seconds from the signal to the
+    exit or None where it ended first, stderr)."""
+    argv, profile, delay = RUNS[name]
+    env = environment(args, tmp, profile)
+    if delay:
+        env["FAKECUDA_DELAY_MS"] = delay
+    err_path = os.path.join(tmp, "err")
+    with open(err_path, "w+", encoding="utf-8") as err, open(os.devnull, "w", encoding="utf-8") as out:
+        p = subprocess.Popen([args["binary"]] + [a.replace("{tmp}", tmp) for a in argv], env=env, stdout=out,
+                             stderr=err, stdin=subprocess.DEVNULL)
+        marker = f"fakecuda: delay {delay.split(':')[0]}" if delay else None
+        deadline = time.monotonic() + 60
+        start = time.monotonic()
+        while p.poll() is None and time.monotonic() < deadline:
+            if marker is None and time.monotonic() - start >= 0.2:
+                break
+            if marker is not None and marker in open(err_path, encoding="utf-8", errors="replace").read():
+                break
+            time.sleep(0.02)
+        if p.poll() is not None:
+            return p.returncode, None, open(err_path, encoding="utf-8", errors="replace").read()
+        sent = time.monotonic()
+        p.send_signal(sig)
+        try:
+            p.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        return p.returncode, time.monotonic() - sent, open(err_path, encoding="utf-8", errors="replace").read()
+
+
+def main():
+    binary, fake, fake_nvml, _profiles, source = sys.argv[1:6]
+    args = {"binary": binary, "fake": fake, "fake_nvml": fake_nvml, "source": source}
+    table = command_table(source)
+    failures = []
+    if len(table) < 10:
+        failures.append(f"cmd/command_table.cpp: read {len(table)} rows; the pattern no longer matches")
+    for name, does in table:
+        if name not in RUNS:
+            failures.append(f"{name}: no run in frame_test.py's RUNS: add how to run it under way")
+            continue
+        for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+            with tempfile.TemporaryDirectory() as tmp:
+                rc, took, err = signalled_run(args, name, sig, tmp)
+            what = f"{name} under {sig.name}: exit {rc}" + (f", {took:.2f} s after the signal" if took else
+                                                           ", ended before the signal")
+            print(what)
+            if rc < 0:
+                failures.append(f"{what}: killed by a signal, not an orderly exit\n{err[-1500:]}")
+            elif took is not None and took > WITHIN_S:
+                failures.append(f"{what}: more than {WITHIN_S} s")
+            elif took is not None and rc != code and "works_long" in does:
+                failures.append(f"{what}: declares works_long, so {code} is due\n{err[-1500:]}")
+        if "measures" in does:
+            if name not in BESIDE_HOLDER:
+                failures.append(f"{name}: declares measures, and frame_test.py's BESIDE_HOLDER has no run")
+                continue
+            with tempfile.TemporaryDirectory() as tmp:
+                env = environment(args, tmp, "held")
+                r = subprocess.run([binary] + BESIDE_HOLDER[name], env=env, capture_output=True, text=True,
+                                   timeout=120, stdin=subprocess.DEVNULL)
+            named = [w for w in json.loads(r.stdout).get("warnings", []) if
+                     any(h.get("pid") == 4242 for h in w.get("held_by", []))] if r.stdout.strip() else []
+            print(f"{name} beside pid 4242: exit {r.returncode}, {len(named)} warning(s) name it")
+            if not named:
+                failures.append(f"{name} beside pid 4242 names it in no warning's held_by\n{r.stdout[-1500:]}")
+    for f in failures:
+        print("FAIL:", f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
