@@ -15,6 +15,7 @@
 
 #include "base/enum_words.hpp"
 #include "command.hpp"
+#include "util/system_root.hpp"
 #include "util/duration.hpp"
 #include "commands.hpp"
 #include "doctor/budget.hpp"
@@ -105,14 +106,15 @@ struct DoctorCliOptions {
         options.bandwidth_warn = bandwidth_warn, options.bandwidth_fail = bandwidth_fail;
         if (expect_gpus >= 0) options.expect_gpus = expect_gpus;
         options.expect_driver = expect_driver;
-        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) options.sysroot = root;
+        options.sysroot = system_root("kernel log, /proc/devices and /dev");
+        // As root, nvidia-imex-ctl (given, or found under the system root) is one that only root can change,
+        // and a missing one in a folder that others can add to is refused before it is said to be missing.
+        const std::string ctl = !imex_ctl.empty() ? imex_ctl : imex::find_imex_ctl(options.sysroot);
+        if (!ctl.empty()) (void)imex::open_imex_ctl(ctl);
         if (!imex_ctl.empty() && ::access(imex_ctl.c_str(), X_OK) != 0) {
             throw Error(ExitCode::usage, fmt::format("invalid --imex-ctl '{}': {}", imex_ctl, std::strerror(errno)),
                         "give the path of an nvidia-imex-ctl this user may run, or leave --imex-ctl out");
         }
-        // As root, nvidia-imex-ctl (given, or found under the system root) is one that only root can change.
-        const std::string ctl = !imex_ctl.empty() ? imex_ctl : imex::find_imex_ctl(options.sysroot);
-        if (!ctl.empty()) imex::require_imex_ctl_safe(ctl);
         options.imex_config = imex_config, options.imex_ctl = imex_ctl;
         options.user = job_user(user);
         return options;

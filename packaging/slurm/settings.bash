@@ -1,5 +1,6 @@
 # Sourced by the Slurm scripts beside this file (imex-channel, healthcheck): finds and reads their
-# KEY=VALUE settings, and checks a path that root is to write (safe_path, below).
+# KEY=VALUE settings, checks a path that root is to write (safe_path) and a program that root is to run
+# (safe_program, check_programs), below.
 #   settings_file NAME DIR   /etc/cumemctl/NAME where it exists (an administrator's copy, which no
 #                            package upgrade replaces; CUMEMCTL_ETC names another folder, for tests),
 #                            else DIR/NAME (the package's, beside the script)
@@ -95,4 +96,96 @@ safe_dir() {
     fi
   done
   echo "$p"
+}
+#   others_can_change PATH [sticky-ok]
+# cumemctl's judgement of one file or folder, in its words: prints why someone other than root can
+# change PATH ("belongs to uid 1000", "is writable by its group, gid 27 (mode 0775)", "is writable by
+# every user (mode 0777)") and succeeds, or prints nothing and fails where only root can. With
+# sticky-ok, a folder with the sticky bit passes (others can add names there, not replace root's).
+others_can_change() {
+  local owner group mode
+  read -r owner group mode < <(stat -c '%u %g %a' -- "$1") || { echo "cannot be looked at"; return 0; }
+  mode=$((8#$mode))
+  if ((owner != 0)); then echo "belongs to uid $owner"; return 0; fi
+  [[ ${2:-} == sticky-ok && -d $1 && ! -L $1 ]] && ((mode & 8#1000)) && return 1
+  ((mode & 8#002)) && { echo "is writable by every user (mode $(printf '%04o' "$mode"))"; return 0; }
+  ((mode & 8#020)) && { echo "is writable by its group, gid $group (mode $(printf '%04o' "$mode"))"; return 0; }
+  return 1
+}
+#   safe_program NAME PATH
+# Whether root may run PATH, the program that the setting NAME names (CUMEMCTL, SQUEUE, SCONTROL): the
+# rule of cumemctl itself (cumemctl(1) SECURITY), in its words. A bare name is looked up in PATH. The
+# path is walked from / one name at a time, each link resolved here: every folder must be root's and
+# writable by neither its group nor others, or root's and sticky (/tmp), and then each name used in it
+# (file, folder or link) must be root's; a missing name is refused in a folder that others can add to;
+# the file must be a regular file, root's, writable by neither group nor others. Prints the resolved
+# path, which is what the script then runs (never the configured name again), and succeeds; or prints
+# "refusing NAME PATH: WHAT WHY" and fails. Not as root, nothing is refused (cumemctl checks only as root).
+safe_program() {
+  local name=$1 path=$2 here=/ next part why open links=0 target
+  local -a todo more
+  if [[ $path != */* ]]; then
+    next=$(type -P -- "$path") && [[ $next == /* ]] || { echo "$path"; return 0; }
+    path=$next
+  fi
+  [[ $path == /* ]] || path=$PWD/$path
+  [[ $(id -u) == 0 ]] || { readlink -m -- "$path"; return 0; }
+  why=$(others_can_change / sticky-ok) && { echo "refusing $name $2: / $why"; return 1; }
+  IFS=/ read -ra todo <<<"${path#/}"
+  while ((${#todo[@]})); do
+    part=${todo[0]}
+    todo=("${todo[@]:1}")
+    [[ -z $part || $part == . ]] && continue
+    [[ $part == .. ]] && { here=$(dirname -- "$here"); continue; }
+    next=${here%/}/$part
+    open=$(others_can_change "$here") || open=""
+    if [[ ! -e $next && ! -L $next ]]; then
+      [[ -z $open ]] || { echo "refusing $name $2: $next does not exist, and $here $open: another user could make it"; return 1; }
+      echo "$next"
+      return 0
+    fi
+    if [[ -n $open && $(stat -c %u -- "$next") != 0 ]]; then
+      if [[ -L $next ]]; then
+        echo "refusing $name $2: $next is a link of uid $(stat -c %u -- "$next") in $here, a folder that others can add to"
+      else
+        echo "refusing $name $2: $next belongs to uid $(stat -c %u -- "$next") in $here, a folder that others can add to"
+      fi
+      return 1
+    fi
+    if [[ -L $next ]]; then
+      ((++links <= 40)) || { echo "refusing $name $2: $next has too many symbolic links on the way"; return 1; }
+      target=$(readlink -- "$next")
+      [[ $target == /* ]] && here=/
+      IFS=/ read -ra more <<<"${target#/}"
+      todo=("${more[@]}" "${todo[@]}")
+      continue
+    fi
+    if [[ -d $next ]] && ((${#todo[@]})); then
+      why=$(others_can_change "$next" sticky-ok) && { echo "refusing $name $2: $next $why"; return 1; }
+      here=$next
+      continue
+    fi
+    ((${#todo[@]} == 0)) || { echo "$next"; return 0; }  # a file in the middle: nothing there to run
+    [[ ! -d $next ]] || { echo "refusing $name $2: $next is a folder, not a file"; return 1; }
+    [[ -f $next ]] || { echo "refusing $name $2: $next is not a regular file"; return 1; }
+    why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return 1; }
+    echo "$next"
+    return 0
+  done
+  echo "refusing $name $2: $here is a folder, not a file"
+  return 1
+}
+#   check_programs CONF NAME...
+# safe_program for each setting NAME: dies (the caller's die) on the first refusal, naming CONF, and
+# sets each NAME that is a path to the path it resolved to, which is what the script then runs (a bare
+# name stays: the scripts' PATH holds only the system's folders).
+check_programs() {
+  local conf=$1 name checked
+  shift
+  for name in "$@"; do
+    [[ -n ${!name} ]] || continue
+    checked=$(safe_program "$name" "${!name}") ||
+      die "$conf: $checked; give a program that only root can change, in folders that only root can change"
+    [[ ${!name} != */* ]] || printf -v "$name" '%s' "$checked"
+  done
 }

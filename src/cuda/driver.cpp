@@ -10,7 +10,7 @@
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/watched_api.hpp"
-#include "util/file_mode.hpp"
+#include "util/trusted_file.hpp"
 #include "util/phase_timing.hpp"
 
 namespace cumemctl {
@@ -22,17 +22,17 @@ std::string choose_libcuda(const std::string& explicit_path) {
 }
 
 Driver Driver::load(const std::string& library) {
-    require_safe_for_root(library, "the driver library",
-                          fmt::format("give {} (or CUMEMCTL_LIBCUDA) a library that only root can change, or "
-                                      "neither, for the system's {}",
-                                      setting_name(Setting::libcuda), kDefaultLibcuda));
+    const TrustUse use{"the driver library",
+                       fmt::format("give {} (or CUMEMCTL_LIBCUDA) a library that only root can change, or "
+                                   "neither, for the system's {}",
+                                   setting_name(Setting::libcuda), kDefaultLibcuda)};
     Driver d;
     d.info_.library = library;
-    d.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    d.handle_ = load_library(library, RTLD_NOW | RTLD_LOCAL, use, why);
     mark_phase("dlopen libcuda");
     if (d.handle_ == nullptr) {
-        const char* why = dlerror();
-        d.info_.error = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown error");
+        d.info_.error = fmt::format("cannot load {}: {}", library, why);
         return d;
     }
     auto get_proc = reinterpret_cast<PFN_cuGetProcAddress_v12000>(dlsym(d.handle_, "cuGetProcAddress_v2"));

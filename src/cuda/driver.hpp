@@ -37,7 +37,7 @@ struct EntryLookup {
 std::string proc_status_name(CUdriverProcAddressQueryResult status);
 
 // A loaded (or not loaded) driver library with its resolved entry points. Loading throws only where
-// root would load a library that others can change (Error, permission: require_safe_for_root); any
+// root would load a library that others can change (Error, permission: open_trusted); any
 // other driver that cannot be used says why in info().error.
 class Driver {
 public:

@@ -98,6 +98,9 @@ std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEn
 // The warning where the channels' major cannot be known: a file unreadable, /proc/devices not read, or
 // no such device registered.
 std::optional<CheckOutcome> unknown_major(const ChannelSurvey& survey, const nlohmann::json& details) {
+    if (!survey.refused.empty()) {
+        return CheckOutcome::warn(survey.refused, "make the file and the folders above it root's alone", details);
+    }
     if (!survey.unreadable.empty()) {
         return CheckOutcome::warn(survey.unreadable, "report this file's text with your driver version", details);
     }

@@ -216,9 +216,17 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
     config.path = config_path;
     const std::vector<std::string> addresses = local_addresses();
     check_files(ctx, config, addresses, f);
-    const bool running = imex_daemon_running(ctx.options.sysroot);
-    f.details["running"] = running;
-    if (!running) {
+    const std::optional<bool> daemon = imex_daemon_running(ctx.options.sysroot);
+    const bool running = daemon.value_or(false);
+    if (daemon) f.details["running"] = running;
+    if (!daemon) {
+        // Not known here; the command service, where it is on, still says whether the daemon answers.
+        f.add(false,
+              "whether the IMEX daemon (nvidia-imex) runs is not known: only root may read which program "
+              "root's processes run (/proc/PID/exe)",
+              "run doctor as root");
+        if (config.command_service()) ask_command_service(ctx, config, addresses, f);
+    } else if (!running) {
         f.add(true, "the IMEX daemon (nvidia-imex) is not running",
               "start it: 'sudo systemctl enable --now nvidia-imex'; if it stops again, its reason is in "
               "/var/log/nvidia-imex.log ('journalctl -u nvidia-imex')");

@@ -10,20 +10,23 @@
 #include "base/error.hpp"
 #include "report/json_fields.hpp"
 #include "util/text_file.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::doctor {
 using namespace imex;
 
 ChannelSurvey survey_channels(const std::string& sysroot) {
     ChannelSurvey s;
-    const auto devices = try_read_text_file(sysroot + "/proc/devices");
+    // What decides the channels' verdict is read as root reads what decides what it makes (trusted_file).
+    std::string refused;
+    const auto devices = try_read_trusted_text(sysroot + "/proc/devices", refused);
     s.proc_devices_read = devices.has_value();
     try {
         if (devices) {
             const auto major = find_char_major(*devices, kImexChannelsDeviceName, "/proc/devices");
             if (major) s.major = static_cast<unsigned>(*major);
         }
-        const auto params = try_read_text_file(sysroot + "/proc/driver/nvidia/params");
+        const auto params = try_read_trusted_text(sysroot + "/proc/driver/nvidia/params", refused);
         if (params) {
             const NvidiaParams p = parse_nvidia_params(*params, "/proc/driver/nvidia/params");
             if (p.imex_channel_count) s.channel_count = static_cast<int>(*p.imex_channel_count);
@@ -32,6 +35,7 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
     } catch (const Error& e) {
         s.unreadable = e.what();
     }
+    s.refused = refused;
     ChannelFolder folder = read_channel_folder(sysroot + imex::kImexChannelDir);
     s.dir_exists = folder.exists;
     s.nodes = std::move(folder.entries);

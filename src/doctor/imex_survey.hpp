@@ -17,6 +17,7 @@ namespace cumemctl::doctor {
 struct ChannelSurvey {
     bool proc_devices_read = false;      // /proc/devices could be read
     std::string unreadable;              // why /proc/devices or the params file could not be parsed
+    std::string refused;                 // root's refusal of one that others could change (trusted_file)
     std::optional<unsigned> major;       // the nvidia-caps-imex-channels character major, if registered
     std::optional<int> channel_count;    // ImexChannelCount of /proc/driver/nvidia/params
     std::optional<int> create_channel0;  // CreateImexChannel0 of the same

@@ -10,7 +10,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <set>
 
@@ -19,7 +21,7 @@
 #include "base/error.hpp"
 #include "imex/proc_line.hpp"
 #include "ipc/process.hpp"
-#include "util/file_mode.hpp"
+#include "util/trusted_file.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::imex {
@@ -129,23 +131,64 @@ bool names_this_node(std::string_view entry, const std::vector<std::string>& add
                        [&](const std::string& a) { return canonical_address(a) == address; });
 }
 
-UnitState imex_unit_state(const std::string& sysroot) {
-    // The folders systemd loads units from, the administrator's first (a mask lives there).
+namespace {
+
+// The unit file systemd would load, the administrator's folders first (a mask lives there); "" when none.
+std::string imex_unit_path(const std::string& sysroot) {
     static const char* folders[] = {"/etc/systemd/system", "/run/systemd/system", "/usr/local/lib/systemd/system",
                                     "/usr/lib/systemd/system", "/lib/systemd/system"};
     for (const char* folder : folders) {
-        const std::string path = sysroot + folder + "/nvidia-imex.service";
+        std::string path = sysroot + folder + "/nvidia-imex.service";
         struct stat st {};
-        if (lstat(path.c_str(), &st) != 0) continue;
-        if (S_ISLNK(st.st_mode)) {
-            char target[PATH_MAX] = {};
-            const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
-            if (n > 0 && std::string_view(target, static_cast<std::size_t>(n)) == "/dev/null") return UnitState::masked;
-        }
-        if (S_ISCHR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0)) return UnitState::masked;
-        return UnitState::loaded;
+        if (lstat(path.c_str(), &st) == 0) return path;
     }
-    return UnitState::not_found;
+    return "";
+}
+
+// The first word of a line, less systemd's ExecStart prefixes ("-", "@", "+", "!", ":").
+std::string program_of(std::string_view command) {
+    command = trim(command);
+    while (!command.empty() && std::string_view("-@+!:").find(command.front()) != std::string_view::npos) {
+        command.remove_prefix(1);
+    }
+    return std::string(command.substr(0, command.find_first_of(" \t")));
+}
+
+// The real and effective uid of /proc/PID/status, nullopt when it does not say.
+std::optional<std::pair<long, long>> process_uids(const std::string& pid_dir) {
+    std::optional<std::pair<long, long>> uids;
+    each_line(try_read_text_file(pid_dir + "/status").value_or(""), [&](std::string_view line) {
+        if (line.substr(0, 4) != "Uid:") return;
+        long real = -1, effective = -1;
+        if (std::sscanf(std::string(line.substr(4)).c_str(), "%ld %ld", &real, &effective) == 2) {
+            uids = std::make_pair(real, effective);
+        }
+    });
+    return uids;
+}
+
+}  // namespace
+
+UnitState imex_unit_state(const std::string& sysroot) {
+    const std::string path = imex_unit_path(sysroot);
+    struct stat st {};
+    if (path.empty() || lstat(path.c_str(), &st) != 0) return UnitState::not_found;
+    if (S_ISLNK(st.st_mode)) {
+        char target[PATH_MAX] = {};
+        const ssize_t n = readlink(path.c_str(), target, sizeof target - 1);
+        if (n > 0 && std::string_view(target, static_cast<std::size_t>(n)) == "/dev/null") return UnitState::masked;
+    }
+    if (S_ISCHR(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size == 0)) return UnitState::masked;
+    return UnitState::loaded;
+}
+
+std::string imex_daemon_program(const std::string& sysroot) {
+    std::string program;
+    const std::string unit = imex_unit_path(sysroot);
+    each_line(unit.empty() ? std::string() : try_read_text_file(unit).value_or(""), [&](std::string_view line) {
+        if (program.empty() && line.substr(0, 10) == "ExecStart=") program = program_of(line.substr(10));
+    });
+    return program.empty() || program[0] != '/' ? kImexDaemonPath : program;
 }
 
 std::string_view unit_state_name(UnitState state) {
@@ -160,20 +203,37 @@ std::string_view unit_state_name(UnitState state) {
     return "not-found";
 }
 
-bool imex_daemon_running(const std::string& sysroot) {
+std::optional<bool> imex_daemon_running(const std::string& sysroot) {
+    const std::string program = imex_daemon_program(sysroot);
     const std::string proc = sysroot + "/proc";
     DIR* dir = opendir(proc.c_str());
     if (dir == nullptr) return false;
-    bool found = false;
+    bool found = false, unreadable = false;
     while (const dirent* e = readdir(dir)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-        const auto comm = try_read_text_file(proc + "/" + e->d_name + "/comm");
-        if (comm && trim(*comm) == "nvidia-imex") {
+        // Who it is, as the kernel says: root's process running the unit's program (a name is anyone's).
+        const std::string pid_dir = proc + "/" + e->d_name;
+        const auto uids = process_uids(pid_dir);
+        if (!uids || uids->first != 0 || uids->second != 0) continue;
+        char target[PATH_MAX] = {};
+        const ssize_t n = readlink((pid_dir + "/exe").c_str(), target, sizeof target - 1);
+        if (n <= 0) {
+            // Only root may read where root's processes run from; a kernel thread has no executable.
+            unreadable = unreadable || errno == EACCES || errno == EPERM;
+            continue;
+        }
+        std::string_view exe(target, static_cast<std::size_t>(n));
+        // A daemon still running after its package was upgraded runs the file it started from.
+        if (const std::string_view deleted = " (deleted)"; exe.size() > deleted.size() && exe.ends_with(deleted)) {
+            exe.remove_suffix(deleted.size());
+        }
+        if (exe == program) {
             found = true;
             break;
         }
     }
     closedir(dir);
+    if (!found && unreadable) return std::nullopt;
     return found;
 }
 
@@ -185,8 +245,8 @@ std::string find_imex_ctl(const std::string& sysroot) {
     return "";
 }
 
-void require_imex_ctl_safe(const std::string& ctl) {
-    require_safe_for_root(ctl, "nvidia-imex-ctl", "use an nvidia-imex-ctl that only root can change");
+TrustedFile open_imex_ctl(const std::string& ctl) {
+    return open_trusted(ctl, TrustUse{"nvidia-imex-ctl", "use an nvidia-imex-ctl that only root can change"});
 }
 
 std::string CtlAnswer::first_line() const {
@@ -203,7 +263,11 @@ CtlAnswer run_imex_ctl(const std::string& ctl, std::vector<std::string> args, ip
     request.argv0 = "nvidia-imex-ctl";
     request.args = std::move(args);
     try {
-        require_imex_ctl_safe(ctl);
+        const TrustedFile program = open_imex_ctl(ctl);
+        if (!program.fd.valid()) {
+            throw Error(ExitCode::failed, fmt::format("cannot run {}: {}", ctl, std::strerror(program.error)));
+        }
+        request.executable_fd = program.fd.get();
         const ipc::CapturedRun run = ipc::run_captured(std::move(request), limit);
         answer.out = run.out;
         answer.err = run.err;

@@ -12,12 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "ipc/timeout.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::imex {
 
 // Where the IMEX daemon and nvidia-imex-ctl read their settings by default, and the node file's default.
 inline constexpr const char* kImexConfigPath = "/etc/nvidia-imex/config.cfg";
 inline constexpr const char* kImexNodesPath = "/etc/nvidia-imex/nodes_config.cfg";
+// Where the nvidia-imex package puts the daemon (its unit's ExecStart, mnnvl-facts.md §3).
+inline constexpr const char* kImexDaemonPath = "/usr/bin/nvidia-imex";
 // Where DCGM looks for nvidia-imex-ctl (mnnvl-facts.md §3.3).
 inline constexpr const char* kImexCtlSearchPath[] = {"/usr/bin", "/usr/local/bin", "/opt/nvidia/imex/bin",
                                                      "/usr/local/nvidia/imex/bin"};
@@ -57,15 +60,20 @@ bool is_numeric_address(std::string_view entry);
 enum class UnitState { not_found, masked, loaded };
 UnitState imex_unit_state(const std::string& sysroot);
 std::string_view unit_state_name(UnitState state);
-// Whether a process named nvidia-imex runs (/proc/PID/comm under the system root).
-bool imex_daemon_running(const std::string& sysroot);
+// The daemon's program: the first word of the unit's ExecStart, else kImexDaemonPath.
+std::string imex_daemon_program(const std::string& sysroot);
+// Whether the IMEX daemon runs: a process of root (real and effective uid 0 in /proc/PID/status)
+// whose executable (/proc/PID/exe) is imex_daemon_program, under the system root. Never its name
+// (/proc/PID/comm): any user can call a process nvidia-imex. nullopt when it cannot tell: not found, and
+// a root process's executable could not be read (only root may read it).
+std::optional<bool> imex_daemon_running(const std::string& sysroot);
 
 // nvidia-imex-ctl PATH: the given one, else the first of kImexCtlSearchPath under the root; "" when none.
 std::string find_imex_ctl(const std::string& sysroot);
 
-// Throws Error (permission) where root would run an nvidia-imex-ctl that others can change
-// (require_safe_for_root): the one given, or the one found under a system root.
-void require_imex_ctl_safe(const std::string& ctl);
+// Opens nvidia-imex-ctl to run it (open_trusted): throws Error (permission) where root would run one
+// that others can change, the one given or the one found under a system root.
+TrustedFile open_imex_ctl(const std::string& ctl);
 
 // One nvidia-imex-ctl call: what it printed, how it ended.
 struct CtlAnswer {
@@ -77,7 +85,7 @@ struct CtlAnswer {
     // The first line it printed (stdout, else stderr), for messages.
     std::string first_line() const;
 };
-// Runs `ctl args...` for at most `limit` (not one that others can change: require_imex_ctl_safe, its
+// Runs `ctl args...` for at most `limit` (opened once by open_imex_ctl and run through that descriptor; its
 // refusal in `error`); never throws Error (an Interrupted stop request passes).
 CtlAnswer run_imex_ctl(const std::string& ctl, std::vector<std::string> args, ipc::Timeout limit);
 

@@ -1,5 +1,7 @@
 #include "imex/imex_setup.hpp"
 
+#include <sys/stat.h>
+
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -9,29 +11,61 @@
 #include "imex/channel_dir.hpp"
 #include "imex/proc_devices.hpp"
 #include "util/index_list.hpp"
-#include "util/text_file.hpp"
+#include "util/system_root.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::imex {
 namespace {
 
-int read_major(const ImexSetupRequest& request) {
-    const std::string text = read_text_file(
-        request.proc_devices, setting_name(Setting::proc_devices),
-        fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of /proc/devices",
-                    setting_name(Setting::proc_devices)));
-    const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, request.proc_devices);
+constexpr const char* kKernelProcDevices = "/proc/devices";
+
+// The IMEX channels' major in the text of a /proc/devices read from `path`.
+int major_in(const std::string& path, const std::string& text) {
+    const std::optional<int> major = find_char_major(text, kImexChannelsDeviceName, path);
     if (!major || *major == 0) {
         throw Error(Problem{
             .exit_code = ExitCode::unavailable,
-            .message = fmt::format("{} lists no character device '{}'", request.proc_devices, kImexChannelsDeviceName),
+            .message = fmt::format("{} lists no character device '{}'", path, kImexChannelsDeviceName),
             .cause = "the NVIDIA driver registers IMEX channels only when it is loaded and supports them",
             .remedy = "load an NVIDIA kernel module with IMEX channel support (modprobe nvidia), then run again"});
     }
     return *major;
 }
 
+// Whether `dev_root` is this system's own root, whose dev/ the kernel's drivers serve (not a test's).
+bool is_real_root(const std::string& dev_root) {
+    struct stat root {
+    }, given{};
+    return ::stat("/", &root) == 0 && ::stat(dev_root.c_str(), &given) == 0 && root.st_dev == given.st_dev &&
+           root.st_ino == given.st_ino;
+}
+
+int read_major(const ImexSetupRequest& request) {
+    const std::string remedy =
+        fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of /proc/devices",
+                    setting_name(Setting::proc_devices));
+    const bool real = is_real_root(request.dev_root);
+    if (real || request.proc_devices == kKernelProcDevices) require_real_system(kKernelProcDevices);
+    const int major = major_in(request.proc_devices,
+                               read_trusted_text(request.proc_devices, setting_name(Setting::proc_devices), remedy));
+    if (!real || request.proc_devices == kKernelProcDevices) return major;
+    // Under the real /dev, a node's number is the kernel's: a copy may only agree with it.
+    const int kernel = major_in(kKernelProcDevices, read_trusted_text(kKernelProcDevices, "/proc/devices", remedy));
+    if (kernel != major) {
+        throw Error(
+            Problem{.exit_code = ExitCode::permission,
+                    .message = fmt::format("refusing {} {}: it gives '{}' the major {}, and the kernel's {} gives {}",
+                                           setting_name(Setting::proc_devices), request.proc_devices,
+                                           kImexChannelsDeviceName, major, kKernelProcDevices, kernel),
+                    .cause = "device nodes under the real /dev take their number from the kernel, never from a file",
+                    .remedy = fmt::format("leave {} out (a copy serves only a test's {})",
+                                          setting_name(Setting::proc_devices), setting_name(Setting::dev_root))});
+    }
+    return major;
+}
+
 void read_params(const ImexSetupRequest& request, ImexSetupResult& result) {
-    const std::string text = read_text_file(
+    const std::string text = read_trusted_text(
         request.params, setting_name(Setting::params_file),
         fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of its params file",
                     setting_name(Setting::params_file)));

@@ -115,8 +115,13 @@ Process Process::spawn(const SpawnRequest& request) {
     std::vector<std::string> env_text = environment_with(environ, request.env);
     std::vector<char*> argv = c_strings(argv_text);
     std::vector<char*> envp = c_strings(env_text);
+    // The child runs the file this process holds open, through this process's descriptor: its own
+    // descriptors above stderr are closed before it starts.
+    const std::string executable = request.executable_fd >= 0
+                                       ? fmt::format("/proc/{}/fd/{}", ::getpid(), request.executable_fd)
+                                       : request.executable;
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, request.executable.c_str(), &fa.actions, nullptr, argv.data(), envp.data());
+    const int rc = posix_spawn(&pid, executable.c_str(), &fa.actions, nullptr, argv.data(), envp.data());
     if (rc != 0) {
         throw Error(ExitCode::failed,
                     fmt::format("cannot start a second process ({}): {}", request.executable, std::strerror(rc)),

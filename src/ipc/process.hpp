@@ -30,7 +30,8 @@ inline constexpr const char* kSelfExecutable = "/proc/self/exe";
 // What to start.
 struct SpawnRequest {
     std::string executable = kSelfExecutable;
-    std::vector<std::string> args;                         // argv[1..]; argv[0] is "cumemctl"
+    int executable_fd = -1;         // run this open file instead (trusted_file's descriptor): no name looked up again
+    std::vector<std::string> args;  // argv[1..]; argv[0] is "cumemctl"
     std::vector<std::pair<std::string, std::string>> env;  // set (or replace) in the child's environment
     int pass_fd = -1;                                      // handed to the child as kChildSocketFd; -1: none
     std::string argv0 = "cumemctl";                        // argv[0] (another program's own name)

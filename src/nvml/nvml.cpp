@@ -9,7 +9,7 @@
 
 #include "base/setting.hpp"
 #include "nvml/watched_api.hpp"
-#include "util/file_mode.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::nvml {
 
@@ -20,16 +20,16 @@ std::string choose_libnvml(const std::string& explicit_path) {
 }
 
 Library Library::load(const std::string& library, bool watched) {
-    require_safe_for_root(library, "the NVML library",
-                          fmt::format("give {} (or CUMEMCTL_LIBNVML) a library that only root can change, or "
-                                      "neither, for the system's {}",
-                                      setting_name(Setting::libnvml), kDefaultLibnvml));
+    const TrustUse use{"the NVML library",
+                       fmt::format("give {} (or CUMEMCTL_LIBNVML) a library that only root can change, or "
+                                   "neither, for the system's {}",
+                                   setting_name(Setting::libnvml), kDefaultLibnvml)};
     Library l;
     l.info_.library = library;
-    l.handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    std::string why;
+    l.handle_ = load_library(library, RTLD_NOW | RTLD_LOCAL, use, why);
     if (l.handle_ == nullptr) {
-        const char* why = dlerror();
-        l.info_.error = fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown error");
+        l.info_.error = fmt::format("cannot load {}: {}", library, why);
         return l;
     }
     std::string missing;

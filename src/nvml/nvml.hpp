@@ -28,7 +28,7 @@ struct LibraryInfo {
 };
 
 // A loaded and initialised NVML (or one that says why not). Loading throws only where root would load a
-// library that others can change (Error, permission: require_safe_for_root).
+// library that others can change (Error, permission: open_trusted).
 class Library {
 public:
     // dlopen()s `library`, resolves the entry points with dlsym and calls nvmlInit_v2. With `watched`,

@@ -15,7 +15,7 @@
 #include "base/bounded_call.hpp"
 #include "base/error.hpp"
 #include "base/setting.hpp"
-#include "util/file_mode.hpp"
+#include "util/trusted_file.hpp"
 
 #if CUMEMCTL_HAVE_PMIX
 #include <pmix.h>
@@ -152,17 +152,17 @@ Client Client::connect(const std::string& library) {
     auto impl = std::make_unique<Impl>();
     std::string tried;
     for (const auto& path : candidates(library)) {
-        require_safe_for_root(path, "the PMIx library",
-                              fmt::format("give {} (or CUMEMCTL_LIBPMIX) a library that only root can change, or "
-                                          "neither, for the system's libpmix.so.2",
-                                          setting_name(Setting::libpmix)));
-        impl->handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL);  // its plugins need its symbols
+        const TrustUse use{"the PMIx library",
+                           fmt::format("give {} (or CUMEMCTL_LIBPMIX) a library that only root can change, or "
+                                       "neither, for the system's libpmix.so.2",
+                                       setting_name(Setting::libpmix))};
+        std::string why;
+        impl->handle = load_library(path, RTLD_NOW | RTLD_GLOBAL, use, why);  // its plugins need its symbols
         if (impl->handle != nullptr) {
             impl->library = path;
             break;
         }
-        const char* e = ::dlerror();
-        tried += fmt::format("{}{}", tried.empty() ? "" : "; ", e != nullptr ? e : path);
+        tried += fmt::format("{}{}", tried.empty() ? "" : "; ", why);
     }
     if (impl->handle == nullptr) {
         throw Error(Problem{.exit_code = ExitCode::unavailable,

@@ -26,24 +26,9 @@ std::optional<std::string> others_can_change(const struct stat& st, uid_t also_t
 
 // A file or folder on the way to one, and why others can change it.
 struct UnsafePath {
-    std::string path;  // the file, or the folder that others can change
-    std::string why;   // others_can_change's words, or why the path cannot be looked at
+    std::string path;      // the file, or the folder that others can change
+    std::string why;       // others_can_change's words, or why the path cannot be trusted
+    bool missing = false;  // the file is missing from a folder that others can add to
 };
-
-// Whether root may load or run `path`: nullopt when this process is not root, when `path` is a bare
-// name (no '/': the dynamic loader's search of the system's folders), or when the file and every
-// folder on the way to it, each symbolic link followed as the kernel would and the folder that holds
-// it looked at too, are root's and not writable by group or others (a sticky root folder such as
-// /tmp passes; what is in it is looked at too). Otherwise the first file or folder that others can
-// change.
-std::optional<UnsafePath> unsafe_for_root(const std::string& path);
-
-// unsafe_for_root without the question of who runs: the walk itself (tests).
-std::optional<UnsafePath> unsafe_path(const std::string& path);
-
-// Throws Error (permission, exit 4) when unsafe_for_root finds that others can change `path`, the
-// `what` ("the driver library") that an option or the environment chose: the message names the file
-// or folder and why, the remedy says how to make it root's or, `instead`, what else to do.
-void require_safe_for_root(const std::string& path, std::string_view what, std::string_view instead);
 
 }  // namespace cumemctl

@@ -13,17 +13,23 @@
 
 namespace cumemctl {
 
+Error text_file_error(const std::string& path, const std::string& what, const std::string& remedy, int err) {
+    const ExitCode code = err == EACCES || err == EPERM ? ExitCode::permission : ExitCode::unavailable;
+    return Error(code, fmt::format("cannot read {} ({}): {}", path, what, std::strerror(err)), remedy);
+}
+
 std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy) {
-    auto fail = [&](int err) {
-        const ExitCode code = err == EACCES || err == EPERM ? ExitCode::permission : ExitCode::unavailable;
-        return Error(code, fmt::format("cannot read {} ({}): {}", path, what, std::strerror(err)), remedy);
-    };
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
-    if (!fd.valid()) throw fail(errno);
+    if (!fd.valid()) throw text_file_error(path, what, remedy, errno);
+    return read_text_fd(fd.get(), path, what, remedy);
+}
+
+std::string read_text_fd(int fd, const std::string& path, const std::string& what, const std::string& remedy) {
+    auto fail = [&](int err) { return text_file_error(path, what, remedy, err); };
     std::string text;
     char buffer[8192];
     for (;;) {
-        const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        const ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) throw fail(errno);
         if (n == 0) break;

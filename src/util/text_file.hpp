@@ -20,4 +20,9 @@ std::string read_text_file(const std::string& path, const std::string& what, con
 // thread inherits it.
 std::optional<std::string> try_read_text_file(const std::string& path);
 
+// read_text_file's reading of a file already open (`fd`), and its error for errno `err`.
+std::string read_text_fd(int fd, const std::string& path, const std::string& what, const std::string& remedy);
+class Error;
+Error text_file_error(const std::string& path, const std::string& what, const std::string& remedy, int err);
+
 }  // namespace cumemctl

@@ -40,6 +40,11 @@ where given) or check ("check" or "device") and matches the next one of that nam
 the one the element before it found; [] means none. An element that names none (the {} that matched a
 position) is an error of the case file, and so is a case without EXIT.
 
+Hermetic: every case runs with CUMEMCTL_HERMETIC=1 and CUMEMCTL_SYSROOT naming a fake system root
+(sysroot.sh --no-driver: a node without the NVIDIA module, made once per run; a case's ENV may name
+its own); the binary refuses to read the real kernel log, /proc/devices or /dev under
+CUMEMCTL_HERMETIC, and a case whose stderr says it tried fails, whatever its EXIT.
+
 Every shell command of a case (SETUP, RUN, CHECK) finds `python3` as this runner's own interpreter, first on
 PATH: the helpers it runs (make_profile.py, the stand-in nvidia-imex-ctl) need what the runner needs,
 and a version manager's shim in front of the system's python costs more than the case it serves.
@@ -366,6 +371,11 @@ def run_case(case, args, validator):
         # about the budget gives --timeout, which wins, or sets this itself. It stays under RUN_LIMIT_S,
         # so that a slow doctor still answers with its own report rather than being killed.
         env["CUMEMCTL_DOCTOR_TIMEOUT"] = str(RUN_LIMIT_S - 60)
+        # Hermetic: no case reads this machine's kernel log, /proc/devices or /dev. Each runs under a fake
+        # system root (sysroot.sh --no-driver, unless the case gives its own), and with
+        # CUMEMCTL_HERMETIC the binary refuses to read the real system where a case drops the root.
+        env["CUMEMCTL_HERMETIC"] = "1"
+        env["CUMEMCTL_SYSROOT"] = args.sysroot
         for k, v in case["env"].items():
             env[k] = expand(v)
         for cmd in case["setup"]:
@@ -380,6 +390,8 @@ def run_case(case, args, validator):
         if args.dump:
             dump_outputs(args.dump, case, r, tmp)
         problems = []
+        if "a hermetic test would read this machine's" in r.stderr:
+            problems.append("it reads the real system: give it a fake system root (CUMEMCTL_SYSROOT)")
         if r.returncode != case["exit"]:
             problems.append(f"exit {r.returncode}, expected {case['exit']}")
         wants_json = "--json" in cmd or "--format json" in cmd or "--format=json" in cmd
@@ -460,10 +472,16 @@ def main():
     os.chmod(args.python_dir, 0o755)  # a case may run python3 as another user
     os.symlink(sys.executable, os.path.join(args.python_dir, "python3"))
     shared = share_with_others(args)
+    args.sysroot = tempfile.mkdtemp(prefix="cumemctl-cli-sysroot-")
+    os.chmod(args.sysroot, 0o755)  # read by cases run as another user too
+    subprocess.run(["bash", os.path.join(os.path.dirname(os.path.abspath(__file__)), "sysroot.sh"), args.sysroot,
+                    "--no-driver"],
+                   check=True)
     try:
         passed, failed, skipped = run_files(files, args, validator, left_out)
     finally:
         shutil.rmtree(args.python_dir, ignore_errors=True)
+        shutil.rmtree(args.sysroot, ignore_errors=True)
         if shared:
             shutil.rmtree(shared, ignore_errors=True)
     print(f"{passed} passed, {failed} failed, {skipped} skipped")

@@ -9,6 +9,9 @@
 #                  [--flavour open|proprietary] [--kernel RELEASE]   (/proc/driver/nvidia/version's first line;
 #                                          /proc/sys/kernel/osrelease)
 #                  [--xid DOMAIN:BUS:DEV:XID:USEC:TEXT]...   (an Xid record in the kernel log) [--no-kmsg]
+#                  [--no-driver]           (a node whose NVIDIA kernel module is not loaded: no IMEX
+#                                          major, no /proc/driver/nvidia, no /sys/module/nvidia, no NVRM
+#                                          line in the kernel log; the case runner's default root)
 # Channel nodes need mknod, that is root.
 #
 # The kernel log, ROOT/dev/kmsg, is in /dev/kmsg's record format, "PRIO,SEQ,USEC,FLAGS;MESSAGE"
@@ -24,7 +27,7 @@ set -euo pipefail
 root=$1
 shift
 major=511 users="" nss=files module=580.159.04 channels=() gpus=()
-rdma=() peermem=0 flavour=open kernel=6.8.0-49-generic xids=() kmsg=1
+rdma=() peermem=0 flavour=open kernel=6.8.0-49-generic xids=() kmsg=1 driver=1
 while (($#)); do
   case $1 in
     --major) major=$2; shift 2 ;;
@@ -40,6 +43,7 @@ while (($#)); do
     --kernel) kernel=$2; shift 2 ;;
     --xid) xids+=("$2"); shift 2 ;;
     --no-kmsg) kmsg=0; shift ;;
+    --no-driver) driver=0 major=""; shift ;;
     *) echo "sysroot.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -102,4 +106,8 @@ if ((kmsg)); then
       seq=$((seq + 1))
     done
   } >"$root/dev/kmsg"
+fi
+if ((driver == 0)); then
+  rm -rf "$root/proc/driver/nvidia" "$root/sys/module/nvidia"
+  [[ ! -f $root/dev/kmsg ]] || sed -i '/nvidia\|NVRM/d' "$root/dev/kmsg"
 fi

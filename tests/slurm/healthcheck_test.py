@@ -234,6 +234,44 @@ def test_by_hand_bad_settings():
         p = run_by_hand(d, "--dry-run", "--node-state", "IDLE", env={"CUMEMCTL_ETC": etc})
         check(p.returncode == 1 and f"{etc}/healthcheck.conf: TIMEOUT must be" in p.stderr, describe(p))
     unsafe_paths()
+    unsafe_programs()
+
+
+def unsafe_programs():
+    """A CUMEMCTL or SCONTROL that others could change or make is refused in cumemctl's own words (exit
+    1, logged) before anything runs: in a folder every user can write, its group's to write, missing
+    from a sticky folder, another user's link in a sticky folder."""
+    with tempfile.TemporaryDirectory() as d:
+        prepare(d)
+        shared, sticky = os.path.join(d, "shared"), os.path.join(d, "sticky")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        shutil.copy2(os.path.join(d, "bin", "cumemctl"), os.path.join(shared, "cumemctl"))
+        shutil.copy2(os.path.join(d, "bin", "cumemctl"), os.path.join(d, "bin", "group-cumemctl"))
+        os.chmod(os.path.join(d, "bin", "group-cumemctl"), 0o775)
+        os.symlink(os.path.join(d, "bin", "cumemctl"), os.path.join(sticky, "link"))
+        os.lchown(os.path.join(sticky, "link"), 65534, 65534)
+        for more, words in (
+                ({"CUMEMCTL": f"{shared}/cumemctl"},
+                 f"refusing CUMEMCTL {shared}/cumemctl: {shared} is writable by every user (mode 0777)"),
+                ({"CUMEMCTL": f"{d}/bin/group-cumemctl"},
+                 f"refusing CUMEMCTL {d}/bin/group-cumemctl: {d}/bin/group-cumemctl is writable by its group, gid 0 (mode 0775)"),
+                ({"SCONTROL": f"{sticky}/scontrol"},
+                 f"refusing SCONTROL {sticky}/scontrol: {sticky}/scontrol does not exist, and {sticky} is writable by every "
+                 f"user (mode 1777): another user could make it"),
+                ({"CUMEMCTL": f"{sticky}/link"},
+                 f"refusing CUMEMCTL {sticky}/link: {sticky}/link is a link of uid 65534 in {sticky}, a folder that others "
+                 f"can add to")):
+            write_settings(d, **more)
+            p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
+            check(p.returncode == 1 and words in p.stderr and "would run" not in p.stdout and "doctor call" not in p.stdout,
+                  f"{more}: {describe(p)}")
+            check(words in log(d), f"{more}: not logged: {log(d)}")
+        write_settings(d)
+        p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
+        check(p.returncode == 0, f"root's programs again: {describe(p)}")
 
 
 def unsafe_paths():

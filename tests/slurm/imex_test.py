@@ -252,6 +252,42 @@ def test_by_hand_unsafe_paths():
         check(p.returncode == 0 and 8 in channel_nodes(d) and "channel 8" in log(d), f"safe paths again (job 7: channel 8): {describe(p)}")
 
 
+def test_by_hand_unsafe_programs():
+    """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL) and that
+    others could change or make is refused (exit 1, Slurm drains the node) in cumemctl's own words,
+    before anything is run or made: in a folder every user can write, another user's link in a sticky
+    folder, a file its group can write, a missing name in a sticky folder."""
+    with Scratch() as d:
+        shared, sticky = os.path.join(d, "shared"), os.path.join(d, "sticky")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        os.mkdir(sticky)
+        os.chmod(sticky, 0o1777)
+        shutil.copy2(os.path.join(d, "bin", "squeue"), os.path.join(shared, "squeue"))
+        os.symlink(CUMEMCTL, os.path.join(sticky, "cumemctl"))
+        os.lchown(os.path.join(sticky, "cumemctl"), NOBODY, NOBODY)
+        os.chmod(os.path.join(d, "bin", "scontrol"), 0o775)
+        cases = [
+            (f"SQUEUE={shared}/squeue\n", f"refusing SQUEUE {shared}/squeue: {shared} is writable by every user (mode 0777)"),
+            (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl is a link of uid {NOBODY} in {sticky}, a folder that others can add to"),
+            (f"SCONTROL={d}/bin/scontrol\n", f"refusing SCONTROL {d}/bin/scontrol: {d}/bin/scontrol is writable by its group, gid 0 (mode 0775)"),
+            (f"SQUEUE={sticky}/squeue\n", f"refusing SQUEUE {sticky}/squeue: {sticky}/squeue does not exist, and {sticky} is writable by every user (mode 1777): another user could make it"),
+        ]
+        base = open(os.path.join(d, "scripts", "imex-channels.conf"), encoding="utf-8").read()
+        for setting, words in cases:
+            with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+                f.write(base + f"SCONTROL={d}/bin/scontrol\n" * (not setting.startswith("SCONTROL")) + setting)
+            os.chmod(os.path.join(d, "bin", "scontrol"), 0o755 if not setting.startswith("SCONTROL") else 0o775)
+            p = run_script(d, "prolog", 7)
+            check(p.returncode == 1 and words in p.stderr, f"{setting.strip()}: {describe(p)}")
+            check(channel_nodes(d) == {} and records(d) == [], f"{setting.strip()}: a refused prolog made {channel_nodes(d)} {records(d)}")
+        with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+            f.write(base)
+        os.chmod(os.path.join(d, "bin", "scontrol"), 0o755)
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d), f"root's programs again (job 7: channel 8): {describe(p)}")
+
+
 def set_conf(d, text):
     with open(os.path.join(d, "scripts", "imex-channels.conf"), "a", encoding="utf-8") as f:
         f.write(text)
@@ -472,7 +508,7 @@ if __name__ == "__main__":
     main({"by_hand_start_end": test_by_hand_start_end, "by_hand_taken": test_by_hand_taken,
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
-          "by_hand_unsafe_paths": test_by_hand_unsafe_paths,
+          "by_hand_unsafe_paths": test_by_hand_unsafe_paths, "by_hand_unsafe_programs": test_by_hand_unsafe_programs,
           "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
           "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
           "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,

@@ -1,0 +1,309 @@
+#include "util/trusted_file.hpp"
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "base/error.hpp"
+#include "util/text_file.hpp"
+
+namespace cumemctl {
+namespace {
+
+constexpr int kMaxLinks = 40;  // as the kernel's MAXSYMLINKS
+
+// The names of a path's components, in order.
+std::deque<std::string> components(std::string_view path) {
+    std::deque<std::string> out;
+    std::size_t start = 0;
+    while (start <= path.size()) {
+        const std::size_t end = std::min(path.find('/', start), path.size());
+        if (end > start) out.emplace_back(path.substr(start, end - start));
+        start = end + 1;
+    }
+    return out;
+}
+
+// A folder reached on the way: its descriptor, its path as walked (for messages), what fstat said.
+struct Folder {
+    UniqueFd fd;
+    std::string path;
+    struct stat st {};
+};
+
+std::string child_path(const std::string& folder, const std::string& name) {
+    return folder == "/" ? "/" + name : folder + "/" + name;
+}
+
+// The walk itself: a stack of open folders from "/" down, each checked on its descriptor.
+class Walk {
+public:
+    Walk(bool check, Links links, bool folder) : check_(check), links_(links), folder_(folder) {}
+
+    CheckedOpen run(const std::string& path);
+
+private:
+    bool enter_root();
+    // One component; false when the walk ends (result_ holds why).
+    bool step(const std::string& name, bool last, std::deque<std::string>& todo);
+    bool follow(const Folder& here, const std::string& name, UniqueFd link, std::deque<std::string>& todo);
+    void finish(const Folder& here, const std::string& name, UniqueFd file, const struct stat& st);
+    void unsafe(std::string path, std::string why) { result_.unsafe = UnsafePath{std::move(path), std::move(why)}; }
+
+    bool check_;
+    Links links_;
+    bool folder_;
+    int links_seen_ = 0;
+    std::vector<Folder> stack_;
+    CheckedOpen result_;
+};
+
+bool Walk::enter_root() {
+    Folder root;
+    root.fd.reset(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+    root.path = "/";
+    if (!root.fd.valid() || ::fstat(root.fd.get(), &root.st) != 0) {
+        result_.error = errno;
+        return false;
+    }
+    if (check_) {
+        if (auto why = others_can_change(root.st, 0, true)) {
+            unsafe("/", *why);
+            return false;
+        }
+    }
+    stack_.push_back(std::move(root));
+    return true;
+}
+
+CheckedOpen Walk::run(const std::string& path) {
+    std::string start = path;
+    if (start.empty() || start[0] != '/') {
+        char cwd[PATH_MAX] = {};
+        if (::getcwd(cwd, sizeof cwd) == nullptr) {
+            result_.error = errno;
+            return std::move(result_);
+        }
+        start = std::string(cwd) + "/" + start;
+    }
+    if (!enter_root()) return std::move(result_);
+    std::deque<std::string> todo = components(start);
+    if (todo.empty()) result_.error = EISDIR;
+    while (!todo.empty()) {
+        const std::string name = todo.front();
+        todo.pop_front();
+        if (!step(name, todo.empty(), todo)) break;
+    }
+    return std::move(result_);
+}
+
+bool Walk::step(const std::string& name, bool last, std::deque<std::string>& todo) {
+    if (name == "." || name == "..") {
+        if (name == ".." && stack_.size() > 1) stack_.pop_back();
+        if (last) result_.error = EISDIR;
+        return !last;
+    }
+    const Folder& here = stack_.back();
+    const std::string path = child_path(here.path, name);
+    UniqueFd fd(::openat(here.fd.get(), name.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC));
+    struct stat st {};
+    if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
+        result_.error = errno;
+        // Another user could make the name before the loader or a later run looks: never wait for that.
+        if (check_ && errno == ENOENT) {
+            if (auto why = others_can_change(here.st, 0, false)) {
+                unsafe(path, fmt::format("does not exist, and {} {}: another user could make it", here.path, *why));
+                result_.unsafe->missing = true;
+            }
+        }
+        return false;
+    }
+    if (S_ISLNK(st.st_mode)) return follow(here, name, std::move(fd), todo);
+    if (check_ && others_can_change(here.st, 0, false) && st.st_uid != 0) {
+        unsafe(path, fmt::format("belongs to uid {} in {}, a folder that others can add to", st.st_uid, here.path));
+        return false;
+    }
+    if (S_ISDIR(st.st_mode) && (!last || folder_)) {
+        if (check_) {
+            if (auto why = others_can_change(st, 0, !last)) {
+                unsafe(path, *why);
+                return false;
+            }
+        }
+        if (last) {
+            result_.fd = std::move(fd);
+            return false;
+        }
+        stack_.push_back(Folder{std::move(fd), path, st});
+        return true;
+    }
+    if (!last) {
+        result_.error = ENOTDIR;
+        return false;
+    }
+    finish(here, name, std::move(fd), st);
+    return false;
+}
+
+bool Walk::follow(const Folder& here, const std::string& name, UniqueFd link, std::deque<std::string>& todo) {
+    const std::string path = child_path(here.path, name);
+    struct stat st {};
+    ::fstat(link.get(), &st);
+    if (links_ == Links::refuse) {
+        if (check_) {
+            unsafe(path, "is a symbolic link, and none is allowed here");
+        } else {
+            result_.error = ELOOP;
+        }
+        return false;
+    }
+    if (check_ && others_can_change(here.st, 0, false) && st.st_uid != 0) {
+        unsafe(path, fmt::format("is a link of uid {} in {}, a folder that others can add to", st.st_uid, here.path));
+        return false;
+    }
+    if (++links_seen_ > kMaxLinks) {
+        if (check_) {
+            unsafe(path, "has too many symbolic links on the way");
+        } else {
+            result_.error = ELOOP;
+        }
+        return false;
+    }
+    std::string target(PATH_MAX, '\0');
+    const ssize_t n = ::readlinkat(link.get(), "", target.data(), target.size());
+    if (n <= 0) {
+        result_.error = n < 0 ? errno : ENOENT;
+        return false;
+    }
+    target.resize(static_cast<std::size_t>(n));
+    if (target[0] == '/') stack_.resize(1);
+    const std::deque<std::string> more = components(target);
+    todo.insert(todo.begin(), more.begin(), more.end());
+    if (todo.empty()) todo.emplace_back(".");  // a link to "/": a folder, not a file
+    return true;
+}
+
+void Walk::finish(const Folder& here, const std::string& name, UniqueFd file, const struct stat& st) {
+    const std::string path = child_path(here.path, name);
+    if (!check_ && !S_ISREG(st.st_mode)) {
+        result_.error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+        return;
+    }
+    if (check_) {
+        if (!S_ISREG(st.st_mode)) {
+            unsafe(path, S_ISDIR(st.st_mode) ? "is a folder, not a file" : "is not a regular file");
+            return;
+        }
+        if (auto why = others_can_change(st, 0, false)) {
+            unsafe(path, *why);
+            return;
+        }
+    }
+    // The very file looked at, reopened for reading through its own descriptor: no name is looked up again.
+    const std::string self = fmt::format("/proc/self/fd/{}", file.get());
+    result_.fd.reset(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
+    if (!result_.fd.valid()) result_.error = errno;
+}
+
+}  // namespace
+
+CheckedOpen open_checked(const std::string& path, bool check, Links links, bool folder) {
+    return Walk(check, links, folder).run(path);
+}
+
+std::string TrustedFile::fd_path() const {
+    return fmt::format("/proc/self/fd/{}", fd.get());
+}
+
+bool is_bare_name(std::string_view name) {
+    return name.find('/') == std::string_view::npos;
+}
+
+namespace {
+
+// Root's refusal of `path`, which `use` wanted, because of `u`.
+Problem refusal(const std::string& path, const TrustUse& use, const UnsafePath& u) {
+    return Problem{.exit_code = ExitCode::permission,
+                   .message = fmt::format("refusing {} {}: {} {}", use.what, path, u.path, u.why),
+                   .cause = "as root, cumemctl loads, runs and reads nothing that a user other than root could change",
+                   .remedy = u.missing
+                                 ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
+                                 : fmt::format("chown root:root {0} && chmod go-w {0}, or {1}", u.path, use.instead)};
+}
+
+TrustUse reading(const std::string& what) {
+    return TrustUse{what, fmt::format("point {} at a file that only root can change", what), Links::follow};
+}
+
+}  // namespace
+
+TrustedFile open_trusted(const std::string& path, const TrustUse& use) {
+    CheckedOpen opened = open_checked(path, ::geteuid() == 0, use.links);
+    if (opened.unsafe) throw Error(refusal(path, use, *opened.unsafe));
+    return TrustedFile{path, std::move(opened.fd), opened.error};
+}
+
+void* load_library(const std::string& library, int flags, const TrustUse& use, std::string& why) {
+    auto loader_error = [&] {
+        const char* e = ::dlerror();
+        why = e != nullptr ? e : "unknown error";
+    };
+    if (is_bare_name(library)) {
+        void* handle = ::dlopen(library.c_str(), flags);
+        if (handle == nullptr) loader_error();
+        return handle;
+    }
+    TrustedFile file = open_trusted(library, use);
+    if (!file.fd.valid()) {
+        why = fmt::format("{}: {}", library, std::strerror(file.error));
+        return nullptr;
+    }
+    const std::string fd_path = file.fd_path();
+    void* handle = ::dlopen(fd_path.c_str(), flags);
+    if (handle == nullptr) {
+        loader_error();
+        // The loader names the descriptor; the person chose the name.
+        for (std::size_t at = why.find(fd_path); at != std::string::npos; at = why.find(fd_path, at + library.size())) {
+            why.replace(at, fd_path.size(), library);
+        }
+        return nullptr;
+    }
+    // Kept open: the loader knows the library by this name, which must not come to mean another file.
+    static std::mutex kept_mutex;
+    static std::vector<UniqueFd> kept;
+    const std::lock_guard<std::mutex> lock(kept_mutex);
+    kept.push_back(std::move(file.fd));
+    return handle;
+}
+
+std::string read_trusted_text(const std::string& path, const std::string& what, const std::string& remedy) {
+    TrustedFile file = open_trusted(path, reading(what));
+    if (!file.fd.valid()) throw text_file_error(path, what, remedy, file.error);
+    return read_text_fd(file.fd.get(), path, what, remedy);
+}
+
+std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused) {
+    const CheckedOpen opened = open_checked(path, ::geteuid() == 0);
+    if (opened.unsafe) {
+        refused = refusal(path, reading("the file"), *opened.unsafe).message;
+        return std::nullopt;
+    }
+    if (!opened.fd.valid()) return std::nullopt;
+    try {
+        return read_text_fd(opened.fd.get(), path, path, "");
+    } catch (const Error&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace cumemctl
