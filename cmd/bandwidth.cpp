@@ -321,11 +321,13 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             std::string doing;
             std::vector<ConcurrentSum> sums;
             std::optional<Interrupted> stopped;
+            std::size_t finished = 0;
             try {
                 judging_holds(report, api, nvml, selected, [&] {
                     for (const int ordinal : selected) {
                         measure_device(api, nvml, plan, identity_in(ids, ordinal), selected, done.emplace_back(),
                                        doing);
+                        ++finished;
                     }
                     if (plan.concurrent && !selected.empty()) {
                         doing = "every GPU at once";
@@ -337,7 +339,8 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
                 stopped = stop;
             }
             const int stopped_on = stopped && !done.empty() ? done.back().id.ordinal : -1;
-            if (stopped && !done.empty() && done.back().figures.empty()) done.pop_back();
+            // A GPU that failed is left out; one that a stop cut short keeps the figures it measured.
+            if (done.size() > finished && (!stopped || done.back().figures.empty())) done.pop_back();
             std::size_t figures = 0;
             for (const DeviceFigures& d : done) figures += d.figures.size();
             for (const DeviceFigures& d : done) report_device(report, d);

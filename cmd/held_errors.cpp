@@ -40,13 +40,13 @@ void judging_holds(Report& report, const DriverApi& api, const nvml::Library& nv
     if (running_does(Does::measures)) watch.emplace(api, nvml, devices, report.command);
     try {
         work();
+        if (watch) watch->report_to(report);
     } catch (const Error& e) {
-        report.add_error(e.problem());
+        report.add_error(e.problem());  // a failed measurement's holders are the judgement's to name
     } catch (const Interrupted&) {
         if (watch) watch->report_to(report);  // what was measured before the stop was shared too
         throw;
     }
-    if (watch) watch->report_to(report);
     judge_held_errors(report, api, nvml, devices, first, scope);
 }
 

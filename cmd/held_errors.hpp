@@ -28,7 +28,8 @@ void judge_held_errors(Report& report, const DriverApi& api, const nvml::Library
 // The frame of a command's work on `devices`. Runs `work`: an Error it throws becomes an error of
 // `report`; then every error it added is judged as judge_held_errors does. Where the running command
 // measures (command_table: Does::measures), a SharedGpuWatch names in a warning each process that
-// shared a GPU while the work ran. Interrupted and other exceptions pass through.
+// shared a GPU while the work ran (not where the work failed: the judgement names holders there). Interrupted and other
+// exceptions pass through.
 void judging_holds(Report& report, const DriverApi& api, const nvml::Library& nvml, const std::vector<int>& devices,
                    const std::function<void()>& work, HeldScope scope = HeldScope::contexts_and_device_memory);
 

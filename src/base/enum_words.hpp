@@ -32,6 +32,14 @@ public:
         return fallback_;
     }
 
+    // The word of `value`, or nullopt for a value the table lacks (a driver's value newer than the table).
+    constexpr std::optional<std::string_view> find(Enum value) const {
+        for (const Row& r : rows_) {
+            if (r.first == value) return r.second;
+        }
+        return std::nullopt;
+    }
+
     // The value whose word is `word`, or nullopt: the caller words the parse error (listed() helps).
     constexpr std::optional<Enum> parse(std::string_view word) const {
         for (const Row& r : rows_) {

@@ -1,4 +1,5 @@
 #include "doctor/registry.hpp"
+#include "base/enum_words.hpp"
 #include "base/setting.hpp"
 #include "util/comma_list.hpp"
 
@@ -143,16 +144,15 @@ std::vector<std::string> parse_check_list(std::string_view text) {
     return out;
 }
 
+namespace {
+
+constexpr auto kScopeWords = enum_words<CheckScope>(
+    {{CheckScope::setup, "setup"}, {CheckScope::device, "device"}, {CheckScope::node, "node"}}, "node");
+
+}  // namespace
+
 std::string_view scope_name(CheckScope scope) {
-    switch (scope) {
-        case CheckScope::setup:
-            return "setup";
-        case CheckScope::device:
-            return "device";
-        case CheckScope::node:
-            return "node";
-    }
-    return "node";
+    return kScopeWords.word(scope);
 }
 
 }  // namespace cumemctl::doctor

@@ -2,9 +2,21 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "report/gpu_name.hpp"
 
 namespace cumemctl::doctor {
+
+namespace {
+
+// A brief's word where the status's own would say too little; pass and skip keep theirs.
+constexpr auto kBriefWords = enum_words<CheckStatus>({{CheckStatus::fail, "failed"},
+                                                      {CheckStatus::busy, "busy"},
+                                                      {CheckStatus::timeout, "timeout"},
+                                                      {CheckStatus::warn, "warning"}},
+                                                     "");
+
+}  // namespace
 
 std::string brief_of(const CheckResult& result) {
     const CheckOutcome& o = result.outcome;
@@ -16,20 +28,7 @@ std::string brief_of(const CheckResult& result) {
     }
     // Its reason says more than a status word ("warning" said nothing); summary_line cuts it to fit.
     if (!o.reason.empty()) return o.reason;
-    switch (o.status) {
-        case CheckStatus::fail:
-            return "failed";
-        case CheckStatus::busy:
-            return "busy";
-        case CheckStatus::timeout:
-            return "timeout";
-        case CheckStatus::warn:
-            return "warning";
-        case CheckStatus::pass:
-        case CheckStatus::skip:
-            break;
-    }
-    return std::string(status_name(o.status));
+    return std::string(kBriefWords.find(o.status).value_or(status_name(o.status)));
 }
 
 std::string summary_line(const DoctorRun& run, std::size_t width) {

@@ -13,6 +13,7 @@ that a command added there without a run below fails this test):
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +28,8 @@ WITHIN_S = 1.0
 RUNS = {
     "doctor": (["doctor", "--json"], "h200", "cuMemCreate:300"),
     "devices": (["devices", "--json"], "h200", None),
-    "imex_setup": (["imex-setup", "--check", "--json"], "h200", None),
+    "imex_setup": (["imex-setup", "--check", "--proc-devices", "{tmp}/devices", "--params", "{tmp}/params",
+                    "--dev-root", "{tmp}", "--json"], "h200", None),
     "le_bind": (["le-bind", "--json"], "h200-13.4", None),
     "granularity": (["granularity", "--json"], "h200", None),
     "create": (["create", "--size", "8MiB", "--verify", "--json"], "h200", "cuEventSynchronize:300"),
@@ -80,6 +82,9 @@ def environment(args, tmp, profile):
         env["CUMEMCTL_LIBCUDA"] = args["fake"]
         env["CUMEMCTL_LIBNVML"] = args["fake_nvml"]
     env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
+    # Hermetic, as run_cases.py: a fake system root, and the binary refuses to read the real one.
+    env["CUMEMCTL_HERMETIC"] = "1"
+    env["CUMEMCTL_SYSROOT"] = args["sysroot"]
     return env
 
 
@@ -117,7 +122,19 @@ def signalled_run(args, name, sig, tmp):
 
 def main():
     binary, fake, fake_nvml, _profiles, source = sys.argv[1:6]
-    args = {"binary": binary, "fake": fake, "fake_nvml": fake_nvml, "source": source}
+    sysroot = tempfile.mkdtemp(prefix="cumemctl-frame-sysroot-")
+    subprocess.run(["bash", os.path.join(source, "tests", "cli", "sysroot.sh"), sysroot, "--no-driver"],
+                   check=True, capture_output=True)
+    args = {"binary": binary, "fake": fake, "fake_nvml": fake_nvml, "source": source, "sysroot": sysroot}
+    try:
+        return walk(args)
+    finally:
+        shutil.rmtree(sysroot, ignore_errors=True)
+
+
+def walk(args):
+    """Runs every row of the table as the module's docstring says; 0 when each keeps the contracts."""
+    binary, source = args["binary"], args["source"]
     table = command_table(source)
     failures = []
     if len(table) < 10:
@@ -136,6 +153,8 @@ def main():
                 failures.append(f"{what}: killed by a signal, not an orderly exit\n{err[-1500:]}")
             elif took is not None and took > WITHIN_S:
                 failures.append(f"{what}: more than {WITHIN_S} s")
+            elif "a hermetic test would read this machine's" in err:
+                failures.append(f"{what}: read this machine's own system\n{err[-1500:]}")
             elif took is not None and rc != code and "works_long" in does:
                 failures.append(f"{what}: declares works_long, so {code} is due\n{err[-1500:]}")
         if "measures" in does:

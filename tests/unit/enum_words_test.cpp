@@ -26,6 +26,8 @@ TEST_CASE("enum_words: both directions, the fallback, the words listed") {
     CHECK_FALSE(kColours.parse("").has_value());
     CHECK(kColours.listed() == "red, green");
     CHECK(kColours.listed(" | ") == "red | green");
+    CHECK(kColours.find(Colour::green) == "green");
+    CHECK_FALSE(kColours.find(Colour::blue).has_value());
 }
 
 TEST_CASE("enum_words: the tables that use it read back every word they write") {

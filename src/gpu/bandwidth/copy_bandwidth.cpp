@@ -135,9 +135,11 @@ public:
         in_flight_ += bytes;
         while (in_flight_ > kQueued) retire();
     }
-    // Waits for everything queued.
+    // Waits for everything queued; the stream is then idle, and the host has waited for it (its last
+    // piece done, the synchronize returns at once).
     void drain() {
         while (!queued_.empty()) retire();
+        CU_CALL(api_, cuStreamSynchronize, stream_);
     }
 
 private:

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "cuda/driver_call.hpp"
 #include "gpu/device/primary_context.hpp"
 
@@ -209,17 +210,18 @@ std::vector<std::string> flush_option_names(int mask) {
     return names;
 }
 
+namespace {
+
+constexpr auto kWritesOrderingWords = enum_words<int>({{CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE, "none"},
+                                                       {CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER, "owner"},
+                                                       {CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES, "all-devices"}},
+                                                      "");
+
+}  // namespace
+
 std::string writes_ordering_name(int value) {
-    switch (value) {
-        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_NONE:
-            return "none";
-        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_OWNER:
-            return "owner";
-        case CU_GPU_DIRECT_RDMA_WRITES_ORDERING_ALL_DEVICES:
-            return "all-devices";
-        default:
-            return fmt::format("unknown ({})", value);
-    }
+    if (const auto word = kWritesOrderingWords.find(value)) return std::string(*word);
+    return fmt::format("unknown ({})", value);
 }
 
 std::vector<std::string> handle_type_names(int mask) {
