@@ -272,13 +272,11 @@ void add_tables(Report& report, const FleetSummary& s) {
         for (const auto& d : s.differences) {
             // The differing nodes by value: "gpu[005-007]: 12.4".
             std::vector<std::pair<std::string, std::vector<std::string>>> by_value;
-            for (const auto& differing : d.differing) {
-                const std::string& host = differing.first;
-                const std::string& value = differing.second;
-                auto it =
-                    std::find_if(by_value.begin(), by_value.end(), [&](const auto& v) { return v.first == value; });
-                if (it == by_value.end()) it = by_value.insert(by_value.end(), {value, {}});
-                it->second.push_back(host);
+            std::map<std::string_view, std::size_t> value_index;  // no search through every value seen
+            for (const auto& [host, value] : d.differing) {
+                const auto [it, added] = value_index.try_emplace(value, by_value.size());
+                if (added) by_value.push_back({value, {}});
+                by_value[it->second].second.push_back(host);
             }
             std::vector<std::string> items;
             for (const auto& [value, hosts] : by_value)

@@ -6,6 +6,7 @@
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -79,7 +80,7 @@ void read_properties(NodeSummary& node, const NodeReport* doctor, const NodeRepo
 
 // A failed check as the fleet lists it: the GPU named by the check's own uuid and pci_bus_id (doctor
 // writes them beside the ordinal), else by the report's list of GPUs, else by the check's details.
-CheckFailure failure_of(const ReportedCheck& c, const NodeReport& report) {
+CheckFailure failure_of(const ReportedCheck& c, const std::map<long long, const ReportedGpu*>& gpus) {
     CheckFailure f;
     f.check = c.check;
     f.status = c.status;
@@ -90,13 +91,10 @@ CheckFailure failure_of(const ReportedCheck& c, const NodeReport& report) {
     f.uuid = c.uuid;
     f.pci_bus_id = c.pci_bus_id;
     f.nvml_index = c.nvml_index;
-    if (!c.names_gpu) {
-        for (const auto& g : report.gpus) {
-            if (g.ordinal != *c.device) continue;
-            f.uuid = g.uuid;
-            f.pci_bus_id = g.pci_bus_id;
-            f.nvml_index = g.nvml_index;
-        }
+    if (const auto g = gpus.find(*c.device); !c.names_gpu && g != gpus.end()) {
+        f.uuid = g->second->uuid;
+        f.pci_bus_id = g->second->pci_bus_id;
+        f.nvml_index = g->second->nvml_index;
     }
     if (f.uuid.empty()) f.uuid = c.details_uuid;
     return f;
@@ -106,8 +104,10 @@ CheckFailure failure_of(const ReportedCheck& c, const NodeReport& report) {
 void read_status(NodeSummary& node, const NodeReport* doctor, const std::vector<const NodeReport*>& all) {
     if (doctor != nullptr) {
         node.status = doctor->status;
+        std::map<long long, const ReportedGpu*> gpus;  // the last of an ordinal given twice, as before
+        for (const auto& g : doctor->gpus) gpus[g.ordinal] = &g;
         for (const auto& c : doctor->checks) {
-            const CheckFailure failure = failure_of(c, *doctor);
+            const CheckFailure failure = failure_of(c, gpus);
             std::string name = c.check;
             // A device's check names its GPU as the node's drain reason does: "vmm@gpu3", nvidia-smi's index.
             if (failure.device) name += "@" + gpu_name_of(failure);
@@ -146,36 +146,77 @@ NodeSummary broken_node(const std::string& host, const std::vector<std::string>&
     return broken;
 }
 
-NodeSummary summarise_node(const std::string& host, const std::vector<const NodeReport*>& reports,
-                           const FleetInputs& inputs, const Expectations& expect, FleetSummary& s) {
+// Whether a report can make an expected node present: a doctor report that a whole run wrote (it gives
+// the run's own status) with a time that can be read and is not past now and the skew clocks may have.
+bool complete_doctor(const NodeReport& r, const Expectations& expect) {
+    return r.kind == ReportKind::doctor && r.run_status && r.malformed.empty() && r.when &&
+           age_seconds(expect.now, *r.when) >= -std::chrono::duration<double>(kClockSkew).count();
+}
+
+// What a report is, for an input problem: "a devices report", "a doctor report without its run's status".
+std::string report_words(const NodeReport& r) {
+    if (r.kind == ReportKind::devices) return "a devices report";
+    if (!r.run_status) return "a doctor report without its run's status";
+    if (!r.when) return "a doctor report without a time that can be read";
+    return "a doctor report dated in the future";
+}
+
+// An expected node that no complete doctor report names: missing, each of its documents an input
+// problem, so that a devices report or a half report that another node wrote cannot make it present.
+NodeSummary still_missing(const std::string& host, const std::vector<const NodeReport*>& reports, FleetInputs& inputs,
+                          std::vector<std::string> sources, FleetSummary& s) {
+    for (const NodeReport* r : reports) {
+        if (!lists_problem(inputs, r->source)) {
+            add_problem(inputs, s.problems, r->source, {});  // counted only
+            continue;
+        }
+        add_problem(inputs, s.problems, r->source,
+                    fmt::format("document {}: {} of {}, an expected node, does not make it present: only a "
+                                "complete doctor report does",
+                                r->document, report_words(*r), host));
+    }
+    NodeSummary m;
+    m.host = host;
+    m.status = NodeStatus::missing;
+    m.error = "no complete doctor report from this node";
+    m.sources = std::move(sources);
+    return m;
+}
+
+NodeSummary summarise_node(const std::string& host, const std::vector<const NodeReport*>& reports, FleetInputs& inputs,
+                           const Expectations& expect, FleetSummary& s) {
     NodeSummary node;
     node.host = host;
     std::vector<const NodeReport*> doctors;
     const NodeReport* devices = nullptr;
     const NodeReport* latest = nullptr;
     std::string why;
+    std::set<std::size_t> sources;
+    bool doctor_seen = false, devices_seen = false, complete = false;
     for (const NodeReport* r : reports) {
         const std::string& source = inputs.sources[r->source];
-        if (std::find(node.sources.begin(), node.sources.end(), source) == node.sources.end())
-            node.sources.push_back(source);
-        const std::string command = r->kind == ReportKind::doctor ? "doctor" : "devices";
-        if (std::find(node.commands.begin(), node.commands.end(), command) == node.commands.end())
-            node.commands.push_back(command);
+        if (sources.insert(r->source).second) node.sources.push_back(source);
+        (r->kind == ReportKind::doctor ? doctor_seen : devices_seen) = true;
+        complete = complete || complete_doctor(*r, expect);
         if (r->kind == ReportKind::doctor) doctors.push_back(r);
         if (r->kind == ReportKind::devices && (devices == nullptr || !newer(*devices, *r))) devices = r;
         if (latest == nullptr || !newer(*latest, *r)) latest = r;
         if (!r->malformed.empty() && why.empty()) why = "a malformed report: " + r->malformed;
         if (r->when && age_seconds(expect.now, *r->when) < -std::chrono::duration<double>(kClockSkew).count()) {
-            s.problems.push_back({source, fmt::format("document {}: the report of {} is dated {}, later than now and "
-                                                      "the {} min that clocks may differ",
-                                                      r->document, host, r->timestamp, kClockSkew.count())});
+            add_problem(inputs, s.problems, r->source,
+                        fmt::format("document {}: the report of {} is dated {}, later than now and the {} min that "
+                                    "clocks may differ",
+                                    r->document, host, r->timestamp, kClockSkew.count()));
             if (why.empty())
                 why =
                     fmt::format("a report dated {}, in the future: forged, or the node's clock is wrong", r->timestamp);
         }
     }
+    if (doctor_seen) node.commands.emplace_back("doctor");
+    if (devices_seen) node.commands.emplace_back("devices");
     if (latest == nullptr) throw std::logic_error("fleet: a node without reports");  // summarise gives one at least
     if (!why.empty()) return broken_node(host, node.sources, why);
+    if (!expect.hosts.empty() && !complete) return still_missing(host, reports, inputs, node.sources, s);
     const NodeReport* doctor = speaking_doctor(doctors, expect);
     const NodeReport* dated = doctor != nullptr ? doctor : latest;
     if (dated->when) node.timestamp = dated->timestamp;  // a time that cannot be read is not shown as one
@@ -229,7 +270,7 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
                                         ? fmt::format("the {} allowed", format_age(*expect.max_age_seconds))
                                         : expect.max_age_name;
         for (auto& n : s.nodes) {
-            if (n.status == NodeStatus::error) continue;
+            if (n.status == NodeStatus::error || n.status == NodeStatus::missing) continue;
             const auto when = parse_utc_timestamp(n.timestamp);
             const double age = when ? age_seconds(expect.now, *when) : 0;
             if (when && age <= *expect.max_age_seconds) continue;
@@ -256,18 +297,23 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
               [](const NodeSummary& a, const NodeSummary& b) { return a.host < b.host; });
 }
 
-// Each check that did not pass with the nodes where it failed or warned, in order of first appearance.
+// Each check that did not pass with the nodes where it failed or warned, in order of first appearance
+// (found by name in a map: a report of many distinct checks costs no search through them all).
 void spread_checks(FleetSummary& s) {
+    std::map<std::string, std::size_t, std::less<>> index;
     for (const auto& n : s.nodes) {
         auto spread = [&](const std::vector<std::string>& names, bool failing) {
             for (const auto& name : names) {
-                const std::string check = name.substr(0, name.find('@'));
-                auto it = std::find_if(s.checks.begin(), s.checks.end(),
-                                       [&](const CheckSpread& c) { return c.check == check; });
-                if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}, {}});
-                if (const auto r = n.remedies.find(check); it->remedy.empty() && r != n.remedies.end())
-                    it->remedy = r->second;
-                auto& hosts = failing ? it->failing : it->warning;
+                const std::string_view check = std::string_view(name).substr(0, name.find('@'));
+                auto found = index.find(check);
+                if (found == index.end()) {
+                    found = index.emplace(std::string(check), s.checks.size()).first;
+                    s.checks.push_back(CheckSpread{std::string(check), {}, {}, {}});
+                }
+                CheckSpread& it = s.checks[found->second];
+                if (const auto r = n.remedies.find(it.check); it.remedy.empty() && r != n.remedies.end())
+                    it.remedy = r->second;
+                auto& hosts = failing ? it.failing : it.warning;
                 if (hosts.empty() || hosts.back() != n.host) hosts.push_back(n.host);  // nodes come one at a time
             }
         };
@@ -326,11 +372,25 @@ FleetSummary summarise(FleetInputs& inputs, const Expectations& expect) {
     s.reports = inputs.documents;
     std::map<std::string, std::vector<NodeReport*>> by_host;
     for (auto& r : inputs.reports) by_host[r.host].push_back(&r);
+    const std::unordered_set<std::string_view> expected(expect.hosts.begin(), expect.hosts.end());
     for (auto& [host, list] : by_host) {
-        s.nodes.push_back(summarise_node(host, {list.begin(), list.end()}, inputs, expect, s));
+        // With the nodes expected named, no other name reaches the summary, nor so the drain list.
+        if (!expected.empty() && expected.count(host) == 0) {
+            for (const NodeReport* r : list) {
+                add_problem(inputs, s.problems, r->source,
+                            lists_problem(inputs, r->source)
+                                ? fmt::format("document {}: a report of {}, which is not among the nodes expected: "
+                                              "it is left out",
+                                              r->document, host)
+                                : std::string());
+            }
+        } else {
+            s.nodes.push_back(summarise_node(host, {list.begin(), list.end()}, inputs, expect, s));
+        }
         for (NodeReport* r : list) *r = NodeReport{};  // its memory for the next node's summary
     }
     inputs.reports.clear();
+    say_left_out(inputs, s.problems);
     judge_expectations(s, expect);
     spread_checks(s);
     s.differences = differences(s.nodes);

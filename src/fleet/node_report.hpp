@@ -19,6 +19,17 @@ namespace cumemctl::fleet {
 
 enum class ReportKind { doctor, devices, fabric_matrix };
 
+// The most fleet keeps of one report, so that its memory and time grow with the nodes, not with what a
+// node chose to write; past a cap it keeps the first ones, and the output says so (an input problem,
+// or the text cut with its cap named). A check past the cap still counts in the node's status.
+inline constexpr std::size_t kMaxChecksKept = 256;    // checks that did not pass, and memory-health's
+inline constexpr std::size_t kMaxGpus = 256;          // GPUs of "gpus" and "devices", bandwidth figures / 3
+inline constexpr std::size_t kMaxCapabilities = 128;  // distinct capability names
+inline constexpr std::size_t kMaxTextBytes = 1024;    // a reason, remedy, name or version: cut past it
+
+// Which cap of one report was reached (NodeReport::capped, a set of these bits).
+enum CapReached : unsigned { kCapChecks = 1, kCapGpus = 2, kCapCapabilities = 4, kCapBandwidth = 8 };
+
 // A GPU as a doctor report's "gpus" list names it.
 struct ReportedGpu {
     long long ordinal = -1;
@@ -62,6 +73,7 @@ struct NodeReport {
     std::optional<long long> device_count;
     // doctor: the worst of the run's own status and its checks' (never milder than a check says).
     NodeStatus status = NodeStatus::unknown;
+    bool run_status = false;  // doctor: the report gives the run's own status (a complete run wrote it)
     std::vector<ReportedGpu> gpus;
     std::vector<ReportedCheck> checks;         // doctor: in the report's order
     std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
@@ -69,7 +81,11 @@ struct NodeReport {
     std::vector<std::string> device_names;
     std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text
     std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
+    unsigned capped = 0;    // the caps reached (CapReached bits)
 };
+
+// `text` cut to kMaxTextBytes (at a character's start), its cap named: "... [cut at 1024 bytes]".
+std::string bounded_text(std::string text);
 
 // A fabric-matrix report: its node and results, read back (matrix/matrix_results.hpp), for the matrix.
 struct MatrixReport {

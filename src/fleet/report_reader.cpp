@@ -12,6 +12,7 @@
 #include <variant>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "base/interrupt.hpp"
 #include "fleet/report_decode.hpp"
@@ -43,6 +44,26 @@ std::string kind_of(mode_t mode) {
     return "not a regular file";
 }
 
+// What a report held past the caps of node_report.hpp: "document 3: the report of gpu005 lists more
+// than 256 checks that did not pass: the first 256 are kept (its status counts them all)".
+std::string capped_words(const NodeReport& r, int index) {
+    std::vector<std::string> parts;
+    if ((r.capped & kCapChecks) != 0)
+        parts.push_back(
+            fmt::format("more than {} checks that did not pass (the first {} are kept; its status counts "
+                        "them all)",
+                        kMaxChecksKept, kMaxChecksKept));
+    if ((r.capped & kCapGpus) != 0)
+        parts.push_back(fmt::format("more than {} GPUs (the first {} are kept)", kMaxGpus, kMaxGpus));
+    if ((r.capped & kCapCapabilities) != 0)
+        parts.push_back(
+            fmt::format("more than {} capabilities (the first {} are kept)", kMaxCapabilities, kMaxCapabilities));
+    if ((r.capped & kCapBandwidth) != 0)
+        parts.push_back(
+            fmt::format("more than {} bandwidth figures (the first {} are kept)", 3 * kMaxGpus, 3 * kMaxGpus));
+    return fmt::format("document {}: the report of {} holds {}", index, r.host, fmt::join(parts, "; "));
+}
+
 // The documents of one input, read a chunk at a time: the text of the document being read, and what
 // came before it only as counts (its line numbers), so that memory holds one document, not the input.
 class DocumentStream {
@@ -54,7 +75,15 @@ public:
 
 private:
     bool fill();
-    void problem(std::string message) { into_.problems.push_back({into_.sources[source_], std::move(message)}); }
+    // A problem of this input, worded by `words` only where it is listed (kProblemsListed).
+    template <class F>
+    void problem(F words) {
+        if (lists_problem(into_, source_)) {
+            add_problem(into_, into_.problems, source_, words());
+        } else {
+            ++into_.problem_count[source_];
+        }
+    }
     std::pair<std::size_t, std::size_t> lines_before(std::size_t at) const;
     std::string position(std::size_t at) const;
     void drop_read();
@@ -86,7 +115,7 @@ bool DocumentStream::fill() {
         const int err = errno;
         buffer_.resize(old);
         eof_ = true;
-        problem(fmt::format("cannot read it: {}", std::strerror(err)));
+        problem([&] { return fmt::format("cannot read it: {}", std::strerror(err)); });
         return false;
     }
     buffer_.resize(old + static_cast<std::size_t>(n));
@@ -134,8 +163,10 @@ bool DocumentStream::resync(std::size_t from) {
         start_ = buffer_.empty() ? 0 : buffer_.size() - 1;  // a newline at the end may start the next line
         drop_read();
         if (skipped > limits_.max_document_bytes) {
-            problem(fmt::format("no document starts within {} after that: the rest of it is not read",
-                                format_size(limits_.max_document_bytes)));
+            problem([&] {
+                return fmt::format("no document starts within {} after that: the rest of it is not read",
+                                   format_size(limits_.max_document_bytes));
+            });
             return false;
         }
         if (!fill()) return false;
@@ -145,7 +176,7 @@ bool DocumentStream::resync(std::size_t from) {
 
 void DocumentStream::take(Decoded decoded, int index) {
     if (auto* not_report = std::get_if<NotAReport>(&decoded)) {
-        problem(fmt::format("document {}: {}", index, not_report->why));
+        problem([&] { return fmt::format("document {}: {}", index, not_report->why); });
         return;
     }
     ++into_.documents;
@@ -157,12 +188,13 @@ void DocumentStream::take(Decoded decoded, int index) {
     auto& report = std::get<NodeReport>(decoded);
     report.source = source_;
     report.document = index;
+    if (report.capped != 0) problem([&] { return capped_words(report, index); });
     into_.reports.push_back(std::move(report));
 }
 
 void DocumentStream::read_all() {
     int index = 0;
-    const std::size_t problems = into_.problems.size();
+    const std::size_t problems = into_.problem_count[source_];
     while (true) {
         while (start_ < buffer_.size() && is_json_space(buffer_[start_])) ++start_;
         if (start_ == buffer_.size()) {
@@ -179,62 +211,108 @@ void DocumentStream::read_all() {
             take(std::move(decoded), ++index);
         } catch (const JsonIncomplete&) {
             if (rest.size() > limits_.max_document_bytes) {
-                problem(fmt::format("document {} at {} is larger than the {} a report may have", index + 1,
-                                    position(start_), format_size(limits_.max_document_bytes)));
+                problem([&] {
+                    return fmt::format("document {} at {} is larger than the {} a report may have", index + 1,
+                                       position(start_), format_size(limits_.max_document_bytes));
+                });
                 if (!resync(start_ + 1)) break;
                 ++index;
                 continue;
             }
             drop_read();
             if (fill()) continue;
-            problem(fmt::format("not JSON at {}", position(buffer_.size())));  // it ends inside a document
+            problem(
+                [&] { return fmt::format("not JSON at {}", position(buffer_.size())); });  // it ends inside a document
             ++index;
             break;
         } catch (const JsonSyntaxError& e) {
-            problem(fmt::format("not JSON at {}", position(start_ + e.offset)));
+            problem([&] { return fmt::format("not JSON at {}", position(start_ + e.offset)); });
             ++index;
             if (!resync(start_ + e.offset)) break;
         }
         if (start_ > limits_.chunk_bytes) drop_read();
     }
-    if (index == 0 && into_.problems.size() == problems) problem("it is empty: no report in it");
+    if (index == 0 && into_.problem_count[source_] == problems)
+        problem([&] { return std::string("it is empty: no report in it"); });
+}
+
+// Opens the named input for reading only where it is a regular file, judged before it is opened: a
+// FIFO would wait for a writer, a device (/dev/zero, a tape) does something when opened, a link could
+// point at either. lstat first, then open without following a link and without blocking, then fstat:
+// the file opened must be the regular file that lstat saw. An empty descriptor and the refusal otherwise.
+std::pair<UniqueFd, std::string> open_regular(const std::string& path) {
+    struct stat seen {};
+    if (::lstat(path.c_str(), &seen) != 0) return {UniqueFd(), fmt::format("cannot read it: {}", std::strerror(errno))};
+    if (S_ISLNK(seen.st_mode)) {
+        struct stat target {};
+        const std::string what = ::stat(path.c_str(), &target) == 0 ? kind_of(target.st_mode) : "nothing that exists";
+        return {UniqueFd(), fmt::format("it is a symbolic link (to {}), not a file of reports: give the file itself",
+                                        S_ISREG(target.st_mode) ? "a regular file" : what)};
+    }
+    if (!S_ISREG(seen.st_mode))
+        return {UniqueFd(), fmt::format("it is {}, not a file of reports", kind_of(seen.st_mode))};
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    if (!fd.valid()) return {UniqueFd(), fmt::format("cannot read it: {}", std::strerror(errno))};
+    struct stat opened {};
+    if (::fstat(fd.get(), &opened) != 0) return {UniqueFd(), fmt::format("cannot read it: {}", std::strerror(errno))};
+    if (!S_ISREG(opened.st_mode) || opened.st_dev != seen.st_dev || opened.st_ino != seen.st_ino)
+        return {UniqueFd(), "it was replaced while it was opened: not read"};
+    ::fcntl(fd.get(), F_SETFL, ::fcntl(fd.get(), F_GETFL) & ~O_NONBLOCK);
+    return {std::move(fd), std::string()};
 }
 
 }  // namespace
 
-bool is_host_name(std::string_view name) {
-    if (name.empty() || name.size() > 255) return false;
-    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
-    if (!alnum(name.front())) return false;
-    return std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '.' || c == '-' || c == '_'; });
+bool lists_problem(const FleetInputs& in, std::size_t source) {
+    return source >= in.problem_count.size() || in.problem_count[source] < kProblemsListed;
+}
+
+void add_problem(FleetInputs& in, std::vector<InputProblem>& to, std::size_t source, std::string message) {
+    if (in.problem_count.size() <= source) in.problem_count.resize(source + 1);
+    if (in.problem_count[source]++ < kProblemsListed) to.push_back({in.sources.at(source), std::move(message)});
+}
+
+void say_left_out(FleetInputs& in, std::vector<InputProblem>& to) {
+    in.left_out_said.resize(in.problem_count.size());
+    for (std::size_t source = 0; source < in.problem_count.size(); ++source) {
+        const std::size_t left_out =
+            in.problem_count[source] > kProblemsListed ? in.problem_count[source] - kProblemsListed : 0;
+        if (left_out <= in.left_out_said[source]) continue;
+        to.push_back(
+            {in.sources[source], fmt::format("and {} more problems in it (the first {} of an input are listed)",
+                                             left_out - in.left_out_said[source], kProblemsListed)});
+        in.left_out_said[source] = left_out;
+    }
 }
 
 void read_input(const std::string& path, FleetInputs& into, const ReadLimits& limits) {
     const std::size_t source = into.sources.size();
     into.sources.push_back(path);
-    auto refuse = [&](std::string message) { into.problems.push_back({path, std::move(message)}); };
-    UniqueFd opened;
-    int fd = STDIN_FILENO;
+    into.problem_count.resize(into.sources.size());
+    auto refuse = [&](std::string message) { add_problem(into, into.problems, source, std::move(message)); };
     if (path != "-") {
-        opened = UniqueFd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-        if (!opened.valid()) return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
-        fd = opened.get();
+        auto [fd, why] = open_regular(path);
+        if (!fd.valid()) return refuse(std::move(why));
+        DocumentStream(fd.get(), {}, source, into, limits).read_all();
+        return say_left_out(into, into.problems);
     }
     struct stat st {};
-    if (::fstat(fd, &st) != 0) return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
-    // Standard input may be a pipe (`srun ... | cumemctl fleet -`) or a terminal; a named file must be a
-    // regular file: a FIFO would wait for a writer, a device (/dev/zero) never ends.
-    const bool stream_ok = path == "-" && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || ::isatty(fd) == 1);
+    if (::fstat(STDIN_FILENO, &st) != 0) return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
+    // Standard input, already open, may be a pipe (`srun ... | cumemctl fleet -`) or a terminal as well as
+    // a regular file; a device (< /dev/zero) never ends.
+    const bool stream_ok = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || ::isatty(STDIN_FILENO) == 1;
     if (!S_ISREG(st.st_mode) && !stream_ok)
         return refuse(fmt::format("it is {}, not a file of reports", kind_of(st.st_mode)));
-    if (opened.valid()) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
-    DocumentStream(fd, {}, source, into, limits).read_all();
+    DocumentStream(STDIN_FILENO, {}, source, into, limits).read_all();
+    say_left_out(into, into.problems);
 }
 
 void read_text(std::string_view text, const std::string& source, FleetInputs& into, const ReadLimits& limits) {
     const std::size_t index = into.sources.size();
     into.sources.push_back(source);
+    into.problem_count.resize(into.sources.size());
     DocumentStream(-1, text, index, into, limits).read_all();
+    say_left_out(into, into.problems);
 }
 
 }  // namespace cumemctl::fleet
