@@ -74,7 +74,7 @@ public:
     void read_all();
 
 private:
-    bool fill();
+    bool fill(std::size_t at_least = 0);
     // A problem of this input, worded by `words` only where it is listed (kProblemsListed).
     template <class F>
     void problem(F words) {
@@ -102,25 +102,32 @@ private:
     const ReadLimits& limits_;
 };
 
-bool DocumentStream::fill() {
-    if (eof_) return false;
+// Reads at least `at_least` bytes more (a chunk where that is less), or to the end of the input;
+// false where nothing more came. A document that does not fit asks for as much again as it has, so
+// that it is parsed from its start a few times (log of its size), never once per chunk.
+bool DocumentStream::fill(std::size_t at_least) {
+    const std::size_t want = std::max(at_least, limits_.chunk_bytes);
     const std::size_t old = buffer_.size();
-    buffer_.resize(old + limits_.chunk_bytes);
-    ssize_t n = -1;
-    do {
-        check_interrupted();
-        n = ::read(fd_, buffer_.data() + old, limits_.chunk_bytes);
-    } while (n < 0 && errno == EINTR);
-    if (n < 0) {
-        const int err = errno;
-        buffer_.resize(old);
-        eof_ = true;
-        problem([&] { return fmt::format("cannot read it: {}", std::strerror(err)); });
-        return false;
+    while (!eof_ && buffer_.size() - old < want) {
+        const std::size_t at = buffer_.size();
+        const std::size_t ask = std::min(limits_.chunk_bytes, old + want - at);
+        buffer_.resize(at + ask);
+        ssize_t n = -1;
+        do {
+            check_interrupted();
+            n = ::read(fd_, buffer_.data() + at, ask);
+        } while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            const int err = errno;
+            buffer_.resize(at);
+            eof_ = true;
+            problem([&] { return fmt::format("cannot read it: {}", std::strerror(err)); });
+            break;
+        }
+        buffer_.resize(at + static_cast<std::size_t>(n));
+        if (n == 0) eof_ = true;
     }
-    buffer_.resize(old + static_cast<std::size_t>(n));
-    if (n == 0) eof_ = true;
-    return n > 0;
+    return buffer_.size() > old;
 }
 
 // The lines before byte `at` of buffer_ (those already dropped counted), and the input offset where
@@ -220,7 +227,7 @@ void DocumentStream::read_all() {
                 continue;
             }
             drop_read();
-            if (fill()) continue;
+            if (fill(buffer_.size())) continue;  // as much again: parsed from its start log(size) times
             problem(
                 [&] { return fmt::format("not JSON at {}", position(buffer_.size())); });  // it ends inside a document
             ++index;
