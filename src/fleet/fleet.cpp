@@ -1,4 +1,7 @@
 #include "fleet/fleet.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include "report/fleet_properties.hpp"
 
 #include <algorithm>
@@ -225,6 +228,23 @@ NodeSummary summarise_node(const std::string& host, const std::vector<const Node
     return node;
 }
 
+// Why a report does not count under require_signed ("" where it does): no credential, another uid, or
+// a credential from an address that is none of its host's.
+std::string unsigned_why(const NodeReport& r, std::map<std::string, std::vector<std::uint32_t>, std::less<>>& cache,
+                         const Expectations& expect) {
+    if (!r.proof) return "it came in no MUNGE credential";
+    if (r.proof->uid != 0) return fmt::format("uid {} signed it, not root", r.proof->uid);
+    auto it = cache.find(r.host);
+    if (it == cache.end()) it = cache.emplace(r.host, expect.addresses(r.host)).first;
+    if (std::find(it->second.begin(), it->second.end(), r.proof->origin) != it->second.end()) return {};
+    char text[INET_ADDRSTRLEN] = "?";
+    in_addr addr{};
+    addr.s_addr = r.proof->origin;
+    inet_ntop(AF_INET, &addr, text, sizeof text);
+    return it->second.empty() ? fmt::format("its host name has no IPv4 address, and munged on {} signed it", text)
+                              : fmt::format("munged on {} signed it, which is not one of its host's addresses", text);
+}
+
 std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
     std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;  // property -> value -> hosts
     for (const auto& n : nodes) {
@@ -371,7 +391,22 @@ FleetSummary summarise(FleetInputs& inputs, const Expectations& expect) {
     FleetSummary s;
     s.reports = inputs.documents;
     std::map<std::string, std::vector<NodeReport*>> by_host;
-    for (auto& r : inputs.reports) by_host[r.host].push_back(&r);
+    std::map<std::string, std::vector<std::uint32_t>, std::less<>> addresses;  // resolved once a host
+    for (auto& r : inputs.reports) {
+        if (expect.require_signed) {
+            const std::string why = unsigned_why(r, addresses, expect);
+            if (!why.empty()) {
+                add_problem(inputs, s.problems, r.source,
+                            lists_problem(inputs, r.source)
+                                ? fmt::format("document {}: a report of {} that counts as not sent: {}", r.document,
+                                              r.host, why)
+                                : std::string());
+                r = NodeReport{};
+                continue;
+            }
+        }
+        by_host[r.host].push_back(&r);
+    }
     const std::unordered_set<std::string_view> expected(expect.hosts.begin(), expect.hosts.end());
     for (auto& [host, list] : by_host) {
         // With the nodes expected named, no other name reaches the summary, nor so the drain list.

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <map>
 #include <string>
@@ -111,6 +113,10 @@ struct Expectations {
                                             // "" names the age in words ("the 7 days allowed")
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
     double slow_margin = kDefaultSlowMargin;  // a node below (1 - this) x the median of a path is slow
+    // Only reports that uid 0 signed on the host they name count (a MUNGE credential whose origin is
+    // one of the host's addresses); every other report is an input problem, as if it were not there.
+    bool require_signed = false;
+    std::function<std::vector<std::uint32_t>(const std::string&)> addresses = host_addresses;  // a host's IPv4
 };
 
 // The whole summary.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "doctor/check.hpp"
+#include "fleet/munge.hpp"
 #include "fleet/node_status.hpp"
 #include "matrix/matrix_results.hpp"
 
@@ -82,6 +83,8 @@ struct NodeReport {
     std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text
     std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
     unsigned capped = 0;    // the caps reached (CapReached bits)
+    // Who made it, where it came in a MUNGE credential that munged accepted; its time is then `when`.
+    std::optional<MungeProof> proof;
 };
 
 // `text` cut to kMaxTextBytes (at a character's start), its cap named: "... [cut at 1024 bytes]".

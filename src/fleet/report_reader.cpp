@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <tuple>
@@ -16,6 +17,7 @@
 
 #include "base/interrupt.hpp"
 #include "fleet/report_decode.hpp"
+#include "util/host.hpp"
 #include "util/size.hpp"
 #include "util/unique_fd.hpp"
 
@@ -89,7 +91,12 @@ private:
     void drop_read();
     bool resync(std::size_t from);
     void take(Decoded decoded, int index);
+    bool credential(int& index);
 
+public:
+    std::optional<MungeProof> proof_;  // of the credential whose payload this stream reads
+
+private:
     int fd_;
     std::string buffer_;
     std::size_t start_ = 0;       // where the next document starts in buffer_
@@ -128,6 +135,52 @@ bool DocumentStream::fill(std::size_t at_least) {
         if (n == 0) eof_ = true;
     }
     return buffer_.size() > old;
+}
+
+// A MUNGE credential at start_ ("MUNGE:" base64 ":"): decoded by munged, its payload read as documents
+// whose author and time are the credential's; one that munged refuses is an input problem. False where
+// the input ends inside it.
+bool DocumentStream::credential(int& index) {
+    std::size_t end = std::string::npos;
+    while (true) {
+        end = buffer_.find(':', start_ + kMungePrefix.size());
+        if (end != std::string::npos || buffer_.size() - start_ > limits_.max_document_bytes) break;
+        drop_read();
+        if (!fill(buffer_.size())) {
+            if (buffer_.size() - start_ < kMungePrefix.size()) break;  // not even its prefix: read as JSON
+            problem(
+                [&] { return fmt::format("document {}: a MUNGE credential that the input ends inside", index + 1); });
+            return false;
+        }
+    }
+    if (end == std::string::npos) {
+        if (buffer_.size() - start_ < kMungePrefix.size()) return false;
+        problem([&] {
+            return fmt::format("document {}: a MUNGE credential larger than {}", index + 1,
+                               format_size(limits_.max_document_bytes));
+        });
+        return resync(start_ + 1);
+    }
+    const std::string_view text(buffer_.data() + start_, end + 1 - start_);
+    ++index;
+    if (into_.munge == nullptr) {
+        problem([&] {
+            return fmt::format("document {}: a MUNGE credential, not read: {}", index, into_.munge_unavailable);
+        });
+    } else {
+        MungeDecoded d = into_.munge->decode(text);
+        if (!d.proof) {
+            problem([&] {
+                return fmt::format("document {}: a MUNGE credential that munged refuses: {}", index, d.message);
+            });
+        } else {
+            DocumentStream payload(-1, d.payload, source_, into_, limits_);
+            payload.proof_ = d.proof;
+            payload.read_all();
+        }
+    }
+    start_ = end + 1;
+    return true;
 }
 
 // The lines before byte `at` of buffer_ (those already dropped counted), and the input offset where
@@ -195,6 +248,12 @@ void DocumentStream::take(Decoded decoded, int index) {
     auto& report = std::get<NodeReport>(decoded);
     report.source = source_;
     report.document = index;
+    if (proof_) {
+        // Its author and its time are the credential's, not what its text says.
+        report.proof = proof_;
+        report.when = std::chrono::system_clock::from_time_t(proof_->encoded);
+        report.timestamp = utc_timestamp(*report.when);
+    }
     if (report.capped != 0) problem([&] { return capped_words(report, index); });
     into_.reports.push_back(std::move(report));
 }
@@ -206,6 +265,12 @@ void DocumentStream::read_all() {
         while (start_ < buffer_.size() && is_json_space(buffer_[start_])) ++start_;
         if (start_ == buffer_.size()) {
             if (!fill()) break;
+            continue;
+        }
+        if (buffer_.compare(start_, kMungePrefix.size(), kMungePrefix) == 0 ||
+            (buffer_.size() - start_ < kMungePrefix.size() &&
+             kMungePrefix.substr(0, buffer_.size() - start_) == std::string_view(buffer_).substr(start_))) {
+            if (!credential(index)) break;
             continue;
         }
         // At most one byte past the limit: a longer document ends the window inside itself.

@@ -1,5 +1,6 @@
 // fleet's one reader of reports: every input is another node's text, careless or hostile until checked.
-// It reads regular files (or standard input) in chunks, one JSON document at a time, each within a size
+// It reads regular files (or standard input) in chunks, one JSON document (or one MUNGE credential
+// holding documents, munge.hpp) at a time, each within a size
 // and a nesting limit, into the typed reports of node_report.hpp; a document that is not a cumemctl
 // report, or whose host is not a host name, is an input problem that names the file and the document.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fleet/munge.hpp"
 #include "fleet/node_report.hpp"
 
 namespace cumemctl::fleet {
@@ -40,6 +42,8 @@ struct FleetInputs {
     int documents = 0;                       // reports of the three kinds that were read
     std::vector<std::size_t> problem_count;  // per input: its problems, listed or not
     std::vector<std::size_t> left_out_said;  // per input: the problems left out that a line counts already
+    const Munge* munge = nullptr;            // decodes MUNGE credentials; none: why not in munge_unavailable
+    std::string munge_unavailable;
 };
 
 // Whether a problem of input `source` is listed if added now (fewer than kProblemsListed of it are):
