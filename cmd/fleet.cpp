@@ -204,8 +204,8 @@ Table nodes_table(const FleetSummary& s) {
             continue;
         }
         auto prop = [&](const FleetProperty& p) {
-            const auto it = n.properties.find(std::string(p.key));
-            return it == n.properties.end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
+            const auto it = n.properties->find(std::string(p.key));
+            return it == n.properties->end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
         };
         std::vector<std::string> key{prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
         const auto [it, added] = group_of.try_emplace({n.status, key}, groups.size());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
@@ -66,19 +67,23 @@ const NodeReport* speaking_doctor(const std::vector<const NodeReport*>& doctors,
 void read_properties(NodeSummary& node, const NodeReport* doctor, const NodeReport* devices, const NodeReport& latest) {
     if (doctor == nullptr && devices == nullptr)
         throw std::logic_error("fleet: a node has neither a doctor nor a devices report");
+    Properties properties;
     const NodeReport& counted = doctor != nullptr ? *doctor : *devices;
-    node.properties[std::string(kFleetDriver.key)] = latest.driver_version;
-    node.properties[std::string(kFleetTool.key)] = latest.tool_version;
-    if (counted.device_count) node.properties[std::string(kFleetGpus.key)] = std::to_string(*counted.device_count);
+    properties[std::string(kFleetDriver.key)] = latest.driver_version;
+    properties[std::string(kFleetTool.key)] = latest.tool_version;
+    if (counted.device_count) properties[std::string(kFleetGpus.key)] = std::to_string(*counted.device_count);
     if (doctor != nullptr && doctor->kernel_module)
-        node.properties[std::string(kFleetKernelModule.key)] = *doctor->kernel_module;
+        properties[std::string(kFleetKernelModule.key)] = *doctor->kernel_module;
     const NodeReport& described = devices != nullptr ? *devices : *doctor;
     const std::set<std::string> names(described.device_names.begin(), described.device_names.end());
-    if (!names.empty()) node.properties[std::string(kFleetGpuModel.key)] = fmt::format("{}", fmt::join(names, ", "));
-    for (const auto& [key, values] : described.capabilities) {
-        node.properties[fleet_capability_key(key)] =
-            values.size() == 1 ? *values.begin() : fmt::format("mixed ({})", fmt::join(values, "/"));
+    if (!names.empty()) properties[std::string(kFleetGpuModel.key)] = fmt::format("{}", fmt::join(names, ", "));
+    if (described.shared_capabilities) {
+        for (const auto& [key, values] : *described.shared_capabilities) {
+            properties[fleet_capability_key(key)] =
+                values.size() == 1 ? *values.begin() : fmt::format("mixed ({})", fmt::join(values, "/"));
+        }
     }
+    node.properties = shared(std::move(properties));
 }
 
 // A failed check as the fleet lists it: the GPU named by the check's own uuid and pci_bus_id (doctor
@@ -248,7 +253,7 @@ std::string unsigned_why(const NodeReport& r, std::map<std::string, std::vector<
 std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
     std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;  // property -> value -> hosts
     for (const auto& n : nodes) {
-        for (const auto& [property, value] : n.properties) by_property[property][value].push_back(n.host);
+        for (const auto& [property, value] : *n.properties) by_property[property][value].push_back(n.host);
     }
     std::vector<Difference> out;
     for (const auto& [property, values] : by_property) {
@@ -379,6 +384,19 @@ void find_slow(FleetSummary& s, double margin) {
 }
 
 }  // namespace
+
+std::shared_ptr<const Properties> shared(Properties p) {
+    struct ByContent {
+        bool operator()(const std::shared_ptr<const Properties>& a, const std::shared_ptr<const Properties>& b) const {
+            return *a < *b;
+        }
+    };
+    static std::mutex lock;
+    static std::set<std::shared_ptr<const Properties>, ByContent> pool;
+    auto made = std::make_shared<const Properties>(std::move(p));
+    const std::lock_guard<std::mutex> held(lock);
+    return *pool.insert(std::move(made)).first;
+}
 
 std::string gpu_name_of(const CheckFailure& f) {
     const auto index = f.nvml_index && *f.nvml_index >= 0

@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,13 @@ struct GpuBandwidth {
     std::optional<double> limit_gbps;  // the path's limit: only nodes of one limit are compared
 };
 
+// A node's properties: "driver" -> "13.0", "capability_fabric" -> "yes" (keys: report/fleet_properties.hpp).
+using Properties = std::map<std::string, std::string>;
+
+// The one copy of `p` among those shared so far (a process-wide pool: one entry per distinct set), so
+// that nodes alike (most of a fleet) hold a pointer each, not a copy of a few dozen names and values.
+std::shared_ptr<const Properties> shared(Properties p);
+
 // One node, merged from its reports.
 struct NodeSummary {
     std::string host;
@@ -58,13 +66,12 @@ struct NodeSummary {
     NodeStatus status = NodeStatus::unknown;
     std::vector<std::string> failed;  // "imex-channels", "context@gpu2" (the GPU as gpu_name names it)
     std::vector<std::string> warned;
-    std::string error;                              // the first error of a report that was not ok
-    std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
-    std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
-    std::vector<GpuBandwidth> bandwidth;            // doctor's bandwidth figures, per GPU and path
-    std::vector<CheckFailure> failures;             // each failed or timed-out check
-    std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability_fabric" -> "yes" (keys:
-                                                    // report/fleet_properties.hpp)
+    std::string error;                            // the first error of a report that was not ok
+    std::map<std::string, std::string> remedies;  // check -> the remedy of its first failure or warning
+    std::vector<GpuHealth> gpu_health;            // doctor's memory-health check, per GPU
+    std::vector<GpuBandwidth> bandwidth;          // doctor's bandwidth figures, per GPU and path
+    std::vector<CheckFailure> failures;           // each failed or timed-out check
+    std::shared_ptr<const Properties> properties = shared(Properties{});  // shared with the nodes alike
 };
 
 // The nodes that did not pass one check.

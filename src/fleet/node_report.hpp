@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +60,12 @@ struct ReportedBandwidth {
     std::optional<double> limit_gbps;  // the limit the check held it against
 };
 
+// A report's capabilities: each name with every GPU's value as text.
+using Capabilities = std::map<std::string, std::set<std::string>>;
+
+// The one copy of `c` among those shared so far (a process-wide pool: one entry per distinct set).
+std::shared_ptr<const Capabilities> shared(Capabilities c);
+
 // One doctor or devices report of a node.
 struct NodeReport {
     std::size_t source = 0;  // index into the inputs' names
@@ -80,7 +87,10 @@ struct NodeReport {
     std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
     std::optional<std::string> kernel_module;
     std::vector<std::string> device_names;
-    std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text
+    Capabilities capabilities;  // key -> every GPU's value as text, while the report is decoded
+    // The same once decoded, shared with every report whose capabilities are alike (most of a fleet's):
+    // a node costs a pointer, not its own copy of a few dozen names and values.
+    std::shared_ptr<const Capabilities> shared_capabilities;
     std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
     unsigned capped = 0;    // the caps reached (CapReached bits)
     // Who made it, where it came in a MUNGE credential that munged accepted; its time is then `when`.

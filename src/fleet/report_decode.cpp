@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <mutex>
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
@@ -561,9 +562,15 @@ NodeReport node_report(const Envelope& e, ReportKind kind, std::string host, int
         if (kind == ReportKind::doctor) judge_doctor(r, status, worst);
         r.checks.shrink_to_fit();  // kept until the summary: a fleet holds one per node
         r.gpus.shrink_to_fit();
+        // One name for GPUs of one model; the capabilities shared with the reports alike.
+        std::sort(r.device_names.begin(), r.device_names.end());
+        r.device_names.erase(std::unique(r.device_names.begin(), r.device_names.end()), r.device_names.end());
+        r.device_names.shrink_to_fit();
     } catch (const Malformed& m) {
         r.malformed = m.what();
     }
+    r.shared_capabilities = shared(std::move(r.capabilities));
+    r.capabilities.clear();
     return r;
 }
 
@@ -600,6 +607,20 @@ Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, 
 }
 
 }  // namespace
+
+std::shared_ptr<const Capabilities> shared(Capabilities c) {
+    struct ByContent {
+        bool operator()(const std::shared_ptr<const Capabilities>& a,
+                        const std::shared_ptr<const Capabilities>& b) const {
+            return *a < *b;
+        }
+    };
+    static std::mutex lock;
+    static std::set<std::shared_ptr<const Capabilities>, ByContent> pool;
+    auto made = std::make_shared<const Capabilities>(std::move(c));
+    const std::lock_guard<std::mutex> held(lock);
+    return *pool.insert(std::move(made)).first;
+}
 
 std::string bounded_text(std::string text) {
     if (text.size() <= kMaxTextBytes) return text;

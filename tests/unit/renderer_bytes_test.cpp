@@ -207,7 +207,7 @@ Report fleet_report(Bytes& b) {
         node.error = b.next();
         node.failed = {b.next()};
         node.warned = {b.next()};
-        node.properties[b.next()] = b.next();
+        node.properties = shared(Properties{{b.next(), b.next()}});
         CheckFailure f;
         f.check = b.next();
         f.device = 1;
