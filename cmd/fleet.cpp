@@ -395,9 +395,11 @@ Report run_fleet(const FleetOptions& opts) {
     return run_checked("fleet", opts, [&](Report& report, const Expectations& expect) {
         FleetInputs inputs;
         const std::unique_ptr<Munge> munge = load_munge(opts, inputs);
+        FleetFold fold(expect);  // each node summarised as its reports are read: no report is kept
+        inputs.sink = [&fold](NodeReport r) { fold.add(std::move(r)); };
         for (const auto& path : opts.inputs) read_input(path, inputs);
         FleetResults results;
-        results.summary = summarise(inputs, expect);
+        results.summary = fold.finish(inputs);
         results.inputs = static_cast<int>(opts.inputs.size());
         results.slow_margin = expect.slow_margin;
         const FleetSummary& summary = results.summary;

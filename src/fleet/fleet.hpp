@@ -137,9 +137,43 @@ struct FleetSummary {
     std::vector<InputProblem> problems;  // reports that parsed but cannot be believed (dated in the future)
 };
 
+// The fleet summary built as reports are read: each report is folded into its host's node when it is
+// read (FleetInputs::sink), and of a host only what its summary keeps stays (the doctor report that
+// speaks for it, already summarised; what its properties come from; a few numbers a report for its
+// input problems), so that memory grows with the nodes, not with the size of their reports. The
+// summary and its problems are those of summarise() over the same reports, in the same order.
+class FleetFold {
+public:
+    explicit FleetFold(const Expectations& expect);  // kept by reference: it outlives the fold
+    FleetFold(const FleetFold&) = delete;
+    FleetFold& operator=(const FleetFold&) = delete;
+    ~FleetFold();
+
+    void add(NodeReport report);
+    // The summary of the reports added: the inputs' problems must all have been added first (every
+    // input read), so that the problems of the summary count after them, as summarise() counts them.
+    FleetSummary finish(FleetInputs& inputs);
+
+private:
+    struct Host;
+    void summarise_hosts(FleetInputs& inputs, FleetSummary& s);
+
+    const Expectations& expect_;
+    std::map<std::string, std::vector<std::uint32_t>, std::less<>> addresses_;  // resolved once a host
+    std::vector<std::pair<std::size_t, std::string>> refused_;  // the first reports of each input not signed
+    std::vector<std::size_t> refused_count_;                    // per input: its reports not signed
+    std::map<std::string, std::unique_ptr<Host>> hosts_;
+};
+
 // How far past `expect.now` a report's timestamp may be (clocks differ a little); a later one is
 // forged or its node's clock is wrong: its node is an error, and the report an input problem.
 inline constexpr std::chrono::minutes kClockSkew{10};
+
+// Seconds from `when` to `now`, in doubles: a time at either end of the clock's range does not overflow.
+inline double age_seconds(std::chrono::system_clock::time_point now, std::chrono::system_clock::time_point when) {
+    using Seconds = std::chrono::duration<double>;
+    return Seconds(now.time_since_epoch()).count() - Seconds(when.time_since_epoch()).count();
+}
 
 // Builds the fleet summary from the doctor and devices reports read (report_reader.hpp). Nodes of
 // `expect.hosts` without a report are missing; a node whose report is older than
@@ -148,7 +182,7 @@ inline constexpr std::chrono::minutes kClockSkew{10};
 // (every report, without an age), the newest of them where they are alike: a second report, forged or
 // old, can add a failure to a node but never hide one. A malformed report, or one dated past now and
 // kClockSkew, makes its node an error.
-// It takes the reports: `inputs.reports` is empty after it, each freed once its node is summarised.
+// It takes the reports: `inputs.reports` is empty after it (FleetFold over them).
 FleetSummary summarise(FleetInputs& inputs, const Expectations& expect = {});
 
 // Whether any node failed a check, has a report that was not ok, is missing or is stale.

@@ -255,7 +255,11 @@ void DocumentStream::take(Decoded decoded, int index) {
         report.timestamp = utc_timestamp(*report.when);
     }
     if (report.capped != 0) problem([&] { return capped_words(report, index); });
-    into_.reports.push_back(std::move(report));
+    if (into_.sink) {
+        into_.sink(std::move(report));
+    } else {
+        into_.reports.push_back(std::move(report));
+    }
 }
 
 void DocumentStream::read_all() {

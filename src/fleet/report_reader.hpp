@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,8 +36,9 @@ inline constexpr std::size_t kProblemsListed = 20;
 
 // What fleet read of all its inputs.
 struct FleetInputs {
-    std::vector<std::string> sources;  // the inputs' names, as given
-    std::vector<NodeReport> reports;   // doctor and devices reports, in the order read
+    std::vector<std::string> sources;      // the inputs' names, as given
+    std::vector<NodeReport> reports;       // doctor and devices reports, in the order read (where no sink takes them)
+    std::function<void(NodeReport)> sink;  // takes each doctor and devices report as it is read, if set
     std::vector<MatrixReport> matrices;
     std::vector<InputProblem> problems;
     int documents = 0;                       // reports of the three kinds that were read
