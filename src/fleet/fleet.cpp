@@ -172,6 +172,13 @@ std::shared_ptr<const Properties> shared(Properties p) {
     return *pool.insert(std::move(made)).first;
 }
 
+SharedText::SharedText(std::string_view text) {
+    static std::mutex lock;
+    static std::unordered_set<std::string> pool;  // its nodes never move: pointers to them stay valid
+    const std::lock_guard<std::mutex> held(lock);
+    text_ = &*pool.emplace(text).first;
+}
+
 std::string gpu_name_of(const CheckFailure& f) {
     const auto index = f.nvml_index && *f.nvml_index >= 0
                            ? std::optional<unsigned>(static_cast<unsigned>(*f.nvml_index))

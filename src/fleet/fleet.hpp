@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,12 +19,31 @@
 
 namespace cumemctl::fleet {
 
+// A text that many nodes repeat (a GPU's UUID in each of its bandwidth figures, the reason every GPU
+// of one kind gives, a path's name), held once in a process-wide pool that lives as long as fleet:
+// a node keeps a pointer, not its own copy. Read it as the std::string it stands for.
+class SharedText {
+public:
+    SharedText() : SharedText(std::string_view()) {}
+    SharedText(std::string_view text);  // NOLINT(google-explicit-constructor): it stands for the text
+    SharedText(const std::string& text) : SharedText(std::string_view(text)) {}  // NOLINT
+    SharedText(const char* text) : SharedText(std::string_view(text)) {}         // NOLINT
+
+    const std::string& str() const { return *text_; }
+    operator const std::string&() const { return *text_; }  // NOLINT
+    bool empty() const { return text_->empty(); }
+    friend bool operator==(const SharedText& a, const SharedText& b) { return a.text_ == b.text_; }
+
+private:
+    const std::string* text_;  // the pool's one copy (never freed)
+};
+
 // One GPU's memory health, as the node's doctor report says it (its memory-health check).
 struct GpuHealth {
     int device = -1;
-    std::string uuid;
+    SharedText uuid;
     doctor::CheckStatus status = doctor::CheckStatus::skip;
-    std::string reason;
+    SharedText reason;
 };
 
 // One check that failed (or ran out of time) on a node, with its GPU as operators name it.
@@ -42,8 +62,8 @@ std::string gpu_name_of(const CheckFailure& failure);
 // One GPU's measured bandwidth on a path, from the node's doctor report (host-bandwidth, memory-bandwidth).
 struct GpuBandwidth {
     std::optional<int> device;
-    std::string uuid;
-    std::string path;  // "h2d", "d2h", "d2d"
+    SharedText uuid;
+    SharedText path;  // "h2d", "d2h", "d2d"
     double gbps = 0;
     std::optional<double> limit_gbps;  // the path's limit: only nodes of one limit are compared
 };

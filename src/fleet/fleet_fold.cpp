@@ -131,15 +131,14 @@ void read_doctor(NodeSummary& node, NodeReport& doctor) {
         if ((doctor::status_fails(c.status) || c.status == doctor::CheckStatus::warn) && !c.remedy.empty())
             node.remedies.emplace(c.check, c.remedy);
         if (c.check == cumemctl::doctor::kCheckMemoryHealth)
-            node.gpu_health.push_back({c.device.value_or(-1), std::move(c.details_uuid), c.status, c.reason});
+            node.gpu_health.push_back({c.device.value_or(-1), c.details_uuid, c.status, c.reason});
         if (doctor::status_fails(c.status)) {
             node.failed.push_back(std::move(name));
             node.failures.push_back(std::move(failure));
         }
     }
     node.bandwidth.reserve(doctor.bandwidth.size());
-    for (auto& b : doctor.bandwidth)
-        node.bandwidth.push_back({b.device, std::move(b.uuid), std::move(b.path), b.gbps, b.limit_gbps});
+    for (auto& b : doctor.bandwidth) node.bandwidth.push_back({b.device, b.uuid, b.path, b.gbps, b.limit_gbps});
 }
 
 // Whether a report can make an expected node present: a doctor report that a whole run wrote (it gives
