@@ -66,6 +66,10 @@ std::string capped_words(const NodeReport& r, int index) {
     return fmt::format("document {}: the report of {} holds {}", index, r.host, fmt::join(parts, "; "));
 }
 
+// The bytes of a document scanned by value before it is decoded (scan_json_value): a document that is
+// not JSON within them costs no exception; a fault past them costs one per this much text at least.
+constexpr std::size_t kScanBytes = 4096;
+
 // The documents of one input, read a chunk at a time: the text of the document being read, and what
 // came before it only as counts (its line numbers), so that memory holds one document, not the input.
 class DocumentStream {
@@ -92,6 +96,7 @@ private:
     bool resync(std::size_t from);
     void take(Decoded decoded, int index);
     bool credential(int& index);
+    bool not_json(std::size_t offset, int& index);
 
 public:
     std::optional<MungeProof> proof_;  // of the credential whose payload this stream reads
@@ -262,6 +267,14 @@ void DocumentStream::take(Decoded decoded, int index) {
     }
 }
 
+// Text that is not JSON at `offset` from start_: named, then reading goes on at the next line that
+// starts a document; false where none does.
+bool DocumentStream::not_json(std::size_t offset, int& index) {
+    problem([&] { return fmt::format("not JSON at {}", position(start_ + offset)); });
+    ++index;
+    return resync(start_ + offset);
+}
+
 void DocumentStream::read_all() {
     int index = 0;
     const std::size_t problems = into_.problem_count[source_];
@@ -280,6 +293,13 @@ void DocumentStream::read_all() {
         // At most one byte past the limit: a longer document ends the window inside itself.
         const std::string_view rest(buffer_.data() + start_,
                                     std::min(buffer_.size() - start_, limits_.max_document_bytes + 1));
+        // Its first bytes scanned by value: a document that is not JSON there costs no exception.
+        const JsonScan scan = scan_json_value(rest.substr(0, kScanBytes), limits_.max_depth);
+        if (scan.result == JsonScan::Result::syntax) {
+            if (!not_json(scan.offset, index)) break;
+            if (start_ > limits_.chunk_bytes) drop_read();
+            continue;
+        }
         JsonCursor cursor(rest, limits_.max_depth);
         try {
             Decoded decoded = decode_document(cursor, limits_.max_depth);
@@ -302,9 +322,7 @@ void DocumentStream::read_all() {
             ++index;
             break;
         } catch (const JsonSyntaxError& e) {
-            problem([&] { return fmt::format("not JSON at {}", position(start_ + e.offset)); });
-            ++index;
-            if (!resync(start_ + e.offset)) break;
+            if (!not_json(e.offset, index)) break;
         }
         if (start_ > limits_.chunk_bytes) drop_read();
     }

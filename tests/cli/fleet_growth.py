@@ -4,7 +4,7 @@
 6x (linear is 4x; a search inside a loop, or a document kept whole, gives 16x). Ratios of the process's
 own rusage, with generous margins, not seconds: the machine may be busy. Sizes are picked so that the
 small run already takes a measurable time.
-    fleet_growth.py CUMEMCTL [SHAPE...]     (shapes: empty garbage checks gpus nodes)
+    fleet_growth.py CUMEMCTL [SHAPE...]     (shapes: empty garbage deep strings keys checks gpus nodes)
 """
 import json
 import os
@@ -29,6 +29,21 @@ def shape_garbage(n):
     return "{x\n" * (10 * n)
 
 
+def shape_deep(n):
+    # Lines nested past the limit (64), each a syntax error where it goes too deep.
+    return ('{"a":' * 70 + "\n") * (n // 2)
+
+
+def shape_strings(n):
+    # Documents of one long string each, then one whose string never ends.
+    return ('{"a": "' + "x" * 1000 + '"}\n') * (n // 20) + '{"a": "' + "x" * (100 * n)
+
+
+def shape_keys(n):
+    # One object of many keys, none a report's.
+    return "{" + ",".join(f'"k{i}": {i}' for i in range(5 * n)) + "}\n"
+
+
 def shape_checks(n):
     checks = [{"check": f"check-{i}", "status": "fail", "reason": "r" * 50, "remedy": "fix"} for i in range(n)]
     return doctor("gpu001", checks) + "\n"
@@ -45,8 +60,8 @@ def shape_nodes(n):
     return "".join(doctor(f"gpu{i:06d}", check) + "\n" for i in range(n // 4))
 
 
-SHAPES = {"empty": shape_empty, "garbage": shape_garbage, "checks": shape_checks, "gpus": shape_gpus,
-          "nodes": shape_nodes}
+SHAPES = {"empty": shape_empty, "garbage": shape_garbage, "deep": shape_deep, "strings": shape_strings,
+          "keys": shape_keys, "checks": shape_checks, "gpus": shape_gpus, "nodes": shape_nodes}
 
 
 def run(cumemctl, path):
