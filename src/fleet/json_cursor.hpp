@@ -30,6 +30,11 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A digit of a JSON number.
+inline bool is_json_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
 // JSON's whitespace.
 inline bool is_json_space(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
