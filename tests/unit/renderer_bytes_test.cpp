@@ -15,7 +15,7 @@
 #include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
 #include "fleet/fleet_results.hpp"
-#include "report/html/html_renderer.hpp"
+#include "render/html_renderer.hpp"
 #include "report/renderer.hpp"
 
 namespace {
