@@ -13,6 +13,8 @@
 
 #include <fmt/format.h>
 
+#include "util/trusted_file.hpp"
+
 namespace cumemctl::fleet {
 namespace {
 
@@ -58,11 +60,10 @@ bool accepted(MungeError error) {
 }
 
 Munge::Munge(const std::string& socket, const std::string& library) : api_(std::make_unique<Api>()), socket_(socket) {
-    handle_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle_ == nullptr) {
-        const char* why = dlerror();
-        throw std::runtime_error(fmt::format("cannot load {}: {}", library, why != nullptr ? why : "unknown"));
-    }
+    const TrustUse use{"libmunge", "leave the library to the dynamic loader (libmunge.so.2)"};
+    std::string why;
+    handle_ = load_library(library, RTLD_NOW | RTLD_LOCAL, use, why);
+    if (handle_ == nullptr) throw std::runtime_error(fmt::format("cannot load {}: {}", library, why));
     auto find = [&](auto& field, const char* symbol) {
         field = reinterpret_cast<std::remove_reference_t<decltype(field)>>(dlsym(handle_, symbol));
         if (field == nullptr) {
