@@ -103,8 +103,8 @@ Table slow_table(const FleetSummary& s, double margin) {
     }
     t.notes.push_back(
         "a node's slowest GPU on each path, from doctor's host-bandwidth and memory-bandwidth, against the median "
-        "of the nodes whose path has the same limit; a job over the fleet waits on its slowest node: compare it "
-        "with 'cumemctl bandwidth' there");
+        "of the nodes whose path has the same limit (h2d_all, d2h_all: the node's sum with every GPU at once); a "
+        "job over the fleet waits on its slowest node: compare it with 'cumemctl bandwidth --concurrent' there");
     return t;
 }
 

@@ -48,6 +48,12 @@ inline constexpr const char* kDetailH2dGbps = "h2d_gbps";  // GB/s measured host
 inline constexpr const char* kDetailD2hGbps = "d2h_gbps";
 inline constexpr const char* kDetailD2dGbps = "d2d_gbps";      // device->device, bytes read plus written
 inline constexpr const char* kDetailLimitGbps = "limit_gbps";  // the path's limit the figures are held against
+// host-bandwidth with every GPU at once: an object whose kDetailH2dSumGbps and kDetailD2hSumGbps are the
+// node's sums, and kDetailAtOnceGpus how many GPUs copied together
+inline constexpr const char* kDetailAtOnce = "at_once";
+inline constexpr const char* kDetailAtOnceGpus = "gpus";
+inline constexpr const char* kDetailH2dSumGbps = "h2d_sum_gbps";
+inline constexpr const char* kDetailD2hSumGbps = "d2h_sum_gbps";
 inline constexpr const char* kDetailKernelModule = "kernel_module";
 inline constexpr const char* kDetailNames = "names";
 inline constexpr const char* kDetailCapabilities = "capabilities";

@@ -409,13 +409,13 @@ double median_of(std::vector<double> v) {
 CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome alone) {
     const DoctorContext::HostCopiesAtOnce& at_once = host_copies_at_once(ctx);
     if (!at_once.error.empty()) {
-        alone.details["at_once"] = {{"error", at_once.error}};
+        alone.details[kDetailAtOnce] = {{"error", at_once.error}};
         return alone;
     }
     const auto it = std::find(at_once.ordinals.begin(), at_once.ordinals.end(), device.ordinal());
     if (it == at_once.ordinals.end()) return alone;
     const auto& mine = at_once.figures[static_cast<std::size_t>(it - at_once.ordinals.begin())];
-    nlohmann::json j{{"gpus", at_once.ordinals.size()}};
+    nlohmann::json j{{kDetailAtOnceGpus, at_once.ordinals.size()}};
     std::vector<std::string> below;
     for (const CopyFigure& f : mine) {
         std::vector<double> all;
@@ -433,7 +433,7 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
                 fmt::format("{} {:.1f} GB/s against the median GPU's {:.1f}", path_name(f.path), f.gbps(), median));
         }
     }
-    alone.details["at_once"] = j;
+    alone.details[kDetailAtOnce] = j;
     const std::string said =
         fmt::format("; with all {} GPUs at once {}", at_once.ordinals.size(),
                     below.empty() ? std::string("at its share") : fmt::format("{}", fmt::join(below, ", ")));

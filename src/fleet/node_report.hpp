@@ -55,7 +55,7 @@ struct ReportedCheck {
 struct ReportedBandwidth {
     std::optional<int> device;
     std::string uuid;
-    std::string path;  // "h2d", "d2h", "d2d"
+    std::string path;  // "h2d", "d2h", "d2d"; "h2d_all", "d2h_all": the node's sum with every GPU at once
     double gbps = 0;
     std::optional<double> limit_gbps;  // the limit the check held it against
 };
@@ -85,6 +85,7 @@ struct NodeReport {
     std::vector<ReportedGpu> gpus;
     std::vector<ReportedCheck> checks;         // doctor: in the report's order
     std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
+    bool bandwidth_sums = false;               // doctor: its sums with every GPU at once are among them
     std::optional<std::string> kernel_module;
     std::vector<std::string> device_names;
     Capabilities capabilities;  // key -> every GPU's value as text, while the report is decoded

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <cmath>
 #include <mutex>
 #include <cstdint>
 #include <stdexcept>
@@ -121,11 +122,18 @@ struct Details {
     std::map<std::string, std::set<std::string>> capabilities;
     std::vector<std::pair<std::string, double>> figures;  // path -> GB/s
     std::optional<double> limit_gbps;
+    // host-bandwidth's copies with every GPU at once: "h2d_all" -> the node's sum, and how many GPUs
+    std::vector<std::pair<std::string, double>> sums;
+    std::optional<long long> at_once_gpus;
 };
 
-constexpr std::array<std::string_view, 8> kDetailKeys{
-    doctor::kDetailUuid,    doctor::kDetailKernelModule, doctor::kDetailNames,   doctor::kDetailCapabilities,
-    doctor::kDetailH2dGbps, doctor::kDetailD2hGbps,      doctor::kDetailD2dGbps, doctor::kDetailLimitGbps};
+constexpr std::array<std::string_view, 9> kDetailKeys{
+    doctor::kDetailUuid,         doctor::kDetailKernelModule, doctor::kDetailNames,
+    doctor::kDetailCapabilities, doctor::kDetailH2dGbps,      doctor::kDetailD2hGbps,
+    doctor::kDetailD2dGbps,      doctor::kDetailLimitGbps,    doctor::kDetailAtOnce};
+
+constexpr std::array<std::string_view, 3> kAtOnceKeys{doctor::kDetailAtOnceGpus, doctor::kDetailH2dSumGbps,
+                                                      doctor::kDetailD2hSumGbps};
 
 // The most GB/s a figure may say: far above any memory path there is; more is no measurement.
 constexpr double kMostGbps = 1e6;
@@ -136,6 +144,37 @@ double read_gbps(JsonCursor& c, std::string_view key) {
     const double v = c.read_number();
     if (!(v >= 0 && v <= kMostGbps)) throw Malformed(fmt::format("details.{} is {}, not a bandwidth", key, v));
     return v;
+}
+
+// details.at_once: the GPUs that copied together and the node's sums ("h2d_sum_gbps" -> "h2d_all"); an
+// object without a sum (the copies failed: its "error") gives none.
+void read_at_once(JsonCursor& c, Details& d) {
+    if (c.peek() != Type::object) {
+        c.skip();
+        return;
+    }
+    c.begin_object();
+    std::uint32_t seen = 0;
+    std::string key;
+    while (c.next_key(key)) {
+        switch (member(key, kAtOnceKeys, seen)) {
+            case 0: {
+                if (c.peek() != Type::number) throw Malformed("details.at_once.gpus is not a number");
+                const double n = c.read_number();
+                if (!(n >= 1 && n <= static_cast<double>(kMaxGpus) && n == std::floor(n)))
+                    throw Malformed(fmt::format("details.at_once.gpus is {}, not a GPU count", n));
+                d.at_once_gpus = static_cast<long long>(n);
+                break;
+            }
+            case 1:
+            case 2:
+                // "h2d_sum_gbps" -> "h2d_all"
+                d.sums.emplace_back(key.substr(0, key.find('_')) + "_all", read_gbps(c, key));
+                break;
+            default:
+                c.skip();
+        }
+    }
 }
 
 Details read_details(JsonCursor& c, unsigned& capped) {
@@ -180,6 +219,9 @@ Details read_details(JsonCursor& c, unsigned& capped) {
                 break;
             case 7:
                 d.limit_gbps = read_gbps(c, key);
+                break;
+            case 8:
+                read_at_once(c, d);
                 break;
             default:
                 c.skip();
@@ -256,6 +298,14 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
                 r.bandwidth.push_back({k.device, k.uuid, path, gbps, d.limit_gbps});
             else
                 r.capped |= kCapBandwidth;
+        }
+        // Every GPU's check repeats the node's sums: the first one counts, as the node's own figure, held
+        // against its GPUs' limits added up (nodes of as many GPUs on one kind of link compare).
+        if (!r.bandwidth_sums && !d.sums.empty() && d.at_once_gpus) {
+            r.bandwidth_sums = true;
+            std::optional<double> limit;
+            if (d.limit_gbps) limit = *d.limit_gbps * static_cast<double>(*d.at_once_gpus);
+            for (auto& [path, gbps] : d.sums) r.bandwidth.push_back({std::nullopt, "", path, gbps, limit});
         }
     }
     if (k.check == doctor::kCheckCapabilities) {
