@@ -19,6 +19,7 @@
 #include "util/duration.hpp"
 #include "commands.hpp"
 #include "doctor/budget.hpp"
+#include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/doctor_results.hpp"
@@ -28,6 +29,8 @@
 #include "imex/imex_service.hpp"
 #include "doctor_table.hpp"
 #include "gpu_labels.hpp"
+#include "command_table.hpp"
+#include "shared_gpu.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -315,6 +318,13 @@ void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
     }
 }
 
+// Whether a result of `run` on GPU `ordinal` names process `pid` as a holder already (busy, or a
+// failure with --expect-idle): the frame's shared-GPU warning does not name it again.
+bool named_busy(const DoctorRun& run, int ordinal, unsigned pid) {
+    return std::any_of(run.results.begin(), run.results.end(),
+                       [&](const CheckResult& r) { return r.device == ordinal && names_holder(r.outcome, pid); });
+}
+
 Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
     return run_guarded("doctor", [&](Report& report) {
         check_list_options(opts, globals);
@@ -342,22 +352,37 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         // returns is named.
         auto progress = std::make_shared<Progress>();
         plan_progress(*progress, options);
-        const BudgetedRun done = run_within_budget(options.budget_seconds, progress, [globals, options, progress] {
-            auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
-                progress->watch("loading NVML");
-                return open_nvml(globals, true);
+        // The frame's watch on the measured GPUs (shared_gpu.hpp) writes its warnings here, read once the
+        // run has ended in time (a run past its budget leaves its thread behind).
+        auto shared = std::make_shared<Report>();
+        const BudgetedRun done =
+            run_within_budget(options.budget_seconds, progress, [globals, options, progress, shared] {
+                auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
+                    progress->watch("loading NVML");
+                    return open_nvml(globals, true);
+                });
+                Driver driver = open_driver(globals);
+                driver.watch_calls();
+                progress->set_driver(driver.info());
+                const nvml::Library nvml = nvml_load.get();
+                std::optional<SharedGpuWatch> watch;
+                DoctorRun run =
+                    run_doctor(driver, options, &nvml, progress.get(), [&](const std::vector<int>& devices) {
+                        if (running_does(Does::measures)) watch.emplace(driver.api(), nvml, devices, "doctor");
+                    });
+                if (watch)
+                    watch->report_to(*shared,
+                                     [&run](int ordinal, unsigned pid) { return named_busy(run, ordinal, pid); });
+                return run;
             });
-            Driver driver = open_driver(globals);
-            driver.watch_calls();
-            progress->set_driver(driver.info());
-            const nvml::Library nvml = nvml_load.get();
-            return run_doctor(driver, options, &nvml, progress.get());
-        });
         report.driver = progress->driver().value_or(DriverInfo{
             choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
         DoctorRun run = done.run;
         run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
         fill_report(report, run, opts.verbose);
+        if (!done.timed_out) {
+            for (Problem& w : shared->warnings) report.warnings.push_back(std::move(w));
+        }
         report.delivery.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.

@@ -133,6 +133,16 @@ void hand_over(std::vector<EarlyImporter>& early, const std::vector<std::unique_
     for (auto& e : early) e.child.socket.reset();
 }
 
+// Whether the run measures its devices: a device or node check it selects makes a context (not a quick one).
+bool measures(const DoctorOptions& options) {
+    for (const CheckScope scope : {CheckScope::device, CheckScope::node}) {
+        for (const CheckSpec* spec : selected(options, scope)) {
+            if (!spec->quick) return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 CheckOutcome outcome_from_error(const Problem& problem) {
@@ -142,7 +152,8 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress) {
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress,
+                     const std::function<void(const std::vector<int>&)>& measuring) {
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
@@ -193,6 +204,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
         run.identities.push_back(std::move(id));
     }
     if (progress != nullptr) progress->set_identities(run.identities);
+    if (measuring && !run.devices.empty() && measures(options)) measuring(run.devices);
     if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
     mark_phase("doctor: every device's checks and their end");
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -30,8 +31,10 @@ gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal);
 // (unavailable); a check never throws out of here.
 // `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
 // `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
+// `measuring`, where given, is called with the examined devices before their checks when the run measures
+// them (a check that makes a context: not --quick), so that the caller watches who shares them meanwhile.
 DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr,
-                     Progress* progress = nullptr);
+                     Progress* progress = nullptr, const std::function<void(const std::vector<int>&)>& measuring = {});
 
 // Tells `progress` which checks `options` select, before the run starts (so that a run that never
 // starts them can still name them).
