@@ -1,6 +1,8 @@
 // `cumemctl fleet FILE...`: one summary of many nodes' doctor and devices reports.
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <optional>
 
 #include <fmt/format.h>
@@ -10,6 +12,7 @@
 #include "commands.hpp"
 #include "fleet/fleet.hpp"
 #include "fleet/fleet_results.hpp"
+#include "fleet/munge.hpp"
 #include "matrix/matrix.hpp"
 #include "matrix/matrix_results.hpp"
 #include "report/fleet_properties.hpp"
@@ -26,6 +29,8 @@ struct FleetOptions {
     std::string expect;               // --expect NODELIST
     std::string max_age;              // --max-age DURATION
     std::string slow_margin = "15%";  // --slow-margin: how far below the median a node is slow
+    bool require_signed = false;      // --require-signed: only reports root signed on their host count
+    std::string munge_socket;         // --munge-socket PATH: munged's socket (libmunge's default if "")
 
     // --expect and --max-age checked before any report is read (usage errors).
     Expectations check() const;
@@ -77,6 +82,7 @@ Expectations FleetOptions::check() const {
         e.max_age_name = "--max-age " + max_age;
     }
     e.slow_margin = parse_margin(slow_margin);
+    e.require_signed = require_signed;
     return e;
 }
 
@@ -198,8 +204,8 @@ Table nodes_table(const FleetSummary& s) {
             continue;
         }
         auto prop = [&](const FleetProperty& p) {
-            const auto it = n.properties.find(std::string(p.key));
-            return it == n.properties.end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
+            const auto it = n.properties->find(std::string(p.key));
+            return it == n.properties->end() ? std::string(n.status == NodeStatus::missing ? "-" : "?") : it->second;
         };
         std::vector<std::string> key{prop(kFleetDriver), prop(kFleetGpus), not_passed(n)};
         const auto [it, added] = group_of.try_emplace({n.status, key}, groups.size());
@@ -272,13 +278,11 @@ void add_tables(Report& report, const FleetSummary& s) {
         for (const auto& d : s.differences) {
             // The differing nodes by value: "gpu[005-007]: 12.4".
             std::vector<std::pair<std::string, std::vector<std::string>>> by_value;
-            for (const auto& differing : d.differing) {
-                const std::string& host = differing.first;
-                const std::string& value = differing.second;
-                auto it =
-                    std::find_if(by_value.begin(), by_value.end(), [&](const auto& v) { return v.first == value; });
-                if (it == by_value.end()) it = by_value.insert(by_value.end(), {value, {}});
-                it->second.push_back(host);
+            std::map<std::string_view, std::size_t> value_index;  // no search through every value seen
+            for (const auto& [host, value] : d.differing) {
+                const auto [it, added] = value_index.try_emplace(value, by_value.size());
+                if (added) by_value.push_back({value, {}});
+                by_value[it->second].second.push_back(host);
             }
             std::vector<std::string> items;
             for (const auto& [value, hosts] : by_value)
@@ -364,12 +368,38 @@ void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults
     if (!whole.rows.empty()) report.tables.push_back(std::move(whole));
 }
 
+// libmunge and munged, for the MUNGE credentials among the inputs: none where libmunge cannot be
+// loaded (the credentials are input problems then). Under --require-signed, no libmunge or no munged
+// answering is exit 3: no report could count.
+std::unique_ptr<Munge> load_munge(const FleetOptions& opts, FleetInputs& inputs) {
+    std::unique_ptr<Munge> munge;
+    try {
+        munge = std::make_unique<Munge>(opts.munge_socket);
+    } catch (const std::runtime_error& e) {
+        inputs.munge_unavailable = fmt::format("libmunge cannot be loaded ({})", e.what());
+        if (opts.require_signed)
+            throw Error(ExitCode::unavailable, "--require-signed: " + inputs.munge_unavailable,
+                        "install libmunge2 (Debian; munge-libs elsewhere) and run munged, as Slurm's nodes do");
+        return nullptr;
+    }
+    if (opts.require_signed) {
+        if (const std::string why = munge->reachable(); !why.empty())
+            throw Error(ExitCode::unavailable, fmt::format("--require-signed: munged does not answer: {}", why),
+                        "start munged (systemctl start munge), or name its socket with --munge-socket PATH");
+    }
+    inputs.munge = munge.get();
+    return munge;
+}
+
 Report run_fleet(const FleetOptions& opts) {
     return run_checked("fleet", opts, [&](Report& report, const Expectations& expect) {
         FleetInputs inputs;
+        const std::unique_ptr<Munge> munge = load_munge(opts, inputs);
+        FleetFold fold(expect);  // each node summarised as its reports are read: no report is kept
+        inputs.sink = [&fold](NodeReport r) { fold.add(std::move(r)); };
         for (const auto& path : opts.inputs) read_input(path, inputs);
         FleetResults results;
-        results.summary = summarise(inputs, expect);
+        results.summary = fold.finish(inputs);
         results.inputs = static_cast<int>(opts.inputs.size());
         results.slow_margin = expect.slow_margin;
         const FleetSummary& summary = results.summary;
@@ -425,6 +455,11 @@ void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
                     "listed as slow")
         ->type_name("FRACTION")
         ->capture_default_str();
+    app->add_flag("--require-signed", opts->require_signed,
+                  "count only reports that root signed with MUNGE on the node they name (doctor --json | munge); "
+                  "every other report is as if not sent");
+    app->add_option("--munge-socket", opts->munge_socket, "munged's socket (libmunge's default without it)")
+        ->type_name("PATH");
     app->callback([opts, &runner] { runner = [opts] { return run_fleet(*opts); }; });
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing cumemctl needs, from Debian's packages (the fleet stage of
-# scripts/test.sh runs a Slurm cluster, pdsh and Prometheus' node exporter and promtool from them; they
+# scripts/test.sh runs a Slurm cluster, pdsh, munged (fleet --require-signed) and Prometheus' node exporter and promtool from them; they
 # are installed, never started: tests/slurm starts what it needs and stops it; the release stage,
 # tests/release/run.sh, builds with clang and lld against Debian 11 roots that debootstrap makes, runs
 # the aarch64 binary under qemu-user, packs and checks .deb and .rpm files, and writes the container
@@ -18,7 +18,7 @@ packages=(
   python3-yaml python3-kubernetes python3-lxml python3-junitparser strace
   chromium python3-pil fonts-dejavu-core
   libpmix-dev libpmix2 openmpi-bin
-  slurm-wlm pdsh prometheus-node-exporter prometheus
+  slurm-wlm pdsh prometheus-node-exporter prometheus munge libmunge2
   lld llvm debootstrap qemu-user-static rpm lintian
   runc umoci skopeo jq
 )

@@ -114,10 +114,12 @@ others_can_change() {
 }
 #   safe_program NAME PATH
 # Whether root may run PATH, the program that the setting NAME names (CUMEMCTL, SQUEUE, SCONTROL): the
-# rule of cumemctl itself (cumemctl(1) SECURITY), in its words. A bare name is looked up in PATH. The
+# rule of cumemctl itself (cumemctl(1) SECURITY), in its words. A bare name is looked up in PATH once
+# (missing, it is refused where a PATH folder lets others add to it). The
 # path is walked from / one name at a time, each link resolved here: every folder must be root's and
 # writable by neither its group nor others, or root's and sticky (/tmp), and then each name used in it
-# (file, folder or link) must be root's; a missing name is refused in a folder that others can add to;
+# (file, folder or link) must be root's, and a file there must have no second name (a hard link that
+# anyone could have made); a missing name is refused in a folder that others can add to;
 # the file must be a regular file, root's, writable by neither group nor others. Prints the resolved
 # path, which is what the script then runs (never the configured name again), and succeeds; or prints
 # "refusing NAME PATH: WHAT WHY" and fails. Not as root, nothing is refused (cumemctl checks only as root).
@@ -125,7 +127,20 @@ safe_program() {
   local name=$1 path=$2 here=/ next part why open links=0 target
   local -a todo more
   if [[ $path != */* ]]; then
-    next=$(type -P -- "$path") && [[ $next == /* ]] || { echo "$path"; return 0; }
+    if ! next=$(type -P -- "$path") || [[ $next != /* ]]; then
+      # Missing from every PATH folder: refused where another user could make it in one of them.
+      [[ $(id -u) == 0 ]] || { echo "$path"; return 0; }
+      local -a folders
+      IFS=: read -ra folders <<<"$PATH"
+      for here in "${folders[@]}"; do
+        [[ $here == /* && -d $here ]] || continue
+        open=$(others_can_change "$here") || continue
+        echo "refusing $name $2: $2 is not on PATH, and $here $open: another user could make it"
+        return 1
+      done
+      echo "$path"
+      return 0
+    fi
     path=$next
   fi
   [[ $path == /* ]] || path=$PWD/$path
@@ -150,6 +165,10 @@ safe_program() {
       else
         echo "refusing $name $2: $next belongs to uid $(stat -c %u -- "$next") in $here, a folder that others can add to"
       fi
+      return 1
+    fi
+    if [[ -n $open && ! -d $next && ! -L $next ]] && (($(stat -c %h -- "$next") > 1)); then
+      echo "refusing $name $2: $next has $(stat -c %h -- "$next") hard links, in $here, a folder that others can add to: any user could have made this name for root's file"
       return 1
     fi
     if [[ -L $next ]]; then
@@ -186,6 +205,7 @@ check_programs() {
     [[ -n ${!name} ]] || continue
     checked=$(safe_program "$name" "${!name}") ||
       die "$conf: $checked; give a program that only root can change, in folders that only root can change"
-    [[ ${!name} != */* ]] || printf -v "$name" '%s' "$checked"
+    # The checked path, never the name again (a bare name's PATH search could find another file later).
+    printf -v "$name" '%s' "$checked"
   done
 }

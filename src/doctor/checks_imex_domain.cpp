@@ -9,7 +9,7 @@
 #include "imex/imex_service.hpp"
 #include "nvml/fabric_info.hpp"
 #include "util/host.hpp"
-#include "util/text_file.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::doctor {
 namespace {
@@ -77,9 +77,11 @@ void check_files(const DoctorContext& ctx, const ImexConfig& config, const std::
                  Findings& f) {
     const std::string nodes_path = config.nodes_path();
     f.details["nodes_file"] = nodes_path;
-    const auto nodes_text = try_read_text_file(ctx.path(nodes_path));
+    std::string refused;
+    const auto nodes_text = try_read_trusted_text(ctx.path(nodes_path), refused);
     if (!nodes_text) {
-        f.add(true, fmt::format("the node file {} (IMEX_NODE_CONFIG_FILE) cannot be read", nodes_path));
+        f.add(true, refused.empty() ? fmt::format("the node file {} (IMEX_NODE_CONFIG_FILE) cannot be read", nodes_path)
+                                    : refused);
         return;
     }
     const NodeList nodes = parse_node_list(*nodes_text);
@@ -179,6 +181,36 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
     for (auto& finding : judge_domain(*domain, addresses, host_name(), driver)) f.list.push_back(std::move(finding));
 }
 
+// Whether root's daemon runs (by its uid and executable, never its name), and where it does, the
+// command service's answer.
+void check_daemon(const DoctorContext& ctx, const ImexConfig& config, const std::vector<std::string>& addresses,
+                  Findings& f) {
+    std::string unit_refused;
+    const std::optional<bool> daemon = imex_daemon_running(ctx.options.sysroot, &unit_refused);
+    if (!unit_refused.empty()) {
+        f.add(false,
+              fmt::format("{}: its ExecStart is not believed, only {} is taken for the daemon", unit_refused,
+                          kImexDaemonPath),
+              "make the unit file and the folders above it root's alone");
+    }
+    const bool running = daemon.value_or(false);
+    if (daemon) f.details["running"] = running;
+    if (!daemon) {
+        // Not known here; the command service, where it is on, still says whether the daemon answers.
+        f.add(false,
+              "whether the IMEX daemon (nvidia-imex) runs is not known: only root may read which program "
+              "root's processes run (/proc/PID/exe)",
+              "run doctor as root");
+        if (config.command_service()) ask_command_service(ctx, config, addresses, f);
+    } else if (!running) {
+        f.add(true, "the IMEX daemon (nvidia-imex) is not running",
+              "start it: 'sudo systemctl enable --now nvidia-imex'; if it stops again, its reason is in "
+              "/var/log/nvidia-imex.log ('journalctl -u nvidia-imex')");
+    } else if (config.command_service()) {
+        ask_command_service(ctx, config, addresses, f);
+    }
+}
+
 }  // namespace
 
 CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
@@ -205,34 +237,21 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
             std::move(f.details));
     }
     const std::string config_path = ctx.imex_config_path();
-    const auto text = try_read_text_file(ctx.path(config_path));
+    std::string refused;
+    const auto text = try_read_trusted_text(ctx.path(config_path), refused);
     f.details["config"] = config_path;
     if (!text) {
-        f.add(true,
-              fmt::format("the nvidia-imex unit is installed but its settings file {} cannot be read", config_path));
+        f.add(true, refused.empty() ? fmt::format("the nvidia-imex unit is installed but its settings file {} cannot "
+                                                  "be read",
+                                                  config_path)
+                                    : refused);
         return f.outcome(kServiceRemedy, "");
     }
     ImexConfig config = parse_imex_config(*text);
     config.path = config_path;
     const std::vector<std::string> addresses = local_addresses();
     check_files(ctx, config, addresses, f);
-    const std::optional<bool> daemon = imex_daemon_running(ctx.options.sysroot);
-    const bool running = daemon.value_or(false);
-    if (daemon) f.details["running"] = running;
-    if (!daemon) {
-        // Not known here; the command service, where it is on, still says whether the daemon answers.
-        f.add(false,
-              "whether the IMEX daemon (nvidia-imex) runs is not known: only root may read which program "
-              "root's processes run (/proc/PID/exe)",
-              "run doctor as root");
-        if (config.command_service()) ask_command_service(ctx, config, addresses, f);
-    } else if (!running) {
-        f.add(true, "the IMEX daemon (nvidia-imex) is not running",
-              "start it: 'sudo systemctl enable --now nvidia-imex'; if it stops again, its reason is in "
-              "/var/log/nvidia-imex.log ('journalctl -u nvidia-imex')");
-    } else if (config.command_service()) {
-        ask_command_service(ctx, config, addresses, f);
-    }
+    check_daemon(ctx, config, addresses, f);
     f.details["command_service"] = config.command_service();
     const std::string domain = f.details.value("domain", std::string());
     const std::string pass = !config.command_service()

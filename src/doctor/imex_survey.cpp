@@ -85,7 +85,9 @@ std::string channel_node_problem(const ChannelEntry& node, const ChannelSurvey& 
 
 UserSurvey survey_users(const std::string& sysroot) {
     UserSurvey u;
-    std::istringstream nss(try_read_text_file(sysroot + "/etc/nsswitch.conf").value_or(""));
+    // Whom the channels are open to is judged from files that only root may change (trusted_file).
+    std::string refused;
+    std::istringstream nss(try_read_trusted_text(sysroot + "/etc/nsswitch.conf", refused).value_or(""));
     std::string line;
     while (std::getline(nss, line)) {
         if (line.rfind("passwd:", 0) != 0) continue;
@@ -98,10 +100,11 @@ UserSurvey survey_users(const std::string& sysroot) {
             }
         }
     }
-    const auto passwd_text = try_read_text_file(sysroot + "/etc/passwd");
+    const auto passwd_text = try_read_trusted_text(sysroot + "/etc/passwd", refused);
     std::istringstream passwd(passwd_text.value_or(""));
-    if (!passwd_text) {
-        u.why = "/etc/passwd cannot be read (counted as multi-user)";
+    if (!passwd_text || !refused.empty()) {
+        u.why = refused.empty() ? "/etc/passwd cannot be read (counted as multi-user)"
+                                : fmt::format("{} (counted as multi-user)", refused);
         return u;
     }
     std::vector<std::string> people;

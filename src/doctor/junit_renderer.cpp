@@ -17,16 +17,16 @@
 namespace cumemctl::doctor {
 namespace {
 
-// Text for an XML attribute or element: cumemctl::html::escape's five entities (each as valid in XML), tabs and
-// newlines kept (as references in attributes), other control characters (which XML 1.0 cannot hold)
-// as '?'.
+// Text for an XML attribute or element, well-formed XML 1.0 whatever bytes it holds: cumemctl::html::escape
+// writes out every character XML 1.0 forbids and each byte that is not UTF-8; tab and newline stay, as
+// character references in attributes (where a parser would fold them into spaces).
 std::string xml(std::string_view text, bool attribute) {
     std::string out;
     for (const char c : cumemctl::html::escape(text)) {
-        if (c == '\n' || c == '\t') {
-            out += attribute ? (c == '\n' ? "&#10;" : "&#9;") : std::string(1, c);
+        if (attribute && (c == '\n' || c == '\t')) {
+            out += c == '\n' ? "&#10;" : "&#9;";
         } else {
-            out += static_cast<unsigned char>(c) < 0x20 ? '?' : c;
+            out += c;
         }
     }
     return out;

@@ -11,6 +11,7 @@
 #include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
 #include "util/host.hpp"
+#include "util/printable.hpp"
 
 namespace cumemctl::doctor {
 namespace {
@@ -141,14 +142,13 @@ void add_run(Labels& labels, const DoctorResults& results) {
 void NfdRenderer::render(const Report& report, std::ostream& out) const {
     const auto* results = report.results_as<DoctorResults>();
     const bool quick = results != nullptr && results->run().quick;
-    out << fmt::format("# cumemctl doctor on {} at {} ({} level): node-feature-discovery feature labels\n", report.host,
-                       utc_timestamp(report.started), quick ? "quick" : "full");
+    // Outside text in a comment is written out (printable): a newline in it would start a label line.
+    out << fmt::format("# cumemctl doctor on {} at {} ({} level): node-feature-discovery feature labels\n",
+                       printable(report.host), utc_timestamp(report.started), quick ? "quick" : "full");
     if (report.expires) out << "# +expiry-time=" << utc_timestamp(*report.expires) << '\n';
     // Errors as comments (which NFD reads past): a node without a driver still gets doctor=fail.
     for (const auto& e : report.errors) {
-        std::string message = e.message;
-        std::replace(message.begin(), message.end(), '\n', ' ');
-        out << "# error: " << message << '\n';
+        out << "# error: " << printable(e.message) << '\n';
     }
     Labels labels;
     if (results != nullptr) add_run(labels, *results);

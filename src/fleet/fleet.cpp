@@ -1,11 +1,16 @@
 #include "fleet/fleet.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include "report/fleet_properties.hpp"
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
+#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -18,182 +23,17 @@
 namespace cumemctl::fleet {
 namespace {
 
-// Whether `a` is newer than `b`: by their parsed times where both have one, else by their text.
-bool newer(const NodeReport& a, const NodeReport& b) {
-    if (a.when && b.when) return *a.when > *b.when;
-    return a.timestamp > b.timestamp;
-}
-
-// Seconds from `when` to `now`, in doubles: a time at either end of the clock's range does not overflow.
-double age_seconds(std::chrono::system_clock::time_point now, std::chrono::system_clock::time_point when) {
-    using Seconds = std::chrono::duration<double>;
-    return Seconds(now.time_since_epoch()).count() - Seconds(when.time_since_epoch()).count();
-}
-
-// Whether a report is within the age allowed (every report is, without one); a time that cannot be
-// read never is.
-bool fresh(const NodeReport& r, const Expectations& expect) {
-    if (!expect.max_age_seconds) return true;
-    return r.when && age_seconds(expect.now, *r.when) <= *expect.max_age_seconds;
-}
-
-// The doctor report that speaks for a host: the worst of those within the age allowed, the newest of
-// them where they are alike; where none is, the newest (which judge_expectations finds stale).
-const NodeReport* speaking_doctor(const std::vector<const NodeReport*>& doctors, const Expectations& expect) {
-    const NodeReport* chosen = nullptr;
-    bool chosen_fresh = false;
-    for (const NodeReport* r : doctors) {
-        const bool is_fresh = fresh(*r, expect);
-        bool better = chosen == nullptr || (is_fresh && !chosen_fresh);
-        if (chosen != nullptr && is_fresh == chosen_fresh) {
-            const int by = is_fresh ? node_severity(r->status) - node_severity(chosen->status) : 0;
-            better = by > 0 || (by == 0 && !newer(*chosen, *r));
-        }
-        if (better) {
-            chosen = r;
-            chosen_fresh = is_fresh;
-        }
-    }
-    return chosen;
-}
-
-// The properties the fleet compares, read from one node's chosen reports (its doctor or its devices
-// report, at least one of them, and its latest).
-void read_properties(NodeSummary& node, const NodeReport* doctor, const NodeReport* devices, const NodeReport& latest) {
-    if (doctor == nullptr && devices == nullptr)
-        throw std::logic_error("fleet: a node has neither a doctor nor a devices report");
-    const NodeReport& counted = doctor != nullptr ? *doctor : *devices;
-    node.properties[std::string(kFleetDriver.key)] = latest.driver_version;
-    node.properties[std::string(kFleetTool.key)] = latest.tool_version;
-    if (counted.device_count) node.properties[std::string(kFleetGpus.key)] = std::to_string(*counted.device_count);
-    if (doctor != nullptr && doctor->kernel_module)
-        node.properties[std::string(kFleetKernelModule.key)] = *doctor->kernel_module;
-    const NodeReport& described = devices != nullptr ? *devices : *doctor;
-    const std::set<std::string> names(described.device_names.begin(), described.device_names.end());
-    if (!names.empty()) node.properties[std::string(kFleetGpuModel.key)] = fmt::format("{}", fmt::join(names, ", "));
-    for (const auto& [key, values] : described.capabilities) {
-        node.properties[fleet_capability_key(key)] =
-            values.size() == 1 ? *values.begin() : fmt::format("mixed ({})", fmt::join(values, "/"));
-    }
-}
-
-// A failed check as the fleet lists it: the GPU named by the check's own uuid and pci_bus_id (doctor
-// writes them beside the ordinal), else by the report's list of GPUs, else by the check's details.
-CheckFailure failure_of(const ReportedCheck& c, const NodeReport& report) {
-    CheckFailure f;
-    f.check = c.check;
-    f.status = c.status;
-    f.reason = c.reason;
-    f.remedy = c.remedy;
-    if (!c.device) return f;
-    f.device = *c.device;
-    f.uuid = c.uuid;
-    f.pci_bus_id = c.pci_bus_id;
-    f.nvml_index = c.nvml_index;
-    if (!c.names_gpu) {
-        for (const auto& g : report.gpus) {
-            if (g.ordinal != *c.device) continue;
-            f.uuid = g.uuid;
-            f.pci_bus_id = g.pci_bus_id;
-            f.nvml_index = g.nvml_index;
-        }
-    }
-    if (f.uuid.empty()) f.uuid = c.details_uuid;
-    return f;
-}
-
-// Fills status and failed/warned checks from the node's doctor report, or from its reports' ok flags.
-void read_status(NodeSummary& node, const NodeReport* doctor, const std::vector<const NodeReport*>& all) {
-    if (doctor != nullptr) {
-        node.status = doctor->status;
-        for (const auto& c : doctor->checks) {
-            const CheckFailure failure = failure_of(c, *doctor);
-            std::string name = c.check;
-            // A device's check names its GPU as the node's drain reason does: "vmm@gpu3", nvidia-smi's index.
-            if (failure.device) name += "@" + gpu_name_of(failure);
-            // A check out of time is a finding (a hung GPU); a busy one is a job, as a warning is no failure.
-            if (doctor::status_fails(c.status)) {
-                node.failed.push_back(name);
-                node.failures.push_back(failure);
-            }
-            if (c.status == doctor::CheckStatus::warn || c.status == doctor::CheckStatus::busy)
-                node.warned.push_back(name);
-            if ((doctor::status_fails(c.status) || c.status == doctor::CheckStatus::warn) && !c.remedy.empty())
-                node.remedies.emplace(c.check, c.remedy);
-            if (c.check == cumemctl::doctor::kCheckMemoryHealth)
-                node.gpu_health.push_back({c.device.value_or(-1), c.details_uuid, c.status, c.reason});
-        }
-        for (const auto& b : doctor->bandwidth)
-            node.bandwidth.push_back({b.device, b.uuid, b.path, b.gbps, b.limit_gbps});
-        return;
-    }
-    node.status = NodeStatus::unknown;
-    for (const NodeReport* r : all) {
-        if (r->ok) continue;
-        node.status = NodeStatus::error;
-        node.error = r->first_error;
-        return;
-    }
-}
-
-// A node whose reports cannot be used: error, saying why.
-NodeSummary broken_node(const std::string& host, const std::vector<std::string>& sources, std::string why) {
-    NodeSummary broken;
-    broken.host = host;
-    broken.status = NodeStatus::error;
-    broken.error = std::move(why);
-    broken.sources = sources;
-    return broken;
-}
-
-NodeSummary summarise_node(const std::string& host, const std::vector<const NodeReport*>& reports,
-                           const FleetInputs& inputs, const Expectations& expect, FleetSummary& s) {
-    NodeSummary node;
-    node.host = host;
-    std::vector<const NodeReport*> doctors;
-    const NodeReport* devices = nullptr;
-    const NodeReport* latest = nullptr;
-    std::string why;
-    for (const NodeReport* r : reports) {
-        const std::string& source = inputs.sources[r->source];
-        if (std::find(node.sources.begin(), node.sources.end(), source) == node.sources.end())
-            node.sources.push_back(source);
-        const std::string command = r->kind == ReportKind::doctor ? "doctor" : "devices";
-        if (std::find(node.commands.begin(), node.commands.end(), command) == node.commands.end())
-            node.commands.push_back(command);
-        if (r->kind == ReportKind::doctor) doctors.push_back(r);
-        if (r->kind == ReportKind::devices && (devices == nullptr || !newer(*devices, *r))) devices = r;
-        if (latest == nullptr || !newer(*latest, *r)) latest = r;
-        if (!r->malformed.empty() && why.empty()) why = "a malformed report: " + r->malformed;
-        if (r->when && age_seconds(expect.now, *r->when) < -std::chrono::duration<double>(kClockSkew).count()) {
-            s.problems.push_back({source, fmt::format("document {}: the report of {} is dated {}, later than now and "
-                                                      "the {} min that clocks may differ",
-                                                      r->document, host, r->timestamp, kClockSkew.count())});
-            if (why.empty())
-                why =
-                    fmt::format("a report dated {}, in the future: forged, or the node's clock is wrong", r->timestamp);
-        }
-    }
-    if (latest == nullptr) throw std::logic_error("fleet: a node without reports");  // summarise gives one at least
-    if (!why.empty()) return broken_node(host, node.sources, why);
-    const NodeReport* doctor = speaking_doctor(doctors, expect);
-    const NodeReport* dated = doctor != nullptr ? doctor : latest;
-    if (dated->when) node.timestamp = dated->timestamp;  // a time that cannot be read is not shown as one
-    read_status(node, doctor, reports);
-    read_properties(node, doctor, devices, *latest);
-    return node;
-}
-
 std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
-    std::map<std::string, std::map<std::string, std::vector<std::string>>> by_property;  // property -> value -> hosts
+    // property -> value -> hosts (pointers to the nodes' own names: no copy of a name per property)
+    std::map<std::string_view, std::map<std::string_view, std::vector<const std::string*>>> by_property;
     for (const auto& n : nodes) {
-        for (const auto& [property, value] : n.properties) by_property[property][value].push_back(n.host);
+        for (const auto& [property, value] : *n.properties) by_property[property][value].push_back(&n.host);
     }
     std::vector<Difference> out;
     for (const auto& [property, values] : by_property) {
         if (values.size() < 2) continue;
         Difference d;
-        d.property = property;
+        d.property = std::string(property);
         int second = 0;
         for (const auto& [value, hosts] : values) {
             const int n = static_cast<int>(hosts.size());
@@ -201,7 +41,7 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
             if (n > d.majority_nodes) {
                 second = d.majority_nodes;
                 d.majority_nodes = n;
-                d.majority = value;
+                d.majority = std::string(value);
             } else {
                 second = std::max(second, n);
             }
@@ -209,7 +49,7 @@ std::vector<Difference> differences(const std::vector<NodeSummary>& nodes) {
         if (second == d.majority_nodes) d.majority.clear();  // a tie: no majority
         for (const auto& [value, hosts] : values) {
             if (!d.majority.empty() && value == d.majority) continue;
-            for (const auto& h : hosts) d.differing.emplace_back(h, value);
+            for (const std::string* h : hosts) d.differing.emplace_back(*h, value);
         }
         std::sort(d.differing.begin(), d.differing.end());
         out.push_back(std::move(d));
@@ -229,7 +69,7 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
                                         ? fmt::format("the {} allowed", format_age(*expect.max_age_seconds))
                                         : expect.max_age_name;
         for (auto& n : s.nodes) {
-            if (n.status == NodeStatus::error) continue;
+            if (n.status == NodeStatus::error || n.status == NodeStatus::missing) continue;
             const auto when = parse_utc_timestamp(n.timestamp);
             const double age = when ? age_seconds(expect.now, *when) : 0;
             if (when && age <= *expect.max_age_seconds) continue;
@@ -256,18 +96,23 @@ void judge_expectations(FleetSummary& s, const Expectations& expect) {
               [](const NodeSummary& a, const NodeSummary& b) { return a.host < b.host; });
 }
 
-// Each check that did not pass with the nodes where it failed or warned, in order of first appearance.
+// Each check that did not pass with the nodes where it failed or warned, in order of first appearance
+// (found by name in a map: a report of many distinct checks costs no search through them all).
 void spread_checks(FleetSummary& s) {
+    std::map<std::string, std::size_t, std::less<>> index;
     for (const auto& n : s.nodes) {
         auto spread = [&](const std::vector<std::string>& names, bool failing) {
             for (const auto& name : names) {
-                const std::string check = name.substr(0, name.find('@'));
-                auto it = std::find_if(s.checks.begin(), s.checks.end(),
-                                       [&](const CheckSpread& c) { return c.check == check; });
-                if (it == s.checks.end()) it = s.checks.insert(s.checks.end(), CheckSpread{check, {}, {}, {}});
-                if (const auto r = n.remedies.find(check); it->remedy.empty() && r != n.remedies.end())
-                    it->remedy = r->second;
-                auto& hosts = failing ? it->failing : it->warning;
+                const std::string_view check = std::string_view(name).substr(0, name.find('@'));
+                auto found = index.find(check);
+                if (found == index.end()) {
+                    found = index.emplace(std::string(check), s.checks.size()).first;
+                    s.checks.push_back(CheckSpread{std::string(check), {}, {}, {}});
+                }
+                CheckSpread& it = s.checks[found->second];
+                if (const auto r = n.remedies.find(it.check); it.remedy.empty() && r != n.remedies.end())
+                    it.remedy = r->second;
+                auto& hosts = failing ? it.failing : it.warning;
                 if (hosts.empty() || hosts.back() != n.host) hosts.push_back(n.host);  // nodes come one at a time
             }
         };
@@ -314,6 +159,26 @@ void find_slow(FleetSummary& s, double margin) {
 
 }  // namespace
 
+std::shared_ptr<const Properties> shared(Properties p) {
+    struct ByContent {
+        bool operator()(const std::shared_ptr<const Properties>& a, const std::shared_ptr<const Properties>& b) const {
+            return *a < *b;
+        }
+    };
+    static std::mutex lock;
+    static std::set<std::shared_ptr<const Properties>, ByContent> pool;
+    auto made = std::make_shared<const Properties>(std::move(p));
+    const std::lock_guard<std::mutex> held(lock);
+    return *pool.insert(std::move(made)).first;
+}
+
+SharedText::SharedText(std::string_view text) {
+    static std::mutex lock;
+    static std::unordered_set<std::string> pool;  // its nodes never move: pointers to them stay valid
+    const std::lock_guard<std::mutex> held(lock);
+    text_ = &*pool.emplace(text).first;
+}
+
 std::string gpu_name_of(const CheckFailure& f) {
     const auto index = f.nvml_index && *f.nvml_index >= 0
                            ? std::optional<unsigned>(static_cast<unsigned>(*f.nvml_index))
@@ -321,21 +186,23 @@ std::string gpu_name_of(const CheckFailure& f) {
     return gpu_name(index, f.pci_bus_id, f.device.value_or(-1));
 }
 
-FleetSummary summarise(FleetInputs& inputs, const Expectations& expect) {
+FleetSummary FleetFold::finish(FleetInputs& inputs) {
     FleetSummary s;
     s.reports = inputs.documents;
-    std::map<std::string, std::vector<NodeReport*>> by_host;
-    for (auto& r : inputs.reports) by_host[r.host].push_back(&r);
-    for (auto& [host, list] : by_host) {
-        s.nodes.push_back(summarise_node(host, {list.begin(), list.end()}, inputs, expect, s));
-        for (NodeReport* r : list) *r = NodeReport{};  // its memory for the next node's summary
-    }
-    inputs.reports.clear();
-    judge_expectations(s, expect);
+    summarise_hosts(inputs, s);
+    say_left_out(inputs, s.problems);
+    judge_expectations(s, expect_);
     spread_checks(s);
     s.differences = differences(s.nodes);
-    find_slow(s, expect.slow_margin);
+    find_slow(s, expect_.slow_margin);
     return s;
+}
+
+FleetSummary summarise(FleetInputs& inputs, const Expectations& expect) {
+    FleetFold fold(expect);
+    for (auto& r : inputs.reports) fold.add(std::move(r));
+    inputs.reports.clear();
+    return fold.finish(inputs);
 }
 
 bool any_failing(const FleetSummary& summary) {

@@ -3,9 +3,13 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <map>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -15,12 +19,31 @@
 
 namespace cumemctl::fleet {
 
+// A text that many nodes repeat (a GPU's UUID in each of its bandwidth figures, the reason every GPU
+// of one kind gives, a path's name), held once in a process-wide pool that lives as long as fleet:
+// a node keeps a pointer, not its own copy. Read it as the std::string it stands for.
+class SharedText {
+public:
+    SharedText() : SharedText(std::string_view()) {}
+    SharedText(std::string_view text);  // NOLINT(google-explicit-constructor): it stands for the text
+    SharedText(const std::string& text) : SharedText(std::string_view(text)) {}  // NOLINT
+    SharedText(const char* text) : SharedText(std::string_view(text)) {}         // NOLINT
+
+    const std::string& str() const { return *text_; }
+    operator const std::string&() const { return *text_; }  // NOLINT
+    bool empty() const { return text_->empty(); }
+    friend bool operator==(const SharedText& a, const SharedText& b) { return a.text_ == b.text_; }
+
+private:
+    const std::string* text_;  // the pool's one copy (never freed)
+};
+
 // One GPU's memory health, as the node's doctor report says it (its memory-health check).
 struct GpuHealth {
     int device = -1;
-    std::string uuid;
+    SharedText uuid;
     doctor::CheckStatus status = doctor::CheckStatus::skip;
-    std::string reason;
+    SharedText reason;
 };
 
 // One check that failed (or ran out of time) on a node, with its GPU as operators name it.
@@ -39,11 +62,18 @@ std::string gpu_name_of(const CheckFailure& failure);
 // One GPU's measured bandwidth on a path, from the node's doctor report (host-bandwidth, memory-bandwidth).
 struct GpuBandwidth {
     std::optional<int> device;
-    std::string uuid;
-    std::string path;  // "h2d", "d2h", "d2d"
+    SharedText uuid;
+    SharedText path;  // "h2d", "d2h", "d2d"
     double gbps = 0;
     std::optional<double> limit_gbps;  // the path's limit: only nodes of one limit are compared
 };
+
+// A node's properties: "driver" -> "13.0", "capability_fabric" -> "yes" (keys: report/fleet_properties.hpp).
+using Properties = std::map<std::string, std::string>;
+
+// The one copy of `p` among those shared so far (a process-wide pool: one entry per distinct set), so
+// that nodes alike (most of a fleet) hold a pointer each, not a copy of a few dozen names and values.
+std::shared_ptr<const Properties> shared(Properties p);
 
 // One node, merged from its reports.
 struct NodeSummary {
@@ -56,13 +86,12 @@ struct NodeSummary {
     NodeStatus status = NodeStatus::unknown;
     std::vector<std::string> failed;  // "imex-channels", "context@gpu2" (the GPU as gpu_name names it)
     std::vector<std::string> warned;
-    std::string error;                              // the first error of a report that was not ok
-    std::map<std::string, std::string> remedies;    // check -> the remedy of its first failure or warning
-    std::vector<GpuHealth> gpu_health;              // doctor's memory-health check, per GPU
-    std::vector<GpuBandwidth> bandwidth;            // doctor's bandwidth figures, per GPU and path
-    std::vector<CheckFailure> failures;             // each failed or timed-out check
-    std::map<std::string, std::string> properties;  // "driver" -> "13.0", "capability_fabric" -> "yes" (keys:
-                                                    // report/fleet_properties.hpp)
+    std::string error;                            // the first error of a report that was not ok
+    std::map<std::string, std::string> remedies;  // check -> the remedy of its first failure or warning
+    std::vector<GpuHealth> gpu_health;            // doctor's memory-health check, per GPU
+    std::vector<GpuBandwidth> bandwidth;          // doctor's bandwidth figures, per GPU and path
+    std::vector<CheckFailure> failures;           // each failed or timed-out check
+    std::shared_ptr<const Properties> properties = shared(Properties{});  // shared with the nodes alike
 };
 
 // The nodes that did not pass one check.
@@ -111,6 +140,10 @@ struct Expectations {
                                             // "" names the age in words ("the 7 days allowed")
     std::chrono::system_clock::time_point now = std::chrono::system_clock::now();
     double slow_margin = kDefaultSlowMargin;  // a node below (1 - this) x the median of a path is slow
+    // Only reports that uid 0 signed on the host they name count (a MUNGE credential whose origin is
+    // one of the host's addresses); every other report is an input problem, as if it were not there.
+    bool require_signed = false;
+    std::function<std::vector<std::uint32_t>(const std::string&)> addresses = host_addresses;  // a host's IPv4
 };
 
 // The whole summary.
@@ -124,9 +157,43 @@ struct FleetSummary {
     std::vector<InputProblem> problems;  // reports that parsed but cannot be believed (dated in the future)
 };
 
+// The fleet summary built as reports are read: each report is folded into its host's node when it is
+// read (FleetInputs::sink), and of a host only what its summary keeps stays (the doctor report that
+// speaks for it, already summarised; what its properties come from; a few numbers a report for its
+// input problems), so that memory grows with the nodes, not with the size of their reports. The
+// summary and its problems are those of summarise() over the same reports, in the same order.
+class FleetFold {
+public:
+    explicit FleetFold(const Expectations& expect);  // kept by reference: it outlives the fold
+    FleetFold(const FleetFold&) = delete;
+    FleetFold& operator=(const FleetFold&) = delete;
+    ~FleetFold();
+
+    void add(NodeReport report);
+    // The summary of the reports added: the inputs' problems must all have been added first (every
+    // input read), so that the problems of the summary count after them, as summarise() counts them.
+    FleetSummary finish(FleetInputs& inputs);
+
+private:
+    struct Host;
+    void summarise_hosts(FleetInputs& inputs, FleetSummary& s);
+
+    const Expectations& expect_;
+    std::map<std::string, std::vector<std::uint32_t>, std::less<>> addresses_;  // resolved once a host
+    std::vector<std::pair<std::size_t, std::string>> refused_;  // the first reports of each input not signed
+    std::vector<std::size_t> refused_count_;                    // per input: its reports not signed
+    std::map<std::string, std::unique_ptr<Host>> hosts_;
+};
+
 // How far past `expect.now` a report's timestamp may be (clocks differ a little); a later one is
 // forged or its node's clock is wrong: its node is an error, and the report an input problem.
 inline constexpr std::chrono::minutes kClockSkew{10};
+
+// Seconds from `when` to `now`, in doubles: a time at either end of the clock's range does not overflow.
+inline double age_seconds(std::chrono::system_clock::time_point now, std::chrono::system_clock::time_point when) {
+    using Seconds = std::chrono::duration<double>;
+    return Seconds(now.time_since_epoch()).count() - Seconds(when.time_since_epoch()).count();
+}
 
 // Builds the fleet summary from the doctor and devices reports read (report_reader.hpp). Nodes of
 // `expect.hosts` without a report are missing; a node whose report is older than
@@ -135,7 +202,7 @@ inline constexpr std::chrono::minutes kClockSkew{10};
 // (every report, without an age), the newest of them where they are alike: a second report, forged or
 // old, can add a failure to a node but never hide one. A malformed report, or one dated past now and
 // kClockSkew, makes its node an error.
-// It takes the reports: `inputs.reports` is empty after it, each freed once its node is summarised.
+// It takes the reports: `inputs.reports` is empty after it (FleetFold over them).
 FleetSummary summarise(FleetInputs& inputs, const Expectations& expect = {});
 
 // Whether any node failed a check, has a report that was not ok, is missing or is stale.

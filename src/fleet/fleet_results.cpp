@@ -17,7 +17,7 @@ nlohmann::json node_json(const NodeSummary& n) {
                      {"timestamp", text_or_null(n.timestamp)},
                      {"failed", n.failed},
                      {"warned", n.warned},
-                     {"properties", n.properties}};
+                     {"properties", *n.properties}};
     if (!n.error.empty()) j["error"] = n.error;
     nlohmann::json health = nlohmann::json::array();
     for (const auto& g : n.gpu_health) {

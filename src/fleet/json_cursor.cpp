@@ -13,10 +13,6 @@
 namespace cumemctl::fleet {
 namespace {
 
-bool is_digit(char c) {
-    return c >= '0' && c <= '9';
-}
-
 void append_utf8(std::string& out, char32_t code) {
     if (code < 0x80) {
         out += static_cast<char>(code);
@@ -69,7 +65,7 @@ JsonCursor::Type JsonCursor::peek() {
         case 'n':
             return Type::null;
         default:
-            if (c == '-' || is_digit(c)) return Type::number;
+            if (c == '-' || is_json_digit(c)) return Type::number;
     }
     syntax("an unexpected character");
 }
@@ -251,7 +247,7 @@ void JsonCursor::skip_string() {
 void JsonCursor::skip_number() {
     auto digits = [&] {
         const char* start = pos_;
-        while (pos_ != end_ && is_digit(*pos_)) ++pos_;
+        while (pos_ != end_ && is_json_digit(*pos_)) ++pos_;
         if (pos_ == end_) throw JsonIncomplete();
         if (pos_ == start) syntax("a number without digits");
     };
@@ -277,7 +273,7 @@ void JsonCursor::skip_number() {
 void JsonCursor::skip_scalar(char first) {
     if (first == '"') {
         skip_string();
-    } else if (first == '-' || is_digit(first)) {
+    } else if (first == '-' || is_json_digit(first)) {
         skip_number();
     } else if (first == 't' || first == 'f' || first == 'n') {
         skip_literal(first == 't' ? "true" : first == 'f' ? "false" : "null");

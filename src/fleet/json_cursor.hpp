@@ -30,10 +30,27 @@ public:
     using std::runtime_error::runtime_error;
 };
 
+// A digit of a JSON number.
+inline bool is_json_digit(char c) {
+    return c >= '0' && c <= '9';
+}
+
 // JSON's whitespace.
 inline bool is_json_space(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
+
+// How the JSON value at the start of a text reads as JsonCursor::skip() reads it, found by value, with
+// no exception: a reader tries a document with it first, so that a line that is not JSON (a million of
+// them) costs a scan of its first bytes, not an exception each.
+struct JsonScan {
+    enum class Result { value, incomplete, syntax };
+    Result result = Result::incomplete;
+    std::size_t offset = 0;  // value: where it ends; syntax: the byte where skip() stops (JsonSyntaxError's)
+};
+
+// Scans the value at the start of `text` (whitespace first), nested no deeper than `max_depth`.
+JsonScan scan_json_value(std::string_view text, int max_depth);
 
 class JsonCursor {
 public:

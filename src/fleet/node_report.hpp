@@ -6,18 +6,31 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "doctor/check.hpp"
+#include "fleet/munge.hpp"
 #include "fleet/node_status.hpp"
 #include "matrix/matrix_results.hpp"
 
 namespace cumemctl::fleet {
 
 enum class ReportKind { doctor, devices, fabric_matrix };
+
+// The most fleet keeps of one report, so that its memory and time grow with the nodes, not with what a
+// node chose to write; past a cap it keeps the first ones, and the output says so (an input problem,
+// or the text cut with its cap named). A check past the cap still counts in the node's status.
+inline constexpr std::size_t kMaxChecksKept = 256;    // checks that did not pass, and memory-health's
+inline constexpr std::size_t kMaxGpus = 256;          // GPUs of "gpus" and "devices", bandwidth figures / 3
+inline constexpr std::size_t kMaxCapabilities = 128;  // distinct capability names
+inline constexpr std::size_t kMaxTextBytes = 1024;    // a reason, remedy, name or version: cut past it
+
+// Which cap of one report was reached (NodeReport::capped, a set of these bits).
+enum CapReached : unsigned { kCapChecks = 1, kCapGpus = 2, kCapCapabilities = 4, kCapBandwidth = 8 };
 
 // A GPU as a doctor report's "gpus" list names it.
 struct ReportedGpu {
@@ -47,6 +60,12 @@ struct ReportedBandwidth {
     std::optional<double> limit_gbps;  // the limit the check held it against
 };
 
+// A report's capabilities: each name with every GPU's value as text.
+using Capabilities = std::map<std::string, std::set<std::string>>;
+
+// The one copy of `c` among those shared so far (a process-wide pool: one entry per distinct set).
+std::shared_ptr<const Capabilities> shared(Capabilities c);
+
 // One doctor or devices report of a node.
 struct NodeReport {
     std::size_t source = 0;  // index into the inputs' names
@@ -62,14 +81,24 @@ struct NodeReport {
     std::optional<long long> device_count;
     // doctor: the worst of the run's own status and its checks' (never milder than a check says).
     NodeStatus status = NodeStatus::unknown;
+    bool run_status = false;  // doctor: the report gives the run's own status (a complete run wrote it)
     std::vector<ReportedGpu> gpus;
     std::vector<ReportedCheck> checks;         // doctor: in the report's order
     std::vector<ReportedBandwidth> bandwidth;  // doctor: each figure of its bandwidth checks
     std::optional<std::string> kernel_module;
     std::vector<std::string> device_names;
-    std::map<std::string, std::set<std::string>> capabilities;  // key -> every GPU's value as text
+    Capabilities capabilities;  // key -> every GPU's value as text, while the report is decoded
+    // The same once decoded, shared with every report whose capabilities are alike (most of a fleet's):
+    // a node costs a pointer, not its own copy of a few dozen names and values.
+    std::shared_ptr<const Capabilities> shared_capabilities;
     std::string malformed;  // why the report cannot be used as cumemctl writes it; "" when it can
+    unsigned capped = 0;    // the caps reached (CapReached bits)
+    // Who made it, where it came in a MUNGE credential that munged accepted; its time is then `when`.
+    std::optional<MungeProof> proof;
 };
+
+// `text` cut to kMaxTextBytes (at a character's start), its cap named: "... [cut at 1024 bytes]".
+std::string bounded_text(std::string text);
 
 // A fabric-matrix report: its node and results, read back (matrix/matrix_results.hpp), for the matrix.
 struct MatrixReport {

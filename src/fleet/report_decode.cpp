@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <climits>
+#include <mutex>
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "fleet/report_reader.hpp"
 #include "report/report.hpp"
 #include "util/host.hpp"
+#include "util/hostlist.hpp"
 
 namespace cumemctl::fleet {
 namespace {
@@ -39,7 +41,7 @@ int member(std::string_view key, const std::array<std::string_view, N>& names, s
 }
 
 std::string text_or_null(JsonCursor& c) {
-    if (c.peek() != Type::null) return c.read_string();
+    if (c.peek() != Type::null) return bounded_text(c.read_string());
     c.read_null();
     return {};
 }
@@ -64,31 +66,50 @@ std::string value_text(JsonCursor& c) {
             c.read_null();
             return "unknown";
         case Type::string:
-            return c.read_string();
+            return bounded_text(c.read_string());
         case Type::array: {
-            std::vector<std::string> parts;
+            std::string joined;
+            bool any = false;
             c.begin_array();
-            while (c.next_item()) parts.push_back(value_text(c));
-            return parts.empty() ? "none" : fmt::format("{}", fmt::join(parts, ","));
+            while (c.next_item()) {
+                std::string part = value_text(c);
+                if (joined.size() <= kMaxTextBytes) joined += (any ? "," : "") + part;
+                any = true;
+            }
+            return any ? bounded_text(std::move(joined)) : "none";
         }
         default:
             try {
-                return nlohmann::json::parse(c.raw_value()).dump();
+                return bounded_text(nlohmann::json::parse(c.raw_value()).dump());
             } catch (const nlohmann::json::exception&) {
                 throw JsonTypeError("a value that is not valid JSON text");
             }
     }
 }
 
-void read_capabilities(JsonCursor& c, std::map<std::string, std::set<std::string>>& into) {
+// Capabilities into `into`, each name's values as a set: at most kMaxCapabilities names, and as many
+// values of a name as GPUs (kMaxGpus); past them `capped` says so.
+void read_capabilities(JsonCursor& c, std::map<std::string, std::set<std::string>>& into, unsigned& capped) {
     c.begin_object();
     std::string key;
     while (c.next_key(key)) {
         if (key == "host_numa_id") {
             c.skip();
-        } else {
-            into[key].insert(value_text(c));
+            continue;
         }
+        auto it = into.find(key);
+        if (it == into.end() && into.size() >= kMaxCapabilities) {
+            capped |= kCapCapabilities;
+            c.skip();
+            continue;
+        }
+        if (it == into.end()) it = into.emplace(bounded_text(key), std::set<std::string>{}).first;
+        if (it->second.size() >= kMaxGpus) {
+            capped |= kCapGpus;
+            c.skip();
+            continue;
+        }
+        it->second.insert(value_text(c));
     }
 }
 
@@ -117,7 +138,7 @@ double read_gbps(JsonCursor& c, std::string_view key) {
     return v;
 }
 
-Details read_details(JsonCursor& c) {
+Details read_details(JsonCursor& c, unsigned& capped) {
     Details d;
     if (c.peek() != Type::object) {
         c.skip();
@@ -133,17 +154,23 @@ Details read_details(JsonCursor& c) {
                 break;
             case 1:
                 if (c.peek() == Type::string) {
-                    d.kernel_module = c.read_string();
+                    d.kernel_module = bounded_text(c.read_string());
                 } else {
                     c.skip();
                 }
                 break;
             case 2:
                 c.begin_array();
-                while (c.next_item()) d.names.push_back(c.read_string());
+                while (c.next_item()) {
+                    std::string name = bounded_text(c.read_string());
+                    if (d.names.size() < kMaxGpus)
+                        d.names.push_back(std::move(name));
+                    else
+                        capped |= kCapGpus;
+                }
                 break;
             case 3:
-                read_capabilities(c, d.capabilities);
+                read_capabilities(c, d.capabilities, capped);
                 break;
             case 4:
             case 5:
@@ -175,10 +202,10 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     while (c.next_key(key)) {
         switch (member(key, kCheckKeys, seen)) {
             case 0:
-                name = c.read_string();
+                name = bounded_text(c.read_string());
                 break;
             case 1:
-                status = c.read_string();
+                status = bounded_text(c.read_string());
                 break;
             case 2:
                 k.device = int_or_null(c);
@@ -200,7 +227,7 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
                 k.remedy = text_or_null(c);
                 break;
             case 8:
-                d = read_details(c);
+                d = read_details(c, r.capped);
                 break;
             default:
                 c.skip();
@@ -212,15 +239,40 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     k.status = *parsed;
     k.details_uuid = std::move(d.uuid);
     if (k.check == doctor::kCheckDriver && d.kernel_module) r.kernel_module = std::move(d.kernel_module);
-    if (k.check == doctor::kCheckDevices) r.device_names.insert(r.device_names.end(), d.names.begin(), d.names.end());
+    if (k.check == doctor::kCheckDevices) {
+        for (auto& n : d.names) {
+            if (r.device_names.size() < kMaxGpus)
+                r.device_names.push_back(std::move(n));
+            else
+                r.capped |= kCapGpus;
+        }
+    }
     // Figures measured alone: not beside another process's work (busy), nor of a check cut short.
     const bool measured = k.status == doctor::CheckStatus::pass || k.status == doctor::CheckStatus::warn ||
                           k.status == doctor::CheckStatus::fail;
     if (measured && (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth)) {
-        for (auto& [path, gbps] : d.figures) r.bandwidth.push_back({k.device, k.uuid, path, gbps, d.limit_gbps});
+        for (auto& [path, gbps] : d.figures) {
+            if (r.bandwidth.size() < 3 * kMaxGpus)
+                r.bandwidth.push_back({k.device, k.uuid, path, gbps, d.limit_gbps});
+            else
+                r.capped |= kCapBandwidth;
+        }
     }
     if (k.check == doctor::kCheckCapabilities) {
-        for (auto& [cap, values] : d.capabilities) r.capabilities[cap].merge(values);
+        for (auto& [cap, values] : d.capabilities) {
+            auto it = r.capabilities.find(cap);
+            if (it == r.capabilities.end() && r.capabilities.size() >= kMaxCapabilities) {
+                r.capped |= kCapCapabilities;
+                continue;
+            }
+            if (it == r.capabilities.end()) it = r.capabilities.emplace(cap, std::set<std::string>{}).first;
+            for (auto& v : values) {
+                if (it->second.size() < kMaxGpus)
+                    it->second.insert(v);
+                else
+                    r.capped |= kCapGpus;
+            }
+        }
     }
     return k;
 }
@@ -265,13 +317,16 @@ void read_device(JsonCursor& c, NodeReport& r) {
                 name = text_or_null(c);
                 break;
             case 1:
-                read_capabilities(c, r.capabilities);
+                read_capabilities(c, r.capabilities, r.capped);
                 break;
             default:
                 c.skip();
         }
     }
-    r.device_names.push_back(std::move(name));
+    if (r.device_names.size() < kMaxGpus)
+        r.device_names.push_back(std::move(name));
+    else
+        r.capped |= kCapGpus;
 }
 
 // A list, each item read by `item`, which names the item in what it throws.
@@ -309,7 +364,13 @@ std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus
                 break;
             }
             case 2:
-                read_list(c, "gpus", [&](JsonCursor& g) { r.gpus.push_back(read_gpu(g)); });
+                read_list(c, "gpus", [&](JsonCursor& g) {
+                    ReportedGpu gpu = read_gpu(g);
+                    if (r.gpus.size() < kMaxGpus)
+                        r.gpus.push_back(std::move(gpu));
+                    else
+                        r.capped |= kCapGpus;
+                });
                 break;
             case 3:
                 read_list(c, "checks", [&](JsonCursor& k) {
@@ -318,8 +379,12 @@ std::optional<std::string> read_results(JsonCursor& c, NodeReport& r, NodeStatus
                         worst = node_status(check.status);
                     // What did not pass, and every GPU's memory health.
                     if ((check.status != doctor::CheckStatus::pass && check.status != doctor::CheckStatus::skip) ||
-                        check.check == doctor::kCheckMemoryHealth)
-                        r.checks.push_back(std::move(check));
+                        check.check == doctor::kCheckMemoryHealth) {
+                        if (r.checks.size() < kMaxChecksKept)
+                            r.checks.push_back(std::move(check));
+                        else
+                            r.capped |= kCapChecks;
+                    }
                 });
                 break;
             case 4:
@@ -410,7 +475,7 @@ std::optional<std::string> text_member(std::string_view raw, int max_depth) {
     std::optional<std::string> out;
     if (raw.empty()) return out;
     JsonCursor c(raw, max_depth);
-    if (c.peek() == Type::string) out = c.read_string();
+    if (c.peek() == Type::string) out = bounded_text(c.read_string());
     return out;
 }
 
@@ -422,7 +487,7 @@ void read_driver_and_tool(const Envelope& e, NodeReport& r, int depth) {
             if (key == "loaded") {
                 r.driver_loaded = c.read_bool();
             } else if (key == "version_string" && c.peek() == Type::string) {
-                version = c.read_string();
+                version = bounded_text(c.read_string());
             } else {
                 c.skip();
             }
@@ -435,7 +500,7 @@ void read_driver_and_tool(const Envelope& e, NodeReport& r, int depth) {
         std::string key;
         while (c.next_key(key)) {
             if (key == "version" && c.peek() == Type::string) {
-                r.tool_version = c.read_string();
+                r.tool_version = bounded_text(c.read_string());
             } else {
                 c.skip();
             }
@@ -456,7 +521,7 @@ void read_outcome(const Envelope& e, NodeReport& r, int depth) {
             std::string key;
             while (c.next_key(key)) {
                 if (key == "message" && c.peek() == Type::string) {
-                    r.first_error = c.read_string();
+                    r.first_error = bounded_text(c.read_string());
                 } else {
                     c.skip();
                 }
@@ -471,6 +536,7 @@ void judge_doctor(NodeReport& r, const std::optional<std::string>& status, NodeS
     if (status) {
         own = parse_node_status(*status);
         if (own == NodeStatus::unknown) throw Malformed(fmt::format("its status '{}' is none of doctor's", *status));
+        r.run_status = true;
     } else if (!r.ok) {
         own = NodeStatus::error;
     }
@@ -496,9 +562,15 @@ NodeReport node_report(const Envelope& e, ReportKind kind, std::string host, int
         if (kind == ReportKind::doctor) judge_doctor(r, status, worst);
         r.checks.shrink_to_fit();  // kept until the summary: a fleet holds one per node
         r.gpus.shrink_to_fit();
+        // One name for GPUs of one model; the capabilities shared with the reports alike.
+        std::sort(r.device_names.begin(), r.device_names.end());
+        r.device_names.erase(std::unique(r.device_names.begin(), r.device_names.end()), r.device_names.end());
+        r.device_names.shrink_to_fit();
     } catch (const Malformed& m) {
         r.malformed = m.what();
     }
+    r.shared_capabilities = shared(std::move(r.capabilities));
+    r.capabilities.clear();
     return r;
 }
 
@@ -527,17 +599,38 @@ Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, 
             fmt::format("a report of '{}': fleet reads doctor, devices and fabric-matrix reports", *command)};
     if (twice == "host") return NotAReport{"it gives its \"host\" twice"};
     if (!host) return NotAReport{"it names no host (\"host\" is missing or not text)"};
-    if (!is_host_name(*host))
-        return NotAReport{
-            fmt::format("its host '{}' is not a host name: one name of letters, digits, '.', '-' and "
-                        "'_' (no host list, comma, space or control character)",
-                        *host)};
+    if (const std::string why = not_single_host(*host); !why.empty())
+        return NotAReport{fmt::format("its host '{}' is not a host name: {}", *host, why)};
     NodeReport r = node_report(e, *command == "doctor" ? ReportKind::doctor : ReportKind::devices, *host, depth, early);
     if (!twice.empty() && r.malformed.empty()) r.malformed = fmt::format("it gives \"{}\" twice", twice);
     return r;
 }
 
 }  // namespace
+
+std::shared_ptr<const Capabilities> shared(Capabilities c) {
+    struct ByContent {
+        bool operator()(const std::shared_ptr<const Capabilities>& a,
+                        const std::shared_ptr<const Capabilities>& b) const {
+            return *a < *b;
+        }
+    };
+    static std::mutex lock;
+    static std::set<std::shared_ptr<const Capabilities>, ByContent> pool;
+    auto made = std::make_shared<const Capabilities>(std::move(c));
+    const std::lock_guard<std::mutex> held(lock);
+    return *pool.insert(std::move(made)).first;
+}
+
+std::string bounded_text(std::string text) {
+    if (text.size() <= kMaxTextBytes) return text;
+    std::size_t end = kMaxTextBytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;  // a character's start
+    const std::size_t cut = text.size() - end;
+    text.resize(end);
+    text += fmt::format(" [{} bytes more cut: {} are kept]", cut, kMaxTextBytes);
+    return text;
+}
 
 Decoded decode_document(JsonCursor& cursor, int max_depth) {
     if (cursor.peek() != Type::object) {

@@ -1,14 +1,17 @@
 // fleet's one reader of reports: every input is another node's text, careless or hostile until checked.
-// It reads regular files (or standard input) in chunks, one JSON document at a time, each within a size
+// It reads regular files (or standard input) in chunks, one JSON document (or one MUNGE credential
+// holding documents, munge.hpp) at a time, each within a size
 // and a nesting limit, into the typed reports of node_report.hpp; a document that is not a cumemctl
 // report, or whose host is not a host name, is an input problem that names the file and the document.
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "fleet/munge.hpp"
 #include "fleet/node_report.hpp"
 
 namespace cumemctl::fleet {
@@ -27,25 +30,42 @@ struct ReadLimits {
     std::size_t chunk_bytes = std::size_t{4} << 20;  // what one read(2) asks for
 };
 
+// The most problems listed of one input: the rest are counted, and the count is listed after them, so
+// that an input of a million documents that are not reports costs a count, not a million messages.
+inline constexpr std::size_t kProblemsListed = 20;
+
 // What fleet read of all its inputs.
 struct FleetInputs {
-    std::vector<std::string> sources;  // the inputs' names, as given
-    std::vector<NodeReport> reports;   // doctor and devices reports, in the order read
+    std::vector<std::string> sources;      // the inputs' names, as given
+    std::vector<NodeReport> reports;       // doctor and devices reports, in the order read (where no sink takes them)
+    std::function<void(NodeReport)> sink;  // takes each doctor and devices report as it is read, if set
     std::vector<MatrixReport> matrices;
     std::vector<InputProblem> problems;
-    int documents = 0;  // reports of the three kinds that were read
+    int documents = 0;                       // reports of the three kinds that were read
+    std::vector<std::size_t> problem_count;  // per input: its problems, listed or not
+    std::vector<std::size_t> left_out_said;  // per input: the problems left out that a line counts already
+    const Munge* munge = nullptr;            // decodes MUNGE credentials; none: why not in munge_unavailable
+    std::string munge_unavailable;
 };
 
+// Whether a problem of input `source` is listed if added now (fewer than kProblemsListed of it are):
+// a caller words a problem only then.
+bool lists_problem(const FleetInputs& in, std::size_t source);
+
+// Counts a problem of input `source`, and adds it to `to` where it is listed.
+void add_problem(FleetInputs& in, std::vector<InputProblem>& to, std::size_t source, std::string message);
+
+// Adds to `to`, for each input whose problems were left out since the last such line, one that counts
+// them: "and 1499980 more problems in it (the first 20 of an input are listed)".
+void say_left_out(FleetInputs& in, std::vector<InputProblem>& to);
+
 // Reads the input `path` ("-": standard input) and adds what it holds to `into`. Only a regular file
-// is read (standard input may be a pipe too); it is opened without blocking, so that a FIFO or a device
-// is refused, named, rather than waited on.
+// is read (standard input may be a pipe too), and whether it is one is judged before it is opened
+// (lstat, then an open that follows no link and does not block, then fstat): a FIFO, a device, a
+// folder or a symbolic link is refused, named, and never opened for reading.
 void read_input(const std::string& path, FleetInputs& into, const ReadLimits& limits = {});
 
 // The same for text already in memory (tests, the fuzz target), named `source`.
 void read_text(std::string_view text, const std::string& source, FleetInputs& into, const ReadLimits& limits = {});
-
-// Whether `name` can be a node's host name: 1 to 255 letters, digits, '.', '-' and '_', starting with a
-// letter or a digit. No Slurm host list ("gpu[001-512]"), comma, space or control character passes.
-bool is_host_name(std::string_view name);
 
 }  // namespace cumemctl::fleet

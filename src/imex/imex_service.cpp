@@ -182,10 +182,15 @@ UnitState imex_unit_state(const std::string& sysroot) {
     return UnitState::loaded;
 }
 
-std::string imex_daemon_program(const std::string& sysroot) {
+std::string imex_daemon_program(const std::string& sysroot, std::string* refused) {
     std::string program;
     const std::string unit = imex_unit_path(sysroot);
-    each_line(unit.empty() ? std::string() : try_read_text_file(unit).value_or(""), [&](std::string_view line) {
+    // The unit decides which executable is the daemon: a unit that others could change is not believed,
+    // and the daemon is then the known path's alone.
+    std::string refusal;
+    const std::string text = unit.empty() ? std::string() : try_read_trusted_text(unit, refusal).value_or("");
+    if (refused != nullptr) *refused = refusal;
+    each_line(text, [&](std::string_view line) {
         if (program.empty() && line.substr(0, 10) == "ExecStart=") program = program_of(line.substr(10));
     });
     return program.empty() || program[0] != '/' ? kImexDaemonPath : program;
@@ -203,8 +208,8 @@ std::string_view unit_state_name(UnitState state) {
     return "not-found";
 }
 
-std::optional<bool> imex_daemon_running(const std::string& sysroot) {
-    const std::string program = imex_daemon_program(sysroot);
+std::optional<bool> imex_daemon_running(const std::string& sysroot, std::string* refused) {
+    const std::string program = imex_daemon_program(sysroot, refused);
     const std::string proc = sysroot + "/proc";
     DIR* dir = opendir(proc.c_str());
     if (dir == nullptr) return false;

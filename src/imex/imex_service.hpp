@@ -60,13 +60,14 @@ bool is_numeric_address(std::string_view entry);
 enum class UnitState { not_found, masked, loaded };
 UnitState imex_unit_state(const std::string& sysroot);
 std::string_view unit_state_name(UnitState state);
-// The daemon's program: the first word of the unit's ExecStart, else kImexDaemonPath.
-std::string imex_daemon_program(const std::string& sysroot);
+// The daemon's program: the first word of the unit's ExecStart, else kImexDaemonPath. As root, a unit
+// that others could change is not believed (kImexDaemonPath then), its refusal in `refused`.
+std::string imex_daemon_program(const std::string& sysroot, std::string* refused = nullptr);
 // Whether the IMEX daemon runs: a process of root (real and effective uid 0 in /proc/PID/status)
 // whose executable (/proc/PID/exe) is imex_daemon_program, under the system root. Never its name
 // (/proc/PID/comm): any user can call a process nvidia-imex. nullopt when it cannot tell: not found, and
 // a root process's executable could not be read (only root may read it).
-std::optional<bool> imex_daemon_running(const std::string& sysroot);
+std::optional<bool> imex_daemon_running(const std::string& sysroot, std::string* refused = nullptr);
 
 // nvidia-imex-ctl PATH: the given one, else the first of kImexCtlSearchPath under the root; "" when none.
 std::string find_imex_ctl(const std::string& sysroot);

@@ -90,7 +90,7 @@ void write_gpu_health(std::ostream& out, const FleetSummary& s) {
             if (g.status == CheckStatus::pass) continue;
             rows.push_back(fmt::format(
                 "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n", escape(n.host),
-                g.device, escape(g.uuid), escape(status), escape(status), escape(g.reason)));
+                g.device, escape(g.uuid.str()), escape(status), escape(status), escape(g.reason.str())));
         }
     }
     if (counts.empty()) return;

@@ -1,4 +1,5 @@
 #include "report/html_parts.hpp"
+#include "util/printable.hpp"
 
 #include <cmath>
 
@@ -6,7 +7,8 @@
 
 namespace cumemctl::html {
 
-std::string escape(std::string_view text) {
+std::string escape(std::string_view raw) {
+    const std::string text = printable_lines(raw);  // no control character, nothing XML 1.0 forbids
     std::string out;
     out.reserve(text.size());
     for (char c : text) {

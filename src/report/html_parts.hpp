@@ -7,7 +7,9 @@
 
 namespace cumemctl::html {
 
-// Text for HTML text and attribute values: & < > " ' escaped.
+// Text for HTML (and XML 1.0) text and attribute values, whatever bytes it holds: control characters,
+// direction marks, U+FFFE/U+FFFF and bytes that are not UTF-8 written out (printable_lines), then
+// & < > " ' escaped. Tab and newline stay.
 std::string escape(std::string_view text);
 
 // The colours of the heat map and the legend.

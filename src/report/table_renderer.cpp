@@ -80,10 +80,10 @@ std::vector<std::string> wrap_words(const std::string& text, std::size_t width) 
     return lines;
 }
 
-// Each column's width: its widest cell or heading.
+// Each column's width: its widest cell or heading, as printed (printable: written out where needed).
 std::vector<std::size_t> column_widths(const Table& table) {
     std::vector<std::size_t> width(table.columns.size(), 0);
-    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(table.columns[c]);
+    for (std::size_t c = 0; c < table.columns.size(); ++c) width[c] = display_width(printable(table.columns[c]));
     for (const auto& row : table.rows) {
         for (std::size_t c = 0; c < row.size() && c < width.size(); ++c) {
             width[c] = std::max(width[c], display_width(printable(row[c].text)));

@@ -4,6 +4,7 @@
 #include "base/error.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <tuple>
@@ -74,7 +75,39 @@ void expand_item(std::string_view item, std::string_view what, std::vector<std::
     }
 }
 
+// Slurm's words for many nodes (scontrol update nodename=ALL drains every node) or for none
+// (slurm.conf's NodeName=DEFAULT sets defaults): no node can be called so.
+constexpr std::array<std::string_view, 2> kSlurmWords{"ALL", "DEFAULT"};
+
+bool same_word(std::string_view a, std::string_view b) {
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [&](char x, char y) { return lower(x) == lower(y); });
+}
+
 }  // namespace
+
+std::string not_single_host(std::string_view name) {
+    if (name.empty()) return "an empty name";
+    if (name.size() > 255)
+        return fmt::format("a name of {} bytes, longer than the 255 a host name may have", name.size());
+    for (const std::string_view word : kSlurmWords) {
+        if (same_word(name, word))
+            return fmt::format("'{}' is Slurm's word for {}", word, word == "ALL" ? "every node" : "no node");
+    }
+    auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); };
+    if (!alnum(name.front())) return "a name that does not start with a letter or a digit";
+    const bool plain =
+        std::all_of(name.begin(), name.end(), [&](char c) { return alnum(c) || c == '.' || c == '-' || c == '_'; });
+    if (!plain)
+        return "not one host name: letters, digits, '.', '-' and '_' only (no host list, comma, space, '=' or control "
+               "character)";
+    return {};
+}
+
+bool is_single_host(std::string_view name) {
+    return not_single_host(name).empty();
+}
 
 std::vector<std::string> expand_hostlist(std::string_view text, std::string_view what) {
     std::vector<std::string> out;
@@ -84,7 +117,14 @@ std::vector<std::string> expand_hostlist(std::string_view text, std::string_view
         if (i < text.size() && text[i] == '[') ++depth;
         if (i < text.size() && text[i] == ']') --depth;
         if (i == text.size() || (text[i] == ',' && depth == 0)) {
+            const std::size_t first = out.size();
             expand_item(text.substr(start, i - start), what, out);
+            // Each whole name one host: never ALL, nor a name with a space or '='.
+            for (std::size_t k = first; k < out.size(); ++k) {
+                if (const std::string why = not_single_host(out[k]); !why.empty())
+                    throw Error(ExitCode::usage, fmt::format("invalid {} '{}': {}", what, out[k], why),
+                                "give host names as Slurm writes them: gpu[001-004,007],login1");
+            }
             start = i + 1;
         }
     }

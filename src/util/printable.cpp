@@ -66,13 +66,14 @@ std::string rewrite(std::string_view text, Each each, Bad bad) {
     return out;
 }
 
-}  // namespace
-
-std::string printable(std::string_view text) {
+// The text with each code point for which `written_out(code)` holds written as "\x1b" or "\uffff", and
+// each byte that starts no UTF-8 sequence as "\xff".
+template <class Pred>
+std::string written_out(std::string_view text, Pred shown_escaped) {
     return rewrite(
         text,
-        [](std::string& out, char32_t code, std::string_view bytes) {
-            if (!acts_on_terminal(code)) {
+        [&](std::string& out, char32_t code, std::string_view bytes) {
+            if (!shown_escaped(code)) {
                 out.append(bytes);
             } else {
                 out += code < 0x100 ? fmt::format("\\x{:02x}", static_cast<unsigned>(code))
@@ -80,6 +81,19 @@ std::string printable(std::string_view text) {
             }
         },
         [](std::string& out, unsigned char byte) { out += fmt::format("\\x{:02x}", byte); });
+}
+
+}  // namespace
+
+std::string printable(std::string_view text) {
+    return written_out(text, acts_on_terminal);
+}
+
+std::string printable_lines(std::string_view text) {
+    return written_out(text, [](char32_t c) {
+        if (c == '\t' || c == '\n') return false;
+        return acts_on_terminal(c) || c == 0xFFFE || c == 0xFFFF;
+    });
 }
 
 std::string valid_utf8(std::string_view text) {

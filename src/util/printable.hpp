@@ -13,6 +13,12 @@ namespace cumemctl {
 // else, UTF-8 beyond ASCII included, stays as it is; text without such characters comes back unchanged.
 std::string printable(std::string_view text);
 
+// The text as XML 1.0 and HTML may hold it, whatever bytes it holds: as printable writes it, except that
+// tab and newline stay as they are (a reason's lines; a carriage return is written out), and that the characters
+// XML 1.0 forbids beyond those (U+FFFE, U+FFFF) are written out too ("\uffff"). Every code point left is one of
+// XML 1.0's Char production; a lone surrogate or a byte that is not UTF-8 is written out ("\xed").
+std::string printable_lines(std::string_view text);
+
 // The text as valid UTF-8: each byte that is not part of a well-formed sequence becomes U+FFFD.
 std::string valid_utf8(std::string_view text);
 

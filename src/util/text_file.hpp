@@ -7,6 +7,8 @@
 
 namespace cumemctl {
 
+class Error;  // base/error.hpp: what the readers throw and text_file_error returns
+
 // The most text_file reads: /proc files are a few KiB; anything larger is not the file we want.
 inline constexpr std::size_t kMaxTextFileBytes = 1 << 20;
 
@@ -22,7 +24,6 @@ std::optional<std::string> try_read_text_file(const std::string& path);
 
 // read_text_file's reading of a file already open (`fd`), and its error for errno `err`.
 std::string read_text_fd(int fd, const std::string& path, const std::string& what, const std::string& remedy);
-class Error;
 Error text_file_error(const std::string& path, const std::string& what, const std::string& remedy, int err);
 
 }  // namespace cumemctl

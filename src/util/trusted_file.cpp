@@ -58,6 +58,8 @@ private:
     bool step(const std::string& name, bool last, std::deque<std::string>& todo);
     bool follow(const Folder& here, const std::string& name, UniqueFd link, std::deque<std::string>& todo);
     void finish(const Folder& here, const std::string& name, UniqueFd file, const struct stat& st);
+    // Whether a name in folder `here` may be used: where others can add to it, only root's, once linked.
+    bool in_folder_of_others(const Folder& here, const std::string& path, const struct stat& st);
     void unsafe(std::string path, std::string why) { result_.unsafe = UnsafePath{std::move(path), std::move(why)}; }
 
     bool check_;
@@ -67,6 +69,23 @@ private:
     std::vector<Folder> stack_;
     CheckedOpen result_;
 };
+
+bool Walk::in_folder_of_others(const Folder& here, const std::string& path, const struct stat& st) {
+    if (!others_can_change(here.st, 0, false)) return true;
+    if (st.st_uid != 0) {
+        const char* kind = S_ISLNK(st.st_mode) ? "is a link of" : "belongs to";
+        unsafe(path, fmt::format("{} uid {} in {}, a folder that others can add to", kind, st.st_uid, here.path));
+        return false;
+    }
+    // A second name for root's file may have been made there by anyone (a hard link): the name is theirs.
+    if (!S_ISDIR(st.st_mode) && st.st_nlink > 1) {
+        unsafe(path, fmt::format("has {} hard links, in {}, a folder that others can add to: any user could have "
+                                 "made this name for root's file",
+                                 st.st_nlink, here.path));
+        return false;
+    }
+    return true;
+}
 
 bool Walk::enter_root() {
     Folder root;
@@ -129,10 +148,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         return false;
     }
     if (S_ISLNK(st.st_mode)) return follow(here, name, std::move(fd), todo);
-    if (check_ && others_can_change(here.st, 0, false) && st.st_uid != 0) {
-        unsafe(path, fmt::format("belongs to uid {} in {}, a folder that others can add to", st.st_uid, here.path));
-        return false;
-    }
+    if (check_ && !in_folder_of_others(here, path, st)) return false;
     if (S_ISDIR(st.st_mode) && (!last || folder_)) {
         if (check_) {
             if (auto why = others_can_change(st, 0, !last)) {
@@ -167,22 +183,16 @@ bool Walk::follow(const Folder& here, const std::string& name, UniqueFd link, st
         }
         return false;
     }
-    if (check_ && others_can_change(here.st, 0, false) && st.st_uid != 0) {
-        unsafe(path, fmt::format("is a link of uid {} in {}, a folder that others can add to", st.st_uid, here.path));
-        return false;
-    }
+    if (check_ && !in_folder_of_others(here, path, st)) return false;
+    // A loop, or a chain longer than the kernel follows: not a matter of trust, the kernel's own error.
     if (++links_seen_ > kMaxLinks) {
-        if (check_) {
-            unsafe(path, "has too many symbolic links on the way");
-        } else {
-            result_.error = ELOOP;
-        }
+        result_.error = ELOOP;
         return false;
     }
     std::string target(PATH_MAX, '\0');
     const ssize_t n = ::readlinkat(link.get(), "", target.data(), target.size());
-    if (n <= 0) {
-        result_.error = n < 0 ? errno : ENOENT;
+    if (n <= 0 || static_cast<std::size_t>(n) >= target.size()) {
+        result_.error = n < 0 ? errno : (n == 0 ? ENOENT : ENAMETOOLONG);
         return false;
     }
     target.resize(static_cast<std::size_t>(n));

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <utility>
 
+#include "base/error.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl {

@@ -7,6 +7,7 @@
 
 #include "fleet/report_reader.hpp"
 #include "fuzz_checks.hpp"
+#include "util/hostlist.hpp"
 #include "util/printable.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -17,7 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     limits.max_depth = 16;
     cumemctl::fleet::read_text(text, std::string(fuzz::kSource), inputs, limits);
     for (const auto& r : inputs.reports) {
-        fuzz::require(cumemctl::fleet::is_host_name(r.host));
+        fuzz::require(cumemctl::is_single_host(r.host));
         fuzz::require(r.source == 0);
         for (const char c : cumemctl::printable(r.malformed + r.first_error + r.timestamp))
             fuzz::require(static_cast<unsigned char>(c) >= 0x20 && c != 0x7f);

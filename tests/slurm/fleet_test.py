@@ -2,7 +2,7 @@
 """docs/fleet.md's Slurm and pdsh commands, run for real: the indented command blocks of its "Slurm"
 and "pdsh" sections, srun on the one-machine cluster (tests/slurm/cluster.sh; SLURM_CONF set), pdsh in
 exec mode, against the fake driver. Node n3 sees no GPU, so its doctor fails; n1 and n2 pass or warn.
-    fleet_test.py [TEST...]     (tests: srun_doc srun_constrained pdsh_doc pdsh_exit)
+    fleet_test.py [TEST...]     (tests: srun_doc srun_constrained srun_drain pdsh_doc pdsh_exit)
 """
 import glob
 import json
@@ -204,6 +204,59 @@ def test_srun_constrained():
         shutil.rmtree(d)
 
 
+def drain_block():
+    """docs/fleet.md's block that drains the failing nodes (the one that runs scontrol update)."""
+    with open(os.path.join(SOURCE, "docs/fleet.md"), encoding="utf-8") as f:
+        text = f.read()
+    blocks = [re.sub(r"^    ", "", b, flags=re.M) for b in re.findall(r"(?:^    .*\n)+", text, re.M)]
+    drains = [b for b in blocks if "state=drain" in b]
+    check(len(drains) == 1, f"docs/fleet.md should have one drain block, has {len(drains)}")
+    check("--expect" in drains[0], f"docs/fleet.md's drain block passes no --expect: {drains[0]}")
+    return drains[0]
+
+
+def node_state(node):
+    p = sh(f"scontrol show node {node}")
+    check(p.returncode == 0, f"scontrol show node {node}: {describe(p)}")
+    return re.search(r"\bState=(\S+)", p.stdout).group(1)
+
+
+def test_srun_drain():
+    """docs/fleet.md's drain block on the cluster, beside forged reports: failing reports of the hosts
+    'ALL', 'all', 'n9' and 'n[1-2]' (written by a node for names that are no node of the job), and an
+    expected name that Slurm does not know ('ghost', missing, so on the list, and refused by scontrol):
+    n3, the real failure, is drained, n1 and n2 are not, and no name drains every node."""
+    d = workdir()
+    try:
+        os.makedirs(os.path.join(d, "reports"))
+        wrapper = os.path.join(d, "shared/bin/cumemctl")
+        for host in NODES + ["ALL", "all", "n9", "n[1-2]"]:
+            name = host if host in NODES else "forged-" + re.sub(r"\W", "_", host)
+            # A forged report: the failing profile (no GPU), its host name set by whoever wrote it.
+            env = dict(os.environ, CUMEMCTL_HOST=host if host in NODES else FAILING)
+            p = sh(f"{wrapper} doctor --json > reports/{name}.json", env=env, cwd=d)
+            check(p.returncode in (0, 1), f"doctor as {host}: {describe(p)}")
+            if host not in NODES:
+                path = os.path.join(d, "reports", name + ".json")
+                with open(path, encoding="utf-8") as f:
+                    report = json.load(f)
+                report["host"] = host
+                with open(path, "w", encoding="utf-8") as f:
+                    json.dump(report, f)
+        env = dict(os.environ, SLURM_JOB_NODELIST="n[1-3],ghost",
+                   PATH=os.path.dirname(CUMEMCTL) + ":" + os.environ["PATH"])
+        p = sh(drain_block(), env=env, cwd=d)
+        check(re.search(r"not drained: ghost", p.stderr), f"scontrol should refuse ghost, named: {describe(p)}")
+        check("DRAIN" in node_state(FAILING), f"{FAILING} should be drained: {node_state(FAILING)} {describe(p)}")
+        for n in NODES:
+            if n != FAILING:
+                check("DRAIN" not in node_state(n), f"{n} should not be drained: {node_state(n)}")
+    finally:
+        for n in NODES:
+            sh(f"scontrol update nodename={n} state=resume")
+        shutil.rmtree(d)
+
+
 if __name__ == "__main__":
-    main({"srun_doc": test_srun_doc, "srun_constrained": test_srun_constrained, "pdsh_doc": test_pdsh_doc,
-          "pdsh_exit": test_pdsh_exit})
+    main({"srun_doc": test_srun_doc, "srun_constrained": test_srun_constrained, "srun_drain": test_srun_drain,
+          "pdsh_doc": test_pdsh_doc, "pdsh_exit": test_pdsh_exit})

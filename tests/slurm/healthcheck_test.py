@@ -20,6 +20,8 @@ import time
 
 from harness import CUMEMCTL, FAKECUDA, FAKENVML, PROFILES, SOURCE, check, describe, log, main, wait_for
 
+# The scontrol the script runs: the checked path of its PATH's, never the bare name again.
+SCONTROL = shutil.which("scontrol", path="/usr/sbin:/usr/bin:/sbin:/bin") or "scontrol"
 TIMEOUT = 3  # doctor's budget in the tests' settings (seconds)
 REMAP = {"FAKECUDA_PROFILE": "{d}/remap-failure.json"}  # the node's GPU 0 failed a row remap
 HANG = {"FAKENVML_INJECT": "nvmlDeviceGetRemappedRows=hang"}  # an NVML call that never returns
@@ -102,13 +104,13 @@ def test_by_hand_decisions():
         check("exit 0: cumemctl: " in out and "in service" in out and not would_run(out), out)
         # A drain of its own is resumed once the node passes; someone else's is left alone.
         out = dry(d, "IDLE+DRAIN", "cumemctl-hc: fail memory-health nvidia0 row remap failed")
-        check(would_run(out) == ["scontrol update NodeName=n1 State=RESUME"], out)
+        check(would_run(out) == [f"{SCONTROL} update NodeName=n1 State=RESUME"], out)
         out = dry(d, "IDLE+DRAIN", "admin: fan replaced, burn-in first")
         check(not would_run(out) and "by someone else ('admin: fan replaced, burn-in first')" in out, out)
         # A failure drains, with the summary behind the prefix, at most 70 characters.
         set_node(d, "n1", REMAP)
         out = dry(d, "MIXED")
-        check(would_run(out) == [f"scontrol update NodeName=n1 State=DRAIN 'Reason={REMAP_REASON}'"], out)
+        check(would_run(out) == [f"{SCONTROL} update NodeName=n1 State=DRAIN 'Reason={REMAP_REASON}'"], out)
         out = dry(d, "ALLOCATED+DRAIN", REMAP_REASON)
         check(not would_run(out) and "still failing: stays drained" in out, out)
         out = dry(d, "IDLE+DRAIN", "maintenance window")
@@ -118,7 +120,7 @@ def test_by_hand_decisions():
         # No driver on a GPU node drains (exit 3); a node named in NODES_WITHOUT_GPUS is not checked.
         set_node(d, "n1", {"CUMEMCTL_LIBCUDA": "/nonexistent/libcuda.so.1"})
         out = dry(d, "IDLE")
-        check(would_run(out) == ["scontrol update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: fail driver no driver'"],
+        check(would_run(out) == [f"{SCONTROL} update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: fail driver no driver'"],
               out)
         write_settings(d, NODES_WITHOUT_GPUS="login* n1")
         out = dry(d, "IDLE")
@@ -162,7 +164,7 @@ def test_by_hand_hang():
         start = time.monotonic()
         out = dry(d, "IDLE")
         took = time.monotonic() - start
-        check(len(would_run(out)) == 1 and would_run(out)[0].startswith(f"scontrol update NodeName=n1 State=DRAIN 'Reason={HANG_REASON[:-3]}"), out)
+        check(len(would_run(out)) == 1 and would_run(out)[0].startswith(f"{SCONTROL} update NodeName=n1 State=DRAIN 'Reason={HANG_REASON[:-3]}"), out)
         # doctor's budget ended it (the reason is doctor's), before the guard's stop at the budget and 5 s.
         check(took < TIMEOUT + 5, f"the health check took {took:.1f} s with a budget of {TIMEOUT} s")
 
@@ -180,7 +182,7 @@ def test_by_hand_guard():
         start = time.monotonic()
         out = dry(d, "IDLE")
         took = time.monotonic() - start
-        check(would_run(out) == ["scontrol update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: timeout doctor did not end "
+        check(would_run(out) == [f"{SCONTROL} update NodeName=n1 State=DRAIN 'Reason=cumemctl-hc: timeout doctor did not end "
                                  "within 6 s'"], out)
         # The guard ended it (the reason says so), well before the stuck program's own 60 s.
         check(took < 30, f"took {took:.1f} s")

@@ -256,7 +256,8 @@ def test_by_hand_unsafe_programs():
     """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL) and that
     others could change or make is refused (exit 1, Slurm drains the node) in cumemctl's own words,
     before anything is run or made: in a folder every user can write, another user's link in a sticky
-    folder, a file its group can write, a missing name in a sticky folder."""
+    folder, a file its group can write, a missing name in a sticky folder, a hard link in a sticky
+    folder."""
     with Scratch() as d:
         shared, sticky = os.path.join(d, "shared"), os.path.join(d, "sticky")
         os.mkdir(shared)
@@ -267,7 +268,10 @@ def test_by_hand_unsafe_programs():
         os.symlink(CUMEMCTL, os.path.join(sticky, "cumemctl"))
         os.lchown(os.path.join(sticky, "cumemctl"), NOBODY, NOBODY)
         os.chmod(os.path.join(d, "bin", "scontrol"), 0o775)
+        # A second name for root's program in a sticky folder: any user could have made it (a hard link).
+        os.link(os.path.join(d, "bin", "squeue"), os.path.join(sticky, "linked-squeue"))
         cases = [
+            (f"SQUEUE={sticky}/linked-squeue\n", f"refusing SQUEUE {sticky}/linked-squeue: {sticky}/linked-squeue has 2 hard links, in {sticky}, a folder that others can add to: any user could have made this name for root's file"),
             (f"SQUEUE={shared}/squeue\n", f"refusing SQUEUE {shared}/squeue: {shared} is writable by every user (mode 0777)"),
             (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl is a link of uid {NOBODY} in {sticky}, a folder that others can add to"),
             (f"SCONTROL={d}/bin/scontrol\n", f"refusing SCONTROL {d}/bin/scontrol: {d}/bin/scontrol is writable by its group, gid 0 (mode 0775)"),

@@ -41,7 +41,7 @@ start=$SECONDS
 if [[ ${1:-} != --in-cluster ]] && [[ ${2:-} == --in-cluster ]]; then
   # Inside the cluster (cluster.sh runs this): the tests that need Slurm.
   echo "== fleet tests on the cluster"
-  (cd "$here" && $py fleet_test.py srun_doc srun_constrained) || status=1
+  (cd "$here" && $py fleet_test.py srun_doc srun_constrained srun_drain) || status=1
   (cd "$here" && $py imex_test.py jobs) || status=1
   (cd "$here" && $py matrix_test.py srun_pass srun_import_refused srun_pmix srun_pmix_missing_rank srun_pmix_version) ||
     status=1

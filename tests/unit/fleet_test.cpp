@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "fleet/fleet.hpp"
+#include "util/hostlist.hpp"
 #include "util/host.hpp"
 
 using namespace cumemctl::fleet;
@@ -222,9 +223,9 @@ TEST_CASE("a host that is no host name is refused, naming it: host lists, commas
         REQUIRE(in.problems.size() == 1);
         CHECK(in.problems[0].message.find("document 1: its host '") == 0);
     }
-    CHECK(is_host_name("gpu005"));
-    CHECK(is_host_name("node-7.cluster_a"));
-    CHECK_FALSE(is_host_name(std::string(256, 'a')));
+    CHECK(is_single_host("gpu005"));
+    CHECK(is_single_host("node-7.cluster_a"));
+    CHECK_FALSE(is_single_host(std::string(256, 'a')));
     // A host given twice: two readers could each take another one.
     const FleetInputs twice =
         read(R"({"schema": "cumemctl.report", "command": "doctor", "host": "gpu1", "host": "gpu2", "results": {}})");

@@ -28,7 +28,8 @@ TEST_CASE("expand_hostlist: Slurm's host lists, and compress_hostlist undoes it"
     CHECK(expand_hostlist("n[1-2]-ib[0-1]", "--expect") == V{"n1-ib0", "n1-ib1", "n2-ib0", "n2-ib1"});
     CHECK(expand_hostlist("solo", "--expect") == V{"solo"});
     CHECK(compress_hostlist(expand_hostlist("gpu[001-300]", "--expect")) == "gpu[001-300]");
-    for (const char* bad : {"gpu[1-", "gpu]1", "gpu[3-1]", "gpu[a]", "a,,b", "gpu[0-9999999]"}) {
+    for (const char* bad : {"gpu[1-", "gpu]1", "gpu[3-1]", "gpu[a]", "a,,b", "gpu[0-9999999]", "ALL", "n1,all", "a b",
+                            "a=b", "-x", "Default"}) {
         CAPTURE(bad);
         try {
             expand_hostlist(bad, "--expect");
@@ -38,4 +39,21 @@ TEST_CASE("expand_hostlist: Slurm's host lists, and compress_hostlist undoes it"
             CHECK(std::string(e.what()).find("--expect") != std::string::npos);
         }
     }
+}
+
+TEST_CASE("is_single_host: one host by Slurm's grammar, never a word Slurm reads as many nodes") {
+    for (const char* good : {"gpu005", "node-7.cluster_a", "n1", "7up", "alla", "all1", "ALLx"}) {
+        CAPTURE(good);
+        CHECK(is_single_host(good));
+    }
+    for (const char* bad :
+         {"ALL", "all",         "All",    "aLl",  "DEFAULT", "default", "node[1-3]", "a,b",          "-x",  "a b",
+          "a=b", "nodename=n1", "n1\tn2", "n1\n", "",        ".n1",     "_n",        "gpu[001-512]", "n1]", "n^1"}) {
+        CAPTURE(bad);
+        CHECK_FALSE(is_single_host(bad));
+        CHECK_FALSE(not_single_host(bad).empty());
+    }
+    CHECK(not_single_host("all") == "'ALL' is Slurm's word for every node");
+    CHECK_FALSE(is_single_host(std::string(256, 'a')));
+    CHECK(is_single_host(std::string(255, 'a')));
 }

@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""fleet --require-signed against real MUNGE daemons: two munged of one key in a temporary folder, each
+signing as its own node (--origin 127.0.0.2 and 127.0.0.3, the nodes' names), stopped on every exit
+path. Reports signed by root on the node they name count; a forged pass signed on another node, a
+report signed by another uid and a report in no credential count as not sent; the age is the
+credential's; a credential decoded twice (replayed) still counts; without munged, exit 3.
+    fleet_munge.py CUMEMCTL FLEET_REPORT_SH     (needs root, munged and munge: Debian's munge)
+"""
+import atexit
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+CUMEMCTL, REPORT = sys.argv[1], sys.argv[2]
+work = tempfile.mkdtemp(prefix="cumemctl-munge.")
+daemons = []
+
+
+def stop():
+    for p in daemons:
+        if p.poll() is None:
+            p.terminate()
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+atexit.register(stop)
+for sig in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(sig, lambda *_: sys.exit(1))
+
+
+def start_munged(origin):
+    sock = os.path.join(work, f"sock.{origin}")
+    p = subprocess.Popen(["munged", "--foreground", "--force", f"--key-file={work}/key", f"--socket={sock}",
+                          f"--pid-file={work}/pid.{origin}", f"--seed-file={work}/seed.{origin}",
+                          f"--log-file={work}/log.{origin}", f"--origin={origin}"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    daemons.append(p)
+    for _ in range(100):
+        if os.path.exists(sock):
+            return sock
+        time.sleep(0.05)
+    sys.exit(f"munged --origin {origin} did not start: {open(f'{work}/log.{origin}').read()}")
+
+
+def signed(host, status, sock, name, timestamp=None, user=None):
+    """A small doctor report of `host`, signed by the munged of `sock` (as `user`'s uid where given)."""
+    report = subprocess.run([REPORT, host, status] + ([timestamp] if timestamp else []), capture_output=True,
+                            check=True).stdout
+    prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
+    cred = subprocess.run(prefix + ["munge", "-S", sock, "-z", "zlib"], input=report, capture_output=True,
+                          check=True).stdout
+    path = os.path.join(work, name)
+    with open(path, "wb") as f:
+        f.write(cred)
+    return path
+
+
+def fleet(*args):
+    p = subprocess.run([CUMEMCTL, "fleet", "--json", *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, json.loads(p.stdout)
+
+
+def expect(condition, what, got):
+    if not condition:
+        sys.exit(f"FAIL {what}: {json.dumps(got, indent=1)[:3000]}")
+    print(f"ok   {what}")
+
+
+def main():
+    os.chmod(work, 0o755)
+    with open(os.path.join(work, "key"), "wb") as f:
+        f.write(os.urandom(1024))
+    os.chmod(os.path.join(work, "key"), 0o600)
+    a, b = start_munged("127.0.0.2"), start_munged("127.0.0.3")
+    good = signed("127.0.0.2", "pass", a, "n2.munge")
+    real = signed("127.0.0.3", "fail", b, "n3.munge")
+    forged = signed("127.0.0.3", "pass", a, "forged-n3.munge")  # n2 writes a pass for n3
+    forged4 = signed("127.0.0.4", "pass", a, "forged-n4.munge")  # and one for n4, which sent nothing
+    user = signed("127.0.0.2", "pass", a, "user-n2.munge", user="65534")
+    plain = os.path.join(work, "plain.json")
+    with open(plain, "wb") as f:
+        f.write(subprocess.run([REPORT, "127.0.0.4", "pass"], capture_output=True, check=True).stdout)
+
+    common = ["--munge-socket", a, "--require-signed", "--expect", "127.0.0.[2-4]"]
+    rc, r = fleet(*common, good, real, forged, forged4, plain)
+    nodes = {n["host"]: n["status"] for n in r["results"]["nodes"]}
+    expect(rc == 1 and nodes == {"127.0.0.2": "pass", "127.0.0.3": "fail", "127.0.0.4": "missing"},
+           "a forged pass hides no failure, and makes no silent node present, under --require-signed", r)
+    messages = [p["message"] for p in r["results"]["input_problems"]]
+    expect(any("munged on 127.0.0.2 signed it" in m and "127.0.0.3" in m for m in messages) and
+           any("no MUNGE credential" in m for m in messages), "each report that does not count is named", r)
+
+    rc, r = fleet(*common, user, real)
+    nodes = {n["host"]: n["status"] for n in r["results"]["nodes"]}
+    expect(nodes.get("127.0.0.2") == "missing" and any("uid 65534 signed it" in p["message"]
+                                                       for p in r["results"]["input_problems"]),
+           "a report signed by another uid than root counts as not sent", r)
+
+    old = signed("127.0.0.2", "pass", a, "old-text.munge", timestamp="2000-01-01T00:00:00Z")
+    rc, r = fleet(*common, "--max-age", "1h", old, real)
+    n2 = next(n for n in r["results"]["nodes"] if n["host"] == "127.0.0.2")
+    expect(n2["status"] == "pass" and not n2["timestamp"].startswith("2000"),
+           "the age is the credential's encode time, not the report's text", r)
+
+    rc, r = fleet(*common, good, real)  # decoded above already: munged calls it replayed
+    expect({n["host"]: n["status"] for n in r["results"]["nodes"]}.get("127.0.0.2") == "pass",
+           "a credential decoded before (replayed) still counts", r)
+
+    p = subprocess.run(f"cat {good} {real} | {CUMEMCTL} fleet --json --munge-socket {a} -", shell=True,
+                       capture_output=True, text=True, timeout=60)
+    r = json.loads(p.stdout)
+    expect(p.returncode == 1 and r["results"]["failing_nodes"] == "127.0.0.3",
+           "credentials one after another on standard input are read without --require-signed", r)
+
+    p = subprocess.run([CUMEMCTL, "fleet", "--require-signed", "--munge-socket", os.path.join(work, "none"), good],
+                       capture_output=True, text=True, timeout=60)
+    expect(p.returncode == 3 and "munged does not answer" in p.stderr,
+           "without munged, --require-signed exits 3 saying so", {"stderr": p.stderr})
+
+
+if __name__ == "__main__":
+    main()
