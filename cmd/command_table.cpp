@@ -10,7 +10,7 @@ using enum Does;
 
 // clang-format off
 constexpr CommandEntry kCommands[] = {
-    {Command::doctor,        register_doctor,        gpu_memory | works_long},
+    {Command::doctor,        register_doctor,        gpu_memory | measures | works_long},
     {Command::devices,       register_devices,       nothing},
     {Command::imex_setup,    register_imex_setup,    works_long},
     {Command::le_bind,       register_le_bind,       gpu_memory},
@@ -20,7 +20,7 @@ constexpr CommandEntry kCommands[] = {
     {Command::pool_stats,    register_pool_stats,    gpu_memory},
     {Command::trim,          register_trim,          gpu_memory},
     {Command::fleet,         register_fleet,         works_long},
-    {Command::fabric_matrix, register_fabric_matrix, gpu_memory | works_long},
+    {Command::fabric_matrix, register_fabric_matrix, gpu_memory | measures | works_long},
     {Command::matrix_rank,   register_matrix_rank,   gpu_memory | works_long},
     {Command::memtest,       register_memtest,       gpu_memory | measures | works_long},
     {Command::bandwidth,     register_bandwidth,     gpu_memory | measures | works_long},

@@ -19,6 +19,7 @@
 #include "util/duration.hpp"
 #include "commands.hpp"
 #include "doctor/budget.hpp"
+#include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/doctor_results.hpp"
@@ -28,6 +29,8 @@
 #include "imex/imex_service.hpp"
 #include "doctor_table.hpp"
 #include "gpu_labels.hpp"
+#include "command_table.hpp"
+#include "shared_gpu.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -315,6 +318,35 @@ void check_list_options(const DoctorCliOptions& opts, const Globals& globals) {
     }
 }
 
+// Whether a result of `run` on GPU `ordinal` names process `pid` as a holder already (busy, or a
+// failure with --expect-idle): the frame's shared-GPU warning does not name it again.
+bool named_busy(const DoctorRun& run, int ordinal, unsigned pid) {
+    return std::any_of(run.results.begin(), run.results.end(),
+                       [&](const CheckResult& r) { return r.device == ordinal && names_holder(r.outcome, pid); });
+}
+
+// The run in the frame: the driver and NVML loaded (NVML on a thread of its own meanwhile), each check
+// said on the progress line, and the measured GPUs watched for sharers, whose warnings go to `shared`.
+DoctorRun run_in_frame(const Globals& globals, const DoctorOptions& options, Progress& progress, Report& shared) {
+    auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
+        progress.watch("loading NVML");
+        return open_nvml(globals, true);
+    });
+    Driver driver = open_driver(globals);
+    driver.watch_calls();
+    progress.set_driver(driver.info());
+    const nvml::Library nvml = nvml_load.get();
+    std::optional<SharedGpuWatch> watch;
+    RunHooks hooks;
+    hooks.measuring = [&](const std::vector<int>& devices) {
+        if (running_does(Does::measures)) watch.emplace(driver.api(), nvml, devices, "doctor");
+    };
+    hooks.doing = [](std::string what) { progress_say(std::move(what)); };
+    DoctorRun run = run_doctor(driver, options, &nvml, &progress, hooks);
+    if (watch) watch->report_to(shared, [&run](int ordinal, unsigned pid) { return named_busy(run, ordinal, pid); });
+    return run;
+}
+
 Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
     return run_guarded("doctor", [&](Report& report) {
         check_list_options(opts, globals);
@@ -342,22 +374,21 @@ Report run_doctor_command(const DoctorCliOptions& opts, const Globals& globals) 
         // returns is named.
         auto progress = std::make_shared<Progress>();
         plan_progress(*progress, options);
-        const BudgetedRun done = run_within_budget(options.budget_seconds, progress, [globals, options, progress] {
-            auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
-                progress->watch("loading NVML");
-                return open_nvml(globals, true);
-            });
-            Driver driver = open_driver(globals);
-            driver.watch_calls();
-            progress->set_driver(driver.info());
-            const nvml::Library nvml = nvml_load.get();
-            return run_doctor(driver, options, &nvml, progress.get());
-        });
+        // The frame's watch on the measured GPUs (shared_gpu.hpp) writes its warnings here, read once the
+        // run has ended in time (a run past its budget leaves its thread behind).
+        auto shared = std::make_shared<Report>();
+        const ProgressLine line(shows_progress(globals), "doctor");
+        const BudgetedRun done = run_within_budget(
+            options.budget_seconds, progress,
+            [globals, options, progress, shared] { return run_in_frame(globals, options, *progress, *shared); });
         report.driver = progress->driver().value_or(DriverInfo{
             choose_libcuda(globals.libcuda), false, 0, "the driver library did not load within the time budget"});
         DoctorRun run = done.run;
         run.quick = options.quick;  // a run past its budget was built from its progress, which knows no level
         fill_report(report, run, opts.verbose);
+        if (!done.timed_out) {
+            for (Problem& w : shared->warnings) report.warnings.push_back(std::move(w));
+        }
         report.delivery.end_without_unwinding = done.timed_out;
     });
     // A refused command line, or a run that SIGINT or SIGTERM stopped, writes no file: what was there stays.

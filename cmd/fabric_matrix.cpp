@@ -11,6 +11,7 @@
 #include "command.hpp"
 #include "pmix/pmix_client.hpp"
 #include "commands.hpp"
+#include "held_errors.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
@@ -192,7 +193,8 @@ Problem as_rank_failure(Problem p) {
     return p;
 }
 
-void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p) {
+void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p,
+                    const nvml::Library& nvml) {
     const int n = p.local_count.value_or(count);
     if (n > count) {
         throw Error(ExitCode::unavailable,
@@ -208,7 +210,11 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     request.keep = o.keep;
     request.imex_channel_dir = p.imex_channel_dir;
     request.libcuda = driver.info().library;
-    const LocalResult result = run_local(driver.api(), request);
+    // The frame's watch names whoever else shares the GPUs while the ranks measure (its own ranks are ours).
+    LocalResult result;
+    const std::size_t errors_before = report.errors.size();
+    judging_holds(report, driver.api(), nvml, request.devices, [&] { result = run_local(driver.api(), request); });
+    if (report.errors.size() > errors_before) return;  // run_local threw: the error, judged, says why
     const Matrix m = build_matrix(result.input);
     for (const auto& r : result.ranks) {
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
@@ -362,7 +368,8 @@ Report run_fabric_matrix(const MatrixOptions& o, const Globals& globals) {
         Driver driver = open_driver(globals);
         report.driver = driver.info();
         const int count = driver.init();
-        if (p.mode == MatrixOptions::Plan::Mode::local) return run_local_mode(report, driver, count, o, p);
+        if (p.mode == MatrixOptions::Plan::Mode::local)
+            return run_local_mode(report, driver, count, o, p, open_nvml(globals));
         run_rank_mode(report, driver, count, o, p, open_nvml(globals));
     });
 }

@@ -18,7 +18,6 @@
 #include "gpu/memtest/memtest.hpp"
 #include "gpu/memtest/memtest_record.hpp"
 #include "gpu/verify/verify.hpp"
-#include "memtest_progress.hpp"
 #include "memtest_report.hpp"
 #include "memtest_results.hpp"
 #include "util/host.hpp"
@@ -176,16 +175,30 @@ MemtestResults memtest_settings(const MemtestPlan& plan, std::uint64_t seed, con
     return r;
 }
 
+// What the frame's progress line says of a device's run (progress_line.hpp): a bar, the pattern, the
+// pass, GB done, GB/s and the time left.
+std::string progress_text(int device, const memtest::Progress& p) {
+    const double done = static_cast<double>(p.bytes_done), total = static_cast<double>(p.bytes_total);
+    const double rate = p.seconds > 0 ? done / p.seconds : 0;
+    const double left = rate > 0 ? (total - done) / rate : 0;
+    const int width = 24;
+    const int filled = total > 0 ? static_cast<int>(width * done / total) : 0;
+    return fmt::format("GPU {} [{}{}] {} pass {}/{}  {:.0f}/{:.0f} GB  {:.0f} GB/s  {:.1f} s left", device,
+                       std::string(static_cast<std::size_t>(filled), '#'),
+                       std::string(static_cast<std::size_t>(width - filled), '.'), p.pattern, p.pass, p.passes,
+                       done / 1e9, total / 1e9, rate / 1e9, left);
+}
+
 // Runs every device on a thread of its own; a device whose run throws is an error of the report.
 std::vector<DeviceMemtest> run_devices(const DriverApi& api, const nvml::Library& nvml,
                                        const std::vector<int>& selected, const MemtestPlan& plan, const RunPlan& run,
-                                       MemtestProgress& progress, Report& report) {
+                                       bool shows_progress, Report& report) {
     std::vector<std::future<DeviceMemtest>> futures;
     for (const int device : selected) {
         futures.push_back(std::async(std::launch::async, [&, device] {
             RunPlan mine = run;
-            if (progress.enabled())
-                mine.progress = [&progress, device](const memtest::Progress& p) { progress.update(device, p); };
+            if (shows_progress)
+                mine.progress = [device](const memtest::Progress& p) { progress_say(progress_text(device, p)); };
             return run_device_memtest(api, &nvml, device, plan.sizes, mine, plan.force);
         }));
     }
@@ -216,11 +229,10 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         run.time_budget = plan.time_budget;
         run.seed = plan.seed.value_or(random_pattern_seed());
         run.max_records = plan.max_mismatches;
-        const bool json = globals.output == OutputFormat::json || globals.output == OutputFormat::prometheus;
-        MemtestProgress progress(!json && ::isatty(STDERR_FILENO) == 1);
         MemtestResults results = memtest_settings(plan, run.seed, nvml.info());
         report.set_results(results);  // what stays when a device's run throws past its error
-        const std::vector<DeviceMemtest> done = run_devices(driver.api(), nvml, selected, plan, run, progress, report);
+        const std::vector<DeviceMemtest> done =
+            run_devices(driver.api(), nvml, selected, plan, run, shows_progress(globals), report);
         int stopped_by = 0;
         std::vector<MemtestRecord> records;
         for (const DeviceMemtest& d : done) {

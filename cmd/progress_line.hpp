@@ -1,7 +1,7 @@
 // The frame's progress line: what a long command (command_table: Does::works_long) does now, on
 // standard error where it is a terminal and the output is the table, redrawn in place, once the work
 // has run 2 s (shorter work shows nothing). run_command makes it; the command says what it does with
-// progress_say. A command with a progress display of its own (memtest, doctor) says nothing here.
+// progress_say (memtest its bar, bandwidth what it copies). The one progress display of every command.
 #pragma once
 
 #include <string>

@@ -9,6 +9,7 @@
 
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/held_device.hpp"
+#include "ipc/process.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::cmd {
@@ -16,9 +17,11 @@ namespace {
 
 constexpr auto kEvery = std::chrono::milliseconds(100);
 
-// Whether `pid` is a child of this process (a second process of the command, which is its own), as
-// /proc/PID/stat says; false where it cannot be read (NVML's pids are the host's).
+// Whether `pid` is this command's own: a second process that it started (ipc::Process: an importer, a
+// fabric-matrix rank), or a child of this process as /proc/PID/stat says; false where neither tells
+// (NVML's pids are the host's).
 bool child_of_mine(unsigned pid) {
+    if (ipc::started_here(static_cast<pid_t>(pid))) return true;
     const auto stat = try_read_text_file(fmt::format("/proc/{}/stat", pid));
     if (!stat) return false;
     const auto close = stat->rfind(')');
@@ -71,10 +74,13 @@ void SharedGpuWatch::sample() {
     }
 }
 
-void SharedGpuWatch::report_to(Report& report) {
+void SharedGpuWatch::report_to(Report& report, const NamedAlready& named_already) {
     stop();
     sample();
-    for (const Watched& w : devices_) {
+    for (Watched& w : devices_) {
+        if (named_already) {
+            std::erase_if(w.seen, [&](const GpuProcess& p) { return named_already(w.ordinal, p.pid); });
+        }
         if (w.seen.empty()) continue;
         const std::size_t n = w.seen.size();
         report.add_warning(

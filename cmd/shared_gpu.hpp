@@ -1,11 +1,12 @@
 // The frame's watch on a measurement (a command that declares Does::measures): the processes other than
-// this one and its own second processes that NVML lists on each measured GPU, sampled when the work
+// this one and its own second processes (ipc::started_here) that NVML lists on each measured GPU, sampled when the work
 // starts, every 100 ms while it runs and when it ends, each named afterwards in a warning: a figure
 // measured beside another process's work may be that work's doing. The list comes from the one
 // judgement of a held GPU (gpu/device/held_device: holders_of).
 #pragma once
 
 #include <condition_variable>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -27,9 +28,13 @@ public:
     SharedGpuWatch(const SharedGpuWatch&) = delete;
     SharedGpuWatch& operator=(const SharedGpuWatch&) = delete;
 
+    // Whether the command's own report names process `pid` on device `ordinal` already (doctor's busy
+    // results): the warning leaves it out.
+    using NamedAlready = std::function<bool(int ordinal, unsigned pid)>;
+
     // Samples a last time, stops, and warns in `report` for each device another process shared,
-    // naming each process (held_by) in the order first seen.
-    void report_to(Report& report);
+    // naming each process (held_by) in the order first seen, but those `named_already` names.
+    void report_to(Report& report, const NamedAlready& named_already = {});
 
 private:
     struct Watched {

@@ -1,5 +1,7 @@
 #include "doctor/busy.hpp"
 
+#include <algorithm>
+
 #include <unistd.h>
 
 #include <cmath>
@@ -152,6 +154,15 @@ CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOu
     out.brief = n == 1 ? fmt::format("shared with pid {}", held.holders.front().pid)
                        : fmt::format("shared with {} processes", n);
     return out;
+}
+
+bool names_holder(const CheckOutcome& outcome, unsigned pid) {
+    const auto held_by = outcome.details.find("held_by");
+    if (held_by == outcome.details.end() || !held_by->is_array()) return false;
+    return std::any_of(held_by->begin(), held_by->end(), [pid](const nlohmann::json& h) {
+        const auto p = h.find("pid");
+        return p != h.end() && p->is_number_unsigned() && p->get<unsigned>() == pid;
+    });
 }
 
 std::optional<double> process_age_seconds(const std::string& proc, unsigned pid, std::string* why) {

@@ -32,6 +32,9 @@ CheckOutcome judge_held_check(const DoctorContext& ctx, DeviceState& device, Che
 // that names them; none, or no NVML to ask, leave it standing. Never throws.
 CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOutcome slow);
 
+// Whether `outcome` (judge_held_check's, judge_shared's) names process `pid` among the device's holders.
+bool names_holder(const CheckOutcome& outcome, unsigned pid);
+
 // How long process `pid` has run, from `proc` (the /proc of the node, under the sysroot): its start
 // time in /proc/PID/stat against /proc/uptime. nullopt with `why` where /proc does not show it (in a
 // container NVML lists the host's process ids).

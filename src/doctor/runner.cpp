@@ -40,11 +40,12 @@ std::string remedy_for(const Problem& problem) {
 }
 
 // Runs one check, timed; exceptions become results.
-CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* device) {
+CheckResult run_one(const CheckSpec& spec, DoctorContext& ctx, DeviceState* device, const RunHooks& hooks) {
     Stopwatch watch;
     CheckResult r;
     r.check = std::string(spec.id);
     if (device != nullptr) r.device = device->ordinal();
+    if (hooks.doing) hooks.doing(r.device ? fmt::format("GPU {}: {}", *r.device, spec.id) : std::string(spec.id));
     if (ctx.progress != nullptr) ctx.progress->begin(r.check, r.device);
     try {
         r.outcome = spec.run(ctx, device);
@@ -83,7 +84,8 @@ std::vector<const CheckSpec*> selected(const DoctorOptions& options, CheckScope 
 
 // Runs every device's checks, one thread per device (none for a single device), each after starting
 // the device's importer ahead.
-void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run) {
+void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& specs, DoctorRun& run,
+                       const RunHooks& hooks) {
     const std::size_t n = ctx.devices.size();
     std::vector<std::vector<CheckResult>> per_device(n);
     // A stop request (SIGINT, SIGTERM) ends a device's checks between checks, or inside one at a step:
@@ -96,7 +98,7 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
             start_importer(ctx, *ctx.devices[i], ids);
             for (const CheckSpec* spec : specs) {
                 check_interrupted();
-                per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i]));
+                per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i], hooks));
             }
         } catch (const Interrupted&) {
         }
@@ -133,6 +135,16 @@ void hand_over(std::vector<EarlyImporter>& early, const std::vector<std::unique_
     for (auto& e : early) e.child.socket.reset();
 }
 
+// Whether the run measures its devices: a device or node check it selects makes a context (not a quick one).
+bool measures(const DoctorOptions& options) {
+    for (const CheckScope scope : {CheckScope::device, CheckScope::node}) {
+        for (const CheckSpec* spec : selected(options, scope)) {
+            if (!spec->quick) return true;
+        }
+    }
+    return false;
+}
+
 }  // namespace
 
 CheckOutcome outcome_from_error(const Problem& problem) {
@@ -142,7 +154,8 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress) {
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress,
+                     const RunHooks& hooks) {
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
@@ -163,7 +176,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
     mark_phase("doctor: importers started early");
     for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
         check_interrupted();
-        run.results.push_back(run_one(*spec, ctx, nullptr));
+        run.results.push_back(run_one(*spec, ctx, nullptr, hooks));
     }
     ctx.ensure_initialised();
     run.device_count = ctx.device_count;
@@ -193,11 +206,12 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
         run.identities.push_back(std::move(id));
     }
     if (progress != nullptr) progress->set_identities(run.identities);
-    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run);
+    if (hooks.measuring && !run.devices.empty() && measures(options)) hooks.measuring(run.devices);
+    if (!ctx.devices.empty() && !device_specs.empty()) run_device_checks(ctx, device_specs, run, hooks);
     mark_phase("doctor: every device's checks and their end");
     for (const CheckSpec* spec : selected(options, CheckScope::node)) {
         check_interrupted();
-        run.results.push_back(run_one(*spec, ctx, nullptr));
+        run.results.push_back(run_one(*spec, ctx, nullptr, hooks));
     }
     run.seconds = total.seconds();
     return run;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,14 @@ struct DoctorRun {
     bool quick = false;                           // --quick: only the checks that need no context
 };
 
+// What the command's frame hears of a run, each where given: `measuring` the examined devices before their
+// checks when the run measures them (a check that makes a context: not --quick), so that it watches who
+// shares them meanwhile; `doing` each check as it starts ("GPU 0: host-bandwidth"), for its progress line.
+struct RunHooks {
+    std::function<void(const std::vector<int>& devices)> measuring;
+    std::function<void(std::string what)> doing;
+};
+
 // The names of examined device `ordinal` in `run` (only the ordinal where the rest is unknown).
 gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal);
 
@@ -30,8 +39,9 @@ gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal);
 // (unavailable); a check never throws out of here.
 // `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
 // `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
+// `hooks`: see RunHooks.
 DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr,
-                     Progress* progress = nullptr);
+                     Progress* progress = nullptr, const RunHooks& hooks = {});
 
 // Tells `progress` which checks `options` select, before the run starts (so that a run that never
 // starts them can still name them).

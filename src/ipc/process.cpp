@@ -36,9 +36,15 @@ std::set<pid_t>& children() {
     static std::set<pid_t> pids;
     return pids;
 }
+// Every child started, reaped or not, for started_here.
+std::set<pid_t>& ever_started() {
+    static std::set<pid_t> pids;
+    return pids;
+}
 void started(pid_t pid) {
     const std::lock_guard<std::mutex> lock(children_mutex());
     children().insert(pid);
+    ever_started().insert(pid);
 }
 void reaped(pid_t pid) {
     const std::lock_guard<std::mutex> lock(children_mutex());
@@ -249,6 +255,11 @@ CapturedRun run_captured(SpawnRequest request, Timeout limit) {
     run.status = child.wait(std::max(left, Timeout(0)));
     if (!run.status) child.stop_and_wait(Timeout(200));
     return run;
+}
+
+bool started_here(pid_t pid) {
+    const std::lock_guard<std::mutex> lock(children_mutex());
+    return ever_started().count(pid) != 0;
 }
 
 void end_every_child() noexcept {

@@ -94,6 +94,10 @@ CapturedRun run_captured(SpawnRequest request, Timeout limit);
 // threads wait in a call that never returns). Their Process objects must not be used afterwards.
 void end_every_child() noexcept;
 
+// Whether a Process of this process started `pid`, reaped since or not: a second process of our own
+// (NVML may still list one that has just ended).
+bool started_here(pid_t pid);
+
 // The environment `env` (NAME=value strings, as environ) with `overrides` set or replaced.
 std::vector<std::string> environment_with(const char* const* env,
                                           const std::vector<std::pair<std::string, std::string>>& overrides);

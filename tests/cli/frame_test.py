@@ -46,10 +46,13 @@ RUNS = {
     "imex_verify": (["__imex-verify"], "h200", None),
 }
 
-# How each measuring command is run beside the holder.
+# How each measuring command is run beside the holder, and on which profile with it ("held": h200's
+# device 0, "held_x8": h200x8's).
 BESIDE_HOLDER = {
-    "bandwidth": ["bandwidth", "--size", "16MiB", "--iterations", "2", "--json"],
-    "memtest": ["memtest", "--size", "64MiB", "--force", "--json"],
+    "bandwidth": (["bandwidth", "--size", "16MiB", "--iterations", "2", "--json"], "held"),
+    "memtest": (["memtest", "--size", "64MiB", "--force", "--json"], "held"),
+    "doctor": (["doctor", "--json"], "held"),
+    "fabric_matrix": (["fabric-matrix", "--local", "2", "--json"], "held_x8"),
 }
 
 
@@ -63,12 +66,14 @@ def command_table(source):
 def make_profile(source, tmp, name):
     """The profile file for `name`: one of the fake's, or a variant of h200 made here."""
     profiles = os.path.join(source, "tests", "fakecuda", "profiles")
-    if name in ("slow_d2h", "held"):
-        change = {"slow_d2h": 'devices[0].copy.d2h_gbps=0.5',
-                  "held": 'devices[0].nvml.processes=[{"pid": 4242, "used": 1073741824, "name": "/usr/bin/python3"}]'}
+    holder = 'devices[0].nvml.processes=[{"pid": 4242, "used": 1073741824, "name": "/usr/bin/python3"}]'
+    variants = {"slow_d2h": ("h200", 'devices[0].copy.d2h_gbps=0.5'), "held": ("h200", holder),
+                "held_x8": ("h200x8", holder)}
+    if name in variants:
+        base, change = variants[name]
         out = os.path.join(tmp, name + ".json")
-        subprocess.run([sys.executable, os.path.join(source, "tests", "fakecuda", "make_profile.py"), "h200", out,
-                        change[name]], check=True)
+        subprocess.run([sys.executable, os.path.join(source, "tests", "fakecuda", "make_profile.py"), base, out,
+                        change], check=True)
         return out
     return os.path.join(profiles, name + ".json")
 
@@ -162,8 +167,9 @@ def walk(args):
                 failures.append(f"{name}: declares measures, and frame_test.py's BESIDE_HOLDER has no run")
                 continue
             with tempfile.TemporaryDirectory() as tmp:
-                env = environment(args, tmp, "held")
-                r = subprocess.run([binary] + BESIDE_HOLDER[name], env=env, capture_output=True, text=True,
+                argv, profile = BESIDE_HOLDER[name]
+                env = environment(args, tmp, profile)
+                r = subprocess.run([binary] + argv, env=env, capture_output=True, text=True,
                                    timeout=120, stdin=subprocess.DEVNULL)
             named = [w for w in json.loads(r.stdout).get("warnings", []) if
                      any(h.get("pid") == 4242 for h in w.get("held_by", []))] if r.stdout.strip() else []

@@ -15,6 +15,7 @@
 // generation and the replay counter follow the fake driver's copies in this process). Linked a second time
 // with minimal.map, it exports only the required entry points (an older NVML): the entry points from
 // nvmlSystemGetDriverVersion on are the optional ones.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <unistd.h>
@@ -26,6 +27,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -362,9 +364,30 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetMigMode(Device device
 
 namespace {
 
+// The live child processes of the calling process, from /proc/PID/stat (the parent's pid after the name).
+std::vector<unsigned> children_of_caller() {
+    std::vector<unsigned> out;
+    DIR* proc = opendir("/proc");
+    if (proc == nullptr) return out;
+    while (const dirent* e = readdir(proc)) {
+        const unsigned pid = static_cast<unsigned>(std::strtoul(e->d_name, nullptr, 10));
+        if (pid == 0) continue;
+        std::ifstream in("/proc/" + std::string(e->d_name) + "/stat");
+        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        const auto close = stat.rfind(')');
+        char state = 0;
+        int ppid = 0;
+        if (close != std::string::npos && std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
+            ppid == getpid())
+            out.push_back(pid);
+    }
+    closedir(proc);
+    return out;
+}
+
 // Lists the profile's "processes" ([{"pid", "used", "name"}]; "used": null is a process whose memory NVML
 // cannot give) in the record `Info` of the entry point; FAKENVML_SELF_USED=BYTES lists the calling process
-// too, with that much memory.
+// too, with that much memory, and FAKENVML_CHILDREN_USED=BYTES each live child of the calling process.
 template <class Info>
 Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
     std::vector<Info> list;
@@ -379,6 +402,14 @@ Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
         info.pid = static_cast<unsigned>(getpid());
         info.usedGpuMemory = std::strtoull(self, nullptr, 10);
         list.push_back(info);
+    }
+    if (const char* children = std::getenv("FAKENVML_CHILDREN_USED"); children != nullptr) {
+        for (const unsigned pid : children_of_caller()) {
+            Info info{};
+            info.pid = pid;
+            info.usedGpuMemory = std::strtoull(children, nullptr, 10);
+            list.push_back(info);
+        }
     }
     if (infos == nullptr || *count < list.size()) {
         const bool empty = list.empty();
