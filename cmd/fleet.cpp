@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/setting.hpp"
 #include "command.hpp"
 #include "commands.hpp"
@@ -109,28 +110,19 @@ Table slow_table(const FleetSummary& s, double margin) {
 }
 
 // How the title counts nodes of a status: "2 failed".
+constexpr auto kNodeCountWords = enum_words<NodeStatus>({{NodeStatus::fail, "failed"},
+                                                         {NodeStatus::timeout, "out of time"},
+                                                         {NodeStatus::error, "with errors"},
+                                                         {NodeStatus::missing, "missing"},
+                                                         {NodeStatus::stale, "with a report too old"},
+                                                         {NodeStatus::busy, "busy"},
+                                                         {NodeStatus::warn, "warned"},
+                                                         {NodeStatus::pass, "passed"},
+                                                         {NodeStatus::unknown, "without a doctor report"}},
+                                                        "without a doctor report");
+
 std::string_view node_count_word(NodeStatus status) {
-    switch (status) {
-        case NodeStatus::fail:
-            return "failed";
-        case NodeStatus::timeout:
-            return "out of time";
-        case NodeStatus::error:
-            return "with errors";
-        case NodeStatus::missing:
-            return "missing";
-        case NodeStatus::stale:
-            return "with a report too old";
-        case NodeStatus::busy:
-            return "busy";
-        case NodeStatus::warn:
-            return "warned";
-        case NodeStatus::pass:
-            return "passed";
-        case NodeStatus::unknown:
-            break;
-    }
-    return "without a doctor report";
+    return kNodeCountWords.word(status);
 }
 
 // How a terminal colours a node's status: fails of the fleet red, warned and busy yellow, passed green.

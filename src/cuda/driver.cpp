@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/setting.hpp"
 #include "cuda/driver_call.hpp"
 #include "cuda/watched_api.hpp"
@@ -81,18 +82,21 @@ Driver Driver::load(const std::string& library) {
     return d;
 }
 
+namespace {
+
+// The driver's answers to cuGetProcAddress, by their own names, and ours for none yet; a newer answer
+// reads as its number.
+constexpr auto kProcStatusWords = enum_words<CUdriverProcAddressQueryResult>(
+    {{CU_GET_PROC_ADDRESS_SUCCESS, "CU_GET_PROC_ADDRESS_SUCCESS"},
+     {CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND, "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND"},
+     {CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT, "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT"},
+     {kProcStatusUnset, "unset"}},
+    "?");
+
+}  // namespace
+
 std::string proc_status_name(CUdriverProcAddressQueryResult status) {
-    switch (status) {
-        case CU_GET_PROC_ADDRESS_SUCCESS:
-            return "CU_GET_PROC_ADDRESS_SUCCESS";
-        case CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND:
-            return "CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND";
-        case CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT:
-            return "CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT";
-        default:
-            break;
-    }
-    if (status == kProcStatusUnset) return "unset";
+    if (const std::optional<std::string_view> word = kProcStatusWords.find(status)) return std::string(*word);
     return fmt::format("CUdriverProcAddressQueryResult {}", static_cast<int>(status));
 }
 

@@ -1,27 +1,26 @@
 #include "fleet/node_status.hpp"
 
+#include <optional>
+
+#include "base/enum_words.hpp"
+
 namespace cumemctl::fleet {
 
+namespace {
+
+// What fleet itself found of a node; the other statuses are doctor's and read as doctor words them.
+constexpr auto kOwnStatusWords = enum_words<NodeStatus>({{NodeStatus::unknown, "unknown"},
+                                                         {NodeStatus::stale, "stale"},
+                                                         {NodeStatus::missing, "missing"},
+                                                         {NodeStatus::error, "error"}},
+                                                        "unknown");
+
+}  // namespace
+
 std::string_view node_status_name(NodeStatus status) {
-    switch (status) {
-        case NodeStatus::unknown:
-            return "unknown";
-        case NodeStatus::stale:
-            return "stale";
-        case NodeStatus::missing:
-            return "missing";
-        case NodeStatus::error:
-            return "error";
-        case NodeStatus::pass:
-            return doctor::status_name(doctor::CheckStatus::pass);
-        case NodeStatus::warn:
-            return doctor::status_name(doctor::CheckStatus::warn);
-        case NodeStatus::busy:
-            return doctor::status_name(doctor::CheckStatus::busy);
-        case NodeStatus::timeout:
-            return doctor::status_name(doctor::CheckStatus::timeout);
-        case NodeStatus::fail:
-            break;
+    if (const std::optional<std::string_view> own = kOwnStatusWords.find(status)) return *own;
+    for (const doctor::CheckStatus check : doctor::statuses_worst_first()) {
+        if (node_status(check) == status) return doctor::status_name(check);
     }
     return doctor::status_name(doctor::CheckStatus::fail);
 }

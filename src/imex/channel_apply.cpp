@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::imex {
@@ -197,30 +198,21 @@ void set_error(ChannelOutcome& out, int error, std::string_view call) {
     out.error = fmt::format("{}: {}", call, std::strerror(error));
 }
 
+constexpr auto kActionWords = enum_words<Action>({{Action::created, "created"},
+                                                  {Action::kept, "kept"},
+                                                  {Action::unchanged, "unchanged"},
+                                                  {Action::fixed, "fixed"},
+                                                  {Action::replaced, "replaced"},
+                                                  {Action::removed, "removed"},
+                                                  {Action::planned, "planned"},
+                                                  {Action::refused, "refused"},
+                                                  {Action::error, "error"}},
+                                                 "error");
+
 }  // namespace
 
 std::string_view action_name(Action action) {
-    switch (action) {
-        case Action::created:
-            return "created";
-        case Action::kept:
-            return "kept";
-        case Action::unchanged:
-            return "unchanged";
-        case Action::fixed:
-            return "fixed";
-        case Action::replaced:
-            return "replaced";
-        case Action::removed:
-            return "removed";
-        case Action::planned:
-            return "planned";
-        case Action::refused:
-            return "refused";
-        case Action::error:
-            return "error";
-    }
-    return "error";
+    return kActionWords.word(action);
 }
 
 Observation observe_node(int dir_fd, const std::string& name) {

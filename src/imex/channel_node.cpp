@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
+
 namespace cumemctl::imex {
 
 std::string channel_name(int channel) {
@@ -14,48 +16,36 @@ std::string format_device(unsigned major, unsigned minor) {
     return fmt::format("{}:{}", major, minor);
 }
 
+namespace {
+
+// A node's kind in a sentence ("a regular file") and as the JSON key's word.
+constexpr auto kNodeKindNames = enum_words<NodeKind>({{NodeKind::missing, "absent"},
+                                                      {NodeKind::char_device, "character device"},
+                                                      {NodeKind::block_device, "block device"},
+                                                      {NodeKind::regular_file, "regular file"},
+                                                      {NodeKind::directory, "directory"},
+                                                      {NodeKind::symlink, "symbolic link"},
+                                                      {NodeKind::fifo, "FIFO"},
+                                                      {NodeKind::socket, "socket"}},
+                                                     "unknown");
+constexpr auto kNodeKindKeys = enum_words<NodeKind>({{NodeKind::missing, "missing"},
+                                                     {NodeKind::char_device, "char"},
+                                                     {NodeKind::block_device, "block"},
+                                                     {NodeKind::regular_file, "file"},
+                                                     {NodeKind::directory, "directory"},
+                                                     {NodeKind::symlink, "symlink"},
+                                                     {NodeKind::fifo, "fifo"},
+                                                     {NodeKind::socket, "socket"}},
+                                                    "unknown");
+
+}  // namespace
+
 std::string_view node_kind_name(NodeKind kind) {
-    switch (kind) {
-        case NodeKind::missing:
-            return "absent";
-        case NodeKind::char_device:
-            return "character device";
-        case NodeKind::block_device:
-            return "block device";
-        case NodeKind::regular_file:
-            return "regular file";
-        case NodeKind::directory:
-            return "directory";
-        case NodeKind::symlink:
-            return "symbolic link";
-        case NodeKind::fifo:
-            return "FIFO";
-        case NodeKind::socket:
-            return "socket";
-    }
-    return "unknown";
+    return kNodeKindNames.word(kind);
 }
 
 std::string_view node_kind_key(NodeKind kind) {
-    switch (kind) {
-        case NodeKind::missing:
-            return "missing";
-        case NodeKind::char_device:
-            return "char";
-        case NodeKind::block_device:
-            return "block";
-        case NodeKind::regular_file:
-            return "file";
-        case NodeKind::directory:
-            return "directory";
-        case NodeKind::symlink:
-            return "symlink";
-        case NodeKind::fifo:
-            return "fifo";
-        case NodeKind::socket:
-            return "socket";
-    }
-    return "unknown";
+    return kNodeKindKeys.word(kind);
 }
 
 NodeState node_state_from_stat(const struct stat& st) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "base/enum_words.hpp"
 #include "base/setting.hpp"
 #include "util/file_mode.hpp"
 
@@ -55,6 +56,15 @@ ChannelPlan plan_removal(const NodeSpec& want, const NodeState& have, const Plan
     return {Change::refuse,
             fmt::format("{}; {} removes it", wrong_device_detail(want, have), setting_name(Setting::replace_nodes))};
 }
+
+constexpr auto kChangeWords = enum_words<Change>({{Change::none, "none"},
+                                                  {Change::create, "create"},
+                                                  {Change::fix, "fix"},
+                                                  {Change::keep, "keep"},
+                                                  {Change::replace, "replace"},
+                                                  {Change::remove, "remove"},
+                                                  {Change::refuse, "refuse"}},
+                                                 "none");
 
 }  // namespace
 
@@ -118,23 +128,7 @@ std::string access_concern(const NodeState& have, const NodeSpec& want) {
 }
 
 std::string_view change_name(Change change) {
-    switch (change) {
-        case Change::none:
-            return "none";
-        case Change::create:
-            return "create";
-        case Change::fix:
-            return "fix";
-        case Change::keep:
-            return "keep";
-        case Change::replace:
-            return "replace";
-        case Change::remove:
-            return "remove";
-        case Change::refuse:
-            return "refuse";
-    }
-    return "none";
+    return kChangeWords.word(change);
 }
 
 }  // namespace cumemctl::imex

@@ -18,6 +18,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/error.hpp"
 #include "imex/proc_line.hpp"
 #include "ipc/process.hpp"
@@ -167,6 +168,9 @@ std::optional<std::pair<long, long>> process_uids(const std::string& pid_dir) {
     return uids;
 }
 
+constexpr auto kUnitStateWords = enum_words<UnitState>(
+    {{UnitState::not_found, "not-found"}, {UnitState::masked, "masked"}, {UnitState::loaded, "loaded"}}, "not-found");
+
 }  // namespace
 
 UnitState imex_unit_state(const std::string& sysroot) {
@@ -197,15 +201,7 @@ std::string imex_daemon_program(const std::string& sysroot, std::string* refused
 }
 
 std::string_view unit_state_name(UnitState state) {
-    switch (state) {
-        case UnitState::not_found:
-            return "not-found";
-        case UnitState::masked:
-            return "masked";
-        case UnitState::loaded:
-            return "loaded";
-    }
-    return "not-found";
+    return kUnitStateWords.word(state);
 }
 
 std::optional<bool> imex_daemon_running(const std::string& sysroot, std::string* refused) {

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/interrupt.hpp"
 #include "base/setting.hpp"
 #include "imex/channel_dir.hpp"
@@ -228,6 +229,10 @@ void summarise(const ImexSetupRequest& request, ImexSetupResult& result) {
     }
 }
 
+// Where a channel's mode came from when no setting gave it; a setting's is the setting's name.
+constexpr auto kModeSourceWords = enum_words<ModeSource>(
+    {{ModeSource::device_file_mode, "DeviceFileMode"}, {ModeSource::driver_default, "default"}}, "default");
+
 }  // namespace
 
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
@@ -245,17 +250,9 @@ ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
 }
 
 std::string mode_source_name(ModeSource source) {
-    switch (source) {
-        case ModeSource::mode:
-            return setting_name(Setting::channel_mode);
-        case ModeSource::owner:
-            return setting_name(Setting::channel_owner);
-        case ModeSource::device_file_mode:
-            return "DeviceFileMode";
-        case ModeSource::driver_default:
-            return "default";
-    }
-    return "default";
+    if (source == ModeSource::mode) return setting_name(Setting::channel_mode);
+    if (source == ModeSource::owner) return setting_name(Setting::channel_owner);
+    return std::string(kModeSourceWords.word(source));
 }
 
 }  // namespace cumemctl::imex

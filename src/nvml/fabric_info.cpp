@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
+
 namespace cumemctl::nvml {
 namespace {
 
@@ -58,6 +60,13 @@ const char* status_words(const Library& nvml, int status) {
     return text != nullptr ? text : "unknown";
 }
 
+// NVML's fabric states; a state newer than the table reads as "unknown (N)".
+constexpr auto kFabricStateWords = enum_words<unsigned char>({{kFabricStateNotSupported, "not-supported"},
+                                                              {kFabricStateNotStarted, "not-started"},
+                                                              {kFabricStateInProgress, "in-progress"},
+                                                              {kFabricStateCompleted, "completed"}},
+                                                             "unknown");
+
 }  // namespace
 
 FabricInfo query_fabric_info(const Library& nvml, Device device) {
@@ -98,18 +107,8 @@ bool fabric_attached(const FabricInfo& info) {
 }
 
 std::string fabric_state_name(unsigned char state) {
-    switch (state) {
-        case kFabricStateNotSupported:
-            return "not-supported";
-        case kFabricStateNotStarted:
-            return "not-started";
-        case kFabricStateInProgress:
-            return "in-progress";
-        case kFabricStateCompleted:
-            return "completed";
-        default:
-            return fmt::format("unknown ({})", state);
-    }
+    if (const std::optional<std::string_view> word = kFabricStateWords.find(state)) return std::string(*word);
+    return fmt::format("unknown ({})", state);
 }
 
 std::string cluster_uuid_text(const FabricInfo& info) {

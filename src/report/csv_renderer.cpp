@@ -1,4 +1,5 @@
 #include "report/csv_renderer.hpp"
+#include "base/enum_words.hpp"
 #include "util/printable.hpp"
 
 #include <cstdint>
@@ -20,16 +21,11 @@ std::string quoted(const std::string& text) {
     return out + "\"";
 }
 
+// A column's unit in its header; none has no word.
+constexpr auto kUnitWords = enum_words<CsvUnit>({{CsvUnit::mebibytes, "MiB"}, {CsvUnit::seconds, "s"}}, "");
+
 const char* unit_name(CsvUnit unit) {
-    switch (unit) {
-        case CsvUnit::mebibytes:
-            return "MiB";
-        case CsvUnit::seconds:
-            return "s";
-        case CsvUnit::none:
-            break;
-    }
-    return "";
+    return kUnitWords.word(unit).data();  // the words are literals: data() ends in a NUL
 }
 
 // A value without a unit: none empty, yes or no, a number as --json writes it, a list joined with ';'.

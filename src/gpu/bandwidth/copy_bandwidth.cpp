@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "base/enum_words.hpp"
 #include "base/interrupt.hpp"
 #include "base/scope_exit.hpp"
 #include "cuda/driver_call.hpp"
@@ -342,22 +343,23 @@ CopyFigure peer_figure(const DriverApi& api, CUdeviceptr src, int peer, std::uin
     return f;
 }
 
+constexpr auto kPathWords = enum_words<CopyPath>({{CopyPath::host_to_device, "h2d"},
+                                                  {CopyPath::device_to_host, "d2h"},
+                                                  {CopyPath::both, "both"},
+                                                  {CopyPath::device_to_device, "d2d"},
+                                                  {CopyPath::peer, "peer"}},
+                                                 "?");
+
+constexpr auto kByteCountWords = enum_words<ByteCount>({{ByteCount::copied, "copied"},
+                                                        {ByteCount::both_directions, "both_directions"},
+                                                        {ByteCount::read_and_written, "read_and_written"}},
+                                                       "?");
+
 }  // namespace
 
+// The tables' words are string literals, so data() ends in a NUL.
 const char* path_name(CopyPath path) {
-    switch (path) {
-        case CopyPath::host_to_device:
-            return "h2d";
-        case CopyPath::device_to_host:
-            return "d2h";
-        case CopyPath::both:
-            return "both";
-        case CopyPath::device_to_device:
-            return "d2d";
-        case CopyPath::peer:
-            return "peer";
-    }
-    return "?";
+    return kPathWords.word(path).data();
 }
 
 ByteCount byte_count(CopyPath path) {
@@ -372,15 +374,7 @@ ByteCount byte_count(CopyPath path) {
 }
 
 const char* count_name(ByteCount count) {
-    switch (count) {
-        case ByteCount::copied:
-            return "copied";
-        case ByteCount::both_directions:
-            return "both_directions";
-        case ByteCount::read_and_written:
-            return "read_and_written";
-    }
-    return "?";
+    return kByteCountWords.word(count).data();
 }
 
 void measure_copies(const DriverApi& api, int device, const CopyRequest& r, std::vector<CopyFigure>& out,

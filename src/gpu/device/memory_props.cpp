@@ -6,6 +6,7 @@
 
 #include "gpu/device/devices.hpp"
 #include "gpu/device/locality.hpp"
+#include "base/enum_words.hpp"
 #include "base/error.hpp"
 #include "util/index_list.hpp"
 #include "util/comma_list.hpp"
@@ -26,6 +27,13 @@ std::vector<std::string_view> split_list(std::string_view text, std::string_view
 bool same_spec(const LocationSpec& a, const LocationSpec& b) {
     return a.type == b.type && a.numa_node == b.numa_node && a.domain == b.domain;
 }
+
+// The location types whose word is the type's alone; a NUMA node's and a domain's carry their number.
+constexpr auto kLocationWords =
+    enum_words<CUmemLocationType>({{CU_MEM_LOCATION_TYPE_DEVICE, "device"},
+                                   {CU_MEM_LOCATION_TYPE_HOST, "host"},
+                                   {CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, "host-numa-current"}},
+                                  "host-numa");
 
 }  // namespace
 
@@ -67,14 +75,10 @@ std::vector<LocationSpec> parse_location_list(std::string_view text) {
 
 std::string location_spec_name(const LocationSpec& spec) {
     if (spec.domain) return fmt::format("domain:{}", *spec.domain);
-    switch (spec.type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE:
-            return "device";
-        case CU_MEM_LOCATION_TYPE_HOST:
-            return "host";
-        default:
-            return spec.numa_node ? fmt::format("host-numa:{}", *spec.numa_node) : "host-numa";
+    if (spec.type == CU_MEM_LOCATION_TYPE_DEVICE || spec.type == CU_MEM_LOCATION_TYPE_HOST) {
+        return std::string(kLocationWords.word(spec.type));
     }
+    return spec.numa_node ? fmt::format("host-numa:{}", *spec.numa_node) : "host-numa";
 }
 
 CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, int device) {
@@ -102,18 +106,9 @@ CUmemLocation resolve_location(const DriverApi& api, const LocationSpec& spec, i
 
 std::string location_name(const CUmemLocation& location) {
     if (is_localized(location)) return fmt::format("domain:{}", location_domain(location));
-    switch (location.type) {
-        case CU_MEM_LOCATION_TYPE_DEVICE:
-            return "device";
-        case CU_MEM_LOCATION_TYPE_HOST:
-            return "host";
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-            return fmt::format("host-numa:{}", location.id);
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-            return "host-numa-current";
-        default:
-            return fmt::format("location-type-{}", static_cast<int>(location.type));
-    }
+    if (location.type == CU_MEM_LOCATION_TYPE_HOST_NUMA) return fmt::format("host-numa:{}", location.id);
+    if (const std::optional<std::string_view> word = kLocationWords.find(location.type)) return std::string(*word);
+    return fmt::format("location-type-{}", static_cast<int>(location.type));
 }
 
 CUmemAllocationHandleType parse_handle_type(std::string_view text) {
