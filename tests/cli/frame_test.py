@@ -3,7 +3,7 @@
 that a command added there without a run below fails this test):
 
 - each command, run on the fake driver and sent SIGTERM, then SIGINT, once under way, exits 143 or 130
-  within 1 s of the signal; a command that does not declare works_long may instead have finished (its
+  within 1 s of the signal (the quickest of three tries, where other tests load the machine); a command that does not declare works_long may instead have finished (its
   own exit code), within the same second, and so may one that ended before the signal came;
 - each command that declares measures, run beside a fake holder (the fake NVML lists pid 4242 on the
   GPU), names the holder.
@@ -21,6 +21,7 @@ import tempfile
 import time
 
 WITHIN_S = 1.0
+ATTEMPTS = 3
 
 # How each command is run: its arguments, the fake driver's profile, and the call that the fake delays
 # and names on stderr once the work is under way ("call:ms"; None: the signal comes 0.2 s after the
@@ -149,10 +150,20 @@ def walk(args):
             failures.append(f"{name}: no run in frame_test.py's RUNS: add how to run it under way")
             continue
         for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
-            with tempfile.TemporaryDirectory() as tmp:
-                rc, took, err = signalled_run(args, name, sig, tmp)
+            # A machine busy with other tests can hold a prompt exit back: an exit past the second is
+            # tried again, twice at most, and the quickest counts (a command that ignores the signal
+            # misses it every time).
+            tries = []
+            for _ in range(ATTEMPTS):
+                with tempfile.TemporaryDirectory() as tmp:
+                    rc, took, err = signalled_run(args, name, sig, tmp)
+                tries.append(took)
+                if rc < 0 or took is None or took <= WITHIN_S:
+                    break
             what = f"{name} under {sig.name}: exit {rc}" + (f", {took:.2f} s after the signal" if took else
                                                            ", ended before the signal")
+            if len(tries) > 1:
+                what += " (tries: " + ", ".join("ended before" if t is None else f"{t:.2f} s" for t in tries) + ")"
             print(what)
             if rc < 0:
                 failures.append(f"{what}: killed by a signal, not an orderly exit\n{err[-1500:]}")
