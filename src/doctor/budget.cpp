@@ -95,35 +95,32 @@ CheckResult Progress::unfinished(const std::string& check, std::optional<int> de
     CheckResult r;
     r.check = check;
     r.device = device;
-    nlohmann::json details{{"budget_seconds", budget_s}, {"pending_call", nullptr}};
+    TimeoutEvidence details{budget_s, std::nullopt, {}};
+    // A timeout with `reason`, `brief` and what it waited on.
+    const auto timeout = [&details](std::string reason, std::string brief) {
+        CheckOutcome o;
+        o.status = CheckStatus::timeout, o.reason = std::move(reason), o.remedy = kTimeoutRemedy;
+        o.evidence = details, o.brief = std::move(brief);
+        return o;
+    };
     for (const auto& l : lanes_) {
         if (l->check != check || l->device != device) continue;
         r.seconds = seconds_since(l->since_ns);
         const char* what = l->slot.what.load();
         if (what == nullptr) {
-            r.outcome = CheckOutcome{CheckStatus::timeout,
-                                     fmt::format("did not finish within the time budget of {:g} s (running for {:.1f} "
-                                                 "s, in no driver or NVML call)",
-                                                 budget_s, r.seconds),
-                                     kTimeoutRemedy,
-                                     details,
-                                     std::nullopt,
-                                     "did not finish",
-                                     {}};
+            r.outcome = timeout(fmt::format("did not finish within the time budget of {:g} s (running for {:.1f} "
+                                            "s, in no driver or NVML call)",
+                                            budget_s, r.seconds),
+                                "did not finish");
             return r;
         }
         const double waited = seconds_since(l->slot.since_ns.load());
-        details["pending_call"] = what;
-        details["pending_seconds"] = waited;
-        r.outcome = CheckOutcome{CheckStatus::timeout,
-                                 fmt::format("did not finish within the time budget of {:g} s: {} has not returned "
-                                             "after {:.1f} s",
-                                             budget_s, what, waited),
-                                 kTimeoutRemedy,
-                                 details,
-                                 std::nullopt,
-                                 fmt::format("{} hung", what),
-                                 {}};
+        details.pending_call = what;
+        details.pending_seconds = waited;
+        r.outcome = timeout(fmt::format("did not finish within the time budget of {:g} s: {} has not returned "
+                                        "after {:.1f} s",
+                                        budget_s, what, waited),
+                            fmt::format("{} hung", what));
         return r;
     }
     // Not started: say what held the run up where a thread outside the checks waits in a call.
@@ -133,16 +130,11 @@ CheckResult Progress::unfinished(const std::string& check, std::optional<int> de
         if (l->check.empty() && what != nullptr) {
             held = fmt::format(" ({} has not returned after {:.1f} s{})", what, seconds_since(l->slot.since_ns.load()),
                                l->work.empty() ? "" : ", " + l->work);
-            details["pending_call"] = what;
+            details.pending_call = what;
         }
     }
-    r.outcome = CheckOutcome{CheckStatus::timeout,
-                             fmt::format("not started: the time budget of {:g} s was spent{}", budget_s, held),
-                             kTimeoutRemedy,
-                             details,
-                             std::nullopt,
-                             "not started",
-                             {}};
+    r.outcome =
+        timeout(fmt::format("not started: the time budget of {:g} s was spent{}", budget_s, held), "not started");
     return r;
 }
 

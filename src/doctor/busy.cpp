@@ -21,16 +21,9 @@ namespace cumemctl::doctor {
 using namespace gpu;
 namespace {
 
-// One process NVML lists, with its age from /proc where it is there, for the details and the reason.
-struct Holder {
-    nvml::GpuProcess process;
-    std::optional<double> age;
-    std::string age_why;
-};
-
 std::string sentence(const Holder& h, bool with_age) {
     std::string text = nvml::describe(h.process);
-    if (with_age && h.age) text += fmt::format(", running for {}", format_age(*h.age));
+    if (with_age && h.seconds_running) text += fmt::format(", running for {}", format_age(*h.seconds_running));
     return text;
 }
 
@@ -43,17 +36,6 @@ std::string list_sentence(const std::vector<Holder>& holders, bool with_age) {
     std::vector<std::string> parts;
     for (const Holder& h : holders) parts.push_back(sentence(h, with_age));
     return fmt::format("{}", fmt::join(parts, "; "));
-}
-
-nlohmann::json holders_json(const std::vector<Holder>& holders) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const Holder& h : holders) {
-        nlohmann::json j = to_json(h.process);
-        j["seconds_running"] = h.age ? nlohmann::json(*h.age) : nlohmann::json(nullptr);
-        if (!h.age) j["seconds_running_unavailable"] = h.age_why;
-        list.push_back(std::move(j));
-    }
-    return list;
 }
 
 // This process and its own second process (the device's importer, which may hold a context).
@@ -70,11 +52,11 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
     std::vector<Holder> holders;
     for (const nvml::GpuProcess& p : held.holders) {
         Holder h{p, std::nullopt, {}};
-        h.age = process_age_seconds(ctx.path("/proc"), p.pid, &h.age_why);
+        std::string why;
+        h.seconds_running = process_age_seconds(ctx.path("/proc"), p.pid, &why);
+        if (!h.seconds_running) h.seconds_running_unavailable = why;
         holders.push_back(std::move(h));
     }
-    nlohmann::json details = failed.details;
-    details["held_by"] = holders_json(holders);
     const std::size_t n = holders.size();
     const std::string brief =
         fmt::format("{} held by {}", held.kind == HoldKind::exclusive ? "exclusive context" : "memory",
@@ -87,7 +69,7 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
                         "runs beside jobs); where no job should run (prolog, epilog), '{}' makes this a failure",
                         command_line(Command::doctor, {{Setting::quick}}),
                         command_line(Command::doctor, {{Setting::expect_idle}})),
-            std::move(details));
+            std::move(failed.evidence));
     } else {
         std::vector<std::string> pids;
         for (const Holder& h : holders) pids.push_back(std::to_string(h.process.pid));
@@ -97,8 +79,9 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
                         "user,lstart,args -p {0}) and end it (kill {1}); if it does not end, drain the node and "
                         "reset the GPU (nvidia-smi -r)",
                         fmt::join(pids, ","), fmt::join(pids, " ")),
-            std::move(details));
+            std::move(failed.evidence));
     }
+    out.held_by = HeldBy{std::move(holders), {}};
     out.driver = failed.driver;
     out.brief = brief;
     out.facts = std::move(failed.facts);
@@ -126,13 +109,12 @@ CheckOutcome judge_held_check(const DoctorContext& ctx, DeviceState& device, Che
             return failed;
         case HeldDevice::Verdict::holders_unknown:
             failed.reason += fmt::format("; doctor cannot tell who holds {}: {}", what, held.why);
-            failed.details["held_by"] = nullptr;
-            failed.details["held_by_unavailable"] = held.why;
+            failed.held_by = HeldBy{std::nullopt, held.why};
             return failed;
         case HeldDevice::Verdict::no_other_process:
             failed.reason += "; NVML lists no other process on the device";
             if (held.kind != HoldKind::exclusive) failed.remedy = kNoHolderRemedy;
-            failed.details["held_by"] = nlohmann::json::array();
+            failed.held_by = HeldBy{std::vector<Holder>{}, {}};
             return failed;
         case HeldDevice::Verdict::held:
             break;
@@ -157,12 +139,9 @@ CheckOutcome judge_shared(const DoctorContext& ctx, DeviceState& device, CheckOu
 }
 
 bool names_holder(const CheckOutcome& outcome, unsigned pid) {
-    const auto held_by = outcome.details.find("held_by");
-    if (held_by == outcome.details.end() || !held_by->is_array()) return false;
-    return std::any_of(held_by->begin(), held_by->end(), [pid](const nlohmann::json& h) {
-        const auto p = h.find("pid");
-        return p != h.end() && p->is_number_unsigned() && p->get<unsigned>() == pid;
-    });
+    if (!outcome.held_by || !outcome.held_by->holders) return false;
+    const std::vector<Holder>& holders = *outcome.held_by->holders;
+    return std::any_of(holders.begin(), holders.end(), [pid](const Holder& h) { return h.process.pid == pid; });
 }
 
 std::optional<double> process_age_seconds(const std::string& proc, unsigned pid, std::string* why) {

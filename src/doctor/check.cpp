@@ -7,32 +7,35 @@
 
 namespace cumemctl::doctor {
 
-CheckOutcome CheckOutcome::pass(std::string reason, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::pass, std::move(reason), {}, std::move(details), std::nullopt, {}, {}};
+namespace {
+CheckOutcome with(CheckStatus status, std::string reason, std::string remedy, Evidence evidence) {
+    return CheckOutcome{status, std::move(reason), std::move(remedy), std::move(evidence), std::nullopt, {}, {}, {}};
+}
+}  // namespace
+
+CheckOutcome CheckOutcome::pass(std::string reason, Evidence evidence) {
+    return with(CheckStatus::pass, std::move(reason), {}, std::move(evidence));
 }
 
-CheckOutcome CheckOutcome::warn(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{
-        CheckStatus::warn, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
+CheckOutcome CheckOutcome::warn(std::string reason, std::string remedy, Evidence evidence) {
+    return with(CheckStatus::warn, std::move(reason), std::move(remedy), std::move(evidence));
 }
 
-CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{
-        CheckStatus::fail, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
+CheckOutcome CheckOutcome::fail(std::string reason, std::string remedy, Evidence evidence) {
+    return with(CheckStatus::fail, std::move(reason), std::move(remedy), std::move(evidence));
 }
 
-CheckOutcome CheckOutcome::skip(std::string reason, nlohmann::json details) {
-    return CheckOutcome{CheckStatus::skip, std::move(reason), {}, std::move(details), std::nullopt, {}, {}};
+CheckOutcome CheckOutcome::skip(std::string reason, Evidence evidence) {
+    return with(CheckStatus::skip, std::move(reason), {}, std::move(evidence));
 }
 
-CheckOutcome CheckOutcome::busy(std::string reason, std::string remedy, nlohmann::json details) {
-    return CheckOutcome{
-        CheckStatus::busy, std::move(reason), std::move(remedy), std::move(details), std::nullopt, {}, {}};
+CheckOutcome CheckOutcome::busy(std::string reason, std::string remedy, Evidence evidence) {
+    return with(CheckStatus::busy, std::move(reason), std::move(remedy), std::move(evidence));
 }
 
-CheckOutcome CheckOutcome::with_details(nlohmann::json d) const {
+CheckOutcome CheckOutcome::with_evidence(Evidence e) const {
     CheckOutcome o = *this;
-    o.details = std::move(d);
+    o.evidence = std::move(e);
     return o;
 }
 
@@ -43,7 +46,8 @@ nlohmann::json to_json(const CheckResult& result) {
                      {"reason", text_or_null(result.outcome.reason)},
                      {"remedy", text_or_null(result.outcome.remedy)},
                      {"seconds", result.seconds},
-                     {"details", result.outcome.details}};
+                     {"details", to_json(result.outcome.evidence)}};
+    if (result.outcome.held_by) add_held_by(j["details"], *result.outcome.held_by);
     if (!result.outcome.brief.empty()) j["brief"] = result.outcome.brief;
     if (result.outcome.driver) j["driver_call"] = cumemctl::to_json(*result.outcome.driver);
     return j;

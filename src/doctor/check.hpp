@@ -11,6 +11,7 @@
 
 #include "base/error.hpp"
 #include "base/verdict.hpp"
+#include "doctor/evidence.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/device/devices.hpp"
 #include "nvml/fabric_info.hpp"
@@ -67,8 +68,8 @@ using cumemctl::status_name;
 using cumemctl::status_severity;
 using cumemctl::statuses_worst_first;
 
-// What a check read or measured that the report's renderers and metrics use, typed (its JSON is in the
-// outcome's details): NFD's labels, the bandwidth metrics.
+// What a check read or measured that the report's renderers and metrics use, typed (its JSON is the
+// outcome's evidence): NFD's labels, the bandwidth metrics.
 struct CheckFacts {
     std::optional<gpu::DeviceInfo> device;   // capabilities: what the device supports
     std::optional<nvml::FabricInfo> fabric;  // fabric: the GPU's NVLink fabric as NVML describes it
@@ -77,24 +78,31 @@ struct CheckFacts {
 };
 
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
-// and data for programs (JSON), with what renderers use of it typed.
+// its evidence (one type a family of checks, evidence.hpp: the report's "details") and who held the GPU
+// where that was asked.
 struct CheckOutcome {
     CheckStatus status = CheckStatus::pass;
     std::string reason;
     std::string remedy;
-    nlohmann::json details = nlohmann::json::object();
+    Evidence evidence;
     std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
     std::string brief;  // a few words of --format line's vocabulary (man doctor); empty: from the driver call
     CheckFacts facts;
+    std::optional<HeldBy> held_by;  // busy.cpp: the processes NVML lists on the device, where it asked
 
-    static CheckOutcome pass(std::string reason, nlohmann::json details = nlohmann::json::object());
-    static CheckOutcome warn(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
-    static CheckOutcome fail(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
-    static CheckOutcome skip(std::string reason, nlohmann::json details = nlohmann::json::object());
-    static CheckOutcome busy(std::string reason, std::string remedy, nlohmann::json details = nlohmann::json::object());
+    static CheckOutcome pass(std::string reason, Evidence evidence = {});
+    static CheckOutcome warn(std::string reason, std::string remedy, Evidence evidence = {});
+    static CheckOutcome fail(std::string reason, std::string remedy, Evidence evidence = {});
+    static CheckOutcome skip(std::string reason, Evidence evidence = {});
+    static CheckOutcome busy(std::string reason, std::string remedy, Evidence evidence = {});
 
-    // The same outcome with `details` instead of its own.
-    CheckOutcome with_details(nlohmann::json details) const;
+    // The same outcome with `evidence` instead of its own.
+    CheckOutcome with_evidence(Evidence evidence) const;
+    // Its evidence of family E, or null where it carries another.
+    template <class E>
+    const E* evidence_as() const {
+        return std::get_if<E>(&evidence);
+    }
 };
 
 // One check's result as the report carries it: which check, on which device (none for node checks),

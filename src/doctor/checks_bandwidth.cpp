@@ -47,20 +47,16 @@ std::optional<unsigned> max_of(std::optional<unsigned> a, std::optional<unsigned
     return std::max(*a, *b);
 }
 
-nlohmann::json opt(std::optional<unsigned> v) {
-    return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 // NVML's device for a check, or the skip that says why not.
 std::optional<nvml::Device> nvml_of(DoctorContext& ctx, DeviceState& device, CheckOutcome& skipped) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
         const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
-        skipped = CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), {{"nvml_error", why}});
+        skipped = CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), NvmlUnavailable{why});
         return std::nullopt;
     }
     std::string why;
     auto handle = ctx.nvml_device(device.info().uuid, why);
-    if (!handle) skipped = CheckOutcome::skip(why, {{"nvml_error", why}});
+    if (!handle) skipped = CheckOutcome::skip(why, NvmlUnavailable{why});
     return handle;
 }
 
@@ -99,7 +95,7 @@ constexpr const char* kReplayRemedy =
 // The verdict of a PCIe link: width below the maximum fails; generation below it fails when read under
 // load (or says that only an idle link was seen); replays during the check warn.
 CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_load, bool loaded,
-                        std::optional<unsigned> replays_before, nlohmann::json details) {
+                        std::optional<unsigned> replays_before, PcieLinkEvidence details) {
     const unsigned max_gen = *link.max_generation, max_width = *link.max_width;
     const unsigned width = under_load.width.value_or(link.width.value_or(0));
     const unsigned gen = under_load.generation.value_or(link.generation.value_or(0));
@@ -135,11 +131,8 @@ CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_
 
 // The C2C link of Grace: every link active passes; some down warns; none active fails; links whose
 // state NVML did not give are said, never counted as down.
-CheckOutcome judge_c2c(const nvml::C2cLink& c2c, nlohmann::json details) {
-    details["c2c"] = {{"links", c2c.links},
-                      {"active_links", c2c.active_links},
-                      {"unknown_links", c2c.unknown_links},
-                      {"max_mbps", c2c.max_mbps}};
+CheckOutcome judge_c2c(const nvml::C2cLink& c2c, PcieLinkEvidence details) {
+    details.c2c = C2cEvidence{c2c.links, c2c.active_links, c2c.unknown_links, c2c.max_mbps};
     const unsigned down = c2c.links - c2c.active_links - c2c.unknown_links;
     const std::string unknown =
         c2c.unknown_links == 0 ? "" : fmt::format("; NVML gave no state for {}", c2c.unknown_links);
@@ -172,12 +165,10 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
     if (!handle) return skipped;
     const nvml::LinkInfo info = nvml::query_link_info(*ctx.nvml, *handle);
     const nvml::PcieLink& link = info.pcie;
-    nlohmann::json details{{"generation", opt(link.generation)},
-                           {"width", opt(link.width)},
-                           {"max_generation", opt(link.max_generation)},
-                           {"max_width", opt(link.max_width)},
-                           {"gpu_max_generation", opt(link.gpu_max_generation)},
-                           {"replay_counter", opt(link.replay_counter)}};
+    PcieLinkEvidence details;
+    details.generation = link.generation, details.width = link.width;
+    details.max_generation = link.max_generation, details.max_width = link.max_width;
+    details.gpu_max_generation = link.gpu_max_generation, details.replay_counter = link.replay_counter;
     if (info.c2c && info.c2c->links > 0) return judge_c2c(*info.c2c, std::move(details));
     if (!link.max_generation || !link.max_width || !link.generation || !link.width) {
         std::string why = "NVML does not report the PCIe link";
@@ -194,44 +185,67 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
     if (loaded) {
         double gbps = 0;
         under_load = link_under_load(ctx, *device, *handle, link, gbps);
-        details["generation_under_load"] = opt(under_load.generation);
-        details["width_under_load"] = opt(under_load.width);
-        details["load_copy_gbps"] = gbps;
-        details["replay_counter_after"] = opt(under_load.replay_counter);
+        details.generation_under_load = under_load.generation;
+        details.width_under_load = under_load.width;
+        details.load_copy_gbps = gbps;
+        details.replay_counter_after = under_load.replay_counter;
     }
     return judge_link(link, under_load, loaded, link.replay_counter, std::move(details));
 }
 
 namespace {
 
-// The details key of a path's figure, as fleet reads it.
-std::string figure_key(CopyPath path) {
+// A path's slot among a copy check's figures (none for the paths doctor does not measure).
+Maybe<Gbps>* figure_slot(PathFigures& figures, CopyPath path) {
     switch (path) {
         case CopyPath::host_to_device:
-            return kDetailH2dGbps;
+            return &figures.h2d_gbps;
         case CopyPath::device_to_host:
-            return kDetailD2hGbps;
+            return &figures.d2h_gbps;
         case CopyPath::device_to_device:
-            return kDetailD2dGbps;
+            return &figures.d2d_gbps;
         default:
-            return fmt::format("{}_gbps", path_name(path));
+            return nullptr;
+    }
+}
+
+// A path's figures as the details keep them.
+PathFigures path_figures(const std::vector<CopyFigure>& figures) {
+    PathFigures out;
+    for (const CopyFigure& f : figures) {
+        if (Maybe<Gbps>* slot = figure_slot(out, f.path)) *slot = Gbps{f.gbps()};
+    }
+    return out;
+}
+
+// A path's ratio to its limit, as the details keep it.
+Maybe<double>* ratio_slot(CopyEvidence& e, CopyPath path) {
+    switch (path) {
+        case CopyPath::host_to_device:
+            return &e.h2d_ratio;
+        case CopyPath::device_to_host:
+            return &e.d2h_ratio;
+        case CopyPath::device_to_device:
+            return &e.d2d_ratio;
+        default:
+            return nullptr;
     }
 }
 
 // A copy's figure judged against its limit: below --bandwidth-fail fails, below --bandwidth-warn
 // warns; either is busy where other processes work on the GPU (judge_shared).
 CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::vector<CopyFigure>& figures,
-                           const PathLimit& limit, const std::string& remedy, nlohmann::json details,
+                           const PathLimit& limit, const std::string& remedy, CopyEvidence details,
                            const std::string& where = {}, const std::string& slow_note = {}) {
-    details[kDetailLimitGbps] = limit.gbps;
-    details["limit_basis"] = limit.basis;
+    details.limit_gbps = Gbps{limit.gbps};
+    details.limit_basis = limit.basis;
+    details.figures = path_figures(figures);
     std::vector<std::string> parts;
     double worst = 1e300;
     const CopyFigure* slowest = nullptr;
     for (const CopyFigure& f : figures) {
         const double ratio = f.gbps() / limit.gbps;
-        details[figure_key(f.path)] = f.gbps();
-        details[fmt::format("{}_ratio", path_name(f.path))] = ratio;
+        if (Maybe<double>* slot = ratio_slot(details, f.path)) *slot = ratio;
         parts.push_back(fmt::format("{} {:.1f} GB/s ({:.0f}%)", path_name(f.path), f.gbps(), 100 * ratio));
         if (ratio < worst) worst = ratio, slowest = &f;
     }
@@ -273,26 +287,11 @@ double worst_ratio(const std::vector<CopyFigure>& figures, const PathLimit& limi
     return worst;
 }
 
-// Each attempt's figures, for the details: [{"h2d_gbps": .., "d2h_gbps": ..}, ...] in the order measured.
-nlohmann::json attempts_json(const std::vector<std::vector<CopyFigure>>& attempts) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const auto& figures : attempts) {
-        nlohmann::json a = nlohmann::json::object();
-        for (const CopyFigure& f : figures) a[figure_key(f.path)] = f.gbps();
-        out.push_back(std::move(a));
-    }
-    return out;
-}
-
-// What the clocks did while the copies ran, for the details: null where NVML was not asked.
-nlohmann::json clocks_json(const nvml::ClockWatchResult& seen) {
-    if (seen.samples == 0) return nullptr;
-    const auto opt_mhz = [](std::optional<unsigned> v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
-    return {{"samples", seen.samples},
-            {"min_sm_mhz", opt_mhz(seen.min_sm_mhz)},
-            {"min_memory_mhz", opt_mhz(seen.min_memory_mhz)},
-            {"reasons_mask", seen.reasons ? nlohmann::json(*seen.reasons) : nlohmann::json(nullptr)},
-            {"slowdown_reasons", nvml::slowdown_reasons(seen.reasons.value_or(0))}};
+// What the clocks did while the copies ran, for the details: none where NVML was not asked.
+std::optional<ClockEvidence> clock_evidence(const nvml::ClockWatchResult& seen) {
+    if (seen.samples == 0) return std::nullopt;
+    return ClockEvidence{seen.samples, seen.min_sm_mhz, seen.min_memory_mhz, seen.reasons,
+                         nvml::slowdown_reasons(seen.reasons.value_or(0))};
 }
 
 // The clocks said beside a slow figure: "; during the copies SM at least 1410 MHz, memory 3201 MHz,
@@ -334,7 +333,7 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
     request.size = what.size, request.iterations = kCheckCopies;
     request.host = what.host, request.both = false, request.device = !what.host;
     std::string where;
-    nlohmann::json node = nullptr;
+    std::optional<int> node;
     if (what.host) {
         request.placement =
             host_placement(device.api(), device.ordinal(), ctx.nvml, device.info().uuid, ctx.options.sysroot);
@@ -351,20 +350,18 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
             BindingOutcome bound;
             measure_copies(device.api(), device.ordinal(), request, attempts.emplace_back(), {}, nullptr, &bound);
             where = placement_text(request.placement, bound);
-            node = bound.node ? nlohmann::json(*bound.node) : nlohmann::json(nullptr);
+            node = bound.node;
         }
         if (worst_ratio(attempts.back(), *limit) > worst_ratio(attempts[best], *limit)) best = attempts.size() - 1;
         if (worst_ratio(attempts[best], *limit) >= ctx.options.bandwidth_warn) break;
     }
     const nvml::ClockWatchResult seen = clocks ? clocks->stop() : nvml::ClockWatchResult{};
-    return judge_figures(ctx, device, attempts[best], *limit, what.remedy,
-                         {{"size_bytes", request.size},
-                          {"iterations", request.iterations},
-                          {"attempts", attempts_json(attempts)},
-                          {"most_attempts", kCopyAttempts},
-                          {"numa_node", node},
-                          {"clocks", clocks_json(seen)}},
-                         where, clocks_text(seen));
+    CopyEvidence details;
+    details.size_bytes = request.size, details.iterations = request.iterations;
+    for (const auto& figures : attempts) details.attempts.push_back(path_figures(figures));
+    details.most_attempts = kCopyAttempts, details.numa_node = node, details.clocks = clock_evidence(seen);
+    return judge_figures(ctx, device, attempts[best], *limit, what.remedy, std::move(details), where,
+                         clocks_text(seen));
 }
 
 }  // namespace
@@ -408,14 +405,17 @@ double median_of(std::vector<double> v) {
 // reason, and a warning naming this GPU where it gets far less at once than the median GPU does.
 CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome alone) {
     const DoctorContext::HostCopiesAtOnce& at_once = host_copies_at_once(ctx);
+    CopyEvidence* details = std::get_if<CopyEvidence>(&alone.evidence);
+    if (details == nullptr) return alone;
     if (!at_once.error.empty()) {
-        alone.details[kDetailAtOnce] = {{"error", at_once.error}};
+        details->at_once.emplace().error = at_once.error;
         return alone;
     }
     const auto it = std::find(at_once.ordinals.begin(), at_once.ordinals.end(), device.ordinal());
     if (it == at_once.ordinals.end()) return alone;
     const auto& mine = at_once.figures[static_cast<std::size_t>(it - at_once.ordinals.begin())];
-    nlohmann::json j{{kDetailAtOnceGpus, at_once.ordinals.size()}};
+    AtOnceEvidence j;
+    j.gpus = GpuCount{at_once.ordinals.size()};
     std::vector<std::string> below;
     for (const CopyFigure& f : mine) {
         std::vector<double> all;
@@ -425,15 +425,16 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
             }
         }
         const double median = median_of(all), sum = std::accumulate(all.begin(), all.end(), 0.0);
-        j[fmt::format("{}_gbps", path_name(f.path))] = f.gbps();
-        j[fmt::format("{}_sum_gbps", path_name(f.path))] = sum;
-        j[fmt::format("{}_median_gbps", path_name(f.path))] = median;
+        AtOncePath* slot = f.path == CopyPath::host_to_device   ? &j.h2d
+                           : f.path == CopyPath::device_to_host ? &j.d2h
+                                                                : nullptr;
+        if (slot != nullptr) *slot = AtOncePath{Gbps{f.gbps()}, Gbps{sum}, Gbps{median}};
         if (median > 0 && f.gbps() < kShareOfMedian * median) {
             below.push_back(
                 fmt::format("{} {:.1f} GB/s against the median GPU's {:.1f}", path_name(f.path), f.gbps(), median));
         }
     }
-    alone.details[kDetailAtOnce] = j;
+    details->at_once = std::move(j);
     const std::string said =
         fmt::format("; with all {} GPUs at once {}", at_once.ordinals.size(),
                     below.empty() ? std::string("at its share") : fmt::format("{}", fmt::join(below, ", ")));
@@ -446,7 +447,7 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
         "this GPU gets less of a link it shares (a PCIe switch's uplink, its socket's memory) than its neighbours "
         "do: compare 'cumemctl bandwidth --concurrent' across the node's GPUs and check the switch's link and "
         "the NUMA placement",
-        alone.details);
+        alone.evidence);
     o.brief = "below its share at once";
     o.facts = alone.facts;
     return judge_shared(ctx, device, std::move(o));

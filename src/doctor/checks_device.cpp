@@ -15,13 +15,10 @@ std::string yes_no(std::optional<int> v) {
     return !v ? "unknown" : *v != 0 ? "yes" : "no";
 }
 
-// Device identity for a check's details.
-nlohmann::json identity(const DeviceInfo& info) {
-    return {{"name", info.name},
-            {"uuid", info.uuid},
-            {"pci_bus_id", info.pci_bus_id},
-            {"compute_capability", fmt::format("{}.{}", info.cc_major, info.cc_minor)},
-            {"total_bytes", info.total_bytes}};
+// The capabilities check's evidence: the device's identity and capabilities.
+CapabilitiesEvidence capabilities_evidence(const DeviceInfo& info) {
+    return {info.name,        info.uuid,          info.pci_bus_id, fmt::format("{}.{}", info.cc_major, info.cc_minor),
+            info.total_bytes, {info.capabilities}};
 }
 
 }  // namespace
@@ -30,21 +27,20 @@ CheckOutcome check_context(DoctorContext&, DeviceState* device) {
     Stopwatch watch;
     device->context();
     const double made = watch.seconds();
-    nlohmann::json details{{"context_seconds", made}};
+    ContextEvidence details{made, {}, {}};
     const DriverApi& api = device->api();
     if (api.cuMemGetInfo == nullptr)
         return CheckOutcome::pass("context made (this driver has no cuMemGetInfo)", details);
     size_t free = 0, total = 0;
     check(api, api.cuMemGetInfo(&free, &total), "cuMemGetInfo");
-    details["free_bytes"] = free;
-    details["total_bytes"] = total;
+    details.free_bytes = free;
+    details.total_bytes = total;
     return CheckOutcome::pass(fmt::format("{} free of {}", format_size(free), format_size(total)), std::move(details));
 }
 
 CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
     const DeviceInfo& info = device->info();
-    nlohmann::json details = identity(info);
-    details[kDetailCapabilities] = capabilities_json(info.capabilities);
+    CapabilitiesEvidence details = capabilities_evidence(info);
     const auto pools = capability_of(info, "memory_pools");
     const auto handles = capability_of(info, "pool_handle_types");
     std::string pool_text = yes_no(pools);
@@ -76,8 +72,9 @@ CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     const int version = ctx.driver->version();
     const auto unicast = capability_of(info, "le_unicast");
     const auto multicast = capability_of(info, "le_multicast");
-    nlohmann::json details{{"unicast", unicast ? nlohmann::json(*unicast != 0) : nlohmann::json(nullptr)},
-                           {"multicast", multicast ? nlohmann::json(*multicast != 0) : nlohmann::json(nullptr)}};
+    EndpointsEvidence details;
+    if (unicast) details.unicast = *unicast != 0;
+    if (multicast) details.multicast = *multicast != 0;
     if (!unicast && !multicast) {
         return CheckOutcome::skip(version < 13030
                                       ? fmt::format("unknown: the driver is CUDA {}; logical endpoints need CUDA 13.3",
@@ -105,7 +102,7 @@ CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device) {
     for (const auto& [fn, name] : entries) {
         if (fn == nullptr) absent.emplace_back(name);
     }
-    details["missing_entry_points"] = absent;
+    details.missing_entry_points = absent;
     const std::string supported = fmt::format("supported: {}", fmt::join(kinds, ", "));
     if (!absent.empty()) {
         return CheckOutcome::warn(

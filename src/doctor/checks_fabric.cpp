@@ -61,7 +61,7 @@ std::optional<CheckOutcome> check_nodes(const ChannelSurvey& survey, std::vector
 
 // The warning when `user` (or, without one, this process) can open none of the channel nodes, with the
 // command that gives it one of its own.
-CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, nlohmann::json details) {
+CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, ChannelsEvidence details) {
     if (!user.empty()) {
         return CheckOutcome::warn(
             fmt::format("user {} can open none of the channel nodes: its fabric handles fail with "
@@ -80,7 +80,7 @@ CheckOutcome none_usable(const ChannelSurvey& survey, const std::string& user, n
 
 // The warning when a channel node is open to every user on a node that several users share.
 std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEntry*>& good, const UserSurvey& users,
-                                               const nlohmann::json& details) {
+                                               const ChannelsEvidence& details) {
     if (!users.multi_user) return std::nullopt;
     for (const ChannelEntry* n : good) {
         if ((n->mode & 0006) == 0) continue;
@@ -97,7 +97,7 @@ std::optional<CheckOutcome> open_to_every_user(const std::vector<const ChannelEn
 
 // The warning where the channels' major cannot be known: a file unreadable, /proc/devices not read, or
 // no such device registered.
-std::optional<CheckOutcome> unknown_major(const ChannelSurvey& survey, const nlohmann::json& details) {
+std::optional<CheckOutcome> unknown_major(const ChannelSurvey& survey, const ChannelsEvidence& details) {
     if (!survey.refused.empty()) {
         return CheckOutcome::warn(survey.refused, "make the file and the folders above it root's alone", details);
     }
@@ -131,17 +131,17 @@ CheckOutcome check_imex_channels(DoctorContext& ctx, DeviceState*) {
         const std::vector<unsigned> groups = user_groups(who.user.empty() ? user : who.user, who.gid);
         for (auto& n : survey.nodes) n.usable = channel_usable_by(n, who.uid, groups);
     }
-    nlohmann::json details = to_json(survey);
-    if (!user.empty()) details["user"] = user;
+    ChannelsEvidence details{survey, {}, {}, {}};
+    if (!user.empty()) details.user = user;
     if (auto unknown = unknown_major(survey, details)) return *unknown;
     std::vector<const ChannelEntry*> good;
     if (auto broken = check_nodes(survey, good)) {
-        broken->details = std::move(details);
+        broken->evidence = std::move(details);
         return *broken;
     }
     const UserSurvey users = survey_users(ctx.options.sysroot);
-    details["multi_user"] = users.multi_user;
-    details["multi_user_reason"] = users.why;
+    details.multi_user = users.multi_user;
+    details.multi_user_reason = users.why;
     if (good.empty()) {
         return CheckOutcome::warn(
             fmt::format("no IMEX channel node in {}: fabric handles fail with CUDA_ERROR_NOT_PERMITTED",

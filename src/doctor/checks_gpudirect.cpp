@@ -24,7 +24,6 @@
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "ipc/child.hpp"
-#include "steps/step_json.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl::doctor {
@@ -88,16 +87,16 @@ std::optional<bool> kernel_has_rdma_dma_buf(const std::string& release) {
     return major > 5 || (major == 5 && minor >= 12);
 }
 
-nlohmann::json optional_flag(const std::optional<int>& v) {
-    return v ? nlohmann::json(*v != 0) : nlohmann::json(nullptr);
+std::optional<bool> optional_flag(const std::optional<int>& v) {
+    return v ? std::optional<bool>(*v != 0) : std::nullopt;
 }
 
-nlohmann::json node_json(const RdmaNode& node) {
-    auto text = [](const std::string& s) { return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s); };
-    return {{"rdma_devices", node.devices},
-            {"nvidia_peermem", node.peermem},
-            {"kernel_modules", text(node.flavour)},
-            {"kernel", text(node.kernel)}};
+GpudirectEvidence node_evidence(const RdmaNode& node) {
+    auto text = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
+    GpudirectEvidence e;
+    e.rdma_devices = node.devices, e.nvidia_peermem = node.peermem;
+    e.kernel_modules = text(node.flavour), e.kernel = text(node.kernel);
+    return e;
 }
 
 // What keeps dma-buf from this node, for the remedy where neither path works.
@@ -120,19 +119,19 @@ std::string no_path_remedy(const RdmaNode& node) {
 
 // What try_exports found so far, kept in the check's details when it ends.
 struct ExportLog {
-    nlohmann::json& details;
-    nlohmann::json exports = nlohmann::json::array();
-    nlohmann::json steps = nlohmann::json::array();
+    GpudirectEvidence& details;
+    std::vector<ExportEvidence> exports;
+    std::vector<steps::Step> steps;
     void keep() {
-        details["exports"] = exports;
-        details["steps"] = steps;
+        details.exports = exports;
+        details.steps = steps;
     }
 };
 
 // A refused export, naming what the driver said of the device: it claims dma-buf and refuses it.
 CheckOutcome refused_export(ExportLog& log, DeviceState& device, const Problem& p, std::string_view memory) {
     log.keep();
-    CheckOutcome o = outcome_from_error(p).with_details(log.details);
+    CheckOutcome o = outcome_from_error(p).with_evidence(log.details);
     if (p.driver && failed_at(*p.driver, "cuMemGetHandleForAddressRange")) {
         o.reason = fmt::format(
             "the driver says device {} exports dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED 1) "
@@ -149,9 +148,7 @@ CheckOutcome refused_export(ExportLog& log, DeviceState& device, const Problem& 
 
 // An export recorded; a failure where its descriptor is not NVIDIA's dma-buf of the size asked.
 std::optional<CheckOutcome> judge_export(ExportLog& log, const DmaBufExport& e, std::string_view memory) {
-    nlohmann::json j = to_json(e);
-    j["memory"] = memory;
-    log.exports.push_back(std::move(j));
+    log.exports.push_back({e, std::string(memory)});
     if (!e.mismatch) return std::nullopt;
     log.keep();
     CheckOutcome o = CheckOutcome::fail(
@@ -176,25 +173,25 @@ std::optional<CheckOutcome> export_vmm_memory(DeviceState& device, const std::st
     try {
         run_create(device.api(), request, result);
     } catch (const Error& e) {
-        log.steps = steps_json(result.steps);
+        log.steps = result.steps;
         // An export that came back as something else is judged as such; any other failure is the call's.
         if (result.dma_buf && result.dma_buf->mismatch) return judge_export(log, *result.dma_buf, "cuMemCreate");
         return refused_export(log, device, e.problem(), "RDMA-capable cuMemCreate");
     }
-    log.steps = steps_json(result.steps);
+    log.steps = result.steps;
     if (result.before && result.after)
-        log.details["handles_not_released"] = compare(*result.before, *result.after).lost_handles;
+        log.details.handles_not_released = compare(*result.before, *result.after).lost_handles;
     return judge_export(log, *result.dma_buf, "cuMemCreate");
 }
 
 // The exports of one device: RDMA-capable cuMemCreate memory (where the device offers GPUDirect RDMA
 // with VMM) and cuMemAlloc memory. Returns a failure, or nullopt where every descriptor was NVIDIA's
 // dma-buf of the size asked; `details` gets the exports and the steps.
-std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device, nlohmann::json& details) {
+std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device, GpudirectEvidence& details) {
     const DriverApi& api = device.api();
     device.context();
     const std::string proc = ctx.path("/proc");
-    ExportLog log{details};
+    ExportLog log{details, {}, {}};
     if (capability_of(device.info(), "vmm").value_or(0) != 0 &&
         capability_of(device.info(), "gpudirect_rdma_vmm").value_or(0) != 0) {
         if (auto bad = export_vmm_memory(device, proc, log)) return bad;
@@ -202,10 +199,10 @@ std::optional<CheckOutcome> try_exports(DoctorContext& ctx, DeviceState& device,
     steps::StepLog steps(api, {});
     try {
         const DmaBufExport e = export_linear_memory(api, kExportBytes, proc, steps);
-        for (auto& s : steps_json(steps.steps())) log.steps.push_back(std::move(s));
+        for (const auto& s : steps.steps()) log.steps.push_back(s);
         if (auto bad = judge_export(log, e, "cuMemAlloc")) return bad;
     } catch (const Error& e) {
-        for (auto& s : steps_json(steps.steps())) log.steps.push_back(std::move(s));
+        for (const auto& s : steps.steps()) log.steps.push_back(s);
         return refused_export(log, device, e.problem(), "cuMemAlloc");
     }
     log.keep();
@@ -219,10 +216,10 @@ CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device) {
     const DeviceInfo& info = device->info();
     const auto dma_buf = capability_of(info, "dma_buf");
     const auto rdma = capability_of(info, "gpudirect_rdma");
-    nlohmann::json details = node_json(node);
-    details["dma_buf"] = optional_flag(dma_buf);
-    details["gpudirect_rdma"] = optional_flag(rdma);
-    details["gpudirect_rdma_vmm"] = optional_flag(capability_of(info, "gpudirect_rdma_vmm"));
+    GpudirectEvidence details = node_evidence(node);
+    details.dma_buf = optional_flag(dma_buf);
+    details.gpudirect_rdma = optional_flag(rdma);
+    details.gpudirect_rdma_vmm = optional_flag(capability_of(info, "gpudirect_rdma_vmm"));
     if (node.devices.empty()) {
         return CheckOutcome::skip("not applicable: no RDMA device on this node (/sys/class/infiniband lists none)",
                                   std::move(details));
@@ -247,7 +244,7 @@ CheckOutcome check_gpudirect(DoctorContext& ctx, DeviceState* device) {
                 std::move(details));
         }
         if (auto failed = try_exports(ctx, *device, details)) return *failed;
-        const bool both = details["exports"].size() == 2;
+        const bool both = details.exports && details.exports->size() == 2;
         return CheckOutcome::pass(
             fmt::format(
                 "dma-buf export works: {}, 2 MiB each, NVIDIA's dma-buf of that size, closed{}; RDMA devices {}",

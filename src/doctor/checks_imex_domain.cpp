@@ -20,7 +20,7 @@ using namespace imex;
 struct Findings {
     std::vector<DomainFinding> list;
     std::vector<std::string> remedies;  // the remedy of each finding of `list` ("" for the general one)
-    nlohmann::json details = nlohmann::json::object();
+    ImexDomainEvidence details;
 
     void add(bool fail, std::string text, std::string remedy = "") {
         list.push_back({fail, std::move(text)});
@@ -30,9 +30,9 @@ struct Findings {
         return std::any_of(list.begin(), list.end(), [](const DomainFinding& f) { return f.fail; });
     }
     CheckOutcome outcome(const std::string& remedy, const std::string& pass_reason) {
-        nlohmann::json texts = nlohmann::json::array();
-        for (const auto& f : list) texts.push_back({{"status", f.fail ? "fail" : "warn"}, {"finding", f.text}});
-        details["findings"] = std::move(texts);
+        std::vector<ImexFinding> texts;
+        for (const auto& f : list) texts.push_back({f.fail ? "fail" : "warn", f.text});
+        details.findings = std::move(texts);
         if (list.empty()) return CheckOutcome::pass(pass_reason, std::move(details));
         const bool fail = any_fail();
         std::vector<std::string> shown;
@@ -76,7 +76,7 @@ const char* kServiceRemedy =
 void check_files(const DoctorContext& ctx, const ImexConfig& config, const std::vector<std::string>& addresses,
                  Findings& f) {
     const std::string nodes_path = config.nodes_path();
-    f.details["nodes_file"] = nodes_path;
+    f.details.nodes_file = nodes_path;
     std::string refused;
     const auto nodes_text = try_read_trusted_text(ctx.path(nodes_path), refused);
     if (!nodes_text) {
@@ -85,7 +85,7 @@ void check_files(const DoctorContext& ctx, const ImexConfig& config, const std::
         return;
     }
     const NodeList nodes = parse_node_list(*nodes_text);
-    f.details["nodes"] = nodes.entries;
+    f.details.nodes = nodes.entries;
     const std::string host = host_name();
     const bool listed = std::any_of(nodes.entries.begin(), nodes.entries.end(),
                                     [&](const std::string& e) { return names_this_node(e, addresses, host); });
@@ -128,10 +128,10 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
               "install the nvidia-imex package of this driver: it has nvidia-imex-ctl");
         return;
     }
-    f.details["imex_ctl"] = ctl;
+    f.details.imex_ctl = ctl;
     const std::string config_arg = ctx.path(config.path);
     const CtlAnswer q = run_imex_ctl(ctl, {"-c", config_arg, "-q"}, kImexCtlQueryLimit);
-    f.details["query"] = {{"exit_code", q.exit_code}, {"timed_out", q.timed_out}, {"output", q.first_line()}};
+    f.details.query = CtlEvidence{q.exit_code, q.timed_out, q.first_line()};
     if (!q.error.empty()) {
         f.add(false, fmt::format("nvidia-imex-ctl cannot be run: {}", q.error));
         return;
@@ -157,7 +157,7 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
         return;
     }
     const CtlAnswer n = run_imex_ctl(ctl, {"-c", config_arg, "-N", "-j"}, kImexCtlDomainLimit);
-    f.details["domain_query"] = {{"exit_code", n.exit_code}, {"timed_out", n.timed_out}};
+    f.details.domain_query = CtlEvidence{n.exit_code, n.timed_out, {}};
     if (n.timed_out || n.exit_code != 0) {
         f.add(true, n.timed_out ? fmt::format("nvidia-imex-ctl -N -j did not answer within {}",
                                               ipc::describe(kImexCtlDomainLimit))
@@ -170,13 +170,10 @@ void ask_command_service(const DoctorContext& ctx, const ImexConfig& config, con
         f.add(false, fmt::format("nvidia-imex-ctl -N -j printed no domain this check can read: {}", error));
         return;
     }
-    f.details["domain"] = domain->status;
-    nlohmann::json nodes = nlohmann::json::array();
-    for (const auto& node : domain->nodes) {
-        nodes.push_back(
-            {{"node", node.index}, {"host", node.host}, {"status", node.status}, {"version", node.version}});
-    }
-    f.details["domain_nodes"] = std::move(nodes);
+    f.details.domain = domain->status;
+    std::vector<ImexNodeEvidence> nodes;
+    for (const auto& node : domain->nodes) nodes.push_back({node.index, node.host, node.status, node.version});
+    f.details.domain_nodes = std::move(nodes);
     const std::string driver = ctx.nvml != nullptr ? ctx.nvml->info().driver_version : std::string();
     for (auto& finding : judge_domain(*domain, addresses, host_name(), driver)) f.list.push_back(std::move(finding));
 }
@@ -194,7 +191,7 @@ void check_daemon(const DoctorContext& ctx, const ImexConfig& config, const std:
               "make the unit file and the folders above it root's alone");
     }
     const bool running = daemon.value_or(false);
-    if (daemon) f.details["running"] = running;
+    if (daemon) f.details.running = running;
     if (!daemon) {
         // Not known here; the command service, where it is on, still says whether the daemon answers.
         f.add(false,
@@ -226,10 +223,10 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
     }
     const UnitState unit = imex_unit_state(ctx.options.sysroot);
     Findings f;
-    f.details["attached_gpus"] = attached;
-    f.details["unit"] = unit_state_name(unit);
+    f.details.attached_gpus = attached;
+    f.details.unit = std::string(unit_state_name(unit));
     if (const std::string why = managed_externally(ctx, unit); !why.empty()) {
-        f.details["managed_externally"] = why;
+        f.details.managed_externally = why;
         return CheckOutcome::skip(
             fmt::format("IMEX managed externally: {}; only the channel (imex-channels) and the fabric (fabric) are "
                         "judged here",
@@ -239,7 +236,7 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
     const std::string config_path = ctx.imex_config_path();
     std::string refused;
     const auto text = try_read_trusted_text(ctx.path(config_path), refused);
-    f.details["config"] = config_path;
+    f.details.config = config_path;
     if (!text) {
         f.add(true, refused.empty() ? fmt::format("the nvidia-imex unit is installed but its settings file {} cannot "
                                                   "be read",
@@ -252,8 +249,8 @@ CheckOutcome check_imex_domain(DoctorContext& ctx, DeviceState*) {
     const std::vector<std::string> addresses = local_addresses();
     check_files(ctx, config, addresses, f);
     check_daemon(ctx, config, addresses, f);
-    f.details["command_service"] = config.command_service();
-    const std::string domain = f.details.value("domain", std::string());
+    f.details.command_service = config.command_service();
+    const std::string domain = f.details.domain.value_or("");
     const std::string pass = !config.command_service()
                                  ? "the IMEX daemon runs and this node is in its node file; the command service is off "
                                    "(IMEX_CMD_ENABLED is not 1), so the domain was not asked"

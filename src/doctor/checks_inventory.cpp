@@ -73,13 +73,14 @@ std::string name_of(const Seen& s) {
     return s.bus.empty() ? s.uuid : s.bus;
 }
 
-nlohmann::json seen_json(const std::vector<Seen>& list) {
-    nlohmann::json j = nlohmann::json::array();
-    for (const Seen& s : list) {
-        j.push_back({{"pci_bus_id", s.bus.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.bus)},
-                     {"uuid", s.uuid.empty() ? nlohmann::json(nullptr) : nlohmann::json(s.uuid)}});
-    }
-    return j;
+std::optional<std::string> text_or_none(const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
+
+std::vector<SeenGpu> seen_evidence(const std::vector<Seen>& list) {
+    std::vector<SeenGpu> out;
+    for (const Seen& s : list) out.push_back({text_or_none(s.bus), text_or_none(s.uuid)});
+    return out;
 }
 
 // The GPUs CUDA sees, by bus id and UUID.
@@ -172,13 +173,11 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     const Missing missing = missing_from_cuda(cuda, kernel, nvml);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     const std::string driver_version = doctor::driver_version(ctx);
-    nlohmann::json details{
-        {"cuda", seen_json(cuda)},
-        {"nvml", nvml ? seen_json(*nvml) : nlohmann::json(nullptr)},
-        {"kernel", kernel ? seen_json(*kernel) : nlohmann::json(nullptr)},
-        {"missing", seen_json(missing.gpus)},
-        {"driver_version", driver_version.empty() ? nlohmann::json(nullptr) : nlohmann::json(driver_version)}};
-    if (visible != nullptr) details["cuda_visible_devices"] = visible;
+    InventoryEvidence details{
+        seen_evidence(cuda), std::nullopt, std::nullopt, seen_evidence(missing.gpus), text_or_none(driver_version), {}};
+    if (nvml) details.nvml = seen_evidence(*nvml);
+    if (kernel) details.kernel = seen_evidence(*kernel);
+    if (visible != nullptr) details.cuda_visible_devices = visible;
     const std::string counted = counted_sources(cuda, nvml, kernel);
     // Missing GPUs are a warning, unless CUDA_VISIBLE_DEVICES hides them by design; an expectation not met
     // is a failure.

@@ -16,8 +16,8 @@ namespace {
 
 // One domain: a one-granule cuMemCreate mapped, and a pool with one block; each placement read back.
 // Throws Error for a call that failed.
-nlohmann::json check_domain(const DriverApi& api, int device, int domain, int domains, bool& confirmed,
-                            std::vector<std::string>& unconfirmed) {
+DomainChecked check_domain(const DriverApi& api, int device, int domain, int domains, bool& confirmed,
+                           std::vector<std::string>& unconfirmed) {
     CreateRequest request;
     request.device = device;
     request.memory.location =
@@ -43,11 +43,7 @@ nlohmann::json check_domain(const DriverApi& api, int device, int domain, int do
             unconfirmed.push_back(fmt::format("domain {}: {}", domain, placement_text(*p)));
         }
     }
-    return {{"domain", domain},
-            {"allocation_bytes", created.size},
-            {"allocation", placement_json(*created.placement)},
-            {"pool", placement_json(pool_at)},
-            {"pool_block", placement_json(*block_at)}};
+    return {domain, created.size, *created.placement, pool_at, *block_at};
 }
 
 }  // namespace
@@ -56,7 +52,7 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
     const DriverApi& api = device->api();
     const int dev = device->ordinal();
     const LocalityInfo info = query_locality(api, dev, LocalityProbe::none);
-    nlohmann::json details = locality_json(info);
+    LocalityEvidence details{info, {}, {}};
     if (!info.driver_has())
         return CheckOutcome::skip("unknown: " + locality_unknown_reason(info.driver_version), details);
     if (!info.domains) {
@@ -70,12 +66,12 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
     device->context();
     bool confirmed = true;
     std::vector<std::string> unconfirmed;
-    nlohmann::json per_domain = nlohmann::json::array();
+    std::vector<DomainChecked> per_domain;
     try {
         for (int d = 0; d < *info.domains; ++d)
             per_domain.push_back(check_domain(api, dev, d, *info.domains, confirmed, unconfirmed));
     } catch (const Error& e) {
-        details["domains_checked"] = std::move(per_domain);
+        details.domains_checked = std::move(per_domain);
         return CheckOutcome::fail(
             fmt::format("localized memory failed: {}", e.problem().message),
             e.problem().remedy.empty()
@@ -84,12 +80,12 @@ CheckOutcome check_locality(DoctorContext&, DeviceState* device) {
                 : e.problem().remedy,
             std::move(details));
     }
-    details["domains_checked"] = std::move(per_domain);
+    details.domains_checked = std::move(per_domain);
     // The attributes must also answer -1 for memory that is not localized: the device's default pool.
     const CUmemLocation whole{CU_MEM_LOCATION_TYPE_DEVICE, dev};
     const Placement plain =
         pool_placement_unlocalized(api, default_pool(api, dev, whole, CU_MEM_ALLOCATION_TYPE_PINNED).handle);
-    details["default_pool"] = placement_json(plain);
+    details.default_pool = plain;
     if (!plain.confirmed()) {
         confirmed = false;
         unconfirmed.push_back(fmt::format("the default pool: {}", placement_text(plain)));

@@ -18,13 +18,11 @@
 #include "gpu/pool/pool_create.hpp"
 #include "gpu/pool/pool_pattern.hpp"
 #include "gpu/pool/pool_trim.hpp"
-#include "gpu/verify/verify_json.hpp"
 #include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu/vmm/vmm_create.hpp"
 #include "imex/channel_folder.hpp"
 #include "ipc/timeout.hpp"
 #include "nvml/memory_health.hpp"
-#include "steps/step_json.hpp"
 #include "util/size.hpp"
 
 namespace cumemctl::doctor {
@@ -41,8 +39,8 @@ bool has(DeviceState& device, std::string_view key) {
 }
 
 // A failed operation as a check's outcome: the error's message, cause and remedy, and what was done.
-CheckOutcome failed(const Problem& problem, nlohmann::json details) {
-    return outcome_from_error(problem).with_details(std::move(details));
+CheckOutcome failed(const Problem& problem, Evidence details) {
+    return outcome_from_error(problem).with_evidence(std::move(details));
 }
 
 // This process's memory on the device as NVML counts it, before and after a check's work: evidence
@@ -60,15 +58,19 @@ public:
         if (handle_) before_ = nvml::process_memory(*nvml_, *handle_, getpid(), &why_);
     }
 
-    // {"source": "nvml", "before_bytes", "after_bytes", "delta_bytes"} or {"unavailable": why}; null
-    // without NVML.
-    nlohmann::json after() {
-        if (nvml_ == nullptr) return nullptr;
+    // NVML's figures before and after, or why not; none without NVML.
+    std::optional<ProcessMemory> after() {
+        if (nvml_ == nullptr) return std::nullopt;
         std::optional<std::uint64_t> now;
         if (handle_ && before_) now = nvml::process_memory(*nvml_, *handle_, getpid(), &why_);
-        if (!before_ || !now) return {{"unavailable", why_}};
+        ProcessMemory m;
+        if (!before_ || !now) {
+            m.unavailable = why_;
+            return m;
+        }
         delta_ = static_cast<std::int64_t>(*now) - static_cast<std::int64_t>(*before_);
-        return {{"source", "nvml"}, {"before_bytes", *before_}, {"after_bytes", *now}, {"delta_bytes", *delta_}};
+        m.source = "nvml", m.before_bytes = *before_, m.after_bytes = *now, m.delta_bytes = *delta_;
+        return m;
     }
 
     // What NVML counts more for this process after than before, where it said both.
@@ -89,12 +91,12 @@ private:
 // reason of a failure, and decides nothing.
 std::optional<CheckOutcome> leak_outcome(const std::optional<ResourceSnapshot>& before,
                                          const std::optional<ResourceSnapshot>& after,
-                                         const std::vector<steps::Step>& steps, nlohmann::json& details,
+                                         const std::vector<steps::Step>& steps, MemoryEvidence& details,
                                          NvmlProcessMemory& memory) {
-    if (const nlohmann::json evidence = memory.after(); !evidence.is_null()) details["process_memory"] = evidence;
+    if (auto evidence = memory.after()) details.process_memory = std::move(*evidence);
     if (!before || !after) return std::nullopt;
     const ResourceDelta d = compare(*before, *after);
-    details["handles_not_released"] = d.lost_handles;
+    details.handles_not_released = d.lost_handles;
     if (d.lost_handles == 0) return std::nullopt;
     const std::vector<std::string> refused = failed_releases(steps);
     const auto grew = memory.delta();
@@ -109,18 +111,18 @@ std::optional<CheckOutcome> leak_outcome(const std::optional<ResourceSnapshot>& 
 }
 
 // What one create did, for a check's details.
-nlohmann::json create_details(const CreateResult& r) {
-    nlohmann::json j{{"size_bytes", r.size}, {"steps", steps_json(r.steps)}};
-    if (r.verify) j["verify"] = to_json(*r.verify);
+MemoryEvidence create_details(const CreateResult& r) {
+    MemoryEvidence e;
+    e.size_bytes = r.size, e.steps = r.steps;
+    if (r.verify) e.verify = *r.verify;
     if (r.import_check) {
         // Its exit status where it ended (a failed exchange); an importer that answered serves on.
-        j["importer"] = {{"pid", r.import_check->pid},
-                         {"exit_status", r.import_check->exit_status >= 0 ? nlohmann::json(r.import_check->exit_status)
-                                                                          : nlohmann::json(nullptr)},
-                         {"steps", steps_json(r.import_check->steps)}};
-        if (r.import_check->check) j["importer"]["verify"] = to_json(*r.import_check->check);
+        ImporterEvidence& importer = e.importer.emplace();
+        importer.pid = r.import_check->pid, importer.steps = r.import_check->steps;
+        if (r.import_check->exit_status >= 0) importer.exit_status = r.import_check->exit_status;
+        if (r.import_check->check) importer.verify = *r.import_check->check;
     }
-    return j;
+    return e;
 }
 
 // The create that a check runs: one granule of `memory` through create's steps (with `import_check`,
@@ -177,7 +179,7 @@ bool ipc_pool_applies(const DeviceInfo* info) {
 // The create of a check through create's steps, then everything released; with `import_check` the
 // device's importer (started ahead where it was, and kept for the device's next IPC check). Returns
 // the details and, on failure, the outcome.
-std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
+std::pair<MemoryEvidence, std::optional<CheckOutcome>> small_create(DoctorContext& ctx, DeviceState& device,
                                                                     const MemoryRequest& memory, bool import_check) {
     device.context();
     CreateRequest request = create_request(ctx, device.ordinal(), memory, import_check);
@@ -192,7 +194,7 @@ std::pair<nlohmann::json, std::optional<CheckOutcome>> small_create(DoctorContex
     } catch (const Error& e) {
         return {create_details(result), failed(e.problem(), create_details(result))};
     }
-    nlohmann::json details = create_details(result);
+    MemoryEvidence details = create_details(result);
     if (auto leak = leak_outcome(result.before, result.after, result.steps, details, nvml_memory))
         return {details, leak};
     return {details, std::nullopt};
@@ -244,7 +246,7 @@ CheckOutcome check_vmm(DoctorContext& ctx, DeviceState* device) {
     if (!has(*device, "vmm")) return CheckOutcome::skip("the device does not support VMM (see capabilities)");
     auto [details, failure] = small_create(ctx, *device, MemoryRequest{}, false);
     if (failure) return *failure;
-    const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
+    const std::string size = format_size(details.size_bytes.value_or(0));
     return CheckOutcome::pass(size + " created, mapped, written and checked on the device", std::move(details));
 }
 
@@ -254,7 +256,7 @@ CheckOutcome check_posix_fd_ipc(DoctorContext& ctx, DeviceState* device) {
     }
     auto [details, failure] = small_create(ctx, *device, posix_fd_memory(), true);
     if (failure) return *failure;
-    const std::string size = format_size(details["size_bytes"].get<std::uint64_t>());
+    const std::string size = format_size(details.size_bytes.value_or(0));
     return CheckOutcome::pass("a second process imported the POSIX fd of " + size + ", mapped it and found the pattern",
                               std::move(details));
 }
@@ -270,9 +272,7 @@ CheckOutcome check_pool_trim(DoctorContext&, DeviceState* device) {
     const WorkloadPattern pattern = parse_workload_pattern(fmt::format("8x{}", granule));
     require_room(api, "the trim workload", pool_footprint(pattern, granule), location, 0);
     const TrimResult r = run_trim(api, pool.handle, pattern, 0, granule);
-    nlohmann::json details = to_json(r.figures);
-    details["pattern"] = pattern.text;
-    details["trim_seconds"] = r.trim_seconds;
+    PoolTrimEvidence details{r.figures, pattern.text, r.trim_seconds};
     if (!r.verdict.returned) {
         return CheckOutcome::fail(r.verdict.reason,
                                   "the driver kept pool memory that cuMemPoolTrimTo should have released: run "
@@ -296,7 +296,8 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
     ipc.keep_importer = true;
     NvmlProcessMemory nvml_memory(ctx, *device);
     const CreatePoolResult r = create_pool_and_check(api, device->ordinal(), request, size, ipc);
-    nlohmann::json details{{"size_bytes", size}, {"steps", steps_json(r.outcome.steps())}};
+    MemoryEvidence details;
+    details.size_bytes = size, details.steps = r.outcome.steps();
     if (r.outcome.problem()) return failed(*r.outcome.problem(), std::move(details));
     if (auto leak = leak_outcome(r.before, r.after, r.outcome.steps(), details, nvml_memory)) return *leak;
     return CheckOutcome::pass(fmt::format("a second process imported an IPC pool (POSIX fd) and a {} block of it, "
@@ -314,20 +315,18 @@ CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
     }
     if (locations.empty()) return CheckOutcome::skip("the device does not support VMM host memory (see capabilities)");
     std::vector<std::string> done;
-    nlohmann::json details = nlohmann::json::object();
+    HostAllocEvidence details;
     for (const auto& [spec, name] : locations) {
         MemoryRequest memory;
         memory.location = spec;
         auto [one, failure] = small_create(ctx, *device, memory, false);
         // The details key is the location's name in snake_case (host_numa), as every JSON key is.
-        std::string key = name;
-        std::replace(key.begin(), key.end(), '-', '_');
-        details[key] = one;
+        (name == "host" ? details.host : details.host_numa) = one;
         if (failure) {
             failure->reason = name + " memory: " + failure->reason;
-            return failure->with_details(std::move(details));
+            return failure->with_evidence(std::move(details));
         }
-        done.push_back(fmt::format("{} {}", name, format_size(one["size_bytes"].get<std::uint64_t>())));
+        done.push_back(fmt::format("{} {}", name, format_size(one.size_bytes.value_or(0))));
     }
     return CheckOutcome::pass(fmt::format("{}: created, mapped and checked from the device", fmt::join(done, ", ")),
                               std::move(details));
@@ -342,18 +341,18 @@ CheckOutcome check_fabric_alloc(DoctorContext& ctx, DeviceState* device) {
             probe_fabric_handle(device->api(), device->ordinal(), ctx.path(imex::kImexChannelDir), log);
         return CheckOutcome::pass(
             fmt::format("{} of fabric-handle memory created and exported", format_size(p.granularity)),
-            {{"size_bytes", p.granularity}, {"steps", steps_json(log.steps())}});
+            MemoryEvidence{p.granularity, log.steps(), {}, {}, {}, {}, {}});
     } catch (const Error& e) {
         // CUDA_ERROR_NOT_PERMITTED: this process can open no IMEX channel, a set-up step that imex-setup
         // does: a warning, as for imex-channels, with the diagnosis (which names the channel folder as
         // found) in the details. Anything else is a failure.
         const Problem& p = e.problem();
         if (!p.driver || result_of(*p.driver) != CUDA_ERROR_NOT_PERMITTED) {
-            return failed(p, {{"steps", steps_json(log.steps())}});
+            return failed(p, MemoryEvidence{{}, log.steps(), {}, {}, {}, {}, {}});
         }
         CheckOutcome o = CheckOutcome::warn(
             fmt::format("{} ({}): this process can open no IMEX channel", p.driver->call, p.driver->name), p.remedy,
-            {{"cause", p.cause}, {"steps", steps_json(log.steps())}});
+            MemoryEvidence{{}, log.steps(), {}, {}, {}, {}, p.cause});
         o.driver = p.driver;
         return o;
     }

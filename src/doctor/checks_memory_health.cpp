@@ -11,21 +11,20 @@ using namespace gpu;
 CheckOutcome check_memory_health(DoctorContext& ctx, DeviceState* device) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
         const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
-        return CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), {{"nvml_error", why}});
+        return CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), NvmlUnavailable{why});
     }
     const DeviceInfo& info = device->info();
     std::string why;
     const auto handle = ctx.nvml_device(info.uuid, why);
-    if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
+    if (!handle) return CheckOutcome::skip(why, NvmlUnavailable{why});
     const nvml::MemoryHealth health = nvml::query_memory_health(*ctx.nvml, *handle);
     const nvml::HealthVerdict verdict = nvml::judge_memory_health(health);
-    nlohmann::json details = nvml::to_json(health);
-    details[kDetailUuid] = info.uuid;
+    MemoryHealthEvidence details{health, info.uuid, std::nullopt, {}};
     // What the last `memtest --record` of this GPU found, when one was kept: said, never judged here.
     std::string no_memtest;
     const auto memtest = memtest::load_memtest_record(memtest::memtest_state_path(), info.uuid, &no_memtest);
-    details["last_memtest"] = memtest ? memtest::to_json(*memtest) : nlohmann::json(nullptr);
-    if (!memtest) details["last_memtest_unavailable"] = no_memtest;
+    details.last_memtest = memtest;
+    if (!memtest) details.last_memtest_unavailable = no_memtest;
     const std::string reason =
         memtest ? fmt::format("{}; {}", verdict.reason, memtest::describe(*memtest)) : verdict.reason;
     const int gpu = device->ordinal();

@@ -39,9 +39,7 @@ std::string fabric_remedy(int gpu, const std::string& uuid) {
 // the node's GPUs disagree about their fabric, where they do.
 CheckOutcome fabric_outcome(const FabricInfo& fabric, bool configured, int gpu, const std::string& uuid,
                             const std::string& split) {
-    nlohmann::json details = nvml::to_json(fabric);
-    details["uuid"] = uuid;
-    details["imex_configured"] = configured;
+    FabricEvidence details{fabric, uuid, configured};
     if (!split.empty()) {
         return CheckOutcome::fail(
             split,
@@ -69,13 +67,12 @@ CheckOutcome fabric_outcome(const FabricInfo& fabric, bool configured, int gpu, 
 CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
         const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
-        return CheckOutcome::skip(fmt::format("no NVML to ask about the NVLink fabric: {}", why),
-                                  {{"nvml_error", why}});
+        return CheckOutcome::skip(fmt::format("no NVML to ask about the NVLink fabric: {}", why), NvmlUnavailable{why});
     }
     const gpu::DeviceInfo& info = device->info();
     std::string why;
     const auto handle = ctx.nvml_device(info.uuid, why);
-    if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
+    if (!handle) return CheckOutcome::skip(why, NvmlUnavailable{why});
     // This GPU's entry of the node's fabric info, asked once for every check (exact UUIDs: uuids() lists
     // what device_by_uuid finds).
     const auto& node = ctx.node_fabric();

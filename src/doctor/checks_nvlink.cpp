@@ -16,11 +16,6 @@ constexpr const char* kNvlinkRemedy =
     "drain the node and reset the GPU (nvidia-smi -r, or a reboot); links that stay down after a reset need the "
     "board or its NVSwitch serviced (nvidia-smi nvlink -s lists each link's state)";
 
-nlohmann::json nvlink_json(const nvml::NvLink& l) {
-    return {
-        {"links", l.links}, {"active_links", l.active}, {"unknown_links", l.unknown}, {"active_mbps", l.active_mbps}};
-}
-
 // The most links up on any other GPU NVML lists, and which one it is (its UUID); 0 where none has NVLink.
 unsigned most_among_peers(const DoctorContext& ctx, const std::string& own_uuid, std::string& which) {
     unsigned most = 0;
@@ -40,20 +35,24 @@ unsigned most_among_peers(const DoctorContext& ctx, const std::string& own_uuid,
 CheckOutcome check_nvlink(DoctorContext& ctx, DeviceState* device) {
     if (ctx.nvml == nullptr || !ctx.nvml->loaded()) {
         const std::string why = ctx.nvml == nullptr ? "NVML was not loaded" : ctx.nvml->info().error;
-        return CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), {{"nvml_error", why}});
+        return CheckOutcome::skip(fmt::format("no NVML to ask: {}", why), NvmlUnavailable{why});
     }
     std::string why;
     const std::string& uuid = device->info().uuid;
     const auto handle = ctx.nvml_device(uuid, why);
-    if (!handle) return CheckOutcome::skip(why, {{"nvml_error", why}});
+    if (!handle) return CheckOutcome::skip(why, NvmlUnavailable{why});
     const auto own = nvml::query_nvlink(*ctx.nvml, *handle, why);
-    if (!own) return CheckOutcome::skip(fmt::format("no NVLink: {}", why), {{"nvlink_unavailable", why}});
-    nlohmann::json details = nvlink_json(*own);
+    if (!own) {
+        NvlinkEvidence none;
+        none.unavailable = why;
+        return CheckOutcome::skip(fmt::format("no NVLink: {}", why), std::move(none));
+    }
+    NvlinkEvidence details{own->links, own->active, own->unknown, own->active_mbps, {}, {}, {}};
     std::string peer_uuid;
     const unsigned most = most_among_peers(ctx, uuid, peer_uuid);
-    details["peers_most_active_links"] = most;
+    details.peers_most_active_links = most;
     const auto limit = gpu::nvlink_limit(own, nullptr);
-    details[kDetailLimitGbps] = limit ? nlohmann::json(limit->gbps) : nlohmann::json(nullptr);
+    details.limit_gbps = limit ? std::optional<double>(limit->gbps) : std::nullopt;
     const std::string unknown = own->unknown == 0 ? "" : fmt::format("; NVML gave no state for {}", own->unknown);
     if (own->active == 0) {
         CheckOutcome o = CheckOutcome::fail(

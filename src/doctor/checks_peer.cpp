@@ -50,11 +50,11 @@ std::string name_of(const DoctorContext& ctx, DeviceState& d) {
     return gpu_name(index, info->pci_bus_id, d.ordinal());
 }
 
-nlohmann::json pair_json(const Pair& p) {
-    nlohmann::json j{{"reader", p.reader}, {"owner", p.owner}, {"can_access_peer", p.allowed}, {"ok", p.ok}};
-    j["gbps"] = p.ok ? nlohmann::json(p.gbps) : nlohmann::json(nullptr);
-    if (!p.error.empty()) j["error"] = p.error;
-    return j;
+PeerPair pair_evidence(const Pair& p) {
+    PeerPair e{p.reader, p.owner, p.allowed, p.ok, std::nullopt, {}};
+    if (p.ok) e.gbps = p.gbps;
+    if (!p.error.empty()) e.error = p.error;
+    return e;
 }
 
 // The owner's memory made once, granted to `readers` and checked from each: their pairs filled in.
@@ -112,7 +112,7 @@ std::vector<Pair> list_pairs(DoctorContext& ctx, const DriverApi& api) {
 // where its owner had no memory for the allocation (runner judges device checks; this node check
 // judges its owner).
 CheckOutcome failed_pairs(DoctorContext& ctx, const std::vector<const Pair*>& failed, std::size_t allowed,
-                          nlohmann::json details) {
+                          PeerEvidence details) {
     const Pair& f = *failed.front();
     CheckOutcome o = CheckOutcome::fail(
         fmt::format("{} of {} allowed pairs could not read the other's memory; {}: {}", failed.size(), allowed,
@@ -132,7 +132,7 @@ CheckOutcome failed_pairs(DoctorContext& ctx, const std::vector<const Pair*>& fa
 
 // The warning for pairs that cuDeviceCanAccessPeer refused or that read far below the median.
 CheckOutcome degraded_pairs(const std::string& summary, const std::vector<const Pair*>& refused,
-                            const std::vector<const Pair*>& slow, nlohmann::json details) {
+                            const std::vector<const Pair*>& slow, PeerEvidence details) {
     std::vector<std::string> notes;
     for (const Pair* p : refused) notes.push_back(pair_name(*p) + " refused by cuDeviceCanAccessPeer");
     for (const Pair* p : slow) notes.push_back(fmt::format("{} at {:.1f} GB/s", pair_name(*p), p->gbps));
@@ -151,11 +151,11 @@ CheckOutcome degraded_pairs(const std::string& summary, const std::vector<const 
 
 // The verdict on the measured pairs.
 CheckOutcome judge_pairs(DoctorContext& ctx, const std::vector<Pair>& pairs) {
-    nlohmann::json details{{"bytes", kPeerBytes}, {"pairs", nlohmann::json::array()}};
+    PeerEvidence details{kPeerBytes, {}, {}};
     std::vector<double> rates;
     std::vector<const Pair*> failed, refused, slow;
     for (const Pair& p : pairs) {
-        details["pairs"].push_back(pair_json(p));
+        details.pairs.push_back(pair_evidence(p));
         if (!p.allowed) refused.push_back(&p);
         if (p.allowed && !p.ok) failed.push_back(&p);
         if (p.ok) rates.push_back(p.gbps);
@@ -169,7 +169,7 @@ CheckOutcome judge_pairs(DoctorContext& ctx, const std::vector<Pair>& pairs) {
     for (const Pair& p : pairs) {
         if (p.ok && p.gbps < kSlowShare * median) slow.push_back(&p);
     }
-    details["median_gbps"] = median;
+    details.median_gbps = median;
     if (!failed.empty()) return failed_pairs(ctx, failed, rates.size() + failed.size(), std::move(details));
     const std::string summary = fmt::format("{} pair{} read each other's memory, {:.1f} to {:.1f} GB/s", rates.size(),
                                             rates.size() == 1 ? "" : "s", rates.front(), rates.back());

@@ -65,7 +65,7 @@ std::string describe_names(const std::vector<std::string>& names) {
 
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     const DriverInfo& info = ctx.driver->info();
-    nlohmann::json details{{"library", info.library}};
+    DriverEvidence details{info.library, {}, {}, {}};
     if (!ctx.driver->loaded()) {
         CheckOutcome o = CheckOutcome::fail(
             "no usable CUDA driver: " + info.error,
@@ -77,13 +77,13 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     }
     ctx.ensure_initialised();
     const std::string module = kernel_module_version(ctx);
-    details["cuda_version"] = info.version;
-    details["version_string"] = cuda_version_string(info.version);
-    details[kDetailKernelModule] = module.empty() ? nlohmann::json(nullptr) : nlohmann::json(module);
+    details.cuda_version = info.version;
+    details.version_string = cuda_version_string(info.version);
+    details.kernel_module = module.empty() ? std::nullopt : std::optional<std::string>(module);
     if (ctx.init_error) {
         CheckOutcome o = outcome_from_error(*ctx.init_error);
         if (o.driver) o.remedy = init_remedy(result_of(*o.driver));
-        o.details = std::move(details);
+        o.evidence = std::move(details);
         return o;
     }
     return CheckOutcome::pass(fmt::format("CUDA {} driver{}", cuda_version_string(info.version),
@@ -94,9 +94,9 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
 CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
     ctx.ensure_initialised();
     if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
-    nlohmann::json details{{"count", ctx.device_count}};
+    DevicesEvidence details{ctx.device_count, {}, {}};
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    if (visible != nullptr) details["cuda_visible_devices"] = visible;
+    if (visible != nullptr) details.cuda_visible_devices = visible;
     if (ctx.device_count == 0) {
         CheckOutcome o = CheckOutcome::fail(
             visible != nullptr ? fmt::format("the driver sees no CUDA device (CUDA_VISIBLE_DEVICES=\"{}\")", visible)
@@ -113,7 +113,7 @@ CheckOutcome check_devices(DoctorContext& ctx, DeviceState*) {
         char name[256] = {};
         names.emplace_back(api.cuDeviceGetName(name, sizeof name, i) == CUDA_SUCCESS ? name : "unknown");
     }
-    details[kDetailNames] = names;
+    details.names = names;
     return CheckOutcome::pass(
         fmt::format("{} device{}: {}", ctx.device_count, ctx.device_count == 1 ? "" : "s", describe_names(names)),
         std::move(details));

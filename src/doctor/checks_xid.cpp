@@ -95,19 +95,14 @@ std::string last_time(const XidGroup& g, const std::optional<long long>& boot) {
         std::chrono::system_clock::time_point(std::chrono::seconds(*boot + static_cast<long long>(*g.last))));
 }
 
-nlohmann::json group_json(const XidGroup& g, const std::optional<long long>& boot) {
-    return {{"gpu", g.gpu.name},
-            {"device", g.gpu.ordinal ? nlohmann::json(*g.gpu.ordinal) : nlohmann::json(nullptr)},
-            {"xid", g.xid},
-            {"count", g.count},
-            {"kind", g.meaning ? nlohmann::json(xid_kind_name(g.meaning->kind)) : nlohmann::json(nullptr)},
-            {"meaning", g.meaning ? nlohmann::json(g.meaning->meaning) : nlohmann::json(nullptr)},
-            {"judged_by", g.meaning == nullptr ? "none"
-                          : g.memory_health    ? "memory-health"
-                                               : "xid"},
-            {"last_seconds_after_boot", g.last ? nlohmann::json(*g.last) : nlohmann::json(nullptr)},
-            {"last_time", last_time(g, boot)},
-            {"last_text", g.last_text.empty() ? nlohmann::json(nullptr) : nlohmann::json(g.last_text)}};
+XidEntry group_entry(const XidGroup& g, const std::optional<long long>& boot) {
+    XidEntry e;
+    e.gpu = g.gpu.name, e.device = g.gpu.ordinal, e.xid = g.xid, e.count = g.count;
+    if (g.meaning) e.kind = std::string(xid_kind_name(g.meaning->kind)), e.meaning = std::string(g.meaning->meaning);
+    e.judged_by = g.meaning == nullptr ? "none" : g.memory_health ? "memory-health" : "xid";
+    e.last_seconds_after_boot = g.last, e.last_time = last_time(g, boot);
+    if (!g.last_text.empty()) e.last_text = g.last_text;
+    return e;
 }
 
 std::string group_text(const XidGroup& g, const std::optional<long long>& boot) {
@@ -124,7 +119,7 @@ CheckOutcome check_xid(DoctorContext& ctx, DeviceState*) {
         text = read_kernel_log(path);
     } catch (const Error& e) {
         return CheckOutcome::skip(e.problem().message + (e.problem().remedy.empty() ? "" : "; " + e.problem().remedy),
-                                  {{"log", path}});
+                                  XidEvidence{path, {}, {}, {}});
     }
     const XidLog log = parse_kernel_log(text);
     const auto boot = boot_time(ctx);
@@ -144,9 +139,8 @@ CheckOutcome check_xid(DoctorContext& ctx, DeviceState*) {
     for (auto& [key, g] : groups) sorted.push_back(std::move(g));
     std::stable_sort(sorted.begin(), sorted.end(),
                      [](const XidGroup& a, const XidGroup& b) { return severity(a) > severity(b); });
-    nlohmann::json details{
-        {"log", path}, {"records", log.records}, {"from_boot", log.from_boot}, {"xids", nlohmann::json::array()}};
-    for (const auto& g : sorted) details["xids"].push_back(group_json(g, boot));
+    XidEvidence details{path, log.records, log.from_boot, std::vector<XidEntry>{}};
+    for (const auto& g : sorted) details.xids->push_back(group_entry(g, boot));
     const std::string reach =
         log.from_boot ? "since boot" : "in the part of the log still held (older records overwritten)";
     if (sorted.empty() || severity(sorted.front()) == 0) {

@@ -46,7 +46,8 @@ TEST_CASE("run_within_budget: a run that ends in time is its own; one that does 
     CHECK(context.check == "context");
     CHECK(context.device == 0);
     CHECK(context.outcome.status == CheckStatus::timeout);
-    CHECK(context.outcome.details["pending_call"] == "cuDevicePrimaryCtxRetain");
+    REQUIRE(context.outcome.evidence_as<TimeoutEvidence>() != nullptr);
+    CHECK(context.outcome.evidence_as<TimeoutEvidence>()->pending_call == "cuDevicePrimaryCtxRetain");
     CHECK(context.outcome.reason.find("cuDevicePrimaryCtxRetain has not returned after") != std::string::npos);
     CHECK(context.outcome.brief == "cuDevicePrimaryCtxRetain hung");
     CHECK(late.run.results[3].check == "vmm");

@@ -77,7 +77,9 @@ TEST_CASE("doctor on one device: results in order, one context retained and rele
     CHECK(run.results[1].check == "devices");
     CHECK(find(run, "devices").outcome.reason == "1 device: Test GPU");
     CHECK(find(run, "context", 0).outcome.status == CheckStatus::pass);
-    CHECK(find(run, "context", 0).outcome.details["free_bytes"] == testing_driver::model().free);
+    const auto* context = find(run, "context", 0).outcome.evidence_as<ContextEvidence>();
+    REQUIRE(context != nullptr);
+    CHECK(context->free_bytes == testing_driver::model().free);
     CHECK(find(run, "capabilities", 0).outcome.reason == "VMM yes, pools yes (posix-fd), fabric no, multicast no");
     CHECK(find(run, "logical-endpoints", 0).outcome.status == CheckStatus::skip);
     CHECK(find(run, "imex-channels").outcome.status == CheckStatus::skip);
