@@ -18,16 +18,17 @@
 
 namespace cumemctl::doctor {
 
-// The check ids, and the detail keys that readers of a doctor report (fleet) rely on: the catalogue,
-// the checks and the readers name checks by these constants, never by their text.
-inline constexpr const char* kCheckDriver = "driver";              // its details: kDetailKernelModule
-inline constexpr const char* kCheckDevices = "devices";            // its details: kDetailNames
-inline constexpr const char* kCheckCapabilities = "capabilities";  // its details: kDetailCapabilities
-inline constexpr const char* kCheckPosixFdIpc = "posix-fd-ipc";    // the checks whose second process starts ahead
+// The check ids: the catalogue, the checks and the readers (fleet) name checks by these constants,
+// never by their text. What a reader relies on in a check's details is marked in its evidence type's
+// field description (evidence.hpp, kReadByFleet).
+inline constexpr const char* kCheckDriver = "driver";
+inline constexpr const char* kCheckDevices = "devices";
+inline constexpr const char* kCheckCapabilities = "capabilities";
+inline constexpr const char* kCheckPosixFdIpc = "posix-fd-ipc";  // the checks whose second process starts ahead
 inline constexpr const char* kCheckIpcPool = "ipc-pool";
-inline constexpr const char* kCheckMemoryHealth = "memory-health";        // its details: kDetailUuid
-inline constexpr const char* kCheckHostBandwidth = "host-bandwidth";      // its details: kDetailH2dGbps, kDetailD2hGbps
-inline constexpr const char* kCheckMemoryBandwidth = "memory-bandwidth";  // its details: kDetailD2dGbps
+inline constexpr const char* kCheckMemoryHealth = "memory-health";
+inline constexpr const char* kCheckHostBandwidth = "host-bandwidth";
+inline constexpr const char* kCheckMemoryBandwidth = "memory-bandwidth";
 inline constexpr const char* kCheckContext = "context";
 inline constexpr const char* kCheckLogicalEndpoints = "logical-endpoints";
 inline constexpr const char* kCheckVmm = "vmm";
@@ -44,20 +45,6 @@ inline constexpr const char* kCheckGpudirect = "gpudirect";
 inline constexpr const char* kCheckXid = "xid";
 inline constexpr const char* kCheckPcieLink = "pcie-link";
 inline constexpr const char* kCheckNvlink = "nvlink";
-inline constexpr const char* kDetailUuid = "uuid";
-inline constexpr const char* kDetailH2dGbps = "h2d_gbps";  // GB/s measured host->device, pinned
-inline constexpr const char* kDetailD2hGbps = "d2h_gbps";
-inline constexpr const char* kDetailD2dGbps = "d2d_gbps";      // device->device, bytes read plus written
-inline constexpr const char* kDetailLimitGbps = "limit_gbps";  // the path's limit the figures are held against
-// host-bandwidth with every GPU at once: an object whose kDetailH2dSumGbps and kDetailD2hSumGbps are the
-// node's sums, and kDetailAtOnceGpus how many GPUs copied together
-inline constexpr const char* kDetailAtOnce = "at_once";
-inline constexpr const char* kDetailAtOnceGpus = "gpus";
-inline constexpr const char* kDetailH2dSumGbps = "h2d_sum_gbps";
-inline constexpr const char* kDetailD2hSumGbps = "d2h_sum_gbps";
-inline constexpr const char* kDetailKernelModule = "kernel_module";
-inline constexpr const char* kDetailNames = "names";
-inline constexpr const char* kDetailCapabilities = "capabilities";
 
 // The one verdict type (base/verdict.hpp), as doctor's checks use it.
 using cumemctl::CheckStatus;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "doctor/evidence.hpp"
 #include "fleet/report_reader.hpp"
 #include "report/report.hpp"
 #include "util/host.hpp"
@@ -114,120 +115,200 @@ void read_capabilities(JsonCursor& c, std::map<std::string, std::set<std::string
     }
 }
 
-// What fleet reads of a doctor check's details.
-struct Details {
-    std::string uuid;
-    std::optional<std::string> kernel_module;
-    std::vector<std::string> names;
-    std::map<std::string, std::set<std::string>> capabilities;
-    std::vector<std::pair<std::string, double>> figures;  // path -> GB/s
-    std::optional<double> limit_gbps;
-    // host-bandwidth's copies with every GPU at once: "h2d_all" -> the node's sum, and how many GPUs
-    std::vector<std::pair<std::string, double>> sums;
-    std::optional<long long> at_once_gpus;
-};
-
-constexpr std::array<std::string_view, 9> kDetailKeys{
-    doctor::kDetailUuid,         doctor::kDetailKernelModule, doctor::kDetailNames,
-    doctor::kDetailCapabilities, doctor::kDetailH2dGbps,      doctor::kDetailD2hGbps,
-    doctor::kDetailD2dGbps,      doctor::kDetailLimitGbps,    doctor::kDetailAtOnce};
-
-constexpr std::array<std::string_view, 3> kAtOnceKeys{doctor::kDetailAtOnceGpus, doctor::kDetailH2dSumGbps,
-                                                      doctor::kDetailD2hSumGbps};
-
 // The most GB/s a figure may say: far above any memory path there is; more is no measurement.
 constexpr double kMostGbps = 1e6;
 
-// A bandwidth figure: a number from 0 to kMostGbps, else the report is malformed.
-double read_gbps(JsonCursor& c, std::string_view key) {
-    if (c.peek() != Type::number) throw Malformed(fmt::format("details.{} is not a number", key));
-    const double v = c.read_number();
-    if (!(v >= 0 && v <= kMostGbps)) throw Malformed(fmt::format("details.{} is {}, not a bandwidth", key, v));
-    return v;
-}
+// Reads the fields of doctor's evidence that fleet reads (doctor::ReadBy::fleet), by their names in the
+// evidence type's field description (doctor/evidence.hpp); the other members are skipped unbuilt.
+class EvidenceReader {
+public:
+    EvidenceReader(JsonCursor& c, unsigned& capped, Capabilities& capabilities)
+        : c_(c), capped_(capped), capabilities_(capabilities) {}
 
-// details.at_once: the GPUs that copied together and the node's sums ("h2d_sum_gbps" -> "h2d_all"); an
-// object without a sum (the copies failed: its "error") gives none.
-void read_at_once(JsonCursor& c, Details& d) {
-    if (c.peek() != Type::object) {
-        c.skip();
-        return;
+    // The members of the object at the cursor into `into`; `where` names it in what is thrown ("details").
+    template <class E>
+    void object(E& into, const std::string& where) {
+        if (c_.peek() != Type::object) throw Malformed(fmt::format("{} is not an object", where));
+        c_.begin_object();
+        std::uint64_t seen = 0;
+        std::string key;
+        while (c_.next_key(key)) {
+            int index = 0;
+            bool found = false;
+            E::fields(into, [&](const char* name, auto& member, auto... mark) {
+                field<sizeof...(mark) != 0>(key, where, name, member, seen, index, found);
+            });
+            if (!found) c_.skip();
+        }
     }
-    c.begin_object();
-    std::uint32_t seen = 0;
-    std::string key;
-    while (c.next_key(key)) {
-        switch (member(key, kAtOnceKeys, seen)) {
-            case 0: {
-                if (c.peek() != Type::number) throw Malformed("details.at_once.gpus is not a number");
-                const double n = c.read_number();
-                if (!(n >= 1 && n <= static_cast<double>(kMaxGpus) && n == std::floor(n)))
-                    throw Malformed(fmt::format("details.at_once.gpus is {}, not a GPU count", n));
-                d.at_once_gpus = static_cast<long long>(n);
-                break;
+
+private:
+    // One field of the description against `key`: `read` where fleet reads it (kReadByFleet).
+    template <bool read, class T>
+    void field(const std::string& key, const std::string& where, const char* name, T& member, std::uint64_t& seen,
+               int& index, bool& found) {
+        if constexpr (requires { T::fields(member, [](const char*, auto&, auto...) {}); }) {
+            if (*name == '\0') {  // kMerged: its fields sit beside the holder's
+                T::fields(member, [&](const char* inner, auto& m, auto... mark) {
+                    field<sizeof...(mark) != 0>(key, where, inner, m, seen, index, found);
+                });
+                return;
             }
-            case 1:
-            case 2:
-                // "h2d_sum_gbps" -> "h2d_all"
-                d.sums.emplace_back(key.substr(0, key.find('_')) + "_all", read_gbps(c, key));
-                break;
-            default:
-                c.skip();
+        }
+        const int mine = index++;
+        if (found || key != name) return;
+        if (mine < 64) {
+            const auto bit = std::uint64_t{1} << mine;
+            if ((seen & bit) != 0) throw Malformed(fmt::format("\"{}\" is given twice in one object", key));
+            seen |= bit;
+        }
+        if constexpr (!read) {
+            return;  // skipped unbuilt
+        } else {
+            found = true;
+            const std::string path = where + "." + key;
+            try {
+                value(member, path);
+            } catch (const JsonTypeError& e) {
+                throw Malformed(fmt::format("{}: {}", path, e.what()));
+            }
+        }
+    }
+
+    template <class T>
+    void value(doctor::Maybe<T>& v, const std::string& where) {
+        value(v.emplace(), where);  // written only where there is one: null is no value
+    }
+    template <class T>
+    void value(std::optional<T>& v, const std::string& where) {
+        if (c_.peek() == Type::null) {
+            c_.read_null();
+            v.reset();
+            return;
+        }
+        value(v.emplace(), where);
+    }
+    // A bandwidth figure: a number from 0 to kMostGbps, else the report is malformed.
+    void value(doctor::Gbps& v, const std::string& where) {
+        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where));
+        v.value = c_.read_number();
+        if (!(v.value >= 0 && v.value <= kMostGbps))
+            throw Malformed(fmt::format("{} is {}, not a bandwidth", where, v.value));
+    }
+    void value(doctor::GpuCount& v, const std::string& where) {
+        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where));
+        const double n = c_.read_number();
+        if (!(n >= 1 && n <= static_cast<double>(kMaxGpus) && n == std::floor(n)))
+            throw Malformed(fmt::format("{} is {}, not a GPU count", where, n));
+        v.value = static_cast<std::size_t>(n);
+    }
+    void value(std::string& v, const std::string&) { v = text_or_null(c_); }
+    // Names: as many as GPUs (kMaxGpus); past them `capped` says so.
+    void value(std::vector<std::string>& v, const std::string&) {
+        c_.begin_array();
+        while (c_.next_item()) {
+            std::string name = bounded_text(c_.read_string());
+            if (v.size() < kMaxGpus)
+                v.push_back(std::move(name));
+            else
+                capped_ |= kCapGpus;
+        }
+    }
+    // Capabilities: each name's value as text (another tool version's names and values too).
+    void value(doctor::CapabilityList&, const std::string&) { read_capabilities(c_, capabilities_, capped_); }
+    template <class T>
+    void value(T& v, const std::string& where) requires requires {
+        T::fields(v, [](const char*, auto&, auto...) {});
+    }
+    { object(v, where); }
+
+    JsonCursor& c_;
+    unsigned& capped_;
+    Capabilities& capabilities_;
+};
+
+// Reads a check's details (`raw`, their JSON text) as the evidence of family E.
+template <class E>
+E read_evidence(std::string_view raw, unsigned& capped, Capabilities& capabilities) {
+    JsonCursor c(raw, JsonCursor::kMaxDepth);
+    E e;
+    EvidenceReader(c, capped, capabilities).object(e, "details");
+    return e;
+}
+
+// A bandwidth check's figures into the report: measured alone (not beside another process's work, busy,
+// nor cut short), in the details' order, with the node's sums with every GPU at once (the first check's).
+void add_figures(const doctor::CopyEvidence& e, const ReportedCheck& k, NodeReport& r) {
+    const bool measured = k.status == doctor::CheckStatus::pass || k.status == doctor::CheckStatus::warn ||
+                          k.status == doctor::CheckStatus::fail;
+    if (!measured) return;
+    const std::optional<double> limit = e.limit_gbps ? std::optional<double>(e.limit_gbps->value) : std::nullopt;
+    const std::pair<const char*, const doctor::Maybe<doctor::Gbps>*> figures[] = {
+        {"d2d", &e.figures.d2d_gbps}, {"d2h", &e.figures.d2h_gbps}, {"h2d", &e.figures.h2d_gbps}};
+    for (const auto& [path, gbps] : figures) {
+        if (!*gbps) continue;
+        if (r.bandwidth.size() < 3 * kMaxGpus)
+            r.bandwidth.push_back({k.device, k.uuid, path, (*gbps)->value, limit});
+        else
+            r.capped |= kCapBandwidth;
+    }
+    // Every GPU's check repeats the node's sums: the first one counts, as the node's own figure, held
+    // against its GPUs' limits added up (nodes of as many GPUs on one kind of link compare).
+    if (r.bandwidth_sums || !e.at_once || !e.at_once->gpus) return;
+    const doctor::AtOnceEvidence& at_once = *e.at_once;
+    if (!at_once.d2h.sum_gbps && !at_once.h2d.sum_gbps) return;
+    r.bandwidth_sums = true;
+    std::optional<double> sum_limit;
+    if (limit) sum_limit = *limit * static_cast<double>(at_once.gpus->value);
+    if (at_once.d2h.sum_gbps)
+        r.bandwidth.push_back({std::nullopt, "", "d2h_all", at_once.d2h.sum_gbps->value, sum_limit});
+    if (at_once.h2d.sum_gbps)
+        r.bandwidth.push_back({std::nullopt, "", "h2d_all", at_once.h2d.sum_gbps->value, sum_limit});
+}
+
+// Capabilities of one GPU into the report's, each name's values as a set, within the caps.
+void add_capabilities(const Capabilities& capabilities, NodeReport& r) {
+    for (const auto& [cap, values] : capabilities) {
+        auto it = r.capabilities.find(cap);
+        if (it == r.capabilities.end() && r.capabilities.size() >= kMaxCapabilities) {
+            r.capped |= kCapCapabilities;
+            continue;
+        }
+        if (it == r.capabilities.end()) it = r.capabilities.emplace(cap, std::set<std::string>{}).first;
+        for (const auto& v : values) {
+            if (it->second.size() < kMaxGpus)
+                it->second.insert(v);
+            else
+                r.capped |= kCapGpus;
         }
     }
 }
 
-Details read_details(JsonCursor& c, unsigned& capped) {
-    Details d;
-    if (c.peek() != Type::object) {
-        c.skip();
-        return d;
-    }
-    c.begin_object();
-    std::uint32_t seen = 0;
-    std::string key;
-    while (c.next_key(key)) {
-        switch (member(key, kDetailKeys, seen)) {
-            case 0:
-                d.uuid = text_or_null(c);
-                break;
-            case 1:
-                if (c.peek() == Type::string) {
-                    d.kernel_module = bounded_text(c.read_string());
-                } else {
-                    c.skip();
-                }
-                break;
-            case 2:
-                c.begin_array();
-                while (c.next_item()) {
-                    std::string name = bounded_text(c.read_string());
-                    if (d.names.size() < kMaxGpus)
-                        d.names.push_back(std::move(name));
-                    else
-                        capped |= kCapGpus;
-                }
-                break;
-            case 3:
-                read_capabilities(c, d.capabilities, capped);
-                break;
-            case 4:
-            case 5:
-            case 6:
-                // "h2d_gbps" -> "h2d"
-                d.figures.emplace_back(key.substr(0, key.find('_')), read_gbps(c, key));
-                break;
-            case 7:
-                d.limit_gbps = read_gbps(c, key);
-                break;
-            case 8:
-                read_at_once(c, d);
-                break;
-            default:
-                c.skip();
+// A check's details (`raw`), read as its family's evidence where fleet uses it.
+void read_details(std::string_view raw, ReportedCheck& k, NodeReport& r) {
+    Capabilities capabilities;
+    if (k.check == doctor::kCheckDriver) {
+        auto e = read_evidence<doctor::DriverEvidence>(raw, r.capped, capabilities);
+        if (e.kernel_module && *e.kernel_module) r.kernel_module = std::move(**e.kernel_module);
+    } else if (k.check == doctor::kCheckDevices) {
+        auto e = read_evidence<doctor::DevicesEvidence>(raw, r.capped, capabilities);
+        for (auto& n : e.names.value_or(std::vector<std::string>{})) {
+            if (r.device_names.size() < kMaxGpus)
+                r.device_names.push_back(std::move(n));
+            else
+                r.capped |= kCapGpus;
         }
+    } else if (k.check == doctor::kCheckCapabilities) {
+        auto e = read_evidence<doctor::CapabilitiesEvidence>(raw, r.capped, capabilities);
+        k.details_uuid = std::move(e.uuid);
+        add_capabilities(capabilities, r);
+    } else if (k.check == doctor::kCheckMemoryHealth) {
+        k.details_uuid = read_evidence<doctor::MemoryHealthEvidence>(raw, r.capped, capabilities).uuid;
+    } else if (k.check == doctor::kCheckFabric) {
+        k.details_uuid = read_evidence<doctor::FabricEvidence>(raw, r.capped, capabilities).uuid;
+    } else if (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth) {
+        add_figures(read_evidence<doctor::CopyEvidence>(raw, r.capped, capabilities), k, r);
     }
-    return d;
 }
 
 constexpr std::array<std::string_view, 9> kCheckKeys{"check",      "status", "device", "uuid",   "pci_bus_id",
@@ -237,7 +318,7 @@ constexpr std::array<std::string_view, 9> kCheckKeys{"check",      "status", "de
 ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     ReportedCheck k;
     std::optional<std::string> name, status;
-    Details d;
+    std::string_view details;
     c.begin_object();
     std::uint32_t seen = 0;
     std::string key;
@@ -269,7 +350,7 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
                 k.remedy = text_or_null(c);
                 break;
             case 8:
-                d = read_details(c, r.capped);
+                details = c.raw_value();
                 break;
             default:
                 c.skip();
@@ -279,51 +360,7 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     const auto parsed = doctor::parse_status(status.value_or(""));
     if (!parsed) throw Malformed(fmt::format("check '{}' has status '{}'", k.check, status.value_or("")));
     k.status = *parsed;
-    k.details_uuid = std::move(d.uuid);
-    if (k.check == doctor::kCheckDriver && d.kernel_module) r.kernel_module = std::move(d.kernel_module);
-    if (k.check == doctor::kCheckDevices) {
-        for (auto& n : d.names) {
-            if (r.device_names.size() < kMaxGpus)
-                r.device_names.push_back(std::move(n));
-            else
-                r.capped |= kCapGpus;
-        }
-    }
-    // Figures measured alone: not beside another process's work (busy), nor of a check cut short.
-    const bool measured = k.status == doctor::CheckStatus::pass || k.status == doctor::CheckStatus::warn ||
-                          k.status == doctor::CheckStatus::fail;
-    if (measured && (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth)) {
-        for (auto& [path, gbps] : d.figures) {
-            if (r.bandwidth.size() < 3 * kMaxGpus)
-                r.bandwidth.push_back({k.device, k.uuid, path, gbps, d.limit_gbps});
-            else
-                r.capped |= kCapBandwidth;
-        }
-        // Every GPU's check repeats the node's sums: the first one counts, as the node's own figure, held
-        // against its GPUs' limits added up (nodes of as many GPUs on one kind of link compare).
-        if (!r.bandwidth_sums && !d.sums.empty() && d.at_once_gpus) {
-            r.bandwidth_sums = true;
-            std::optional<double> limit;
-            if (d.limit_gbps) limit = *d.limit_gbps * static_cast<double>(*d.at_once_gpus);
-            for (auto& [path, gbps] : d.sums) r.bandwidth.push_back({std::nullopt, "", path, gbps, limit});
-        }
-    }
-    if (k.check == doctor::kCheckCapabilities) {
-        for (auto& [cap, values] : d.capabilities) {
-            auto it = r.capabilities.find(cap);
-            if (it == r.capabilities.end() && r.capabilities.size() >= kMaxCapabilities) {
-                r.capped |= kCapCapabilities;
-                continue;
-            }
-            if (it == r.capabilities.end()) it = r.capabilities.emplace(cap, std::set<std::string>{}).first;
-            for (auto& v : values) {
-                if (it->second.size() < kMaxGpus)
-                    it->second.insert(v);
-                else
-                    r.capped |= kCapGpus;
-            }
-        }
-    }
+    if (!details.empty()) read_details(details, k, r);
     return k;
 }
 
