@@ -118,7 +118,7 @@ void read_capabilities(JsonCursor& c, std::map<std::string, std::set<std::string
 // The most GB/s a figure may say: far above any memory path there is; more is no measurement.
 constexpr double kMostGbps = 1e6;
 
-// Reads the fields of doctor's evidence that fleet reads (doctor::ReadBy::fleet), by their names in the
+// Reads the fields of doctor's evidence that fleet reads (doctor::kReadByFleet), by their names in the
 // evidence type's field description (doctor/evidence.hpp); the other members are skipped unbuilt.
 class EvidenceReader {
 public:
@@ -166,21 +166,28 @@ private:
             return;  // skipped unbuilt
         } else {
             found = true;
-            const std::string path = where + "." + key;
+            const Path path{where, key};
             try {
                 value(member, path);
             } catch (const JsonTypeError& e) {
-                throw Malformed(fmt::format("{}: {}", path, e.what()));
+                throw Malformed(fmt::format("{}: {}", path.text(), e.what()));
             }
         }
     }
 
+    // Where a value is, for what is thrown: "details.at_once" and "gpus" (made into text only then).
+    struct Path {
+        const std::string& where;
+        const std::string& key;
+        std::string text() const { return where + "." + key; }
+    };
+
     template <class T>
-    void value(doctor::Maybe<T>& v, const std::string& where) {
+    void value(doctor::Maybe<T>& v, const Path& where) {
         value(v.emplace(), where);  // written only where there is one: null is no value
     }
     template <class T>
-    void value(std::optional<T>& v, const std::string& where) {
+    void value(std::optional<T>& v, const Path& where) {
         if (c_.peek() == Type::null) {
             c_.read_null();
             v.reset();
@@ -189,22 +196,22 @@ private:
         value(v.emplace(), where);
     }
     // A bandwidth figure: a number from 0 to kMostGbps, else the report is malformed.
-    void value(doctor::Gbps& v, const std::string& where) {
-        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where));
+    void value(doctor::Gbps& v, const Path& where) {
+        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where.text()));
         v.value = c_.read_number();
         if (!(v.value >= 0 && v.value <= kMostGbps))
-            throw Malformed(fmt::format("{} is {}, not a bandwidth", where, v.value));
+            throw Malformed(fmt::format("{} is {}, not a bandwidth", where.text(), v.value));
     }
-    void value(doctor::GpuCount& v, const std::string& where) {
-        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where));
+    void value(doctor::GpuCount& v, const Path& where) {
+        if (c_.peek() != Type::number) throw Malformed(fmt::format("{} is not a number", where.text()));
         const double n = c_.read_number();
         if (!(n >= 1 && n <= static_cast<double>(kMaxGpus) && n == std::floor(n)))
-            throw Malformed(fmt::format("{} is {}, not a GPU count", where, n));
+            throw Malformed(fmt::format("{} is {}, not a GPU count", where.text(), n));
         v.value = static_cast<std::size_t>(n);
     }
-    void value(std::string& v, const std::string&) { v = text_or_null(c_); }
+    void value(std::string& v, const Path&) { v = text_or_null(c_); }
     // Names: as many as GPUs (kMaxGpus); past them `capped` says so.
-    void value(std::vector<std::string>& v, const std::string&) {
+    void value(std::vector<std::string>& v, const Path&) {
         c_.begin_array();
         while (c_.next_item()) {
             std::string name = bounded_text(c_.read_string());
@@ -215,22 +222,21 @@ private:
         }
     }
     // Capabilities: each name's value as text (another tool version's names and values too).
-    void value(doctor::CapabilityList&, const std::string&) { read_capabilities(c_, capabilities_, capped_); }
+    void value(doctor::CapabilityList&, const Path&) { read_capabilities(c_, capabilities_, capped_); }
     template <class T>
-    void value(T& v, const std::string& where) requires requires {
+    void value(T& v, const Path& where) requires requires {
         T::fields(v, [](const char*, auto&, auto...) {});
     }
-    { object(v, where); }
+    { object(v, where.text()); }
 
     JsonCursor& c_;
     unsigned& capped_;
     Capabilities& capabilities_;
 };
 
-// Reads a check's details (`raw`, their JSON text) as the evidence of family E.
+// The details at the cursor as the evidence of family E.
 template <class E>
-E read_evidence(std::string_view raw, unsigned& capped, Capabilities& capabilities) {
-    JsonCursor c(raw, JsonCursor::kMaxDepth);
+doctor::Evidence read_evidence(JsonCursor& c, unsigned& capped, Capabilities& capabilities) {
     E e;
     EvidenceReader(c, capped, capabilities).object(e, "details");
     return e;
@@ -284,30 +290,43 @@ void add_capabilities(const Capabilities& capabilities, NodeReport& r) {
     }
 }
 
-// A check's details (`raw`), read as its family's evidence where fleet uses it.
-void read_details(std::string_view raw, ReportedCheck& k, NodeReport& r) {
-    Capabilities capabilities;
-    if (k.check == doctor::kCheckDriver) {
-        auto e = read_evidence<doctor::DriverEvidence>(raw, r.capped, capabilities);
-        if (e.kernel_module && *e.kernel_module) r.kernel_module = std::move(**e.kernel_module);
-    } else if (k.check == doctor::kCheckDevices) {
-        auto e = read_evidence<doctor::DevicesEvidence>(raw, r.capped, capabilities);
-        for (auto& n : e.names.value_or(std::vector<std::string>{})) {
+// The details at the cursor, read as the evidence of check `check`'s family where fleet uses it (its
+// capabilities into `capabilities`); skipped otherwise.
+doctor::Evidence read_details(JsonCursor& c, std::string_view check, unsigned& capped, Capabilities& capabilities) {
+    if (check == doctor::kCheckDriver) return read_evidence<doctor::DriverEvidence>(c, capped, capabilities);
+    if (check == doctor::kCheckDevices) return read_evidence<doctor::DevicesEvidence>(c, capped, capabilities);
+    if (check == doctor::kCheckCapabilities)
+        return read_evidence<doctor::CapabilitiesEvidence>(c, capped, capabilities);
+    if (check == doctor::kCheckMemoryHealth)
+        return read_evidence<doctor::MemoryHealthEvidence>(c, capped, capabilities);
+    if (check == doctor::kCheckFabric) return read_evidence<doctor::FabricEvidence>(c, capped, capabilities);
+    if (check == doctor::kCheckHostBandwidth || check == doctor::kCheckMemoryBandwidth)
+        return read_evidence<doctor::CopyEvidence>(c, capped, capabilities);
+    c.skip();
+    return doctor::NoEvidence{};
+}
+
+// What a check's evidence gives the report: the kernel module, the GPUs' names, the check's GPU, the
+// capabilities, the bandwidth figures.
+void use_details(doctor::Evidence& evidence, const Capabilities& capabilities, ReportedCheck& k, NodeReport& r) {
+    if (auto* e = std::get_if<doctor::DriverEvidence>(&evidence)) {
+        if (e->kernel_module && *e->kernel_module) r.kernel_module = std::move(**e->kernel_module);
+    } else if (auto* d = std::get_if<doctor::DevicesEvidence>(&evidence)) {
+        for (auto& n : d->names.value_or(std::vector<std::string>{})) {
             if (r.device_names.size() < kMaxGpus)
                 r.device_names.push_back(std::move(n));
             else
                 r.capped |= kCapGpus;
         }
-    } else if (k.check == doctor::kCheckCapabilities) {
-        auto e = read_evidence<doctor::CapabilitiesEvidence>(raw, r.capped, capabilities);
-        k.details_uuid = std::move(e.uuid);
+    } else if (auto* c = std::get_if<doctor::CapabilitiesEvidence>(&evidence)) {
+        k.details_uuid = std::move(c->uuid);
         add_capabilities(capabilities, r);
-    } else if (k.check == doctor::kCheckMemoryHealth) {
-        k.details_uuid = read_evidence<doctor::MemoryHealthEvidence>(raw, r.capped, capabilities).uuid;
-    } else if (k.check == doctor::kCheckFabric) {
-        k.details_uuid = read_evidence<doctor::FabricEvidence>(raw, r.capped, capabilities).uuid;
-    } else if (k.check == doctor::kCheckHostBandwidth || k.check == doctor::kCheckMemoryBandwidth) {
-        add_figures(read_evidence<doctor::CopyEvidence>(raw, r.capped, capabilities), k, r);
+    } else if (auto* h = std::get_if<doctor::MemoryHealthEvidence>(&evidence)) {
+        k.details_uuid = std::move(h->uuid);
+    } else if (auto* f = std::get_if<doctor::FabricEvidence>(&evidence)) {
+        k.details_uuid = std::move(f->uuid);
+    } else if (auto* b = std::get_if<doctor::CopyEvidence>(&evidence)) {
+        add_figures(*b, k, r);
     }
 }
 
@@ -318,7 +337,11 @@ constexpr std::array<std::string_view, 9> kCheckKeys{"check",      "status", "de
 ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     ReportedCheck k;
     std::optional<std::string> name, status;
-    std::string_view details;
+    // Its details, read where they come when the check's name came first (as doctor writes it), else
+    // kept as text until the name is known.
+    doctor::Evidence evidence;
+    Capabilities capabilities;
+    std::string_view later;
     c.begin_object();
     std::uint32_t seen = 0;
     std::string key;
@@ -350,7 +373,10 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
                 k.remedy = text_or_null(c);
                 break;
             case 8:
-                details = c.raw_value();
+                if (name)
+                    evidence = read_details(c, *name, r.capped, capabilities);
+                else
+                    later = c.raw_value();
                 break;
             default:
                 c.skip();
@@ -360,7 +386,11 @@ ReportedCheck read_check(JsonCursor& c, NodeReport& r) {
     const auto parsed = doctor::parse_status(status.value_or(""));
     if (!parsed) throw Malformed(fmt::format("check '{}' has status '{}'", k.check, status.value_or("")));
     k.status = *parsed;
-    if (!details.empty()) read_details(details, k, r);
+    if (!later.empty()) {
+        JsonCursor d(later, JsonCursor::kMaxDepth);
+        evidence = read_details(d, k.check, r.capped, capabilities);
+    }
+    use_details(evidence, capabilities, k, r);
     return k;
 }
 

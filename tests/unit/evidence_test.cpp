@@ -171,6 +171,11 @@ TEST_CASE("fleet refuses a read-back field of another type or out of range, by i
     CHECK(why(R"({"kernel_module": 580})", "driver").starts_with("details.kernel_module: "));
     CHECK(why(R"({"names": "NVIDIA H200"})", "devices").starts_with("details.names: "));
     CHECK(why(R"({"uuid": 7})", "memory-health").starts_with("details.uuid: "));
+    // Details given before the check's name are read once the name is known.
+    CHECK(read_back(R"({"details": {"kernel_module": "580.1"}, "check": "driver", "device": null, "status": "pass"})")
+              .kernel_module == std::optional<std::string>("580.1"));
+    CHECK(read_back(R"({"details": {"h2d_gbps": -2}, "check": "host-bandwidth", "device": 0, "status": "pass"})")
+              .malformed == "details.h2d_gbps is -2, not a bandwidth");
     // What fleet does not read is skipped unbuilt, whatever its type.
     CHECK(why(R"({"h2d_ratio": "x", "attempts": 5, "h2d_gbps": 50})") == "");
 }
