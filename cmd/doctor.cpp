@@ -233,22 +233,22 @@ void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
         if (!r.device || (r.check != kCheckHostBandwidth && r.check != kCheckMemoryBandwidth)) continue;
         // A figure beside another process's work (busy) is that work's, not the GPU's.
         if (r.outcome.status == CheckStatus::busy) continue;
-        const CheckFacts& facts = r.outcome.facts;
+        const auto* copies = r.outcome.evidence_as<CopyEvidence>();
+        if (copies == nullptr) continue;
         for (const CopyPath path : {CopyPath::host_to_device, CopyPath::device_to_host, CopyPath::device_to_device}) {
-            const auto figure = std::find_if(facts.figures.rbegin(), facts.figures.rend(),
-                                             [path](const CopyFigure& f) { return f.path == path; });
-            if (figure == facts.figures.rend()) continue;
+            const std::optional<double> figure = copies->gbps(path);
+            if (!figure) continue;
             MetricLabels labels = gpu_labels(identity_of(run, *r.device), report.host);
             labels.emplace_back("path", path_name(path));
             labels.emplace_back("memory", r.check == kCheckHostBandwidth ? "pinned" : "device");
-            const double gbps = figure->gbps();
+            const double gbps = *figure;
             report.add_metric("bandwidth_gbps", "a copy path's measured bandwidth, GB/s (1e9 bytes a second)", labels,
                               gbps);
-            if (!facts.limit_gbps || *facts.limit_gbps <= 0) continue;
-            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels,
-                              *facts.limit_gbps);
+            const std::optional<double> limit = copies->limit();
+            if (!limit || *limit <= 0) continue;
+            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels, *limit);
             report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
-                              gbps / *facts.limit_gbps);
+                              gbps / *limit);
         }
     }
 }

@@ -84,7 +84,6 @@ CheckOutcome held_outcome(const DoctorContext& ctx, const HeldDevice& held, Chec
     out.held_by = HeldBy{std::move(holders), {}};
     out.driver = failed.driver;
     out.brief = brief;
-    out.facts = std::move(failed.facts);
     return out;
 }
 

@@ -9,7 +9,7 @@ namespace cumemctl::doctor {
 
 namespace {
 CheckOutcome with(CheckStatus status, std::string reason, std::string remedy, Evidence evidence) {
-    return CheckOutcome{status, std::move(reason), std::move(remedy), std::move(evidence), std::nullopt, {}, {}, {}};
+    return CheckOutcome{status, std::move(reason), std::move(remedy), std::move(evidence), std::nullopt, {}, {}};
 }
 }  // namespace
 

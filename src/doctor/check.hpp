@@ -55,15 +55,6 @@ using cumemctl::status_name;
 using cumemctl::status_severity;
 using cumemctl::statuses_worst_first;
 
-// What a check read or measured that the report's renderers and metrics use, typed (its JSON is the
-// outcome's evidence): NFD's labels, the bandwidth metrics.
-struct CheckFacts {
-    std::optional<gpu::DeviceInfo> device;   // capabilities: what the device supports
-    std::optional<nvml::FabricInfo> fabric;  // fabric: the GPU's NVLink fabric as NVML describes it
-    std::vector<gpu::CopyFigure> figures;    // host-bandwidth, memory-bandwidth: the copies judged
-    std::optional<double> limit_gbps;        // the limit they were judged against
-};
-
 // What a check function returns: its verdict, a one-line reason, the remedy when it is not a pass,
 // its evidence (one type a family of checks, evidence.hpp: the report's "details") and who held the GPU
 // where that was asked.
@@ -74,7 +65,6 @@ struct CheckOutcome {
     Evidence evidence;
     std::optional<DriverFailure> driver;  // the failed driver call behind a fail, where there is one
     std::string brief;  // a few words of --format line's vocabulary (man doctor); empty: from the driver call
-    CheckFacts facts;
     std::optional<HeldBy> held_by;  // busy.cpp: the processes NVML lists on the device, where it asked
 
     static CheckOutcome pass(std::string reason, Evidence evidence = {});

@@ -253,9 +253,7 @@ CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::v
         fmt::format("{} of {:.1f} GB/s, {}{}", fmt::join(parts, ", "), limit.gbps, limit.basis, where);
     const double warn = ctx.options.bandwidth_warn, fail = ctx.options.bandwidth_fail;
     if (slowest == nullptr || worst >= warn) {
-        CheckOutcome pass = CheckOutcome::pass(reason, std::move(details));
-        pass.facts.figures = figures, pass.facts.limit_gbps = limit.gbps;
-        return pass;
+        return CheckOutcome::pass(reason, std::move(details));
     }
     const std::string settings =
         fmt::format("(the thresholds are {} {:g} and {} {:g} of the limit)", setting_name(Setting::bandwidth_warn),
@@ -264,7 +262,6 @@ CheckOutcome judge_figures(DoctorContext& ctx, DeviceState& device, const std::v
     CheckOutcome slow = worst < fail ? CheckOutcome::fail(slow_reason, fmt::format("{} {}", remedy, settings), details)
                                      : CheckOutcome::warn(slow_reason, fmt::format("{} {}", remedy, settings), details);
     slow.brief = fmt::format("{} {:.0f}% of limit", path_name(slowest->path), 100 * worst);
-    slow.facts.figures = figures, slow.facts.limit_gbps = limit.gbps;
     return judge_shared(ctx, device, std::move(slow));
 }
 
@@ -449,7 +446,6 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
         "the NUMA placement",
         alone.evidence);
     o.brief = "below its share at once";
-    o.facts = alone.facts;
     return judge_shared(ctx, device, std::move(o));
 }
 

@@ -17,8 +17,7 @@ std::string yes_no(std::optional<int> v) {
 
 // The capabilities check's evidence: the device's identity and capabilities.
 CapabilitiesEvidence capabilities_evidence(const DeviceInfo& info) {
-    return {info.name,        info.uuid,          info.pci_bus_id, fmt::format("{}.{}", info.cc_major, info.cc_minor),
-            info.total_bytes, {info.capabilities}};
+    return {info, fmt::format("{}.{}", info.cc_major, info.cc_minor)};
 }
 
 }  // namespace
@@ -63,7 +62,6 @@ CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {
                                              "GPU that supports them",
                                              fmt::join(missing, " and ")),
                                  std::move(details));
-    out.facts.device = info;
     return out;
 }
 

@@ -78,10 +78,7 @@ CheckOutcome check_fabric(DoctorContext& ctx, DeviceState* device) {
     const auto& node = ctx.node_fabric();
     const auto mine = std::find_if(node.begin(), node.end(), [&](const auto& g) { return g.first == info.uuid; });
     const FabricInfo fabric = mine != node.end() ? mine->second : nvml::query_fabric_info(*ctx.nvml, *handle);
-    CheckOutcome out =
-        fabric_outcome(fabric, imex_configured(ctx), device->ordinal(), info.uuid, nvml::fabric_disagreement(node));
-    out.facts.fabric = fabric;
-    return out;
+    return fabric_outcome(fabric, imex_configured(ctx), device->ordinal(), info.uuid, nvml::fabric_disagreement(node));
 }
 
 }  // namespace cumemctl::doctor

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
+#include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/locality.hpp"
 #include "doctor/imex_survey.hpp"
@@ -166,6 +167,17 @@ struct CopyEvidence {
     std::optional<int> numa_node;
     std::optional<ClockEvidence> clocks;
     Maybe<AtOnceEvidence> at_once;
+    // The best attempt's figure of `path` in GB/s, where it was measured (the bandwidth metrics).
+    std::optional<double> gbps(gpu::CopyPath path) const {
+        using gpu::CopyPath;
+        const Maybe<Gbps>* f = path == CopyPath::host_to_device     ? &figures.h2d_gbps
+                               : path == CopyPath::device_to_host   ? &figures.d2h_gbps
+                               : path == CopyPath::device_to_device ? &figures.d2d_gbps
+                                                                    : nullptr;
+        return f != nullptr && *f ? std::optional<double>((*f)->value) : std::nullopt;
+    }
+    // The limit the figures were held against, in GB/s.
+    std::optional<double> limit() const { return limit_gbps ? std::optional<double>(limit_gbps->value) : std::nullopt; }
     template <class Self, class Visit>
     static void fields(Self& s, Visit&& v) {
         v("limit_gbps", s.limit_gbps, kReadByFleet);
@@ -219,24 +231,19 @@ struct PcieLinkEvidence {
     }
 };
 
-// A device's capabilities, written as gpu/device writes them (capabilities_json): name -> value.
-struct CapabilityList {
-    std::vector<gpu::Capability> list;
-};
-
-// capabilities: the device's identity and what it supports, as the driver answers.
+// capabilities: the device's identity and what it supports, as the driver answers (the capabilities
+// written as gpu/device writes them, capabilities_json); NFD's labels read `device`.
 struct CapabilitiesEvidence {
-    std::string name, uuid, pci_bus_id, compute_capability;
-    std::uint64_t total_bytes = 0;
-    CapabilityList capabilities;
+    gpu::DeviceInfo device;
+    std::string compute_capability;  // "9.0"
     template <class Self, class Visit>
     static void fields(Self& s, Visit&& v) {
-        v("name", s.name);
-        v("uuid", s.uuid, kReadByFleet);
-        v("pci_bus_id", s.pci_bus_id);
+        v("name", s.device.name);
+        v("uuid", s.device.uuid, kReadByFleet);
+        v("pci_bus_id", s.device.pci_bus_id);
         v("compute_capability", s.compute_capability);
-        v("total_bytes", s.total_bytes);
-        v("capabilities", s.capabilities, kReadByFleet);
+        v("total_bytes", s.device.total_bytes);
+        v("capabilities", s.device.capabilities, kReadByFleet);
     }
 };
 
@@ -255,7 +262,8 @@ struct MemoryHealthEvidence {
     }
 };
 
-// fabric: the GPU's place in the NVLink fabric as NVML describes it, its UUID, and whether IMEX is set up.
+// fabric: the GPU's place in the NVLink fabric as NVML describes it (NFD's labels read it), its UUID, and
+// whether IMEX is set up.
 struct FabricEvidence {
     nvml::FabricInfo fabric;
     std::string uuid;

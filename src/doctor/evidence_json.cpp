@@ -50,7 +50,9 @@ struct FieldWriter {
 
 template <class T>
 nlohmann::json value_json(const T& v) {
-    if constexpr (IsOptional<T>::value) {
+    if constexpr (std::is_same_v<T, std::vector<gpu::Capability>>) {
+        return gpu::capabilities_json(v);
+    } else if constexpr (IsOptional<T>::value) {
         return v ? value_json(*v) : nlohmann::json(nullptr);
     } else if constexpr (IsVector<T>::value) {
         nlohmann::json list = nlohmann::json::array();
@@ -60,8 +62,6 @@ nlohmann::json value_json(const T& v) {
         return v.value;
     } else if constexpr (std::is_same_v<T, GpuCount>) {
         return v.value;
-    } else if constexpr (std::is_same_v<T, CapabilityList>) {
-        return gpu::capabilities_json(v.list);
     } else if constexpr (std::is_same_v<T, gpu::LocalityInfo>) {
         return gpu::locality_json(v);
     } else if constexpr (std::is_same_v<T, gpu::Placement>) {

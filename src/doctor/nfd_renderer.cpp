@@ -78,8 +78,9 @@ void add_capabilities(Labels& labels, const DoctorRun& run) {
     bool first = true;
     for (const CheckResult* c : caps) {
         const CheckStatus s = c->outcome.status;
-        if ((s != CheckStatus::pass && s != CheckStatus::warn) || !c->outcome.facts.device) return;
-        const gpu::DeviceInfo& info = *c->outcome.facts.device;
+        const auto* evidence = c->outcome.evidence_as<CapabilitiesEvidence>();
+        if ((s != CheckStatus::pass && s != CheckStatus::warn) || evidence == nullptr) return;
+        const gpu::DeviceInfo& info = evidence->device;
         vmm = vmm && has(info, "vmm");
         pools = pools && has(info, "memory_pools");
         fabric = fabric && has(info, "fabric");
@@ -109,8 +110,9 @@ void add_fabric(Labels& labels, const DoctorRun& run) {
     if (fabric.empty()) return;
     std::string clique, cluster;
     for (const CheckResult* c : fabric) {
-        const std::optional<nvml::FabricInfo>& f = c->outcome.facts.fabric;
-        if (!f || !nvml::fabric_attached(*f)) return;
+        const auto* evidence = c->outcome.evidence_as<FabricEvidence>();
+        if (evidence == nullptr || !nvml::fabric_attached(evidence->fabric)) return;
+        const nvml::FabricInfo* f = &evidence->fabric;
         const std::string this_clique = std::to_string(f->clique_id);
         const std::string this_cluster = nvml::cluster_uuid_text(*f);
         if (!clique.empty() && (this_clique != clique || this_cluster != cluster)) return;

@@ -222,7 +222,7 @@ private:
         }
     }
     // Capabilities: each name's value as text (another tool version's names and values too).
-    void value(doctor::CapabilityList&, const Path&) { read_capabilities(c_, capabilities_, capped_); }
+    void value(std::vector<gpu::Capability>&, const Path&) { read_capabilities(c_, capabilities_, capped_); }
     template <class T>
     void value(T& v, const Path& where) requires requires {
         T::fields(v, [](const char*, auto&, auto...) {});
@@ -319,7 +319,7 @@ void use_details(doctor::Evidence& evidence, const Capabilities& capabilities, R
                 r.capped |= kCapGpus;
         }
     } else if (auto* c = std::get_if<doctor::CapabilitiesEvidence>(&evidence)) {
-        k.details_uuid = std::move(c->uuid);
+        k.details_uuid = std::move(c->device.uuid);
         add_capabilities(capabilities, r);
     } else if (auto* h = std::get_if<doctor::MemoryHealthEvidence>(&evidence)) {
         k.details_uuid = std::move(h->uuid);

@@ -107,9 +107,10 @@ TEST_CASE("driver and devices evidence read back by name") {
 }
 
 TEST_CASE("capabilities, memory-health and fabric evidence give their GPU's uuid and capabilities back") {
-    CapabilitiesEvidence caps{"NVIDIA H200", "GPU-caps", "00000000:19:00.0", "9.0", 1ULL << 37, {}};
-    caps.capabilities.list = {gpu::Capability{"vmm", "VMM", 0, 1, 0}, gpu::Capability{"fabric", "fabric", 0, 0, 0},
-                              gpu::Capability{"multicast", "multicast", 0, std::nullopt, 0}};
+    CapabilitiesEvidence caps;
+    caps.device.name = "NVIDIA H200", caps.device.uuid = "GPU-caps", caps.compute_capability = "9.0";
+    caps.device.capabilities = {gpu::Capability{"vmm", "VMM", 0, 1, 0}, gpu::Capability{"fabric", "fabric", 0, 0, 0},
+                                gpu::Capability{"multicast", "multicast", 0, std::nullopt, 0}};
     MemoryHealthEvidence health;
     health.uuid = "GPU-health";
     FabricEvidence fabric;
