@@ -3,15 +3,19 @@
 // bandwidth of every pair and a diagnosis for every pair that fails. Three ways in: --local (one rank
 // per GPU of this node, started here), --dir (this process is one rank of a distributed run), and
 // --summary (the matrix of a run whose files were kept). The core is src/matrix/.
+#include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "command_table.hpp"
 #include "pmix/pmix_client.hpp"
 #include "commands.hpp"
 #include "held_errors.hpp"
+#include "shared_gpu.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
@@ -279,6 +283,14 @@ Meeting meet(Report& report, const MatrixOptions& o, const MatrixOptions::Plan& 
     return m;
 }
 
+// Whether `pid` is a rank of this run on this rank's node: its card gives this rank's host and that pid.
+bool rank_here(const RankResult& result, unsigned pid) {
+    return std::any_of(result.cards.begin(), result.cards.end(), [&](const auto& rank_card) {
+        const Card& c = rank_card.second;
+        return c.host == result.card.host && c.pid > 0 && static_cast<unsigned>(c.pid) == pid;
+    });
+}
+
 void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p,
                    const nvml::Library& nvml) {
     Meeting meeting = meet(report, o, p);
@@ -299,7 +311,16 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     request.imex_channel_dir = p.imex_channel_dir;
     request.driver_version = driver.version();
     RankResult result;
+    // The frame's watch on this rank's GPU: whoever else shared it while the rank measured, named with
+    // the rank that saw them, but never the job's own ranks on this node (a rank reading this GPU's
+    // memory may show on it).
+    std::optional<SharedGpuWatch> watch;
+    if (running_does(Does::measures)) {
+        watch.emplace(driver.api(), nvml, std::vector<int>{id.device}, fmt::format("fabric-matrix rank {}", id.rank),
+                      [&result](int, unsigned pid) { return rank_here(result, pid); });
+    }
     run_rank(driver.api(), rendezvous, request, result);
+    if (watch) watch->report_to(report);
     MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
     const bool whole = id.rank == 0 || o.all_report;
