@@ -107,6 +107,28 @@ safe_dir() {
   done
   echo "$p"
 }
+#   owners_unvouched PATH
+# On a FUSE file system, owners and modes are what its program says, and that program runs as whoever
+# mounted it (cumemctl(1) SECURITY): prints why PATH's owners cannot be believed and succeeds where it
+# lies on a FUSE file system that a user other than root mounted (its /proc/self/mountinfo line's
+# user_id), one whose mounter cannot be found, or a file system that does not say what it is; fails
+# everywhere else.
+owners_unvouched() {
+  local type dev major minor found
+  type=$(stat -f -c %t -- "$1" 2>/dev/null) || { echo "is on a file system that does not say what it is"; return 0; }
+  [[ $type == 65735546 ]] || return 1
+  dev=$(stat -c %d -- "$1") || { echo "is on a file system that does not say what it is"; return 0; }
+  major=$(( ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff) ))
+  minor=$(( (dev & 0xff) | ((dev >> 12) & ~0xff) ))
+  # id parent major:minor root mount-point options [optional...] - type source super-options
+  found=$(awk -v d="$major:$minor" '$3 == d { for (i = 7; i < NF - 2; i++) if ($i == "-") {
+            n = split($(i + 3), o, ","); for (j = 1; j <= n; j++) if (o[j] ~ /^user_id=[0-9]+$/) {
+              print $(i + 1), substr(o[j], 9); exit } } exit }' /proc/self/mountinfo)
+  [[ -n $found ]] || { echo "is on a FUSE file system whose mounter cannot be found: its owners are what its program says"; return 0; }
+  [[ ${found#* } != 0 ]] || return 1
+  echo "is on a ${found% *} file system that uid ${found#* } mounted: its owners and modes are what that user's program says"
+  return 0
+}
 #   others_can_change PATH [sticky-ok]
 # cumemctl's judgement of one file or folder, in its words: prints why someone other than root can
 # change PATH ("belongs to uid 1000", "is writable by its group, gid 27 (mode 0775)", "is writable by
@@ -114,6 +136,7 @@ safe_dir() {
 # sticky-ok, a folder with the sticky bit passes (others can add names there, not replace root's).
 others_can_change() {
   local owner group mode
+  owners_unvouched "$1" && return 0
   read -r owner group mode < <(stat -c '%u %g %a' -- "$1") || { echo "cannot be looked at"; return 0; }
   mode=$((8#$mode))
   if ((owner != 0)); then echo "belongs to uid $owner"; return 0; fi

@@ -7,11 +7,12 @@
 mounts at MOUNTPOINT a folder that answers root's name and mode 0755, holding one file named as FILE's
 base name, root's, mode 0755, with FILE's bytes: what a user's sshfs or bindfs could show with
 allow_other. The mount's user_id is USER_ID, as /proc/self/mountinfo shows for a mount that user made.
-Runs COMMAND (through the shell), unmounts and exits with COMMAND's status. The kernel's FUSE protocol
+Runs COMMAND (through the shell), unmounts and exits with COMMAND's status. Python tests use
+`mounted(...)`, a context manager, instead. The kernel's FUSE protocol
 (include/uapi/linux/fuse.h), served one request at a time: INIT, LOOKUP, GETATTR, OPEN, READ, STATFS,
 RELEASE, FLUSH; anything else is answered ENOSYS. With --statfs-error, STATFS is answered EIO: a
 program that will not say what file system it is."""
-import ctypes, errno, os, signal, struct, subprocess, sys
+import contextlib, ctypes, errno, os, signal, struct, subprocess, sys
 
 IN_HEADER = struct.Struct("<IIQQIIIHH")  # len, opcode, unique, nodeid, uid, gid, pid, extlen, pad
 OUT_HEADER = struct.Struct("<IiQ")       # len, error, unique
@@ -65,30 +66,41 @@ def serve(fd, name, data, statfs_error):
         os.write(fd, OUT_HEADER.pack(OUT_HEADER.size + len(out), error, unique) + out)
 
 
-def main():
-    args = sys.argv[1:sys.argv.index("--")]
-    command = sys.argv[sys.argv.index("--") + 1:]
-    statfs_error = "--statfs-error" in args
-    mountpoint, user_id, path = [a for a in args if a != "--statfs-error"]
-    user_id = int(user_id)
+@contextlib.contextmanager
+def mounted(mountpoint, user_id, path, statfs_error=False):
+    """The file system mounted at MOUNTPOINT while the block runs, served by a child process."""
     with open(path, "rb") as f:
         data = f.read()
     fd = os.open("/dev/fuse", os.O_RDWR)
     libc = ctypes.CDLL(None, use_errno=True)
     options = f"fd={fd},rootmode=40000,user_id={user_id},group_id={user_id},allow_other".encode()
     if libc.mount(b"fakeroot", mountpoint.encode(), b"fuse.fakeroot", 0, options) != 0:
-        sys.exit(f"fuse_mount.py: mount: {os.strerror(ctypes.get_errno())}")
+        error = ctypes.get_errno()
+        os.close(fd)
+        raise OSError(error, f"mount {mountpoint}: {os.strerror(error)}")
     server = os.fork()
     if server == 0:
         serve(fd, os.path.basename(path).encode(), data, statfs_error)
         os._exit(0)
     os.close(fd)
     try:
-        status = subprocess.run(" ".join(command), shell=True).returncode
+        yield
     finally:
         libc.umount2(mountpoint.encode(), 2)  # MNT_DETACH
         os.kill(server, signal.SIGKILL)
         os.waitpid(server, 0)
+
+
+def main():
+    args = sys.argv[1:sys.argv.index("--")]
+    command = sys.argv[sys.argv.index("--") + 1:]
+    statfs_error = "--statfs-error" in args
+    mountpoint, user_id, path = [a for a in args if a != "--statfs-error"]
+    try:
+        with mounted(mountpoint, int(user_id), path, statfs_error):
+            status = subprocess.run(" ".join(command), shell=True).returncode
+    except OSError as e:
+        sys.exit(f"fuse_mount.py: {e}")
     sys.exit(status)
 
 

@@ -301,6 +301,32 @@ def test_by_hand_unsafe_programs():
         check(p.returncode == 0 and 8 in channel_nodes(d), f"root's programs again (job 7: channel 8): {describe(p)}")
 
 
+def test_by_hand_fuse_program():
+    """A program on a FUSE file system that another user mounted shows root's name and mode 0755, and
+    what it holds is what that user's program says: the prolog refuses it (exit 4) in cumemctl's
+    words, and runs the same program from the same file system mounted by root."""
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        log("by_hand_fuse_program: skipped, no /dev/fuse here")
+        return
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "cli"))
+    from fuse_mount import mounted
+    with Scratch() as d:
+        mount = os.path.join(d, "m")
+        os.mkdir(mount)
+        base = open(os.path.join(d, "scripts", "imex-channels.conf"), encoding="utf-8").read()
+        with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+            f.write(base + f"SQUEUE={mount}/squeue\n")
+        with mounted(mount, NOBODY, os.path.join(d, "bin", "squeue")):
+            p = run_script(d, "prolog", 7)
+        words = (f"refusing SQUEUE {mount}/squeue: {mount} is on a fuse.fakeroot file system that uid {NOBODY} "
+                 "mounted: its owners and modes are what that user's program says")
+        check(p.returncode == 4 and words in p.stderr, f"a user's FUSE mount: exit 4 expected: {describe(p)}")
+        check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)} {records(d)}")
+        with mounted(mount, 0, os.path.join(d, "bin", "squeue")):
+            p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d), f"root's FUSE mount (job 7: channel 8): {describe(p)}")
+
+
 def set_conf(d, text):
     with open(os.path.join(d, "scripts", "imex-channels.conf"), "a", encoding="utf-8") as f:
         f.write(text)
@@ -522,6 +548,7 @@ if __name__ == "__main__":
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
           "by_hand_unsafe_paths": test_by_hand_unsafe_paths, "by_hand_unsafe_programs": test_by_hand_unsafe_programs,
+          "by_hand_fuse_program": test_by_hand_fuse_program,
           "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
           "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
           "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,
