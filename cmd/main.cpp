@@ -38,14 +38,14 @@ using cumemctl::ExitCode;
 using cumemctl::Report;
 using namespace cumemctl::cmd;
 
-// The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
+// The commands whose results draw metrics and so answer --format prometheus; any other refuses it.
 constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest", "bandwidth"};
 // The commands whose report makes a page of its own, and so answer --format html.
 constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
 
-// The commands that fill Report::line and so answer --format line (a one-line summary).
+// The commands whose results draw a line and so answer --format line (a one-line summary).
 constexpr std::string_view kLineCommands[] = {"doctor"};
-// The commands whose Report::line is a Slurm host list, and so answer --format nodelist (fleet: the
+// The commands whose results draw a Slurm host list, and so answer --format nodelist (fleet: the
 // failing nodes, for scontrol to drain).
 constexpr std::string_view kNodelistCommands[] = {"fleet"};
 // The commands whose report JUnit XML and node-feature-discovery feature labels are made from.
@@ -114,8 +114,8 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
             cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
             return;
         case OutputFormat::nodelist:
-            if (!report.nodelist.empty())
-                out << cumemctl::printable(report.nodelist) << '\n';  // nothing when no node fails
+            if (const std::string list = report.results ? report.results->nodelist() : ""; !list.empty())
+                out << cumemctl::printable(list) << '\n';  // nothing when no node fails
             return;
         case OutputFormat::table:
             cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);

@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "driver_table.hpp"
+#include "fixed_views.hpp"
 #include "report/renderer.hpp"
 
 using namespace cumemctl;
@@ -117,8 +118,10 @@ TEST_CASE("a quoted command is never broken, width 0 wraps nothing, and apostrop
 
 TEST_CASE("the table renderer writes raw text, then a blank line, then the tables") {
     Report r;
-    r.text = "#!/bin/sh\n";
-    r.tables.push_back(Table{"T", {}, {}, {"n"}});
+    FixedViews views;
+    views.fixed_text = "#!/bin/sh\n";
+    views.fixed_tables.push_back(Table{"T", {}, {}, {"n"}});
+    r.set_results(std::move(views));
     std::ostringstream out;
     TableRenderer{}.render(r, out);
     CHECK(out.str() == "#!/bin/sh\n\nT\n  n\n");
