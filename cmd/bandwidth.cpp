@@ -10,7 +10,6 @@
 
 #include "bandwidth_results.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/bandwidth/host_placement.hpp"
 #include "gpu/bandwidth/limits.hpp"

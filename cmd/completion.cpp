@@ -1,7 +1,6 @@
 // `cumemctl completion bash|zsh`: writes a completion script generated from the command definitions.
 #include "completion.hpp"
 
-#include "commands.hpp"
 #include <fmt/format.h>
 
 #include "completion_results.hpp"

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "commands.hpp"
 #include "devices_results.hpp"
 #include "gpu_identity.hpp"
 #include "gpu/device/devices.hpp"

@@ -26,7 +26,6 @@
 #include "imex/imex_service.hpp"
 #include "command_table.hpp"
 #include "shared_gpu.hpp"
-#include "commands.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;

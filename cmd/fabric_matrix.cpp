@@ -10,7 +10,6 @@
 
 #include "command.hpp"
 #include "pmix/pmix_client.hpp"
-#include "commands.hpp"
 #include "held_errors.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/memory_props.hpp"

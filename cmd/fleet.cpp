@@ -8,7 +8,6 @@
 
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "fleet/fleet.hpp"
 #include "fleet/fleet_results.hpp"
 #include "fleet/munge.hpp"

@@ -5,7 +5,6 @@
 
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "imex/imex_setup.hpp"

@@ -4,7 +4,6 @@
 
 #include "command.hpp"
 #include "util/duration.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
 #include "gpu_identity.hpp"

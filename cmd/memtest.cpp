@@ -20,7 +20,6 @@
 #include "memtest_results.hpp"
 #include "util/host.hpp"
 #include "util/size.hpp"
-#include "commands.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;

@@ -4,7 +4,6 @@
 
 #include "base/scope_exit.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_overview.hpp"
 #include "gpu/device/primary_context.hpp"

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
 #include "held_errors.hpp"
