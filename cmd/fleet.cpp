@@ -178,12 +178,14 @@ Report run_fleet(const FleetOptions& opts) {
         FleetFold fold(expect);  // each node summarised as its reports are read: no report is kept
         inputs.sink = [&fold](NodeReport r) { fold.add(std::move(r)); };
         for (const auto& path : opts.inputs) read_input(path, inputs);
-        FleetResults results;
+        const auto shared = std::make_shared<FleetResults>();
+        FleetResults& results = *shared;
         results.summary = fold.finish(inputs);
         results.inputs = static_cast<int>(opts.inputs.size());
         results.slow_margin = expect.slow_margin;
+        report.results = shared;  // before the matrices are read: the nodes' drain list stays whatever follows
         const FleetSummary& summary = results.summary;
-        // The drain list (FleetResults::nodelist) is the nodes' alone: nothing read after it can take a node off it.
+        // The drain list (FleetResults::nodelist) is the nodes' alone: nothing read after them takes a node off it.
         if (any_failing(summary)) report.mark_failed();
         results.input_problems = inputs.problems;
         results.input_problems.insert(results.input_problems.end(), summary.problems.begin(), summary.problems.end());
@@ -206,7 +208,6 @@ Report run_fleet(const FleetOptions& opts) {
                                      .message = "no report to summarise",
                                      .remedy = "give at least one report file"});
         }
-        report.set_results(std::move(results));
     });
 }
 
