@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include "command.hpp"
 #include "completion_results.hpp"
 
 namespace cumemctl::cmd {

@@ -14,6 +14,7 @@
 #include "held_errors.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "pool_report.hpp"
+#include "util/size.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "gpu/vmm/resource_snapshot.hpp"
 #include "gpu_identity.hpp"
 #include "pool_report.hpp"
 #include "util/duration.hpp"
