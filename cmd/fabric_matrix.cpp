@@ -13,7 +13,6 @@
 #include "command.hpp"
 #include "command_table.hpp"
 #include "pmix/pmix_client.hpp"
-#include "commands.hpp"
 #include "held_errors.hpp"
 #include "shared_gpu.hpp"
 #include "gpu/device/device_selector.hpp"
@@ -223,28 +222,11 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     for (const auto& r : result.ranks) {
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
     }
-    report.tables = matrix_tables(m);
-    if (o.keep) report.tables.front().notes.push_back("the rendezvous files are kept in " + result.folder);
     for (const auto& r : result.ranks) {
         if (r.problem && r.problem->exit_code == ExitCode::unavailable) report.add_error(*r.problem);
     }
     judge(report, m);
     report.set_results(matrix_results(MatrixResults::Local{p.handle_type, result.folder, o.keep, result.ranks}, m));
-}
-
-// A one-row table: this rank's reads.
-Table row_table(const Row& row) {
-    Table t;
-    t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
-    t.columns = {"owner", "result", "GB/s", "diagnosis"};
-    for (const auto& c : row.cells) {
-        t.rows.push_back({std::to_string(c.peer),
-                          {std::string(status_name(c.status)), tone_of(c.status)},
-                          c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
-                          c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
-    }
-    t.wrap_last = true;
-    return t;
 }
 
 // The rank's identity and meeting place: PMIx where the plan says so and the library loads (with auto
@@ -342,12 +324,6 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
     report.delivery.stdout_quiet = rendezvous.kind() == RendezvousKind::pmix && id.rank != 0 && !o.all_report;
-    if (whole) {
-        report.tables = matrix_tables(m);
-    } else {
-        report.tables.push_back(row_table(result.row));
-    }
-    report.tables.push_back(steps::steps_table("Steps", result.steps));
     for (const auto& w : result.warnings) report.add_warning(w);
     if (result.problem) report.add_error(as_rank_failure(*result.problem));
     judge(report, m);
@@ -373,7 +349,6 @@ void run_summary_mode(Report& report, const MatrixOptions& o) {
     MatrixInput input = read_folder(dir, run);
     input.timeout = ipc::Timeout{static_cast<std::int64_t>(o.timeout * 1000)};
     const Matrix m = build_matrix(input);
-    report.tables = matrix_tables(m);
     judge(report, m);
     report.set_results(matrix_results(MatrixResults::Summary{run, dir.path()}, m));
 }

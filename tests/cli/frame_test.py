@@ -61,9 +61,9 @@ BESIDE_HOLDER = {
 
 
 def command_table(source):
-    """(name, does) of each row of cmd/command_table.cpp: {Command::name, register_..., a | b}."""
+    """(name, does) of each row of cmd/command_table.cpp: {Command::name, register_..., a | b[, writes]}."""
     text = open(os.path.join(source, "cmd", "command_table.cpp"), encoding="utf-8").read()
-    rows = re.findall(r"\{Command::(\w+),\s*register_\w+,\s*([\w |]+)\}", text)
+    rows = re.findall(r"\{Command::(\w+),\s*register_\w+,\s*([\w |]+?)\s*(?:,[^{}]*)?\}", text)
     return [(name, {d.strip() for d in does.split("|")}) for name, does in rows]
 
 
