@@ -1,0 +1,45 @@
+// JSON's grammar as fleet's reader checks it, written once: scan_json_value walks a document with it, and
+// JsonCursor skips values and reads numbers and words with it (json_cursor.cpp), so that both find the
+// same end, the same byte at fault and the same fault, under the same nesting limit.
+#pragma once
+
+#include <string_view>
+
+#include "fleet/json_cursor.hpp"
+
+namespace cumemctl::fleet {
+
+// Each step reads one production where the scanner stands and returns true, or false at the first fault,
+// which scan() then gives; a scanner is used for one step (the fault ends it).
+class JsonScanner {
+public:
+    // At `pos` of the text [begin, end) (offsets count from `begin`), with `max_depth` more levels of
+    // nesting allowed (never more than JsonCursor::kMaxDepth).
+    JsonScanner(const char* begin, const char* pos, const char* end, int max_depth);
+
+    bool value();                         // any value, whitespace first
+    bool string();                        // at its opening quote, not decoded
+    bool number();                        // at its first character, '-' or a digit
+    bool literal(std::string_view word);  // true, false or null, at its first letter
+
+    const char* pos() const { return pos_; }
+    // The step's outcome: value and the offset where it ended, or the fault and where it is.
+    JsonScan scan() const;
+
+private:
+    std::size_t offset() const { return static_cast<std::size_t>(pos_ - begin_); }
+    bool incomplete();
+    bool syntax(JsonFault fault);
+    bool space();
+    bool digits();
+    bool scalar(char c);
+
+    const char* begin_;
+    const char* pos_;
+    const char* end_;
+    int room_;
+    bool failed_ = false;
+    JsonScan fault_;
+};
+
+}  // namespace cumemctl::fleet
