@@ -1,6 +1,5 @@
 // JsonScanner (json_scanner.hpp): JSON's grammar, its nesting limit and its faults' words, once; and
 // scan_json_value (json_cursor.hpp) on it.
-#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -35,14 +34,6 @@ const char* json_fault_words(JsonFault fault) {
     return "not JSON";
 }
 
-JsonScanner::JsonScanner(const char* begin, const char* pos, const char* end, int max_depth)
-    : begin_(begin), pos_(pos), end_(end), room_(std::min(max_depth, JsonCursor::kMaxDepth)) {}
-
-JsonScan JsonScanner::scan() const {
-    if (failed_) return fault_;
-    return {JsonScan::Result::value, offset()};
-}
-
 bool JsonScanner::incomplete() {
     failed_ = true;
     fault_ = {JsonScan::Result::incomplete, offset()};
@@ -53,11 +44,6 @@ bool JsonScanner::syntax(JsonFault fault) {
     failed_ = true;
     fault_ = {JsonScan::Result::syntax, offset(), fault};
     return false;
-}
-
-bool JsonScanner::space() {
-    while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
-    return pos_ != end_ || incomplete();
 }
 
 bool JsonScanner::literal(std::string_view word) {
@@ -84,15 +70,14 @@ bool JsonScanner::string() {
     return true;
 }
 
-// One or more digits, and then a character: a number's end is known only at what follows it.
-bool JsonScanner::digits() {
-    const char* start = pos_;
-    while (pos_ != end_ && is_json_digit(*pos_)) ++pos_;
-    if (pos_ == end_) return incomplete();
-    return pos_ != start || syntax(JsonFault::number_without_digits);
-}
-
 bool JsonScanner::number() {
+    // One or more digits, and then a character: a number's end is known only at what follows it.
+    auto digits = [this] {
+        const char* start = pos_;
+        while (pos_ != end_ && is_json_digit(*pos_)) ++pos_;
+        if (pos_ == end_) return incomplete();
+        return pos_ != start || syntax(JsonFault::number_without_digits);
+    };
     if (*pos_ == '-') ++pos_;
     if (pos_ == end_) return incomplete();
     if (*pos_ == '0') {
@@ -122,46 +107,63 @@ bool JsonScanner::scalar(char c) {
     return syntax(JsonFault::unexpected_character);
 }
 
-// One loop over the value's bytes, with the open brackets on a small stack: skipping is most of what a
-// report's reading does, and a call per token would be most of its time.
-bool JsonScanner::value() {
-    enum class Expect { key, colon, value, after_value };
-    std::array<char, JsonCursor::kMaxDepth> closer{};
+// One loop over the container's bytes, with the open brackets on a small stack: skipping is most of
+// what a report's reading does, and a call per token would be most of its time.
+bool JsonScanner::container() {
+    enum class Expect { first_key, key, colon, first_value, value, after_value };
+    std::array<char, JsonCursor::kMaxDepth> closer;  // written before each read: no need to clear it
     int depth = 0;
-    Expect expect = Expect::value;
+    auto open = [&](char c) {
+        closer[static_cast<std::size_t>(depth++)] = c == '{' ? '}' : ']';
+        ++pos_;
+        return c == '{' ? Expect::first_key : Expect::first_value;
+    };
+    auto innermost = [&] { return closer[static_cast<std::size_t>(depth - 1)]; };
+    if (room_ <= 0) return syntax(JsonFault::nested_too_deep);
+    Expect expect = open(*pos_);
     while (true) {
-        if (!space()) return false;
+        while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
+        if (pos_ == end_) return incomplete();
         const char c = *pos_;
-        if (expect == Expect::key) {
-            if (c != '"') return syntax(JsonFault::key_not_text);
-            if (!string()) return false;
-            expect = Expect::colon;
-        } else if (expect == Expect::colon) {
-            if (c != ':') return syntax(JsonFault::colon_missing);
-            ++pos_;
-            expect = Expect::value;
-        } else if (expect == Expect::value && (c == '{' || c == '[')) {
-            if (depth >= room_) return syntax(JsonFault::nested_too_deep);
-            closer[static_cast<std::size_t>(depth++)] = c == '{' ? '}' : ']';
-            ++pos_;
-            if (!space()) return false;
-            if (*pos_ == closer[static_cast<std::size_t>(depth - 1)]) {
+        switch (expect) {
+            case Expect::first_key:
+            case Expect::first_value:
+                if (c == innermost()) {
+                    expect = Expect::after_value;
+                    continue;  // after_value closes it
+                }
+                expect = expect == Expect::first_key ? Expect::key : Expect::value;
+                continue;
+            case Expect::key:
+                if (c != '"') return syntax(JsonFault::key_not_text);
+                if (!string()) return false;
+                expect = Expect::colon;
+                break;
+            case Expect::colon:
+                if (c != ':') return syntax(JsonFault::colon_missing);
+                ++pos_;
+                expect = Expect::value;
+                break;
+            case Expect::value:
+                if (c == '{' || c == '[') {
+                    if (depth >= room_) return syntax(JsonFault::nested_too_deep);
+                    expect = open(c);
+                    continue;
+                }
+                if (!scalar(c)) return false;
                 expect = Expect::after_value;
-            } else {
-                expect = c == '{' ? Expect::key : Expect::value;
-            }
-        } else if (expect == Expect::value) {
-            if (!scalar(c)) return false;
-            if (depth == 0) return true;
-            expect = Expect::after_value;
-        } else if (c == ',') {
-            ++pos_;
-            expect = closer[static_cast<std::size_t>(depth - 1)] == '}' ? Expect::key : Expect::value;
-        } else if (c == closer[static_cast<std::size_t>(depth - 1)]) {
-            ++pos_;
-            if (--depth == 0) return true;
-        } else {
-            return syntax(JsonFault::comma_missing);
+                break;
+            case Expect::after_value:
+                if (c == ',') {
+                    ++pos_;
+                    expect = innermost() == '}' ? Expect::key : Expect::value;
+                } else if (c == innermost()) {
+                    ++pos_;
+                    if (--depth == 0) return true;
+                } else {
+                    return syntax(JsonFault::comma_missing);
+                }
+                break;
         }
     }
 }
