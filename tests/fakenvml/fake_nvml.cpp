@@ -37,6 +37,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../fakecuda/device_nodes.hpp"
+#include "../fakecuda/profile_json.hpp"
 #include "nvml/nvml_api.hpp"
 
 namespace {
@@ -99,11 +100,8 @@ void parse_inject(State& s) {
 Return load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr) return kErrorDriverNotLoaded;
-    std::ifstream in(path);
-    if (!in) return kErrorDriverNotLoaded;
-    nlohmann::json profile;
     try {
-        in >> profile;
+        const nlohmann::json profile = fake::read_profile(path);
         int ordinal = 0;
         const auto& devices = profile.at("devices");
         const int count = static_cast<int>(devices.size());
@@ -122,7 +120,9 @@ Return load_profile(State& s) {
             f.used = d.value("baseline_used", 0ULL) + f.nvml.value("used", 0ULL);
             s.devices.insert(s.devices.begin(), f);  // NVML's order: the reverse of the driver's
         }
-    } catch (const nlohmann::json::exception&) {
+    } catch (const fake::ProfileMissing&) {
+        return kErrorDriverNotLoaded;
+    } catch (const std::exception&) {  // not JSON, not of a profile's shape, or a bad override
         return kErrorUnknown;
     }
     return kSuccess;
@@ -272,11 +272,8 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetMinorNumber(Device de
         const char* path = std::getenv("FAKECUDA_PROFILE");
         try {
             if (path == nullptr) return static_cast<int>(state().devices.size());
-            std::ifstream in(path);
-            nlohmann::json profile;
-            in >> profile;
-            return static_cast<int>(profile.at("devices").size());
-        } catch (const nlohmann::json::exception&) {
+            return static_cast<int>(fake::read_profile(path).at("devices").size());
+        } catch (const std::exception&) {
             return static_cast<int>(state().devices.size());
         }
     }();
