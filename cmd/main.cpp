@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "base/bounded_call.hpp"
+#include "base/enum_words.hpp"
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "command_table.hpp"
@@ -39,23 +40,19 @@ using cumemctl::Report;
 using namespace cumemctl::cmd;
 
 // What a command without one of the formats that only some commands write lacks, for the refusal.
+constexpr auto kLackedWords = cumemctl::enum_words<OutputFormat>(
+    {
+        {OutputFormat::prometheus, "Prometheus output"},
+        {OutputFormat::line, "one-line summary"},
+        {OutputFormat::html, "HTML page"},
+        {OutputFormat::junit, "JUnit report"},
+        {OutputFormat::nfd, "node-feature-discovery labels"},
+        {OutputFormat::nodelist, "node list"},
+    },
+    "output of that format");
+
 std::string_view format_lacked(OutputFormat format) {
-    switch (format) {
-        case OutputFormat::prometheus:
-            return "Prometheus output";
-        case OutputFormat::line:
-            return "one-line summary";
-        case OutputFormat::html:
-            return "HTML page";
-        case OutputFormat::junit:
-            return "JUnit report";
-        case OutputFormat::nfd:
-            return "node-feature-discovery labels";
-        case OutputFormat::nodelist:
-            return "node list";
-        default:
-            return "output of that format";
-    }
+    return kLackedWords.word(format);
 }
 
 // "a", "a and b", "a, b and c".

@@ -3,35 +3,29 @@
 #include <array>
 #include <cstring>
 
+#include "base/enum_words.hpp"
 #include "fleet/json_cursor.hpp"
 #include "fleet/json_scanner.hpp"
 
 namespace cumemctl::fleet {
 
+constexpr auto kFaultWords = enum_words<JsonFault>(
+    {
+        {JsonFault::unexpected_character, "an unexpected character"},
+        {JsonFault::unknown_word, "an unknown word"},
+        {JsonFault::number_without_digits, "a number without digits"},
+        {JsonFault::key_not_text, "a key is not text"},
+        {JsonFault::colon_missing, "a ':' is missing after a key"},
+        {JsonFault::comma_missing, "a ',' is missing between members"},
+        {JsonFault::nested_too_deep, "values nested too deep"},
+        {JsonFault::unknown_escape, "an unknown escape in text"},
+        {JsonFault::bad_unicode_escape, "a \\u escape without four hex digits"},
+        {JsonFault::no_open_container, "no open object or list"},
+    },
+    "not JSON");
+
 const char* json_fault_words(JsonFault fault) {
-    switch (fault) {
-        case JsonFault::unexpected_character:
-            return "an unexpected character";
-        case JsonFault::unknown_word:
-            return "an unknown word";
-        case JsonFault::number_without_digits:
-            return "a number without digits";
-        case JsonFault::key_not_text:
-            return "a key is not text";
-        case JsonFault::colon_missing:
-            return "a ':' is missing after a key";
-        case JsonFault::comma_missing:
-            return "a ',' is missing between members";
-        case JsonFault::nested_too_deep:
-            return "values nested too deep";
-        case JsonFault::unknown_escape:
-            return "an unknown escape in text";
-        case JsonFault::bad_unicode_escape:
-            return "a \\u escape without four hex digits";
-        case JsonFault::no_open_container:
-            return "no open object or list";
-    }
-    return "not JSON";
+    return kFaultWords.word(fault).data();
 }
 
 bool JsonScanner::incomplete() {
