@@ -10,14 +10,12 @@
 
 #include "bandwidth_results.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/bandwidth/host_placement.hpp"
 #include "gpu/bandwidth/limits.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu_identity.hpp"
-#include "gpu_labels.hpp"
 #include "held_errors.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
@@ -108,101 +106,8 @@ std::vector<int> peers_of(const DriverApi& api, int device, const std::vector<in
     return peers;
 }
 
-std::string gbps_text(double gbps) {
-    return gbps >= 1000 ? fmt::format("{:.0f}", gbps) : fmt::format("{:.1f}", gbps);
-}
-
-// The figure as nvbandwidth counts it: bytes copied a second, per direction ("51.8 + 50.7" for both).
-std::string copied_text(const CopyFigure& f) {
-    std::vector<std::string> parts;
-    for (const CopiedFigure& c : f.copied) parts.push_back(gbps_text(c.gbps()));
-    return parts.empty() ? "-" : fmt::format("{}", fmt::join(parts, " + "));
-}
-
-// Where a GPU's pinned and pageable buffers were: "GPU 4 host buffers: NUMA node 1 (NVML), the
-// thread bound to CPUs 1".
-std::string placement_note(const DeviceFigures& d) {
-    if (!d.placement.node)
-        return fmt::format("GPU {} host buffers: wherever the thread ran ({})", d.id.ordinal, d.placement.why_not);
-    if (!d.binding.node)
-        return fmt::format("GPU {} host buffers: not placed on its NUMA node {} ({})", d.id.ordinal, *d.placement.node,
-                           d.binding.error);
-    return fmt::format(
-        "GPU {} host buffers: NUMA node {} ({}){}", d.id.ordinal, *d.placement.node, d.placement.source,
-        d.placement.cpus.empty() ? "" : fmt::format(", the thread bound to CPUs {}", fmt::join(d.placement.cpus, ",")));
-}
-
-Table figures_table(const std::vector<DeviceFigures>& done, const CopyRequest& request) {
-    Table t;
-    t.title = "Bandwidth";
-    t.columns = {"GPU", "path", "memory", "node", "GB/s", "limit", "of limit", "copied GB/s"};
-    for (const DeviceFigures& d : done) {
-        for (const CopyFigure& f : d.figures) {
-            if (f.concurrent) continue;  // in the table of every GPU at once
-            const auto limit = limit_of(d.limits, f);
-            t.rows.push_back({std::to_string(d.id.ordinal), path_name(f.path), memory_name(f),
-                              f.numa_node ? std::to_string(*f.numa_node) : "-", gbps_text(f.gbps()),
-                              limit ? gbps_text(*limit) : "-",
-                              limit ? fmt::format("{:.0f}%", 100 * f.gbps() / *limit) : "-", copied_text(f)});
-        }
-    }
-    t.notes.push_back(
-        fmt::format("{} copies of {} each, timed with events after one untimed; GB/s is 1e9 bytes a "
-                    "second; both counts the two directions summed, d2d the bytes read plus written (the JSON's "
-                    "count says so of each figure; its copied gives bytes copied per direction, as nvbandwidth "
-                    "counts)",
-                    request.iterations, format_size(request.size)));
-    for (const DeviceFigures& d : done) {
-        t.notes.push_back(
-            fmt::format("GPU {} limits: host {}; memory {}{}", d.id.ordinal,
-                        d.limits.host ? d.limits.host->basis : "unknown (" + d.limits.host_why + ")",
-                        d.limits.memory ? d.limits.memory->basis : "unknown (" + d.limits.memory_why + ")",
-                        d.limits.peer ? "; GPU->GPU " + d.limits.peer->basis : ""));
-        t.notes.push_back(placement_note(d));
-    }
-    t.wrap_last = true;
-    return t;
-}
-
-void add_metrics(Report& report, const DeviceFigures& d) {
-    for (const CopyFigure& f : d.figures) {
-        MetricLabels labels = gpu_labels(d.id, report.host);
-        if (f.concurrent) {
-            labels.emplace_back("path", path_name(f.path));
-            report.add_metric("bandwidth_concurrent_gbps",
-                              "a GPU's host copies while every selected GPU copies the same way (--concurrent), "
-                              "GB/s, bytes copied",
-                              labels, f.gbps());
-            continue;
-        }
-        labels.emplace_back("path", path_name(f.path));
-        labels.emplace_back("memory", memory_name(f));
-        labels.emplace_back("count", count_name(byte_count(f.path)));
-        report.add_metric("bandwidth_gbps",
-                          "a copy path's measured bandwidth, GB/s (1e9 bytes a second), its bytes counted as the "
-                          "count label says: copied (h2d, d2h, peer), both_directions summed (both), or "
-                          "read_and_written (d2d, each byte twice)",
-                          labels, f.gbps());
-        if (const auto limit = limit_of(d.limits, f)) {
-            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s, counted as its figure",
-                              labels, *limit);
-            report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
-                              f.gbps() / *limit);
-        }
-        for (const CopiedFigure& c : f.copied) {
-            MetricLabels direction = labels;
-            direction.emplace_back("direction", path_name(c.direction));
-            report.add_metric("bandwidth_copied_gbps",
-                              "a copy path's bytes copied a second in one direction, GB/s, as nvbandwidth counts "
-                              "(both: each direction while the other runs; d2d: half the bytes read plus written)",
-                              direction, c.gbps());
-        }
-    }
-}
-
-// A GPU's gauges, and a warning for each host NUMA node it could not copy from.
+// A warning for each host NUMA node a GPU could not copy from.
 void report_device(Report& report, const DeviceFigures& d) {
-    add_metrics(report, d);
     if (d.numa_unsupported) {
         report.add_warning(fmt::format("GPU {}: no copies from host NUMA nodes: the GPU cannot map "
                                        "host-NUMA memory (CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_"
@@ -257,12 +162,6 @@ void measure_device(const DriverApi& api, const nvml::Library& nvml, const Bandw
         &d.numa_refused, &d.binding);
 }
 
-// What a run that SIGINT or SIGTERM stopped had done: the figures above, and where it stopped.
-std::string stopped_note(const Interrupted& stop, int device, const std::string& doing, std::size_t figures) {
-    return fmt::format("{} while measuring GPU {} ({}); the {} figure{} above {} measured before", stop.what(), device,
-                       doing, figures, figures == 1 ? "" : "s", figures == 1 ? "was" : "were");
-}
-
 // --concurrent: every GPU's h2d, then d2h, at once (each bound to its own node), the figures added to
 // each GPU's, and each direction's sum.
 std::vector<ConcurrentSum> measure_all_at_once(const DriverApi& api, const BandwidthPlan& plan,
@@ -279,34 +178,6 @@ std::vector<ConcurrentSum> measure_all_at_once(const DriverApi& api, const Bandw
         }
     }
     return sums;
-}
-
-// --concurrent's table: each GPU's figure at once beside its own alone, and the sums.
-Table concurrent_table(const std::vector<DeviceFigures>& done, const std::vector<ConcurrentSum>& sums) {
-    Table t;
-    t.title = "Bandwidth, every GPU at once";
-    t.columns = {"GPU", "path", "node", "GB/s", "alone", "of alone"};
-    for (const DeviceFigures& d : done) {
-        for (const CopyFigure& f : d.figures) {
-            if (!f.concurrent) continue;
-            double alone = 0;
-            for (const CopyFigure& a : d.figures) {
-                if (!a.concurrent && a.path == f.path && a.host == HostMemory::pinned) alone = a.gbps();
-            }
-            t.rows.push_back({std::to_string(d.id.ordinal), path_name(f.path),
-                              f.numa_node ? std::to_string(*f.numa_node) : "-", gbps_text(f.gbps()),
-                              alone > 0 ? gbps_text(alone) : "-",
-                              alone > 0 ? fmt::format("{:.0f}%", 100 * f.gbps() / alone) : "-"});
-        }
-    }
-    for (const ConcurrentSum& s : sums) {
-        t.rows.push_back({"all", path_name(s.path), "-", gbps_text(s.gbps), "-", "-"});
-    }
-    t.notes.push_back(
-        "each GPU's copies timed on its own stream while every other GPU copies the same way; all sums them, "
-        "as nvbandwidth's host_to_all and all_to_host do; a GPU well below its figure alone shares a link "
-        "(a PCIe switch's uplink, the socket's memory)");
-    return t;
 }
 
 Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
@@ -341,30 +212,17 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             const int stopped_on = stopped && !done.empty() ? done.back().id.ordinal : -1;
             // A GPU that failed is left out; one that a stop cut short keeps the figures it measured.
             if (done.size() > finished && (!stopped || done.back().figures.empty())) done.pop_back();
-            std::size_t figures = 0;
-            for (const DeviceFigures& d : done) figures += d.figures.size();
             for (const DeviceFigures& d : done) report_device(report, d);
-            for (const ConcurrentSum& c : sums) {
-                report.add_metric("bandwidth_concurrent_sum_gbps",
-                                  "every selected GPU's host copies at once, summed (--concurrent), GB/s, bytes copied",
-                                  {{"path", path_name(c.path)}}, c.gbps);
-            }
             BandwidthResults results;
             results.size = plan.request.size;
             results.iterations = plan.request.iterations;
             results.devices = done;
             results.sums = sums;
+            results.device_count = count;
+            results.identities = ids;
+            if (stopped) results.stopped = BandwidthResults::Stop{*stopped, stopped_on, doing};
             report.set_results(std::move(results));
-            if (count == 0) {
-                report.tables.push_back(Table{"Bandwidth", {}, {}, {"no CUDA device is visible on this node"}});
-                return;
-            }
-            if (!done.empty()) report.tables.push_back(figures_table(done, plan.request));
-            if (!sums.empty()) report.tables.push_back(concurrent_table(done, sums));
-            if (!report.tables.empty()) add_identity_notes(report.tables.back(), ids);
-            if (stopped) {
-                if (!done.empty())
-                    report.tables.back().notes.push_back(stopped_note(*stopped, stopped_on, doing, figures));
+            if (count > 0 && stopped) {
                 report.add_error(interrupted_problem(*stopped));
                 report.exit_code = stopped->exit_code();
             }

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "base/interrupt.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 #include "gpu/bandwidth/limits.hpp"
 #include "gpu/device/device_selector.hpp"
@@ -40,13 +42,26 @@ struct BandwidthResults final : Results, CsvRows {
     std::uint64_t size = 0;  // the bytes of each copy
     int iterations = 0;      // timed copies of each path, after one untimed
     std::vector<DeviceFigures> devices;
-    std::vector<ConcurrentSum> sums;  // --concurrent: h2d and d2h; empty without it
+    std::vector<ConcurrentSum> sums;              // --concurrent: h2d and d2h; empty without it
+    int device_count = 0;                         // the devices the driver sees
+    std::vector<gpu::DeviceIdentity> identities;  // the selected GPUs, named below the tables
+    // Where SIGINT or SIGTERM stopped the run: the signal, the GPU measured and what of it.
+    struct Stop {
+        Interrupted signal;
+        int device = -1;
+        std::string doing;
+    };
+    std::optional<Stop> stopped;
 
     nlohmann::json to_json() const override;
     // A row per figure, in the order of csv_columns.
     std::vector<CsvRow> csv_rows() const override;
     // The --json names of a figure's columns.
     static const std::vector<std::string>& csv_columns();
+    // Each path's figure against its limit, --concurrent's figures, the GPUs' names (bandwidth_views.cpp).
+    std::vector<Table> tables(const Report& report) const override;
+    // Each figure, its limit and ratio, and --concurrent's sums.
+    std::vector<Metric> metrics(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

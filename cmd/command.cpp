@@ -12,6 +12,7 @@
 #include "command_table.hpp"
 #include "ipc/process.hpp"
 #include "report/json_fields.hpp"
+#include "shared_gpu.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl::cmd {
@@ -57,6 +58,7 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
     } catch (const std::exception& e) {
         report.add_error(internal_error(e.what()));
     }
+    report_stopped_watches(report);  // a stopped run still names who shared the GPU while it measured
     return report;
 }
 

@@ -3,7 +3,7 @@
 
 #include <fmt/format.h>
 
-#include "commands.hpp"
+#include "command.hpp"
 #include "completion_results.hpp"
 
 namespace cumemctl::cmd {
@@ -64,8 +64,8 @@ struct CompletionOptions {
 Report run_completion(const CompletionOptions& opts, const CLI::App& root) {
     return run_guarded("completion", [&](Report& report) {
         const CliSpec cli = describe_cli(root);
-        report.text = opts.shell == "zsh" ? zsh_completion(cli) : bash_completion(cli);
-        report.set_results(CompletionResults(opts.shell, report.text));
+        report.set_results(
+            CompletionResults(opts.shell, opts.shell == "zsh" ? zsh_completion(cli) : bash_completion(cli)));
     });
 }
 

@@ -16,6 +16,8 @@ public:
     CompletionResults(std::string sh, std::string text) : shell(std::move(sh)), script(std::move(text)) {}
     // {"shell", "script"}
     nlohmann::json to_json() const override;
+    // The script, written as is.
+    std::string text() const override { return script; }
 };
 
 }  // namespace cumemctl::cmd

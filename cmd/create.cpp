@@ -5,7 +5,6 @@
 
 #include "command.hpp"
 #include "create_pool.hpp"
-#include "commands.hpp"
 #include "create_report.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/vmm/vmm_create.hpp"

@@ -14,40 +14,10 @@
 #include "held_errors.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "pool_report.hpp"
-#include "steps/step_json.hpp"
 #include "util/size.hpp"
-#include "gpu/device/locality.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
-namespace {
-
-std::vector<Table> result_tables(int device, const CreatePoolResult& r) {
-    Table pool{fmt::format("Pool on GPU {}", device), {"property", "value"}, {}, {kPerProcessNote}};
-    pool.rows = {{"location", pool_location_name(r.pool.location)},
-                 {"handle types", handle_types_text(r.pool)},
-                 {"max size", max_size_text(r.pool)},
-                 {"block", format_size(r.size)}};
-    if (r.after_alloc) {
-        pool.rows.push_back({"reserved with the block", format_size(r.after_alloc->reserved_current)});
-        pool.rows.push_back({"used with the block", format_size(r.after_alloc->used_current)});
-    }
-    if (r.after_free) pool.rows.push_back({"reserved after the free", format_size(r.after_free->reserved_current)});
-    if (r.pool_placement) pool.rows.push_back({"pool placement", placement_text(*r.pool_placement)});
-    if (r.block_placement) pool.rows.push_back({"block placement", placement_text(*r.block_placement)});
-    add_access_rows(pool, r.access, r.checks);
-    if (r.ipc_checked)
-        pool.rows.push_back({"IPC check", {r.outcome.passed() ? "pass" : "fail", tone_of_answer(r.outcome.passed())}});
-    if (r.before && r.after) {
-        pool.rows.push_back({"descriptors and handles after",
-                             compare(*r.before, *r.after).balanced() ? "as before" : "different (see the warning)"});
-        pool.rows.push_back({"device free memory", fmt::format("{} before, {} after ({})", r.before->free_bytes,
-                                                               r.after->free_bytes, kDeviceFreeScope)});
-    }
-    return {std::move(pool), steps_table(fmt::format("Steps on GPU {}", device), r.outcome.steps())};
-}
-
-}  // namespace
 
 void add_pool_options(CLI::App& app, PoolOptions& o) {
     app.add_flag("--pool", o.pool, "make a stream-ordered pool (cuMemPoolCreate) and allocate from it");
@@ -119,8 +89,6 @@ Report run_create_pool(const CreatePoolCommand& command, const Globals& globals)
                             {identity_in(ids, device),
                              create_pool_and_check(driver.api(), device, request, size, ipc, access)});
                         const CreatePoolResult& r = results->devices.back().result;
-                        for (auto& t : result_tables(device, r)) report.tables.push_back(std::move(t));
-                        report.tables.back().notes.push_back(identity_note(identity_in(ids, device)));
                         if (r.before && r.after)
                             warn_unbalanced(report, *r.before, *r.after, r.outcome.steps(), device);
                         if (r.outcome.problem()) {

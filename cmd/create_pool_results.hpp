@@ -22,6 +22,8 @@ public:
 
     // {"statistics_scope": "process", "devices": [each pool, its block, steps and resources]}
     nlohmann::json to_json() const override;
+    // Each pool and its steps, the GPU named below.
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

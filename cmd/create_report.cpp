@@ -167,14 +167,18 @@ void warn_unbalanced(Report& report, const ResourceSnapshot& before, const Resou
 void fill_create_report(Report& report, const CreateRequest& request, const CreateResult& result,
                         const DeviceIdentity& id) {
     report.set_results(CreateResults(request, result, id));
-    report.tables.push_back(summary_table(request, result));
-    report.tables.back().notes.push_back(identity_note(id));
-    report.tables.push_back(steps_table("Steps", result.steps));
-    if (result.import_check) {
-        report.tables.push_back(steps_table(fmt::format("Import check steps (pid {})", result.import_check->pid),
-                                            result.import_check->steps));
-    }
     add_warnings(report, request, result);
+}
+
+std::vector<Table> CreateResults::tables(const Report& /*report*/) const {
+    std::vector<Table> tables{summary_table(request, result)};
+    tables.back().notes.push_back(identity_note(id));
+    tables.push_back(steps_table("Steps", result.steps));
+    if (result.import_check) {
+        tables.push_back(steps_table(fmt::format("Import check steps (pid {})", result.import_check->pid),
+                                     result.import_check->steps));
+    }
+    return tables;
 }
 
 }  // namespace cumemctl::cmd

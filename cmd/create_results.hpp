@@ -21,6 +21,8 @@ public:
     // {"device" and its names, the sizes, the properties asked for and granted, every check's result,
     // "steps" and "resources"}
     nlohmann::json to_json() const override;
+    // The allocation, its steps and the import check's (create_report.cpp).
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

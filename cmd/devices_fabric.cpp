@@ -74,7 +74,7 @@ std::vector<std::vector<std::string>> fabric_rows(const std::vector<gpu::DeviceI
     return rows;
 }
 
-void add_fabric_metrics(Report& report, const gpu::DeviceInfo& d, const MetricLabels& labels) {
+void add_fabric_metrics(Metrics& out, const gpu::DeviceInfo& d, const MetricLabels& labels) {
     if (!d.fabric || !nvml::fabric_answered(*d.fabric)) return;
     const FabricInfo& f = *d.fabric;
     const bool attached = nvml::fabric_attached(f);
@@ -83,29 +83,29 @@ void add_fabric_metrics(Report& report, const gpu::DeviceInfo& d, const MetricLa
         attached_labels.emplace_back("cluster_uuid", nvml::cluster_uuid_text(f));
         attached_labels.emplace_back("clique_id", std::to_string(f.clique_id));
     }
-    report.add_metric("device_fabric_attached",
-                      "a GPU is attached to a multi-node NVLink fabric (1: state completed, status success, non-zero "
-                      "cluster UUID; its domain in cluster_uuid and clique_id) or not (0)",
-                      std::move(attached_labels), attached ? 1 : 0);
+    out.add("device_fabric_attached",
+            "a GPU is attached to a multi-node NVLink fabric (1: state completed, status success, non-zero "
+            "cluster UUID; its domain in cluster_uuid and clique_id) or not (0)",
+            std::move(attached_labels), attached ? 1 : 0);
     const bool figures = f.result == nvml::kSuccess;
-    report.add_metric("device_fabric_state",
-                      "a GPU's NVLink fabric state as NVML reports it (0 not supported, 1 not started, 2 in progress, "
-                      "3 completed)",
-                      labels, figures ? f.state : nvml::kFabricStateNotSupported);
+    out.add("device_fabric_state",
+            "a GPU's NVLink fabric state as NVML reports it (0 not supported, 1 not started, 2 in progress, "
+            "3 completed)",
+            labels, figures ? f.state : nvml::kFabricStateNotSupported);
     if (figures && f.health_summary) {
-        report.add_metric("device_fabric_health_overall",
-                          "a GPU's NVLink fabric health summary (0 not supported, 1 healthy, 2 unhealthy, 3 limited "
-                          "capacity)",
-                          labels, *f.health_summary);
+        out.add("device_fabric_health_overall",
+                "a GPU's NVLink fabric health summary (0 not supported, 1 healthy, 2 unhealthy, 3 limited "
+                "capacity)",
+                labels, *f.health_summary);
     }
     if (!figures || !f.health_mask) return;
     for (const auto& field : nvml::fabric_health_fields()) {
         MetricLabels l = labels;
         l.emplace_back("field", std::string(field.key));
-        report.add_metric("device_fabric_health",
-                          "a field of a GPU's NVLink fabric health mask, as NVML numbers it (0 not supported; 1 true, "
-                          "2 false; incorrect_configuration: 1 none, 2 and up the reason)",
-                          std::move(l), nvml::health_field_value(*f.health_mask, field));
+        out.add("device_fabric_health",
+                "a field of a GPU's NVLink fabric health mask, as NVML numbers it (0 not supported; 1 true, "
+                "2 false; incorrect_configuration: 1 none, 2 and up the reason)",
+                std::move(l), nvml::health_field_value(*f.health_mask, field));
     }
 }
 

@@ -19,6 +19,6 @@ std::vector<std::vector<std::string>> fabric_rows(const std::vector<gpu::DeviceI
 // A device's fabric gauges: attached, state, health summary and fields; and, where it is attached, its
 // NVLink domain as labels (cluster_uuid and clique_id together: clique 32766 recurs on every rack);
 // `labels`: the GPU's (gpu_labels).
-void add_fabric_metrics(Report& report, const gpu::DeviceInfo& device, const MetricLabels& labels);
+void add_fabric_metrics(Metrics& out, const gpu::DeviceInfo& device, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

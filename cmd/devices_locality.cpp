@@ -50,17 +50,15 @@ std::vector<std::vector<std::string>> locality_rows(const std::vector<DeviceInfo
     return rows;
 }
 
-void add_locality_metrics(Report& report, const DeviceInfo& device, const MetricLabels& labels) {
+void add_locality_metrics(Metrics& out, const DeviceInfo& device, const MetricLabels& labels) {
     const LocalityInfo& l = device.locality;
-    if (l.domains)
-        report.add_metric("device_locality_domains", "a device's locality domains (CUDA 13.4)", labels, *l.domains);
+    if (l.domains) out.add("device_locality_domains", "a device's locality domains (CUDA 13.4)", labels, *l.domains);
     if (l.sms_per_domain) {
-        report.add_metric("device_locality_domain_sms", "SMs each locality domain guarantees", labels,
-                          *l.sms_per_domain);
+        out.add("device_locality_domain_sms", "SMs each locality domain guarantees", labels, *l.sms_per_domain);
     }
     if (l.allocation_works) {
-        report.add_metric("device_localized_allocation", "whether a small localized allocation worked (1) or not (0)",
-                          labels, *l.allocation_works ? 1 : 0);
+        out.add("device_localized_allocation", "whether a small localized allocation worked (1) or not (0)", labels,
+                *l.allocation_works ? 1 : 0);
     }
 }
 

@@ -16,6 +16,6 @@ namespace cumemctl::cmd {
 std::vector<std::vector<std::string>> locality_rows(const std::vector<gpu::DeviceInfo>& devices);
 
 // A device's locality gauges, only for what the driver answered.
-void add_locality_metrics(Report& report, const gpu::DeviceInfo& device, const MetricLabels& labels);
+void add_locality_metrics(Metrics& out, const gpu::DeviceInfo& device, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

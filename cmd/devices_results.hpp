@@ -26,6 +26,10 @@ public:
     // The columns of the rows as --json names them: the identity, memory and each capability
     // ("capabilities.vmm").
     static const std::vector<std::string>& csv_columns();
+    // "Devices" (a row per GPU) and "Properties" (devices_table.cpp).
+    std::vector<Table> tables(const Report& report) const override;
+    // Each GPU's gauges and the driver's (devices_metrics.cpp).
+    std::vector<Metric> metrics(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

@@ -1,4 +1,5 @@
 #include "devices_table.hpp"
+#include "devices_results.hpp"
 
 #include <algorithm>
 #include <functional>
@@ -156,6 +157,11 @@ std::vector<Table> devices_tables(const std::vector<DeviceInfo>& devices) {
     std::vector<Table> out{std::move(gpus), std::move(same)};
     if (!differ.rows.empty()) out.push_back(std::move(differ));
     return out;
+}
+
+std::vector<Table> DevicesResults::tables(const Report&) const {
+    if (device_count == 0) return {Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}}};
+    return devices_tables(devices);
 }
 
 }  // namespace cumemctl::cmd

@@ -13,22 +13,17 @@
 
 #include <fmt/format.h>
 
-#include "base/enum_words.hpp"
 #include "command.hpp"
 #include "util/system_root.hpp"
-#include "util/duration.hpp"
-#include "commands.hpp"
 #include "doctor/budget.hpp"
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
 #include "doctor/doctor_results.hpp"
+#include "doctor_views.hpp"
 #include "doctor/runner.hpp"
 #include "util/user_group.hpp"
-#include "doctor/summary_line.hpp"
 #include "imex/imex_service.hpp"
-#include "doctor_table.hpp"
-#include "gpu_labels.hpp"
 #include "command_table.hpp"
 #include "shared_gpu.hpp"
 
@@ -159,136 +154,10 @@ void check_output(const std::string& output, const Globals& globals) {
     }
 }
 
-// How the summary counts a status: "3 passed".
-constexpr auto kCountWords = enum_words<CheckStatus>({{CheckStatus::pass, "passed"},
-                                                      {CheckStatus::warn, "warned"},
-                                                      {CheckStatus::fail, "failed"},
-                                                      {CheckStatus::skip, "skipped"},
-                                                      {CheckStatus::busy, "busy"},
-                                                      {CheckStatus::timeout, "timed out"}},
-                                                     "failed");
-
-std::string_view check_count_word(CheckStatus status) {
-    return kCountWords.word(status);
-}
-
-// "1 failed, 2 warned, 5 passed": the counts, worst status first.
-std::string counts_text(const std::array<int, kStatusCount>& counts) {
-    std::vector<std::string> parts;
-    for (const CheckStatus s : statuses_worst_first()) {
-        const int n = counts[static_cast<std::size_t>(s)];
-        if (n > 0) parts.push_back(fmt::format("{} {}", n, check_count_word(s)));
-    }
-    return parts.empty() ? "no check ran" : fmt::format("{}", fmt::join(parts, ", "));
-}
-
-// "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
-std::string results_title(const DoctorRun& run, const std::string& host) {
-    const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)), counts_text(counts),
-                       format_duration(run.seconds));
-}
-
-// --verbose: every result with its time and reason, then each GPU's names and the remedies.
-Table results_table(const DoctorRun& run, const std::string& host) {
-    Table t;
-    t.title = results_title(run, host);
-    t.columns = {"status", "check", "gpu", "time", "reason"};
-    t.wrap_last = true;
-    for (const auto& r : run.results) {
-        t.rows.push_back({std::string(status_name(r.outcome.status)), r.check,
-                          r.device ? std::to_string(*r.device) : "-", format_duration(r.seconds), r.outcome.reason});
-    }
-    // One hint per check and remedy, naming the devices it applies to.
-    std::vector<std::tuple<std::string, std::string, std::vector<int>>> hints;
-    for (const auto& r : run.results) {
-        if (r.outcome.status == CheckStatus::pass || r.outcome.remedy.empty()) continue;
-        auto it = std::find_if(hints.begin(), hints.end(), [&](const auto& h) {
-            return std::get<0>(h) == r.check && std::get<1>(h) == r.outcome.remedy;
-        });
-        if (it == hints.end()) it = hints.insert(hints.end(), {r.check, r.outcome.remedy, {}});
-        if (r.device) std::get<2>(*it).push_back(*r.device);
-    }
-    if (!run.identities.empty()) t.notes.emplace_back("");
-    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
-    if (!hints.empty()) t.notes.emplace_back("");
-    for (const auto& [check, remedy, gpus] : hints) {
-        t.notes.push_back(
-            fmt::format("{}{}: {}", check, gpus.empty() ? "" : fmt::format(" (gpu {})", fmt::join(gpus, ",")), remedy));
-    }
-    return t;
-}
-
-// A check's labels: the check, and for a device's check its GPU as dcgm-exporter labels it (gpu_labels).
-MetricLabels check_labels(const DoctorRun& run, const CheckResult& r, const std::string& host) {
-    MetricLabels labels{{"check", r.check}};
-    if (!r.device) return labels;
-    for (auto& l : gpu_labels(identity_of(run, *r.device), host)) labels.push_back(std::move(l));
-    return labels;
-}
-
-// The figures of host-bandwidth and memory-bandwidth, with their limit, as `bandwidth` names them.
-void add_bandwidth_metrics(Report& report, const DoctorRun& run) {
-    for (const auto& r : run.results) {
-        if (!r.device || (r.check != kCheckHostBandwidth && r.check != kCheckMemoryBandwidth)) continue;
-        // A figure beside another process's work (busy) is that work's, not the GPU's.
-        if (r.outcome.status == CheckStatus::busy) continue;
-        const auto* copies = r.outcome.evidence_as<CopyEvidence>();
-        if (copies == nullptr) continue;
-        for (const CopyPath path : {CopyPath::host_to_device, CopyPath::device_to_host, CopyPath::device_to_device}) {
-            const std::optional<double> figure = copies->gbps(path);
-            if (!figure) continue;
-            MetricLabels labels = gpu_labels(identity_of(run, *r.device), report.host);
-            labels.emplace_back("path", path_name(path));
-            labels.emplace_back("memory", r.check == kCheckHostBandwidth ? "pinned" : "device");
-            const double gbps = *figure;
-            report.add_metric("bandwidth_gbps", "a copy path's measured bandwidth, GB/s (1e9 bytes a second)", labels,
-                              gbps);
-            const std::optional<double> limit = copies->limit();
-            if (!limit || *limit <= 0) continue;
-            report.add_metric("bandwidth_limit_gbps", "the physical limit of a copy path, GB/s", labels, *limit);
-            report.add_metric("bandwidth_ratio", "a copy path's bandwidth as a fraction of its limit", labels,
-                              gbps / *limit);
-        }
-    }
-}
-
-void add_doctor_metrics(Report& report, const DoctorRun& run) {
-    for (const auto& r : run.results) {
-        const MetricLabels base = check_labels(run, r, report.host);
-        for (CheckStatus s : kEveryStatus) {
-            MetricLabels labels = base;
-            labels.emplace_back("status", std::string(status_name(s)));
-            report.add_metric("check_status", "a doctor check's status: 1 for the status it has, 0 for the others",
-                              std::move(labels), r.outcome.status == s ? 1 : 0);
-        }
-    }
-    for (const auto& r : run.results) {
-        report.add_metric("check_duration_seconds", "how long a doctor check took", check_labels(run, r, report.host),
-                          r.seconds);
-    }
-    const auto counts = count_statuses(run.results);
-    for (CheckStatus s : kEveryStatus) {
-        report.add_metric("doctor_checks", "how many doctor checks ended with each status",
-                          {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
-    }
-    report.add_metric("doctor_duration_seconds", "how long the whole doctor run took", {}, run.seconds);
-    add_bandwidth_metrics(report, run);
-    add_driver_info(report, run.driver_version);
-}
-
 void fill_report(Report& report, const DoctorRun& run, bool verbose) {
-    DoctorResults results(run);
+    DoctorViews results(run, verbose);
     const CheckStatus status = results.status();
     report.set_results(std::move(results));
-    if (verbose) {
-        report.tables.push_back(results_table(run, report.host));
-    } else {
-        for (auto& t : doctor_matrix_tables(run, results_title(run, report.host)))
-            report.tables.push_back(std::move(t));
-    }
-    report.line = doctor::summary_line(run);
-    add_doctor_metrics(report, run);
     if (!report.driver.loaded) {
         report.add_error(
             Problem{.exit_code = ExitCode::unavailable,
@@ -350,11 +219,7 @@ DoctorRun run_in_frame(const Globals& globals, const DoctorOptions& options, Pro
 Report list_checks(const DoctorCliOptions& opts, const Globals& globals) {
     return run_guarded("doctor", [&](Report& report) {
         check_list_options(opts, globals);
-        Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
-        for (const auto& c : check_catalogue())
-            t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), check_summary(c)});
         report.set_results(CheckList{});
-        report.tables.push_back(std::move(t));
     });
 }
 

@@ -1,7 +1,7 @@
 // doctor's default table, as dcgmi diag prints its results: what did not pass first, worst first, each
 // with its reason and remedy (alike results of several GPUs in one row), then a matrix of one row per
 // check and one column per GPU (and one for the node's checks), then each GPU's names. --verbose keeps
-// the table of every result with its time and reason (cmd/doctor.cpp).
+// the table of every result with its time and reason (cmd/doctor_views.cpp).
 #pragma once
 
 #include <string>

@@ -3,15 +3,18 @@
 // bandwidth of every pair and a diagnosis for every pair that fails. Three ways in: --local (one rank
 // per GPU of this node, started here), --dir (this process is one rank of a distributed run), and
 // --summary (the matrix of a run whose files were kept). The core is src/matrix/.
+#include <algorithm>
 #include <charconv>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "command.hpp"
+#include "command_table.hpp"
 #include "pmix/pmix_client.hpp"
-#include "commands.hpp"
 #include "held_errors.hpp"
+#include "shared_gpu.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"
@@ -219,28 +222,11 @@ void run_local_mode(Report& report, Driver& driver, int count, const MatrixOptio
     for (const auto& r : result.ranks) {
         for (const auto& w : r.warnings) report.add_warning(fmt::format("rank {}: {}", r.rank, w));
     }
-    report.tables = matrix_tables(m);
-    if (o.keep) report.tables.front().notes.push_back("the rendezvous files are kept in " + result.folder);
     for (const auto& r : result.ranks) {
         if (r.problem && r.problem->exit_code == ExitCode::unavailable) report.add_error(*r.problem);
     }
     judge(report, m);
     report.set_results(matrix_results(MatrixResults::Local{p.handle_type, result.folder, o.keep, result.ranks}, m));
-}
-
-// A one-row table: this rank's reads.
-Table row_table(const Row& row) {
-    Table t;
-    t.title = fmt::format("Rank {} ({}): reading every rank's memory", row.rank, row.host);
-    t.columns = {"owner", "result", "GB/s", "diagnosis"};
-    for (const auto& c : row.cells) {
-        t.rows.push_back({std::to_string(c.peer),
-                          {std::string(status_name(c.status)), tone_of(c.status)},
-                          c.gbps ? fmt::format("{:.1f}", *c.gbps) : "-",
-                          c.passed() ? "" : c.diagnosis + (c.problem ? ": " + c.problem->message : "")});
-    }
-    t.wrap_last = true;
-    return t;
 }
 
 // The rank's identity and meeting place: PMIx where the plan says so and the library loads (with auto
@@ -279,6 +265,14 @@ Meeting meet(Report& report, const MatrixOptions& o, const MatrixOptions::Plan& 
     return m;
 }
 
+// Whether `pid` is a rank of this run on this rank's node: its card gives this rank's host and that pid.
+bool rank_here(const RankResult& result, unsigned pid) {
+    return std::any_of(result.cards.begin(), result.cards.end(), [&](const auto& rank_card) {
+        const Card& c = rank_card.second;
+        return c.host == result.card.host && c.pid > 0 && static_cast<unsigned>(c.pid) == pid;
+    });
+}
+
 void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOptions& o, const MatrixOptions::Plan& p,
                    const nvml::Library& nvml) {
     Meeting meeting = meet(report, o, p);
@@ -299,7 +293,16 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     request.imex_channel_dir = p.imex_channel_dir;
     request.driver_version = driver.version();
     RankResult result;
+    // The frame's watch on this rank's GPU: whoever else shared it while the rank measured, named with
+    // the rank that saw them, but never the job's own ranks on this node (a rank reading this GPU's
+    // memory may show on it).
+    std::optional<SharedGpuWatch> watch;
+    if (running_does(Does::measures)) {
+        watch.emplace(driver.api(), nvml, std::vector<int>{id.device}, fmt::format("fabric-matrix rank {}", id.rank),
+                      [&result](int, unsigned pid) { return rank_here(result, pid); });
+    }
     run_rank(driver.api(), rendezvous, request, result);
+    if (watch) watch->report_to(report);
     MatrixInput input{id.run, id.ranks, result.cards, result.rows, result.refused, p.timeout};
     const Matrix m = build_matrix(input);
     const bool whole = id.rank == 0 || o.all_report;
@@ -321,12 +324,6 @@ void run_rank_mode(Report& report, Driver& driver, int count, const MatrixOption
     // Through PMIx the ranks share the launcher's output stream and have no folder for files: rank 0
     // alone reports (the whole matrix), every rank with --all-report; the others say only their errors.
     report.delivery.stdout_quiet = rendezvous.kind() == RendezvousKind::pmix && id.rank != 0 && !o.all_report;
-    if (whole) {
-        report.tables = matrix_tables(m);
-    } else {
-        report.tables.push_back(row_table(result.row));
-    }
-    report.tables.push_back(steps::steps_table("Steps", result.steps));
     for (const auto& w : result.warnings) report.add_warning(w);
     if (result.problem) report.add_error(as_rank_failure(*result.problem));
     judge(report, m);
@@ -352,7 +349,6 @@ void run_summary_mode(Report& report, const MatrixOptions& o) {
     MatrixInput input = read_folder(dir, run);
     input.timeout = ipc::Timeout{static_cast<std::int64_t>(o.timeout * 1000)};
     const Matrix m = build_matrix(input);
-    report.tables = matrix_tables(m);
     judge(report, m);
     report.set_results(matrix_results(MatrixResults::Summary{run, dir.path()}, m));
 }

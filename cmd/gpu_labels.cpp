@@ -22,14 +22,14 @@ MetricLabels gpu_labels(const gpu::DeviceIdentity& id, const std::string& host) 
     return labels;
 }
 
-void add_driver_info(Report& report, const std::string& driver_version) {
+void add_driver_info(Metrics& out, const Report& report, const std::string& driver_version) {
     if (!report.driver.loaded) return;
     MetricLabels labels;
     if (!driver_version.empty()) labels.emplace_back("driver_version", driver_version);
     labels.emplace_back("cuda_version", cuda_version_string(report.driver.version));
     labels.emplace_back("command", report.command);  // doctor's and devices' files are told apart
-    report.add_metric("driver_info", "the NVIDIA driver: its version and the CUDA version it gives (always 1)",
-                      std::move(labels), 1);
+    out.add("driver_info", "the NVIDIA driver: its version and the CUDA version it gives (always 1)", std::move(labels),
+            1);
 }
 
 }  // namespace cumemctl::cmd

@@ -17,6 +17,6 @@ MetricLabels gpu_labels(const gpu::DeviceIdentity& id, const std::string& host);
 // cumemctl_driver_info{driver_version="580.159.04",cuda_version="13.0",command="doctor"} 1, where the driver loaded:
 // `driver_version` is the kernel driver's (NVML's, else the kernel module's; left out where unknown), the
 // CUDA version the driver library's.
-void add_driver_info(Report& report, const std::string& driver_version);
+void add_driver_info(Metrics& out, const Report& report, const std::string& driver_version);
 
 }  // namespace cumemctl::cmd

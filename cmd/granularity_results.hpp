@@ -31,9 +31,12 @@ public:
     std::vector<GranularityAnswer> rows;   // in the order queried
     std::optional<std::uint64_t> size;     // --size
     std::vector<gpu::DeviceIdentity> ids;  // the names of the rows' devices
+    bool each_flag_alone = false;          // the flag sets are none and each flag alone (no flag was given)
 
     // {"device_count", "rows": [each row with its device's names], "size_bytes" where --size was given}
     nlohmann::json to_json() const override;
+    // The rows, their reasons and the devices' names (granularity_results.cpp).
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 // The location a row names: the driver's where it was resolved, else as asked ("domain:1").

@@ -42,6 +42,7 @@ void judging_holds(Report& report, const DriverApi& api, const nvml::Library& nv
         work();
         if (watch) watch->report_to(report);
     } catch (const Error& e) {
+        if (watch) watch->forget();
         report.add_error(e.problem());  // a failed measurement's holders are the judgement's to name
     } catch (const Interrupted&) {
         if (watch) watch->report_to(report);  // what was measured before the stop was shared too

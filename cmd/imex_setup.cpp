@@ -5,7 +5,6 @@
 
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "imex/imex_setup.hpp"
@@ -72,56 +71,6 @@ ImexSetupOptions::Checked ImexSetupOptions::check() const {
     return checked;
 }
 
-// How a terminal colours an action: done as asked, done differently, or not done.
-Tone action_tone(Action action) {
-    switch (action) {
-        case Action::created:
-        case Action::unchanged:
-            return Tone::good;
-        case Action::kept:
-        case Action::fixed:
-        case Action::replaced:
-            return Tone::attention;
-        case Action::refused:
-        case Action::error:
-            return Tone::bad;
-        case Action::removed:
-        case Action::planned:
-            break;
-    }
-    return Tone::plain;
-}
-
-Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
-    Table t;
-    t.title = "IMEX channels";
-    t.columns = {"channel", "path", "device", "owner", "mode", "action", "detail"};
-    const std::string owner = format_owner(r.owner);
-    for (const auto& c : r.channels) {
-        // A kept channel is shown as it stays, not as asked.
-        const bool kept = c.action == Action::kept;
-        t.rows.push_back({std::to_string(c.want.channel),
-                          fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
-                          format_device(c.want.major, c.want.channel_minor()),
-                          kept ? format_owner(owner_of(c.found.uid, c.found.gid)) : owner,
-                          format_mode(kept ? c.found.mode : c.want.mode),
-                          {std::string(action_name(c.action)), action_tone(c.action)},
-                          channel_detail(c)});
-    }
-    t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
-                                  r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));
-    t.notes.push_back(fmt::format("folder {}: {}", r.directory.path, action_name(r.directory.action)));
-    std::map<std::string, int> counts;
-    for (const auto& c : r.channels) ++counts[std::string(action_name(c.action))];
-    std::string summary;
-    for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
-    t.notes.push_back(fmt::format("{} channel{}: {}{}", r.channels.size(), r.channels.size() == 1 ? "" : "s", summary,
-                                  req.check     ? " (--check: nothing changed)"
-                                  : req.dry_run ? " (--dry-run: nothing changed)"
-                                                : ""));
-    return t;
-}
-
 // Runs --verify's child as the request's owner on `device_list`'s device.
 ImexVerifyOutcome verify_as_owner(const DeviceList& device_list, const Globals& globals, const ImexSetupRequest& req,
                                   const std::string& channel_dir) {
@@ -134,19 +83,14 @@ ImexVerifyOutcome verify_as_owner(const DeviceList& device_list, const Globals& 
     out.got = verify_fabric_in_child(v);
     out.as = owner_of(out.got.uid, out.got.gid);
     out.device = out.got.device ? out.got.device : device_list.ordinal();
+    out.typed = device_list.spec;
     return out;
 }
 
-// --verify's table, and its error where the child failed.
-void add_verify(const ImexVerifyOutcome& verify, const DeviceList& device_list, Report& report) {
+// --verify's error where the child failed; the driver it loaded.
+void add_verify(const ImexVerifyOutcome& verify, Report& report) {
     const FabricVerifyResult& got = verify.got;
     report.driver = got.driver;
-    Table t{
-        "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
-    t.rows.push_back({format_owner(verify.as), verify.device ? std::to_string(*verify.device) : device_list.spec,
-                      got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
-                             : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
-    report.tables.push_back(std::move(t));
     if (got.problem) {
         Problem p = *got.problem;
         p.message = fmt::format("verify as {}: {}", format_owner(verify.as), p.message);
@@ -163,12 +107,11 @@ Report run_imex_setup_command(const ImexSetupOptions& opts, const Globals& globa
         results.result = run_imex_setup(req);
         const ImexSetupResult& result = results.result;
         report.set_results(results);  // what stays when --verify's child cannot be started
-        report.tables.push_back(channels_table(req, result));
         for (const auto& w : result.warnings) report.warnings.push_back(w);
         for (const auto& e : result.errors) report.add_error(e);
         if (!checked.verify_device) return;
         results.verify = verify_as_owner(*checked.verify_device, globals, req, result.directory.path);
-        add_verify(*results.verify, *checked.verify_device, report);
+        add_verify(*results.verify, report);
         report.set_results(std::move(results));
     });
 }

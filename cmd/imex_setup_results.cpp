@@ -1,11 +1,14 @@
 #include "imex_setup_results.hpp"
 
+#include <map>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "report/json_fields.hpp"
 #include "steps/step_json.hpp"
 #include "util/file_mode.hpp"
+#include "util/size.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -102,6 +105,77 @@ nlohmann::json ImexSetupResults::to_json() const {
     nlohmann::json j = setup_json(request, result);
     if (verify) j["verify"] = verify_json(*verify);
     return j;
+}
+
+namespace {
+
+// How a terminal colours an action: done as asked, done differently, or not done.
+Tone action_tone(Action action) {
+    switch (action) {
+        case Action::created:
+        case Action::unchanged:
+            return Tone::good;
+        case Action::kept:
+        case Action::fixed:
+        case Action::replaced:
+            return Tone::attention;
+        case Action::refused:
+        case Action::error:
+            return Tone::bad;
+        case Action::removed:
+        case Action::planned:
+            break;
+    }
+    return Tone::plain;
+}
+
+Table channels_table(const ImexSetupRequest& req, const ImexSetupResult& r) {
+    Table t;
+    t.title = "IMEX channels";
+    t.columns = {"channel", "path", "device", "owner", "mode", "action", "detail"};
+    const std::string owner = format_owner(r.owner);
+    for (const auto& c : r.channels) {
+        // A kept channel is shown as it stays, not as asked.
+        const bool kept = c.action == Action::kept;
+        t.rows.push_back({std::to_string(c.want.channel),
+                          fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel)),
+                          format_device(c.want.major, c.want.channel_minor()),
+                          kept ? format_owner(owner_of(c.found.uid, c.found.gid)) : owner,
+                          format_mode(kept ? c.found.mode : c.want.mode),
+                          {std::string(action_name(c.action)), action_tone(c.action)},
+                          channel_detail(c)});
+    }
+    t.notes.push_back(fmt::format("{}: major {}, {} channels ({})", "nvidia-caps-imex-channels", r.major, r.count,
+                                  r.count_from_params ? "ImexChannelCount in " + req.params : "the driver's default"));
+    t.notes.push_back(fmt::format("folder {}: {}", r.directory.path, action_name(r.directory.action)));
+    std::map<std::string, int> counts;
+    for (const auto& c : r.channels) ++counts[std::string(action_name(c.action))];
+    std::string summary;
+    for (const auto& [name, n] : counts) summary += fmt::format("{}{} {}", summary.empty() ? "" : ", ", n, name);
+    t.notes.push_back(fmt::format("{} channel{}: {}{}", r.channels.size(), r.channels.size() == 1 ? "" : "s", summary,
+                                  req.check     ? " (--check: nothing changed)"
+                                  : req.dry_run ? " (--dry-run: nothing changed)"
+                                                : ""));
+    return t;
+}
+
+// --verify's table: as whom, on which device, and what the child found.
+Table verify_table(const ImexVerifyOutcome& verify) {
+    const FabricVerifyResult& got = verify.got;
+    Table t{
+        "Verify: a fabric-handle allocation, made and exported in a child process", {"as", "device", "result"}, {}, {}};
+    t.rows.push_back({format_owner(verify.as), verify.device ? std::to_string(*verify.device) : verify.typed,
+                      got.ok ? fmt::format("pass ({} allocation)", format_size(got.granularity))
+                             : "fail: " + (got.problem ? got.problem->message : std::string("unknown"))});
+    return t;
+}
+
+}  // namespace
+
+std::vector<Table> ImexSetupResults::tables(const Report& /*report*/) const {
+    std::vector<Table> tables{channels_table(request, result)};
+    if (verify) tables.push_back(verify_table(*verify));
+    return tables;
 }
 
 }  // namespace cumemctl::cmd

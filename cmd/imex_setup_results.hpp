@@ -17,6 +17,7 @@ struct ImexVerifyOutcome {
     gpu::FabricVerifyResult got;
     Owner as;                   // who the child ran as, by name where known
     std::optional<int> device;  // the ordinal the child found; else the one typed (none for a UUID or a bus id)
+    std::string typed;          // --device as typed, shown where no ordinal is known
 };
 
 struct ImexSetupResults final : Results {
@@ -25,6 +26,8 @@ struct ImexSetupResults final : Results {
     std::optional<ImexVerifyOutcome> verify;  // with --verify, once the child answered
 
     nlohmann::json to_json() const override;
+    // The channels as made or found, and --verify's answer (imex_setup_results.cpp).
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 // A channel's detail for people: its error, or its plan (naming imex-setup's options).

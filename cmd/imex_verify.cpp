@@ -3,7 +3,6 @@
 // fabric-handle allocation, and answers over the socket at --socket-fd; it prints nothing.
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "ipc/child_command_line.hpp"
 #include "gpu/diagnosis/channel_verify.hpp"
 #include "ipc/process.hpp"

@@ -5,7 +5,6 @@
 // socket, and its own stdout is discarded.
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "ipc/child_command_line.hpp"
 #include "gpu/importer/importer.hpp"
 #include "gpu/pool/pool_ipc.hpp"

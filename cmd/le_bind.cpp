@@ -4,7 +4,6 @@
 
 #include "command.hpp"
 #include "util/duration.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/le/logical_endpoint_bind.hpp"
 #include "gpu_identity.hpp"
@@ -73,48 +72,6 @@ std::pair<LeBindRequest, DeviceList> LeBindOptions::check() const {
     return {r, devices};
 }
 
-std::string ms(double seconds) {
-    return format_duration(seconds);
-}
-
-Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
-    Table t{"Logical endpoint", {"", "value"}, {}, {}};
-    t.wrap_last = true;
-    auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
-    row("driver", o.support.message);
-    if (o.support.lookup) {
-        row("lookup",
-            fmt::format("cuGetProcAddress(\"{}\", {}): {}, {}", o.support.lookup->name, o.support.lookup->version,
-                        o.support.lookup_result, proc_status_name(o.support.lookup->status)));
-    }
-    if (!o.support.available) return t;
-    row("type", fmt::format("{} on device{} {}", r.multicast ? "multicast" : "unicast",
-                            r.devices.size() == 1 ? "" : "s", fmt::join(r.devices, ",")));
-    row("endpoint size", format_size(r.size));
-    if (o.limits) {
-        row("bind alignment", format_size(o.limits->bind_alignment));
-        row("max size", format_size(o.limits->max_size));
-    }
-    if (o.violation) t.rows.push_back({{"refused", Tone::bad}, o.violation->message});
-    if (o.id) row("endpoint id", std::to_string(*o.id));
-    if (o.query)
-        row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",
-                                        o.query->polls, ms(o.query->waited_seconds)));
-    if (o.exported) row("fabric export", o.import_query ? "exported and re-imported" : "exported");
-    for (const auto& b : o.bindings) {
-        row(fmt::format("binding on device {}", b.device),
-            fmt::format("{} of {} memory at offset {} from mem offset {}{}", format_size(o.plan->bind_size), b.location,
-                        format_size(o.plan->offset), format_size(o.plan->mem_offset), b.bound ? "" : " (not bound)"));
-    }
-    return t;
-}
-
-Table le_steps_table(const LeBindOutcome& o) {
-    Table t = steps_table("Steps", o.steps);
-    if (o.completed && !o.steps.empty()) t.notes.push_back("everything made was undone");
-    return t;
-}
-
 void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
                  const std::vector<DeviceIdentity>& ids) {
     LeBindResults results;
@@ -122,9 +79,6 @@ void fill_report(Report& report, const LeBindRequest& r, const LeBindOutcome& o,
     results.outcome = o;
     results.gpus = ids;
     report.set_results(std::move(results));
-    report.tables.push_back(summary_table(r, o));
-    add_identity_notes(report.tables.back(), ids);
-    if (!o.steps.empty()) report.tables.push_back(le_steps_table(o));
     for (const auto& w : o.warnings) report.add_warning(w);
     if (r.limits_only && o.violation) {
         report.add_warning(fmt::format("with these limits, {}", o.violation->message),

@@ -6,11 +6,56 @@
 #include "base/setting.hpp"
 #include "cuda/driver.hpp"
 #include "cuda/driver_info.hpp"
+#include "gpu_identity.hpp"
 #include "steps/step_json.hpp"
+#include "util/duration.hpp"
+#include "util/size.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
 namespace {
+
+std::string ms(double seconds) {
+    return format_duration(seconds);
+}
+
+Table summary_table(const LeBindRequest& r, const LeBindOutcome& o) {
+    Table t{"Logical endpoint", {"", "value"}, {}, {}};
+    t.wrap_last = true;
+    auto row = [&](std::string k, std::string v) { t.rows.push_back({std::move(k), std::move(v)}); };
+    row("driver", o.support.message);
+    if (o.support.lookup) {
+        row("lookup",
+            fmt::format("cuGetProcAddress(\"{}\", {}): {}, {}", o.support.lookup->name, o.support.lookup->version,
+                        o.support.lookup_result, proc_status_name(o.support.lookup->status)));
+    }
+    if (!o.support.available) return t;
+    row("type", fmt::format("{} on device{} {}", r.multicast ? "multicast" : "unicast",
+                            r.devices.size() == 1 ? "" : "s", fmt::join(r.devices, ",")));
+    row("endpoint size", format_size(r.size));
+    if (o.limits) {
+        row("bind alignment", format_size(o.limits->bind_alignment));
+        row("max size", format_size(o.limits->max_size));
+    }
+    if (o.violation) t.rows.push_back({{"refused", Tone::bad}, o.violation->message});
+    if (o.id) row("endpoint id", std::to_string(*o.id));
+    if (o.query)
+        row("construction", fmt::format("{} after {} polls in {}", o.query->constructed ? "complete" : "incomplete",
+                                        o.query->polls, ms(o.query->waited_seconds)));
+    if (o.exported) row("fabric export", o.import_query ? "exported and re-imported" : "exported");
+    for (const auto& b : o.bindings) {
+        row(fmt::format("binding on device {}", b.device),
+            fmt::format("{} of {} memory at offset {} from mem offset {}{}", format_size(o.plan->bind_size), b.location,
+                        format_size(o.plan->offset), format_size(o.plan->mem_offset), b.bound ? "" : " (not bound)"));
+    }
+    return t;
+}
+
+Table le_steps_table(const LeBindOutcome& o) {
+    Table t = steps_table("Steps", o.steps);
+    if (o.completed && !o.steps.empty()) t.notes.push_back("everything made was undone");
+    return t;
+}
 
 nlohmann::json support_json(const LeDriverSupport& s) {
     nlohmann::json j{{"available", s.available},
@@ -96,6 +141,13 @@ nlohmann::json LeBindResults::to_json() const {
     j["gpus"] = nlohmann::json::array();
     for (const auto& id : gpus) j["gpus"].push_back(identity_json(id));
     return j;
+}
+
+std::vector<Table> LeBindResults::tables(const Report& /*report*/) const {
+    std::vector<Table> tables{summary_table(request, outcome)};
+    add_identity_notes(tables.back(), gpus);
+    if (!outcome.steps.empty()) tables.push_back(le_steps_table(outcome));
+    return tables;
 }
 
 }  // namespace cumemctl::cmd

@@ -16,6 +16,8 @@ struct LeBindResults final : Results {
     std::vector<gpu::DeviceIdentity> gpus;  // the request's devices (as doctor's results.gpus)
 
     nlohmann::json to_json() const override;
+    // The endpoint as made, and its steps (le_bind_results.cpp).
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

@@ -15,6 +15,7 @@
 #include <fmt/ranges.h>
 
 #include "base/bounded_call.hpp"
+#include "base/enum_words.hpp"
 #include "base/interrupt.hpp"
 #include "command.hpp"
 #include "command_table.hpp"
@@ -38,35 +39,24 @@ using cumemctl::ExitCode;
 using cumemctl::Report;
 using namespace cumemctl::cmd;
 
-// The commands that fill Report::metrics and so answer --format prometheus; any other refuses it.
-constexpr std::string_view kPrometheusCommands[] = {"doctor", "devices", "pool-stats", "memtest", "bandwidth"};
-// The commands whose report makes a page of its own, and so answer --format html.
-constexpr std::string_view kHtmlCommands[] = {"fabric-matrix", "fleet"};
+// What a command without one of the formats that only some commands write lacks, for the refusal.
+constexpr auto kLackedWords = cumemctl::enum_words<OutputFormat>(
+    {
+        {OutputFormat::prometheus, "Prometheus output"},
+        {OutputFormat::line, "one-line summary"},
+        {OutputFormat::html, "HTML page"},
+        {OutputFormat::junit, "JUnit report"},
+        {OutputFormat::nfd, "node-feature-discovery labels"},
+        {OutputFormat::nodelist, "node list"},
+    },
+    "output of that format");
 
-// The commands that fill Report::line and so answer --format line (a one-line summary).
-constexpr std::string_view kLineCommands[] = {"doctor"};
-// The commands whose Report::line is a Slurm host list, and so answer --format nodelist (fleet: the
-// failing nodes, for scontrol to drain).
-constexpr std::string_view kNodelistCommands[] = {"fleet"};
-// The commands whose report JUnit XML and node-feature-discovery feature labels are made from.
-constexpr std::string_view kDoctorCommands[] = {"doctor"};
-
-// The output formats that only some commands write: the one list of each, which the check and the
-// refusal read (--format's help leaves the detail to cumemctl(1)).
-struct FormatOfSome {
-    OutputFormat format;
-    std::span<const std::string_view> commands;
-    std::string_view what;  // what a command without it lacks
-};
-constexpr FormatOfSome kFormatsOfSome[] = {{OutputFormat::prometheus, kPrometheusCommands, "Prometheus output"},
-                                           {OutputFormat::line, kLineCommands, "one-line summary"},
-                                           {OutputFormat::html, kHtmlCommands, "HTML page"},
-                                           {OutputFormat::junit, kDoctorCommands, "JUnit report"},
-                                           {OutputFormat::nfd, kDoctorCommands, "node-feature-discovery labels"},
-                                           {OutputFormat::nodelist, kNodelistCommands, "node list"}};
+std::string_view format_lacked(OutputFormat format) {
+    return kLackedWords.word(format);
+}
 
 // "a", "a and b", "a, b and c".
-std::string spoken_list(std::span<const std::string_view> names) {
+std::string spoken_list(std::span<const std::string> names) {
     if (names.size() < 2) return names.empty() ? std::string() : std::string(names.front());
     return fmt::format("{} and {}", fmt::join(names.first(names.size() - 1), ", "), names.back());
 }
@@ -114,8 +104,8 @@ void render(const Report& report, const Globals& globals, std::ostream& out) {
             cumemctl::CsvRenderer{csv_layout(report.command, globals.format, globals.fields)}.render(report, out);
             return;
         case OutputFormat::nodelist:
-            if (!report.nodelist.empty())
-                out << cumemctl::printable(report.nodelist) << '\n';  // nothing when no node fails
+            if (const std::string list = report.results ? report.results->nodelist() : ""; !list.empty())
+                out << cumemctl::printable(list) << '\n';  // nothing when no node fails
             return;
         case OutputFormat::table:
             cumemctl::TableRenderer{use_colour(globals), output_width()}.render(report, out);
@@ -186,12 +176,17 @@ std::optional<Report> check_format(const std::string& command, const Globals& gl
         return usage_report(command, "--json and --format " + globals.format + " ask for two formats",
                             "give one of --json or --format table|json|prometheus|line|html|junit|nfd|nodelist|csv");
     }
-    for (const FormatOfSome& f : kFormatsOfSome) {
-        if (globals.output != f.format || std::find(f.commands.begin(), f.commands.end(), command) != f.commands.end())
-            continue;
-        return usage_report(
-            command, fmt::format("'{}' has no {}", command, f.what),
-            fmt::format("--format {} works with {}; use --json here", format_name(f.format), spoken_list(f.commands)));
+    std::vector<std::string> writers;  // the commands that write the format asked for, in the table's order
+    bool chosen_writes = true;
+    for (const CommandEntry& c : command_table()) {
+        const bool w = writes(c, globals.output);
+        if (w) writers.emplace_back(cumemctl::command_name(c.command));
+        if (cumemctl::command_name(c.command) == command) chosen_writes = w;
+    }
+    if (!chosen_writes) {
+        return usage_report(command, fmt::format("'{}' has no {}", command, format_lacked(globals.output)),
+                            fmt::format("--format {} works with {}; use --json here", format_name(globals.output),
+                                        spoken_list(writers)));
     }
     if (globals.output == OutputFormat::csv) {
         try {

@@ -4,7 +4,6 @@
 // that socket (its steps, its problem, its card and row) and prints nothing.
 #include "base/setting.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "ipc/child_command_line.hpp"
 #include "gpu/device/memory_props.hpp"
 #include "gpu/diagnosis/imex_channel_access.hpp"

@@ -11,8 +11,6 @@
 #include "command.hpp"
 #include "gpu_identity.hpp"
 #include "held_errors.hpp"
-#include "gpu_labels.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
 #include "gpu/memtest/memtest.hpp"
@@ -238,8 +236,6 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         for (const DeviceMemtest& d : done) {
             const gpu::DeviceIdentity id = gpu::device_identity(driver.api(), d.ordinal, &nvml);
             results.devices.push_back({d, id});
-            add_memtest_tables(report, d, run.seed, id);
-            add_memtest_metrics(report, d, gpu_labels(id, report.host));
             report_verdict(report, d);
             if (d.run.interrupted_by != 0) stopped_by = d.run.interrupted_by;
             if (!d.uuid.empty()) records.push_back(record_of(d, run.seed));

@@ -4,6 +4,8 @@
 #include <fmt/ranges.h>
 
 #include "gpu_identity.hpp"
+#include "gpu_labels.hpp"
+#include "memtest_results.hpp"
 #include "steps/step_json.hpp"
 #include "util/duration.hpp"
 #include "util/size.hpp"
@@ -89,7 +91,8 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
     return j;
 }
 
-void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t seed, const gpu::DeviceIdentity& id) {
+void add_memtest_tables(std::vector<Table>& tables, const DeviceMemtest& d, std::uint64_t seed,
+                        const gpu::DeviceIdentity& id) {
     Table t{fmt::format("Memtest on GPU {} ({})", d.ordinal, d.uuid),
             {"pattern", "pass", "GB/s", "time", "mismatches"},
             {},
@@ -128,7 +131,7 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
         fmt::format("verdict: {}: {}", status_name(d.verdict.status), fmt::join(d.verdict.reasons, "; ")));
     if (!d.verdict.remedy.empty()) t.notes.push_back("remedy: " + d.verdict.remedy);
     t.wrap_last = true;
-    report.tables.push_back(std::move(t));
+    tables.push_back(std::move(t));
     if (d.run.mismatches == 0) return;
     Table m{fmt::format("Mismatches on GPU {}", d.ordinal),
             {"pattern", "chunk", "offset", "expected", "actual", "bits"},
@@ -143,39 +146,50 @@ void add_memtest_tables(Report& report, const DeviceMemtest& d, std::uint64_t se
         m.notes.push_back(fmt::format("{} mismatching words in all; the first {} of each pattern pass are listed",
                                       d.run.mismatches, d.run.recorded.size()));
     }
-    report.tables.push_back(std::move(m));
+    tables.push_back(std::move(m));
 }
 
-void add_memtest_metrics(Report& report, const DeviceMemtest& d, const MetricLabels& labels) {
-    report.add_metric("memtest_free_at_start_bytes", "free device memory when memtest began", labels,
-                      static_cast<double>(d.free_at_start));
-    report.add_metric("memtest_tested_bytes", "device memory memtest tested", labels, static_cast<double>(d.tested));
-    report.add_metric("memtest_coverage_ratio", "bytes tested over free memory at the start", labels, d.coverage());
-    report.add_metric("memtest_mismatched_words", "16-byte words that held something other than what was written",
-                      labels, static_cast<double>(d.run.mismatches));
-    report.add_metric("memtest_status", "the verdict: 0 pass, 1 warn, 2 fail", labels,
-                      static_cast<double>(static_cast<int>(d.verdict.status)));
-    report.add_metric("memtest_duration_seconds", "the whole memtest of the device, seconds", labels, d.seconds);
+void add_memtest_metrics(Metrics& out, const DeviceMemtest& d, const MetricLabels& labels) {
+    out.add("memtest_free_at_start_bytes", "free device memory when memtest began", labels,
+            static_cast<double>(d.free_at_start));
+    out.add("memtest_tested_bytes", "device memory memtest tested", labels, static_cast<double>(d.tested));
+    out.add("memtest_coverage_ratio", "bytes tested over free memory at the start", labels, d.coverage());
+    out.add("memtest_mismatched_words", "16-byte words that held something other than what was written", labels,
+            static_cast<double>(d.run.mismatches));
+    out.add("memtest_status", "the verdict: 0 pass, 1 warn, 2 fail", labels,
+            static_cast<double>(static_cast<int>(d.verdict.status)));
+    out.add("memtest_duration_seconds", "the whole memtest of the device, seconds", labels, d.seconds);
     for (const auto& r : d.run.done) {
         MetricLabels l = labels;
         l.emplace_back("pattern", r.pattern);
         l.emplace_back("pass", std::to_string(r.pass));
-        report.add_metric("memtest_pattern_bytes_per_second", "a pattern pass's bytes read plus written per second", l,
-                          r.gbps() * 1e9);
-        report.add_metric("memtest_pattern_duration_seconds", "a pattern pass's time on the device, seconds", l,
-                          r.seconds);
+        out.add("memtest_pattern_bytes_per_second", "a pattern pass's bytes read plus written per second", l,
+                r.gbps() * 1e9);
+        out.add("memtest_pattern_duration_seconds", "a pattern pass's time on the device, seconds", l, r.seconds);
     }
     if (!d.health) return;
     const auto& h = *d.health;
     auto gauge = [&](const char* name, const char* help, const std::optional<long long>& v) {
-        if (v) report.add_metric(name, help, labels, static_cast<double>(*v));
+        if (v) out.add(name, help, labels, static_cast<double>(*v));
     };
     gauge("memtest_ecc_corrected_errors", "corrected ECC errors during the run (volatile)",
           delta(h.before.ecc_corrected_volatile, h.after.ecc_corrected_volatile));
     gauge("memtest_ecc_uncorrected_errors", "uncorrectable ECC errors during the run (volatile)",
           delta(h.before.ecc_uncorrected_volatile, h.after.ecc_uncorrected_volatile));
-    report.add_metric("memtest_xid_events", "XID events NVML delivered during the run", labels,
-                      static_cast<double>(h.xids.size()));
+    out.add("memtest_xid_events", "XID events NVML delivered during the run", labels,
+            static_cast<double>(h.xids.size()));
+}
+
+std::vector<Table> MemtestResults::tables(const Report& /*report*/) const {
+    std::vector<Table> tables;
+    for (const MemtestDevice& d : devices) add_memtest_tables(tables, d.run, seed, d.id);
+    return tables;
+}
+
+std::vector<Metric> MemtestResults::metrics(const Report& report) const {
+    Metrics out;
+    for (const MemtestDevice& d : devices) add_memtest_metrics(out, d.run, gpu_labels(d.id, report.host));
+    return out.samples;
 }
 
 }  // namespace cumemctl::cmd

@@ -11,8 +11,8 @@
 namespace cumemctl::cmd {
 
 nlohmann::json memtest_device_json(const gpu::memtest::DeviceMemtest& d, std::uint64_t leave, unsigned max_records);
-void add_memtest_tables(Report& report, const gpu::memtest::DeviceMemtest& d, std::uint64_t seed,
+void add_memtest_tables(std::vector<Table>& tables, const gpu::memtest::DeviceMemtest& d, std::uint64_t seed,
                         const gpu::DeviceIdentity& id);
-void add_memtest_metrics(Report& report, const gpu::memtest::DeviceMemtest& d, const MetricLabels& labels);
+void add_memtest_metrics(Metrics& out, const gpu::memtest::DeviceMemtest& d, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

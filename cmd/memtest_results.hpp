@@ -33,6 +33,10 @@ struct MemtestResults final : Results {
     std::vector<MemtestDevice> devices;
 
     nlohmann::json to_json() const override;
+    // Each GPU's run and its mismatches (memtest_report.cpp).
+    std::vector<Table> tables(const Report& report) const override;
+    // Each GPU's cumemctl_memtest_* gauges, labelled as dcgm-exporter labels the GPU.
+    std::vector<Metric> metrics(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

@@ -139,10 +139,9 @@ MetricLabels with(MetricLabels labels, std::string key, std::string value) {
 
 }  // namespace
 
-void add_attribute_metrics(Report& report, const MetricLabels& labels, const PoolAttributes& a) {
+void add_attribute_metrics(Metrics& out, const MetricLabels& labels, const PoolAttributes& a) {
     const auto gauge = [&](const char* name, const char* help, double value, const MetricLabels& l) {
-        report.add_metric(name, std::string(help) + " (this cumemctl process's pool: statistics are per process)", l,
-                          value);
+        out.add(name, std::string(help) + " (this cumemctl process's pool: statistics are per process)", l, value);
     };
     gauge("pool_reserved_bytes", "memory a pool has reserved, bytes", static_cast<double>(a.reserved_current), labels);
     gauge("pool_reserved_high_bytes", "the high-water mark of a pool's reserved memory, bytes",
@@ -159,23 +158,21 @@ void add_attribute_metrics(Report& report, const MetricLabels& labels, const Poo
     }
 }
 
-void add_workload_metrics(Report& report, const MetricLabels& labels, const WorkloadResult& w) {
+void add_workload_metrics(Metrics& out, const MetricLabels& labels, const WorkloadResult& w) {
     const std::string note = " (this cumemctl process's pool: statistics are per process)";
     for (const auto& [phase, s] : {std::pair{"before", &w.before}, std::pair{"after_alloc", &w.after_alloc},
                                    std::pair{"after_free", &w.after_free}, std::pair{"after_sync", &w.after_sync}}) {
-        report.add_metric("pool_workload_reserved_bytes",
-                          "memory the pool had reserved at a moment of the workload" + note,
-                          with(labels, "phase", phase), static_cast<double>(s->pool.reserved_current));
-        report.add_metric("pool_workload_used_bytes", "memory of the pool in use at a moment of the workload" + note,
-                          with(labels, "phase", phase), static_cast<double>(s->pool.used_current));
+        out.add("pool_workload_reserved_bytes", "memory the pool had reserved at a moment of the workload" + note,
+                with(labels, "phase", phase), static_cast<double>(s->pool.reserved_current));
+        out.add("pool_workload_used_bytes", "memory of the pool in use at a moment of the workload" + note,
+                with(labels, "phase", phase), static_cast<double>(s->pool.used_current));
     }
     for (const auto& [step, seconds] :
          {std::pair{"alloc", w.alloc_seconds}, std::pair{"free", w.free_seconds}, std::pair{"sync", w.sync_seconds}}) {
-        report.add_metric("pool_workload_seconds", "how long a step of the workload took", with(labels, "step", step),
-                          seconds);
+        out.add("pool_workload_seconds", "how long a step of the workload took", with(labels, "step", step), seconds);
     }
-    report.add_metric("pool_workload_allocations", "how many allocations the workload made", labels,
-                      static_cast<double>(w.allocations));
+    out.add("pool_workload_allocations", "how many allocations the workload made", labels,
+            static_cast<double>(w.allocations));
 }
 
 std::string handle_types_text(const PoolInfo& p) {

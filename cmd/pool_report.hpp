@@ -38,11 +38,11 @@ Table workload_table(std::string title, const gpu::WorkloadPattern& pattern, con
 // Adds a pool's attributes as Prometheus gauges (pool_reserved_bytes, pool_used_bytes, their high-water
 // marks, pool_release_threshold_bytes, pool_reuse_policy) with `labels`; the help says they are this
 // process's.
-void add_attribute_metrics(Report& report, const MetricLabels& labels, const gpu::PoolAttributes& a);
+void add_attribute_metrics(Metrics& out, const MetricLabels& labels, const gpu::PoolAttributes& a);
 
 // Adds a workload as gauges: reserved and used bytes at each moment (label phase), the seconds of each
 // step (label step) and the allocation count.
-void add_workload_metrics(Report& report, const MetricLabels& labels, const gpu::WorkloadResult& w);
+void add_workload_metrics(Metrics& out, const MetricLabels& labels, const gpu::WorkloadResult& w);
 
 // A pool's handle types and maximum size for table cells ("unknown" where not known).
 std::string handle_types_text(const gpu::PoolInfo& p);

@@ -4,13 +4,11 @@
 
 #include "base/scope_exit.hpp"
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/pool/pool_overview.hpp"
 #include "gpu/device/primary_context.hpp"
 #include "gpu_identity.hpp"
 #include "held_errors.hpp"
-#include "gpu_labels.hpp"
 #include "pool_options.hpp"
 #include "pool_report.hpp"
 #include "pool_stats_results.hpp"
@@ -68,63 +66,8 @@ PoolStatsPlan PoolStatsOptions::check() const {
     return p;
 }
 
-std::string location_label(const LocationPools& l) {
-    const std::string where = pool_location_name(l.location);
-    return l.alloc_type == CU_MEM_ALLOCATION_TYPE_MANAGED ? "managed:" + where : where;
-}
-
-Table overview_table(const DeviceInfo& d, const std::vector<LocationPools>& pools) {
-    std::vector<std::pair<std::string, PoolAttributes>> columns;
-    std::vector<std::string> notes;
-    for (const auto& l : pools) {
-        if (l.unavailable) {
-            notes.push_back(fmt::format("{}: no pool ({})", location_label(l), l.unavailable->message));
-            continue;
-        }
-        columns.emplace_back(location_label(l) + (l.current_is_default ? "" : " default"), *l.default_attributes);
-        if (!l.current_is_default) columns.emplace_back(location_label(l) + " current", *l.current_attributes);
-    }
-    Table t = attributes_table(
-        fmt::format("Pools of this process on GPU {} ({}): the default pool of each location", d.ordinal, d.name),
-        columns);
-    std::vector<TableCell> current{"current is the default"};
-    for (const auto& l : pools) {
-        if (l.unavailable) continue;
-        current.push_back(l.current_is_default ? "yes" : "no");
-        if (!l.current_is_default) current.push_back("no");
-    }
-    t.rows.push_back(std::move(current));
-    t.notes = std::move(notes);
-    t.notes.push_back(kPerProcessNote);
-    return t;
-}
-
-// The overview as Prometheus gauges: per location whether it has a pool, whether the current pool is
-// the default one, and the attributes of each.
-// `gpu`: the GPU's labels (gpu_labels), as dcgm-exporter names them.
-void add_overview_metrics(Report& report, const MetricLabels& gpu, const std::vector<LocationPools>& pools) {
-    for (const auto& l : pools) {
-        MetricLabels where = gpu;
-        where.emplace_back("location", pool_location_name(l.location));
-        where.emplace_back("allocation_type", std::string(alloc_type_name(l.alloc_type)));
-        report.add_metric("pool_available", "whether a location has a pool of this allocation type here", where,
-                          l.unavailable ? 0 : 1);
-        if (l.unavailable) continue;
-        report.add_metric("pool_current_is_default", "whether the location's current pool is its default pool", where,
-                          l.current_is_default ? 1 : 0);
-        MetricLabels labels = where;
-        labels.emplace_back("pool", "default");
-        add_attribute_metrics(report, labels, *l.default_attributes);
-        if (!l.current_is_default) {
-            labels.back().second = "current";
-            add_attribute_metrics(report, labels, *l.current_attributes);
-        }
-    }
-}
-
-// What --make-current shows, as results and as notes of the selected pool's table.
-MadeCurrent show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan,
-                              std::vector<std::string>& notes) {
+// What --make-current shows (pool_stats_views.cpp words it under the selected pool's table).
+MadeCurrent show_make_current(const DriverApi& api, const PoolInfo& target, const PoolStatsPlan& plan) {
     // The location's current pool is put back on every way out.
     const PoolInfo before = current_pool(api, target.device, target.location, target.alloc_type);
     const ScopeExit restore([&] {
@@ -137,20 +80,10 @@ MadeCurrent show_make_current(const DriverApi& api, const PoolInfo& target, cons
     make_current(api, target);
     MadeCurrent m;
     m.now_current = current_pool(api, target.device, target.location, target.alloc_type).handle == target.handle;
-    notes.push_back(
-        fmt::format("made current: {}", m.now_current ? "yes" : "no (the driver still returns another pool)"));
     if (is_device_memory(target.location)) {
         const std::uint64_t size = plan.pattern ? plan.pattern->items.front().size : pool_granule(api, target.location);
         const PoolInfo fallback = default_pool(api, target.device, target.location, target.alloc_type);
-        const CurrentPoolDraw d = draw_from_current(api, target.handle, fallback.handle, size);
-        m.draw = d;
-        notes.push_back(
-            fmt::format("a plain cuMemAllocAsync of {}: new pool used {} -> {}, default pool used {} -> {}: {}",
-                        format_size(d.size), format_size(d.new_used_before), format_size(d.new_used_during),
-                        format_size(d.default_used_before), format_size(d.default_used_during),
-                        d.drew_from_new() ? "it drew from the new pool" : "it did NOT draw from the new pool"));
-    } else {
-        notes.push_back("cuMemAllocAsync draws from device pools only: no allocation shown for this location");
+        m.draw = draw_from_current(api, target.handle, fallback.handle, size);
     }
     return m;
 }
@@ -169,8 +102,7 @@ PoolInfo select_pool(const DriverApi& api, int device, const PoolStatsPlan& plan
 
 // The selected pool: --release-threshold, then --exercise, --make-current and --reset-high, with its
 // attributes at the start and at the end.
-SelectedPool act_on_pool(Report& report, const DriverApi& api, int device, const MetricLabels& gpu,
-                         const PoolStatsPlan& plan, const PoolStatsOptions& o) {
+SelectedPool act_on_pool(const DriverApi& api, int device, const PoolStatsPlan& plan, const PoolStatsOptions& o) {
     const CUmemLocation location = resolve_location(api, plan.request.location, device);
     const bool device_memory = is_device_memory(location);
     std::optional<PrimaryContext> context;
@@ -186,35 +118,16 @@ SelectedPool act_on_pool(Report& report, const DriverApi& api, int device, const
         const int domains = device_attribute(api, device, locality::kAttrDomainCount).value_or(1);
         s.placement = pool_placement(api, target.handle, *plan.request.location.domain, domains);
     }
-    const std::string name =
-        fmt::format("the {} pool at {} (GPU {})", pool_choice_name(plan.choice), pool_location_name(location), device);
-    std::optional<Table> workload;
     if (plan.pattern) {
         require_room(api, fmt::format("workload '{}'", plan.pattern->text),
                      pool_footprint(*plan.pattern, pool_granule(api, location)), location, target.max_size.value_or(0));
         s.pattern = plan.pattern;
         s.exercise = run_workload(api, target.handle, *plan.pattern, device_memory);
-        MetricLabels labels = gpu;
-        labels.emplace_back("location", pool_location_name(location));
-        labels.emplace_back("pool", std::string(pool_choice_name(plan.choice)));
-        labels.emplace_back("pattern", plan.pattern->text);
-        add_workload_metrics(report, labels, *s.exercise);
-        workload =
-            workload_table(fmt::format("Workload {} on {}", plan.pattern->text, name), *plan.pattern, *s.exercise);
     }
-    std::vector<std::string> notes;
-    if (o.make_current) s.made_current = show_make_current(api, target, plan, notes);
+    if (o.make_current) s.made_current = show_make_current(api, target, plan);
     if (o.reset_high) reset_high_water_marks(api, target.handle);
     s.at_end = read_pool_attributes(api, target.handle);
     s.high_water_marks_reset = o.reset_high;
-    Table t = attributes_table("Selected: " + name,
-                               {{"at start", s.at_start}, {o.reset_high ? "at end (reset)" : "at end", s.at_end}});
-    t.rows.push_back({"handle types", handle_types_text(target), ""});
-    t.rows.push_back({"max size", max_size_text(target), ""});
-    if (s.placement) t.rows.push_back({"placement", placement_text(*s.placement), ""});
-    t.notes = std::move(notes);
-    report.tables.push_back(std::move(t));
-    if (workload) report.tables.push_back(std::move(*workload));
     return s;
 }
 
@@ -225,6 +138,7 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
             const auto selected = p.devices.select(driver.api(), count, &nvml_load.get());
             // Filled device by device: a device that fails keeps the ones before it, and its own pools.
             const auto results = std::make_shared<PoolStatsResults>();
+            results->device_count = count;
             report.results = results;
             const std::vector<DeviceIdentity> ids = identities_of(report, globals, driver.api(), nvml_load, selected);
             judging_holds(report, driver.api(), nvml_load.get(), selected, [&] {
@@ -233,14 +147,9 @@ Report run_pool_stats(const PoolStatsOptions& o, const Globals& globals) {
                     const DeviceInfo d = query_device(driver.api(), device);
                     DevicePools& entry = results->devices.emplace_back(
                         DevicePools{id, d.name, list_location_pools(driver.api(), device), std::nullopt});
-                    report.tables.push_back(overview_table(d, entry.pools));
-                    report.tables.back().notes.push_back(identity_note(id));
-                    const MetricLabels gpu = gpu_labels(id, report.host);
-                    add_overview_metrics(report, gpu, entry.pools);
-                    if (o.acts()) entry.selected = act_on_pool(report, driver.api(), device, gpu, p, o);
+                    if (o.acts()) entry.selected = act_on_pool(driver.api(), device, p, o);
                 }
             });
-            if (count == 0) report.tables.push_back(Table{"Pools", {}, {}, {"no CUDA device is visible on this node"}});
         });
 }
 

@@ -49,9 +49,14 @@ struct DevicePools {
 class PoolStatsResults final : public Results {
 public:
     std::vector<DevicePools> devices;  // in order (a failure ends the list)
+    int device_count = 0;              // the devices the driver sees
 
     // {"statistics_scope": "process", "statistics_note", "devices": [each device's pools and "selected"]}
     nlohmann::json to_json() const override;
+    // Each GPU's pools, the selected pool and its workload (pool_stats_views.cpp).
+    std::vector<Table> tables(const Report& report) const override;
+    // The same as gauges, each GPU labelled as dcgm-exporter labels it.
+    std::vector<Metric> metrics(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

@@ -32,11 +32,16 @@ bool child_of_mine(unsigned pid) {
     return ppid == ::getpid();
 }
 
+// The warnings of the watches that ended unreported, for the frame (report_stopped_watches). A watch
+// may end on another thread than the frame's (doctor's run has one of its own).
+std::mutex unreported_mutex;
+std::vector<Problem> unreported;
+
 }  // namespace
 
 SharedGpuWatch::SharedGpuWatch(const DriverApi& api, const nvml::Library& nvml, const std::vector<int>& devices,
-                               std::string command)
-    : nvml_(nvml), command_(std::move(command)) {
+                               std::string command, LeftOut ours)
+    : nvml_(nvml), command_(std::move(command)), ours_(std::move(ours)) {
     for (const int d : devices) devices_.push_back({d, gpu::device_identity(api, d, &nvml).uuid, {}});
     sample();
     thread_ = std::thread([this] {
@@ -51,6 +56,19 @@ SharedGpuWatch::SharedGpuWatch(const DriverApi& api, const nvml::Library& nvml, 
 
 SharedGpuWatch::~SharedGpuWatch() {
     stop();
+    if (reported_) return;
+    try {
+        std::vector<Problem> left = warnings({});
+        const std::lock_guard<std::mutex> lock(unreported_mutex);
+        for (Problem& w : left) unreported.push_back(std::move(w));
+    } catch (...) {
+        // A destructor throws nothing: out of memory, the warnings are lost, not the run.
+    }
+}
+
+void SharedGpuWatch::forget() {
+    stop();
+    reported_ = true;
 }
 
 void SharedGpuWatch::stop() {
@@ -74,24 +92,43 @@ void SharedGpuWatch::sample() {
     }
 }
 
-void SharedGpuWatch::report_to(Report& report, const NamedAlready& named_already) {
+void SharedGpuWatch::report_to(Report& report, const LeftOut& named_already) {
     stop();
     sample();
+    reported_ = true;
+    for (Problem& w : warnings(named_already)) report.warnings.push_back(std::move(w));
+}
+
+std::vector<Problem> SharedGpuWatch::warnings(const LeftOut& named_already) {
+    std::vector<Problem> out;
     for (Watched& w : devices_) {
-        if (named_already) {
-            std::erase_if(w.seen, [&](const GpuProcess& p) { return named_already(w.ordinal, p.pid); });
-        }
+        std::erase_if(w.seen, [&](const GpuProcess& p) {
+            return (ours_ && ours_(w.ordinal, p.pid)) || (named_already && named_already(w.ordinal, p.pid));
+        });
         if (w.seen.empty()) continue;
         const std::size_t n = w.seen.size();
-        report.add_warning(
-            fmt::format("GPU {}: {} shared the GPU while {} measured it: {}", w.ordinal,
-                        n == 1 ? "another process" : fmt::format("{} other processes", n), command_,
-                        gpu::holders_sentence(w.seen)),
-            "the figures may be lower than the GPU gives: measure again when the GPU is idle (nvidia-smi lists "
-            "its processes)",
-            w.ordinal);
-        report.warnings.back().held_by = w.seen;
+        Problem warning{.exit_code = ExitCode::ok,
+                        .message = fmt::format("GPU {}: {} shared the GPU while {} measured it: {}", w.ordinal,
+                                               n == 1 ? "another process" : fmt::format("{} other processes", n),
+                                               command_, gpu::holders_sentence(w.seen)),
+                        .remedy =
+                            "the figures may be lower than the GPU gives: measure again when the GPU is idle "
+                            "(nvidia-smi lists its processes)",
+                        .device = w.ordinal};
+        warning.held_by = w.seen;
+        out.push_back(std::move(warning));
     }
+    return out;
+}
+
+void report_stopped_watches(Report& report) {
+    std::vector<Problem> left;
+    {
+        const std::lock_guard<std::mutex> lock(unreported_mutex);
+        left.swap(unreported);
+    }
+    if (report.exit_code != ExitCode::interrupted && report.exit_code != ExitCode::terminated) return;
+    for (Problem& w : left) report.warnings.push_back(std::move(w));
 }
 
 }  // namespace cumemctl::cmd

@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include "command.hpp"
-#include "commands.hpp"
 #include "gpu/device/devices.hpp"
 #include "gpu/device/held_device.hpp"
 #include "held_errors.hpp"
@@ -54,22 +53,6 @@ struct TrimOptions {
                 !exercise_given, parse_size(keep)};
     }
 };
-
-Table trim_table(int device, const TrimResult& r) {
-    const TrimFigures& f = r.figures;
-    Table t{fmt::format("Trim on GPU {} (keep {})", device, format_size(f.keep)),
-            {"", "before trim", "after trim"},
-            {},
-            {}};
-    t.rows = {{"pool reserved", format_size(f.reserved_before), format_size(f.reserved_after)},
-              {"device free (device-wide)", format_size(f.free_before_trim), format_size(f.free_after_trim)},
-              {"device free at start (device-wide)", format_size(f.free_at_start), ""},
-              {"cuMemPoolTrimTo", "", format_duration(r.trim_seconds)},
-              {"memory returned", "", {r.verdict.returned ? "pass" : "fail", tone_of_answer(r.verdict.returned)}}};
-    t.notes = {r.verdict.reason, kPerProcessNote, fmt::format("device free memory is {}", kDeviceFreeScope)};
-    t.wrap_last = true;  // the notes wrap to the width
-    return t;
-}
 
 // The share of the free memory that the default workload may take beside other processes.
 constexpr std::uint64_t kDefaultWorkloadShare = 2;  // a half: the job beside it may grow
@@ -120,7 +103,7 @@ PoolInfo trim_pool(const DriverApi& api, int device, const TrimPlan& plan, const
                : current_pool(api, device, location, CU_MEM_ALLOCATION_TYPE_PINNED);
 }
 
-// One device's trim: its results (added to `results`), table and, where the memory did not come back,
+// One device's trim: its results (added to `results`) and, where the memory did not come back,
 // error.
 void trim_device(Report& report, TrimResults& results, const DriverApi& api, const nvml::Library& nvml,
                  const DeviceIdentity& id, const TrimPlan& plan) {
@@ -136,8 +119,6 @@ void trim_device(Report& report, TrimResults& results, const DriverApi& api, con
                  pool.max_size.value_or(0));
     const TrimResult r = run_trim(api, pool.handle, workload, plan.keep, granule);
     results.devices.push_back({id, pool, workload, r});
-    report.tables.push_back(trim_table(device, r));
-    report.tables.back().notes.push_back(identity_note(id));
     if (!r.verdict.returned) {
         report.add_error(Problem{
             .exit_code = ExitCode::failed,

@@ -26,6 +26,8 @@ public:
 
     // {"statistics_scope": "process", "devices": [the figures, pool, exercise and verdict of each]}
     nlohmann::json to_json() const override;
+    // Each device's pool before and after the trim, the GPU named below.
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 }  // namespace cumemctl::cmd

@@ -8,6 +8,14 @@
 # Sets each KEY that FILE gives (no quotes, no spaces around =; # starts a comment line; the rest of
 # the line is the value, spaces and all). A line that is not KEY=VALUE, or a KEY not in the list, is
 # refused through the caller's die (which must exit). A FILE that does not exist leaves every default.
+# The caller defines die MESSAGE (exit 1) and fail STATUS MESSAGE (exit STATUS), each saying MESSAGE
+# where the script says things.
+#
+# A refusal, root's "no" to a program, file or folder that a user other than root could change, exits
+# with REFUSED: cumemctl's own exit code for it (4, permission denied), so that the scripts and the
+# binary say the same thing. Slurm takes it as any non-zero status: a failed prolog or epilog drains
+# the node (the prolog's batch job is requeued and held), a health check's status changes nothing.
+REFUSED=4
 settings_file() {
   local etc=${CUMEMCTL_ETC:-/etc/cumemctl}
   if [[ -f $etc/$1 ]]; then echo "$etc/$1"; else echo "$2/$1"; fi
@@ -30,7 +38,8 @@ read_settings() {
 #   safe_path PATH
 # Whether root may open PATH to write it (a log, a lock) with no one else able to turn that write
 # elsewhere: prints PATH with its folder's symlinks resolved (the name to open) and succeeds, or prints
-# why not and fails. The folder and every folder above it must be owned by root (or this user), and
+# why not and fails: with REFUSED where someone else could change it, 1 where its folder is missing or
+# cannot be looked at. The folder and every folder above it must be owned by root (or this user), and
 # none that anyone else may write, except a folder above with the sticky bit (/tmp: others cannot
 # rename or remove what is not theirs there); the file itself, where it exists, a regular file (no
 # symlink) of one link, owned by root (or this user). So no one else can plant a symlink or a hard link
@@ -44,11 +53,11 @@ safe_path() {
   p=$dir
   while :; do
     read -r owner group mode < <(stat -c '%u %g %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
-    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
     if ((mode & 8#002 || (mode & 8#020 && group != 0))); then
       if [[ $p == "$dir" ]] || ! ((mode & 8#1000)); then
         echo "others may write $p (mode $(printf '%04o' "$mode"))"
-        return 1
+        return "$REFUSED"
       fi
     fi
     [[ $p == / ]] && break
@@ -56,11 +65,11 @@ safe_path() {
   done
   p=${dir%/}/$name
   if [[ -e $p || -L $p ]]; then
-    [[ ! -L $p ]] || { echo "$p is a symlink"; return 1; }
-    [[ -f $p ]] || { echo "$p is not a regular file"; return 1; }
+    [[ ! -L $p ]] || { echo "$p is a symlink"; return "$REFUSED"; }
+    [[ -f $p ]] || { echo "$p is not a regular file"; return "$REFUSED"; }
     read -r owner links < <(stat -c '%u %h' -- "$p")
-    [[ $links == 1 ]] || { echo "$p has $links hard links"; return 1; }
-    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+    [[ $links == 1 ]] || { echo "$p has $links hard links"; return "$REFUSED"; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
   fi
   echo "$p"
 }
@@ -70,8 +79,9 @@ safe_path() {
 # only in one that passed (mkdir of one name at a time, which never follows a link). Each must be a
 # folder, no symlink, owned by root (or this user), and writable by no one else; a folder above DIR may
 # be a sticky one such as /tmp (others can add names there but not rename or remove root's; what root
-# finds in it is checked in turn). Prints DIR and succeeds, or prints why not and fails; nothing is made
-# after the first folder that fails.
+# finds in it is checked in turn). Prints DIR and succeeds, or prints why not and fails (REFUSED where
+# someone else could change a folder, or the path names ..; 1 where it is not absolute or a folder
+# cannot be made or looked at); nothing is made after the first folder that fails.
 safe_dir() {
   local dir=$1 me p=/ part owner mode parts
   me=$(id -u)
@@ -79,23 +89,45 @@ safe_dir() {
   IFS=/ read -ra parts <<<"${dir#/}"
   for part in "" "${parts[@]}"; do
     [[ $part == . ]] && continue
-    [[ $part == .. ]] && { echo "$dir names .., which could lead anywhere"; return 1; }
+    [[ $part == .. ]] && { echo "$dir names .., which could lead anywhere"; return "$REFUSED"; }
     [[ -n $part ]] && p=${p%/}/$part
     [[ -n $part || $p == / ]] || continue
     if [[ ! -e $p && ! -L $p ]]; then
       # Another prolog of this node may make it at the same moment: one that is there now is checked below.
       mkdir -m 0700 -- "$p" 2>/dev/null || [[ -e $p || -L $p ]] || { echo "cannot make $p"; return 1; }
     fi
-    [[ ! -L $p ]] || { echo "$p is a symlink"; return 1; }
-    [[ -d $p ]] || { echo "$p is not a folder"; return 1; }
+    [[ ! -L $p ]] || { echo "$p is a symlink"; return "$REFUSED"; }
+    [[ -d $p ]] || { echo "$p is not a folder"; return "$REFUSED"; }
     read -r owner mode < <(stat -c '%u %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
-    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return 1; }
+    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
     if ((mode & 8#022)) && { [[ $p == "${dir%/}" || $p == "$dir" ]] || ! ((mode & 8#1000)); }; then
       echo "others may write $p (mode $(printf '%04o' "$mode"))"
-      return 1
+      return "$REFUSED"
     fi
   done
   echo "$p"
+}
+#   owners_unvouched PATH
+# On a FUSE file system, owners and modes are what its program says, and that program runs as whoever
+# mounted it (cumemctl(1) SECURITY): prints why PATH's owners cannot be believed and succeeds where it
+# lies on a FUSE file system that a user other than root mounted (its /proc/self/mountinfo line's
+# user_id), one whose mounter cannot be found, or a file system that does not say what it is; fails
+# everywhere else.
+owners_unvouched() {
+  local type dev major minor found
+  type=$(stat -f -c %t -- "$1" 2>/dev/null) || { echo "is on a file system that does not say what it is"; return 0; }
+  [[ $type == 65735546 ]] || return 1
+  dev=$(stat -c %d -- "$1") || { echo "is on a file system that does not say what it is"; return 0; }
+  major=$(( ((dev >> 8) & 0xfff) | ((dev >> 32) & ~0xfff) ))
+  minor=$(( (dev & 0xff) | ((dev >> 12) & ~0xff) ))
+  # id parent major:minor root mount-point options [optional...] - type source super-options
+  found=$(awk -v d="$major:$minor" '$3 == d { for (i = 7; i < NF - 2; i++) if ($i == "-") {
+            n = split($(i + 3), o, ","); for (j = 1; j <= n; j++) if (o[j] ~ /^user_id=[0-9]+$/) {
+              print $(i + 1), substr(o[j], 9); exit } } exit }' /proc/self/mountinfo)
+  [[ -n $found ]] || { echo "is on a FUSE file system whose mounter cannot be found: its owners are what its program says"; return 0; }
+  [[ ${found#* } != 0 ]] || return 1
+  echo "is on a ${found% *} file system that uid ${found#* } mounted: its owners and modes are what that user's program says"
+  return 0
 }
 #   others_can_change PATH [sticky-ok]
 # cumemctl's judgement of one file or folder, in its words: prints why someone other than root can
@@ -104,6 +136,7 @@ safe_dir() {
 # sticky-ok, a folder with the sticky bit passes (others can add names there, not replace root's).
 others_can_change() {
   local owner group mode
+  owners_unvouched "$1" && return 0
   read -r owner group mode < <(stat -c '%u %g %a' -- "$1") || { echo "cannot be looked at"; return 0; }
   mode=$((8#$mode))
   if ((owner != 0)); then echo "belongs to uid $owner"; return 0; fi
@@ -122,7 +155,8 @@ others_can_change() {
 # anyone could have made); a missing name is refused in a folder that others can add to;
 # the file must be a regular file, root's, writable by neither group nor others. Prints the resolved
 # path, which is what the script then runs (never the configured name again), and succeeds; or prints
-# "refusing NAME PATH: WHAT WHY" and fails. Not as root, nothing is refused (cumemctl checks only as root).
+# "refusing NAME PATH: WHAT WHY" and fails with REFUSED. Not as root, nothing is refused (cumemctl
+# checks only as root).
 safe_program() {
   local name=$1 path=$2 here=/ next part why open links=0 target
   local -a todo more
@@ -136,7 +170,7 @@ safe_program() {
         [[ $here == /* && -d $here ]] || continue
         open=$(others_can_change "$here") || continue
         echo "refusing $name $2: $2 is not on PATH, and $here $open: another user could make it"
-        return 1
+        return "$REFUSED"
       done
       echo "$path"
       return 0
@@ -145,7 +179,7 @@ safe_program() {
   fi
   [[ $path == /* ]] || path=$PWD/$path
   [[ $(id -u) == 0 ]] || { readlink -m -- "$path"; return 0; }
-  why=$(others_can_change / sticky-ok) && { echo "refusing $name $2: / $why"; return 1; }
+  why=$(others_can_change / sticky-ok) && { echo "refusing $name $2: / $why"; return "$REFUSED"; }
   IFS=/ read -ra todo <<<"${path#/}"
   while ((${#todo[@]})); do
     part=${todo[0]}
@@ -155,7 +189,7 @@ safe_program() {
     next=${here%/}/$part
     open=$(others_can_change "$here") || open=""
     if [[ ! -e $next && ! -L $next ]]; then
-      [[ -z $open ]] || { echo "refusing $name $2: $next does not exist, and $here $open: another user could make it"; return 1; }
+      [[ -z $open ]] || { echo "refusing $name $2: $next does not exist, and $here $open: another user could make it"; return "$REFUSED"; }
       echo "$next"
       return 0
     fi
@@ -165,14 +199,14 @@ safe_program() {
       else
         echo "refusing $name $2: $next belongs to uid $(stat -c %u -- "$next") in $here, a folder that others can add to"
       fi
-      return 1
+      return "$REFUSED"
     fi
     if [[ -n $open && ! -d $next && ! -L $next ]] && (($(stat -c %h -- "$next") > 1)); then
       echo "refusing $name $2: $next has $(stat -c %h -- "$next") hard links, in $here, a folder that others can add to: any user could have made this name for root's file"
-      return 1
+      return "$REFUSED"
     fi
     if [[ -L $next ]]; then
-      ((++links <= 40)) || { echo "refusing $name $2: $next has too many symbolic links on the way"; return 1; }
+      ((++links <= 40)) || { echo "refusing $name $2: $next has too many symbolic links on the way"; return "$REFUSED"; }
       target=$(readlink -- "$next")
       [[ $target == /* ]] && here=/
       IFS=/ read -ra more <<<"${target#/}"
@@ -180,31 +214,32 @@ safe_program() {
       continue
     fi
     if [[ -d $next ]] && ((${#todo[@]})); then
-      why=$(others_can_change "$next" sticky-ok) && { echo "refusing $name $2: $next $why"; return 1; }
+      why=$(others_can_change "$next" sticky-ok) && { echo "refusing $name $2: $next $why"; return "$REFUSED"; }
       here=$next
       continue
     fi
     ((${#todo[@]} == 0)) || { echo "$next"; return 0; }  # a file in the middle: nothing there to run
-    [[ ! -d $next ]] || { echo "refusing $name $2: $next is a folder, not a file"; return 1; }
-    [[ -f $next ]] || { echo "refusing $name $2: $next is not a regular file"; return 1; }
-    why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return 1; }
+    [[ ! -d $next ]] || { echo "refusing $name $2: $next is a folder, not a file"; return "$REFUSED"; }
+    [[ -f $next ]] || { echo "refusing $name $2: $next is not a regular file"; return "$REFUSED"; }
+    why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return "$REFUSED"; }
     echo "$next"
     return 0
   done
   echo "refusing $name $2: $here is a folder, not a file"
-  return 1
+  return "$REFUSED"
 }
 #   check_programs CONF NAME...
-# safe_program for each setting NAME: dies (the caller's die) on the first refusal, naming CONF, and
-# sets each NAME that is a path to the path it resolved to, which is what the script then runs (a bare
-# name stays: the scripts' PATH holds only the system's folders).
+# safe_program for each setting NAME: on the first refusal, ends the script with REFUSED (the caller's
+# fail), naming CONF, the setting, the file and why; sets each NAME that is a path to the path it
+# resolved to, which is what the script then runs (a bare name stays: the scripts' PATH holds only the
+# system's folders).
 check_programs() {
   local conf=$1 name checked
   shift
   for name in "$@"; do
     [[ -n ${!name} ]] || continue
     checked=$(safe_program "$name" "${!name}") ||
-      die "$conf: $checked; give a program that only root can change, in folders that only root can change"
+      fail "$REFUSED" "$conf: $checked; give a program that only root can change, in folders that only root can change"
     # The checked path, never the name again (a bare name's PATH search could find another file later).
     printf -v "$name" '%s' "$checked"
   done

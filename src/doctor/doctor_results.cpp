@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "doctor/summary_line.hpp"
 #include "gpu/device/device_selector.hpp"
 
 namespace cumemctl::doctor {
@@ -71,6 +72,17 @@ nlohmann::json CheckList::to_json() const {
         list.push_back(
             {{"check", c.id}, {"scope", scope_name(c.scope)}, {"summary", check_summary(c)}, {"quick", c.quick}});
     return {{"checks", std::move(list)}};
+}
+
+std::string DoctorResults::line() const {
+    return summary_line(run_);
+}
+
+std::vector<Table> CheckList::tables(const Report& /*report*/) const {
+    Table t{"doctor checks", {"check", "scope", "what it checks"}, {}, {}, true};
+    for (const auto& c : check_catalogue())
+        t.rows.push_back({std::string(c.id), std::string(scope_name(c.scope)), check_summary(c)});
+    return {t};
 }
 
 }  // namespace cumemctl::doctor

@@ -13,7 +13,7 @@
 namespace cumemctl::doctor {
 
 // A run: each check's result with the names of its GPU, the counts of each verdict and the run's own.
-class DoctorResults final : public Results, public CsvRows {
+class DoctorResults : public Results, public CsvRows {
 public:
     explicit DoctorResults(DoctorRun run);
 
@@ -25,6 +25,8 @@ public:
     std::vector<CsvRow> csv_rows() const override;
     // The --json names of the CSV's columns, in the order of csv_rows' values.
     static const std::vector<std::string>& csv_columns();
+    // The one-line summary (summary_line.hpp).
+    std::string line() const override;
 
 private:
     DoctorRun run_;
@@ -35,6 +37,8 @@ private:
 class CheckList final : public Results {
 public:
     nlohmann::json to_json() const override;
+    // One row a check: its id, scope and what it checks.
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 }  // namespace cumemctl::doctor

@@ -21,8 +21,20 @@ struct FleetResults final : Results {
     double slow_margin = kDefaultSlowMargin;      // as --slow-margin gave it
     std::vector<matrix::Matrix> fabric_matrices;  // built from ranks' reports, then whole ones, in that order
     std::vector<InputProblem> input_problems;     // the inputs', the summary's, then the matrices'
+    std::size_t rank_matrices = 0;                // how many of fabric_matrices were built from ranks' reports
+    // A matrix of one report (--local, --summary), as the table names it: its file, node and mode.
+    struct WholeMatrix {
+        std::string source;
+        std::string host;
+        std::string mode;
+    };
+    std::vector<WholeMatrix> whole_matrices;  // each of the fabric_matrices after the ranks' ones
 
     nlohmann::json to_json() const override;
+    // The nodes, the checks, the differences, the slow nodes and the matrices (fleet_views.cpp).
+    std::vector<Table> tables(const Report& report) const override;
+    // The failing nodes as one Slurm host list (failing_nodes), for scontrol to drain.
+    std::string nodelist() const override;
 };
 
 // The failing nodes as one Slurm host list ("gpu[003,017]"), "" when none fails.

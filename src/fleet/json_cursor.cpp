@@ -1,14 +1,11 @@
 #include "fleet/json_cursor.hpp"
 
-#include <algorithm>
-#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <string>
-#include <cstring>
 
-#include <fmt/format.h>
+#include "fleet/json_scanner.hpp"
 
 namespace cumemctl::fleet {
 namespace {
@@ -36,17 +33,23 @@ void append_utf8(std::string& out, char32_t code) {
 JsonCursor::JsonCursor(std::string_view text, int max_depth)
     : begin_(text.data()), pos_(text.data()), end_(text.data() + text.size()), max_depth_(max_depth) {}
 
-void JsonCursor::syntax(const char* what) const {
-    throw JsonSyntaxError(offset(), what);
+void JsonCursor::syntax(JsonFault fault) const {
+    throw JsonSyntaxError(offset(), json_fault_words(fault));
 }
 
-void JsonCursor::expect(char c) {
-    if (next_char() != c) syntax(c == ':' ? "a ':' is missing after a key" : "an unexpected character");
-    ++pos_;
+template <class Step>
+void JsonCursor::scan(Step step) {
+    JsonScanner scanner(begin_, pos_, end_, max_depth_ - static_cast<int>(first_.size()));
+    if (!step(scanner)) {
+        const JsonScan fault = scanner.scan();
+        if (fault.result == JsonScan::Result::incomplete) throw JsonIncomplete();
+        throw JsonSyntaxError(fault.offset, json_fault_words(fault.fault));
+    }
+    pos_ = scanner.pos();
 }
 
 void JsonCursor::push() {
-    if (static_cast<int>(first_.size()) >= max_depth_) syntax("values nested too deep");
+    if (static_cast<int>(first_.size()) >= max_depth_) syntax(JsonFault::nested_too_deep);
     first_.push_back(true);
 }
 
@@ -67,7 +70,7 @@ JsonCursor::Type JsonCursor::peek() {
         default:
             if (c == '-' || is_json_digit(c)) return Type::number;
     }
-    syntax("an unexpected character");
+    syntax(JsonFault::unexpected_character);
 }
 
 void JsonCursor::begin_object() {
@@ -84,7 +87,7 @@ void JsonCursor::begin_array() {
 
 // Whether another member of the open container comes (consuming its ','), or it closes with `close`.
 bool JsonCursor::container_next(char close) {
-    if (first_.empty()) syntax("no open object or list");
+    if (first_.empty()) syntax(JsonFault::no_open_container);
     const char c = next_char();
     if (c == close) {
         ++pos_;
@@ -92,7 +95,7 @@ bool JsonCursor::container_next(char close) {
         return false;
     }
     if (!first_.back()) {
-        if (c != ',') syntax("a ',' is missing between members");
+        if (c != ',') syntax(JsonFault::comma_missing);
         ++pos_;
     }
     first_.back() = false;
@@ -101,9 +104,10 @@ bool JsonCursor::container_next(char close) {
 
 bool JsonCursor::next_key(std::string& key) {
     if (!container_next('}')) return false;
-    if (next_char() != '"') syntax("a key is not text");
+    if (next_char() != '"') syntax(JsonFault::key_not_text);
     decode_string(key);
-    expect(':');
+    if (next_char() != ':') syntax(JsonFault::colon_missing);
+    ++pos_;
     return true;
 }
 
@@ -151,7 +155,7 @@ void JsonCursor::decode_string(std::string& out) {
                     if (end_ - pos_ < 4) throw JsonIncomplete();
                     unsigned value = 0;
                     const auto [p, ec] = std::from_chars(pos_, pos_ + 4, value, 16);
-                    if (ec != std::errc() || p != pos_ + 4) syntax("a \\u escape without four hex digits");
+                    if (ec != std::errc() || p != pos_ + 4) syntax(JsonFault::bad_unicode_escape);
                     pos_ += 4;
                     return value;
                 };
@@ -167,7 +171,7 @@ void JsonCursor::decode_string(std::string& out) {
                 break;
             }
             default:
-                syntax("an unknown escape in text");
+                syntax(JsonFault::unknown_escape);
         }
     }
 }
@@ -182,7 +186,7 @@ std::string JsonCursor::read_string() {
 long long JsonCursor::read_integer() {
     if (peek() != Type::number) throw JsonTypeError("not a number");
     const char* start = pos_;
-    skip_number();
+    scan([](JsonScanner& s) { return s.number(); });
     long long value = 0;
     const auto [p, ec] = std::from_chars(start, pos_, value);
     if (ec != std::errc() || p != pos_) throw JsonTypeError("not a whole number in range");
@@ -192,9 +196,9 @@ long long JsonCursor::read_integer() {
 double JsonCursor::read_number() {
     if (peek() != Type::number) throw JsonTypeError("not a number");
     const char* start = pos_;
-    skip_number();
+    scan([](JsonScanner& s) { return s.number(); });
     // strtod, not from_chars: the libstdc++ of the oldest system cumemctl is built for (Debian 11's
-    // GCC 10) has no from_chars for double. The text is JSON's number grammar, checked by skip_number,
+    // GCC 10) has no from_chars for double. The text is JSON's number grammar, checked by the scanner,
     // and the process keeps the C locale, whose decimal point JSON's is.
     const std::string text(start, pos_);
     char* end = nullptr;
@@ -207,13 +211,13 @@ double JsonCursor::read_number() {
 bool JsonCursor::read_bool() {
     if (peek() != Type::boolean) throw JsonTypeError("not true or false");
     const bool value = *pos_ == 't';
-    skip_literal(value ? "true" : "false");
+    scan([value](JsonScanner& s) { return s.literal(value ? "true" : "false"); });
     return value;
 }
 
 void JsonCursor::read_null() {
     if (peek() != Type::null) throw JsonTypeError("not null");
-    skip_literal("null");
+    scan([](JsonScanner& s) { return s.literal("null"); });
 }
 
 std::string_view JsonCursor::raw_value() {
@@ -223,145 +227,8 @@ std::string_view JsonCursor::raw_value() {
     return {start, static_cast<std::size_t>(pos_ - start)};
 }
 
-void JsonCursor::skip_literal(std::string_view word) {
-    for (const char w : word) {
-        if (pos_ == end_) throw JsonIncomplete();
-        if (*pos_ != w) syntax("an unknown word");
-        ++pos_;
-    }
-}
-
-void JsonCursor::skip_string() {
-    const char* from = pos_ + 1;
-    while (true) {
-        const auto* quote = static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(end_ - from)));
-        if (quote == nullptr) throw JsonIncomplete();
-        std::size_t backslashes = 0;
-        for (const char* b = quote; b != pos_ + 1 && b[-1] == '\\'; --b) ++backslashes;
-        from = quote + 1;
-        if (backslashes % 2 == 0) break;
-    }
-    pos_ = from;
-}
-
-void JsonCursor::skip_number() {
-    auto digits = [&] {
-        const char* start = pos_;
-        while (pos_ != end_ && is_json_digit(*pos_)) ++pos_;
-        if (pos_ == end_) throw JsonIncomplete();
-        if (pos_ == start) syntax("a number without digits");
-    };
-    if (*pos_ == '-') ++pos_;
-    if (pos_ == end_) throw JsonIncomplete();
-    if (*pos_ == '0') {
-        ++pos_;
-    } else {
-        digits();
-    }
-    if (pos_ == end_) throw JsonIncomplete();
-    if (*pos_ == '.') {
-        ++pos_;
-        digits();
-    }
-    if (*pos_ == 'e' || *pos_ == 'E') {
-        ++pos_;
-        if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) ++pos_;
-        digits();
-    }
-}
-
-void JsonCursor::skip_scalar(char first) {
-    if (first == '"') {
-        skip_string();
-    } else if (first == '-' || is_json_digit(first)) {
-        skip_number();
-    } else if (first == 't' || first == 'f' || first == 'n') {
-        skip_literal(first == 't' ? "true" : first == 'f' ? "false" : "null");
-    } else {
-        syntax("an unexpected character");
-    }
-}
-
-// One loop over the container's bytes, with the open brackets on a small stack: skipping is most of
-// what a report's reading does, and a call per token would be most of its time.
-void JsonCursor::skip_container() {
-    enum class Expect { first_key, key, colon, first_value, value, after_value };
-    const int room = std::min(max_depth_ - static_cast<int>(first_.size()), kMaxDepth);
-    std::array<char, kMaxDepth> closer{};
-    int depth = 0;
-    auto open = [&](char c) {
-        if (depth >= room) syntax("values nested too deep");
-        closer[static_cast<std::size_t>(depth++)] = c == '{' ? '}' : ']';
-        ++pos_;
-        return c == '{' ? Expect::first_key : Expect::first_value;
-    };
-    auto innermost = [&] { return closer[static_cast<std::size_t>(depth - 1)]; };
-    Expect expect = open(*pos_);
-    while (true) {
-        while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
-        if (pos_ == end_) throw JsonIncomplete();
-        const char c = *pos_;
-        switch (expect) {
-            case Expect::first_key:
-            case Expect::first_value:
-                if (c == innermost()) {
-                    expect = Expect::after_value;
-                    continue;  // after_value closes it
-                }
-                expect = expect == Expect::first_key ? Expect::key : Expect::value;
-                continue;
-            case Expect::key:
-                if (c != '"') syntax("a key is not text");
-                skip_string();
-                expect = Expect::colon;
-                break;
-            case Expect::colon:
-                if (c != ':') syntax("a ':' is missing after a key");
-                ++pos_;
-                expect = Expect::value;
-                break;
-            case Expect::value:
-                if (c == '{' || c == '[') {
-                    expect = open(c);
-                    continue;
-                }
-                skip_scalar(c);
-                expect = Expect::after_value;
-                break;
-            case Expect::after_value:
-                if (c == ',') {
-                    ++pos_;
-                    expect = innermost() == '}' ? Expect::key : Expect::value;
-                } else if (c == innermost()) {
-                    ++pos_;
-                    if (--depth == 0) return;
-                } else {
-                    syntax("a ',' is missing between members");
-                }
-                break;
-        }
-    }
-}
-
 void JsonCursor::skip() {
-    switch (peek()) {
-        case Type::object:
-        case Type::array:
-            skip_container();
-            return;
-        case Type::string:
-            skip_string();
-            return;
-        case Type::number:
-            skip_number();
-            return;
-        case Type::boolean:
-            skip_literal(*pos_ == 't' ? "true" : "false");
-            return;
-        case Type::null:
-            skip_literal("null");
-            return;
-    }
+    scan([](JsonScanner& s) { return s.value(); });
 }
 
 }  // namespace cumemctl::fleet

@@ -40,13 +40,29 @@ inline bool is_json_space(char c) {
     return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
 
-// How the JSON value at the start of a text reads as JsonCursor::skip() reads it, found by value, with
-// no exception: a reader tries a document with it first, so that a line that is not JSON (a million of
-// them) costs a scan of its first bytes, not an exception each.
+// What makes a text not JSON: JsonSyntaxError's words (json_fault_words).
+enum class JsonFault {
+    unexpected_character,
+    unknown_word,
+    number_without_digits,
+    key_not_text,
+    colon_missing,
+    comma_missing,
+    nested_too_deep,
+    unknown_escape,
+    bad_unicode_escape,
+    no_open_container,
+};
+const char* json_fault_words(JsonFault fault);
+
+// How the JSON value at the start of a text reads as JsonCursor::skip() reads it (the same grammar,
+// json_scanner.hpp), found by value, with no exception: a reader tries a document with it first, so that
+// a line that is not JSON (a million of them) costs a scan of its first bytes, not an exception each.
 struct JsonScan {
     enum class Result { value, incomplete, syntax };
     Result result = Result::incomplete;
     std::size_t offset = 0;  // value: where it ends; syntax: the byte where skip() stops (JsonSyntaxError's)
+    JsonFault fault = JsonFault::unexpected_character;  // syntax: what is wrong there
 };
 
 // Scans the value at the start of `text` (whitespace first), nested no deeper than `max_depth`.
@@ -87,20 +103,17 @@ public:
     std::string_view read_since(std::size_t start) const { return {begin_ + start, offset() - start}; }
 
 private:
-    [[noreturn]] void syntax(const char* what) const;
+    [[noreturn]] void syntax(JsonFault fault) const;
     // The next non-whitespace character, not consumed.
     char next_char() {
         while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
         if (pos_ == end_) throw JsonIncomplete();
         return *pos_;
     }
-    void expect(char c);
     void push();
-    void skip_string();
-    void skip_number();
-    void skip_literal(std::string_view word);
-    void skip_scalar(char first);  // a string, number or literal starting at `first`
-    void skip_container();
+    // One step of the grammar (json_scanner.hpp) from here: past what it reads, or its fault thrown.
+    template <class Step>
+    void scan(Step step);
     bool container_next(char close);
     void decode_string(std::string& out);
 

@@ -1,151 +1,171 @@
-// scan_json_value (json_cursor.hpp): JsonCursor::skip()'s reading of one value, its faults returned by
-// value, so that a reader can try a document that may not be JSON without an exception.
-#include <algorithm>
+// JsonScanner (json_scanner.hpp): JSON's grammar, its nesting limit and its faults' words, once; and
+// scan_json_value (json_cursor.hpp) on it.
 #include <array>
 #include <cstring>
 
+#include "base/enum_words.hpp"
 #include "fleet/json_cursor.hpp"
+#include "fleet/json_scanner.hpp"
 
 namespace cumemctl::fleet {
-namespace {
 
-// JsonCursor::skip() by value: each step returns false at the first fault, which `scan` then holds.
-class Scanner {
-public:
-    Scanner(std::string_view text, int max_depth)
-        : begin_(text.data()),
-          pos_(text.data()),
-          end_(text.data() + text.size()),
-          room_(std::min(max_depth, JsonCursor::kMaxDepth)) {}
+constexpr auto kFaultWords = enum_words<JsonFault>(
+    {
+        {JsonFault::unexpected_character, "an unexpected character"},
+        {JsonFault::unknown_word, "an unknown word"},
+        {JsonFault::number_without_digits, "a number without digits"},
+        {JsonFault::key_not_text, "a key is not text"},
+        {JsonFault::colon_missing, "a ':' is missing after a key"},
+        {JsonFault::comma_missing, "a ',' is missing between members"},
+        {JsonFault::nested_too_deep, "values nested too deep"},
+        {JsonFault::unknown_escape, "an unknown escape in text"},
+        {JsonFault::bad_unicode_escape, "a \\u escape without four hex digits"},
+        {JsonFault::no_open_container, "no open object or list"},
+    },
+    "not JSON");
 
-    JsonScan run() {
-        if (value()) scan_ = {JsonScan::Result::value, offset()};
-        return scan_;
-    }
+const char* json_fault_words(JsonFault fault) {
+    return kFaultWords.word(fault).data();
+}
 
-private:
-    std::size_t offset() const { return static_cast<std::size_t>(pos_ - begin_); }
-    bool incomplete() {
-        scan_ = {JsonScan::Result::incomplete, offset()};
-        return false;
+bool JsonScanner::incomplete() {
+    failed_ = true;
+    fault_ = {JsonScan::Result::incomplete, offset()};
+    return false;
+}
+
+bool JsonScanner::syntax(JsonFault fault) {
+    failed_ = true;
+    fault_ = {JsonScan::Result::syntax, offset(), fault};
+    return false;
+}
+
+bool JsonScanner::literal(std::string_view word) {
+    for (const char w : word) {
+        if (pos_ == end_) return incomplete();
+        if (*pos_ != w) return syntax(JsonFault::unknown_word);
+        ++pos_;
     }
-    bool syntax() {
-        scan_ = {JsonScan::Result::syntax, offset()};
-        return false;
+    return true;
+}
+
+// To the closing quote: one not preceded by an odd number of backslashes.
+bool JsonScanner::string() {
+    const char* from = pos_ + 1;
+    while (true) {
+        const auto* quote = static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(end_ - from)));
+        if (quote == nullptr) return incomplete();
+        std::size_t backslashes = 0;
+        for (const char* b = quote; b != pos_ + 1 && b[-1] == '\\'; --b) ++backslashes;
+        from = quote + 1;
+        if (backslashes % 2 == 0) break;
     }
-    bool space() {
-        while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
-        return pos_ != end_ || incomplete();
-    }
-    bool literal(std::string_view word) {
-        for (const char w : word) {
-            if (pos_ == end_) return incomplete();
-            if (*pos_ != w) return syntax();
-            ++pos_;
-        }
-        return true;
-    }
-    bool string() {
-        const char* from = pos_ + 1;
-        while (true) {
-            const auto* quote = static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(end_ - from)));
-            if (quote == nullptr) return incomplete();
-            std::size_t backslashes = 0;
-            for (const char* b = quote; b != pos_ + 1 && b[-1] == '\\'; --b) ++backslashes;
-            from = quote + 1;
-            if (backslashes % 2 == 0) break;
-        }
-        pos_ = from;
-        return true;
-    }
-    bool digits() {
+    pos_ = from;
+    return true;
+}
+
+bool JsonScanner::number() {
+    // One or more digits, and then a character: a number's end is known only at what follows it.
+    auto digits = [this] {
         const char* start = pos_;
         while (pos_ != end_ && is_json_digit(*pos_)) ++pos_;
         if (pos_ == end_) return incomplete();
-        return pos_ != start || syntax();
+        return pos_ != start || syntax(JsonFault::number_without_digits);
+    };
+    if (*pos_ == '-') ++pos_;
+    if (pos_ == end_) return incomplete();
+    if (*pos_ == '0') {
+        ++pos_;
+    } else if (!digits()) {
+        return false;
     }
-    bool number() {
-        if (*pos_ == '-') ++pos_;
+    if (pos_ == end_) return incomplete();
+    if (*pos_ == '.') {
+        ++pos_;
+        if (!digits()) return false;
+    }
+    if (*pos_ == 'e' || *pos_ == 'E') {
+        ++pos_;
+        if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) ++pos_;
+        return digits();
+    }
+    return true;
+}
+
+bool JsonScanner::scalar(char c) {
+    if (c == '"') return string();
+    if (c == '-' || is_json_digit(c)) return number();
+    if (c == 't') return literal("true");
+    if (c == 'f') return literal("false");
+    if (c == 'n') return literal("null");
+    return syntax(JsonFault::unexpected_character);
+}
+
+// One loop over the container's bytes, with the open brackets on a small stack: skipping is most of
+// what a report's reading does, and a call per token would be most of its time.
+bool JsonScanner::container() {
+    enum class Expect { first_key, key, colon, first_value, value, after_value };
+    std::array<char, JsonCursor::kMaxDepth> closer;  // written before each read: no need to clear it
+    int depth = 0;
+    auto open = [&](char c) {
+        closer[static_cast<std::size_t>(depth++)] = c == '{' ? '}' : ']';
+        ++pos_;
+        return c == '{' ? Expect::first_key : Expect::first_value;
+    };
+    auto innermost = [&] { return closer[static_cast<std::size_t>(depth - 1)]; };
+    if (room_ <= 0) return syntax(JsonFault::nested_too_deep);
+    Expect expect = open(*pos_);
+    while (true) {
+        while (pos_ != end_ && is_json_space(*pos_)) ++pos_;
         if (pos_ == end_) return incomplete();
-        if (*pos_ == '0') {
-            ++pos_;
-        } else if (!digits()) {
-            return false;
-        }
-        if (pos_ == end_) return incomplete();
-        if (*pos_ == '.') {
-            ++pos_;
-            if (!digits()) return false;
-        }
-        if (*pos_ == 'e' || *pos_ == 'E') {
-            ++pos_;
-            if (pos_ != end_ && (*pos_ == '+' || *pos_ == '-')) ++pos_;
-            return digits();
-        }
-        return true;
-    }
-    bool scalar(char c) {
-        if (c == '"') return string();
-        if (c == '-' || is_json_digit(c)) return number();
-        if (c == 't') return literal("true");
-        if (c == 'f') return literal("false");
-        if (c == 'n') return literal("null");
-        return syntax();
-    }
-    // skip_container's states and faults, one loop.
-    bool value() {
-        enum class Expect { key, colon, value, after_value };
-        std::array<char, JsonCursor::kMaxDepth> closer{};
-        int depth = 0;
-        Expect expect = Expect::value;
-        while (true) {
-            if (!space()) return false;
-            const char c = *pos_;
-            if (expect == Expect::key) {
-                if (c != '"') return syntax();
+        const char c = *pos_;
+        switch (expect) {
+            case Expect::first_key:
+            case Expect::first_value:
+                if (c == innermost()) {
+                    expect = Expect::after_value;
+                    continue;  // after_value closes it
+                }
+                expect = expect == Expect::first_key ? Expect::key : Expect::value;
+                continue;
+            case Expect::key:
+                if (c != '"') return syntax(JsonFault::key_not_text);
                 if (!string()) return false;
                 expect = Expect::colon;
-            } else if (expect == Expect::colon) {
-                if (c != ':') return syntax();
+                break;
+            case Expect::colon:
+                if (c != ':') return syntax(JsonFault::colon_missing);
                 ++pos_;
                 expect = Expect::value;
-            } else if (expect == Expect::value && (c == '{' || c == '[')) {
-                if (depth >= room_) return syntax();
-                closer[static_cast<std::size_t>(depth++)] = c == '{' ? '}' : ']';
-                ++pos_;
-                if (!space()) return false;
-                if (*pos_ == closer[static_cast<std::size_t>(depth - 1)]) {
-                    expect = Expect::after_value;
-                } else {
-                    expect = c == '{' ? Expect::key : Expect::value;
+                break;
+            case Expect::value:
+                if (c == '{' || c == '[') {
+                    if (depth >= room_) return syntax(JsonFault::nested_too_deep);
+                    expect = open(c);
+                    continue;
                 }
-            } else if (expect == Expect::value) {
                 if (!scalar(c)) return false;
-                if (depth == 0) return true;
                 expect = Expect::after_value;
-            } else if (c == ',') {
-                ++pos_;
-                expect = closer[static_cast<std::size_t>(depth - 1)] == '}' ? Expect::key : Expect::value;
-            } else if (c == closer[static_cast<std::size_t>(depth - 1)]) {
-                ++pos_;
-                if (--depth == 0) return true;
-            } else {
-                return syntax();
-            }
+                break;
+            case Expect::after_value:
+                if (c == ',') {
+                    ++pos_;
+                    expect = innermost() == '}' ? Expect::key : Expect::value;
+                } else if (c == innermost()) {
+                    ++pos_;
+                    if (--depth == 0) return true;
+                } else {
+                    return syntax(JsonFault::comma_missing);
+                }
+                break;
         }
     }
-
-    const char* begin_;
-    const char* pos_;
-    const char* end_;
-    int room_;
-    JsonScan scan_;
-};
-
-}  // namespace
+}
 
 JsonScan scan_json_value(std::string_view text, int max_depth) {
-    return Scanner(text, max_depth).run();
+    JsonScanner scanner(text.data(), text.data(), text.data() + text.size(), max_depth);
+    scanner.value();
+    return scanner.scan();
 }
 
 }  // namespace cumemctl::fleet

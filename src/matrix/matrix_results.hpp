@@ -67,6 +67,8 @@ struct MatrixResults final : Results {
     std::optional<Matrix> matrix;
 
     nlohmann::json to_json() const override;
+    // The matrix (matrix_tables), or a rank's row without it, and a rank's steps (matrix_views.cpp).
+    std::vector<Table> tables(const Report& report) const override;
 };
 
 // "local", "rank" or "summary": the results' "mode".

@@ -5,7 +5,7 @@
 namespace cumemctl {
 
 void LineRenderer::render(const Report& report, std::ostream& out) const {
-    std::string line = report.line;
+    std::string line = report.results ? report.results->line() : std::string();
     if (line.empty())
         line = report.errors.empty() ? "cumemctl: ok" : "cumemctl: error " + report.errors.front().message;
     for (char& c : line) {

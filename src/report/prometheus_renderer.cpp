@@ -114,7 +114,8 @@ void PrometheusRenderer::render(const Report& report, std::ostream& out) const {
     std::vector<const Metric*> all;
     const std::vector<Metric> envelope = envelope_metrics(report);
     for (const auto& m : envelope) all.push_back(&m);
-    for (const auto& m : report.metrics) all.push_back(&m);
+    const std::vector<Metric> own = report.results ? report.results->metrics(report) : std::vector<Metric>{};
+    for (const auto& m : own) all.push_back(&m);
     // A family's samples must be written together: group by name in order of first appearance.
     std::vector<std::string> order;
     for (const Metric* m : all) {

@@ -38,15 +38,15 @@ private:
 };
 
 // The Prometheus text exposition format (0.0.4), for node_exporter's textfile collector: gauges
-// that every report has (build, driver, exit code, time), then the report's own metrics. Every
+// that every report has (build, driver, exit code, time), then the results' own (Results::metrics). Every
 // family is prefixed "cumemctl_" and gets HELP and TYPE once; no sample carries a timestamp.
 class PrometheusRenderer final : public Renderer {
 public:
     void render(const Report& report, std::ostream& out) const override;
 };
 
-// One line of at most kSummaryLineWidth characters (a Slurm or NHC drain reason): the report's line, else
-// "cumemctl: error " and its first error's message, else "cumemctl: ok"; cut with "..." where longer.
+// One line of at most kSummaryLineWidth characters (a Slurm or NHC drain reason): the results' line (Results::line),
+// else "cumemctl: error " and its first error's message, else "cumemctl: ok"; cut with "..." where longer.
 class LineRenderer final : public Renderer {
 public:
     void render(const Report& report, std::ostream& out) const override;

@@ -53,10 +53,6 @@ void Report::add_warning(std::string message, std::string remedy, std::optional<
     warnings.push_back(std::move(p));
 }
 
-void Report::add_metric(std::string name, std::string help, MetricLabels labels, double value) {
-    metrics.push_back(Metric{std::move(name), std::move(help), std::move(labels), value});
-}
-
 void Report::mark_failed() {
     if (exit_code == ExitCode::ok) exit_code = ExitCode::failed;
 }

@@ -156,9 +156,12 @@ void render_table(const Table& table, std::ostream& out, bool colour, std::size_
 }
 
 void TableRenderer::render(const Report& report, std::ostream& out) const {
-    out << report.text;
-    bool first = report.text.empty();
-    for (const auto& table : report.tables) {
+    if (!report.results) return;  // the errors go to stderr
+    const std::string text = report.results->text();
+    const std::vector<Table> tables = report.results->tables(report);
+    out << text;
+    bool first = text.empty();
+    for (const auto& table : tables) {
         if (!first) out << '\n';
         first = false;
         render_table(table, out, colour_, width_);

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "util/mount_owner.hpp"
 #include "util/text_file.hpp"
 
 namespace cumemctl {
@@ -146,6 +147,12 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
             }
         }
         return false;
+    }
+    if (check_) {
+        if (auto why = owners_unvouched(fd.get(), st)) {
+            unsafe(path, *why);
+            return false;
+        }
     }
     if (S_ISLNK(st.st_mode)) return follow(here, name, std::move(fd), todo);
     if (check_ && !in_folder_of_others(here, path, st)) return false;

@@ -11,7 +11,8 @@ What still differs between two runs of one binary (a doctor run's fd numbers, a 
 stopped before or after it wrote its card, the kernel log's record count) is noise to read past."""
 import os, re, sys, difflib
 RULES = [
-    (re.compile(r"/work/main/build/|/work/wt-frame/build/|(?<![\w/])build/"), "<build>/"),
+    (re.compile(r"/work/[\w.-]+/build/|(?<![\w/])build/"), "<build>/"),
+    (re.compile(r"/work/[\w.-]+/tests/"), "<source>/tests/"),
     (re.compile(r"0x[0-9a-f]{6,}"), "<addr>"),
     (re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z?"), "<time>"),
     (re.compile(r"\b[0-9a-f]{12}\b"), "<commit>"),

@@ -6,7 +6,8 @@ that a command added there without a run below fails this test):
   within 1 s of the signal (the quickest of three tries, where other tests load the machine); a command that does not declare works_long may instead have finished (its
   own exit code), within the same second, and so may one that ended before the signal came;
 - each command that declares measures, run beside a fake holder (the fake NVML lists pid 4242 on the
-  GPU), names the holder.
+  GPU), names the holder: when it ends by itself, and when SIGTERM stops it under way (the report of
+  what was done still says who shared the GPU).
 
     frame_test.py BINARY FAKECUDA FAKENVML PROFILES SOURCE
 """
@@ -48,7 +49,9 @@ RUNS = {
 }
 
 # How each measuring command is run beside the holder, and on which profile with it ("held": h200's
-# device 0, "held_x8": h200x8's).
+# device 0, "held_x8": h200x8's). Stopped under way, it runs as in RUNS, on RUNS's profile with the
+# holder added, and with HOLDER_ARGS's arguments more (memtest measures a held GPU only when forced).
+HOLDER_ARGS = {"memtest": ["--force"]}
 BESIDE_HOLDER = {
     "bandwidth": (["bandwidth", "--size", "16MiB", "--iterations", "2", "--json"], "held"),
     "memtest": (["memtest", "--size", "64MiB", "--force", "--json"], "held"),
@@ -58,33 +61,38 @@ BESIDE_HOLDER = {
 
 
 def command_table(source):
-    """(name, does) of each row of cmd/command_table.cpp: {Command::name, register_..., a | b}."""
+    """(name, does) of each row of cmd/command_table.cpp: {Command::name, register_..., a | b[, writes]}."""
     text = open(os.path.join(source, "cmd", "command_table.cpp"), encoding="utf-8").read()
-    rows = re.findall(r"\{Command::(\w+),\s*register_\w+,\s*([\w |]+)\}", text)
+    rows = re.findall(r"\{Command::(\w+),\s*register_\w+,\s*([\w |]+?)\s*(?:,[^{}]*)?\}", text)
     return [(name, {d.strip() for d in does.split("|")}) for name, does in rows]
 
 
-def make_profile(source, tmp, name):
-    """The profile file for `name`: one of the fake's, or a variant of h200 made here."""
-    profiles = os.path.join(source, "tests", "fakecuda", "profiles")
-    holder = 'devices[0].nvml.processes=[{"pid": 4242, "used": 1073741824, "name": "/usr/bin/python3"}]'
-    variants = {"slow_d2h": ("h200", 'devices[0].copy.d2h_gbps=0.5'), "held": ("h200", holder),
-                "held_x8": ("h200x8", holder)}
-    if name in variants:
-        base, change = variants[name]
-        out = os.path.join(tmp, name + ".json")
-        subprocess.run([sys.executable, os.path.join(source, "tests", "fakecuda", "make_profile.py"), base, out,
-                        change], check=True)
-        return out
-    return os.path.join(profiles, name + ".json")
+HOLDER = 'devices[0].nvml.processes=[{"pid": 4242, "used": 1073741824, "name": "/usr/bin/python3"}]'
+# Variants of the fake's profiles made here: (the base profile, the changes).
+VARIANTS = {"slow_d2h": ("h200", ['devices[0].copy.d2h_gbps=0.5']), "held": ("h200", [HOLDER]),
+            "held_x8": ("h200x8", [HOLDER])}
 
 
-def environment(args, tmp, profile):
+def make_profile(source, tmp, name, beside_holder=False):
+    """The profile file for `name`: one of the fake's, or a variant made here; beside_holder adds the
+    holder to it."""
+    base, changes = VARIANTS.get(name, (name, []))
+    if beside_holder and HOLDER not in changes:
+        changes = changes + [HOLDER]
+    if not changes:
+        return os.path.join(source, "tests", "fakecuda", "profiles", name + ".json")
+    out = os.path.join(tmp, name + ("-held" if beside_holder else "") + ".json")
+    subprocess.run([sys.executable, os.path.join(source, "tests", "fakecuda", "make_profile.py"), base, out]
+                   + changes, check=True)
+    return out
+
+
+def environment(args, tmp, profile, beside_holder=False):
     env = dict(os.environ)
     env.pop("FAKECUDA_DELAY_MS", None)
     env["CUMEMCTL_LIBNVML"] = "/nonexistent/libnvidia-ml.so.1"
     if profile:
-        env["FAKECUDA_PROFILE"] = make_profile(args["source"], tmp, profile)
+        env["FAKECUDA_PROFILE"] = make_profile(args["source"], tmp, profile, beside_holder)
         env["CUMEMCTL_LIBCUDA"] = args["fake"]
         env["CUMEMCTL_LIBNVML"] = args["fake_nvml"]
     env["FAKECUDA_IMEX_DIR"] = os.path.join(tmp, "imex-channels")
@@ -94,15 +102,18 @@ def environment(args, tmp, profile):
     return env
 
 
-def signalled_run(args, name, sig, tmp):
-    """Runs the command, sends `sig` once under way; returns (exit code, seconds from the signal to the
-    exit or None where it ended first, stderr)."""
+def signalled_run(args, name, sig, tmp, beside_holder=False):
+    """Runs the command (beside the holder, with HOLDER_ARGS, where asked), sends `sig` once under way;
+    returns (exit code, seconds from the signal to the exit or None where it ended first, stderr,
+    stdout)."""
     argv, profile, delay = RUNS[name]
-    env = environment(args, tmp, profile)
+    if beside_holder:
+        argv = argv + HOLDER_ARGS.get(name, [])
+    env = environment(args, tmp, profile, beside_holder)
     if delay:
         env["FAKECUDA_DELAY_MS"] = delay
-    err_path = os.path.join(tmp, "err")
-    with open(err_path, "w+", encoding="utf-8") as err, open(os.devnull, "w", encoding="utf-8") as out:
+    err_path, out_path = os.path.join(tmp, "err"), os.path.join(tmp, "out")
+    with open(err_path, "w+", encoding="utf-8") as err, open(out_path, "w+", encoding="utf-8") as out:
         p = subprocess.Popen([args["binary"]] + [a.replace("{tmp}", tmp) for a in argv], env=env, stdout=out,
                              stderr=err, stdin=subprocess.DEVNULL)
         marker = f"fakecuda: delay {delay.split(':')[0]}" if delay else None
@@ -115,7 +126,7 @@ def signalled_run(args, name, sig, tmp):
                 break
             time.sleep(0.02)
         if p.poll() is not None:
-            return p.returncode, None, open(err_path, encoding="utf-8", errors="replace").read()
+            return p.returncode, None, read(err_path), read(out_path)
         sent = time.monotonic()
         p.send_signal(sig)
         try:
@@ -123,7 +134,20 @@ def signalled_run(args, name, sig, tmp):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
-        return p.returncode, time.monotonic() - sent, open(err_path, encoding="utf-8", errors="replace").read()
+        return p.returncode, time.monotonic() - sent, read(err_path), read(out_path)
+
+
+def read(path):
+    return open(path, encoding="utf-8", errors="replace").read()
+
+
+def names_holder(stdout):
+    """The warnings of a JSON report that name pid 4242 in held_by (none where it is no JSON)."""
+    try:
+        warnings = json.loads(stdout).get("warnings", [])
+    except ValueError:
+        return []
+    return [w for w in warnings if any(h.get("pid") == 4242 for h in w.get("held_by", []))]
 
 
 def main():
@@ -156,7 +180,7 @@ def walk(args):
             tries = []
             for _ in range(ATTEMPTS):
                 with tempfile.TemporaryDirectory() as tmp:
-                    rc, took, err = signalled_run(args, name, sig, tmp)
+                    rc, took, err, _ = signalled_run(args, name, sig, tmp)
                 tries.append(took)
                 if rc < 0 or took is None or took <= WITHIN_S:
                     break
@@ -182,14 +206,30 @@ def walk(args):
                 env = environment(args, tmp, profile)
                 r = subprocess.run([binary] + argv, env=env, capture_output=True, text=True,
                                    timeout=120, stdin=subprocess.DEVNULL)
-            named = [w for w in json.loads(r.stdout).get("warnings", []) if
-                     any(h.get("pid") == 4242 for h in w.get("held_by", []))] if r.stdout.strip() else []
+            named = names_holder(r.stdout)
             print(f"{name} beside pid 4242: exit {r.returncode}, {len(named)} warning(s) name it")
             if not named:
                 failures.append(f"{name} beside pid 4242 names it in no warning's held_by\n{r.stdout[-1500:]}")
+            failures += stopped_beside_holder(args, name)
     for f in failures:
         print("FAIL:", f)
     return 1 if failures else 0
+
+
+def stopped_beside_holder(args, name):
+    """A measuring command stopped by SIGTERM under way beside the holder: exit 143, and the report of
+    what was done names the holder. The failures, if any."""
+    with tempfile.TemporaryDirectory() as tmp:
+        rc, took, err, out = signalled_run(args, name, signal.SIGTERM, tmp, beside_holder=True)
+    named = names_holder(out)
+    print(f"{name} beside pid 4242 under SIGTERM: exit {rc}, {len(named)} warning(s) name it")
+    if took is None:
+        return [f"{name} beside pid 4242 ended (exit {rc}) before the signal came\n{err[-1500:]}"]
+    if rc != 143:
+        return [f"{name} beside pid 4242 under SIGTERM: exit {rc}, not 143\n{err[-1500:]}"]
+    if not named:
+        return [f"{name} beside pid 4242, stopped by SIGTERM, names it in no warning's held_by\n{out[-1500:]}"]
+    return []
 
 
 if __name__ == "__main__":

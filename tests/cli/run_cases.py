@@ -10,7 +10,8 @@ A case file holds cases separated by blank lines. Each case is a list of directi
                                       CUMEMCTL_LIBNVML to the fake NVML (tests/fakenvml), which reads the
                                       same profile; without PROFILE, CUMEMCTL_LIBNVML names a path that
                                       does not exist (no test sees the machine's own NVML)
-    NEEDS   root | PROGRAM            skip the case unless running as root / PROGRAM is on PATH
+    NEEDS   root | fuse | PROGRAM     skip the case unless running as root / root with /dev/fuse /
+                                      PROGRAM is on PATH
     ENV     NAME=VALUE                one more environment variable (repeatable)
     SETUP   shell command             run before RUN, must succeed (repeatable)
     RUN     shell command             the command under test ({cumemctl}, {fake}, {tmp}, {cli}: the
@@ -341,6 +342,9 @@ def unmet_need(case):
         if need == "root":
             if os.geteuid() != 0:
                 return "needs root"
+        elif need == "fuse":
+            if os.geteuid() != 0 or not os.access("/dev/fuse", os.R_OK | os.W_OK):
+                return "needs root and /dev/fuse"
         elif shutil.which(need) is None:
             return f"needs {need}"
     return None

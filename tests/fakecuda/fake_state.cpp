@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <mutex>
 #include <sstream>
 #include <thread>
@@ -20,6 +19,7 @@
 
 #include "cuda/logical_endpoint_compat.hpp"
 #include "device_nodes.hpp"
+#include "profile_json.hpp"
 
 namespace fake {
 namespace {
@@ -226,10 +226,10 @@ std::map<int, int> read_attributes(const nlohmann::json& attrs) {
 void load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr || *path == '\0') die("FAKECUDA_PROFILE is not set");
-    std::ifstream in(path);
-    if (!in) die(std::string("cannot read profile ") + path);
     try {
-        s.profile = nlohmann::json::parse(in);
+        s.profile = read_profile(path);
+    } catch (const ProfileMissing& e) {
+        die(e.what());
     } catch (const std::exception& e) {
         die(std::string("profile ") + path + ": " + e.what());
     }

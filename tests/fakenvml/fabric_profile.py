@@ -10,6 +10,9 @@ import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakecuda"))
+from make_profile import load_profile  # noqa: E402 (a base profile is read as the fakes read it)
+
 UUID = "dc6e40c4a1b24c3d9e8f0123456789ab"  # one rack's cluster UUID
 OTHER_UUID = "5e1f00d2b3c44a5b8c7d6e5f40312011"  # another rack's, with the same default clique
 HEALTHY = 0x11AA  # the four older fields FALSE (no problem), configuration NONE, partition assigned (§1.3)
@@ -50,8 +53,7 @@ def main(argv):
     base, out, kinds = argv[0], argv[1], argv[2:]
     if not os.path.exists(base):
         base = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fakecuda", "profiles", base + ".json")
-    with open(base, encoding="utf-8") as f:
-        profile = json.load(f)
+    profile = load_profile(base)
     for spec in kinds:
         kind, _, index = spec.partition("@")
         if kind not in KINDS:

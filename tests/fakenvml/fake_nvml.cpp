@@ -8,6 +8,7 @@
 // retired_pages {single_bit, double_bit, pending} (absent: retired pages are not supported, as on an
 // H100 or H200), xid [N...] (XID critical error events delivered to event sets), and "after_mark" (the
 // same fields, in force once FAKENVML_AFTER_MARK's file exists);
+// FAKENVML_SELF_USED, FAKENVML_CHILDREN_USED and FAKENVML_PID_FILES list more processes (list_processes);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
 // ORDINAL); a code of "hang" makes it never return. A device's "fabric" object gives its multi-node NVLink
 // fabric info (see the fabric block below), its "pcie", "memory_bus_width", "max_*_clock_mhz" and "c2c" the
@@ -29,12 +30,14 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "../fakecuda/device_nodes.hpp"
+#include "../fakecuda/profile_json.hpp"
 #include "nvml/nvml_api.hpp"
 
 namespace {
@@ -97,11 +100,8 @@ void parse_inject(State& s) {
 Return load_profile(State& s) {
     const char* path = std::getenv("FAKECUDA_PROFILE");
     if (path == nullptr) return kErrorDriverNotLoaded;
-    std::ifstream in(path);
-    if (!in) return kErrorDriverNotLoaded;
-    nlohmann::json profile;
     try {
-        in >> profile;
+        const nlohmann::json profile = fake::read_profile(path);
         int ordinal = 0;
         const auto& devices = profile.at("devices");
         const int count = static_cast<int>(devices.size());
@@ -120,7 +120,9 @@ Return load_profile(State& s) {
             f.used = d.value("baseline_used", 0ULL) + f.nvml.value("used", 0ULL);
             s.devices.insert(s.devices.begin(), f);  // NVML's order: the reverse of the driver's
         }
-    } catch (const nlohmann::json::exception&) {
+    } catch (const fake::ProfileMissing&) {
+        return kErrorDriverNotLoaded;
+    } catch (const std::exception&) {  // not JSON, not of a profile's shape, or a bad override
         return kErrorUnknown;
     }
     return kSuccess;
@@ -270,11 +272,8 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetMinorNumber(Device de
         const char* path = std::getenv("FAKECUDA_PROFILE");
         try {
             if (path == nullptr) return static_cast<int>(state().devices.size());
-            std::ifstream in(path);
-            nlohmann::json profile;
-            in >> profile;
-            return static_cast<int>(profile.at("devices").size());
-        } catch (const nlohmann::json::exception&) {
+            return static_cast<int>(fake::read_profile(path).at("devices").size());
+        } catch (const std::exception&) {
             return static_cast<int>(state().devices.size());
         }
     }();
@@ -385,9 +384,26 @@ std::vector<unsigned> children_of_caller() {
     return out;
 }
 
+// The pids that the files of FAKENVML_PID_FILES ("FILE FILE ...") hold, one number each: those of
+// other processes (a launcher wrote them), listed on every device. A file not there yet holds none.
+std::vector<unsigned> pids_in_files() {
+    std::vector<unsigned> out;
+    const char* files = std::getenv("FAKENVML_PID_FILES");
+    if (files == nullptr) return out;
+    std::istringstream names(files);
+    std::string name;
+    while (names >> name) {
+        std::ifstream in(name);
+        unsigned pid = 0;
+        if (in >> pid && pid != 0) out.push_back(pid);
+    }
+    return out;
+}
+
 // Lists the profile's "processes" ([{"pid", "used", "name"}]; "used": null is a process whose memory NVML
 // cannot give) in the record `Info` of the entry point; FAKENVML_SELF_USED=BYTES lists the calling process
-// too, with that much memory, and FAKENVML_CHILDREN_USED=BYTES each live child of the calling process.
+// too, with that much memory, FAKENVML_CHILDREN_USED=BYTES each live child of the calling process, and
+// FAKENVML_PID_FILES the pids in its files (pids_in_files), with 1 GiB each.
 template <class Info>
 Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
     std::vector<Info> list;
@@ -410,6 +426,12 @@ Return list_processes(const FakeDevice* d, unsigned int* count, Info* infos) {
             info.usedGpuMemory = std::strtoull(children, nullptr, 10);
             list.push_back(info);
         }
+    }
+    for (const unsigned pid : pids_in_files()) {
+        Info info{};
+        info.pid = pid;
+        info.usedGpuMemory = 1ULL << 30;
+        list.push_back(info);
     }
     if (infos == nullptr || *count < list.size()) {
         const bool empty = list.empty();

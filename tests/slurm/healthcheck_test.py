@@ -207,17 +207,26 @@ def test_by_hand_one_at_a_time():
 
 
 def test_by_hand_bad_settings():
-    """Settings it cannot use: exit 1 and the reason, logged; no doctor run, nothing drained."""
+    """Settings it cannot use: exit 1 and the reason, logged; no doctor run, nothing drained. A doctor that
+    refuses, as root, a library that DOCTOR_OPTIONS names and that every user could change: exit 4 (its
+    own refusal's code), logged, nothing drained."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
-        for more, words in (({"TIMEOUT": "31"}, "TIMEOUT must be whole seconds from 1 to 30"),
-                            ({"FULL_WHEN_IDLE": "maybe"}, "FULL_WHEN_IDLE must be yes or no"),
-                            ({"REASON_PREFIX": "two words"}, "REASON_PREFIX must be"),
-                            ({"CUMEMCTL": "/nonexistent"}, "no cumemctl at /nonexistent"),
-                            ({"DOCTOR_OPTIONS": "--checks nosuch"}, "doctor refused its options (exit 2")):
+        shared = os.path.join(d, "shared")
+        os.mkdir(shared)
+        os.chmod(shared, 0o777)
+        shutil.copy2(FAKECUDA, os.path.join(shared, "libcuda.so.1"))
+        for more, code, words in (({"TIMEOUT": "31"}, 1, "TIMEOUT must be whole seconds from 1 to 30"),
+                                  ({"FULL_WHEN_IDLE": "maybe"}, 1, "FULL_WHEN_IDLE must be yes or no"),
+                                  ({"REASON_PREFIX": "two words"}, 1, "REASON_PREFIX must be"),
+                                  ({"CUMEMCTL": "/nonexistent"}, 1, "no cumemctl at /nonexistent"),
+                                  ({"DOCTOR_OPTIONS": "--checks nosuch"}, 1, "doctor refused its options (exit 2"),
+                                  ({"DOCTOR_OPTIONS": f"--checks driver --libcuda {shared}/libcuda.so.1"}, 4,
+                                   "doctor refused what another user could change (exit 4")):
             write_settings(d, **more)
             p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
-            check(p.returncode == 1 and words in p.stderr and "would run" not in p.stdout, f"{more}: {describe(p)}")
+            check(p.returncode == code and words in p.stderr and "would run" not in p.stdout,
+                  f"{more}: exit {code} expected: {describe(p)}")
             check(words in log(d), f"{more}: not logged: {log(d)}")
         with open(os.path.join(d, "scripts", "healthcheck.conf"), "a", encoding="utf-8") as f:
             f.write("NO_SUCH_SETTING=1\n")
@@ -240,8 +249,8 @@ def test_by_hand_bad_settings():
 
 
 def unsafe_programs():
-    """A CUMEMCTL or SCONTROL that others could change or make is refused in cumemctl's own words (exit
-    1, logged) before anything runs: in a folder every user can write, its group's to write, missing
+    """A CUMEMCTL or SCONTROL that others could change or make is refused in cumemctl's own words and
+    with its exit code for a refusal (exit 4, logged) before anything runs: in a folder every user can write, its group's to write, missing
     from a sticky folder, another user's link in a sticky folder."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
@@ -268,8 +277,8 @@ def unsafe_programs():
                  f"can add to")):
             write_settings(d, **more)
             p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
-            check(p.returncode == 1 and words in p.stderr and "would run" not in p.stdout and "doctor call" not in p.stdout,
-                  f"{more}: {describe(p)}")
+            check(p.returncode == 4 and words in p.stderr and "would run" not in p.stdout and "doctor call" not in p.stdout,
+                  f"{more}: exit 4 expected: {describe(p)}")
             check(words in log(d), f"{more}: not logged: {log(d)}")
         write_settings(d)
         p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
@@ -278,8 +287,9 @@ def unsafe_programs():
 
 def unsafe_paths():
     """A LOG_FILE or LOCK_FILE that someone else could have turned elsewhere (a symlink, a hard link, a
-    file or folder of another user, a folder others may write): refused (exit 1, the reason on stderr
-    and in syslog), nothing written through it, no doctor run, nothing drained. Part of by_hand_bad_settings."""
+    file or folder of another user, a folder others may write): refused (exit 4, cumemctl's code for a
+    refusal; the reason on stderr and in syslog), nothing written through it, no doctor run, nothing
+    drained. One in a folder that does not exist: exit 1, the same way. Part of by_hand_bad_settings."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
         victim = os.path.join(d, "victim")
@@ -314,8 +324,9 @@ def unsafe_paths():
             write_settings(d, **more)
             p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
             key = next(iter(more))
-            check(p.returncode == 1 and f"{key}=" in p.stderr and "refused" in p.stderr and words in p.stderr
-                  and "doctor call" not in p.stdout and "would run" not in p.stdout, f"{more}: {describe(p)}")
+            code = 1 if words == "does not exist" else 4
+            check(p.returncode == code and f"{key}=" in p.stderr and "refused" in p.stderr and words in p.stderr
+                  and "doctor call" not in p.stdout and "would run" not in p.stdout, f"{more}: exit {code} expected: {describe(p)}")
         with open(victim, encoding="utf-8") as f:
             check(f.read() == "root's file\n", "a write went through a link to the victim")
         check(not os.path.exists(os.path.join(d, "made-by-root")), "a dangling symlink's target was created")

@@ -219,8 +219,9 @@ def test_by_hand_bad_settings():
 
 def test_by_hand_unsafe_paths():
     """The prolog runs as root: a LOG_FILE that is a symlink, or in a folder others may write, and a
-    STATE_DIR in such a folder, are refused (exit 1, Slurm drains the node) before anything is written,
-    and nothing is written through the symlink."""
+    STATE_DIR in such a folder, are refused (exit 4, cumemctl's code for a refusal; Slurm drains the
+    node) before anything is written, and nothing is written through the symlink. A channel folder of
+    another user is imex-setup's refusal (its exit 4), passed on."""
     with Scratch() as d:
         conf = os.path.join(d, "scripts", "imex-channels.conf")
         target = os.path.join(d, "target")
@@ -228,7 +229,7 @@ def test_by_hand_unsafe_paths():
             f.write("root's file\n")
         os.symlink(target, os.path.join(d, "log"))
         p = run_script(d, "prolog", 7)
-        check(p.returncode == 1 and "LOG_FILE" in p.stderr and "symlink" in p.stderr, f"a symlinked log: {describe(p)}")
+        check(p.returncode == 4 and "LOG_FILE" in p.stderr and "symlink" in p.stderr, f"a symlinked log: {describe(p)}")
         with open(target, encoding="utf-8") as f:
             check(f.read() == "root's file\n", "the prolog wrote through the symlinked LOG_FILE")
         check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)} {records(d)}")
@@ -239,22 +240,30 @@ def test_by_hand_unsafe_paths():
         with open(conf, "a", encoding="utf-8") as f:
             f.write(f"LOG_FILE={shared}/log\n")
         p = run_script(d, "prolog", 7)
-        check(p.returncode == 1 and "others may write" in p.stderr and not os.path.exists(f"{shared}/log"),
+        check(p.returncode == 4 and "others may write" in p.stderr and not os.path.exists(f"{shared}/log"),
               f"a log in a world-writable folder: {describe(p)}")
         with open(conf, "a", encoding="utf-8") as f:
             f.write(f"LOG_FILE={d}/log\nSTATE_DIR={shared}/state\n")
         p = run_script(d, "prolog", 7)
-        check(p.returncode == 1 and "STATE_DIR" in p.stderr and channel_nodes(d) == {} and
+        check(p.returncode == 4 and "STATE_DIR" in p.stderr and channel_nodes(d) == {} and
               not os.path.exists(f"{shared}/state/lock"), f"a state folder in a world-writable folder: {describe(p)}")
         with open(conf, "a", encoding="utf-8") as f:
             f.write(f"STATE_DIR={d}/state\n")
+        channels = os.path.join(d, "root", CHANNELS)
+        os.makedirs(channels, exist_ok=True)
+        os.chown(channels, NOBODY, NOBODY)
+        p = run_script(d, "prolog", 7)
+        check(p.returncode == 4 and "imex-setup exited 4" in p.stderr and f"{channels} belongs to uid {NOBODY}" in p.stderr
+              and channel_nodes(d) == {} and records(d) == ["lock"], f"a channel folder of another user: {describe(p)}")
+        os.chown(channels, 0, 0)
         p = run_script(d, "prolog", 7)
         check(p.returncode == 0 and 8 in channel_nodes(d) and "channel 8" in log(d), f"safe paths again (job 7: channel 8): {describe(p)}")
 
 
 def test_by_hand_unsafe_programs():
     """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL) and that
-    others could change or make is refused (exit 1, Slurm drains the node) in cumemctl's own words,
+    others could change or make is refused (exit 4, Slurm drains the node) in cumemctl's own words and
+    with its exit code for a refusal,
     before anything is run or made: in a folder every user can write, another user's link in a sticky
     folder, a file its group can write, a missing name in a sticky folder, a hard link in a sticky
     folder."""
@@ -283,13 +292,39 @@ def test_by_hand_unsafe_programs():
                 f.write(base + f"SCONTROL={d}/bin/scontrol\n" * (not setting.startswith("SCONTROL")) + setting)
             os.chmod(os.path.join(d, "bin", "scontrol"), 0o755 if not setting.startswith("SCONTROL") else 0o775)
             p = run_script(d, "prolog", 7)
-            check(p.returncode == 1 and words in p.stderr, f"{setting.strip()}: {describe(p)}")
+            check(p.returncode == 4 and words in p.stderr, f"{setting.strip()}: exit 4 expected: {describe(p)}")
             check(channel_nodes(d) == {} and records(d) == [], f"{setting.strip()}: a refused prolog made {channel_nodes(d)} {records(d)}")
         with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
             f.write(base)
         os.chmod(os.path.join(d, "bin", "scontrol"), 0o755)
         p = run_script(d, "prolog", 7)
         check(p.returncode == 0 and 8 in channel_nodes(d), f"root's programs again (job 7: channel 8): {describe(p)}")
+
+
+def test_by_hand_fuse_program():
+    """A program on a FUSE file system that another user mounted shows root's name and mode 0755, and
+    what it holds is what that user's program says: the prolog refuses it (exit 4) in cumemctl's
+    words, and runs the same program from the same file system mounted by root."""
+    if not os.access("/dev/fuse", os.R_OK | os.W_OK):
+        log("by_hand_fuse_program: skipped, no /dev/fuse here")
+        return
+    sys.path.insert(0, os.path.join(SOURCE, "tests", "cli"))
+    from fuse_mount import mounted
+    with Scratch() as d:
+        mount = os.path.join(d, "m")
+        os.mkdir(mount)
+        base = open(os.path.join(d, "scripts", "imex-channels.conf"), encoding="utf-8").read()
+        with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+            f.write(base + f"SQUEUE={mount}/squeue\n")
+        with mounted(mount, NOBODY, os.path.join(d, "bin", "squeue")):
+            p = run_script(d, "prolog", 7)
+        words = (f"refusing SQUEUE {mount}/squeue: {mount} is on a fuse.fakeroot file system that uid {NOBODY} "
+                 "mounted: its owners and modes are what that user's program says")
+        check(p.returncode == 4 and words in p.stderr, f"a user's FUSE mount: exit 4 expected: {describe(p)}")
+        check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)} {records(d)}")
+        with mounted(mount, 0, os.path.join(d, "bin", "squeue")):
+            p = run_script(d, "prolog", 7)
+        check(p.returncode == 0 and 8 in channel_nodes(d), f"root's FUSE mount (job 7: channel 8): {describe(p)}")
 
 
 def set_conf(d, text):
@@ -300,7 +335,7 @@ def set_conf(d, text):
 def test_by_hand_state_dir_checked_first():
     """STATE_DIR and every folder above it are checked before anything is made or changed: a symlink on
     the way, a folder that others may write without the sticky bit, one that another user owns under a
-    sticky folder (as /tmp) are refused (exit 1) and nothing is made in them or chmod-ed through them; a
+    sticky folder (as /tmp) are refused (exit 4) and nothing is made in them or chmod-ed through them; a
     STATE_DIR made fresh under a sticky folder passes."""
     with Scratch() as d:
         victim = os.path.join(d, "victim")
@@ -319,7 +354,7 @@ def test_by_hand_state_dir_checked_first():
                            (f"{shared}/state", "others may write"), (squatted, "owned by uid 65534")):
             set_conf(d, f"STATE_DIR={state}\n")
             p = run_script(d, "prolog", 7)
-            check(p.returncode == 1 and "STATE_DIR" in p.stderr and why in p.stderr, f"STATE_DIR={state}: {describe(p)}")
+            check(p.returncode == 4 and "STATE_DIR" in p.stderr and why in p.stderr, f"STATE_DIR={state}: {describe(p)}")
             check(os.listdir(victim) == [] and os.stat(victim).st_mode & 0o7777 == 0o755,
                   f"STATE_DIR={state}: the prolog acted through the link: {os.listdir(victim)}")
             check(not os.path.exists(f"{shared}/state") and os.listdir(squatted) == [] and channel_nodes(d) == {},
@@ -513,6 +548,7 @@ if __name__ == "__main__":
           "by_hand_admin_run_beside_jobs": test_by_hand_admin_run_beside_jobs,
           "by_hand_epilog_fails": test_by_hand_epilog_fails, "by_hand_no_imex": test_by_hand_no_imex, "by_hand_bad_settings": test_by_hand_bad_settings,
           "by_hand_unsafe_paths": test_by_hand_unsafe_paths, "by_hand_unsafe_programs": test_by_hand_unsafe_programs,
+          "by_hand_fuse_program": test_by_hand_fuse_program,
           "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
           "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
           "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,

@@ -10,13 +10,15 @@ using namespace cumemctl::fleet;
 
 namespace {
 
-// What JsonCursor::skip() makes of `text`, as a JsonScan: where the value ends, or where it throws.
-JsonScan skipped(const std::string& text, int max_depth) {
+// What JsonCursor::skip() makes of `text`, as a JsonScan: where the value ends, or where it throws, with
+// the words it throws.
+JsonScan skipped(const std::string& text, int max_depth, std::string& words) {
     JsonCursor cursor(text, max_depth);
     try {
         cursor.skip();
         return {JsonScan::Result::value, cursor.offset()};
     } catch (const JsonSyntaxError& e) {
+        words = e.what();
         return {JsonScan::Result::syntax, e.offset};
     } catch (const JsonIncomplete&) {
         return {JsonScan::Result::incomplete, 0};
@@ -25,10 +27,12 @@ JsonScan skipped(const std::string& text, int max_depth) {
 
 void check_alike(const std::string& text, int max_depth) {
     CAPTURE(text);
-    const JsonScan want = skipped(text, max_depth);
+    std::string words;
+    const JsonScan want = skipped(text, max_depth, words);
     const JsonScan got = scan_json_value(text, max_depth);
     CHECK(static_cast<int>(got.result) == static_cast<int>(want.result));
     if (want.result != JsonScan::Result::incomplete) CHECK(got.offset == want.offset);
+    if (want.result == JsonScan::Result::syntax) CHECK(words == json_fault_words(got.fault));
 }
 
 }  // namespace
@@ -74,5 +78,31 @@ TEST_CASE("scan_json_value finds what skip() finds, by value: the end, the byte 
         std::string text(random() % 24, ' ');
         for (auto& c : text) c = alphabet[random() % alphabet.size()];
         check_alike(text, static_cast<int>(random() % 4));
+    }
+}
+
+TEST_CASE("scan_json_value names each fault where it is, in the words JsonCursor throws") {
+    struct Want {
+        std::string text;
+        std::size_t offset;
+        JsonFault fault;
+        const char* words;
+    };
+    const std::vector<Want> wants = {
+        {"[1 2]", 3, JsonFault::comma_missing, "a ',' is missing between members"},
+        {"{\"a\" 1}", 5, JsonFault::colon_missing, "a ':' is missing after a key"},
+        {"{1: 2}", 1, JsonFault::key_not_text, "a key is not text"},
+        {"[nul]", 4, JsonFault::unknown_word, "an unknown word"},
+        {"[-x]", 2, JsonFault::number_without_digits, "a number without digits"},
+        {" ?", 1, JsonFault::unexpected_character, "an unexpected character"},
+        {"[[[]]]", 2, JsonFault::nested_too_deep, "values nested too deep"},
+    };
+    for (const auto& w : wants) {
+        CAPTURE(w.text);
+        const JsonScan got = scan_json_value(w.text, 2);
+        CHECK(static_cast<int>(got.result) == static_cast<int>(JsonScan::Result::syntax));
+        CHECK(got.offset == w.offset);
+        CHECK(static_cast<int>(got.fault) == static_cast<int>(w.fault));
+        CHECK(std::string(json_fault_words(got.fault)) == w.words);
     }
 }

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "fixed_views.hpp"
 #include "report/renderer.hpp"
 
 using namespace cumemctl;
@@ -32,9 +33,11 @@ TEST_CASE("label values escape backslash, quote and newline") {
 TEST_CASE("a family gets HELP and TYPE once and its samples stay together") {
     Report r;
     r.command = "devices";
-    r.add_metric("device_capability", "help a", {{"device", "0"}, {"capability", "vmm"}}, 1);
-    r.add_metric("device_memory_total_bytes", "help b", {{"device", "0"}}, 150109880320.0);
-    r.add_metric("device_capability", "help a", {{"device", "1"}, {"capability", "vmm"}}, 0);
+    FixedViews views;
+    views.fixed_metrics = {{"device_capability", "help a", {{"device", "0"}, {"capability", "vmm"}}, 1},
+                           {"device_memory_total_bytes", "help b", {{"device", "0"}}, 150109880320.0},
+                           {"device_capability", "help a", {{"device", "1"}, {"capability", "vmm"}}, 0}};
+    r.set_results(std::move(views));
     const std::string text = render(r);
     CHECK(occurrences(text, "# HELP cumemctl_device_capability help a\n") == 1);
     CHECK(occurrences(text, "# TYPE cumemctl_device_capability gauge\n") == 1);
@@ -61,8 +64,10 @@ TEST_CASE("every report has the envelope gauges, each with the command; the driv
 
 TEST_CASE("values: fractions, special values, and names made valid") {
     Report r;
-    r.add_metric("check_duration_seconds", "h", {}, 0.25);
-    r.add_metric("odd-name", "line one\nline two \\", {{"bad label", "x"}}, -1);
+    FixedViews views;
+    views.fixed_metrics = {{"check_duration_seconds", "h", {}, 0.25},
+                           {"odd-name", "line one\nline two \\", {{"bad label", "x"}}, -1}};
+    r.set_results(std::move(views));
     const std::string text = render(r);
     CHECK(text.find("cumemctl_check_duration_seconds 0.25\n") != std::string::npos);
     CHECK(text.find("# HELP cumemctl_odd_name line one\\nline two \\\\\n") != std::string::npos);

@@ -14,6 +14,7 @@
 
 #include "doctor/doctor_results.hpp"
 #include "doctor/renderers.hpp"
+#include "fixed_views.hpp"
 #include "fleet/fleet_results.hpp"
 #include "render/html_renderer.hpp"
 #include "report/renderer.hpp"
@@ -187,12 +188,13 @@ Report doctor_report(Bytes& b) {
     run.results.push_back({b.next(), 1, cumemctl::doctor::CheckOutcome::fail(b.next(), b.next()), 0.25});
     run.results.push_back({b.next(), 0, cumemctl::doctor::CheckOutcome::busy(b.next(), b.next()), 0.25});
     run.results.push_back({b.next(), std::nullopt, cumemctl::doctor::CheckOutcome::skip(b.next()), 0.1});
-    report.set_results(cumemctl::doctor::DoctorResults(run));
-    report.line = b.next();
+    FixedViews<cumemctl::doctor::DoctorResults> views(run);
+    views.fixed_line = b.next();
+    views.fixed_tables.push_back({b.next(), {b.next(), b.next()}, {{b.next(), b.next()}}, {b.next()}, true});
+    views.fixed_metrics.push_back({"check_status", "a check's status", {{"check", b.next()}, {"reason", b.next()}}, 1});
+    report.set_results(std::move(views));
     report.add_error(cumemctl::Problem{.message = b.next(), .cause = b.next(), .remedy = b.next()});
     report.add_warning(b.next(), b.next());
-    report.tables.push_back({b.next(), {b.next(), b.next()}, {{b.next(), b.next()}}, {b.next()}, true});
-    report.add_metric("check_status", "a check's status", {{"check", b.next()}, {"reason", b.next()}}, 1);
     return report;
 }
 
@@ -223,7 +225,6 @@ Report fleet_report(Bytes& b) {
     Report report;
     report.command = "fleet";
     report.host = b.next();
-    report.tables.push_back({b.next(), {b.next()}, {{b.next()}}, {b.next()}, false});
     report.set_results(std::move(results));
     return report;
 }

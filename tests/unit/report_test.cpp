@@ -4,6 +4,7 @@
 
 #include "cuda/driver_call.hpp"
 #include "driver_table.hpp"
+#include "fixed_views.hpp"
 #include "report/renderer.hpp"
 
 using namespace cumemctl;
@@ -117,9 +118,39 @@ TEST_CASE("a quoted command is never broken, width 0 wraps nothing, and apostrop
 
 TEST_CASE("the table renderer writes raw text, then a blank line, then the tables") {
     Report r;
-    r.text = "#!/bin/sh\n";
-    r.tables.push_back(Table{"T", {}, {}, {"n"}});
+    FixedViews views;
+    views.fixed_text = "#!/bin/sh\n";
+    views.fixed_tables.push_back(Table{"T", {}, {}, {"n"}});
+    r.set_results(std::move(views));
     std::ostringstream out;
     TableRenderer{}.render(r, out);
     CHECK(out.str() == "#!/bin/sh\n\nT\n  n\n");
+}
+
+TEST_CASE("the views come from the results; a report without results still says its error") {
+    auto render = [](const Renderer& renderer, const Report& r) {
+        std::ostringstream out;
+        renderer.render(r, out);
+        return out.str();
+    };
+    Report early;
+    early.command = "devices";
+    early.add_error(Problem{.exit_code = ExitCode::usage, .message = "invalid --device 'x'"});
+    CHECK(render(TableRenderer{}, early).empty());  // the error goes to stderr
+    CHECK(render(LineRenderer{}, early) == "cumemctl: error invalid --device 'x'\n");
+    const std::string gauges = render(PrometheusRenderer{}, early);
+    CHECK(gauges.find("cumemctl_report_exit_code{command=\"devices\"} 2\n") != std::string::npos);
+    CHECK(gauges.find("cumemctl_device") == std::string::npos);
+
+    Report done;
+    done.command = "devices";
+    CHECK(render(LineRenderer{}, done) == "cumemctl: ok\n");
+    FixedViews views;
+    views.fixed_line = "cumemctl: pass 3 checks";
+    views.fixed_tables.push_back(Table{"Devices", {"gpu"}, {{"0"}}, {}});
+    views.fixed_metrics.push_back({"devices", "CUDA devices", {}, 1});
+    done.set_results(std::move(views));
+    CHECK(render(LineRenderer{}, done) == "cumemctl: pass 3 checks\n");
+    CHECK(render(TableRenderer{}, done) == "Devices\n  gpu\n  0\n");
+    CHECK(render(PrometheusRenderer{}, done).find("cumemctl_devices 1\n") != std::string::npos);
 }
