@@ -44,7 +44,9 @@ TEST_CASE("a profile on a base: members merged, null removes, a list patched by 
     const nlohmann::json want = nlohmann::json::parse(R"({"driver_version": [12080], "keep": {"x": 1, "z": 3},
         "devices": [{"n": 0, "nvml": {"p": 1, "q": 2}}, {"n": 9, "nvml": {"p": 1, "q": 2}}, {"n": 2, "nvml": {"q": 2}}]})");
     CHECK(fake::read_profile(top) == want);
-    // make_profile.py reads it the same way: with no change, it writes the whole profile.
+    // make_profile.py reads it the same way: with no change, it writes the whole profile. The aarch64
+    // unit tests run in a Debian 11 root without Python; the amd64 run compares the two loaders.
+    if (std::system("command -v python3 >/dev/null 2>&1") != 0) return;
     const std::string script = std::string(FAKECUDA_PROFILES) + "/../make_profile.py";
     const std::string out = f.path + "/out.json";
     REQUIRE(std::system(("python3 " + script + " " + top + " " + out + " keep.x=1").c_str()) == 0);
