@@ -10,6 +10,8 @@
 #    the run: exit 0 and a warning whose held_by names the holder's pid.
 # 3. With the holder there from the start: doctor (exit 0) and fabric-matrix --local 1 (exit 0) each
 #    name it, doctor as a busy check or a warning, never twice.
+# 4. With a holder there from the start, stopped ones: doctor stopped by SIGTERM 3 s in exits 143 and
+#    still names it; a fabric-matrix --dir rank (one of one) names it, as "fabric-matrix rank 0".
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
 binary=${1:-build/cmd/cumemctl}
@@ -67,5 +69,24 @@ echo "holder pid ${pid:-none}"
 named "$tmp/doctor-held.json" "${pid:-0}"; expect "doctor names the job once" $? 0
 "$binary" fabric-matrix --local 1 --handle-type posix-fd --json >"$tmp/matrix-held.json"; expect "fabric-matrix beside a job exits 0" $? 0
 named "$tmp/matrix-held.json" "${pid:-0}"; expect "fabric-matrix names the job once" $? 0
+wait
+
+echo "== 4. a holder beside a stopped doctor and a distributed rank"
+("$hold" --device 0 --leave 120000 < <(sleep 30) >"$tmp/holder3.json") &
+for _ in $(seq 100); do [[ -s $tmp/holder3.json ]] && break; sleep 0.1; done
+sleep 1
+pid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$tmp/holder3.json" 2>/dev/null)
+echo "holder pid ${pid:-none}"
+"$binary" doctor --json >"$tmp/doctor-stopped.json" &
+doctor=$!
+sleep 3
+kill -TERM "$doctor"
+wait "$doctor"; expect "doctor stopped by SIGTERM exits 143" $? 143
+named "$tmp/doctor-stopped.json" "${pid:-0}"; expect "the stopped doctor still names the job" $? 0
+mkdir -m 700 "$tmp/rendezvous"
+"$binary" fabric-matrix --dir "$tmp/rendezvous" --rank 0 --ranks 1 --handle-type posix-fd --json >"$tmp/rank.json"
+rc=$?; ((rc == 0 || rc == 1)); expect "a fabric-matrix rank beside a job ends (exit $rc)" $? 0
+named "$tmp/rank.json" "${pid:-0}"; expect "the rank names the job" $? 0
+grep -q "fabric-matrix rank 0" "$tmp/rank.json"; expect "its warning says which rank saw it" $? 0
 wait
 exit "$status"
