@@ -37,6 +37,14 @@ if len(sys.argv) > 2:
 sys.exit(0 if not pids else 1)
 PY
 }
+# start_holder FILE SECONDS: a holder on GPU 0 from now for SECONDS, its card in FILE; sets pid.
+start_holder() {
+  ("$hold" --device 0 --leave 120000 < <(sleep "$2") >"$1") &
+  for _ in $(seq 100); do [[ -s $1 ]] && break; sleep 0.1; done
+  sleep 1
+  pid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$1" 2>/dev/null)
+  echo "holder pid ${pid:-none}"
+}
 # expect NAME RC WANT: reports a result line
 expect() {
   if (($2 == $3)); then echo "PASS $1"; else echo "FAIL $1"; status=1; fi
@@ -60,11 +68,7 @@ else expect "the holder started" 1 0; fi
 wait
 
 echo "== 3. a holder there from the start"
-("$hold" --device 0 --leave 120000 < <(sleep 20) >"$tmp/holder2.json") &
-for _ in $(seq 100); do [[ -s $tmp/holder2.json ]] && break; sleep 0.1; done
-sleep 1
-pid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$tmp/holder2.json" 2>/dev/null)
-echo "holder pid ${pid:-none}"
+start_holder "$tmp/holder2.json" 20
 "$binary" doctor --json >"$tmp/doctor-held.json"; expect "doctor beside a job exits 0" $? 0
 named "$tmp/doctor-held.json" "${pid:-0}"; expect "doctor names the job once" $? 0
 "$binary" fabric-matrix --local 1 --handle-type posix-fd --json >"$tmp/matrix-held.json"; expect "fabric-matrix beside a job exits 0" $? 0
@@ -72,11 +76,7 @@ named "$tmp/matrix-held.json" "${pid:-0}"; expect "fabric-matrix names the job o
 wait
 
 echo "== 4. a holder beside a stopped doctor and a distributed rank"
-("$hold" --device 0 --leave 120000 < <(sleep 30) >"$tmp/holder3.json") &
-for _ in $(seq 100); do [[ -s $tmp/holder3.json ]] && break; sleep 0.1; done
-sleep 1
-pid=$(python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).readline())["pid"])' "$tmp/holder3.json" 2>/dev/null)
-echo "holder pid ${pid:-none}"
+start_holder "$tmp/holder3.json" 30
 "$binary" doctor --json >"$tmp/doctor-stopped.json" &
 doctor=$!
 sleep 3
