@@ -69,7 +69,8 @@ TEST_CASE("each evidence type writes no key that its field description does not 
         using E = std::remove_cvref_t<decltype(e)>;
         const nlohmann::json j = to_json(Evidence{e});
         const std::set<std::string> names = described_names<E>();
-        for (const auto& [key, value] : j.items()) {
+        for (const auto& item : j.items()) {
+            const std::string key = item.key();  // not a structured binding: clang 14's CAPTURE cannot take one
             CAPTURE(key);
             // Merged types of other layers (NVML's memory health, the fabric, the survey, locality) write
             // their own keys; every other key is the description's.
