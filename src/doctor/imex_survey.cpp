@@ -9,6 +9,7 @@
 #include "imex/proc_devices.hpp"
 #include "base/error.hpp"
 #include "report/json_fields.hpp"
+#include "util/mountinfo.hpp"
 #include "util/text_file.hpp"
 #include "util/trusted_file.hpp"
 
@@ -45,18 +46,9 @@ ChannelSurvey survey_channels(const std::string& sysroot) {
 }
 
 std::string mount_type_at(std::string_view mountinfo, std::string_view path) {
-    // A line: ID PARENT MAJOR:MINOR ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - TYPE SOURCE SUPER_OPTIONS
     std::string type;
-    std::istringstream lines{std::string(mountinfo)};
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream fields(line);
-        std::string id, parent, device, root, mount_point;
-        if (!(fields >> id >> parent >> device >> root >> mount_point) || mount_point != path) continue;
-        std::string field;
-        while (fields >> field && field != "-") {
-        }
-        if (field == "-" && fields >> field) type = field;
+    for (const MountLine& m : parse_mountinfo(mountinfo)) {
+        if (m.mount_point == path) type = m.type;
     }
     return type;
 }
