@@ -43,9 +43,10 @@ read_settings() {
 # none that anyone else may write, except a folder above with the sticky bit (/tmp: others cannot
 # rename or remove what is not theirs there); the file itself, where it exists, a regular file (no
 # symlink) of one link, owned by root (or this user). So no one else can plant a symlink or a hard link
-# there, before the check or after it.
+# there, before the check or after it. None may lie on a file system whose owners are another user's
+# word (owners_unvouched: a user's FUSE mount).
 safe_path() {
-  local path=$1 dir name me p owner group mode links
+  local path=$1 dir name me p owner group mode links why
   me=$(id -u)
   dir=$(readlink -f -- "$(dirname -- "$path")" 2>/dev/null)
   [[ -n $dir && -d $dir ]] || { echo "its folder $(dirname -- "$path") does not exist"; return 1; }
@@ -53,6 +54,7 @@ safe_path() {
   p=$dir
   while :; do
     read -r owner group mode < <(stat -c '%u %g %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
+    why=$(owners_unvouched "$p") && { echo "$p $why"; return "$REFUSED"; }
     [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
     if ((mode & 8#002 || (mode & 8#020 && group != 0))); then
       if [[ $p == "$dir" ]] || ! ((mode & 8#1000)); then
@@ -67,6 +69,7 @@ safe_path() {
   if [[ -e $p || -L $p ]]; then
     [[ ! -L $p ]] || { echo "$p is a symlink"; return "$REFUSED"; }
     [[ -f $p ]] || { echo "$p is not a regular file"; return "$REFUSED"; }
+    why=$(owners_unvouched "$p") && { echo "$p $why"; return "$REFUSED"; }
     read -r owner links < <(stat -c '%u %h' -- "$p")
     [[ $links == 1 ]] || { echo "$p has $links hard links"; return "$REFUSED"; }
     [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
@@ -83,7 +86,7 @@ safe_path() {
 # someone else could change a folder, or the path names ..; 1 where it is not absolute or a folder
 # cannot be made or looked at); nothing is made after the first folder that fails.
 safe_dir() {
-  local dir=$1 me p=/ part owner mode parts
+  local dir=$1 me p=/ part owner mode parts why
   me=$(id -u)
   [[ $dir == /* ]] || { echo "$dir is not an absolute path"; return 1; }
   IFS=/ read -ra parts <<<"${dir#/}"
@@ -99,6 +102,7 @@ safe_dir() {
     [[ ! -L $p ]] || { echo "$p is a symlink"; return "$REFUSED"; }
     [[ -d $p ]] || { echo "$p is not a folder"; return "$REFUSED"; }
     read -r owner mode < <(stat -c '%u %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
+    why=$(owners_unvouched "$p") && { echo "$p $why"; return "$REFUSED"; }
     [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
     if ((mode & 8#022)) && { [[ $p == "${dir%/}" || $p == "$dir" ]] || ! ((mode & 8#1000)); }; then
       echo "others may write $p (mode $(printf '%04o' "$mode"))"

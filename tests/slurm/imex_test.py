@@ -304,7 +304,8 @@ def test_by_hand_unsafe_programs():
 def test_by_hand_fuse_program():
     """A program on a FUSE file system that another user mounted shows root's name and mode 0755, and
     what it holds is what that user's program says: the prolog refuses it (exit 4) in cumemctl's
-    words, and runs the same program from the same file system mounted by root."""
+    words, as it refuses a LOG_FILE or STATE_DIR there; and runs the same program from the same file
+    system mounted by root."""
     if not os.access("/dev/fuse", os.R_OK | os.W_OK):
         log("by_hand_fuse_program: skipped, no /dev/fuse here")
         return
@@ -322,6 +323,18 @@ def test_by_hand_fuse_program():
                  "mounted: its owners and modes are what that user's program says")
         check(p.returncode == 4 and words in p.stderr, f"a user's FUSE mount: exit 4 expected: {describe(p)}")
         check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)} {records(d)}")
+        # What root writes (LOG_FILE, STATE_DIR) on such a mount is refused too: the FUSE program could
+        # answer the later open with a link anywhere.
+        for setting in (f"LOG_FILE={mount}/log\n", f"STATE_DIR={mount}/state\n"):
+            with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+                f.write(base + setting)
+            with mounted(mount, NOBODY, os.path.join(d, "bin", "squeue")):
+                p = run_script(d, "prolog", 7)
+            words = f"{mount} is on a fuse.fakeroot file system that uid {NOBODY} mounted"
+            check(p.returncode == 4 and words in p.stderr, f"{setting.strip()} on a user's FUSE mount: {describe(p)}")
+            check(channel_nodes(d) == {} and records(d) == [], f"a refused prolog made {channel_nodes(d)}")
+        with open(os.path.join(d, "scripts", "imex-channels.conf"), "w", encoding="utf-8") as f:
+            f.write(base + f"SQUEUE={mount}/squeue\n")
         with mounted(mount, 0, os.path.join(d, "bin", "squeue")):
             p = run_script(d, "prolog", 7)
         check(p.returncode == 0 and 8 in channel_nodes(d), f"root's FUSE mount (job 7: channel 8): {describe(p)}")
