@@ -208,8 +208,8 @@ def test_by_hand_one_at_a_time():
 
 def test_by_hand_bad_settings():
     """Settings it cannot use: exit 1 and the reason, logged; no doctor run, nothing drained. A doctor that
-    refuses, as root, a library that DOCTOR_OPTIONS names and that every user could change: exit 4 (its
-    own refusal's code), logged, nothing drained."""
+    refuses, as root, a library that DOCTOR_OPTIONS names and that every user could change (exit 4)
+    cannot judge the node: it is drained, the refusal its reason (a health check fails closed)."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
         shared = os.path.join(d, "shared")
@@ -220,14 +220,17 @@ def test_by_hand_bad_settings():
                                   ({"FULL_WHEN_IDLE": "maybe"}, 1, "FULL_WHEN_IDLE must be yes or no"),
                                   ({"REASON_PREFIX": "two words"}, 1, "REASON_PREFIX must be"),
                                   ({"CUMEMCTL": "/nonexistent"}, 1, "no cumemctl at /nonexistent"),
-                                  ({"DOCTOR_OPTIONS": "--checks nosuch"}, 1, "doctor refused its options (exit 2"),
-                                  ({"DOCTOR_OPTIONS": f"--checks driver --libcuda {shared}/libcuda.so.1"}, 4,
-                                   "doctor refused what another user could change (exit 4")):
+                                  ({"DOCTOR_OPTIONS": "--checks nosuch"}, 1, "doctor refused its options (exit 2")):
             write_settings(d, **more)
             p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
             check(p.returncode == code and words in p.stderr and "would run" not in p.stdout,
                   f"{more}: exit {code} expected: {describe(p)}")
             check(words in log(d), f"{more}: not logged: {log(d)}")
+        write_settings(d, DOCTOR_OPTIONS=f"--checks driver --libcuda {shared}/libcuda.so.1")
+        p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
+        drain = would_run(p.stdout)
+        check(p.returncode == 0 and len(drain) == 1 and "State=DRAIN" in drain[0] and "refusing" in drain[0],
+              f"a refusal drains the node, naming it: {describe(p)}")
         with open(os.path.join(d, "scripts", "healthcheck.conf"), "a", encoding="utf-8") as f:
             f.write("NO_SUCH_SETTING=1\n")
         p = run_by_hand(d, "--dry-run")
