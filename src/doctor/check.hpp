@@ -1,20 +1,14 @@
 // The result model of `doctor`: a check's status, why, what to do, how long it took.
 #pragma once
 
-#include <array>
-#include <cstddef>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include <nlohmann/json.hpp>
 
 #include "base/error.hpp"
 #include "base/verdict.hpp"
 #include "doctor/evidence.hpp"
-#include "gpu/bandwidth/copy_bandwidth.hpp"
-#include "gpu/device/devices.hpp"
-#include "nvml/fabric_info.hpp"
 
 namespace cumemctl::doctor {
 

@@ -92,10 +92,9 @@ std::optional<bool> optional_flag(const std::optional<int>& v) {
 }
 
 GpudirectEvidence node_evidence(const RdmaNode& node) {
-    auto text = [](const std::string& s) { return s.empty() ? std::nullopt : std::optional<std::string>(s); };
     GpudirectEvidence e;
     e.rdma_devices = node.devices, e.nvidia_peermem = node.peermem;
-    e.kernel_modules = text(node.flavour), e.kernel = text(node.kernel);
+    e.kernel_modules = text_or_none(node.flavour), e.kernel = text_or_none(node.kernel);
     return e;
 }
 

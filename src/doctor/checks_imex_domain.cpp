@@ -31,7 +31,7 @@ struct Findings {
     }
     CheckOutcome outcome(const std::string& remedy, const std::string& pass_reason) {
         std::vector<ImexFinding> texts;
-        for (const auto& f : list) texts.push_back({f.fail ? "fail" : "warn", f.text});
+        for (const auto& f : list) texts.push_back({f.fail ? CheckStatus::fail : CheckStatus::warn, f.text});
         details.findings = std::move(texts);
         if (list.empty()) return CheckOutcome::pass(pass_reason, std::move(details));
         const bool fail = any_fail();

@@ -73,10 +73,6 @@ std::string name_of(const Seen& s) {
     return s.bus.empty() ? s.uuid : s.bus;
 }
 
-std::optional<std::string> text_or_none(const std::string& text) {
-    return text.empty() ? std::nullopt : std::optional<std::string>(text);
-}
-
 std::vector<SeenGpu> seen_evidence(const std::vector<Seen>& list) {
     std::vector<SeenGpu> out;
     for (const Seen& s : list) out.push_back({text_or_none(s.bus), text_or_none(s.uuid)});

@@ -307,21 +307,28 @@ CheckOutcome check_ipc_pool(DoctorContext& ctx, DeviceState* device) {
 }
 
 CheckOutcome check_host_alloc(DoctorContext& ctx, DeviceState* device) {
-    std::vector<std::pair<LocationSpec, std::string>> locations;
+    // Each location with its name and the evidence field it fills.
+    struct Location {
+        LocationSpec spec;
+        std::string name;
+        Maybe<MemoryEvidence> HostAllocEvidence::*field;
+    };
+    std::vector<Location> locations;
     if (has(*device, "host_vmm"))
-        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST, std::nullopt, std::nullopt}, "host");
+        locations.push_back(
+            {{CU_MEM_LOCATION_TYPE_HOST, std::nullopt, std::nullopt}, "host", &HostAllocEvidence::host});
     if (has(*device, "host_numa_vmm") && capability_of(device->info(), "host_numa_id").value_or(-1) >= 0) {
-        locations.emplace_back(LocationSpec{CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt, std::nullopt}, "host-numa");
+        locations.push_back(
+            {{CU_MEM_LOCATION_TYPE_HOST_NUMA, std::nullopt, std::nullopt}, "host-numa", &HostAllocEvidence::host_numa});
     }
     if (locations.empty()) return CheckOutcome::skip("the device does not support VMM host memory (see capabilities)");
     std::vector<std::string> done;
     HostAllocEvidence details;
-    for (const auto& [spec, name] : locations) {
+    for (const auto& [spec, name, field] : locations) {
         MemoryRequest memory;
         memory.location = spec;
         auto [one, failure] = small_create(ctx, *device, memory, false);
-        // The details key is the location's name in snake_case (host_numa), as every JSON key is.
-        (name == "host" ? details.host : details.host_numa) = one;
+        details.*field = one;
         if (failure) {
             failure->reason = name + " memory: " + failure->reason;
             return failure->with_evidence(std::move(details));

@@ -79,7 +79,7 @@ CheckOutcome check_driver(DoctorContext& ctx, DeviceState*) {
     const std::string module = kernel_module_version(ctx);
     details.cuda_version = info.version;
     details.version_string = cuda_version_string(info.version);
-    details.kernel_module = module.empty() ? std::nullopt : std::optional<std::string>(module);
+    details.kernel_module = text_or_none(module);
     if (ctx.init_error) {
         CheckOutcome o = outcome_from_error(*ctx.init_error);
         if (o.driver) o.remedy = init_remedy(result_of(*o.driver));

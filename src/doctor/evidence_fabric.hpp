@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "base/verdict.hpp"
 #include "doctor/evidence_fields.hpp"
 #include "doctor/imex_survey.hpp"
 #include "nvml/fabric_info.hpp"
@@ -65,9 +66,10 @@ struct ImexNodeEvidence {
     }
 };
 
-// One finding of imex-domain: whether it fails or warns, in words.
+// One finding of imex-domain: whether it fails or warns, and what.
 struct ImexFinding {
-    std::string status, finding;
+    CheckStatus status = CheckStatus::warn;
+    std::string finding;
     template <class Self, class Visit>
     static void fields(Self& s, Visit&& v) {
         v("status", s.status);

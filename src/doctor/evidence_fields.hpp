@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -16,7 +17,8 @@ namespace cumemctl::doctor {
 struct ReadByFleet {};
 inline constexpr ReadByFleet kReadByFleet{};
 
-// A field absent from the JSON while empty (a std::optional field writes null instead).
+// A field absent from the JSON while empty (a std::optional field writes null instead). Assigning fills
+// it, whatever the value: a Maybe<std::optional<T>> given std::nullopt holds a null and writes it.
 template <class T>
 struct Maybe : std::optional<T> {
     using std::optional<T>::optional;
@@ -27,6 +29,12 @@ struct Maybe : std::optional<T> {
         return *this;
     }
 };
+
+// A text as evidence holds it: none for an empty one (written null), as report/json_fields.hpp's
+// text_or_null writes it.
+inline std::optional<std::string> text_or_none(const std::string& text) {
+    return text.empty() ? std::nullopt : std::optional<std::string>(text);
+}
 
 // The name of a field whose members are written into the object that holds it (a type of another layer
 // with a JSON of its own, such as NVML's memory health).

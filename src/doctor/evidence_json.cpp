@@ -58,6 +58,8 @@ nlohmann::json value_json(const T& v) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& item : v) list.push_back(value_json(item));
         return list;
+    } else if constexpr (std::is_same_v<T, CheckStatus>) {
+        return std::string(status_name(v));
     } else if constexpr (std::is_same_v<T, Gbps>) {
         return v.value;
     } else if constexpr (std::is_same_v<T, GpuCount>) {
