@@ -101,6 +101,11 @@ bool Walk::enter_root() {
             unsafe("/", *why);
             return false;
         }
+        if (auto why = owners_unvouched(root.fd.get(), root.st)) {
+            unsafe("/", *why);
+            result_.unsafe->unvouched = true;
+            return false;
+        }
     }
     stack_.push_back(std::move(root));
     return true;
@@ -151,6 +156,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
     if (check_) {
         if (auto why = owners_unvouched(fd.get(), st)) {
             unsafe(path, *why);
+            result_.unsafe->unvouched = true;
             return false;
         }
     }
@@ -253,8 +259,9 @@ Problem refusal(const std::string& path, const TrustUse& use, const UnsafePath& 
     return Problem{.exit_code = ExitCode::permission,
                    .message = fmt::format("refusing {} {}: {} {}", use.what, path, u.path, u.why),
                    .cause = "as root, cumemctl loads, runs and reads nothing that a user other than root could change",
-                   .remedy = u.missing
-                                 ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
+                   .remedy = u.missing ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
+                             : u.unvouched
+                                 ? fmt::format("put it on a file system that root mounted, or {}", use.instead)
                                  : fmt::format("chown root:root {0} && chmod go-w {0}, or {1}", u.path, use.instead)};
 }
 
