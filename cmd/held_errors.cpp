@@ -4,7 +4,6 @@
 
 #include <optional>
 
-#include "base/interrupt.hpp"
 #include "command_table.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/held_device.hpp"
@@ -44,9 +43,6 @@ void judging_holds(Report& report, const DriverApi& api, const nvml::Library& nv
     } catch (const Error& e) {
         if (watch) watch->forget();
         report.add_error(e.problem());  // a failed measurement's holders are the judgement's to name
-    } catch (const Interrupted&) {
-        if (watch) watch->report_to(report);  // what was measured before the stop was shared too
-        throw;
     }
     judge_held_errors(report, api, nvml, devices, first, scope);
 }
