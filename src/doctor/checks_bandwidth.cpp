@@ -195,25 +195,11 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
 
 namespace {
 
-// A path's slot among a copy check's figures (none for the paths doctor does not measure).
-Maybe<Gbps>* figure_slot(PathFigures& figures, CopyPath path) {
-    switch (path) {
-        case CopyPath::host_to_device:
-            return &figures.h2d_gbps;
-        case CopyPath::device_to_host:
-            return &figures.d2h_gbps;
-        case CopyPath::device_to_device:
-            return &figures.d2d_gbps;
-        default:
-            return nullptr;
-    }
-}
-
 // A path's figures as the details keep them.
 PathFigures path_figures(const std::vector<CopyFigure>& figures) {
     PathFigures out;
     for (const CopyFigure& f : figures) {
-        if (Maybe<Gbps>* slot = figure_slot(out, f.path)) *slot = Gbps{f.gbps()};
+        if (Maybe<Gbps>* slot = out.at(f.path)) *slot = Gbps{f.gbps()};
     }
     return out;
 }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "doctor/evidence_fields.hpp"
@@ -15,6 +16,15 @@ namespace cumemctl::doctor {
 // A copy check's figure per path, each written only where the path was measured.
 struct PathFigures {
     Maybe<Gbps> d2d_gbps, d2h_gbps, h2d_gbps;
+    // The figure of `path`: null for a path doctor does not measure (both, peer).
+    const Maybe<Gbps>* at(gpu::CopyPath path) const {
+        using gpu::CopyPath;
+        return path == CopyPath::host_to_device     ? &h2d_gbps
+               : path == CopyPath::device_to_host   ? &d2h_gbps
+               : path == CopyPath::device_to_device ? &d2d_gbps
+                                                    : nullptr;
+    }
+    Maybe<Gbps>* at(gpu::CopyPath path) { return const_cast<Maybe<Gbps>*>(std::as_const(*this).at(path)); }
     template <class Self, class Visit>
     static void fields(Self& s, Visit&& v) {
         v("d2d_gbps", s.d2d_gbps, kReadByFleet);
@@ -79,11 +89,7 @@ struct CopyEvidence {
     Maybe<AtOnceEvidence> at_once;
     // The best attempt's figure of `path` in GB/s, where it was measured (the bandwidth metrics).
     std::optional<double> gbps(gpu::CopyPath path) const {
-        using gpu::CopyPath;
-        const Maybe<Gbps>* f = path == CopyPath::host_to_device     ? &figures.h2d_gbps
-                               : path == CopyPath::device_to_host   ? &figures.d2h_gbps
-                               : path == CopyPath::device_to_device ? &figures.d2d_gbps
-                                                                    : nullptr;
+        const Maybe<Gbps>* f = figures.at(path);
         return f != nullptr && *f ? std::optional<double>((*f)->value) : std::nullopt;
     }
     // The limit the figures were held against, in GB/s.

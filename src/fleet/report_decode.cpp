@@ -248,13 +248,12 @@ void add_figures(const doctor::CopyEvidence& e, const ReportedCheck& k, NodeRepo
     const bool measured = k.status == doctor::CheckStatus::pass || k.status == doctor::CheckStatus::warn ||
                           k.status == doctor::CheckStatus::fail;
     if (!measured) return;
-    const std::optional<double> limit = e.limit_gbps ? std::optional<double>(e.limit_gbps->value) : std::nullopt;
-    const std::pair<const char*, const doctor::Maybe<doctor::Gbps>*> figures[] = {
-        {"d2d", &e.figures.d2d_gbps}, {"d2h", &e.figures.d2h_gbps}, {"h2d", &e.figures.h2d_gbps}};
-    for (const auto& [path, gbps] : figures) {
-        if (!*gbps) continue;
+    using gpu::CopyPath;
+    for (const CopyPath path : {CopyPath::device_to_device, CopyPath::device_to_host, CopyPath::host_to_device}) {
+        const std::optional<double> gbps = e.gbps(path);
+        if (!gbps) continue;
         if (r.bandwidth.size() < 3 * kMaxGpus)
-            r.bandwidth.push_back({k.device, k.uuid, path, (*gbps)->value, limit});
+            r.bandwidth.push_back({k.device, k.uuid, gpu::path_name(path), *gbps, e.limit()});
         else
             r.capped |= kCapBandwidth;
     }
@@ -265,7 +264,7 @@ void add_figures(const doctor::CopyEvidence& e, const ReportedCheck& k, NodeRepo
     if (!at_once.d2h.sum_gbps && !at_once.h2d.sum_gbps) return;
     r.bandwidth_sums = true;
     std::optional<double> sum_limit;
-    if (limit) sum_limit = *limit * static_cast<double>(at_once.gpus->value);
+    if (const auto limit = e.limit()) sum_limit = *limit * static_cast<double>(at_once.gpus->value);
     if (at_once.d2h.sum_gbps)
         r.bandwidth.push_back({std::nullopt, "", "d2h_all", at_once.d2h.sum_gbps->value, sum_limit});
     if (at_once.h2d.sum_gbps)
