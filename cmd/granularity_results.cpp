@@ -25,7 +25,7 @@ std::string why_text(const GranularityRow& row) {
     return p.driver ? fmt::format("{}: {}", p.driver->name, what) : what;
 }
 
-Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<std::uint64_t>& size) {
+Table rows_table(const std::vector<GranularityAnswer>& answers, const std::optional<std::uint64_t>& size) {
     Table t;
     t.title = "Allocation granularity";
     t.columns = {"GPU", "location", "handle type", "flags", "minimum", "recommended"};
@@ -37,7 +37,8 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     t.columns.insert(t.columns.end(), {"status", "why"});
     t.wrap_last = true;  // the notes: each reason wraps to the width, its number in the rows
     std::vector<std::string> reasons;
-    for (const auto& row : rows) {
+    for (const GranularityAnswer& answer : answers) {
+        const GranularityRow& row = answer.row;
         const bool ok = row.status == GranularityRow::Status::ok;
         std::vector<TableCell> cells{std::to_string(row.device),
                                      granularity_location_text(row),
@@ -46,8 +47,8 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
                                      ok ? format_size(row.granularity.minimum) : "-",
                                      ok ? format_size(row.granularity.recommended) : "-"};
         if (size) {
-            cells.push_back(ok ? format_size(round_up(*size, row.granularity.minimum)) : "-");
-            cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
+            cells.push_back(answer.rounded ? format_size(answer.rounded->to_minimum) : "-");
+            cells.push_back(answer.rounded ? format_size(answer.rounded->to_recommended) : "-");
         }
         const Tone tone = ok ? Tone::good : row.status == GranularityRow::Status::refused ? Tone::bad : Tone::plain;
         cells.push_back({granularity_status_name(row.status), tone});
@@ -109,9 +110,7 @@ nlohmann::json GranularityResults::to_json() const {
 
 std::vector<Table> GranularityResults::tables(const Report& /*report*/) const {
     if (device_count == 0) return {Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}}};
-    std::vector<GranularityRow> plain;
-    for (const GranularityAnswer& a : rows) plain.push_back(a.row);
-    Table t = rows_table(plain, size);
+    Table t = rows_table(rows, size);
     if (each_flag_alone) {
         t.notes.push_back(
             "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "
