@@ -17,6 +17,11 @@ std::string flags_text(const MemoryRequest& r) {
     return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, "+"));
 }
 
+// The location a row names: the driver's where it was resolved, else as asked ("domain:1").
+std::string granularity_location_text(const GranularityRow& row) {
+    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
+}
+
 // Why a row has no answer, in one cell: the driver's error name and the cause.
 std::string why_text(const GranularityRow& row) {
     if (row.status == GranularityRow::Status::ok) return "";
@@ -95,10 +100,6 @@ nlohmann::json row_json(const GranularityAnswer& answer, const std::vector<Devic
 }
 
 }  // namespace
-
-std::string granularity_location_text(const GranularityRow& row) {
-    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
-}
 
 nlohmann::json GranularityResults::to_json() const {
     nlohmann::json list = nlohmann::json::array();
