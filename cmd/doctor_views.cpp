@@ -69,7 +69,7 @@ Table results_table(const DoctorResults& results, const std::string& host) {
         if (r.device) std::get<2>(*it).push_back(*r.device);
     }
     if (!run.identities.empty()) t.notes.emplace_back("");
-    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
+    add_identity_notes(t, run.identities);
     if (!hints.empty()) t.notes.emplace_back("");
     for (const auto& [check, remedy, gpus] : hints) {
         t.notes.push_back(
