@@ -1,5 +1,5 @@
-// create's report: its CreateResult as typed results (CreateResults) and tables, with warnings for
-// what was asked and not granted and for resources that differ before and after.
+// create's report: its CreateResult as typed results (CreateResults, which draw the tables), with
+// warnings for what was asked and not granted and for resources that differ before and after.
 #pragma once
 
 #include <optional>
@@ -13,8 +13,9 @@
 
 namespace cumemctl::cmd {
 
-// Fills the report's results and tables from what create did (also after a failure), and adds
-// warnings: compression asked for and not granted; descriptors that differ or releases that failed.
+// Sets the report's results to what create did (also after a failure; CreateResults::tables draws the
+// tables), and adds warnings: compression asked for and not granted; descriptors that differ or
+// releases that failed.
 // `id` names the device beside its ordinal.
 void fill_create_report(Report& report, const gpu::CreateRequest& request, const gpu::CreateResult& result,
                         const gpu::DeviceIdentity& id);

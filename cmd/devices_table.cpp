@@ -108,7 +108,9 @@ const std::vector<DeviceColumn>& device_columns() {
     return columns;
 }
 
-std::vector<Table> devices_tables(const std::vector<DeviceInfo>& devices) {
+// "Devices" (a row per GPU) and "Properties".
+std::vector<Table> DevicesResults::tables(const Report&) const {
+    if (device_count == 0) return {Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}}};
     Table gpus{"Devices", {}, {}, {}, false};
     for (const auto& c : device_columns()) gpus.columns.push_back(c.header);
     for (const auto& d : devices) {
@@ -157,11 +159,6 @@ std::vector<Table> devices_tables(const std::vector<DeviceInfo>& devices) {
     std::vector<Table> out{std::move(gpus), std::move(same)};
     if (!differ.rows.empty()) out.push_back(std::move(differ));
     return out;
-}
-
-std::vector<Table> DevicesResults::tables(const Report&) const {
-    if (device_count == 0) return {Table{"Devices", {}, {}, {"no CUDA device is visible on this node"}}};
-    return devices_tables(devices);
 }
 
 }  // namespace cumemctl::cmd

@@ -22,7 +22,4 @@ struct DeviceColumn {
 // memory, free.
 const std::vector<DeviceColumn>& device_columns();
 
-// The tables of `devices`: "Devices" (a row per GPU) and "Properties".
-std::vector<Table> devices_tables(const std::vector<gpu::DeviceInfo>& devices);
-
 }  // namespace cumemctl::cmd

@@ -80,7 +80,7 @@ Table matrix_table(const doctor::DoctorRun& run) {
         t.notes.emplace_back("");
         t.notes.emplace_back("gpu N: the CUDA ordinal; nvidiaN: nvidia-smi's index N, as the drain reason names it");
     }
-    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
+    add_identity_notes(t, run.identities);
     return t;
 }
 

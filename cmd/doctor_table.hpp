@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "doctor/runner.hpp"
-#include "gpu_identity.hpp"  // identity_note, for doctor's tables
+#include "gpu_identity.hpp"  // add_identity_notes, for doctor's tables
 #include "report/report.hpp"
 
 namespace cumemctl::cmd {

@@ -42,16 +42,16 @@ std::string counts_text(const std::array<int, kStatusCount>& counts) {
 }
 
 // "cumemctl doctor on gpu001: warn (1 warned, 5 passed; 0.42 s)".
-std::string results_title(const DoctorRun& run, const std::string& host) {
-    const auto counts = count_statuses(run.results);
-    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(run_status(counts)), counts_text(counts),
-                       format_duration(run.seconds));
+std::string results_title(const DoctorResults& results, const std::string& host) {
+    return fmt::format("cumemctl doctor on {}: {} ({}; {})", host, status_name(results.status()),
+                       counts_text(results.counts()), format_duration(results.run().seconds));
 }
 
 // --verbose: every result with its time and reason, then each GPU's names and the remedies.
-Table results_table(const DoctorRun& run, const std::string& host) {
+Table results_table(const DoctorResults& results, const std::string& host) {
+    const DoctorRun& run = results.run();
     Table t;
-    t.title = results_title(run, host);
+    t.title = results_title(results, host);
     t.columns = {"status", "check", "gpu", "time", "reason"};
     t.wrap_last = true;
     for (const auto& r : run.results) {
@@ -69,7 +69,7 @@ Table results_table(const DoctorRun& run, const std::string& host) {
         if (r.device) std::get<2>(*it).push_back(*r.device);
     }
     if (!run.identities.empty()) t.notes.emplace_back("");
-    for (const auto& id : run.identities) t.notes.push_back(identity_note(id));
+    add_identity_notes(t, run.identities);
     if (!hints.empty()) t.notes.emplace_back("");
     for (const auto& [check, remedy, gpus] : hints) {
         t.notes.push_back(
@@ -110,7 +110,8 @@ void add_bandwidth_metrics(Metrics& out, const DoctorRun& run, const std::string
     }
 }
 
-void add_doctor_metrics(Metrics& out, const DoctorRun& run, const Report& report) {
+void add_doctor_metrics(Metrics& out, const DoctorResults& results, const Report& report) {
+    const DoctorRun& run = results.run();
     for (const auto& r : run.results) {
         const MetricLabels base = check_labels(run, r, report.host);
         for (CheckStatus s : kEveryStatus) {
@@ -123,7 +124,7 @@ void add_doctor_metrics(Metrics& out, const DoctorRun& run, const Report& report
     for (const auto& r : run.results) {
         out.add("check_duration_seconds", "how long a doctor check took", check_labels(run, r, report.host), r.seconds);
     }
-    const auto counts = count_statuses(run.results);
+    const auto& counts = results.counts();
     for (CheckStatus s : kEveryStatus) {
         out.add("doctor_checks", "how many doctor checks ended with each status",
                 {{"status", std::string(status_name(s))}}, counts[static_cast<std::size_t>(s)]);
@@ -136,13 +137,13 @@ void add_doctor_metrics(Metrics& out, const DoctorRun& run, const Report& report
 }  // namespace
 
 std::vector<Table> DoctorViews::tables(const Report& report) const {
-    if (verbose_) return {results_table(run(), report.host)};
-    return doctor_matrix_tables(run(), results_title(run(), report.host));
+    if (verbose_) return {results_table(*this, report.host)};
+    return doctor_matrix_tables(run(), results_title(*this, report.host));
 }
 
 std::vector<Metric> DoctorViews::metrics(const Report& report) const {
     Metrics out;
-    add_doctor_metrics(out, run(), report);
+    add_doctor_metrics(out, *this, report);
     return out.samples;
 }
 

@@ -121,7 +121,6 @@ void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& 
         runs.push_back(input.run);
         if (!m.passed()) report.mark_failed();
         results.fabric_matrices.push_back(std::move(m));
-        ++results.rank_matrices;
     }
 }
 

@@ -17,6 +17,11 @@ std::string flags_text(const MemoryRequest& r) {
     return names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, "+"));
 }
 
+// The location a row names: the driver's where it was resolved, else as asked ("domain:1").
+std::string granularity_location_text(const GranularityRow& row) {
+    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
+}
+
 // Why a row has no answer, in one cell: the driver's error name and the cause.
 std::string why_text(const GranularityRow& row) {
     if (row.status == GranularityRow::Status::ok) return "";
@@ -25,7 +30,7 @@ std::string why_text(const GranularityRow& row) {
     return p.driver ? fmt::format("{}: {}", p.driver->name, what) : what;
 }
 
-Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<std::uint64_t>& size) {
+Table rows_table(const std::vector<GranularityAnswer>& answers, const std::optional<std::uint64_t>& size) {
     Table t;
     t.title = "Allocation granularity";
     t.columns = {"GPU", "location", "handle type", "flags", "minimum", "recommended"};
@@ -37,7 +42,8 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
     t.columns.insert(t.columns.end(), {"status", "why"});
     t.wrap_last = true;  // the notes: each reason wraps to the width, its number in the rows
     std::vector<std::string> reasons;
-    for (const auto& row : rows) {
+    for (const GranularityAnswer& answer : answers) {
+        const GranularityRow& row = answer.row;
         const bool ok = row.status == GranularityRow::Status::ok;
         std::vector<TableCell> cells{std::to_string(row.device),
                                      granularity_location_text(row),
@@ -46,8 +52,8 @@ Table rows_table(const std::vector<GranularityRow>& rows, const std::optional<st
                                      ok ? format_size(row.granularity.minimum) : "-",
                                      ok ? format_size(row.granularity.recommended) : "-"};
         if (size) {
-            cells.push_back(ok ? format_size(round_up(*size, row.granularity.minimum)) : "-");
-            cells.push_back(ok ? format_size(round_up(*size, row.granularity.recommended)) : "-");
+            cells.push_back(answer.rounded ? format_size(answer.rounded->to_minimum) : "-");
+            cells.push_back(answer.rounded ? format_size(answer.rounded->to_recommended) : "-");
         }
         const Tone tone = ok ? Tone::good : row.status == GranularityRow::Status::refused ? Tone::bad : Tone::plain;
         cells.push_back({granularity_status_name(row.status), tone});
@@ -95,10 +101,6 @@ nlohmann::json row_json(const GranularityAnswer& answer, const std::vector<Devic
 
 }  // namespace
 
-std::string granularity_location_text(const GranularityRow& row) {
-    return row.location ? location_name(*row.location) : location_spec_name(row.request.location);
-}
-
 nlohmann::json GranularityResults::to_json() const {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& answer : rows) list.push_back(row_json(answer, ids));
@@ -109,9 +111,7 @@ nlohmann::json GranularityResults::to_json() const {
 
 std::vector<Table> GranularityResults::tables(const Report& /*report*/) const {
     if (device_count == 0) return {Table{"Allocation granularity", {}, {}, {"no CUDA device is visible on this node"}}};
-    std::vector<GranularityRow> plain;
-    for (const GranularityAnswer& a : rows) plain.push_back(a.row);
-    Table t = rows_table(plain, size);
+    Table t = rows_table(rows, size);
     if (each_flag_alone) {
         t.notes.push_back(
             "flags: none and each flag alone; give several of --compression, --rdma, --tile-pool for that "

@@ -39,7 +39,4 @@ public:
     std::vector<Table> tables(const Report& report) const override;
 };
 
-// The location a row names: the driver's where it was resolved, else as asked ("domain:1").
-std::string granularity_location_text(const gpu::GranularityRow& row);
-
 }  // namespace cumemctl::cmd

@@ -30,6 +30,11 @@ nlohmann::json node_state_json(const NodeState& s) {
     return j;
 }
 
+// A channel's detail for people: its error, or its plan (naming imex-setup's options).
+std::string channel_detail(const ChannelOutcome& c) {
+    return c.action == Action::error ? c.error : c.plan.detail;
+}
+
 nlohmann::json channel_json(const ImexSetupResult& r, const ChannelOutcome& c) {
     nlohmann::json j{{"channel", c.want.channel},
                      {"path", fmt::format("{}/{}", r.directory.path, channel_name(c.want.channel))},
@@ -96,10 +101,6 @@ nlohmann::json verify_json(const ImexVerifyOutcome& v) {
 }
 
 }  // namespace
-
-std::string channel_detail(const ChannelOutcome& c) {
-    return c.action == Action::error ? c.error : c.plan.detail;
-}
 
 nlohmann::json ImexSetupResults::to_json() const {
     nlohmann::json j = setup_json(request, result);

@@ -30,7 +30,4 @@ struct ImexSetupResults final : Results {
     std::vector<Table> tables(const Report& report) const override;
 };
 
-// A channel's detail for people: its error, or its plan (naming imex-setup's options).
-std::string channel_detail(const imex::ChannelOutcome& c);
-
 }  // namespace cumemctl::cmd

@@ -91,6 +91,8 @@ nlohmann::json memtest_device_json(const DeviceMemtest& d, std::uint64_t leave, 
     return j;
 }
 
+namespace {
+
 void add_memtest_tables(std::vector<Table>& tables, const DeviceMemtest& d, std::uint64_t seed,
                         const gpu::DeviceIdentity& id) {
     Table t{fmt::format("Memtest on GPU {} ({})", d.ordinal, d.uuid),
@@ -179,6 +181,8 @@ void add_memtest_metrics(Metrics& out, const DeviceMemtest& d, const MetricLabel
     out.add("memtest_xid_events", "XID events NVML delivered during the run", labels,
             static_cast<double>(h.xids.size()));
 }
+
+}  // namespace
 
 std::vector<Table> MemtestResults::tables(const Report& /*report*/) const {
     std::vector<Table> tables;

@@ -1,5 +1,6 @@
-// memtest's report: each device's JSON, its tables (coverage, patterns with GB/s, NVML before and
-// after, verdict; the mismatches) and its cumemctl_memtest_* gauges labelled with the UUID.
+// memtest's report: each device's JSON. memtest_report.cpp draws MemtestResults' views beside it: each
+// device's tables (coverage, patterns with GB/s, NVML before and after, verdict; the mismatches) and its
+// cumemctl_memtest_* gauges labelled with the UUID.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -11,8 +12,5 @@
 namespace cumemctl::cmd {
 
 nlohmann::json memtest_device_json(const gpu::memtest::DeviceMemtest& d, std::uint64_t leave, unsigned max_records);
-void add_memtest_tables(std::vector<Table>& tables, const gpu::memtest::DeviceMemtest& d, std::uint64_t seed,
-                        const gpu::DeviceIdentity& id);
-void add_memtest_metrics(Metrics& out, const gpu::memtest::DeviceMemtest& d, const MetricLabels& labels);
 
 }  // namespace cumemctl::cmd

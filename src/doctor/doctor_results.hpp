@@ -2,6 +2,7 @@
 // checks there are (CheckList).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,8 @@ public:
     explicit DoctorResults(DoctorRun run);
 
     const DoctorRun& run() const { return run_; }
+    // How many checks ended with each status, indexed by CheckStatus (count_statuses).
+    const std::array<int, kStatusCount>& counts() const { return counts_; }
     // The run's verdict: the worst of its checks' (run_status).
     CheckStatus status() const { return run_status(counts_); }
 

@@ -21,7 +21,6 @@ struct FleetResults final : Results {
     double slow_margin = kDefaultSlowMargin;      // as --slow-margin gave it
     std::vector<matrix::Matrix> fabric_matrices;  // built from ranks' reports, then whole ones, in that order
     std::vector<InputProblem> input_problems;     // the inputs', the summary's, then the matrices'
-    std::size_t rank_matrices = 0;                // how many of fabric_matrices were built from ranks' reports
     // A matrix of one report (--local, --summary), as the table names it: its file, node and mode.
     struct WholeMatrix {
         std::string source;

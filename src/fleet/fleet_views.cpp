@@ -216,14 +216,14 @@ void add_tables(std::vector<Table>& tables, const FleetSummary& s) {
     }
 }
 
-// The matrices of one report each (--local, --summary), a row each.
-Table whole_matrices_table(const FleetResults& r) {
+// The matrices of one report each (--local, --summary), a row each: those after the ranks' ones.
+Table whole_matrices_table(const FleetResults& r, std::size_t rank_matrices) {
     Table whole{"Fabric matrices of one report each (--local, --summary)",
                 {"source", "node", "mode", "pairs", "failed"},
                 {},
                 {}};
     for (std::size_t i = 0; i < r.whole_matrices.size(); ++i) {
-        const matrix::Matrix& m = r.fabric_matrices[r.rank_matrices + i];
+        const matrix::Matrix& m = r.fabric_matrices[rank_matrices + i];
         const FleetResults::WholeMatrix& w = r.whole_matrices[i];
         whole.rows.push_back({w.source, w.host, w.mode, std::to_string(static_cast<long long>(m.ranks) * m.ranks),
                               std::to_string(m.failed_pairs)});
@@ -237,10 +237,12 @@ std::vector<Table> FleetResults::tables(const Report& /*report*/) const {
     std::vector<Table> tables;
     add_tables(tables, summary);
     if (!summary.slow.empty()) tables.push_back(slow_table(summary, slow_margin));
+    // The ranks' matrices come first in fabric_matrices, the whole ones after them.
+    const std::size_t rank_matrices = fabric_matrices.size() - whole_matrices.size();
     for (std::size_t i = 0; i < rank_matrices; ++i) {
         for (auto& t : matrix::matrix_tables(fabric_matrices[i])) tables.push_back(std::move(t));
     }
-    if (!whole_matrices.empty()) tables.push_back(whole_matrices_table(*this));
+    if (!whole_matrices.empty()) tables.push_back(whole_matrices_table(*this, rank_matrices));
     return tables;
 }
 
