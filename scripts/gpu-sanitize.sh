@@ -50,6 +50,7 @@ runs=(
   "create-pool-ipc|create --pool --size 64MiB --handle-type posix-fd --ipc-check"
   "pool-stats|pool-stats --exercise 64x16MiB"
   "bandwidth|bandwidth --size 8MiB --iterations 2 --pageable"
+  "bandwidth-concurrent|bandwidth --size 8MiB --iterations 2 --concurrent --no-peers"
 )
 # TOOL|its options: memcheck with leaks, then racecheck and initcheck over the kernels.
 tools=(

@@ -48,6 +48,7 @@
     X(cuMemcpyPeerAsync, 4000, false)                       \
     X(cuMemHostAlloc, 2020, false)                          \
     X(cuMemFreeHost, 2000, false)                           \
+    X(cuMemHostGetDevicePointer, 3020, false)               \
     X(cuMemsetD8, 3020, false)                              \
     X(cuMemsetD32, 3020, false)                             \
     X(cuModuleLoadData, 2000, false)                        \
@@ -58,6 +59,7 @@
     X(cuStreamDestroy, 4000, false)                         \
     X(cuStreamSynchronize, 2000, false)                     \
     X(cuStreamWaitEvent, 3020, false)                       \
+    X(cuStreamWaitValue32, 11070, false)                    \
     X(cuEventCreate, 2000, false)                           \
     X(cuEventRecord, 2000, false)                           \
     X(cuEventSynchronize, 2000, false)                      \

@@ -27,16 +27,52 @@ long long steady_ns() {
         .count();
 }
 
-// The clock: paused while at least one ModelPause lives.
+// A host word that holds the streams (cuStreamWaitValue32) until it meets its condition.
+struct Gate {
+    const std::uint32_t* word = nullptr;
+    std::uint32_t value = 0;
+    unsigned op = CU_STREAM_WAIT_VALUE_GEQ;
+    bool open() const {
+        const std::uint32_t v = __atomic_load_n(word, __ATOMIC_ACQUIRE);
+        switch (op) {
+            case CU_STREAM_WAIT_VALUE_EQ:
+                return v == value;
+            case CU_STREAM_WAIT_VALUE_AND:
+                return (v & value) != 0;
+            case CU_STREAM_WAIT_VALUE_NOR:
+                return ~(v | value) != 0;
+            default:  // GEQ, cyclic as the driver's
+                return static_cast<std::int32_t>(v - value) >= 0;
+        }
+    }
+};
+
+// The clock: paused while at least one ModelPause lives, or a gate is shut (the gates together count as
+// one pause).
 struct Clock {
     std::mutex mutex;
     long long paused = 0;       // ns paused before the pause under way, if any
     long long pause_start = 0;  // when the pause under way began
-    int pauses = 0;             // ModelPause objects alive now
+    int pauses = 0;             // ModelPause objects alive now, and 1 while any gate is shut
+    std::vector<Gate> gates;    // shut
 };
 Clock& model_clock() {
     static auto* c = new Clock;  // never destroyed: entry points may run during exit
     return *c;
+}
+
+void pause(Clock& c, long long now) {
+    if (c.pauses++ == 0) c.pause_start = now;
+}
+void resume(Clock& c, long long now) {
+    if (--c.pauses == 0) c.paused += now - c.pause_start;
+}
+// Drops the gates that `drop` picks; the clock runs again once none is left. Caller holds c.mutex.
+template <class Drop>
+void drop_gates(Clock& c, long long now, Drop&& drop) {
+    if (c.gates.empty()) return;
+    std::erase_if(c.gates, drop);
+    if (c.gates.empty()) resume(c, now);
 }
 
 // What a device's link carries: h2d and d2h (PCIe or C2C), d2d (its memory), peer (to another device).
@@ -215,19 +251,38 @@ long long model_now_ns() {
     copy_model::Clock& c = copy_model::model_clock();
     std::lock_guard<std::mutex> lock(c.mutex);
     const long long now = copy_model::steady_ns();
+    copy_model::drop_gates(c, now, [](const copy_model::Gate& g) { return g.open(); });
     return now - c.paused - (c.pauses > 0 ? now - c.pause_start : 0);
 }
 
 ModelPause::ModelPause() {
     copy_model::Clock& c = copy_model::model_clock();
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (c.pauses++ == 0) c.pause_start = copy_model::steady_ns();
+    copy_model::pause(c, copy_model::steady_ns());
 }
 
 ModelPause::~ModelPause() {
     copy_model::Clock& c = copy_model::model_clock();
     std::lock_guard<std::mutex> lock(c.mutex);
-    if (--c.pauses == 0) c.paused += copy_model::steady_ns() - c.pause_start;
+    copy_model::resume(c, copy_model::steady_ns());
+}
+
+void hold_streams_until(const std::uint32_t* word, std::uint32_t value, unsigned op) {
+    copy_model::Clock& c = copy_model::model_clock();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    const copy_model::Gate gate{word, value, op};
+    if (gate.open()) return;
+    if (c.gates.empty()) copy_model::pause(c, copy_model::steady_ns());
+    c.gates.push_back(gate);
+}
+
+void forget_gates(std::uintptr_t begin, std::uintptr_t end) {
+    copy_model::Clock& c = copy_model::model_clock();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    copy_model::drop_gates(c, copy_model::steady_ns(), [begin, end](const copy_model::Gate& g) {
+        const auto at = reinterpret_cast<std::uintptr_t>(g.word);
+        return at >= begin && at < end;
+    });
 }
 
 void sleep_until_model(long long t) {

@@ -48,7 +48,11 @@
 // (the host moves the bytes far slower than the modelled link, and slower still under sanitizers or
 // an emulator): the times do not depend on the machine that runs the tests, so that a test may expect
 // a rate to within a percent or two where each copy takes the model longer than the caller's own work
-// between two calls.
+// between two calls. A stream that waits on a host word (cuStreamWaitValue32, page-locked host memory
+// through cuMemHostGetDevicePointer; device memory is CUDA_ERROR_NOT_SUPPORTED here) stops the clock
+// until the word lets it go, which the clock sees at its next reading: the fake has one timeline, so
+// the streams that did not wait stand still too, for as long as the host takes to queue (what the
+// gate is for: GPUs that start together whatever the host thread's scheduling).
 //
 // Link state, for the fake NVML (tests/fakenvml/fake_nvml.cpp): a device's link is busy while a copy
 // that touches its memory (at either end) is under way, and each such copy counts once it has ended.
@@ -68,6 +72,13 @@ namespace fake {
 long long model_now_ns();
 // Sleeps until the model's clock reaches `t` (at once where it has).
 void sleep_until_model(long long t);
+
+// cuStreamWaitValue32: holds the streams until the host word at `word` meets the condition (op: a
+// CU_STREAM_WAIT_VALUE_* other than FLUSH, against `value`), by stopping the model's one clock until
+// then; at once where it already does. What the host queues meanwhile starts when the word lets it go.
+void hold_streams_until(const std::uint32_t* word, std::uint32_t value, unsigned op);
+// Forgets the gates whose word lies in [begin, end): host memory freed (cuMemFreeHost).
+void forget_gates(std::uintptr_t begin, std::uintptr_t end);
 
 // Pauses the model's clock while it lives (nested pauses and other threads' pauses make one).
 class ModelPause {

@@ -215,6 +215,19 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags) {
     return CUDA_SUCCESS;
 }
 
+// The word must lie in page-locked host memory (cuMemHostGetDevicePointer's address is the host
+// address here); device memory is CUDA_ERROR_NOT_SUPPORTED. See fake_copy.hpp for what the hold does.
+CUresult cuStreamWaitValue32_v2(CUstream stream, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+    FAKE_ENTRY_INIT("cuStreamWaitValue32");
+    const unsigned op = flags & ~static_cast<unsigned>(CU_STREAM_WAIT_VALUE_FLUSH);
+    if (op > CU_STREAM_WAIT_VALUE_NOR || addr % sizeof(cuuint32_t) != 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    if (!fake::known_stream(stream)) return CUDA_ERROR_INVALID_HANDLE;
+    if (fake::pinned_host_span(addr, sizeof(cuuint32_t)) != fake::Span::inside) return CUDA_ERROR_NOT_SUPPORTED;
+    fake::hold_streams_until(reinterpret_cast<const std::uint32_t*>(addr), value, op);
+    return CUDA_SUCCESS;
+}
+
 CUresult cuEventCreate(CUevent* event, unsigned int flags) {
     FAKE_ENTRY_INIT("cuEventCreate");
     (void)flags;

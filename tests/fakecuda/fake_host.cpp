@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fake_context.hpp"
+#include "fake_copy.hpp"
 #include "fake_memory.hpp"
 
 namespace fake {
@@ -111,8 +112,24 @@ CUresult cuMemHostAlloc(void** pp, size_t bytesize, unsigned int flags) {
 CUresult cuMemFreeHost(void* p) {
     FAKE_ENTRY_INIT("cuMemFreeHost");
     std::lock_guard<std::mutex> lock(fake::state().mutex);
-    if (fake::pinned_blocks().erase(reinterpret_cast<std::uintptr_t>(p)) == 0) return CUDA_ERROR_INVALID_VALUE;
+    const auto it = fake::pinned_blocks().find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == fake::pinned_blocks().end()) return CUDA_ERROR_INVALID_VALUE;
+    fake::forget_gates(it->first, it->first + it->second.size);
+    fake::pinned_blocks().erase(it);
     std::free(p);
+    return CUDA_SUCCESS;
+}
+
+// Page-locked host memory's device address is its host address (unified addressing); flags must be 0.
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr* dptr, void* p, unsigned int flags) {
+    FAKE_ENTRY_INIT("cuMemHostGetDevicePointer");
+    if (dptr == nullptr || flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (fake::current_context_device() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    std::lock_guard<std::mutex> lock(fake::state().mutex);
+    if (fake::pinned_host_span(reinterpret_cast<std::uintptr_t>(p), 1) != fake::Span::inside) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *dptr = reinterpret_cast<CUdeviceptr>(p);
     return CUDA_SUCCESS;
 }
 

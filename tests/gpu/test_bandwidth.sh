@@ -12,6 +12,9 @@
 # 4. bandwidth --device 0 --size 4GiB --iterations 50 --json sent SIGTERM 0.5 s in, and again sent
 #    SIGINT 8 s in (copies under way): exit 143 / 130 within 1 s of the signal, a JSON report whose
 #    error is terminated / interrupted; the second keeps at least one figure.
+# 5. bandwidth --device 0 --concurrent --numa none --json (the copies held at a gate, a host word the
+#    streams wait on, until every GPU's first copy is queued): exit 0 within 120 s (a gate that never
+#    opens hangs), and with one GPU its figures at once within BANDWIDTH_TOLERANCE of its figures alone.
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
 binary=${1:-build/cmd/cumemctl}
@@ -98,4 +101,26 @@ PY
 }
 stop_within TERM 0.5 143 terminated 0
 stop_within INT 8 130 interrupted 1
+
+# Step 5: every GPU at once, started together at the gate.
+echo "== cumemctl bandwidth --device 0 --concurrent --numa none --json"
+timeout -s KILL 120 "$binary" bandwidth --device 0 --concurrent --numa none --json >"$tmp/at-once.json"
+rc=$?
+echo "exit $rc"
+((rc == 0)) || status=1
+python3 - "$tmp/at-once.json" "$tolerance" <<'PY' || status=1
+import json, sys
+r, tol = json.load(open(sys.argv[1])), float(sys.argv[2])
+f = r["results"]["figures"]
+alone = {x["path"]: x["gbps"] for x in f if not x["concurrent"] and x["memory"] == "pinned"}
+at_once = {x["path"]: x["gbps"] for x in f if x["concurrent"]}
+ok = sorted(at_once) == ["d2h", "h2d"]
+for path, got in sorted(at_once.items()):
+    off = abs(got - alone[path]) / alone[path]
+    print(f"{path}: at once {got:.1f} GB/s, alone {alone[path]:.1f}: {100 * off:.1f}% apart")
+    ok = ok and off <= tol
+if not ok:
+    print("FAIL: one GPU's figures at once are not its figures alone")
+sys.exit(0 if ok else 1)
+PY
 exit $status

@@ -474,10 +474,56 @@ void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optiona
     CU_CALL(api, cuStreamSynchronize, part.stream->get());  // done already: the stream is idle from here
 }
 
-// One direction on every GPU at once: the copies queued on every GPU's stream in turn (queueing takes
-// microseconds, the copies milliseconds), then each GPU's time from its start event to its end event.
+// A word of page-locked host memory that holds each GPU's stream (cuStreamWaitValue32) until the host
+// has queued the first copy on every GPU, so that the GPUs start together: a host thread that the system
+// preempts while it queues would otherwise let the first GPUs copy alone for a while, and the GPUs' times
+// would depend on the host, not on the links they share. A driver without stream memory operations runs
+// the streams as they are filled. open() must come before the streams are waited for.
+class StartGate {
+public:
+    explicit StartGate(const DriverApi& api) : api_(api) {}
+    // Holds `stream` (its context current) until the next open(); where the driver cannot, it runs on.
+    void hold(CUstream stream) {
+        if (!usable_ || api_.cuStreamWaitValue32 == nullptr || api_.cuMemHostGetDevicePointer == nullptr ||
+            api_.cuMemFreeHost == nullptr) {
+            return;
+        }
+        if (!word_) {
+            OwnedHandle<void*> w([this](void* p) { return api_.cuMemFreeHost(p); });
+            if (api_.cuMemHostAlloc(w.out(), sizeof(std::uint32_t),
+                                    CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP) != CUDA_SUCCESS) {
+                usable_ = false;
+                return;
+            }
+            __atomic_store_n(static_cast<std::uint32_t*>(w.get()), generation_, __ATOMIC_SEQ_CST);
+            word_ = std::move(w);
+        }
+        CUdeviceptr at = 0;
+        usable_ = api_.cuMemHostGetDevicePointer(&at, word_.get(), 0) == CUDA_SUCCESS &&
+                  api_.cuStreamWaitValue32(stream, at, generation_ + 1, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
+        held_ = held_ || usable_;
+    }
+    // Lets every held stream go.
+    void open() {
+        if (!held_) return;
+        __atomic_store_n(static_cast<std::uint32_t*>(word_.get()), ++generation_, __ATOMIC_SEQ_CST);
+        held_ = false;
+    }
+
+private:
+    const DriverApi& api_;
+    OwnedHandle<void*> word_;
+    std::uint32_t generation_ = 0;
+    bool usable_ = true;
+    bool held_ = false;
+};
+
+// One direction on every GPU at once: every GPU's stream held at the gate, its start event and first
+// copy queued behind it, the gate opened, the other copies queued on every GPU's stream in turn
+// (queueing takes microseconds, the copies milliseconds), then each GPU's time from its start event to
+// its end event.
 void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::vector<ConcurrentPart>& parts,
-               std::vector<std::vector<CopyFigure>>& out) {
+               StartGate& gate, std::vector<std::vector<CopyFigure>>& out) {
     check_interrupted();
     const auto each = [&api, &parts](const auto& step) {
         for (ConcurrentPart& p : parts) {
@@ -488,13 +534,17 @@ void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::v
     bool first = true;
     for (int i = 0; i < r.iterations; ++i) {  // a piece on every GPU in turn, as they run together
         in_pieces(r.size, [&](std::uint64_t off, std::uint64_t n) {
-            each([&api, path, off, n, first](ConcurrentPart& p) {
-                // Each GPU's time starts right before its first copy: no host call between the two.
-                if (first) CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
+            each([&api, &gate, path, off, n, first](ConcurrentPart& p) {
+                // Each GPU's time starts at the gate, right before its first copy.
+                if (first) {
+                    gate.hold(p.stream->get());
+                    CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
+                }
                 const Enqueue op = path == CopyPath::host_to_device ? to_device(api, p.dev->get(), *p.host)
                                                                     : to_host(api, *p.host, p.dev->get());
                 op(p.stream->get(), off, n);  // no event a piece: every GPU's copies queued back to back
             });
+            if (first) gate.open();
             first = false;
         });
     }
@@ -517,7 +567,9 @@ std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, co
                                                         std::vector<BindingOutcome>* bindings) {
     std::list<PrimaryContext> contexts;  // retained, released last, in the reverse of their making
     std::vector<ConcurrentPart> parts(devices.size());
-    const ScopeExit release([&api, &parts, &contexts] {
+    StartGate gate(api);  // its word outlives the streams' waits, and the contexts outlive it
+    const ScopeExit release([&api, &parts, &contexts, &gate] {
+        gate.open();  // a stop or an error between hold and open leaves no stream held
         for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
             if (p->context != nullptr) api.cuCtxSetCurrent(p->context);
             if (p->stream) (void)api.cuStreamSynchronize(p->stream->get());  // stopped: what is queued ends first
@@ -531,8 +583,8 @@ std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, co
         prepare_part(api, r, i < placements.size() ? placements[i] : std::nullopt, parts[i]);
     }
     std::vector<std::vector<CopyFigure>> out(devices.size());
-    timed_all(api, r, CopyPath::host_to_device, parts, out);
-    timed_all(api, r, CopyPath::device_to_host, parts, out);
+    timed_all(api, r, CopyPath::host_to_device, parts, gate, out);
+    timed_all(api, r, CopyPath::device_to_host, parts, gate, out);
     if (bindings != nullptr) {
         for (const ConcurrentPart& p : parts) bindings->push_back(p.binding);
     }
