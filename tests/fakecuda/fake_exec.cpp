@@ -54,13 +54,16 @@ CUresult check_async_copy(CUdeviceptr dst, bool dst_on_device, CUdeviceptr src, 
 // The call takes no time on the copy model's clock: only the copy does.
 CUresult copy_async(CUdeviceptr dst, bool dst_on_device, CUdeviceptr src, bool src_on_device, size_t n,
                     CUstream stream) {
-    const fake::ModelPause in_the_driver;
-    fake::Place to, from;
-    if (const CUresult r = check_async_copy(dst, dst_on_device, src, src_on_device, n, stream, to, from);
-        r != CUDA_SUCCESS) {
-        return r;
+    {
+        const fake::ModelPause in_the_driver;
+        fake::Place to, from;
+        if (const CUresult r = check_async_copy(dst, dst_on_device, src, src_on_device, n, stream, to, from);
+            r != CUDA_SUCCESS) {
+            return r;
+        }
+        fake::enqueue_copy(dst, to, src, from, n, stream);
     }
-    fake::enqueue_copy(dst, to, src, from, n, stream);
+    if (fake::state().sync_copies) fake::sleep_until_model(fake::stream_ready(stream));
     return CUDA_SUCCESS;
 }
 

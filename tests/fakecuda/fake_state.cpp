@@ -289,6 +289,7 @@ void load_profile(State& s) {
             s.delays.emplace_back(item.substr(0, colon), std::stoi(item.substr(colon + 1)));
         }
     }
+    if (const char* c = std::getenv("FAKECUDA_SYNC_COPIES"); c != nullptr) s.sync_copies = std::strcmp(c, "1") == 0;
     // FAKECUDA_COST_MS="init:BASE+PER_DEVICE;context:MS;release:MS;lock:PATH" (any part may be left out).
     if (const char* c = std::getenv("FAKECUDA_COST_MS"); c != nullptr && *c != '\0') {
         std::stringstream ss(c);

@@ -63,6 +63,9 @@ struct State {
     std::vector<std::string> missing_entry_points;
     std::vector<Injection> injections;
     std::vector<std::pair<std::string, int>> delays;  // FAKECUDA_DELAY_MS: call, milliseconds
+    // FAKECUDA_SYNC_COPIES=1: an asynchronous copy returns once its stream has reached its end, as under
+    // a tool that checks each copy as it is queued (compute-sanitizer's initcheck).
+    bool sync_copies = false;
     // FAKECUDA_COST_MS: what the real driver's start-up costs, silently (a model of N GPUs, not a
     // signal case): cuInit takes init_base + init_per_device for each visible device; making a primary
     // context takes context, releasing the last reference release; both one at a time on the node

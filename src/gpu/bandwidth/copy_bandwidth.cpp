@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <thread>
 
@@ -478,10 +480,19 @@ void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optiona
 // has queued the first copy on every GPU, so that the GPUs start together: a host thread that the system
 // preempts while it queues would otherwise let the first GPUs copy alone for a while, and the GPUs' times
 // would depend on the host, not on the links they share. A driver without stream memory operations runs
-// the streams as they are filled. open() must come before the streams are waited for.
+// the streams as they are filled. Where queueing a copy waits for its stream (compute-sanitizer's
+// initcheck checks each copy as it is queued), the host would never reach open(): a watchdog opens the
+// gate kGateDeadline after the first hold, as nvbandwidth's spinning kernel gives up after a time.
+// open() must come before the streams are waited for, and release() before their contexts go.
 class StartGate {
 public:
+    static constexpr std::chrono::milliseconds kGateDeadline{1000};
+
     explicit StartGate(const DriverApi& api) : api_(api) {}
+    ~StartGate() { release(); }
+    StartGate(const StartGate&) = delete;
+    StartGate& operator=(const StartGate&) = delete;
+
     // Holds `stream` (its context current) until the next open(); where the driver cannot, it runs on.
     void hold(CUstream stream) {
         if (!usable_ || api_.cuStreamWaitValue32 == nullptr || api_.cuMemHostGetDevicePointer == nullptr ||
@@ -499,21 +510,46 @@ public:
             word_ = std::move(w);
         }
         CUdeviceptr at = 0;
+        const std::lock_guard<std::mutex> lock(mutex_);
         usable_ = api_.cuMemHostGetDevicePointer(&at, word_.get(), 0) == CUDA_SUCCESS &&
                   api_.cuStreamWaitValue32(stream, at, generation_ + 1, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
-        held_ = held_ || usable_;
+        if (usable_ && !held_) {
+            held_ = true;
+            if (watchdog_.joinable()) watchdog_.join();  // the last round's, done
+            watchdog_ = std::thread([this, round = generation_] {
+                std::unique_lock<std::mutex> held(mutex_);
+                if (!opened_.wait_for(held, kGateDeadline, [this, round] { return generation_ != round; })) {
+                    open_locked();
+                }
+            });
+        }
     }
     // Lets every held stream go.
     void open() {
-        if (!held_) return;
-        __atomic_store_n(static_cast<std::uint32_t*>(word_.get()), ++generation_, __ATOMIC_SEQ_CST);
-        held_ = false;
+        const std::lock_guard<std::mutex> lock(mutex_);
+        open_locked();
+    }
+    // Opens the gate, ends the watchdog and frees the word: once the held streams are waited for.
+    void release() {
+        open();
+        if (watchdog_.joinable()) watchdog_.join();
+        word_ = OwnedHandle<void*>();
     }
 
 private:
+    void open_locked() {
+        if (!held_) return;
+        __atomic_store_n(static_cast<std::uint32_t*>(word_.get()), ++generation_, __ATOMIC_SEQ_CST);
+        held_ = false;
+        opened_.notify_all();
+    }
+
     const DriverApi& api_;
     OwnedHandle<void*> word_;
-    std::uint32_t generation_ = 0;
+    std::mutex mutex_;
+    std::condition_variable opened_;
+    std::thread watchdog_;
+    std::uint32_t generation_ = 0;  // the word's value; a hold waits for the next
     bool usable_ = true;
     bool held_ = false;
 };
@@ -575,6 +611,7 @@ std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, co
             if (p->stream) (void)api.cuStreamSynchronize(p->stream->get());  // stopped: what is queued ends first
             p->end.reset(), p->start.reset(), p->pacer.reset(), p->stream.reset(), p->host.reset(), p->dev.reset();
         }
+        gate.release();  // its word, before the context it was made in goes
         while (!contexts.empty()) contexts.pop_back();
     });
     for (std::size_t i = 0; i < devices.size(); ++i) {
