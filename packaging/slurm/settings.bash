@@ -166,14 +166,16 @@ safe_program() {
   local -a todo more
   if [[ $path != */* ]]; then
     if ! next=$(type -P -- "$path") || [[ $next != /* ]]; then
-      # Missing from every PATH folder: refused where another user could make it in one of them.
+      # Missing from every PATH folder: refused where another user could make it in one of them, each
+      # folder walked as a program's path is (a link such as /sbin -> usr/sbin is followed, not judged by
+      # its own mode bits, which are always 0777).
       [[ $(id -u) == 0 ]] || { echo "$path"; return 0; }
       local -a folders
       IFS=: read -ra folders <<<"$PATH"
       for here in "${folders[@]}"; do
         [[ $here == /* && -d $here ]] || continue
-        open=$(others_can_change "$here") || continue
-        echo "refusing $name $2: $2 is not on PATH, and $here $open: another user could make it"
+        why=$(safe_program "$name" "${here%/}/$path") && continue
+        echo "refusing $name $2: $2 is not on PATH, and ${why#"refusing $name ${here%/}/$path: "}"
         return "$REFUSED"
       done
       echo "$path"

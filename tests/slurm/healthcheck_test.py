@@ -76,6 +76,11 @@ def set_node(d, node, env):
     os.replace(path + ".tmp", path)
 
 
+def linked_path_folders():
+    """The folders of the scripts' PATH that are links here (/sbin and /bin on merged-/usr systems)."""
+    return [f for f in ("/usr/sbin", "/usr/bin", "/sbin", "/bin") if os.path.islink(f)] or ["none"]
+
+
 def run_by_hand(d, *args, node="n1", env=None, timeout=60):
     """Runs DIR/scripts/healthcheck as slurmd does (root, no PATH, SLURMD_NODENAME only)."""
     e = {"SLURMD_NODENAME": node}
@@ -283,6 +288,13 @@ def unsafe_programs():
             check(p.returncode == 4 and words in p.stderr and "would run" not in p.stdout and "doctor call" not in p.stdout,
                   f"{more}: exit 4 expected: {describe(p)}")
             check(words in log(d), f"{more}: not logged: {log(d)}")
+        # A bare name missing from PATH, whose folders include links (/sbin -> usr/sbin on merged-/usr
+        # systems): each folder is walked, the link followed, not judged by its own mode (0777).
+        write_settings(d, SCONTROL="cumemctl-test-no-such-scontrol")
+        p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
+        check(p.returncode == 0 and "refusing" not in p.stderr,
+              f"a missing bare SCONTROL in root's PATH folders ({', '.join(linked_path_folders())} links): "
+              f"{describe(p)}")
         write_settings(d)
         p = run_by_hand(d, "--dry-run", "--node-state", "IDLE")
         check(p.returncode == 0, f"root's programs again: {describe(p)}")
