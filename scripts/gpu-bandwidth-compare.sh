@@ -19,6 +19,7 @@ src=${2:-carry/nvbandwidth}
 rounds=${3:-3}
 build=${NVB_BUILD:-build/nvbandwidth}
 out=${OUT_DIR:-$(mktemp -d)}
+mkdir -p "$out"
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
 if [[ ! -x $build/nvbandwidth ]]; then
