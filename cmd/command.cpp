@@ -58,17 +58,19 @@ Report run_guarded(const std::string& command, const std::function<void(Report&)
     } catch (const std::exception& e) {
         report.add_error(internal_error(e.what()));
     }
-    // A signal that came while the body ran, which no safe point turned into Interrupted (an error
-    // unwound first, or the work ended): the stop still decides the exit code.
-    if (const int signal = interrupt_signal(); signal != 0) {
-        const Interrupted stop(signal);
-        if (report.exit_code != stop.exit_code()) {
-            report.add_error(interrupted_problem(stop));
-            report.exit_code = stop.exit_code();
-        }
-    }
     report_stopped_watches(report);  // a stopped run still names who shared the GPU while it measured
     return report;
+}
+
+std::optional<Report> stopped_report(const Report& report) {
+    const int signal = interrupt_signal();
+    if (signal == 0) return std::nullopt;
+    const Interrupted stop(signal);
+    if (report.exit_code == stop.exit_code()) return std::nullopt;
+    Report stopped = report;
+    stopped.add_error(interrupted_problem(stop));
+    stopped.exit_code = stop.exit_code();
+    return stopped;
 }
 
 Report run_second_process(const std::string& command, int socket_fd,

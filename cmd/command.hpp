@@ -55,11 +55,15 @@ nlohmann::json nvml_json(const nvml::LibraryInfo& info);
 // The report's error for a run that SIGINT or SIGTERM stopped (exit 130 or 143).
 Problem interrupted_problem(const Interrupted& stop);
 
+// Where SIGINT or SIGTERM came before `report` is written and it does not say so already: the report
+// with the stop among its errors and its exit code (130, 143), whatever the run ended with (a usage
+// error, a failure that no safe point met, success). main's one exit asks this of every report.
+std::optional<Report> stopped_report(const Report& report);
+
 // Runs `body` with a fresh report for `command`: catches Error into report errors, Interrupted (SIGINT,
 // SIGTERM: the guards have released what was made) into an error with exit 130 or 143, and any other
-// exception as an internal failure, so that a report always comes back. A signal recorded by the time
-// `body` returns decides the exit code (130, 143) even where `body` failed or finished without meeting a
-// safe point; the errors it met stay in the report. A run stopped by SIGINT or SIGTERM gets the warnings of the shared-GPU watches that the stop unwound (shared_gpu.hpp).
+// exception as an internal failure, so that a report always comes back. A run stopped by SIGINT or
+// SIGTERM gets the warnings of the shared-GPU watches that the stop unwound (shared_gpu.hpp).
 Report run_guarded(const std::string& command, const std::function<void(Report&)>& body);
 
 // The frame of the hidden subcommands that run as a second process (__importer, __imex-verify,

@@ -128,7 +128,9 @@ int with_stdout_checked(int code, int write_error) {
     return code == 0 ? static_cast<int>(ExitCode::failed) : code;
 }
 
-int emit(const Report& report, const Globals& globals) {
+int emit(const Report& done, const Globals& globals) {
+    const std::optional<Report> stopped = cumemctl::cmd::stopped_report(done);
+    const Report& report = stopped ? *stopped : done;
     int code = static_cast<int>(report.exit_code);
     errno = 0;  // what a failed write to stdout leaves, read below
     if (report.delivery.stdout_quiet) {
