@@ -7,8 +7,9 @@
 # waits for it, then writes its stdout and stderr through and exits with its exit code. It fails (exit
 # 99) when WHEN never held, and (exit 98) when a process that was its child at the signal still exists
 # afterwards: a second process must be ended and reaped. With --child the signal goes to COMMAND's
-# child instead (COMMAND is a wrapper such as strace that runs cumemctl). With SIGNAL_RUN_WITHIN_MS
-# set, it fails (exit 97) where COMMAND took longer than that to exit after the signal.
+# child instead (COMMAND is a wrapper such as strace that runs cumemctl). With SIGNAL_RUN_AFTER_MS set,
+# the signal goes that long after WHEN held. With SIGNAL_RUN_WITHIN_MS set, it fails (exit 97) where
+# COMMAND took longer than that to exit after the signal.
 set -u
 signal=$1 when=$2 dir=$3 to_child=0
 shift 3
@@ -30,6 +31,7 @@ target=$pid
 ((to_child)) && target=$(pgrep -P "$pid" | head -1)
 children=$(pgrep -P "${target:-$pid}" | tr '\n' ' ')
 if ((held)); then
+  [[ -n ${SIGNAL_RUN_AFTER_MS:-} ]] && sleep "$(awk -v ms="$SIGNAL_RUN_AFTER_MS" 'BEGIN {print ms / 1000}')"
   sent=$(date +%s%N)
   kill -"$signal" "${target:-$pid}"
 fi

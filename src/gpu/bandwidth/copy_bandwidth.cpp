@@ -29,12 +29,14 @@
 namespace cumemctl::gpu {
 namespace {
 
-// A copy is cut into pieces of at most kPiece bytes, and at most kQueued bytes are queued on a stream
-// ahead of the host: a stop request (SIGINT, SIGTERM) is seen between two pieces, and what is queued
-// then, which must end before the buffers go, takes a fraction of a second on any link (1 GiB at
-// 10 GB/s is 0.1 s), while the stream never runs dry. Buffers are made and written in pieces too.
+// A copy is cut into pieces of at most kPiece bytes, and a stream is kept kQueuedSeconds of copies ahead
+// of the host (at most kQueued bytes): a stop request (SIGINT, SIGTERM) is seen between two pieces, and
+// what is queued then, which must end before the buffers go, takes a fraction of a second on any link
+// (a link trained down to Gen1 x1 moves 0.25 GB/s: 1 GiB queued there would take 4 s), while the stream
+// never runs dry. Buffers are made and written in pieces too.
 constexpr std::uint64_t kPiece = 256ULL << 20;
 constexpr std::uint64_t kQueued = 1ULL << 30;
+constexpr double kQueuedSeconds = 0.25;
 
 // Calls `piece(offset, bytes)` for each piece of `size` bytes, checking for a stop request before each.
 template <class Piece>
@@ -113,8 +115,9 @@ double seconds_between(const DriverApi& api, CUevent from, CUevent to) {
     return ms / 1e3;
 }
 
-// Keeps at most kQueued bytes queued on one stream: an event after each piece, and the host waits
-// (interruptibly) for the oldest while more are in flight.
+// Keeps a stream kQueuedSeconds ahead: an event after each piece, and the host waits (interruptibly) for
+// the oldest while more are in flight than the fastest rate its pieces have ended at moves in that time
+// (at most kQueued bytes; one piece at a time until one has ended, the first copy's untimed pieces).
 class Pacer {
 public:
     Pacer(const DriverApi& api, CUstream stream) : api_(api), stream_(stream) {}
@@ -130,13 +133,15 @@ public:
     }
     // Enqueues one piece of `op`.
     void piece(const Enqueue& op, std::uint64_t offset, std::uint64_t bytes) {
+        if (!mark_) {  // where the stream stands before its first piece: the first one's rate counts from here
+            mark_ = spare_event();
+            CU_CALL(api_, cuEventRecord, mark_.get(), stream_);
+        }
         op(stream_, offset, bytes);
-        if (spare_.empty()) spare_.push_back(copy_event(api_));
-        queued_.push_back({std::move(spare_.back()), bytes});
-        spare_.pop_back();
+        queued_.push_back({spare_event(), bytes});
         CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
         in_flight_ += bytes;
-        while (in_flight_ > kQueued) retire();
+        while (queued_.size() > 1 && in_flight_ > ahead()) retire();
     }
     // Waits for everything queued; the stream is then idle, and the host has waited for it (its last
     // piece done, the synchronize returns at once).
@@ -150,10 +155,28 @@ private:
         OwnedHandle<CUevent> event;
         std::uint64_t bytes = 0;
     };
+    OwnedHandle<CUevent> spare_event() {
+        if (spare_.empty()) return copy_event(api_);
+        OwnedHandle<CUevent> e = std::move(spare_.back());
+        spare_.pop_back();
+        return e;
+    }
+    // The bytes to keep in flight.
+    std::uint64_t ahead() const {
+        return std::min<std::uint64_t>(kQueued, static_cast<std::uint64_t>(fastest_ * kQueuedSeconds));
+    }
+    // Waits for the oldest piece; its rate from the piece before (or the first mark): a host that was
+    // late to queue it only lowers a rate, so the fastest is kept.
     void retire() {
-        wait_event(api_, queued_.front().event.get());
-        in_flight_ -= queued_.front().bytes;
-        spare_.push_back(std::move(queued_.front().event));
+        Queued& front = queued_.front();
+        wait_event(api_, front.event.get());
+        float ms = 0;
+        if (api_.cuEventElapsedTime(&ms, mark_.get(), front.event.get()) == CUDA_SUCCESS && ms > 0) {
+            fastest_ = std::max(fastest_, static_cast<double>(front.bytes) / (static_cast<double>(ms) / 1e3));
+        }
+        spare_.push_back(std::move(mark_));
+        mark_ = std::move(front.event);
+        in_flight_ -= front.bytes;
         queued_.pop_front();
     }
 
@@ -161,7 +184,9 @@ private:
     CUstream stream_;
     std::deque<Queued> queued_;
     std::vector<OwnedHandle<CUevent>> spare_;
+    OwnedHandle<CUevent> mark_;  // the last piece waited for, or where the stream stood before the first
     std::uint64_t in_flight_ = 0;
+    double fastest_ = 0;  // bytes a second
 };
 
 // `iterations` of `op`, a copy of `size` bytes, on one stream after one untimed (the first copy of a
