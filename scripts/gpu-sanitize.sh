@@ -8,7 +8,8 @@
 #   scripts/gpu-sanitize.sh [OUTPUT_DIR]      (default gpu-sanitize/)
 #
 # CUMEMCTL names the binary (default build/cmd/cumemctl); COMPUTE_SANITIZER the sanitizer (default
-# /usr/local/cuda/bin/compute-sanitizer, else the one on PATH). Writes each run's log and JSON report into
+# /usr/local/cuda/bin/compute-sanitizer, else the one on PATH); SANITIZE_RUNS, names separated by commas
+# (bandwidth,bandwidth-concurrent), runs only those. Writes each run's log and JSON report into
 # OUTPUT_DIR (TOOL-NAME.log, TOOL-NAME.json) and prints a summary line per run and one at the end.
 # Exit 0 all clean, 1 something was found or a run failed, 125 no GPU or no compute-sanitizer here.
 set -uo pipefail
@@ -78,6 +79,7 @@ for tool in "${tools[@]}"; do
   for run in "${runs[@]}"; do
     name=${run%%|*}
     args=${run#*|}
+    [[ -z ${SANITIZE_RUNS:-} || ,$SANITIZE_RUNS, == *,"$name",* ]] || continue
     log=$out/$tname-$name.log
     # shellcheck disable=SC2086 # the options and arguments are words
     "$sanitizer" $topts --target-processes all --log-file "$log.%p" "$binary" $args --json >"$out/$tname-$name.json" \

@@ -116,8 +116,10 @@ double seconds_between(const DriverApi& api, CUevent from, CUevent to) {
 }
 
 // Keeps a stream kQueuedSeconds ahead: an event after each piece, and the host waits (interruptibly) for
-// the oldest while more are in flight than the fastest rate its pieces have ended at moves in that time
-// (at most kQueued bytes; one piece at a time until one has ended, the first copy's untimed pieces).
+// the oldest while more than two pieces are in flight and more bytes than the fastest rate its pieces
+// have ended at moves in that time (kQueued bytes until a piece has ended, and at most). Two pieces stay
+// queued whatever the rate: one host thread that fills two streams in turn (both ways at once) must not
+// leave one idle while it waits for the other.
 class Pacer {
 public:
     Pacer(const DriverApi& api, CUstream stream) : api_(api), stream_(stream) {}
@@ -141,7 +143,7 @@ public:
         queued_.push_back({spare_event(), bytes});
         CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
         in_flight_ += bytes;
-        while (queued_.size() > 1 && in_flight_ > ahead()) retire();
+        while (queued_.size() > 2 && in_flight_ > ahead()) retire();
     }
     // Waits for everything queued; the stream is then idle, and the host has waited for it (its last
     // piece done, the synchronize returns at once).
@@ -163,6 +165,7 @@ private:
     }
     // The bytes to keep in flight.
     std::uint64_t ahead() const {
+        if (fastest_ <= 0) return kQueued;
         return std::min<std::uint64_t>(kQueued, static_cast<std::uint64_t>(fastest_ * kQueuedSeconds));
     }
     // Waits for the oldest piece; its rate from the piece before (or the first mark): a host that was
