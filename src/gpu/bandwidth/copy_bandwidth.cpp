@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -537,20 +538,22 @@ public:
             __atomic_store_n(static_cast<std::uint32_t*>(w.get()), generation_, __ATOMIC_SEQ_CST);
             word_ = std::move(w);
         }
+        std::unique_lock<std::mutex> lock(mutex_);
         CUdeviceptr at = 0;
-        const std::lock_guard<std::mutex> lock(mutex_);
         usable_ = api_.cuMemHostGetDevicePointer(&at, word_.get(), 0) == CUDA_SUCCESS &&
                   api_.cuStreamWaitValue32(stream, at, generation_ + 1, CU_STREAM_WAIT_VALUE_GEQ) == CUDA_SUCCESS;
-        if (usable_ && !held_) {
-            held_ = true;
-            if (watchdog_.joinable()) watchdog_.join();  // the last round's, done
-            watchdog_ = std::thread([this, round = generation_] {
+        if (!usable_ || held_) return;
+        held_ = true;
+        std::thread last = std::exchange(
+            watchdog_, std::thread([this, round = generation_] {
                 std::unique_lock<std::mutex> held(mutex_);
                 if (!opened_.wait_for(held, kGateDeadline, [this, round] { return generation_ != round; })) {
                     open_locked();
                 }
-            });
-        }
+            }));
+        lock.unlock();
+        // The last round's watchdog has been told its round is open; it needs the mutex to see it.
+        if (last.joinable()) last.join();
     }
     // Lets every held stream go.
     void open() {
