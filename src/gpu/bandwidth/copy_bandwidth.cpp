@@ -136,10 +136,7 @@ public:
     }
     // Enqueues one piece of `op`.
     void piece(const Enqueue& op, std::uint64_t offset, std::uint64_t bytes) {
-        if (!mark_) {  // where the stream stands before its first piece: the first one's rate counts from here
-            mark_ = spare_event();
-            CU_CALL(api_, cuEventRecord, mark_.get(), stream_);
-        }
+        if (!mark_ && queued_.empty()) first_queued_ = std::chrono::steady_clock::now();
         op(stream_, offset, bytes);
         queued_.push_back({spare_event(), bytes});
         CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
@@ -169,16 +166,20 @@ private:
         if (fastest_ <= 0) return kQueued;
         return std::min<std::uint64_t>(kQueued, static_cast<std::uint64_t>(fastest_ * kQueuedSeconds));
     }
-    // Waits for the oldest piece; its rate from the piece before (or the first mark): a host that was
-    // late to queue it only lowers a rate, so the fastest is kept.
+    // Waits for the oldest piece; its rate from the piece before on the GPU's clock, the first piece's
+    // from when the host queued it (no event of ours before it: the stream's work stays the copies'): a
+    // host that was late to queue a piece only lowers a rate, so the fastest is kept.
     void retire() {
         Queued& front = queued_.front();
         wait_event(api_, front.event.get());
-        float ms = 0;
-        if (api_.cuEventElapsedTime(&ms, mark_.get(), front.event.get()) == CUDA_SUCCESS && ms > 0) {
-            fastest_ = std::max(fastest_, static_cast<double>(front.bytes) / (static_cast<double>(ms) / 1e3));
+        double seconds = 0;
+        if (float ms = 0; mark_ && api_.cuEventElapsedTime(&ms, mark_.get(), front.event.get()) == CUDA_SUCCESS) {
+            seconds = static_cast<double>(ms) / 1e3;
+        } else if (!mark_) {
+            seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_queued_).count();
         }
-        spare_.push_back(std::move(mark_));
+        if (seconds > 0) fastest_ = std::max(fastest_, static_cast<double>(front.bytes) / seconds);
+        if (mark_) spare_.push_back(std::move(mark_));
         mark_ = std::move(front.event);
         in_flight_ -= front.bytes;
         queued_.pop_front();
@@ -188,7 +189,8 @@ private:
     CUstream stream_;
     std::deque<Queued> queued_;
     std::vector<OwnedHandle<CUevent>> spare_;
-    OwnedHandle<CUevent> mark_;  // the last piece waited for, or where the stream stood before the first
+    OwnedHandle<CUevent> mark_;                           // the last piece waited for
+    std::chrono::steady_clock::time_point first_queued_;  // when the host queued the first piece
     std::uint64_t in_flight_ = 0;
     double fastest_ = 0;  // bytes a second
 };
