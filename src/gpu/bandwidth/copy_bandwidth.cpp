@@ -527,7 +527,7 @@ public:
     // Holds `stream` (its context current) until the next open(); where the driver cannot, it runs on.
     void hold(CUstream stream) {
         if (!usable_ || api_.cuStreamWaitValue32 == nullptr || api_.cuMemHostGetDevicePointer == nullptr ||
-            api_.cuMemFreeHost == nullptr) {
+            api_.cuMemHostAlloc == nullptr || api_.cuMemFreeHost == nullptr) {
             return;
         }
         if (!word_) {
