@@ -1,4 +1,4 @@
-// The kernel's mount table as /proc/self/mountinfo writes it, read once for every caller: which file
+// The kernel's mount table as /proc/self/mountinfo writes it, one parser for every caller: which file
 // system is mounted where, of what type, by whom (a FUSE mount's user_id).
 #pragma once
 
