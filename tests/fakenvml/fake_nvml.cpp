@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -371,12 +372,20 @@ std::vector<unsigned> children_of_caller() {
     while (const dirent* e = readdir(proc)) {
         const unsigned pid = static_cast<unsigned>(std::strtoul(e->d_name, nullptr, 10));
         if (pid == 0) continue;
-        std::ifstream in("/proc/" + std::string(e->d_name) + "/stat");
-        std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        const auto close = stat.rfind(')');
+        // read(2), not a stream: a process that ends meanwhile fails the read (ESRCH), which a stream
+        // would throw out of this extern "C" library into the caller.
+        std::string stat;
+        const int fd = open(("/proc/" + std::string(e->d_name) + "/stat").c_str(), O_RDONLY | O_CLOEXEC);
+        if (fd < 0) continue;
+        char buffer[1024];
+        const ssize_t n = read(fd, buffer, sizeof buffer);
+        close(fd);
+        if (n <= 0) continue;
+        stat.assign(buffer, static_cast<std::size_t>(n));
+        const auto paren = stat.rfind(')');
         char state = 0;
         int ppid = 0;
-        if (close != std::string::npos && std::sscanf(stat.c_str() + close + 1, " %c %d", &state, &ppid) == 2 &&
+        if (paren != std::string::npos && std::sscanf(stat.c_str() + paren + 1, " %c %d", &state, &ppid) == 2 &&
             ppid == getpid())
             out.push_back(pid);
     }
