@@ -7,8 +7,12 @@
 #include <cudaTypedefs.h>
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <unistd.h>
 
 namespace bench {
 
@@ -21,6 +25,25 @@ namespace bench {
 // Exits with a message when a driver call fails.
 inline void check(CUresult r, const char* what) {
     if (r != CUDA_SUCCESS) fail(what, static_cast<int>(r));
+}
+
+// CUMEMCTL_TIMING=1, as cumemctl's: "bench[PID]: timing PHASE +MS ms (since start: MS ms)" on stderr at
+// the end of each phase (begun at the mark before, on any thread), so that scripts/gpu-doctor-timing.sh
+// sets a floor's phases beside doctor's. Without the variable, a mark costs one branch.
+inline void mark(const char* phase) {
+    using Clock = std::chrono::steady_clock;
+    static const char* env = std::getenv("CUMEMCTL_TIMING");
+    static const bool on = env != nullptr && *env != '\0' && std::strcmp(env, "0") != 0;
+    static std::mutex lock;
+    static const Clock::time_point start = Clock::now();
+    static Clock::time_point last = start;
+    if (!on) return;
+    const std::lock_guard<std::mutex> hold(lock);
+    const Clock::time_point now = Clock::now();
+    const auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    std::fprintf(stderr, "bench[%d]: timing %s +%.1f ms (since start: %.1f ms)\n", static_cast<int>(getpid()), phase,
+                 ms(now - last), ms(now - start));
+    last = now;
 }
 
 // dlopens libcuda.so.1 (or $CUMEMCTL_LIBCUDA: the fake driver, for the runner's --smoke mode) and

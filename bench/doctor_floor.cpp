@@ -223,6 +223,7 @@ long long query_nvml() {
         if (link_fields != nullptr) sum += nvlink_links(link_fields, d);
     }
     if (shutdown != nullptr) shutdown();
+    bench::mark("NVML's questions (its own thread)");
     return sum;
 }
 
@@ -231,10 +232,14 @@ int run_quick() {
     long long nvml_sum = 0;
     std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
     const Api a = load_api();
+    bench::mark("dlopen libcuda, entry points");
     const int count = init(a);
+    bench::mark("cuInit");
     long long sum = 0;
     for (int i = 0; i < count; ++i) sum += query_device(a, i);
+    bench::mark("every device's attributes");
     nvml.join();
+    bench::mark("NVML's thread joined");
     std::printf("{\"floor\": \"doctor-quick\", \"device_count\": %d, \"checksum\": %lld, \"nvml\": %s}\n", count, sum,
                 nvml_sum < 0 ? "false" : "true");
     return 0;
@@ -276,6 +281,7 @@ void link_copies(const Api& a) {
         }
         check(a.cuMemFreeHost(host), "cuMemFreeHost");
         check(a.cuMemFree(dev), "cuMemFree");
+        bench::mark(n == kLoad ? "pcie-link's copies" : "host-bandwidth's copies");
     }
     CUdeviceptr src = 0, dst = 0;
     check(a.cuMemAlloc(&src, kDevice), "cuMemAlloc");
@@ -286,6 +292,7 @@ void link_copies(const Api& a) {
     check(a.cuMemFree(src), "cuMemFree");
     check(a.cuMemFree(dst), "cuMemFree");
     check(a.cuStreamDestroy(s), "cuStreamDestroy");
+    bench::mark("memory-bandwidth's copies");
 }
 
 // A context on `ordinal` with the link checks' copies in it, one GPU's copies at a time (doctor holds
@@ -294,19 +301,24 @@ void context_with_copies(const Api& a, int ordinal, std::mutex& one_at_a_time) {
     CUcontext ctx = nullptr;
     check(a.cuDevicePrimaryCtxRetain(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
     check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    bench::mark("a device's context");
     {
         const std::lock_guard<std::mutex> lock(one_at_a_time);
         link_copies(a);
     }
     check(a.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
     check(a.cuDevicePrimaryCtxRelease(ordinal), "cuDevicePrimaryCtxRelease");
+    bench::mark("a device's context released");
 }
 
 // The second process: cuInit and its one device's context.
 int run_child() {
     const Api a = load_api();
+    bench::mark("second process: dlopen libcuda, entry points");
     if (init(a) < 1) return 1;
+    bench::mark("second process: cuInit");
     context_on(a, 0);
+    bench::mark("second process: context made and released");
     return 0;
 }
 
@@ -314,7 +326,9 @@ int run_child() {
 // GPU on its own thread, then the second processes waited for.
 int run_full(const char* self) {
     const Api a = load_api();
+    bench::mark("dlopen libcuda, entry points");
     const int count = init(a);
+    bench::mark("cuInit");
     std::vector<pid_t> children;
     for (int i = 0; i < count; ++i) {
         std::vector<std::string> env_text;
@@ -331,6 +345,7 @@ int run_full(const char* self) {
         if (posix_spawn(&pid, self, nullptr, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
         children.push_back(pid);
     }
+    bench::mark("second processes started");
     long long nvml_sum = 0;
     std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
     std::mutex one_at_a_time;
@@ -338,11 +353,13 @@ int run_full(const char* self) {
     for (int i = 0; i < count; ++i) threads.emplace_back([&a, i, &one_at_a_time] { context_with_copies(a, i, one_at_a_time); });
     for (auto& t : threads) t.join();
     nvml.join();
+    bench::mark("every device's thread and NVML's joined");
     int failed = 0;
     for (pid_t pid : children) {
         int status = 0;
         if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
+    bench::mark("second processes ended");
     std::printf("{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d, "
                 "\"nvml\": %s}\n",
                 count, children.size(), failed, nvml_sum < 0 ? "false" : "true");
@@ -352,6 +369,7 @@ int run_full(const char* self) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    bench::mark("main (after the loader)");
     const std::string what = argc > 1 ? argv[1] : "";
     if (what == "quick") return run_quick();
     if (what == "full") return run_full("/proc/self/exe");
