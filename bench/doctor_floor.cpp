@@ -350,7 +350,8 @@ int run_full(const char* self) {
     std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
     std::mutex one_at_a_time;
     std::vector<std::thread> threads;
-    for (int i = 0; i < count; ++i) threads.emplace_back([&a, i, &one_at_a_time] { context_with_copies(a, i, one_at_a_time); });
+    for (int i = 0; i < count; ++i)
+        threads.emplace_back([&a, i, &one_at_a_time] { context_with_copies(a, i, one_at_a_time); });
     for (auto& t : threads) t.join();
     nvml.join();
     bench::mark("every device's thread and NVML's joined");
@@ -360,9 +361,10 @@ int run_full(const char* self) {
         if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
     bench::mark("second processes ended");
-    std::printf("{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d, "
-                "\"nvml\": %s}\n",
-                count, children.size(), failed, nvml_sum < 0 ? "false" : "true");
+    std::printf(
+        "{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d, "
+        "\"nvml\": %s}\n",
+        count, children.size(), failed, nvml_sum < 0 ? "false" : "true");
     return failed == 0 ? 0 : 1;
 }
 

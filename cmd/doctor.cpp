@@ -197,21 +197,21 @@ bool named_busy(const DoctorRun& run, int ordinal, unsigned pid) {
 // The run in the frame: the driver and NVML loaded (NVML on a thread of its own meanwhile), each check
 // said on the progress line, and the measured GPUs watched for sharers, whose warnings go to `shared`.
 DoctorRun run_in_frame(const Globals& globals, const DoctorOptions& options, Progress& progress, Report& shared) {
-    auto nvml_load = std::async(std::launch::async, [&globals, &progress] {
+    std::shared_future<nvml::Library> nvml_load = std::async(std::launch::async, [&globals, &progress] {
         progress.watch("loading NVML");
         return open_nvml(globals, true);
     });
     Driver driver = open_driver(globals);
     driver.watch_calls();
     progress.set_driver(driver.info());
-    const nvml::Library nvml = nvml_load.get();
     std::optional<SharedGpuWatch> watch;
     RunHooks hooks;
     hooks.measuring = [&](const std::vector<int>& devices) {
-        if (running_does(Does::measures)) watch.emplace(driver.api(), nvml, devices, "doctor");
+        if (running_does(Does::measures)) watch.emplace(driver.api(), nvml_load.get(), devices, "doctor");
     };
     hooks.doing = [](std::string what) { progress_say(std::move(what)); };
-    DoctorRun run = run_doctor(driver, options, &nvml, &progress, hooks);
+    DoctorRun run = run_doctor(
+        driver, options, [&nvml_load] { return &nvml_load.get(); }, &progress, hooks);
     if (watch) watch->report_to(shared, [&run](int ordinal, unsigned pid) { return named_busy(run, ordinal, pid); });
     return run;
 }

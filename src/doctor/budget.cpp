@@ -164,6 +164,10 @@ DoctorRun Progress::timed_out_run(double budget_s, double elapsed_s) const {
         for (int d : devices_) {
             for (const auto& id : device_) add(id, d);
         }
+    } else {
+        // The devices were not known yet (a call before them never returned): each device check once,
+        // not started, so that a run that names no GPU still cannot pass.
+        for (const auto& id : device_) add(id, std::nullopt);
     }
     for (const auto& id : node_) add(id, std::nullopt);
     return run;

@@ -168,7 +168,7 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     const auto nvml = nvml_gpus(ctx, kernel);
     const Missing missing = missing_from_cuda(cuda, kernel, nvml);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-    const std::string driver_version = doctor::driver_version(ctx);
+    const std::string driver_version = doctor::driver_version(ctx, ctx.nvml);
     InventoryEvidence details{
         seen_evidence(cuda), std::nullopt, std::nullopt, seen_evidence(missing.gpus), text_or_none(driver_version), {}};
     if (nvml) details.nvml = seen_evidence(*nvml);

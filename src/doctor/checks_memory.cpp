@@ -219,19 +219,20 @@ void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<s
     }
 }
 
-std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::vector<std::string_view>& checks) {
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const nvml::Library* nvml,
+                                                 const std::vector<std::string_view>& checks) {
     std::vector<EarlyImporter> out;
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
     // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
     if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        ctx.nvml == nullptr || !ctx.nvml->loaded() || !ctx.options.devices.all ||
+        nvml == nullptr || !nvml->loaded() || !ctx.options.devices.all ||
         std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }
     try {
-        for (const std::string& uuid : ctx.nvml->uuids()) {
+        for (const std::string& uuid : nvml->uuids()) {
             const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
             out.push_back(
                 {uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});

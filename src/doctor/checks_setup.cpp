@@ -29,8 +29,8 @@ std::string kernel_module_version(const DoctorContext& ctx) {
     return {};
 }
 
-std::string driver_version(const DoctorContext& ctx) {
-    if (ctx.nvml != nullptr && !ctx.nvml->info().driver_version.empty()) return ctx.nvml->info().driver_version;
+std::string driver_version(const DoctorContext& ctx, const nvml::Library* nvml) {
+    if (nvml != nullptr && !nvml->info().driver_version.empty()) return nvml->info().driver_version;
     return kernel_module_version(ctx);
 }
 

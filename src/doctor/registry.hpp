@@ -61,12 +61,14 @@ std::vector<std::string> parse_check_list(std::string_view text);
 // cannot start is left to the checks, which start their own and report why it failed.
 void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
 
-// The same at doctor's start, before cuInit, for every GPU that NVML lists (CUDA_VISIBLE_DEVICES set
-// to its UUID), so that their start-up overlaps the driver's initialisation in this process too: only
-// where NVML is loaded, every device is asked for and CUDA_VISIBLE_DEVICES hides none (else the
-// driver's devices may not be NVML's). Capabilities are not known yet: an importer whose checks do
-// not apply is ended with the device's checks. Never throws.
-std::vector<EarlyImporter> start_importers_early(DoctorContext& ctx, const std::vector<std::string_view>& checks);
+// The same at doctor's start, as soon as NVML has loaded (on its thread, while this process initialises
+// the driver), for every GPU that `nvml` lists (CUDA_VISIBLE_DEVICES set to its UUID), so that their
+// start-up overlaps the driver's initialisation in this process too: only where NVML is loaded, every
+// device is asked for and CUDA_VISIBLE_DEVICES hides none (else the driver's devices may not be
+// NVML's). Of `ctx` it reads only the driver's library and the options. Capabilities are not known
+// yet: an importer whose checks do not apply is ended with the device's checks. Never throws.
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const nvml::Library* nvml,
+                                                 const std::vector<std::string_view>& checks);
 
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);
@@ -77,9 +79,9 @@ CheckOutcome check_peer_access(DoctorContext& ctx, DeviceState* device);
 // The NVIDIA kernel module's version: /sys/module/nvidia/version, else the "Kernel Module" field of
 // /proc/driver/nvidia/version (under the sysroot); empty where neither says.
 std::string kernel_module_version(const DoctorContext& ctx);
-// The NVIDIA driver's version as nvidia-smi says it: NVML's (nvmlSystemGetDriverVersion) where NVML is
+// The NVIDIA driver's version as nvidia-smi says it: `nvml`'s (nvmlSystemGetDriverVersion) where NVML is
 // loaded and says it, else the kernel module's (kernel_module_version); empty where neither says.
-std::string driver_version(const DoctorContext& ctx);
+std::string driver_version(const DoctorContext& ctx, const nvml::Library* nvml);
 CheckOutcome check_context(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_capabilities(DoctorContext& ctx, DeviceState* device);
 CheckOutcome check_logical_endpoints(DoctorContext& ctx, DeviceState* device);

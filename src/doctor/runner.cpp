@@ -1,6 +1,7 @@
 #include "doctor/runner.hpp"
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -154,35 +155,41 @@ CheckOutcome outcome_from_error(const Problem& problem) {
     return o;
 }
 
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml, Progress* progress,
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoad& nvml, Progress* progress,
                      const RunHooks& hooks) {
     Stopwatch total;
     DoctorRun run;
     run.quick = options.quick;
     DoctorContext ctx;
     ctx.driver = &driver;
-    ctx.nvml = nvml;
     ctx.options = options;
     ctx.progress = progress;
     const auto device_specs = selected(options, CheckScope::device);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
-    // The driver's version for the report (its metrics' driver_version): NVML's, read when it loaded, else
-    // the kernel module's file; known before any check, so that a run past its budget keeps it too.
-    run.driver_version = driver_version(ctx);
+    // The driver's start-up (the setup checks: cuInit) on a thread of its own while this one waits for
+    // NVML's: the two overlap. The importers start on this thread (a second process ends with the
+    // thread that started it) as soon as NVML names the GPUs, so that theirs overlaps cuInit too. The
+    // driver's version for the report (its metrics' driver_version), NVML's else the kernel module's,
+    // goes to the progress at once, so that a run past its budget keeps it.
+    auto setup = std::async(std::launch::async, [&ctx, &run, &options, &hooks] {
+        for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
+            check_interrupted();
+            run.results.push_back(run_one(*spec, ctx, nullptr, hooks));
+        }
+    });
+    const nvml::Library* const loaded_nvml = nvml ? nvml() : nullptr;
+    run.driver_version = driver_version(ctx, loaded_nvml);
     if (progress != nullptr) progress->set_driver_version(run.driver_version);
-    // The importers first, where NVML names the GPUs: their start-up overlaps this cuInit.
-    std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
-    mark_phase("doctor: importers started early");
-    for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
-        check_interrupted();
-        run.results.push_back(run_one(*spec, ctx, nullptr, hooks));
-    }
+    std::vector<EarlyImporter> early = start_importers_early(ctx, loaded_nvml, device_ids);
+    mark_phase("doctor: NVML loaded, importers started early");
+    setup.get();
+    ctx.nvml = loaded_nvml;
     ctx.ensure_initialised();
     run.device_count = ctx.device_count;
     std::vector<std::unique_ptr<DeviceState>> states;
     if (ctx.driver_ready()) {
-        run.devices = select_devices(options.devices, ctx.device_count, &driver.api(), nvml);
+        run.devices = select_devices(options.devices, ctx.device_count, &driver.api(), ctx.nvml);
         for (int ordinal : run.devices) {
             states.push_back(std::make_unique<DeviceState>(driver.api(), ordinal));
             ctx.devices.push_back(states.back().get());
@@ -197,12 +204,12 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::L
         const DeviceInfo* info = state->peek_info();
         const int ordinal = run.devices[run.identities.size()];
         if (info == nullptr) {
-            run.identities.push_back(gpu::device_identity(driver.api(), ordinal, nvml));
+            run.identities.push_back(gpu::device_identity(driver.api(), ordinal, ctx.nvml));
             continue;
         }
         gpu::DeviceIdentity id = gpu::identity_of(*info);
-        if (nvml != nullptr && !info->uuid.empty()) id.nvml_index = nvml->index_of(info->uuid);
-        if (nvml != nullptr && !info->uuid.empty()) id.minor = nvml->minor_of(info->uuid);
+        if (ctx.nvml != nullptr && !info->uuid.empty()) id.nvml_index = ctx.nvml->index_of(info->uuid);
+        if (ctx.nvml != nullptr && !info->uuid.empty()) id.minor = ctx.nvml->minor_of(info->uuid);
         run.identities.push_back(std::move(id));
     }
     if (progress != nullptr) progress->set_identities(run.identities);

@@ -34,13 +34,17 @@ struct RunHooks {
 // The names of examined device `ordinal` in `run` (only the ordinal where the rest is unknown).
 gpu::DeviceIdentity identity_of(const DoctorRun& run, int ordinal);
 
+// NVML as the caller loads it: a call that waits until NVML has loaded (or failed to) and returns it, or
+// null; an empty function where there is none (the memory-health check skips without it).
+using NvmlLoad = std::function<const nvml::Library*()>;
+
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist
 // (unavailable); a check never throws out of here.
-// `nvml` is NVML where the caller loaded it (the memory-health check skips without it).
+// `nvml` is called on a thread of its own while this one initialises the driver (NvmlLoad).
 // `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
 // `hooks`: see RunHooks.
-DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const nvml::Library* nvml = nullptr,
+DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoad& nvml = {},
                      Progress* progress = nullptr, const RunHooks& hooks = {});
 
 // Tells `progress` which checks `options` select, before the run starts (so that a run that never
