@@ -1,8 +1,6 @@
 // The inventory check: the GPUs CUDA sees against NVML's and the kernel's (/proc/driver/nvidia/gpus), so
 // that a GPU that fell off CUDA's view is named by its PCI bus id; --expect-gpus and --expect-driver make
 // a mismatch a failure. No context: part of --quick.
-#include <dirent.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -11,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "doctor/kernel_gpus.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "util/text_file.hpp"
@@ -35,28 +34,12 @@ std::string lower(std::string text) {
     return text;
 }
 
-// The kernel's GPUs: one folder per GPU under /proc/driver/nvidia/gpus, named by its bus id, whose
-// `information` file says its UUID ("GPU UUID: GPU-..."). nullopt where the folder cannot be read.
-std::optional<std::vector<Seen>> kernel_gpus(const DoctorContext& ctx) {
-    const std::string root = ctx.path("/proc/driver/nvidia/gpus");
-    DIR* dir = opendir(root.c_str());
-    if (dir == nullptr) return std::nullopt;
+// The kernel's GPUs (kernel_gpus), by bus id; nullopt where the folder cannot be read.
+std::optional<std::vector<Seen>> kernel_seen(const DoctorContext& ctx) {
+    const auto listed = kernel_gpus(ctx);
+    if (!listed) return std::nullopt;
     std::vector<Seen> gpus;
-    while (const dirent* e = readdir(dir)) {
-        const std::string name = e->d_name;
-        if (name.empty() || name[0] == '.') continue;
-        Seen s{normal_bus(name), {}};
-        std::istringstream info(try_read_text_file(root + "/" + name + "/information").value_or(""));
-        std::string line;
-        while (std::getline(info, line)) {
-            if (line.rfind("GPU UUID:", 0) != 0) continue;
-            std::istringstream rest(line.substr(9));
-            rest >> s.uuid;
-            s.uuid = lower(s.uuid);
-        }
-        gpus.push_back(std::move(s));
-    }
-    closedir(dir);
+    for (const KernelGpu& g : *listed) gpus.push_back(Seen{normal_bus(g.bus), lower(g.uuid)});
     std::sort(gpus.begin(), gpus.end(), [](const Seen& a, const Seen& b) { return a.bus < b.bus; });
     return gpus;
 }
@@ -164,7 +147,7 @@ CheckOutcome check_inventory(DoctorContext& ctx, DeviceState*) {
     ctx.ensure_initialised();
     if (!ctx.driver_ready()) return CheckOutcome::skip("the driver did not load or initialise (see the driver check)");
     const std::vector<Seen> cuda = cuda_gpus(ctx);
-    const auto kernel = kernel_gpus(ctx);
+    const auto kernel = kernel_seen(ctx);
     const auto nvml = nvml_gpus(ctx, kernel);
     const Missing missing = missing_from_cuda(cuda, kernel, nvml);
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");

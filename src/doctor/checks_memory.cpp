@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
+#include "doctor/kernel_gpus.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
@@ -219,23 +220,25 @@ void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<s
     }
 }
 
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const nvml::Library* nvml,
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx,
                                                  const std::vector<std::string_view>& checks) {
     std::vector<EarlyImporter> out;
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
-    // Only where the GPUs the driver will show are NVML's: every device asked for, none hidden.
+    // Only where the driver will show the kernel's GPUs: every device asked for, none hidden.
     if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        nvml == nullptr || !nvml->loaded() || !ctx.options.devices.all ||
-        std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
+        !ctx.options.devices.all || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }
+    const auto gpus = kernel_gpus(ctx);
+    if (!gpus) return out;
     try {
-        for (const std::string& uuid : nvml->uuids()) {
-            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
+        for (const KernelGpu& gpu : *gpus) {
+            if (gpu.uuid.empty()) continue;
+            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", gpu.uuid}}};
             out.push_back(
-                {uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});
+                {gpu.uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});
         }
     } catch (const Error&) {
         // What started is used; the rest is left to the device's own start.

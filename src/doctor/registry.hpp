@@ -61,14 +61,13 @@ std::vector<std::string> parse_check_list(std::string_view text);
 // cannot start is left to the checks, which start their own and report why it failed.
 void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
 
-// The same at doctor's start, as soon as NVML has loaded (on its thread, while this process initialises
-// the driver), for every GPU that `nvml` lists (CUDA_VISIBLE_DEVICES set to its UUID), so that their
-// start-up overlaps the driver's initialisation in this process too: only where NVML is loaded, every
-// device is asked for and CUDA_VISIBLE_DEVICES hides none (else the driver's devices may not be
-// NVML's). Of `ctx` it reads only the driver's library and the options. Capabilities are not known
-// yet: an importer whose checks do not apply is ended with the device's checks. Never throws.
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const nvml::Library* nvml,
-                                                 const std::vector<std::string_view>& checks);
+// The same at doctor's start, before this process initialises the driver or NVML, for every GPU the
+// kernel lists with a UUID (kernel_gpus; CUDA_VISIBLE_DEVICES set to it), so that their start-up
+// overlaps this process's: only where every device is asked for and CUDA_VISIBLE_DEVICES hides none
+// (else the driver's devices may be fewer than the kernel's). An importer for a GPU the driver does not
+// show, or whose checks do not apply (capabilities are not known yet), is ended with the device's
+// checks. Never throws.
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string_view>& checks);
 
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);

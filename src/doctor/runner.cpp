@@ -167,11 +167,14 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     const auto device_specs = selected(options, CheckScope::device);
     std::vector<std::string_view> device_ids;
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
-    // The driver's start-up (the setup checks: cuInit) on a thread of its own while this one waits for
-    // NVML's: the two overlap. The importers start on this thread (a second process ends with the
-    // thread that started it) as soon as NVML names the GPUs, so that theirs overlaps cuInit too. The
-    // driver's version for the report (its metrics' driver_version), NVML's else the kernel module's,
-    // goes to the progress at once, so that a run past its budget keeps it.
+    // The importers first, for the GPUs the kernel lists: their start-up overlaps this process's. Then
+    // the driver's start-up (the setup checks: cuInit) on a thread of its own while this one waits for
+    // NVML's: the two overlap. The importers stay on this thread (a second process ends with the thread
+    // that started it). The driver's version for the report (its metrics' driver_version), NVML's else
+    // the kernel module's, goes to the progress as soon as NVML has loaded, so that a run past its
+    // budget keeps it.
+    std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
+    mark_phase(fmt::format("doctor: importers started early: {}", early.size()));
     auto setup = std::async(std::launch::async, [&ctx, &run, &options, &hooks] {
         for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
             check_interrupted();
@@ -181,8 +184,7 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     const nvml::Library* const loaded_nvml = nvml ? nvml() : nullptr;
     run.driver_version = driver_version(ctx, loaded_nvml);
     if (progress != nullptr) progress->set_driver_version(run.driver_version);
-    std::vector<EarlyImporter> early = start_importers_early(ctx, loaded_nvml, device_ids);
-    mark_phase("doctor: NVML loaded, importers started early");
+    mark_phase("doctor: NVML loaded");
     setup.get();
     ctx.nvml = loaded_nvml;
     ctx.ensure_initialised();
