@@ -7,23 +7,35 @@
 //                              device (as memory-health asks them); no context
 //   bench_doctor_floor quick   ... and NVML's PCIe link and NVLink queries per device (pcie-link read idle,
 //                              nvlink), as the quick doctor's link checks ask them
-//   bench_doctor_floor full    cuInit, one primary context per GPU made and released (one thread per GPU),
-//                              and per GPU one second process that initialises the driver and makes its
-//                              context (CUDA_VISIBLE_DEVICES set to the GPU), started at the beginning; and
-//                              the link checks' copies, one GPU at a time as doctor makes them: the PCIe link
-//                              read under two batches of 8 MiB host->device copies (pcie-link), 32 MiB each
-//                              way from pinned memory, one untimed and four timed (host-bandwidth), and
-//                              128 MiB device->device, one untimed and four timed (memory-bandwidth)
+//   bench_doctor_floor full    NVML's questions on a thread of their own and, per GPU the kernel lists
+//                              (/proc/driver/nvidia/gpus, as doctor starts its importers), a second process
+//                              (CUDA_VISIBLE_DEVICES set to the GPU) started first; cuInit; per GPU on a
+//                              thread of its own a primary context in which the allocating checks' memory
+//                              is made (a granule each, written and read back): cuMemCreate (vmm), one
+//                              exported as a POSIX fd that the second process imports, maps and reads
+//                              (posix-fd-ipc), the default pool's eight-granule workload trimmed
+//                              (pool-trim), an IPC pool and a block of it imported and read there
+//                              (ipc-pool), host and host-NUMA memory (host-alloc), a fabric handle where
+//                              supported (fabric-alloc); then the link checks' copies, one GPU at a time as
+//                              doctor makes them: the PCIe link read under two batches of 8 MiB
+//                              host->device copies (pcie-link), 32 MiB each way from pinned memory, one
+//                              untimed and four timed (host-bandwidth), and 128 MiB device->device, one
+//                              untimed and four timed (memory-bandwidth); the context released, the second
+//                              processes waited for
 //
 // CUMEMCTL_LIBCUDA and CUMEMCTL_LIBNVML name other libraries (the fakes, for the runner's --smoke mode).
+#include <dirent.h>
 #include <dlfcn.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -59,6 +71,30 @@ struct Api {
     PFN_cuStreamCreate_v2000 cuStreamCreate = nullptr;
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
     PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
+    // The allocating checks' calls.
+    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
+    PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
+    PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
+    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
+    PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
+    PFN_cuMemMap_v10020 cuMemMap = nullptr;
+    PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
+    PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
+    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
+    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
+    PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
+    PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool = nullptr;
+    PFN_cuMemAllocFromPoolAsync_v11020 cuMemAllocFromPoolAsync = nullptr;
+    PFN_cuMemFreeAsync_v11020 cuMemFreeAsync = nullptr;
+    PFN_cuMemPoolTrimTo_v11020 cuMemPoolTrimTo = nullptr;
+    PFN_cuMemPoolGetAttribute_v11020 cuMemPoolGetAttribute = nullptr;
+    PFN_cuMemPoolCreate_v11020 cuMemPoolCreate = nullptr;
+    PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy = nullptr;
+    PFN_cuMemPoolExportToShareableHandle_v11020 cuMemPoolExportToShareableHandle = nullptr;
+    PFN_cuMemPoolExportPointer_v11020 cuMemPoolExportPointer = nullptr;
+    PFN_cuMemPoolImportFromShareableHandle_v11020 cuMemPoolImportFromShareableHandle = nullptr;
+    PFN_cuMemPoolImportPointer_v11020 cuMemPoolImportPointer = nullptr;
+    PFN_cuMemPoolSetAccess_v11020 cuMemPoolSetAccess = nullptr;
 };
 
 Api load_api() {
@@ -85,6 +121,29 @@ Api load_api() {
     bench::resolve(get_proc, "cuStreamCreate", 2000, a.cuStreamCreate);
     bench::resolve(get_proc, "cuStreamSynchronize", 2000, a.cuStreamSynchronize);
     bench::resolve(get_proc, "cuStreamDestroy", 4000, a.cuStreamDestroy);
+    bench::resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
+    bench::resolve(get_proc, "cuMemCreate", 10020, a.cuMemCreate);
+    bench::resolve(get_proc, "cuMemRelease", 10020, a.cuMemRelease);
+    bench::resolve(get_proc, "cuMemAddressReserve", 10020, a.cuMemAddressReserve);
+    bench::resolve(get_proc, "cuMemAddressFree", 10020, a.cuMemAddressFree);
+    bench::resolve(get_proc, "cuMemMap", 10020, a.cuMemMap);
+    bench::resolve(get_proc, "cuMemUnmap", 10020, a.cuMemUnmap);
+    bench::resolve(get_proc, "cuMemSetAccess", 10020, a.cuMemSetAccess);
+    bench::resolve(get_proc, "cuMemExportToShareableHandle", 10020, a.cuMemExportToShareableHandle);
+    bench::resolve(get_proc, "cuMemImportFromShareableHandle", 10020, a.cuMemImportFromShareableHandle);
+    bench::resolve(get_proc, "cuMemcpyDtoH", 3020, a.cuMemcpyDtoH);
+    bench::resolve(get_proc, "cuDeviceGetDefaultMemPool", 11020, a.cuDeviceGetDefaultMemPool);
+    bench::resolve(get_proc, "cuMemAllocFromPoolAsync", 11020, a.cuMemAllocFromPoolAsync);
+    bench::resolve(get_proc, "cuMemFreeAsync", 11020, a.cuMemFreeAsync);
+    bench::resolve(get_proc, "cuMemPoolTrimTo", 11020, a.cuMemPoolTrimTo);
+    bench::resolve(get_proc, "cuMemPoolGetAttribute", 11020, a.cuMemPoolGetAttribute);
+    bench::resolve(get_proc, "cuMemPoolCreate", 11020, a.cuMemPoolCreate);
+    bench::resolve(get_proc, "cuMemPoolDestroy", 11020, a.cuMemPoolDestroy);
+    bench::resolve(get_proc, "cuMemPoolExportToShareableHandle", 11020, a.cuMemPoolExportToShareableHandle);
+    bench::resolve(get_proc, "cuMemPoolExportPointer", 11020, a.cuMemPoolExportPointer);
+    bench::resolve(get_proc, "cuMemPoolImportFromShareableHandle", 11020, a.cuMemPoolImportFromShareableHandle);
+    bench::resolve(get_proc, "cuMemPoolImportPointer", 11020, a.cuMemPoolImportPointer);
+    bench::resolve(get_proc, "cuMemPoolSetAccess", 11020, a.cuMemPoolSetAccess);
     return a;
 }
 
@@ -245,13 +304,6 @@ int run_quick() {
     return 0;
 }
 
-// One context on `ordinal`, made and released.
-void context_on(const Api& a, int ordinal) {
-    CUcontext ctx = nullptr;
-    check(a.cuDevicePrimaryCtxRetain(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
-    check(a.cuDevicePrimaryCtxRelease(ordinal), "cuDevicePrimaryCtxRelease");
-}
-
 // `n` copies by `copy` on `stream`, then waited for.
 template <typename Copy>
 void copies(const Api& a, CUstream stream, int n, Copy copy) {
@@ -295,13 +347,250 @@ void link_copies(const Api& a) {
     bench::mark("memory-bandwidth's copies");
 }
 
-// A context on `ordinal` with the link checks' copies in it, one GPU's copies at a time (doctor holds
-// one lock around each GPU's copies, so that GPUs behind one switch do not share it), then released.
-void context_with_copies(const Api& a, int ordinal, std::mutex& one_at_a_time) {
+// The allocating checks (vmm, posix-fd-ipc, pool-trim, ipc-pool, host-alloc, fabric-alloc), each at the
+// smallest size the driver allows, as doctor makes them; what the second process imports crosses a Unix
+// socket beside a message.
+struct Message {
+    int kind = 0;                   // 1: a cuMemCreate allocation's POSIX fd; 2: an IPC pool's fd and a block of it
+    CUmemPoolPtrExportData data{};  // the block (kind 2)
+};
+
+void send_with_fd(int sock, const Message& m, int fd) {
+    iovec io{const_cast<Message*>(&m), sizeof m};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &io, msg.msg_iovlen = 1, msg.msg_control = control, msg.msg_controllen = sizeof control;
+    cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    if (sendmsg(sock, &msg, 0) != static_cast<ssize_t>(sizeof m)) bench::fail("sendmsg", -1);
+}
+
+// The next message and its descriptor; false once the other end has closed.
+bool receive_with_fd(int sock, Message& m, int& fd) {
+    iovec io{&m, sizeof m};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr msg{};
+    msg.msg_iov = &io, msg.msg_iovlen = 1, msg.msg_control = control, msg.msg_controllen = sizeof control;
+    const ssize_t n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+    if (n == 0) return false;
+    const cmsghdr* c = CMSG_FIRSTHDR(&msg);
+    if (n != static_cast<ssize_t>(sizeof m) || c == nullptr || c->cmsg_type != SCM_RIGHTS) bench::fail("recvmsg", -1);
+    std::memcpy(&fd, CMSG_DATA(c), sizeof fd);
+    return true;
+}
+
+void answer(int sock) {
+    const char ok = 1;
+    if (write(sock, &ok, 1) != 1) bench::fail("write", -1);
+}
+
+void wait_answer(int sock) {
+    char ok = 0;
+    if (read(sock, &ok, 1) != 1 || ok != 1) bench::fail("the second process's answer", -1);
+}
+
+int attribute(const Api& a, CUdevice_attribute what, int ordinal) {
+    int v = 0;
+    return a.cuDeviceGetAttribute(&v, what, ordinal) == CUDA_SUCCESS ? v : 0;
+}
+
+CUmemAllocationProp memory_on(CUmemLocationType type, int id, CUmemAllocationHandleType handles) {
+    CUmemAllocationProp prop{};
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = type, prop.location.id = id;
+    prop.requestedHandleTypes = handles;
+    return prop;
+}
+
+// Writes the memory at `ptr` and reads its first bytes back.
+void fill_and_check(const Api& a, CUdeviceptr ptr, size_t size) {
+    check(a.cuMemsetD8(ptr, 0x5a, size), "cuMemsetD8");
+    unsigned char back[256] = {};
+    check(a.cuMemcpyDtoH(back, ptr, std::min(size, sizeof back)), "cuMemcpyDtoH");
+    if (back[0] != 0x5a || back[sizeof back - 1] != 0x5a) bench::fail("the pattern", -1);
+}
+
+// Maps `handle` (`size` bytes) for `ordinal`, runs `use` on the address, then unmaps and frees it.
+template <typename Use>
+void mapped(const Api& a, CUmemGenericAllocationHandle handle, size_t size, int ordinal, Use use) {
+    CUdeviceptr ptr = 0;
+    check(a.cuMemAddressReserve(&ptr, size, 0, 0, 0), "cuMemAddressReserve");
+    check(a.cuMemMap(ptr, size, 0, handle, 0), "cuMemMap");
+    CUmemAccessDesc access{};
+    access.location.type = CU_MEM_LOCATION_TYPE_DEVICE, access.location.id = ordinal;
+    access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    check(a.cuMemSetAccess(ptr, size, &access, 1), "cuMemSetAccess");
+    use(ptr);
+    check(a.cuMemUnmap(ptr, size), "cuMemUnmap");
+    check(a.cuMemAddressFree(ptr, size), "cuMemAddressFree");
+}
+
+// One granule of `prop` made, mapped, filled and checked; with `sock`, exported and imported by the
+// second process, which checks it too; released.
+void create_round(const Api& a, int ordinal, const CUmemAllocationProp& prop, int sock) {
+    size_t size = 0;
+    check(a.cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    CUmemGenericAllocationHandle handle = 0;
+    check(a.cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
+    mapped(a, handle, size, ordinal, [&](CUdeviceptr ptr) {
+        fill_and_check(a, ptr, size);
+        if (sock < 0) return;
+        int fd = -1;
+        check(a.cuMemExportToShareableHandle(&fd, handle, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+              "cuMemExportToShareableHandle");
+        send_with_fd(sock, Message{1, {}}, fd);
+        close(fd);
+        wait_answer(sock);
+    });
+    check(a.cuMemRelease(handle), "cuMemRelease");
+}
+
+// pool-trim's workload: eight granules from the device's default pool, freed, the pool trimmed.
+void pool_trim(const Api& a, int ordinal, CUstream s) {
+    CUmemoryPool pool = nullptr;
+    check(a.cuDeviceGetDefaultMemPool(&pool, ordinal), "cuDeviceGetDefaultMemPool");
+    size_t granule = 0;
+    const CUmemAllocationProp prop = memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE);
+    check(a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    CUdeviceptr blocks[8] = {};
+    for (CUdeviceptr& b : blocks) check(a.cuMemAllocFromPoolAsync(&b, granule, pool, s), "cuMemAllocFromPoolAsync");
+    for (CUdeviceptr b : blocks) check(a.cuMemFreeAsync(b, s), "cuMemFreeAsync");
+    check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
+    check(a.cuMemPoolTrimTo(pool, 0), "cuMemPoolTrimTo");
+    cuuint64_t reserved = 0;
+    check(a.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &reserved), "cuMemPoolGetAttribute");
+}
+
+// ipc-pool: a pool that exports POSIX fds, a block of it written, both imported and checked by the second
+// process; then freed and destroyed.
+void ipc_pool(const Api& a, int ordinal, CUstream s, int sock) {
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE, props.location.id = ordinal;
+    CUmemoryPool pool = nullptr;
+    check(a.cuMemPoolCreate(&pool, &props), "cuMemPoolCreate");
+    size_t granule = 0;
+    const CUmemAllocationProp prop = memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE);
+    check(a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    CUdeviceptr block = 0;
+    check(a.cuMemAllocFromPoolAsync(&block, granule, pool, s), "cuMemAllocFromPoolAsync");
+    check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
+    fill_and_check(a, block, granule);
+    Message m{2, {}};
+    check(a.cuMemPoolExportPointer(&m.data, block), "cuMemPoolExportPointer");
+    int fd = -1;
+    check(a.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+          "cuMemPoolExportToShareableHandle");
+    send_with_fd(sock, m, fd);
+    close(fd);
+    wait_answer(sock);
+    check(a.cuMemFreeAsync(block, s), "cuMemFreeAsync");
+    check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
+    check(a.cuMemPoolDestroy(pool), "cuMemPoolDestroy");
+}
+
+// Every allocating check doctor runs on the current context's device `ordinal` (those its attributes
+// allow), with the second process at `sock` (-1: none) importing what posix-fd-ipc and ipc-pool export.
+void allocating_checks(const Api& a, int ordinal, int sock) {
+    CUstream s = nullptr;
+    check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    const bool vmm = attribute(a, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, ordinal) != 0;
+    const bool posix_fd = attribute(a, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, ordinal) != 0;
+    const bool pools = attribute(a, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, ordinal) != 0;
+    const int pool_handles = attribute(a, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, ordinal);
+    if (vmm) create_round(a, ordinal, memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE), -1);
+    if (vmm && posix_fd && sock >= 0) {
+        create_round(a, ordinal,
+                     memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), sock);
+    }
+    if (pools) pool_trim(a, ordinal, s);
+    if (pools && (pool_handles & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) != 0 && sock >= 0)
+        ipc_pool(a, ordinal, s, sock);
+    if (attribute(a, CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, ordinal) != 0)
+        create_round(a, ordinal, memory_on(CU_MEM_LOCATION_TYPE_HOST, 0, CU_MEM_HANDLE_TYPE_NONE), -1);
+    const int numa = attribute(a, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, ordinal);
+    if (attribute(a, CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, ordinal) != 0 && numa >= 0)
+        create_round(a, ordinal, memory_on(CU_MEM_LOCATION_TYPE_HOST_NUMA, numa, CU_MEM_HANDLE_TYPE_NONE), -1);
+    if (attribute(a, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, ordinal) != 0) {
+        // As fabric-alloc: made and exported where this process can open an IMEX channel, else refused.
+        const CUmemAllocationProp prop = memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_FABRIC);
+        size_t granule = 0;
+        CUmemGenericAllocationHandle handle = 0;
+        if (a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) == CUDA_SUCCESS &&
+            a.cuMemCreate(&handle, granule, &prop, 0) == CUDA_SUCCESS) {
+            CUmemFabricHandle fabric{};
+            (void)a.cuMemExportToShareableHandle(&fabric, handle, CU_MEM_HANDLE_TYPE_FABRIC, 0);
+            check(a.cuMemRelease(handle), "cuMemRelease");
+        }
+    }
+    check(a.cuStreamDestroy(s), "cuStreamDestroy");
+    bench::mark("the allocating checks");
+}
+
+// The second process's part: imports what arrives on `sock`, maps it (an imported pool: access granted to
+// its device), checks the pattern, frees the import and answers, until the floor closes the socket.
+void serve_imports(const Api& a, int sock) {
+    CUstream s = nullptr;
+    check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    Message m;
+    int fd = -1;
+    while (receive_with_fd(sock, m, fd)) {
+        if (m.kind == 1) {
+            CUmemGenericAllocationHandle handle = 0;
+            check(a.cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                                   CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+                  "cuMemImportFromShareableHandle");
+            const CUmemAllocationProp prop =
+                memory_on(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+            size_t size = 0;
+            check(a.cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+                  "cuMemGetAllocationGranularity");
+            mapped(a, handle, size, 0, [&](CUdeviceptr ptr) {
+                unsigned char back[256] = {};
+                check(a.cuMemcpyDtoH(back, ptr, sizeof back), "cuMemcpyDtoH");
+                if (back[0] != 0x5a) bench::fail("the imported pattern", -1);
+            });
+            check(a.cuMemRelease(handle), "cuMemRelease");
+        } else {
+            CUmemoryPool pool = nullptr;
+            check(a.cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
+                                                       CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+                  "cuMemPoolImportFromShareableHandle");
+            CUmemAccessDesc access{};
+            access.location.type = CU_MEM_LOCATION_TYPE_DEVICE, access.location.id = 0;
+            access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+            check(a.cuMemPoolSetAccess(pool, &access, 1), "cuMemPoolSetAccess");
+            CUdeviceptr block = 0;
+            check(a.cuMemPoolImportPointer(&block, pool, &m.data), "cuMemPoolImportPointer");
+            unsigned char back[256] = {};
+            check(a.cuMemcpyDtoH(back, block, sizeof back), "cuMemcpyDtoH");
+            if (back[0] != 0x5a) bench::fail("the imported pool's pattern", -1);
+            check(a.cuMemFreeAsync(block, s), "cuMemFreeAsync");  // freed before the exporter frees it
+            check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
+            check(a.cuMemPoolDestroy(pool), "cuMemPoolDestroy");
+        }
+        close(fd);
+        answer(sock);
+    }
+    check(a.cuStreamDestroy(s), "cuStreamDestroy");
+}
+
+// A context on `ordinal` with the allocating checks (the second process at `sock` importing) and the link
+// checks' copies in it, one GPU's copies at a time (doctor holds one lock around each GPU's copies, so
+// that GPUs behind one switch do not share it), then released; the socket closed, so that the second
+// process ends.
+void context_with_checks(const Api& a, int ordinal, int sock, std::mutex& one_at_a_time) {
     CUcontext ctx = nullptr;
     check(a.cuDevicePrimaryCtxRetain(&ctx, ordinal), "cuDevicePrimaryCtxRetain");
     check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     bench::mark("a device's context");
+    allocating_checks(a, ordinal, sock);
+    if (sock >= 0) close(sock);
     {
         const std::lock_guard<std::mutex> lock(one_at_a_time);
         link_copies(a);
@@ -311,60 +600,147 @@ void context_with_copies(const Api& a, int ordinal, std::mutex& one_at_a_time) {
     bench::mark("a device's context released");
 }
 
-// The second process: cuInit and its one device's context.
+// The second process: cuInit and its one device's context, in which it imports what the floor sends on
+// descriptor 3 until the floor closes it.
 int run_child() {
     const Api a = load_api();
     bench::mark("second process: dlopen libcuda, entry points");
-    if (init(a) < 1) return 1;
+    // A GPU the kernel lists and the driver does not show (CUDA_VISIBLE_DEVICES names no device): nothing
+    // to serve, as doctor ends such an importer.
+    const CUresult r = a.cuInit(0);
+    if (r == CUDA_ERROR_NO_DEVICE) return 0;
+    check(r, "cuInit");
     bench::mark("second process: cuInit");
-    context_on(a, 0);
-    bench::mark("second process: context made and released");
+    CUcontext ctx = nullptr;
+    check(a.cuDevicePrimaryCtxRetain(&ctx, 0), "cuDevicePrimaryCtxRetain");
+    check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    bench::mark("second process: context");
+    serve_imports(a, 3);
+    check(a.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
+    check(a.cuDevicePrimaryCtxRelease(0), "cuDevicePrimaryCtxRelease");
+    bench::mark("second process: imports served, context released");
     return 0;
 }
 
-// full: a second process per GPU started first (its start-up overlaps this one's), cuInit, one context per
-// GPU on its own thread, then the second processes waited for.
+// A second process that sees only the GPU `visible` names, with its end of a socket as descriptor 3.
+struct Second {
+    std::string visible;  // a UUID, or an ordinal
+    pid_t pid = -1;
+    int sock = -1;  // this process's end
+};
+
+Second start_second(const char* self, const std::string& visible) {
+    int pair[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) bench::fail("socketpair", -1);
+    std::vector<std::string> env_text;
+    for (char** e = environ; *e != nullptr; ++e) {
+        if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env_text.emplace_back(*e);
+    }
+    env_text.push_back("CUDA_VISIBLE_DEVICES=" + visible);
+    std::vector<char*> env;
+    for (auto& t : env_text) env.push_back(t.data());
+    env.push_back(nullptr);
+    char child_arg[] = "child";
+    char* argv[] = {const_cast<char*>(self), child_arg, nullptr};
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
+    Second out{visible, -1, pair[0]};
+    if (posix_spawn(&out.pid, self, &actions, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
+    posix_spawn_file_actions_destroy(&actions);
+    close(pair[1]);
+    return out;
+}
+
+// The UUIDs of the GPUs the kernel lists (/proc/driver/nvidia/gpus/*/information, under CUMEMCTL_SYSROOT
+// where that names a fake system root, as doctor reads it), as doctor starts its importers from them; none
+// where the folder cannot be read.
+std::vector<std::string> kernel_uuids() {
+    std::vector<std::string> out;
+    const char* sysroot = std::getenv("CUMEMCTL_SYSROOT");
+    const std::string root = std::string(sysroot != nullptr ? sysroot : "") + "/proc/driver/nvidia/gpus/";
+    DIR* dir = opendir(root.c_str());
+    if (dir == nullptr) return out;
+    while (const dirent* e = readdir(dir)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream info(root + e->d_name + "/information");
+        std::string line;
+        while (std::getline(info, line)) {
+            if (line.rfind("GPU UUID:", 0) != 0) continue;
+            const auto at = line.find("GPU-");
+            if (at != std::string::npos) out.push_back(line.substr(at, 40));
+        }
+    }
+    closedir(dir);
+    return out;
+}
+
+std::string uuid_text(const CUuuid& u) {
+    const auto* b = reinterpret_cast<const unsigned char*>(u.bytes);
+    char text[48];
+    std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                  b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+    return text;
+}
+
+// full: NVML on its own thread and a second process per GPU the kernel lists, started first (their
+// start-up overlaps this one's, as doctor's); cuInit (second processes by ordinal here where the kernel
+// listed none); per GPU on its own thread a context, the allocating checks and the link checks' copies;
+// then the second processes waited for.
 int run_full(const char* self) {
+    long long nvml_sum = 0;
+    std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
+    std::vector<Second> seconds;
+    for (const std::string& uuid : kernel_uuids()) seconds.push_back(start_second(self, uuid));
+    bench::mark("second processes started");
     const Api a = load_api();
     bench::mark("dlopen libcuda, entry points");
     const int count = init(a);
     bench::mark("cuInit");
-    std::vector<pid_t> children;
-    for (int i = 0; i < count; ++i) {
-        std::vector<std::string> env_text;
-        for (char** e = environ; *e != nullptr; ++e) {
-            if (std::strncmp(*e, "CUDA_VISIBLE_DEVICES=", 21) != 0) env_text.emplace_back(*e);
-        }
-        env_text.push_back("CUDA_VISIBLE_DEVICES=" + std::to_string(i));
-        std::vector<char*> env;
-        for (auto& t : env_text) env.push_back(t.data());
-        env.push_back(nullptr);
-        char child_arg[] = "child";
-        char* argv[] = {const_cast<char*>(self), child_arg, nullptr};
-        pid_t pid = 0;
-        if (posix_spawn(&pid, self, nullptr, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
-        children.push_back(pid);
+    if (seconds.empty()) {
+        for (int i = 0; i < count; ++i) seconds.push_back(start_second(self, std::to_string(i)));
     }
-    bench::mark("second processes started");
-    long long nvml_sum = 0;
-    std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
+    std::vector<int> socks(static_cast<std::size_t>(count), -1);
+    for (int i = 0; i < count; ++i) {
+        CUuuid uuid{};
+        a.cuDeviceGetUuid(&uuid, i);
+        for (Second& second : seconds) {
+            if (second.sock >= 0 && (second.visible == uuid_text(uuid) || second.visible == std::to_string(i))) {
+                std::swap(socks[static_cast<std::size_t>(i)], second.sock);
+                break;
+            }
+        }
+    }
+    for (Second& second : seconds) {
+        if (second.sock >= 0) close(second.sock);  // a GPU the driver does not show: it ends
+    }
+    // A GPU whose UUID the kernel's list did not give: its second process starts now (said in the output).
+    std::size_t late = 0;
+    for (int i = 0; i < count; ++i) {
+        if (socks[static_cast<std::size_t>(i)] >= 0) continue;
+        seconds.push_back(start_second(self, std::to_string(i)));
+        std::swap(socks[static_cast<std::size_t>(i)], seconds.back().sock);
+        ++late;
+    }
     std::mutex one_at_a_time;
     std::vector<std::thread> threads;
-    for (int i = 0; i < count; ++i)
-        threads.emplace_back([&a, i, &one_at_a_time] { context_with_copies(a, i, one_at_a_time); });
+    for (int i = 0; i < count; ++i) {
+        const int sock = socks[static_cast<std::size_t>(i)];
+        threads.emplace_back([&a, i, sock, &one_at_a_time] { context_with_checks(a, i, sock, one_at_a_time); });
+    }
     for (auto& t : threads) t.join();
     nvml.join();
     bench::mark("every device's thread and NVML's joined");
     int failed = 0;
-    for (pid_t pid : children) {
+    for (const Second& second : seconds) {
         int status = 0;
-        if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
+        if (waitpid(second.pid, &status, 0) != second.pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
     bench::mark("second processes ended");
     std::printf(
-        "{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"failed\": %d, "
-        "\"nvml\": %s}\n",
-        count, children.size(), failed, nvml_sum < 0 ? "false" : "true");
+        "{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"started_late\": %zu, "
+        "\"failed\": %d, \"nvml\": %s}\n",
+        count, seconds.size(), late, failed, nvml_sum < 0 ? "false" : "true");
     return failed == 0 ? 0 : 1;
 }
 

@@ -161,8 +161,8 @@ def doctor(ctx):
 def doctor_floors(ctx):
     """doctor --quick against bench_doctor_floor quick (cuInit, the same attribute and NVML queries, no
     context; target QUICK_TARGET), and the full doctor against bench_doctor_floor full (cuInit, a context per
-    GPU made and released, a second process's context per GPU, and the link checks' copies one GPU at a
-    time: what it must do; target FULL_TARGET)."""
+    GPU made and released, a second process per GPU that imports what the allocating checks export, those
+    checks' allocations, and the link checks' copies one GPU at a time: what it must do; target FULL_TARGET)."""
     floor = os.path.join(os.path.dirname(ctx.floor), "bench_doctor_floor")
     if not os.access(floor, os.X_OK):
         return [group("doctor-floors", "doctor against its floors",
@@ -183,10 +183,14 @@ def doctor_floors(ctx):
                                [[floor, "full"], [ctx.cumemctl, "doctor", "--json"]], heavy=True, ok_codes=(0, 1))
     compare_to_floor(items[1], items[0], FULL_TARGET)
     groups.append(group("doctor-floor", "cumemctl doctor --json against what it must do", items,
-                        ["the floor: cuInit, one primary context per GPU made and released (a thread each), "
-                         "per GPU a second process that initialises the driver and makes its context, NVML's "
-                         "link questions, and the link checks' copies one GPU at a time (8 MiB h2d under "
-                         "pcie-link, 32 MiB each way pinned, 128 MiB d2d, each one untimed and four timed)"]))
+                        ["the floor: NVML's questions and per GPU a second process started first (from the "
+                         "kernel's GPU list, as doctor's importers), cuInit, one primary context per GPU (a thread "
+                         "each) in which the allocating checks' memory is made, written and read back (a granule: "
+                         "cuMemCreate, one exported to the second process as a POSIX fd, the default pool's trim "
+                         "workload, an IPC pool and a block of it imported there, host and host-NUMA memory, a "
+                         "fabric handle where supported) and the link checks' copies run one GPU at a time (8 MiB "
+                         "h2d under pcie-link, 32 MiB each way pinned, 128 MiB d2d, each one untimed and four "
+                         "timed), then released"]))
     return groups
 
 
