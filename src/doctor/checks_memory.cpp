@@ -30,6 +30,10 @@ namespace cumemctl::doctor {
 using namespace gpu;
 namespace {
 
+// The most importers doctor starts before the driver lists its GPUs: more GPUs than any node has (an
+// NVL72 compute tray has 4, an HGX board 8, the largest PCIe servers 16).
+constexpr std::size_t kMostEarlyImporters = 64;
+
 // How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has
 // not answered by then is hung, and doctor must still finish.
 constexpr ipc::Timeout kSecondProcessTimeout{20000};
@@ -231,8 +235,10 @@ std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx,
         !ctx.options.devices.all || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
         return out;
     }
+    // A list longer than any node's GPUs (a system root's folder that someone filled) starts none: the
+    // devices' own importers start with their checks.
     const auto gpus = kernel_gpus(ctx);
-    if (!gpus) return out;
+    if (!gpus || gpus->size() > kMostEarlyImporters) return out;
     try {
         for (const KernelGpu& gpu : *gpus) {
             if (gpu.uuid.empty()) continue;
