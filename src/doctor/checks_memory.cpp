@@ -12,7 +12,6 @@
 #include <fmt/format.h>
 
 #include "cuda/driver_call.hpp"
-#include "doctor/kernel_gpus.hpp"
 #include "doctor/registry.hpp"
 #include "doctor/runner.hpp"
 #include "gpu/diagnosis/fabric_probe.hpp"
@@ -224,27 +223,26 @@ void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<s
     }
 }
 
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx,
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string>& uuids,
                                                  const std::vector<std::string_view>& checks) {
     std::vector<EarlyImporter> out;
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
-    // Only where the driver will show the kernel's GPUs: every device asked for, none hidden.
+    // Only where the driver will show the listed GPUs: every device asked for, none hidden. A list
+    // longer than any node's GPUs (a system root's folder that someone filled) starts none: the devices'
+    // own importers start with their checks.
     if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        !ctx.options.devices.all || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) {
+        !ctx.options.devices.all || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ||
+        uuids.size() > kMostEarlyImporters) {
         return out;
     }
-    // A list longer than any node's GPUs (a system root's folder that someone filled) starts none: the
-    // devices' own importers start with their checks.
-    const auto gpus = kernel_gpus(ctx);
-    if (!gpus || gpus->size() > kMostEarlyImporters) return out;
     try {
-        for (const KernelGpu& gpu : *gpus) {
-            if (gpu.uuid.empty()) continue;
-            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", gpu.uuid}}};
+        for (const std::string& uuid : uuids) {
+            if (uuid.empty()) continue;
+            const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
             out.push_back(
-                {gpu.uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});
+                {uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});
         }
     } catch (const Error&) {
         // What started is used; the rest is left to the device's own start.

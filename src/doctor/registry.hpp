@@ -61,13 +61,14 @@ std::vector<std::string> parse_check_list(std::string_view text);
 // cannot start is left to the checks, which start their own and report why it failed.
 void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
 
-// The same at doctor's start, before this process initialises the driver or NVML, for every GPU the
-// kernel lists with a UUID (kernel_gpus; CUDA_VISIBLE_DEVICES set to it), so that their start-up
-// overlaps this process's: only where every device is asked for and CUDA_VISIBLE_DEVICES hides none
-// (else the driver's devices may be fewer than the kernel's), and at most 64 (a longer list starts
-// none). An importer for a GPU the driver does not show, or whose checks do not apply (capabilities are
-// not known yet), is ended with the device's checks. Never throws.
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string_view>& checks);
+// The same at doctor's start, before the driver lists its GPUs, for each of `uuids` (the kernel's list,
+// kernel_gpus, else NVML's; CUDA_VISIBLE_DEVICES set to it), so that their start-up overlaps this
+// process's: only where every device is asked for and CUDA_VISIBLE_DEVICES hides none (else the driver's
+// devices may be fewer than those listed), and at most 64 (a longer list starts none). An importer for a
+// GPU the driver does not show, or whose checks do not apply (capabilities are not known yet), is ended
+// with the device's checks. Never throws.
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string>& uuids,
+                                                 const std::vector<std::string_view>& checks);
 
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);

@@ -10,6 +10,7 @@
 #include "base/setting.hpp"
 #include "base/interrupt.hpp"
 #include "doctor/budget.hpp"
+#include "doctor/kernel_gpus.hpp"
 #include "doctor/busy.hpp"
 #include "doctor/registry.hpp"
 #include "gpu/device/devices.hpp"
@@ -169,12 +170,20 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     for (const CheckSpec* spec : device_specs) device_ids.push_back(spec->id);
     // The importers first, for the GPUs the kernel lists: their start-up overlaps this process's. Then
     // the driver's start-up (the setup checks: cuInit) on a thread of its own while this one waits for
-    // NVML's: the two overlap. The importers stay on this thread (a second process ends with the thread
-    // that started it). The driver's version for the report (its metrics' driver_version), NVML's else
-    // the kernel module's, goes to the progress as soon as NVML has loaded, so that a run past its
-    // budget keeps it.
-    std::vector<EarlyImporter> early = start_importers_early(ctx, device_ids);
-    mark_phase(fmt::format("doctor: importers started early: {}", early.size()));
+    // NVML's: the two overlap. Where the kernel lists no GPU with its UUID (no /proc/driver/nvidia, or a
+    // container's empty one), the importers start for NVML's GPUs once it has loaded. They stay on this
+    // thread: a second process ends with the thread that started it. The driver's version for the
+    // report (its metrics' driver_version), NVML's else the kernel module's, goes to the progress as
+    // soon as NVML has loaded, so that a run past its budget keeps it.
+    std::vector<std::string> kernel_uuids;
+    for (const KernelGpu& gpu : kernel_gpus(ctx).value_or(std::vector<KernelGpu>{})) {
+        if (!gpu.uuid.empty()) kernel_uuids.push_back(gpu.uuid);
+    }
+    std::vector<EarlyImporter> early;
+    if (!kernel_uuids.empty()) {
+        early = start_importers_early(ctx, kernel_uuids, device_ids);
+        mark_phase(fmt::format("doctor: importers started early: {}", early.size()));
+    }
     auto setup = std::async(std::launch::async, [&ctx, &run, &options, &hooks] {
         for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
             check_interrupted();
@@ -185,6 +194,10 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     run.driver_version = driver_version(ctx, loaded_nvml);
     if (progress != nullptr) progress->set_driver_version(run.driver_version);
     mark_phase("doctor: NVML loaded");
+    if (kernel_uuids.empty() && loaded_nvml != nullptr && loaded_nvml->loaded()) {
+        early = start_importers_early(ctx, loaded_nvml->uuids(), device_ids);
+        mark_phase(fmt::format("doctor: importers started early from NVML's list: {}", early.size()));
+    }
     setup.get();
     ctx.nvml = loaded_nvml;
     ctx.ensure_initialised();
