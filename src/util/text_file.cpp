@@ -1,6 +1,7 @@
 #include "util/text_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,8 +20,16 @@ Error text_file_error(const std::string& path, const std::string& what, const st
 }
 
 std::string read_text_file(const std::string& path, const std::string& what, const std::string& remedy) {
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
+    // Opened without waiting (a FIFO's open blocks until a writer comes, a terminal's read until a
+    // line), then refused unless a regular file: /proc and /sys files are, and a system root's
+    // stand-in that is a FIFO or a link to a terminal must not hang a health check.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK));
     if (!fd.valid()) throw text_file_error(path, what, remedy, errno);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) throw text_file_error(path, what, remedy, errno);
+    if (!S_ISREG(st.st_mode)) {
+        throw Error(ExitCode::unavailable, fmt::format("cannot read {} ({}): not a regular file", path, what), remedy);
+    }
     return read_text_fd(fd.get(), path, what, remedy);
 }
 
