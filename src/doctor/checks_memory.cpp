@@ -29,10 +29,6 @@ namespace cumemctl::doctor {
 using namespace gpu;
 namespace {
 
-// The most importers doctor starts before the driver lists its GPUs: more GPUs than any node has (an
-// NVL72 compute tray has 4, an HGX board 8, the largest PCIe servers 16).
-constexpr std::size_t kMostEarlyImporters = 64;
-
 // How long a check waits for its second process: about 0.2 s is usual on an H200; a process that has
 // not answered by then is hung, and doctor must still finish.
 constexpr ipc::Timeout kSecondProcessTimeout{20000};
@@ -223,23 +219,25 @@ void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<s
     }
 }
 
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string>& uuids,
-                                                 const std::vector<std::string_view>& checks) {
-    std::vector<EarlyImporter> out;
+bool early_importers_apply(const DoctorContext& ctx, const std::vector<std::string_view>& checks) {
     const auto selected = [&](std::string_view id) {
         return std::find(checks.begin(), checks.end(), id) != checks.end();
     };
-    // Only where the driver will show the listed GPUs: every device asked for, none hidden. A list
-    // longer than any node's GPUs (a system root's folder that someone filled) starts none: the devices'
-    // own importers start with their checks.
-    if ((!selected(kCheckPosixFdIpc) && !selected(kCheckIpcPool)) || ctx.driver == nullptr || !ctx.driver->loaded() ||
-        !ctx.options.devices.all || std::getenv("CUDA_VISIBLE_DEVICES") != nullptr ||
-        uuids.size() > kMostEarlyImporters) {
-        return out;
-    }
+    // Only where the driver will show the listed GPUs: every device asked for, none hidden.
+    return (selected(kCheckPosixFdIpc) || selected(kCheckIpcPool)) && ctx.driver != nullptr && ctx.driver->loaded() &&
+           ctx.options.devices.all && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr;
+}
+
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, std::vector<std::string> uuids) {
+    std::vector<EarlyImporter> out;
+    // Each GPU once. A list longer than any node's GPUs (a system root's folder that someone filled)
+    // starts none: the devices' own importers start with their checks.
+    std::sort(uuids.begin(), uuids.end());
+    uuids.erase(std::unique(uuids.begin(), uuids.end()), uuids.end());
+    std::erase(uuids, std::string());
+    if (uuids.size() > kMostEarlyImporters) return out;
     try {
         for (const std::string& uuid : uuids) {
-            if (uuid.empty()) continue;
             const ChildDeviceView view{0, {{"CUDA_VISIBLE_DEVICES", uuid}}};
             out.push_back(
                 {uuid, gpu::start_importer(ImporterStart{ipc::kSelfExecutable, ctx.driver->info().library, view})});

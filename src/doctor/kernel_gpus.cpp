@@ -19,12 +19,14 @@ bool uuid_shaped(const std::string& text) {
 
 }  // namespace
 
-std::optional<std::vector<KernelGpu>> kernel_gpus(const DoctorContext& ctx) {
+std::optional<std::vector<KernelGpu>> kernel_gpus(const DoctorContext& ctx, std::size_t most) {
     const std::string root = ctx.path("/proc/driver/nvidia/gpus");
     DIR* dir = opendir(root.c_str());
     if (dir == nullptr) return std::nullopt;
     std::vector<KernelGpu> gpus;
-    while (const dirent* e = readdir(dir)) {
+    while (gpus.size() < most) {
+        const dirent* e = readdir(dir);
+        if (e == nullptr) break;
         const std::string name = e->d_name;
         if (name.empty() || name[0] == '.') continue;
         KernelGpu g{name, {}};

@@ -4,6 +4,8 @@
 // source, and the UUIDs its early importers are started for).
 #pragma once
 
+#include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,8 +19,10 @@ struct KernelGpu {
     std::string uuid;  // "GPU-5f0a6b1c-2d3e-4f50-6172-839405a6b7c8" as the file writes it; "" where it says none
 };
 
-// The kernel's GPUs in the folder's order; nullopt where the folder cannot be read. A UUID that is not
+// The kernel's GPUs in the folder's order, at most `most` of them (the folder is a system root's under
+// --sysroot, which someone may have filled); nullopt where the folder cannot be read. A UUID that is not
 // "GPU-" and 36 characters of hex digits and dashes is left empty.
-std::optional<std::vector<KernelGpu>> kernel_gpus(const DoctorContext& ctx);
+std::optional<std::vector<KernelGpu>> kernel_gpus(const DoctorContext& ctx,
+                                                  std::size_t most = std::numeric_limits<std::size_t>::max());
 
 }  // namespace cumemctl::doctor

@@ -7,6 +7,7 @@
 // outcome, or throws Error (reported as fail with the driver's diagnosis) or CheckSkipped.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,14 +62,20 @@ std::vector<std::string> parse_check_list(std::string_view text);
 // cannot start is left to the checks, which start their own and report why it failed.
 void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<std::string_view>& checks);
 
-// The same at doctor's start, before the driver lists its GPUs, for each of `uuids` (the kernel's list,
-// kernel_gpus, else NVML's; CUDA_VISIBLE_DEVICES set to it), so that their start-up overlaps this
-// process's: only where every device is asked for and CUDA_VISIBLE_DEVICES hides none (else the driver's
-// devices may be fewer than those listed), and at most 64 (a longer list starts none). An importer for a
-// GPU the driver does not show, or whose checks do not apply (capabilities are not known yet), is ended
-// with the device's checks. Never throws.
-std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, const std::vector<std::string>& uuids,
-                                                 const std::vector<std::string_view>& checks);
+// The most importers doctor starts before the driver lists its GPUs: more GPUs than any node has (an
+// NVL72 compute tray has 4, an HGX board 8, the largest PCIe servers 16).
+inline constexpr std::size_t kMostEarlyImporters = 64;
+
+// Whether importers start at doctor's start (start_importers_early): where one of `checks` needs one, the
+// driver loaded, every device is asked for and CUDA_VISIBLE_DEVICES hides none (else the driver's
+// devices may be fewer than those listed).
+bool early_importers_apply(const DoctorContext& ctx, const std::vector<std::string_view>& checks);
+
+// The same at doctor's start, before the driver lists its GPUs, once for each of `uuids` (the kernel's
+// list, kernel_gpus, else NVML's; CUDA_VISIBLE_DEVICES set to it), so that their start-up overlaps this
+// process's; none for a list of more than 64. An importer for a GPU the driver does not show, or whose
+// checks do not apply (capabilities are not known yet), is ended with the device's checks. Never throws.
+std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, std::vector<std::string> uuids);
 
 // The checks of the catalogue (defined in checks_*.cpp).
 CheckOutcome check_driver(DoctorContext& ctx, DeviceState* device);

@@ -175,15 +175,19 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     // thread: a second process ends with the thread that started it. The driver's version for the
     // report (its metrics' driver_version), NVML's else the kernel module's, goes to the progress as
     // soon as NVML has loaded, so that a run past its budget keeps it.
+    const bool early_start = early_importers_apply(ctx, device_ids);
     std::vector<std::string> kernel_uuids;
-    for (const KernelGpu& gpu : kernel_gpus(ctx).value_or(std::vector<KernelGpu>{})) {
-        if (!gpu.uuid.empty()) kernel_uuids.push_back(gpu.uuid);
+    if (early_start) {
+        for (const KernelGpu& gpu : kernel_gpus(ctx, kMostEarlyImporters + 1).value_or(std::vector<KernelGpu>{})) {
+            if (!gpu.uuid.empty()) kernel_uuids.push_back(gpu.uuid);
+        }
     }
     std::vector<EarlyImporter> early;
     if (!kernel_uuids.empty()) {
-        early = start_importers_early(ctx, kernel_uuids, device_ids);
+        early = start_importers_early(ctx, kernel_uuids);
         mark_phase(fmt::format("doctor: importers started early: {}", early.size()));
     }
+    if (progress != nullptr) progress->set_driver_version(driver_version(ctx, nullptr));  // NVML's, once loaded
     auto setup = std::async(std::launch::async, [&ctx, &run, &options, &hooks] {
         for (const CheckSpec* spec : selected(options, CheckScope::setup)) {
             check_interrupted();
@@ -194,8 +198,9 @@ DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoa
     run.driver_version = driver_version(ctx, loaded_nvml);
     if (progress != nullptr) progress->set_driver_version(run.driver_version);
     mark_phase("doctor: NVML loaded");
-    if (kernel_uuids.empty() && loaded_nvml != nullptr && loaded_nvml->loaded()) {
-        early = start_importers_early(ctx, loaded_nvml->uuids(), device_ids);
+    if (early_start && kernel_uuids.empty() && loaded_nvml != nullptr && loaded_nvml->loaded()) {
+        check_interrupted();  // a stop meanwhile: no importer to start and end again
+        early = start_importers_early(ctx, loaded_nvml->uuids());
         mark_phase(fmt::format("doctor: importers started early from NVML's list: {}", early.size()));
     }
     setup.get();

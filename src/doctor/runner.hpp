@@ -41,7 +41,7 @@ using NvmlLoad = std::function<const nvml::Library*()>;
 // Runs the checks of `options` over a driver that the caller loaded (or failed to load: the driver
 // check says why). Throws Error for a malformed device list (usage) or a device that does not exist
 // (unavailable); a check never throws out of here.
-// `nvml` is called on a thread of its own while this one initialises the driver (NvmlLoad).
+// `nvml` is called on the run's thread while the setup checks initialise the driver on another (NvmlLoad).
 // `progress`, where given, records each finished result and what each check thread waits on (doctor/budget.hpp).
 // `hooks`: see RunHooks.
 DoctorRun run_doctor(Driver& driver, const DoctorOptions& options, const NvmlLoad& nvml = {},
