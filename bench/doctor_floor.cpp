@@ -363,7 +363,7 @@ void send_with_fd(int sock, const Message& m, int fd) {
     cmsghdr* c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET, c->cmsg_type = SCM_RIGHTS, c->cmsg_len = CMSG_LEN(sizeof(int));
     std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    if (sendmsg(sock, &msg, 0) != static_cast<ssize_t>(sizeof m)) bench::fail("sendmsg", -1);
+    if (sendmsg(sock, &msg, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m)) bench::fail("sendmsg", -1);
 }
 
 // The next message and its descriptor; false once the other end has closed.
@@ -645,6 +645,7 @@ Second start_second(const char* self, const std::string& visible) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // nothing else crosses
     Second out{visible, -1, pair[0]};
     if (posix_spawn(&out.pid, self, &actions, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
     posix_spawn_file_actions_destroy(&actions);
@@ -653,10 +654,11 @@ Second start_second(const char* self, const std::string& visible) {
 }
 
 // The UUIDs of the GPUs the kernel lists (/proc/driver/nvidia/gpus/*/information, under CUMEMCTL_SYSROOT
-// where that names a fake system root, as doctor reads it), as doctor starts its importers from them; none
-// where the folder cannot be read.
+// where that names a fake system root, as doctor reads it), each once, as doctor starts its importers from
+// them; none where the folder cannot be read, CUDA_VISIBLE_DEVICES is set or it lists more than 64.
 std::vector<std::string> kernel_uuids() {
     std::vector<std::string> out;
+    if (std::getenv("CUDA_VISIBLE_DEVICES") != nullptr) return out;
     const char* sysroot = std::getenv("CUMEMCTL_SYSROOT");
     const std::string root = std::string(sysroot != nullptr ? sysroot : "") + "/proc/driver/nvidia/gpus/";
     DIR* dir = opendir(root.c_str());
@@ -668,10 +670,14 @@ std::vector<std::string> kernel_uuids() {
         while (std::getline(info, line)) {
             if (line.rfind("GPU UUID:", 0) != 0) continue;
             const auto at = line.find("GPU-");
-            if (at != std::string::npos) out.push_back(line.substr(at, 40));
+            if (at != std::string::npos && line.size() >= at + 40) out.push_back(line.substr(at, 40));
         }
+        if (out.size() > 64) break;
     }
     closedir(dir);
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    if (out.size() > 64) out.clear();
     return out;
 }
 
@@ -684,9 +690,9 @@ std::string uuid_text(const CUuuid& u) {
 }
 
 // full: NVML on its own thread and a second process per GPU the kernel lists, started first (their
-// start-up overlaps this one's, as doctor's); cuInit (second processes by ordinal here where the kernel
-// listed none); per GPU on its own thread a context, the allocating checks and the link checks' copies;
-// then the second processes waited for.
+// start-up overlaps this one's, as doctor's); cuInit (each GPU's second process started here where the
+// kernel did not list it); per GPU on its own thread a context, the allocating checks and the link checks'
+// copies; then the second processes waited for.
 int run_full(const char* self) {
     long long nvml_sum = 0;
     std::thread nvml([&nvml_sum] { nvml_sum = query_nvml(); });
@@ -697,30 +703,31 @@ int run_full(const char* self) {
     bench::mark("dlopen libcuda, entry points");
     const int count = init(a);
     bench::mark("cuInit");
-    if (seconds.empty()) {
-        for (int i = 0; i < count; ++i) seconds.push_back(start_second(self, std::to_string(i)));
-    }
+    // Each GPU's second process, by UUID: the one started first, else one started now (said in the
+    // output, started_late; all of them where the kernel listed none). Those left (a GPU the driver does not
+    // show) get their socket closed and end.
+    const bool listed = !seconds.empty();
     std::vector<int> socks(static_cast<std::size_t>(count), -1);
-    for (int i = 0; i < count; ++i) {
-        CUuuid uuid{};
-        a.cuDeviceGetUuid(&uuid, i);
-        for (Second& second : seconds) {
-            if (second.sock >= 0 && (second.visible == uuid_text(uuid) || second.visible == std::to_string(i))) {
-                std::swap(socks[static_cast<std::size_t>(i)], second.sock);
-                break;
-            }
-        }
-    }
-    for (Second& second : seconds) {
-        if (second.sock >= 0) close(second.sock);  // a GPU the driver does not show: it ends
-    }
-    // A GPU whose UUID the kernel's list did not give: its second process starts now (said in the output).
+    std::vector<Second> served;
     std::size_t late = 0;
     for (int i = 0; i < count; ++i) {
-        if (socks[static_cast<std::size_t>(i)] >= 0) continue;
-        seconds.push_back(start_second(self, std::to_string(i)));
-        std::swap(socks[static_cast<std::size_t>(i)], seconds.back().sock);
-        ++late;
+        CUuuid id{};
+        check(a.cuDeviceGetUuid(&id, i), "cuDeviceGetUuid");
+        const std::string uuid = uuid_text(id);
+        auto it = std::find_if(seconds.begin(), seconds.end(), [&](const Second& s) { return s.visible == uuid; });
+        if (it == seconds.end()) {
+            seconds.push_back(start_second(self, uuid));
+            it = seconds.end() - 1;
+            if (listed) ++late;
+        }
+        std::swap(socks[static_cast<std::size_t>(i)], it->sock);
+        served.push_back(*it);
+        seconds.erase(it);
+    }
+    for (Second& unmatched : seconds) {
+        close(unmatched.sock);
+        int status = 0;
+        waitpid(unmatched.pid, &status, 0);
     }
     std::mutex one_at_a_time;
     std::vector<std::thread> threads;
@@ -732,7 +739,7 @@ int run_full(const char* self) {
     nvml.join();
     bench::mark("every device's thread and NVML's joined");
     int failed = 0;
-    for (const Second& second : seconds) {
+    for (const Second& second : served) {
         int status = 0;
         if (waitpid(second.pid, &status, 0) != second.pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) ++failed;
     }
@@ -740,7 +747,7 @@ int run_full(const char* self) {
     std::printf(
         "{\"floor\": \"doctor-full\", \"device_count\": %d, \"second_processes\": %zu, \"started_late\": %zu, "
         "\"failed\": %d, \"nvml\": %s}\n",
-        count, seconds.size(), late, failed, nvml_sum < 0 ? "false" : "true");
+        count, served.size(), late, failed, nvml_sum < 0 ? "false" : "true");
     return failed == 0 ? 0 : 1;
 }
 
