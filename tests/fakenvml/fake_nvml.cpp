@@ -10,13 +10,13 @@
 // same fields, in force once FAKENVML_AFTER_MARK's file exists);
 // FAKENVML_SELF_USED, FAKENVML_CHILDREN_USED and FAKENVML_PID_FILES list more processes (list_processes);
 // FAKENVML_INJECT="call=code,call:ORDINAL=code" makes a call fail (for every device, or for the profile's device
-// ORDINAL); a code of "hang" makes it never return. FAKENVML_COST_MS="init:MS" makes the first nvmlInit_v2 take
-// MS milliseconds (as the real one opens and queries every GPU), as FAKECUDA_COST_MS does for cuInit. A device's
-// "fabric" object gives its multi-node NVLink fabric info (see the fabric block below), its "pcie", "memory_bus_width",
-// "max_*_clock_mhz" and "c2c" the PCIe link, memory bus, clocks and Grace C2C links (see the link block at the end; the
-// current PCIe generation and the replay counter follow the fake driver's copies in this process). Linked a second time
-// with minimal.map, it exports only the required entry points (an older NVML): the entry points from
-// nvmlSystemGetDriverVersion on are the optional ones.
+// ORDINAL); a code of "hang" makes it never return. FAKENVML_COST_MS="init:MS" makes an nvmlInit_v2 that starts NVML
+// (the first, or the first after the last nvmlShutdown) take MS milliseconds (as the real one opens and queries every
+// GPU), as FAKECUDA_COST_MS does for cuInit. A device's "fabric" object gives its multi-node NVLink fabric info (see
+// the fabric block below), its "pcie", "memory_bus_width", "max_*_clock_mhz" and "c2c" the PCIe link, memory bus,
+// clocks and Grace C2C links (see the link block at the end; the current PCIe generation and the replay counter follow
+// the fake driver's copies in this process). Linked a second time with minimal.map, it exports only the required entry
+// points (an older NVML): the entry points from nvmlSystemGetDriverVersion on are the optional ones.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <link.h>
@@ -195,7 +195,9 @@ __attribute__((visibility("default"))) Return nvmlInit_v2() {
     if (s.init_count == 0) {
         s.devices.clear();
         if (const char* cost = std::getenv("FAKENVML_COST_MS"); cost != nullptr && *cost != '\0') {
-            if (std::strncmp(cost, "init:", 5) != 0) {
+            const char* digits = cost + 5;
+            if (std::strncmp(cost, "init:", 5) != 0 || *digits == '\0' ||
+                std::strspn(digits, "0123456789") != std::strlen(digits)) {
                 std::fprintf(stderr, "fakenvml: FAKENVML_COST_MS: expected init:MS, got '%s'\n", cost);
                 std::abort();
             }
