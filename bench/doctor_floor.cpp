@@ -645,7 +645,6 @@ Second start_second(const char* self, const std::string& visible) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, pair[1], 3);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // nothing else crosses
     Second out{visible, -1, pair[0]};
     if (posix_spawn(&out.pid, self, &actions, nullptr, argv, env.data()) != 0) bench::fail("posix_spawn", -1);
     posix_spawn_file_actions_destroy(&actions);
