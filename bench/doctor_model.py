@@ -7,13 +7,15 @@ driver does (bench/contexts.py: it makes and releases the contexts of all proces
 one at a time, on different GPUs too). The defaults are GPU run 11's H200 figures (cuInit 100-114 ms
 with one GPU visible, 220 ms with two; a context about 100 ms alone; two released in 120 ms).
 --per-process drops the lock (contexts one at a time within a process only: a driver that made
-different processes' contexts at once). It prints a Markdown table: doctor's wall time, the work the
+different processes' contexts at once). --nvml-ms gives nvmlInit its cost too (FAKENVML_COST_MS);
+--kernel-list runs doctor under a fake system root whose /proc/driver/nvidia/gpus lists the GPUs, as a
+node's does (doctor starts its importers from it; without it, from NVML's list). It prints a Markdown table: doctor's wall time, the work the
 driver serialises on the node (the N contexts of doctor and the N of its importers, made and
 released), what is left, and the IPC checks' own times. A model, not a timed test: the
 fake's costs are sleeps, the work of the checks is the fake's.
 
     bench/doctor_model.py BUILD [--devices 1,2,4,8] [--runs 3] [--cost init:5+105;context:100;release:60]
-                                [--per-process]
+                                [--per-process] [--nvml-ms MS] [--kernel-list]
 """
 import argparse
 import copy
@@ -82,6 +84,9 @@ def main(argv):
     p.add_argument("--cost", default="init:5+105;context:100;release:60", help="FAKECUDA_COST_MS (without lock:)")
     p.add_argument("--per-process", action="store_true",
                    help="contexts one at a time within a process only, not on the node")
+    p.add_argument("--nvml-ms", type=int, default=0, help="nvmlInit's cost (FAKENVML_COST_MS=init:MS)")
+    p.add_argument("--kernel-list", action="store_true",
+                   help="a fake system root whose /proc/driver/nvidia/gpus lists the GPUs")
     args = p.parse_args(argv)
     cumemctl = os.path.join(args.build, "cmd", "cumemctl")
     base_ms, per_ms, ctx_ms, release_ms = parse_cost(args.cost)
@@ -98,6 +103,16 @@ def main(argv):
                        FAKECUDA_PROFILE=path,
                        FAKECUDA_COST_MS=args.cost if args.per_process else f"{args.cost};lock:{tmp}/node.lock")
             env.pop("CUDA_VISIBLE_DEVICES", None)
+            if args.nvml_ms:
+                env["FAKENVML_COST_MS"] = f"init:{args.nvml_ms}"
+            if args.kernel_list:
+                root = os.path.join(tmp, f"root{n}")
+                gpus = []
+                for d in profile_with(n, base)["devices"]:
+                    u = d["uuid"]
+                    gpus += ["--gpu", f"{d['pci_bus_id'][4:]}:GPU-{u[:8]}-{u[8:12]}-{u[12:16]}-{u[16:20]}-{u[20:]}"]
+                subprocess.run(["bash", os.path.join(REPO, "tests", "cli", "sysroot.sh"), root] + gpus, check=True)
+                env["CUMEMCTL_SYSROOT"] = root
             walls, per_check, codes, statuses = [], {}, set(), set()
             for _ in range(args.runs):
                 wall, checks, code, st = run_doctor(cumemctl, env)
@@ -116,7 +131,10 @@ def main(argv):
     scope = "one at a time within a process" if args.per_process else "one at a time on the node"
     print(f"Model of doctor on N GPUs, fake driver, {datetime.date.today().isoformat()}, commit {binary_commit(cumemctl)}; "
           f"FAKECUDA_COST_MS={args.cost} (cuInit {base_ms} + {per_ms} ms per visible device, a context "
-          f"{ctx_ms} ms to make and {release_ms} ms to release, {scope}); medians of {args.runs} runs.\n")
+          f"{ctx_ms} ms to make and {release_ms} ms to release, {scope})"
+          f"{f'; nvmlInit {args.nvml_ms} ms' if args.nvml_ms else ''}"
+          f"{'; the GPUs listed under /proc/driver/nvidia/gpus' if args.kernel_list else ''}; "
+          f"medians of {args.runs} runs.\n")
     print("| devices | doctor wall | 2N contexts made and released | the rest | "
           "posix-fd-ipc (slowest device) | ipc-pool (slowest device) | exit codes |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
