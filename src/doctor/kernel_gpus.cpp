@@ -30,7 +30,9 @@ std::optional<std::vector<KernelGpu>> kernel_gpus(const DoctorContext& ctx, std:
         const std::string name = e->d_name;
         if (name.empty() || name[0] == '.') continue;
         KernelGpu g{name, {}};
-        std::istringstream info(try_read_text_file(root + "/" + name + "/information").value_or(""));
+        std::string path = root;
+        path.append("/").append(name).append("/information");
+        std::istringstream info(try_read_text_file(path).value_or(""));
         std::string line;
         while (std::getline(info, line)) {
             if (line.rfind("GPU UUID:", 0) != 0) continue;
