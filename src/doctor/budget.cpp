@@ -173,7 +173,8 @@ DoctorRun Progress::timed_out_run(double budget_s, double elapsed_s) const {
     return run;
 }
 
-BudgetedRun run_within_budget(double budget_s, std::shared_ptr<Progress> progress, std::function<DoctorRun()> work) {
+BudgetedRun run_within_budget(double budget_s, const std::shared_ptr<Progress>& progress,
+                              std::function<DoctorRun()> work) {
     Stopwatch watch;
     auto task = std::make_shared<std::packaged_task<DoctorRun()>>(std::move(work));
     std::future<DoctorRun> done = task->get_future();

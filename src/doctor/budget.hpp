@@ -79,6 +79,7 @@ struct BudgetedRun {
 // Runs `work` on a thread of its own, which records into `progress`, and waits at most `budget_s`: its
 // run, or progress's timed-out run with every second process ended (ipc::end_every_child). An exception
 // from `work` (an Error, a stop request) is thrown here when it ended in time.
-BudgetedRun run_within_budget(double budget_s, std::shared_ptr<Progress> progress, std::function<DoctorRun()> work);
+BudgetedRun run_within_budget(double budget_s, const std::shared_ptr<Progress>& progress,
+                              std::function<DoctorRun()> work);
 
 }  // namespace cumemctl::doctor
