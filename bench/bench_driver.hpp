@@ -1,5 +1,6 @@
-// What the benchmark's own C++ programs (bench_floor, bench_copy_bandwidth) share: loading the driver
-// library themselves, resolving an entry point through cuGetProcAddress_v2, and failing loudly.
+// What the benchmark's own C++ programs (bench_floor, bench_doctor_floor, bench_contexts, ...) share:
+// loading the driver library themselves, resolving an entry point through cuGetProcAddress_v2 (the
+// virtual-memory ones as a table), failing loudly, and CUMEMCTL_TIMING's phase lines.
 // Deliberately no cumemctl code: these programs are what cumemctl is measured against.
 #pragma once
 
@@ -67,6 +68,40 @@ void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version
         fail(name, -1);
     }
     out = reinterpret_cast<Fn>(fn);
+}
+
+// The virtual-memory and pool-IPC entry points that more than one benchmark program calls (bench_contexts,
+// bench_doctor_floor): a program's own Api derives from it and resolves them with resolve_vmm.
+struct VmmApi {
+    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
+    PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
+    PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
+    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
+    PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
+    PFN_cuMemMap_v10020 cuMemMap = nullptr;
+    PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
+    PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
+    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
+    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
+    PFN_cuMemPoolCreate_v11020 cuMemPoolCreate = nullptr;
+    PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy = nullptr;
+    PFN_cuMemPoolExportToShareableHandle_v11020 cuMemPoolExportToShareableHandle = nullptr;
+};
+
+inline void resolve_vmm(PFN_cuGetProcAddress_v12000 get_proc, VmmApi& a) {
+    resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
+    resolve(get_proc, "cuMemCreate", 10020, a.cuMemCreate);
+    resolve(get_proc, "cuMemRelease", 10020, a.cuMemRelease);
+    resolve(get_proc, "cuMemAddressReserve", 10020, a.cuMemAddressReserve);
+    resolve(get_proc, "cuMemAddressFree", 10020, a.cuMemAddressFree);
+    resolve(get_proc, "cuMemMap", 10020, a.cuMemMap);
+    resolve(get_proc, "cuMemUnmap", 10020, a.cuMemUnmap);
+    resolve(get_proc, "cuMemSetAccess", 10020, a.cuMemSetAccess);
+    resolve(get_proc, "cuMemExportToShareableHandle", 10020, a.cuMemExportToShareableHandle);
+    resolve(get_proc, "cuMemImportFromShareableHandle", 10020, a.cuMemImportFromShareableHandle);
+    resolve(get_proc, "cuMemPoolCreate", 11020, a.cuMemPoolCreate);
+    resolve(get_proc, "cuMemPoolDestroy", 11020, a.cuMemPoolDestroy);
+    resolve(get_proc, "cuMemPoolExportToShareableHandle", 11020, a.cuMemPoolExportToShareableHandle);
 }
 
 // The attributes `devices` reports, in its order: the capability catalogue of src/gpu/device/devices.cpp

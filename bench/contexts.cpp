@@ -32,50 +32,25 @@ double now_ms() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-struct Api {
+struct Api : bench::VmmApi {
     PFN_cuInit_v2000 cuInit = nullptr;
     PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
     PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
     PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
     PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
     PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
-    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
-    PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
-    PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
-    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
-    PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
-    PFN_cuMemMap_v10020 cuMemMap = nullptr;
-    PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
-    PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
-    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
-    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
-    PFN_cuMemPoolCreate_v11020 cuMemPoolCreate = nullptr;
-    PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy = nullptr;
-    PFN_cuMemPoolExportToShareableHandle_v11020 cuMemPoolExportToShareableHandle = nullptr;
 };
 
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
+    bench::resolve_vmm(get_proc, a);
     bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
     bench::resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
     bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
     bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
     bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
     bench::resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
-    bench::resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
-    bench::resolve(get_proc, "cuMemCreate", 10020, a.cuMemCreate);
-    bench::resolve(get_proc, "cuMemRelease", 10020, a.cuMemRelease);
-    bench::resolve(get_proc, "cuMemAddressReserve", 10020, a.cuMemAddressReserve);
-    bench::resolve(get_proc, "cuMemAddressFree", 10020, a.cuMemAddressFree);
-    bench::resolve(get_proc, "cuMemMap", 10020, a.cuMemMap);
-    bench::resolve(get_proc, "cuMemUnmap", 10020, a.cuMemUnmap);
-    bench::resolve(get_proc, "cuMemSetAccess", 10020, a.cuMemSetAccess);
-    bench::resolve(get_proc, "cuMemExportToShareableHandle", 10020, a.cuMemExportToShareableHandle);
-    bench::resolve(get_proc, "cuMemImportFromShareableHandle", 10020, a.cuMemImportFromShareableHandle);
-    bench::resolve(get_proc, "cuMemPoolCreate", 11020, a.cuMemPoolCreate);
-    bench::resolve(get_proc, "cuMemPoolDestroy", 11020, a.cuMemPoolDestroy);
-    bench::resolve(get_proc, "cuMemPoolExportToShareableHandle", 11020, a.cuMemPoolExportToShareableHandle);
     return a;
 }
 

@@ -49,7 +49,7 @@ namespace {
 
 using bench::check;
 
-struct Api {
+struct Api : bench::VmmApi {
     PFN_cuInit_v2000 cuInit = nullptr;
     PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
     PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
@@ -72,25 +72,12 @@ struct Api {
     PFN_cuStreamSynchronize_v2000 cuStreamSynchronize = nullptr;
     PFN_cuStreamDestroy_v4000 cuStreamDestroy = nullptr;
     // The allocating checks' calls.
-    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
-    PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
-    PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
-    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
-    PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
-    PFN_cuMemMap_v10020 cuMemMap = nullptr;
-    PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
-    PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
-    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
-    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
     PFN_cuMemcpyDtoH_v3020 cuMemcpyDtoH = nullptr;
     PFN_cuDeviceGetDefaultMemPool_v11020 cuDeviceGetDefaultMemPool = nullptr;
     PFN_cuMemAllocFromPoolAsync_v11020 cuMemAllocFromPoolAsync = nullptr;
     PFN_cuMemFreeAsync_v11020 cuMemFreeAsync = nullptr;
     PFN_cuMemPoolTrimTo_v11020 cuMemPoolTrimTo = nullptr;
     PFN_cuMemPoolGetAttribute_v11020 cuMemPoolGetAttribute = nullptr;
-    PFN_cuMemPoolCreate_v11020 cuMemPoolCreate = nullptr;
-    PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy = nullptr;
-    PFN_cuMemPoolExportToShareableHandle_v11020 cuMemPoolExportToShareableHandle = nullptr;
     PFN_cuMemPoolExportPointer_v11020 cuMemPoolExportPointer = nullptr;
     PFN_cuMemPoolImportFromShareableHandle_v11020 cuMemPoolImportFromShareableHandle = nullptr;
     PFN_cuMemPoolImportPointer_v11020 cuMemPoolImportPointer = nullptr;
@@ -100,6 +87,7 @@ struct Api {
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
+    bench::resolve_vmm(get_proc, a);
     bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
     bench::resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
     bench::resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName);
@@ -121,25 +109,12 @@ Api load_api() {
     bench::resolve(get_proc, "cuStreamCreate", 2000, a.cuStreamCreate);
     bench::resolve(get_proc, "cuStreamSynchronize", 2000, a.cuStreamSynchronize);
     bench::resolve(get_proc, "cuStreamDestroy", 4000, a.cuStreamDestroy);
-    bench::resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
-    bench::resolve(get_proc, "cuMemCreate", 10020, a.cuMemCreate);
-    bench::resolve(get_proc, "cuMemRelease", 10020, a.cuMemRelease);
-    bench::resolve(get_proc, "cuMemAddressReserve", 10020, a.cuMemAddressReserve);
-    bench::resolve(get_proc, "cuMemAddressFree", 10020, a.cuMemAddressFree);
-    bench::resolve(get_proc, "cuMemMap", 10020, a.cuMemMap);
-    bench::resolve(get_proc, "cuMemUnmap", 10020, a.cuMemUnmap);
-    bench::resolve(get_proc, "cuMemSetAccess", 10020, a.cuMemSetAccess);
-    bench::resolve(get_proc, "cuMemExportToShareableHandle", 10020, a.cuMemExportToShareableHandle);
-    bench::resolve(get_proc, "cuMemImportFromShareableHandle", 10020, a.cuMemImportFromShareableHandle);
     bench::resolve(get_proc, "cuMemcpyDtoH", 3020, a.cuMemcpyDtoH);
     bench::resolve(get_proc, "cuDeviceGetDefaultMemPool", 11020, a.cuDeviceGetDefaultMemPool);
     bench::resolve(get_proc, "cuMemAllocFromPoolAsync", 11020, a.cuMemAllocFromPoolAsync);
     bench::resolve(get_proc, "cuMemFreeAsync", 11020, a.cuMemFreeAsync);
     bench::resolve(get_proc, "cuMemPoolTrimTo", 11020, a.cuMemPoolTrimTo);
     bench::resolve(get_proc, "cuMemPoolGetAttribute", 11020, a.cuMemPoolGetAttribute);
-    bench::resolve(get_proc, "cuMemPoolCreate", 11020, a.cuMemPoolCreate);
-    bench::resolve(get_proc, "cuMemPoolDestroy", 11020, a.cuMemPoolDestroy);
-    bench::resolve(get_proc, "cuMemPoolExportToShareableHandle", 11020, a.cuMemPoolExportToShareableHandle);
     bench::resolve(get_proc, "cuMemPoolExportPointer", 11020, a.cuMemPoolExportPointer);
     bench::resolve(get_proc, "cuMemPoolImportFromShareableHandle", 11020, a.cuMemPoolImportFromShareableHandle);
     bench::resolve(get_proc, "cuMemPoolImportPointer", 11020, a.cuMemPoolImportPointer);
@@ -403,6 +378,14 @@ CUmemAllocationProp memory_on(CUmemLocationType type, int id, CUmemAllocationHan
     return prop;
 }
 
+// The smallest allocation of `prop` the driver allows.
+size_t granule_of(const Api& a, const CUmemAllocationProp& prop) {
+    size_t granule = 0;
+    check(a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
+          "cuMemGetAllocationGranularity");
+    return granule;
+}
+
 // Writes the memory at `ptr` and reads its first bytes back.
 void fill_and_check(const Api& a, CUdeviceptr ptr, size_t size) {
     check(a.cuMemsetD8(ptr, 0x5a, size), "cuMemsetD8");
@@ -429,9 +412,7 @@ void mapped(const Api& a, CUmemGenericAllocationHandle handle, size_t size, int 
 // One granule of `prop` made, mapped, filled and checked; with `sock`, exported and imported by the
 // second process, which checks it too; released.
 void create_round(const Api& a, int ordinal, const CUmemAllocationProp& prop, int sock) {
-    size_t size = 0;
-    check(a.cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    const size_t size = granule_of(a, prop);
     CUmemGenericAllocationHandle handle = 0;
     check(a.cuMemCreate(&handle, size, &prop, 0), "cuMemCreate");
     mapped(a, handle, size, ordinal, [&](CUdeviceptr ptr) {
@@ -451,10 +432,7 @@ void create_round(const Api& a, int ordinal, const CUmemAllocationProp& prop, in
 void pool_trim(const Api& a, int ordinal, CUstream s) {
     CUmemoryPool pool = nullptr;
     check(a.cuDeviceGetDefaultMemPool(&pool, ordinal), "cuDeviceGetDefaultMemPool");
-    size_t granule = 0;
-    const CUmemAllocationProp prop = memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE);
-    check(a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    const size_t granule = granule_of(a, memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE));
     CUdeviceptr blocks[8] = {};
     for (CUdeviceptr& b : blocks) check(a.cuMemAllocFromPoolAsync(&b, granule, pool, s), "cuMemAllocFromPoolAsync");
     for (CUdeviceptr b : blocks) check(a.cuMemFreeAsync(b, s), "cuMemFreeAsync");
@@ -473,10 +451,7 @@ void ipc_pool(const Api& a, int ordinal, CUstream s, int sock) {
     props.location.type = CU_MEM_LOCATION_TYPE_DEVICE, props.location.id = ordinal;
     CUmemoryPool pool = nullptr;
     check(a.cuMemPoolCreate(&pool, &props), "cuMemPoolCreate");
-    size_t granule = 0;
-    const CUmemAllocationProp prop = memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE);
-    check(a.cuMemGetAllocationGranularity(&granule, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-          "cuMemGetAllocationGranularity");
+    const size_t granule = granule_of(a, memory_on(CU_MEM_LOCATION_TYPE_DEVICE, ordinal, CU_MEM_HANDLE_TYPE_NONE));
     CUdeviceptr block = 0;
     check(a.cuMemAllocFromPoolAsync(&block, granule, pool, s), "cuMemAllocFromPoolAsync");
     check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
@@ -545,11 +520,8 @@ void serve_imports(const Api& a, int sock) {
             check(a.cuMemImportFromShareableHandle(&handle, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
                   "cuMemImportFromShareableHandle");
-            const CUmemAllocationProp prop =
-                memory_on(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
-            size_t size = 0;
-            check(a.cuMemGetAllocationGranularity(&size, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM),
-                  "cuMemGetAllocationGranularity");
+            const size_t size =
+                granule_of(a, memory_on(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
             mapped(a, handle, size, 0, [&](CUdeviceptr ptr) {
                 unsigned char back[256] = {};
                 check(a.cuMemcpyDtoH(back, ptr, sizeof back), "cuMemcpyDtoH");
