@@ -1,6 +1,6 @@
 // What the benchmark's own C++ programs (bench_floor, bench_doctor_floor, bench_contexts, ...) share:
-// loading the driver library themselves, resolving an entry point through cuGetProcAddress_v2 (the
-// virtual-memory ones as a table), failing loudly, and CUMEMCTL_TIMING's phase lines.
+// loading the driver library themselves, resolving an entry point through cuGetProcAddress_v2 (the ones
+// more than one program calls as tables), failing loudly, and CUMEMCTL_TIMING's phase lines.
 // Deliberately no cumemctl code: these programs are what cumemctl is measured against.
 #pragma once
 
@@ -68,6 +68,44 @@ void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version
         fail(name, -1);
     }
     out = reinterpret_cast<Fn>(fn);
+}
+
+// The entry points every benchmark program calls: cuInit, the device count, a primary context made current
+// and released, and free memory. A program's Api derives from it and resolves them with resolve_context.
+struct ContextApi {
+    PFN_cuInit_v2000 cuInit = nullptr;
+    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
+    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
+    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
+    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
+    PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
+};
+
+inline void resolve_context(PFN_cuGetProcAddress_v12000 get_proc, ContextApi& a) {
+    resolve(get_proc, "cuInit", 2000, a.cuInit);
+    resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
+    resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
+    resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
+    resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
+    resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
+}
+
+// A device's identity as `devices` and doctor's capabilities check ask it (bench_floor,
+// bench_doctor_floor), resolved with resolve_identity.
+struct IdentityApi {
+    PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
+    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
+    PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
+    PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;
+    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;
+};
+
+inline void resolve_identity(PFN_cuGetProcAddress_v12000 get_proc, IdentityApi& a) {
+    resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName);
+    resolve(get_proc, "cuDeviceGetAttribute", 2000, a.cuDeviceGetAttribute);
+    resolve(get_proc, "cuDeviceTotalMem", 3020, a.cuDeviceTotalMem);
+    resolve(get_proc, "cuDeviceGetUuid", 11040, a.cuDeviceGetUuid);
+    resolve(get_proc, "cuDeviceGetPCIBusId", 4010, a.cuDeviceGetPCIBusId);
 }
 
 // The virtual-memory and pool-IPC entry points that more than one benchmark program calls (bench_contexts,

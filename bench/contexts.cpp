@@ -32,25 +32,13 @@ double now_ms() {
     return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
 
-struct Api : bench::VmmApi {
-    PFN_cuInit_v2000 cuInit = nullptr;
-    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
-    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
-    PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
-};
+struct Api : bench::ContextApi, bench::VmmApi {};
 
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
+    bench::resolve_context(get_proc, a);
     bench::resolve_vmm(get_proc, a);
-    bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
-    bench::resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
-    bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
-    bench::resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
     return a;
 }
 

@@ -20,12 +20,7 @@ namespace {
 using bench::check;
 
 // The entry points the copy needs, with the ABI versions cumemctl asks for.
-struct Api {
-    PFN_cuInit_v2000 cuInit = nullptr;
-    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
-    PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
+struct Api : bench::ContextApi {
     PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
     PFN_cuMemFree_v3020 cuMemFree = nullptr;
     PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
@@ -41,11 +36,7 @@ struct Api {
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
-    bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
-    bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
-    bench::resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
+    bench::resolve_context(get_proc, a);
     bench::resolve(get_proc, "cuMemAlloc", 3020, a.cuMemAlloc);
     bench::resolve(get_proc, "cuMemFree", 3020, a.cuMemFree);
     bench::resolve(get_proc, "cuMemsetD8", 3020, a.cuMemsetD8);

@@ -49,17 +49,7 @@ namespace {
 
 using bench::check;
 
-struct Api : bench::VmmApi {
-    PFN_cuInit_v2000 cuInit = nullptr;
-    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
-    PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
-    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
-    PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
-    PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;
-    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;
-    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
+struct Api : bench::ContextApi, bench::IdentityApi, bench::VmmApi {
     PFN_cuMemAlloc_v3020 cuMemAlloc = nullptr;
     PFN_cuMemFree_v3020 cuMemFree = nullptr;
     PFN_cuMemsetD8_v3020 cuMemsetD8 = nullptr;
@@ -87,17 +77,9 @@ struct Api : bench::VmmApi {
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
+    bench::resolve_context(get_proc, a);
+    bench::resolve_identity(get_proc, a);
     bench::resolve_vmm(get_proc, a);
-    bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
-    bench::resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
-    bench::resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName);
-    bench::resolve(get_proc, "cuDeviceGetAttribute", 2000, a.cuDeviceGetAttribute);
-    bench::resolve(get_proc, "cuDeviceTotalMem", 3020, a.cuDeviceTotalMem);
-    bench::resolve(get_proc, "cuDeviceGetUuid", 11040, a.cuDeviceGetUuid);
-    bench::resolve(get_proc, "cuDeviceGetPCIBusId", 4010, a.cuDeviceGetPCIBusId);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
-    bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
     bench::resolve(get_proc, "cuMemAlloc", 3020, a.cuMemAlloc);
     bench::resolve(get_proc, "cuMemFree", 3020, a.cuMemFree);
     bench::resolve(get_proc, "cuMemsetD8", 3020, a.cuMemsetD8);

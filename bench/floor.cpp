@@ -21,20 +21,9 @@ using bench::check;
 
 // The entry points the floor calls, resolved through cuGetProcAddress_v2 with the ABI versions that
 // cumemctl asks for (src/cuda/driver_api.hpp).
-struct Api {
-    PFN_cuInit_v2000 cuInit = nullptr;
+struct Api : bench::ContextApi, bench::IdentityApi {
     PFN_cuDriverGetVersion_v2020 cuDriverGetVersion = nullptr;
-    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
     PFN_cuDeviceGet_v2000 cuDeviceGet = nullptr;
-    PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
-    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
-    PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
-    PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;
-    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;
-    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
-    PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
     PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
 };
 
@@ -42,19 +31,10 @@ struct Api {
 Api load_api() {
     const auto get_proc = bench::open_driver();
     Api a;
-    bench::resolve(get_proc, "cuInit", 2000, a.cuInit);
+    bench::resolve_context(get_proc, a);
+    bench::resolve_identity(get_proc, a);
     bench::resolve(get_proc, "cuDriverGetVersion", 2020, a.cuDriverGetVersion);
-    bench::resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
     bench::resolve(get_proc, "cuDeviceGet", 2000, a.cuDeviceGet);
-    bench::resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName);
-    bench::resolve(get_proc, "cuDeviceGetAttribute", 2000, a.cuDeviceGetAttribute);
-    bench::resolve(get_proc, "cuDeviceTotalMem", 3020, a.cuDeviceTotalMem);
-    bench::resolve(get_proc, "cuDeviceGetUuid", 11040, a.cuDeviceGetUuid);
-    bench::resolve(get_proc, "cuDeviceGetPCIBusId", 4010, a.cuDeviceGetPCIBusId);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
-    bench::resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
-    bench::resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
-    bench::resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
     bench::resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
     return a;
 }
