@@ -14,6 +14,7 @@
 #include "base/setting.hpp"
 #include "imex/channel_folder.hpp"
 #include "util/file_mode.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -62,29 +63,24 @@ void require_root_only(int fd, const std::string& path) {
                 .remedy = fmt::format("chown root:root {0} && chmod go-w {0}", path)});
 }
 
-UniqueFd open_dev(const std::string& dev_root) {
-    UniqueFd root(::open(dev_root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!root.valid()) {
-        if (errno == ENOENT || errno == ENOTDIR) {
-            // A file where the folder should be is told apart from nothing there at all.
-            struct stat st {};
-            const bool exists = ::stat(dev_root.c_str(), &st) == 0;
-            const std::string what =
-                exists && !S_ISDIR(st.st_mode) ? "not a directory (it is a file)" : "no such directory";
-            throw Error(ExitCode::usage, fmt::format("{} {}: {}", setting_name(Setting::dev_root), dev_root, what),
+UniqueFd open_dev(const DevRoot& root) {
+    if (!root.fd.valid()) {
+        if (root.error == ENOENT || root.error == ENOTDIR) {
+            const std::string what = root.error == ENOTDIR ? "not a directory (it is a file)" : "no such directory";
+            throw Error(ExitCode::usage, fmt::format("{} {}: {}", setting_name(Setting::dev_root), root.path, what),
                         "give the folder that holds dev/ (default /)");
         }
-        throw_errno(errno, "open", dev_root);
+        throw_errno(root.error, "open", root.path);
     }
-    const std::string dev_path = join(dev_root, "dev");
-    UniqueFd dev(::openat(root.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    const std::string dev_path = join(root.path, "dev");
+    UniqueFd dev(::openat(root.fd.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (!dev.valid()) {
         if (errno == ENOENT) {
             throw Error(
                 ExitCode::usage, fmt::format("{} does not exist", dev_path),
                 fmt::format("{} names the folder that holds dev/ (default /)", setting_name(Setting::dev_root)));
         }
-        if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.get(), "dev", dev_path, errno);
+        if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.fd.get(), "dev", dev_path, errno);
         throw_errno(errno, "open", dev_path);
     }
     require_root_only(dev.get(), dev_path);
@@ -93,14 +89,35 @@ UniqueFd open_dev(const std::string& dev_root) {
 
 }  // namespace
 
+DevRoot open_dev_root(const std::string& dev_root) {
+    CheckedOpen opened =
+        open_checked(dev_root, ::geteuid() == 0 ? Check::everything : Check::none, Links::follow, true);
+    if (opened.unsafe) {
+        throw Error(Problem{
+            .exit_code = ExitCode::permission,
+            .message = fmt::format("refusing {} {}: {} {}", setting_name(Setting::dev_root), dev_root,
+                                   opened.unsafe->path, opened.unsafe->why),
+            .cause = "as root, imex-setup makes device nodes only under folders that root alone can change: another "
+                     "user could swap a name on the way for a link to this system's /dev",
+            .remedy = fmt::format("give {} a folder whose path only root can change (default /)",
+                                  setting_name(Setting::dev_root))});
+    }
+    DevRoot root{std::move(opened.fd), dev_root, opened.error, false};
+    struct stat system {
+    }, given{};
+    root.real = ::stat("/", &system) == 0 && ::fstat(root.fd.get(), &given) == 0 && system.st_dev == given.st_dev &&
+                system.st_ino == given.st_ino;
+    return root;
+}
+
 std::string channel_dir_path(const std::string& dev_root) {
     return join(join(dev_root, "dev"), kImexChannelDirName);
 }
 
-ChannelDir open_channel_dir(const std::string& dev_root, bool create) {
+ChannelDir open_channel_dir(const DevRoot& root, bool create) {
     ChannelDir dir;
-    dir.path = channel_dir_path(dev_root);
-    dir.parent = open_dev(dev_root);
+    dir.path = channel_dir_path(root.path);
+    dir.parent = open_dev(root);
     const std::string name(kImexChannelDirName);
     // Two rounds: a folder made (or removed) by another run between our open and mkdir is looked at again.
     for (int round = 0; round < 3 && !dir.fd.valid(); ++round) {

@@ -9,6 +9,20 @@
 
 namespace cumemctl::imex {
 
+// The device root, opened once: every later step (dev/, the channel folder, the nodes) works under
+// this descriptor, and whether it is this system's own root is decided on it too.
+struct DevRoot {
+    UniqueFd fd;        // O_PATH; invalid when missing or not a folder (open_channel_dir says so)
+    std::string path;   // as given, for messages
+    int error = 0;      // errno when fd is invalid
+    bool real = false;  // this system's own root, whose dev/ the kernel's drivers serve (not a test's)
+};
+
+// Opens DEVROOT (open_checked; as root with Check::everything: each folder on the way root's and not
+// writable by others, each link root's). Throws Error (permission, exit 4) when root refuses a folder
+// or link on the way; a missing one is reported by open_channel_dir (usage, exit 2).
+DevRoot open_dev_root(const std::string& dev_root);
+
 // The open channel folder, or the knowledge that it is missing.
 struct ChannelDir {
     UniqueFd parent;       // DEVROOT/dev
@@ -21,15 +35,15 @@ struct ChannelDir {
 // The channel folder's path under a device root: "/dev/nvidia-caps-imex-channels" for "/".
 std::string channel_dir_path(const std::string& dev_root);
 
-// Opens the channel folder. DEVROOT itself may be reached through links; dev/ and the folder are
-// opened with O_NOFOLLOW. With `create`, a missing folder is made 0755 whatever the umask (another
-// run making it at the same moment is fine). Throws Error: usage (exit 2) when DEVROOT or DEVROOT/dev
-// is not a directory; permission (exit 4) when access or creation is denied, or when a user other than
-// root (or this process's own) owns dev/ or the folder or their group or others can write them
-// (looked at on their descriptors before anything is made in them); failed (exit 1) when dev/
-// or the folder is a symbolic link or not a directory (refused, never changed). The usage errors name
-// the device root through setting_name.
-ChannelDir open_channel_dir(const std::string& dev_root, bool create);
+// Opens the channel folder under the opened DEVROOT; dev/ and the folder are opened with O_NOFOLLOW.
+// With `create`, a missing folder is made 0755 whatever the umask (another run making it at the same
+// moment is fine). Throws Error: usage (exit 2) when DEVROOT or DEVROOT/dev is not a directory;
+// permission (exit 4) when access or creation is denied, or when a user other than root (or this
+// process's own) owns dev/ or the folder or their group or others can write them (looked at on their
+// descriptors before anything is made in them); failed (exit 1) when dev/ or the folder is a symbolic
+// link or not a directory (refused, never changed). The usage errors name the device root through
+// setting_name.
+ChannelDir open_channel_dir(const DevRoot& root, bool create);
 
 // Removes the folder if this run made it and it is still empty: after a failure, so that nothing is
 // left half-done. Best effort; another run's nodes in it keep it.

@@ -1,7 +1,5 @@
 #include "imex/imex_setup.hpp"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 
 #include <fmt/format.h>
@@ -33,19 +31,11 @@ int major_in(const std::string& path, const std::string& text) {
     return *major;
 }
 
-// Whether `dev_root` is this system's own root, whose dev/ the kernel's drivers serve (not a test's).
-bool is_real_root(const std::string& dev_root) {
-    struct stat root {
-    }, given{};
-    return ::stat("/", &root) == 0 && ::stat(dev_root.c_str(), &given) == 0 && root.st_dev == given.st_dev &&
-           root.st_ino == given.st_ino;
-}
-
-int read_major(const ImexSetupRequest& request) {
+// The IMEX channels' major: the kernel's under this system's own root (`real`), else --proc-devices's.
+int read_major(const ImexSetupRequest& request, bool real) {
     const std::string remedy =
         fmt::format("load the NVIDIA kernel module (modprobe nvidia), or point {} at a copy of /proc/devices",
                     setting_name(Setting::proc_devices));
-    const bool real = is_real_root(request.dev_root);
     if (real || request.proc_devices == kKernelProcDevices) require_real_system(kKernelProcDevices);
     const int major = major_in(request.proc_devices,
                                read_trusted_text(request.proc_devices, setting_name(Setting::proc_devices), remedy));
@@ -237,12 +227,13 @@ constexpr auto kModeSourceWords = enum_words<ModeSource>(
 
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     ImexSetupResult result;
-    result.major = read_major(request);
+    const DevRoot root = open_dev_root(request.dev_root);
+    result.major = read_major(request, root.real);
     read_params(request, result);
     const std::vector<int> selected = select_channels(request, result);
     choose_owner_and_mode(request, result);
     const bool changing = !request.check && !request.dry_run;
-    ChannelDir dir = open_channel_dir(request.dev_root, changing && !request.remove);
+    ChannelDir dir = open_channel_dir(root, changing && !request.remove);
     describe_directory(dir, request.remove, result);
     process_channels(request, selected, dir, result);
     summarise(request, result);

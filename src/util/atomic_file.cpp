@@ -6,11 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <vector>
+#include <random>
 
 #include <fmt/format.h>
 
 #include "base/error.hpp"
+#include "util/trusted_file.hpp"
 #include "util/unique_fd.hpp"
 
 namespace cumemctl {
@@ -24,27 +25,58 @@ namespace {
                                                       : "check that the file system has room and is writable");
 }
 
+// The folder `dir` (of `path`), opened once (open_folder_to_write); made (mode 0755) in its own opened
+// parent when it is missing and `missing` says so.
+UniqueFd open_folder(const std::string& dir, const std::string& path, MissingFolder missing) {
+    CheckedOpen folder = open_folder_to_write(dir);
+    if (folder.fd.valid()) return std::move(folder.fd);
+    if (folder.error != ENOENT || missing == MissingFolder::refuse) {
+        if (folder.error == ENOENT) fail("write", path + " (no folder " + dir + ")", folder.error);
+        fail("write", path, folder.error);
+    }
+    const auto slash = dir.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash == 0 ? 1 : slash);
+    const std::string leaf = slash == std::string::npos ? dir : dir.substr(slash + 1);
+    const CheckedOpen above = open_folder_to_write(parent);
+    if (!above.fd.valid()) fail("make the folder", dir, above.error);
+    if (::mkdirat(above.fd.get(), leaf.c_str(), 0755) != 0 && errno != EEXIST) fail("make the folder", dir, errno);
+    UniqueFd made(::openat(above.fd.get(), leaf.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!made.valid()) fail("make the folder", dir, errno);
+    return made;
+}
+
+// A new dot file beside `base` in the folder, made there and nowhere else (O_EXCL|O_NOFOLLOW), mode 0600
+// until it is written.
+UniqueFd make_temporary(int folder, const std::string& base, const std::string& path, std::string& name) {
+    static constexpr char kLetters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+    std::random_device random;
+    std::uniform_int_distribution<std::size_t> pick(0, sizeof kLetters - 2);
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        name = "." + base + ".";
+        for (int i = 0; i < 6; ++i) name += kLetters[pick(random)];
+        UniqueFd fd(::openat(folder, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
+        if (fd.valid() || errno != EEXIST) {
+            if (!fd.valid()) fail("write", path, errno);
+            return fd;
+        }
+    }
+    fail("write", path, EEXIST);
+}
+
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& text, unsigned mode, MissingFolder missing) {
     const auto slash = path.rfind('/');
     const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-    struct stat st {};
-    if (missing == MissingFolder::refuse && ::stat(dir.c_str(), &st) != 0)
-        fail("write", path + " (no folder " + dir + ")", errno);
-    if (missing == MissingFolder::make && ::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-        fail("make the folder", dir, errno);
-    }
+    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    if (base.empty() || base == "." || base == "..") fail("write", path, EISDIR);
+    // Every call below works in this one folder, by its descriptor: the name is never looked up again.
+    const UniqueFd folder = open_folder(dir, path, missing);
     // A dot file beside it: readers of a folder of such files skip dot files (node-feature-discovery's
     // features.d, node_exporter's textfile collector reads *.prom only), so a temporary file left by a
     // process killed mid-write is never read.
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-    std::string tmp = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + "." + base + ".XXXXXX";
-    std::vector<char> name(tmp.begin(), tmp.end());
-    name.push_back('\0');
-    UniqueFd fd(::mkostemp(name.data(), O_CLOEXEC));
-    if (!fd.valid()) fail("write", path, errno);
-    tmp = name.data();
+    std::string tmp;
+    UniqueFd fd = make_temporary(folder.get(), base, path, tmp);
     const char* p = text.data();
     std::size_t left = text.size();
     int error = 0;
@@ -57,13 +89,13 @@ void write_file_atomically(const std::string& path, const std::string& text, uns
     if (error == 0 && ::fchmod(fd.get(), mode) != 0) error = errno;
     if (error == 0 && ::fsync(fd.get()) != 0) error = errno;
     fd.reset();
-    if (error == 0 && ::rename(tmp.c_str(), path.c_str()) != 0) error = errno;
+    if (error == 0 && ::renameat(folder.get(), tmp.c_str(), folder.get(), base.c_str()) != 0) error = errno;
     if (error != 0) {
-        ::unlink(tmp.c_str());
+        ::unlinkat(folder.get(), tmp.c_str(), 0);
         fail("write", path, error);
     }
     // The rename itself on disk too (a crash after it keeps the new file).
-    if (const UniqueFd d(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.valid()) ::fsync(d.get());
+    if (const UniqueFd d(::openat(folder.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)); d.valid()) ::fsync(d.get());
 }
 
 }  // namespace cumemctl

@@ -26,10 +26,11 @@ std::optional<std::string> others_can_change(const struct stat& st, uid_t also_t
 
 // A file or folder on the way to one, and why others can change it.
 struct UnsafePath {
-    std::string path;        // the file, or the folder that others can change
-    std::string why;         // others_can_change's words, or why the path cannot be trusted
-    bool missing = false;    // the file is missing from a folder that others can add to
-    bool unvouched = false;  // on a file system whose owners are another user's word (mount_owner.hpp)
+    std::string path;          // the file, or the folder that others can change
+    std::string why;           // others_can_change's words, or why the path cannot be trusted
+    bool missing = false;      // the file is missing from a folder that others can add to
+    bool unvouched = false;    // on a file system whose owners are another user's word (mount_owner.hpp)
+    bool folder_mode = false;  // `path` is root's folder and only its mode lets others change it
 };
 
 }  // namespace cumemctl

@@ -26,7 +26,7 @@ void require_real_system(std::string_view path) {
 namespace {
 
 void require_root_only(const std::string& root) {
-    const std::optional<UnsafePath> unsafe = open_checked(root, true, Links::follow, true).unsafe;
+    const std::optional<UnsafePath> unsafe = open_checked(root, Check::everything, Links::follow, true).unsafe;
     if (!unsafe) return;
     throw Error(
         Problem{.exit_code = ExitCode::permission,

@@ -49,7 +49,7 @@ std::string child_path(const std::string& folder, const std::string& name) {
 // The walk itself: a stack of open folders from "/" down, each checked on its descriptor.
 class Walk {
 public:
-    Walk(bool check, Links links, bool folder) : check_(check), links_(links), folder_(folder) {}
+    Walk(Check check, Links links, bool folder) : check_(check), links_(links), folder_(folder) {}
 
     CheckedOpen run(const std::string& path);
 
@@ -62,8 +62,9 @@ private:
     // Whether a name in folder `here` may be used: where others can add to it, only root's, once linked.
     bool in_folder_of_others(const Folder& here, const std::string& path, const struct stat& st);
     void unsafe(std::string path, std::string why) { result_.unsafe = UnsafePath{std::move(path), std::move(why)}; }
+    bool all() const { return check_ == Check::everything; }
 
-    bool check_;
+    Check check_;
     Links links_;
     bool folder_;
     int links_seen_ = 0;
@@ -96,9 +97,10 @@ bool Walk::enter_root() {
         result_.error = errno;
         return false;
     }
-    if (check_) {
+    if (all()) {
         if (auto why = others_can_change(root.st, 0, true)) {
             unsafe("/", *why);
+            result_.unsafe->folder_mode = root.st.st_uid == 0;
             return false;
         }
         if (auto why = owners_unvouched(root.fd.get(), root.st)) {
@@ -123,7 +125,7 @@ CheckedOpen Walk::run(const std::string& path) {
     }
     if (!enter_root()) return std::move(result_);
     std::deque<std::string> todo = components(start);
-    if (todo.empty()) result_.error = EISDIR;
+    if (todo.empty()) todo.emplace_back(".");  // "/" itself
     while (!todo.empty()) {
         const std::string name = todo.front();
         todo.pop_front();
@@ -135,8 +137,18 @@ CheckedOpen Walk::run(const std::string& path) {
 bool Walk::step(const std::string& name, bool last, std::deque<std::string>& todo) {
     if (name == "." || name == "..") {
         if (name == ".." && stack_.size() > 1) stack_.pop_back();
-        if (last) result_.error = EISDIR;
-        return !last;
+        if (!last) return true;
+        const Folder& folder = stack_.back();
+        if (!folder_) {
+            result_.error = EISDIR;
+        } else if (auto why = all() ? others_can_change(folder.st, 0, false) : std::nullopt) {
+            unsafe(folder.path, *why);
+            result_.unsafe->folder_mode = folder.st.st_uid == 0;
+        } else {
+            result_.fd.reset(::openat(folder.fd.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+            if (!result_.fd.valid()) result_.error = errno;
+        }
+        return false;
     }
     const Folder& here = stack_.back();
     const std::string path = child_path(here.path, name);
@@ -145,7 +157,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
     if (!fd.valid() || ::fstat(fd.get(), &st) != 0) {
         result_.error = errno;
         // Another user could make the name before the loader or a later run looks: never wait for that.
-        if (check_ && errno == ENOENT) {
+        if (all() && errno == ENOENT) {
             if (auto why = others_can_change(here.st, 0, false)) {
                 unsafe(path, fmt::format("does not exist, and {} {}: another user could make it", here.path, *why));
                 result_.unsafe->missing = true;
@@ -153,7 +165,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         }
         return false;
     }
-    if (check_) {
+    if (all()) {
         if (auto why = owners_unvouched(fd.get(), st)) {
             unsafe(path, *why);
             result_.unsafe->unvouched = true;
@@ -161,11 +173,12 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         }
     }
     if (S_ISLNK(st.st_mode)) return follow(here, name, std::move(fd), todo);
-    if (check_ && !in_folder_of_others(here, path, st)) return false;
+    if (all() && !in_folder_of_others(here, path, st)) return false;
     if (S_ISDIR(st.st_mode) && (!last || folder_)) {
-        if (check_) {
+        if (all()) {
             if (auto why = others_can_change(st, 0, !last)) {
                 unsafe(path, *why);
+                result_.unsafe->folder_mode = st.st_uid == 0;
                 return false;
             }
         }
@@ -176,7 +189,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         stack_.push_back(Folder{std::move(fd), path, st});
         return true;
     }
-    if (!last) {
+    if (!last || folder_) {
         result_.error = ENOTDIR;
         return false;
     }
@@ -189,14 +202,27 @@ bool Walk::follow(const Folder& here, const std::string& name, UniqueFd link, st
     struct stat st {};
     ::fstat(link.get(), &st);
     if (links_ == Links::refuse) {
-        if (check_) {
+        if (check_ != Check::none) {
             unsafe(path, "is a symbolic link, and none is allowed here");
         } else {
             result_.error = ELOOP;
         }
         return false;
     }
-    if (check_ && !in_folder_of_others(here, path, st)) return false;
+    if (check_ != Check::none && !in_folder_of_others(here, path, st)) return false;
+    // A folder that is root's now may have been another user's when they made the link.
+    if (check_ != Check::none && st.st_uid != 0) {
+        unsafe(path, fmt::format("is a link of uid {}: root follows only root's links", st.st_uid));
+        return false;
+    }
+    // Where only links are judged, a file system's word for who owns the link must be believable too.
+    if (check_ == Check::links) {
+        if (auto why = owners_unvouched(link.get(), st)) {
+            unsafe(path, *why);
+            result_.unsafe->unvouched = true;
+            return false;
+        }
+    }
     // A loop, or a chain longer than the kernel follows: not a matter of trust, the kernel's own error.
     if (++links_seen_ > kMaxLinks) {
         result_.error = ELOOP;
@@ -218,11 +244,11 @@ bool Walk::follow(const Folder& here, const std::string& name, UniqueFd link, st
 
 void Walk::finish(const Folder& here, const std::string& name, UniqueFd file, const struct stat& st) {
     const std::string path = child_path(here.path, name);
-    if (!check_ && !S_ISREG(st.st_mode)) {
+    if (!all() && !S_ISREG(st.st_mode)) {
         result_.error = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
         return;
     }
-    if (check_) {
+    if (all()) {
         if (!S_ISREG(st.st_mode)) {
             unsafe(path, S_ISDIR(st.st_mode) ? "is a folder, not a file" : "is not a regular file");
             return;
@@ -240,7 +266,7 @@ void Walk::finish(const Folder& here, const std::string& name, UniqueFd file, co
 
 }  // namespace
 
-CheckedOpen open_checked(const std::string& path, bool check, Links links, bool folder) {
+CheckedOpen open_checked(const std::string& path, Check check, Links links, bool folder) {
     return Walk(check, links, folder).run(path);
 }
 
@@ -262,7 +288,11 @@ Problem refusal(const std::string& path, const TrustUse& use, const UnsafePath& 
                    .remedy = u.missing ? fmt::format("put it in a folder that only root can change, or {}", use.instead)
                              : u.unvouched
                                  ? fmt::format("put it on a file system that root mounted, or {}", use.instead)
-                                 : fmt::format("chown root:root {0} && chmod go-w {0}, or {1}", u.path, use.instead)};
+                             : u.folder_mode ? fmt::format("chmod go-w {0}, or {1}", u.path, use.instead)
+                                             : fmt::format("copy it as root's into a folder that only root can change "
+                                                           "(install -o root -g root -m 0644 {0} DIR/; a chown would "
+                                                           "keep what another user made), or {1}",
+                                                           path, use.instead)};
 }
 
 TrustUse reading(const std::string& what) {
@@ -272,7 +302,7 @@ TrustUse reading(const std::string& what) {
 }  // namespace
 
 TrustedFile open_trusted(const std::string& path, const TrustUse& use) {
-    CheckedOpen opened = open_checked(path, ::geteuid() == 0, use.links);
+    CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::everything : Check::none, use.links);
     if (opened.unsafe) throw Error(refusal(path, use, *opened.unsafe));
     return TrustedFile{path, std::move(opened.fd), opened.error};
 }
@@ -310,6 +340,20 @@ void* load_library(const std::string& library, int flags, const TrustUse& use, s
     return handle;
 }
 
+CheckedOpen open_folder_to_write(const std::string& path) {
+    CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::links : Check::none, Links::follow, true);
+    if (!opened.unsafe) return opened;
+    const UnsafePath& u = *opened.unsafe;
+    throw Error(Problem{
+        .exit_code = ExitCode::permission,
+        .message = fmt::format("refusing to write in {}: {} {}", path, u.path, u.why),
+        .cause = "as root, cumemctl writes only in the folder a path names: no link on the way that another user "
+                 "could have placed or changed",
+        .remedy = u.unvouched ? "write on a file system that root mounted"
+                              : "name the folder by a path without that link (its target, if that is where it "
+                                "should go)"});
+}
+
 std::string read_trusted_text(const std::string& path, const std::string& what, const std::string& remedy) {
     TrustedFile file = open_trusted(path, reading(what));
     if (!file.fd.valid()) throw text_file_error(path, what, remedy, file.error);
@@ -317,7 +361,7 @@ std::string read_trusted_text(const std::string& path, const std::string& what, 
 }
 
 std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused) {
-    const CheckedOpen opened = open_checked(path, ::geteuid() == 0);
+    const CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::everything : Check::none);
     if (opened.unsafe) {
         refused = refusal(path, reading("the file"), *opened.unsafe).message;
         return std::nullopt;

@@ -26,15 +26,23 @@ struct CheckedOpen {
     std::optional<UnsafePath> unsafe;
 };
 
+// What a walk judges on the way:
+// - none: nothing (a user's own run);
+// - links: only the links, each of which must be one that no user but root could have placed (in a
+//   folder only root can change, or root's in a sticky folder): where root writes, so that the folder
+//   it writes in is the one the path names;
+// - everything: each folder and the file, for what root loads, runs or reads to decide what it makes.
+enum class Check { none, links, everything };
+
 // Opens `path` (relative to the working folder where it is not absolute) one component at a time from
-// "/", with O_PATH|O_NOFOLLOW, a link's target walked in its place. With `check`, each folder must be
-// root's and not writable by group or others, or root's and sticky (then each name in it must be
-// root's too); the file must be a regular file, root's, not writable by group or others; a missing
+// "/", with O_PATH|O_NOFOLLOW, a link's target walked in its place. With Check::everything, each folder
+// must be root's and not writable by group or others, or root's and sticky (then each name in it must
+// be root's too); the file must be a regular file, root's, not writable by group or others; a missing
 // name in a folder that others can add to is unsafe. The regular file is then reopened for reading
 // through its own descriptor.
 // With `folder`, the path names a folder: it is checked as the folders above it (not sticky) and its
 // O_PATH descriptor handed back.
-CheckedOpen open_checked(const std::string& path, bool check, Links links = Links::follow, bool folder = false);
+CheckedOpen open_checked(const std::string& path, Check check, Links links = Links::follow, bool folder = false);
 
 // Who wants the file, for the messages: "the driver library", and what else to do ("give --libcuda
 // ... a library that only root can change").
@@ -66,6 +74,11 @@ TrustedFile open_trusted(const std::string& path, const TrustUse& use);
 // /proc/self/fd/N never names another library to the loader. Null with `why` set when it cannot be
 // loaded (dlerror's words, or the errno of a missing file); throws open_trusted's refusals.
 void* load_library(const std::string& library, int flags, const TrustUse& use, std::string& why);
+
+// The folder that a file is written in (write_file_atomically), as an O_PATH descriptor: open_checked
+// with Check::links when this process is root. Throws Error (permission, exit 4) naming a link that
+// another user could have placed on the way; a missing or unreadable folder is in `error`.
+CheckedOpen open_folder_to_write(const std::string& path);
 
 // Reads the whole text of a file root decides by (/proc/devices, the driver's params): open_trusted,
 // then read_text_file's limits and errors (exit 3 when missing, 4 when access is denied), `what`

@@ -51,16 +51,16 @@ bool can_mknod() {
 TEST_CASE("the channel folder is made 0755 whatever the umask, and found again") {
     TempRoot root;
     {
-        ChannelDir missing = open_channel_dir(root.path, false);
+        ChannelDir missing = open_channel_dir(open_dev_root(root.path), false);
         CHECK_FALSE(missing.fd.valid());
         CHECK(missing.state.kind == NodeKind::missing);
         CHECK(missing.path == root.path + "/dev/nvidia-caps-imex-channels");
     }
-    ChannelDir made = open_channel_dir(root.path, true);
+    ChannelDir made = open_channel_dir(open_dev_root(root.path), true);
     CHECK(made.created);
     CHECK(made.state.kind == NodeKind::directory);
     CHECK((lstat_of(made.path).st_mode & 07777) == 0755);
-    ChannelDir again = open_channel_dir(root.path, true);
+    ChannelDir again = open_channel_dir(open_dev_root(root.path), true);
     CHECK_FALSE(again.created);
     // Undo removes the folder this run made while it is empty, and never one that another run made.
     undo_channel_dir(again);
@@ -74,14 +74,14 @@ TEST_CASE("a channel folder that is a link or a file is refused") {
     std::filesystem::create_directory(root.path + "/elsewhere");
     std::filesystem::create_directory_symlink(root.path + "/elsewhere", root.path + "/dev/nvidia-caps-imex-channels");
     try {
-        open_channel_dir(root.path, true);
+        open_channel_dir(open_dev_root(root.path), true);
         FAIL("accepted a link");
     } catch (const Error& e) {
         CHECK(e.exit_code() == ExitCode::failed);
         CHECK(e.problem().message.find("is a symbolic link, not a directory: refused") != std::string::npos);
     }
     CHECK(std::filesystem::is_empty(root.path + "/elsewhere"));
-    CHECK_THROWS_AS(open_channel_dir(root.path + "/nowhere", true), Error);
+    CHECK_THROWS_AS(open_channel_dir(open_dev_root(root.path + "/nowhere"), true), Error);
 }
 
 TEST_CASE("apply_channel creates, leaves alone, fixes, replaces and removes") {
@@ -90,7 +90,7 @@ TEST_CASE("apply_channel creates, leaves alone, fixes, replaces and removes") {
         return;
     }
     TempRoot root;
-    ChannelDir dir = open_channel_dir(root.path, true);
+    ChannelDir dir = open_channel_dir(open_dev_root(root.path), true);
     const int fd = dir.fd.get();
     NodeSpec want{2, 242, 65534, 65534, 0666};
     ChannelOutcome out = apply_channel(fd, want, {});
@@ -130,7 +130,7 @@ TEST_CASE("apply_channel creates, leaves alone, fixes, replaces and removes") {
 
 TEST_CASE("apply_channel never touches a regular file, a folder or a link") {
     TempRoot root;
-    ChannelDir dir = open_channel_dir(root.path, true);
+    ChannelDir dir = open_channel_dir(open_dev_root(root.path), true);
     const int fd = dir.fd.get();
     const NodeSpec want{0, 242, 0, 0, 0666};
     REQUIRE(::close(::openat(fd, "channel0", O_CREAT | O_WRONLY, 0640)) == 0);
@@ -156,7 +156,7 @@ TEST_CASE("preview_channel changes nothing") {
     ChannelOutcome out = preview_channel(-1, want, {});
     CHECK(out.action == Action::planned);
     CHECK(out.plan.change == Change::create);
-    ChannelDir dir = open_channel_dir(root.path, true);
+    ChannelDir dir = open_channel_dir(open_dev_root(root.path), true);
     out = preview_channel(dir.fd.get(), want, {});
     CHECK(out.action == Action::planned);
     CHECK(std::filesystem::is_empty(dir.path));
@@ -172,7 +172,7 @@ TEST_CASE("no descriptor is left open after the folder and the node changes") {
     TempRoot root;
     const std::size_t before = open_fds();
     {
-        ChannelDir dir = open_channel_dir(root.path, true);
+        ChannelDir dir = open_channel_dir(open_dev_root(root.path), true);
         for (int channel = 0; channel < 4; ++channel) {
             const NodeSpec want{channel, 242, 0, 0, 0600};
             apply_channel(dir.fd.get(), want, {});
@@ -181,6 +181,6 @@ TEST_CASE("no descriptor is left open after the folder and the node changes") {
         CHECK(open_fds() == before + 2);  // the folder and its parent, while the ChannelDir lives
     }
     CHECK(open_fds() == before);
-    CHECK_THROWS_AS(open_channel_dir(root.path + "/nowhere", true), Error);
+    CHECK_THROWS_AS(open_channel_dir(open_dev_root(root.path + "/nowhere"), true), Error);
     CHECK(open_fds() == before);
 }

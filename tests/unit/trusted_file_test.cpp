@@ -40,7 +40,7 @@ struct TempTree {
 };
 
 std::optional<UnsafePath> unsafe(const std::string& path, Links links = Links::follow) {
-    return open_checked(path, true, links).unsafe;
+    return open_checked(path, Check::everything, links).unsafe;
 }
 
 std::string text_of(const CheckedOpen& o) {
@@ -55,9 +55,9 @@ TEST_CASE("open_checked walks a path as the kernel does, each link's folder and 
     const TempTree t;
     const std::string safe = t.make("safe", 0755, true);
     const std::string lib = t.make("safe/lib.so", 0644, false, "the library");
-    CHECK(text_of(open_checked(lib, true)) == "the library");
-    CHECK(text_of(open_checked(t.path + "/safe/../safe/./lib.so", true)) == "the library");
-    const CheckedOpen missing = open_checked(t.path + "/safe/missing.so", true);
+    CHECK(text_of(open_checked(lib, Check::everything)) == "the library");
+    CHECK(text_of(open_checked(t.path + "/safe/../safe/./lib.so", Check::everything)) == "the library");
+    const CheckedOpen missing = open_checked(t.path + "/safe/missing.so", Check::everything);
     CHECK_FALSE(missing.unsafe);  // a folder only root can add to: missing is missing
     CHECK_FALSE(missing.fd.valid());
     CHECK(missing.error == ENOENT);
@@ -95,7 +95,7 @@ TEST_CASE("open_checked walks a path as the kernel does, each link's folder and 
     // A loop of links ends.
     REQUIRE(::symlink("loop2", (safe + "/loop1").c_str()) == 0);
     REQUIRE(::symlink("loop1", (safe + "/loop2").c_str()) == 0);
-    const CheckedOpen loop = open_checked(safe + "/loop1", true);
+    const CheckedOpen loop = open_checked(safe + "/loop1", Check::everything);
     CHECK_FALSE(loop.unsafe);  // not a matter of trust: the kernel's own error
     CHECK(loop.error == ELOOP);
     // Where no link is allowed, even one to a safe file is refused.
@@ -113,7 +113,7 @@ TEST_CASE("open_checked in a sticky folder: root's names pass, others' names and
     const TempTree t;
     const std::string sticky = t.make("sticky", 01777, true);
     const std::string mine = t.make("sticky/lib.so", 0644, false, "root's");
-    CHECK(text_of(open_checked(mine, true)) == "root's");
+    CHECK(text_of(open_checked(mine, Check::everything)) == "root's");
     // A missing name: another user could make it before the loader looks.
     auto u = unsafe(sticky + "/later.so");
     REQUIRE(u);
@@ -147,7 +147,7 @@ TEST_CASE("open_checked in a sticky folder: root's names pass, others' names and
 TEST_CASE("open_checked reads the file it checked, whatever the name comes to mean afterwards") {
     const TempTree t;
     const std::string file = t.make("params", 0644, false, "first");
-    const CheckedOpen opened = open_checked(file, ::geteuid() == 0);
+    const CheckedOpen opened = open_checked(file, ::geteuid() == 0 ? Check::everything : Check::none);
     REQUIRE(opened.fd.valid());
     // Replaced by another file under the same name after the check: the descriptor is still the first.
     const std::string other = t.make("other", 0644, false, "second");
@@ -178,9 +178,67 @@ TEST_CASE("open_checked of a folder: the folder is judged as those above it, a s
     if (::geteuid() != 0) return;
     const TempTree t;
     const std::string safe = t.make("safe", 0755, true);
-    const CheckedOpen opened = open_checked(safe, true, Links::follow, true);
+    const CheckedOpen opened = open_checked(safe, Check::everything, Links::follow, true);
     CHECK_FALSE(opened.unsafe);
     CHECK(opened.fd.valid());
     const std::string sticky = t.make("sticky", 01777, true);
-    CHECK(open_checked(sticky, true, Links::follow, true).unsafe->why == "is writable by every user (mode 1777)");
+    CHECK(open_checked(sticky, Check::everything, Links::follow, true).unsafe->why ==
+          "is writable by every user (mode 1777)");
+}
+
+TEST_CASE("open_checked with Check::links: only links that no other user could have placed are followed") {
+    if (::geteuid() != 0) return;
+    const TempTree t;
+    const std::string safe = t.make("safe", 0755, true);
+    // Another user's folder is written in, but a link in it is theirs to point anywhere.
+    const std::string theirs = t.make("theirs", 0755, true);
+    REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+    const CheckedOpen plain = open_checked(theirs, Check::links, Links::follow, true);
+    CHECK_FALSE(plain.unsafe);
+    CHECK(plain.fd.valid());
+    REQUIRE(::symlink(safe.c_str(), (theirs + "/out").c_str()) == 0);
+    REQUIRE(::lchown((theirs + "/out").c_str(), 65534, 65534) == 0);
+    auto u = open_checked(theirs + "/out", Check::links, Links::follow, true).unsafe;
+    REQUIRE(u);
+    CHECK(u->path == theirs + "/out");
+    CHECK(u->why == "is a link of uid 65534 in " + theirs + ", a folder that others can add to");
+    // Root's link in a folder only root can change is followed; another user's is not, wherever it is
+    // (the folder may have been theirs when they made it), under either check.
+    REQUIRE(::symlink(safe.c_str(), (t.path + "/roots").c_str()) == 0);
+    CHECK(open_checked(t.path + "/roots", Check::links, Links::follow, true).fd.valid());
+    REQUIRE(::symlink(safe.c_str(), (t.path + "/left").c_str()) == 0);
+    REQUIRE(::lchown((t.path + "/left").c_str(), 65534, 65534) == 0);
+    for (const Check check : {Check::links, Check::everything}) {
+        u = open_checked(t.path + "/left", check, Links::follow, true).unsafe;
+        REQUIRE(u);
+        CHECK(u->why == "is a link of uid 65534: root follows only root's links");
+    }
+    // A link in the middle of the path counts as one at the end; "." names the folder reached.
+    t.make("safe/sub", 0755, true);
+    CHECK(open_checked(theirs + "/out/sub", Check::links, Links::follow, true).unsafe);
+    CHECK(open_checked(safe + "/sub/.", Check::links, Links::follow, true).fd.valid());
+    CHECK(open_checked(safe + "/sub/..", Check::everything, Links::follow, true).fd.valid());
+    CHECK(open_checked(safe + "/.", Check::everything).error == EISDIR);
+}
+
+TEST_CASE("a refusal's remedy never asks root to take over what another user made") {
+    if (::geteuid() != 0) return;
+    const TempTree t;
+    const std::string lib = t.make("lib.so", 0644, false);
+    REQUIRE(::chown(lib.c_str(), 65534, 65534) == 0);
+    try {
+        (void)open_trusted(lib, TrustUse{"the driver library", "give --libcuda another"});
+        FAIL("not refused");
+    } catch (const Error& e) {
+        CHECK(e.problem().remedy.find("chown root") == std::string::npos);
+        CHECK(e.problem().remedy.find("install -o root -g root -m 0644 " + lib + " DIR/") != std::string::npos);
+    }
+    const std::string open = t.make("open", 0777, true);
+    const std::string inside = t.make("open/lib.so", 0644, false);
+    try {
+        (void)open_trusted(inside, TrustUse{"the driver library", "give --libcuda another"});
+        FAIL("not refused");
+    } catch (const Error& e) {
+        CHECK(e.problem().remedy == "chmod go-w " + open + ", or give --libcuda another");
+    }
 }
