@@ -5,7 +5,8 @@
 #                            package upgrade replaces; CUMEMCTL_ETC names another folder, for tests),
 #                            else DIR/NAME (the package's, beside the script)
 #   read_settings FILE KEY...
-# Sets each KEY that FILE gives (no quotes, no spaces around =; # starts a comment line; the rest of
+# As root, FILE is first judged as a program is (safe_program: root's, in folders only root can
+# change; refused through the caller's fail with REFUSED). Sets each KEY that FILE gives (no quotes, no spaces around =; # starts a comment line; the rest of
 # the line is the value, spaces and all). A line that is not KEY=VALUE, or a KEY not in the list, is
 # refused through the caller's die (which must exit). A FILE that does not exist leaves every default.
 # The caller defines die MESSAGE (exit 1) and fail STATUS MESSAGE (exit STATUS), each saying MESSAGE
@@ -21,9 +22,14 @@ settings_file() {
   if [[ -f $etc/$1 ]]; then echo "$etc/$1"; else echo "$2/$1"; fi
 }
 read_settings() {
-  local file=$1 lineno=0 line key value allowed
+  local file=$1 lineno=0 line key value allowed checked
   shift
-  [[ -f $file ]] || return 0
+  # What the settings say decides what root makes and runs: as root, a file that only root can change.
+  [[ $file == /* ]] || file=$PWD/$file
+  checked=$(safe_program "settings file" "$file") ||
+    fail "$REFUSED" "$checked; give settings that only root can change, in folders that only root can change"
+  [[ -f $checked ]] || return 0
+  file=$checked
   while IFS= read -r line || [[ -n $line ]]; do
     lineno=$((lineno + 1))
     [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
@@ -37,34 +43,20 @@ read_settings() {
 }
 #   safe_path PATH
 # Whether root may open PATH to write it (a log, a lock) with no one else able to turn that write
-# elsewhere: prints PATH with its folder's symlinks resolved (the name to open) and succeeds, or prints
-# why not and fails: with REFUSED where someone else could change it, 1 where its folder is missing or
-# cannot be looked at. The folder and every folder above it must be owned by root (or this user), and
-# none that anyone else may write, except a folder above with the sticky bit (/tmp: others cannot
-# rename or remove what is not theirs there); the file itself, where it exists, a regular file (no
-# symlink) of one link, owned by root (or this user). So no one else can plant a symlink or a hard link
-# there, before the check or after it. None may lie on a file system whose owners are another user's
-# word (owners_unvouched: a user's FUSE mount).
+# elsewhere: prints PATH's name to open and succeeds, or prints why not and fails: with REFUSED where
+# someone else could change it, 1 where its folder is missing. The folder is walked as safe_program
+# walks a program's path (every folder root's and writable by neither group nor others, one above it
+# may be sticky as /tmp is; each link root's, resolved here, never one that another user placed); the
+# file itself, where it exists, a regular file (no symlink) of one link, owned by root (or this user).
+# So no one else can plant a symlink or a hard link there, before the check or after it. Not as root,
+# nothing is refused (cumemctl checks only as root).
 safe_path() {
-  local path=$1 dir name me p owner group mode links why
-  me=$(id -u)
-  dir=$(readlink -f -- "$(dirname -- "$path")" 2>/dev/null)
-  [[ -n $dir && -d $dir ]] || { echo "its folder $(dirname -- "$path") does not exist"; return 1; }
+  local path=$1 dir folder name p owner links why
+  folder=$(dirname -- "$path")
+  [[ $folder == /* ]] || folder=$PWD/$folder  # never a bare name, which safe_program looks up in PATH
   name=$(basename -- "$path")
-  p=$dir
-  while :; do
-    read -r owner group mode < <(stat -c '%u %g %#a' -- "$p") || { echo "cannot stat $p"; return 1; }
-    why=$(owners_unvouched "$p") && { echo "$p $why"; return "$REFUSED"; }
-    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
-    if ((mode & 8#002 || (mode & 8#020 && group != 0))); then
-      if [[ $p == "$dir" ]] || ! ((mode & 8#1000)); then
-        echo "others may write $p (mode $(printf '%04o' "$mode"))"
-        return "$REFUSED"
-      fi
-    fi
-    [[ $p == / ]] && break
-    p=$(dirname -- "$p")
-  done
+  dir=$(safe_program folder "$folder" folder) || { echo "${dir#"refusing folder $folder: "}"; return "$REFUSED"; }
+  [[ -d $dir ]] || { echo "its folder $folder does not exist"; return 1; }
   p=${dir%/}/$name
   if [[ -e $p || -L $p ]]; then
     [[ ! -L $p ]] || { echo "$p is a symlink"; return "$REFUSED"; }
@@ -72,7 +64,7 @@ safe_path() {
     why=$(owners_unvouched "$p") && { echo "$p $why"; return "$REFUSED"; }
     read -r owner links < <(stat -c '%u %h' -- "$p")
     [[ $links == 1 ]] || { echo "$p has $links hard links"; return "$REFUSED"; }
-    [[ $owner == 0 || $owner == "$me" ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
+    [[ $owner == 0 || $owner == $(id -u) ]] || { echo "$p is owned by uid $owner, not root"; return "$REFUSED"; }
   fi
   echo "$p"
 }
@@ -149,7 +141,7 @@ others_can_change() {
   ((mode & 8#020)) && { echo "is writable by its group, gid $group (mode $(printf '%04o' "$mode"))"; return 0; }
   return 1
 }
-#   safe_program NAME PATH
+#   safe_program NAME PATH [folder]
 # Whether root may run PATH, the program that the setting NAME names (CUMEMCTL, SQUEUE, SCONTROL): the
 # rule of cumemctl itself (cumemctl(1) SECURITY), in its words. A bare name is looked up in PATH once
 # (missing, it is refused where a PATH folder lets others add to it). The
@@ -160,9 +152,11 @@ others_can_change() {
 # the file must be a regular file, root's, writable by neither group nor others. Prints the resolved
 # path, which is what the script then runs (never the configured name again), and succeeds; or prints
 # "refusing NAME PATH: WHAT WHY" and fails with REFUSED. Not as root, nothing is refused (cumemctl
-# checks only as root).
+# checks only as root). A link is followed only when it is root's (a folder that is root's now may have
+# been another user's when they made it). With folder, PATH names a folder, judged as those above it
+# (not sticky); a missing one is printed as it is, for the caller to report.
 safe_program() {
-  local name=$1 path=$2 here=/ next part why open links=0 target
+  local name=$1 path=$2 want=${3:-file} here=/ next part why open links=0 target
   local -a todo more
   if [[ $path != */* ]]; then
     if ! next=$(type -P -- "$path") || [[ $next != /* ]]; then
@@ -211,6 +205,10 @@ safe_program() {
       echo "refusing $name $2: $next has $(stat -c %h -- "$next") hard links, in $here, a folder that others can add to: any user could have made this name for root's file"
       return "$REFUSED"
     fi
+    if [[ -L $next && $(stat -c %u -- "$next") != 0 ]]; then
+      echo "refusing $name $2: $next is a link of uid $(stat -c %u -- "$next"): root follows only root's links"
+      return "$REFUSED"
+    fi
     if [[ -L $next ]]; then
       ((++links <= 40)) || { echo "refusing $name $2: $next has too many symbolic links on the way"; return "$REFUSED"; }
       target=$(readlink -- "$next")
@@ -225,12 +223,23 @@ safe_program() {
       continue
     fi
     ((${#todo[@]} == 0)) || { echo "$next"; return 0; }  # a file in the middle: nothing there to run
+    if [[ $want == folder ]]; then
+      [[ -d $next ]] || { echo "refusing $name $2: $next is not a folder"; return "$REFUSED"; }
+      why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return "$REFUSED"; }
+      echo "$next"
+      return 0
+    fi
     [[ ! -d $next ]] || { echo "refusing $name $2: $next is a folder, not a file"; return "$REFUSED"; }
     [[ -f $next ]] || { echo "refusing $name $2: $next is not a regular file"; return "$REFUSED"; }
     why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return "$REFUSED"; }
     echo "$next"
     return 0
   done
+  if [[ $want == folder ]]; then
+    why=$(others_can_change "$here") && { echo "refusing $name $2: $here $why"; return "$REFUSED"; }
+    echo "$here"
+    return 0
+  fi
   echo "refusing $name $2: $here is a folder, not a file"
   return "$REFUSED"
 }

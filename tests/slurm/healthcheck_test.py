@@ -252,6 +252,15 @@ def test_by_hand_bad_settings():
             f.write("TIMEOUT=31\n")
         p = run_by_hand(d, "--dry-run", "--node-state", "IDLE", env={"CUMEMCTL_ETC": etc})
         check(p.returncode == 1 and f"{etc}/healthcheck.conf: TIMEOUT must be" in p.stderr, describe(p))
+        if os.geteuid() == 0:
+            # The settings decide what root runs and where it writes: another user's copy is refused, unread.
+            conf = os.path.join(etc, "healthcheck.conf")
+            with open(conf, "w", encoding="utf-8") as f:
+                f.write(f"DOCTOR_OPTIONS=--output {d}/victim\n")
+            os.chown(conf, 65534, 65534)
+            p = run_by_hand(d, "--dry-run", "--node-state", "IDLE", env={"CUMEMCTL_ETC": etc})
+            check(p.returncode == 4 and f"refusing settings file {conf}: {conf} belongs to uid 65534" in p.stderr
+                  and "would run" not in p.stdout and not os.path.exists(f"{d}/victim"), describe(p))
     unsafe_paths()
     unsafe_programs()
 
@@ -319,11 +328,11 @@ def unsafe_paths():
         cases = [({"LOG_FILE": f"{d}/link"}, "is a symlink"),
                  ({"LOG_FILE": f"{d}/dangling"}, "is a symlink"),
                  ({"LOG_FILE": f"{d}/hardlink"}, "has 2 hard links"),
-                 ({"LOG_FILE": f"{pub}/log"}, f"others may write {pub}"),
+                 ({"LOG_FILE": f"{pub}/log"}, f"{pub} is writable by every user"),
                  ({"LOG_FILE": f"{d}/nodir/log"}, "does not exist"),
                  ({"LOCK_FILE": f"{d}/link"}, "is a symlink"),
                  ({"LOCK_FILE": f"{d}/dangling"}, "is a symlink"),
-                 ({"LOCK_FILE": f"{pub}/lock.%n"}, f"others may write {pub}")]
+                 ({"LOCK_FILE": f"{pub}/lock.%n"}, f"{pub} is writable by every user")]
         if os.geteuid() == 0:
             theirs = os.path.join(d, "theirs")
             os.mkdir(theirs)
@@ -331,9 +340,15 @@ def unsafe_paths():
             with open(os.path.join(d, "their.log"), "w", encoding="utf-8"):
                 pass
             os.chown(os.path.join(d, "their.log"), 65534, 65534)
-            cases += [({"LOG_FILE": f"{theirs}/log"}, f"{theirs} is owned by uid 65534"),
+            # Their link to root's own folder, though it sits in root's folder: they may have made it
+            # while the folder was theirs, and it chooses where root writes.
+            os.symlink(victim_dir := os.path.join(d, "rootonly"), os.path.join(d, "their-link"))
+            os.mkdir(victim_dir, 0o700)
+            os.lchown(os.path.join(d, "their-link"), 65534, 65534)
+            cases += [({"LOG_FILE": f"{theirs}/log"}, f"{theirs} belongs to uid 65534"),
                       ({"LOG_FILE": f"{d}/their.log"}, "their.log is owned by uid 65534"),
-                      ({"LOCK_FILE": f"{theirs}/lock"}, f"{theirs} is owned by uid 65534")]
+                      ({"LOCK_FILE": f"{theirs}/lock"}, f"{theirs} belongs to uid 65534"),
+                      ({"LOG_FILE": f"{d}/their-link/log"}, "their-link is a link of uid 65534: root follows only root's links")]
         set_node(d, "n1", REMAP)  # a failing node: a run that went on would drain it
         for more, words in cases:
             write_settings(d, **more)
@@ -346,6 +361,8 @@ def unsafe_paths():
             check(f.read() == "root's file\n", "a write went through a link to the victim")
         check(not os.path.exists(os.path.join(d, "made-by-root")), "a dangling symlink's target was created")
         check(os.listdir(pub) == [], f"a file was made in the world-writable folder: {os.listdir(pub)}")
+        if os.geteuid() == 0:
+            check(os.listdir(victim_dir) == [], f"a file was made through another user's link: {os.listdir(victim_dir)}")
         # A folder above the file that others may write, with the sticky bit (the tests' own /tmp), is fine;
         # so is a folder of root's below it.
         safe = os.path.join(pub, "root-only")

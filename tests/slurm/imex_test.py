@@ -215,6 +215,14 @@ def test_by_hand_bad_settings():
             f.write("LAST_CHANEL=5\n")
         p = run_script(d, "prolog", 7)
         check(p.returncode == 1 and "unknown setting LAST_CHANEL" in p.stderr, f"a misspelt key: {describe(p)}")
+        if os.geteuid() == 0:
+            # Settings that another user could have written choose where root makes nodes: refused, unread.
+            with open(conf, "w", encoding="utf-8") as f:
+                f.write(f"DEV_ROOT={d}/elsewhere\nFIRST_CHANNEL=7\nLAST_CHANNEL=7\n")
+            os.chown(conf, 65534, 65534)
+            p = run_script(d, "prolog", 7)
+            check(p.returncode == 4 and f"refusing settings file {conf}: {conf} belongs to uid 65534" in p.stderr
+                  and channel_nodes(d) == {} and not os.path.exists(f"{d}/elsewhere"), f"another user's settings: {describe(p)}")
 
 
 def test_by_hand_unsafe_paths():
@@ -240,7 +248,7 @@ def test_by_hand_unsafe_paths():
         with open(conf, "a", encoding="utf-8") as f:
             f.write(f"LOG_FILE={shared}/log\n")
         p = run_script(d, "prolog", 7)
-        check(p.returncode == 4 and "others may write" in p.stderr and not os.path.exists(f"{shared}/log"),
+        check(p.returncode == 4 and "is writable by every user" in p.stderr and not os.path.exists(f"{shared}/log"),
               f"a log in a world-writable folder: {describe(p)}")
         with open(conf, "a", encoding="utf-8") as f:
             f.write(f"LOG_FILE={d}/log\nSTATE_DIR={shared}/state\n")
