@@ -176,13 +176,20 @@ std::vector<CsvRow> BandwidthResults::csv_rows() const {
     for (const DeviceFigures& d : devices) {
         for (const CopyFigure& f : d.figures) rows.push_back(figure_row(d, f));
     }
+    // --concurrent's sums: a row of no one GPU, in the columns that a sum has.
+    for (const ConcurrentSum& c : sums) {
+        rows.push_back({CsvValue{}, CsvValue{}, CsvValue{}, CsvValue{}, std::string(path_name(c.path)),
+                        std::string("pinned"), CsvValue{}, CsvValue{}, c.gbps, CsvValue{}, CsvValue{}, CsvValue{},
+                        CsvValue{}, CsvValue{}, std::string(count_name(byte_count(c.path))), c.gbps, CsvValue{}, true});
+    }
     return rows;
 }
 
 const std::vector<std::string>& BandwidthResults::csv_columns() {
     static const std::vector<std::string> columns{
-        "device",     "uuid",  "pci_bus_id", "nvml_index", "path",    "memory", "numa_node",   "peer",           "gbps",
-        "limit_gbps", "ratio", "bytes",      "iterations", "seconds", "count",  "copied_gbps", "copied_gbps_d2h"};
+        "device", "uuid",        "pci_bus_id",      "nvml_index", "path",  "memory",     "numa_node",
+        "peer",   "gbps",        "limit_gbps",      "ratio",      "bytes", "iterations", "seconds",
+        "count",  "copied_gbps", "copied_gbps_d2h", "concurrent"};
     return columns;
 }
 

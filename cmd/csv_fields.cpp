@@ -34,7 +34,8 @@ struct CsvCommand {
 const CsvCommand* csv_command(const std::string& command) {
     static const CsvCommand devices{{"ordinal", "nvml_index", "uuid", "pci_bus_id", "name", "total", "free"}};
     static const CsvCommand doctor{{"check", "device", "uuid", "status", "reason"}};
-    static const CsvCommand bandwidth{{"device", "uuid", "path", "memory", "gbps", "count", "limit_gbps", "ratio"}};
+    static const CsvCommand bandwidth{
+        {"device", "uuid", "path", "memory", "gbps", "count", "limit_gbps", "ratio", "concurrent"}};
     if (command == "devices") return &devices;
     if (command == "doctor") return &doctor;
     if (command == "bandwidth") return &bandwidth;
