@@ -392,7 +392,21 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
     if (details == nullptr) return alone;
     if (!at_once.error.empty()) {
         details->at_once.emplace().error = at_once.error;
-        return alone;
+        const std::string said = fmt::format("; with all {} GPUs at once the copies failed: {}",
+                                             at_once.ordinals.size(), at_once.error);
+        if (alone.status != CheckStatus::pass) {
+            alone.reason += said;
+            return alone;
+        }
+        // A copy that fails only while every GPU copies is not a pass: the node cannot say what its GPUs
+        // get together, and a failed copy on a real GPU is often the first sign of a fault.
+        CheckOutcome o = CheckOutcome::warn(
+            alone.reason + said,
+            "run 'cumemctl bandwidth --concurrent' to see which GPU's copies fail, and look for Xids in the "
+            "kernel log (the xid check)",
+            alone.evidence);
+        o.brief = "copies at once failed";
+        return o;
     }
     const auto it = std::find(at_once.ordinals.begin(), at_once.ordinals.end(), device.ordinal());
     if (it == at_once.ordinals.end()) return alone;
