@@ -54,6 +54,25 @@ CheckOutcome check_nvlink(DoctorContext& ctx, DeviceState* device) {
     const auto limit = gpu::nvlink_limit(own, nullptr);
     details.limit_gbps = limit ? std::optional<double>(limit->gbps) : std::nullopt;
     const std::string unknown = own->unknown == 0 ? "" : fmt::format("; NVML gave no state for {}", own->unknown);
+    if (own->unknown == own->links) {
+        return CheckOutcome::skip(
+            fmt::format("NVML gave no state for any of the GPU's {} NVLink links: it cannot say which are up",
+                        own->links),
+            details);
+    }
+    // Links NVML gave no state for may be up: fewer than the peers' only where even all of them would not
+    // make up the difference; else it cannot say, which is no pass.
+    if (own->active < most && own->active + own->unknown >= most) {
+        CheckOutcome o = CheckOutcome::warn(
+            fmt::format("NVLink: {} of {} links up and {} of unknown state, against the {} of its peer {}: NVML "
+                        "cannot say whether fewer are up",
+                        own->active, own->links, own->unknown, most, peer_uuid),
+            "ask again with 'nvidia-smi nvlink -s'; a link whose state NVML cannot read after a reset needs the "
+            "board or its NVSwitch looked at",
+            details);
+        o.brief = fmt::format("NVLink {} of {}, {} unknown", own->active, own->links, own->unknown);
+        return o;
+    }
     if (own->active == 0) {
         CheckOutcome o = CheckOutcome::fail(
             fmt::format("none of the GPU's {} NVLink links is up{}", own->links, unknown), kNvlinkRemedy, details);

@@ -673,9 +673,10 @@ __attribute__((visibility("default"))) Return nvmlDeviceGetGpuFabricInfoV(Device
 //     (scopeId the link: 1 active, 0 inactive) and NVML_FI_DEV_C2C_LINK_GET_MAX_BW (scopeId the link:
 //     max_bw_mbps MB/s for an active link, 0 for an inactive one); NOT_SUPPORTED without "c2c", and for any
 //     other field id; a link index past the last: INVALID_ARGUMENT.
-//   "nvlink": {"links": 18, "speed_mbps": 26562, "version": 4, "inactive": [link index...]}: the field
-//     values NVML_FI_DEV_NVLINK_LINK_COUNT, _SPEED_MBPS_COMMON, _GET_STATE and _GET_SPEED (scopeId the
-//     link; an inactive link's speed 0), nvmlDeviceGetNvLinkState and nvmlDeviceGetNvLinkVersion;
+//   "nvlink": {"links": 18, "speed_mbps": 26562, "version": 4, "inactive": [link index...],
+//     "unknown": [link index...]}: the field values NVML_FI_DEV_NVLINK_LINK_COUNT, _SPEED_MBPS_COMMON,
+//     _GET_STATE and _GET_SPEED (scopeId the link; an inactive link's speed 0; an unknown link's state
+//     and speed NVML_ERROR_UNKNOWN), nvmlDeviceGetNvLinkState and nvmlDeviceGetNvLinkVersion;
 //     NOT_SUPPORTED without "nvlink".
 //   "numa_node": N and "cpus": [CPU...]: nvmlDeviceGetMemoryAffinity's node and
 //     nvmlDeviceGetCpuAffinityWithinScope's (and nvmlDeviceGetCpuAffinity's) CPUs, whatever the scope;
@@ -775,6 +776,11 @@ void answer_nvlink_field(const nlohmann::json& j, FakeFieldValue& v) {
         case kFieldNvlinkGetState:
             if (v.scopeId >= links) {
                 v.nvmlReturn = kErrorInvalidArgument;
+                return;
+            }
+            if (const auto unknown = it->value("unknown", std::vector<unsigned>{});
+                std::find(unknown.begin(), unknown.end(), v.scopeId) != unknown.end()) {
+                v.nvmlReturn = kErrorUnknown;
                 return;
             }
             v.value.uiVal =

@@ -68,8 +68,19 @@ std::optional<PathLimit> memory_limit(const nvml::LinkInfo& info, int attr_bus_w
 
 std::optional<PathLimit> nvlink_limit(const std::optional<nvml::NvLink>& nvlink, std::string* why) {
     if (!nvlink) return std::nullopt;
-    if (nvlink->active == 0 || nvlink->active_mbps == 0) {
-        if (why != nullptr) *why = fmt::format("none of the GPU's {} NVLink links is up", nvlink->links);
+    if (nvlink->active == 0) {
+        if (why != nullptr) {
+            *why = nvlink->unknown == nvlink->links
+                       ? fmt::format("NVML gave no state for any of the GPU's {} NVLink links", nvlink->links)
+                       : fmt::format("none of the GPU's {} NVLink links is up", nvlink->links);
+        }
+        return std::nullopt;
+    }
+    if (nvlink->active_mbps == 0) {
+        if (why != nullptr) {
+            *why = fmt::format("{} of the GPU's {} NVLink links are up, and NVML gives no speed for them",
+                               nvlink->active, nvlink->links);
+        }
         return std::nullopt;
     }
     const double per_link = static_cast<double>(nvlink->active_mbps) / nvlink->active / 1000;
