@@ -209,7 +209,8 @@ Report run_bandwidth(const BandwidthOptions& opts, const Globals& globals) {
             } catch (const Interrupted& stop) {
                 stopped = stop;
             }
-            const int stopped_on = stopped && !done.empty() ? done.back().id.ordinal : -1;
+            // Past the last GPU alone, the stop came while every GPU copied at once: no one GPU's.
+            const int stopped_on = stopped && !done.empty() && finished < selected.size() ? done.back().id.ordinal : -1;
             // A GPU that failed is left out; one that a stop cut short keeps the figures it measured.
             if (done.size() > finished && (!stopped || done.back().figures.empty())) done.pop_back();
             for (const DeviceFigures& d : done) report_device(report, d);

@@ -106,9 +106,11 @@ void add_metrics(Metrics& out, const DeviceFigures& d, const std::string& host) 
 }
 
 // What a run that SIGINT or SIGTERM stopped had done: the figures above, and where it stopped.
+// `device` is -1 where no one GPU was being measured (every GPU at once).
 std::string stopped_note(const Interrupted& stop, int device, const std::string& doing, std::size_t figures) {
-    return fmt::format("{} while measuring GPU {} ({}); the {} figure{} above {} measured before", stop.what(), device,
-                       doing, figures, figures == 1 ? "" : "s", figures == 1 ? "was" : "were");
+    const std::string where = device < 0 ? doing : fmt::format("GPU {} ({})", device, doing);
+    return fmt::format("{} while measuring {}; the {} figure{} above {} measured before", stop.what(), where, figures,
+                       figures == 1 ? "" : "s", figures == 1 ? "was" : "were");
 }
 
 // --concurrent's table: each GPU's figure at once beside its own alone, and the sums.
