@@ -135,6 +135,13 @@ std::string compress_hostlist(std::vector<std::string> hosts) {
     return fmt::format("{}", fmt::join(compress_hostlist_items(std::move(hosts)), ","));
 }
 
+namespace {
+
+// The most hosts of one range that Slurm's hostlist parser takes ("Too many hosts in range" past it).
+constexpr std::size_t kSlurmMostInRange = 65536;
+
+}  // namespace
+
 std::vector<std::string> compress_hostlist_items(std::vector<std::string> hosts) {
     std::sort(hosts.begin(), hosts.end());
     hosts.erase(std::unique(hosts.begin(), hosts.end()), hosts.end());
@@ -168,7 +175,8 @@ std::vector<std::string> compress_hostlist_items(std::vector<std::string> hosts)
         std::vector<std::string> ranges;
         for (std::size_t i = 0; i < numbers.size();) {
             std::size_t j = i;
-            while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1) ++j;
+            // Slurm refuses a range of more hosts than its MAX_RANGE, and then the whole list.
+            while (j + 1 < numbers.size() && numbers[j + 1] == numbers[j] + 1 && j + 1 - i < kSlurmMostInRange) ++j;
             ranges.push_back(j == i ? fmt::format("{:0{}}", numbers[i], width)
                                     : fmt::format("{:0{}}-{:0{}}", numbers[i], width, numbers[j], width));
             i = j + 1;

@@ -9,7 +9,9 @@ namespace cumemctl {
 
 // The hosts as one Slurm-style host list: names that differ only in a trailing number of the same
 // width are merged into ranges ("gpu001", "gpu002", "gpu003" -> "gpu[001-003]"), others are listed as
-// they are; duplicates count once. Groups come in the order of their first name, sorted.
+// they are; duplicates count once. Groups come in the order of their first name, sorted. No range holds
+// more than 65,536 hosts, the most that Slurm reads in one ("x[00000-65535],x[65536-99999]" stays
+// within it).
 std::string compress_hostlist(std::vector<std::string> hosts);
 
 // The same host list as its groups, one item each ("gpu[001-003]", "login1"), for a caller that joins

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <fmt/format.h>
+
 #include "base/error.hpp"
 #include "util/hostlist.hpp"
 
@@ -14,6 +16,12 @@ TEST_CASE("host lists are compressed as Slurm writes them") {
     // Numbers of other widths, or other prefixes, are other groups.
     CHECK(compress_hostlist({"n9", "n10", "n11", "m1"}) == "m1,n[10-11],n9");
     CHECK(compress_hostlist({"rack1-node01", "rack1-node02", "rack2-node01"}) == "rack1-node[01-02],rack2-node01");
+    // No range holds more hosts than Slurm reads in one (65,536): a longer run is split.
+    std::vector<std::string> many;
+    for (int i = 0; i < 100000; ++i) many.push_back(fmt::format("x{:05}", i));
+    CHECK(compress_hostlist(many) == "x[00000-65535,65536-99999]");
+    many.resize(65536);
+    CHECK(compress_hostlist(many) == "x[00000-65535]");
     // A run of digits too long for a number is a name.
     CHECK(compress_hostlist({"x1234567890123456789"}) == "x1234567890123456789");
     // The same groups one by one, for a caller that joins them otherwise (fleet's checks per GPU).
