@@ -43,17 +43,19 @@ for line in open(sys.argv[1], "rb"):
 printf '| nodes (input) | cumemctl fleet: s, MB resident | Python json.loads of each line: s, MB |%s\n' \
   "${other:+ other binary: s, MB |}"
 printf '|---|---|---|%s\n' "${other:+---|}"
+# The drain list is only of nodes expected (fleet refuses --format nodelist without --expect).
+declare -A expect=([1k]='gpu[001-999],gpu1000' [10k]='gpu[001-999],gpu[1000-9999],gpu10000')
 for n in 1k 10k; do
   size=$(du -m "$work/$n.json" | cut -f1)
-  read -r w m < <(measure "'$cumemctl' fleet '$work/$n.json' --format nodelist")
+  read -r w m < <(measure "'$cumemctl' fleet '$work/$n.json' --expect '${expect[$n]}' --format nodelist")
   read -r pw pm < <(measure "python3 -c '$python_lines' '$work/$n.json'")
   row="| ${n/k/,000} ($size MB) | $w s, $m MB | $pw s, $pm MB |"
   if [[ -n $other ]]; then
-    read -r ow om < <(measure "'$other' fleet '$work/$n.json' --format nodelist")
+    read -r ow om < <(measure "'$other' fleet '$work/$n.json' --expect '${expect[$n]}' --format nodelist")
     row+=" $ow s, $om MB |"
   fi
   echo "$row"
 done
 runs=1
-read -r w m < <(measure "bash '$work/100k.sh' | '$cumemctl' fleet - --format nodelist")
+read -r w m < <(measure "bash '$work/100k.sh' | '$cumemctl' fleet - --expect 'r[0-9]${expect[10k]//,/,r[0-9]}' --format nodelist")
 echo "| 100,000 (10.7 GB, a pipe) | $w s, $m MB (sed's ten passes included) | - |${other:+ - |}"

@@ -28,6 +28,7 @@ struct FleetOptions {
     std::string slow_margin = "15%";  // --slow-margin: how far below the median a node is slow
     bool require_signed = false;      // --require-signed: only reports root signed on their host count
     std::string munge_socket;         // --munge-socket PATH: munged's socket (libmunge's default if "")
+    bool nodelist = false;            // --format nodelist: the drain list is the output
 
     // --expect and --max-age checked before any report is read (usage errors).
     Expectations check() const;
@@ -72,6 +73,24 @@ double parse_margin(const std::string& text) {
 }
 
 Expectations FleetOptions::check() const {
+    // The drain list is bounded by the nodes known: without them, reports could put any number of names
+    // on it (more than scontrol takes in one list, and then it drains none).
+    if (nodelist && expect.empty()) {
+        throw Error(ExitCode::usage, "--format nodelist needs --expect",
+                    "name the nodes that should have reported (--expect \"$SLURM_JOB_NODELIST\"): only they can be "
+                    "on the drain list");
+    }
+    if (require_signed && expect.empty()) {
+        throw Error(ExitCode::usage, "--require-signed needs --expect",
+                    "name the nodes that should have reported: a signed report is checked against its host's "
+                    "addresses, and only a node known is looked up");
+    }
+    // Missing stays missing: an old signed report, copied in again, must not make a hung node present.
+    if (require_signed && max_age.empty()) {
+        throw Error(ExitCode::usage, "--require-signed needs --max-age",
+                    "give the age a report may have (--max-age 1h): a signed report of any age would make a node "
+                    "that stopped reporting present");
+    }
     Expectations e;
     if (!expect.empty()) e.hosts = expand_hostlist(expect, "--expect");
     if (!max_age.empty()) {
@@ -212,7 +231,7 @@ Report run_fleet(const FleetOptions& opts) {
 
 }  // namespace
 
-void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
+void register_fleet(CLI::App& root, const Globals& globals, Runner& runner) {
     auto opts = std::make_shared<FleetOptions>();
     CLI::App* app = root.add_subcommand(
         "fleet", "summarise many nodes' doctor, devices and fabric-matrix reports (JSON files, - for stdin)");
@@ -237,7 +256,12 @@ void register_fleet(CLI::App& root, const Globals&, Runner& runner) {
                   "every other report is as if not sent");
     app->add_option("--munge-socket", opts->munge_socket, "munged's socket (libmunge's default without it)")
         ->type_name("PATH");
-    app->callback([opts, &runner] { runner = [opts] { return run_fleet(*opts); }; });
+    app->callback([opts, &runner, &globals] {
+        runner = [opts, &globals] {
+            opts->nodelist = globals.output == OutputFormat::nodelist;
+            return run_fleet(*opts);
+        };
+    });
 }
 
 }  // namespace cumemctl::cmd

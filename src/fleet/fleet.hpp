@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <unordered_set>
 #include <vector>
 
 #include "doctor/check.hpp"
@@ -179,9 +180,12 @@ private:
     void summarise_hosts(FleetInputs& inputs, FleetSummary& s);
 
     const Expectations& expect_;
+    std::unordered_set<std::string> expected_;  // expect_.hosts, to look up each report's host
     std::map<std::string, std::vector<std::uint32_t>, std::less<>> addresses_;  // resolved once a host
-    std::vector<std::pair<std::size_t, std::string>> refused_;  // the first reports of each input not signed
-    std::vector<std::size_t> refused_count_;                    // per input: its reports not signed
+    // The first reports of each input that are left out (not expected, or not signed), and per input how
+    // many there were.
+    std::vector<std::pair<std::size_t, std::string>> refused_;
+    std::vector<std::size_t> refused_count_;
     std::map<std::string, std::unique_ptr<Host>> hosts_;
 };
 

@@ -284,21 +284,27 @@ NodeSummary FleetFold::Host::summarise(const std::string& host, FleetInputs& inp
     return node;
 }
 
-FleetFold::FleetFold(const Expectations& expect) : expect_(expect) {}
+FleetFold::FleetFold(const Expectations& expect)
+    : expect_(expect), expected_(expect.hosts.begin(), expect.hosts.end()) {}
 FleetFold::~FleetFold() = default;
 
 void FleetFold::add(NodeReport report) {
-    if (expect_.require_signed) {
-        std::string why = unsigned_why(report, addresses_, expect_);
-        if (!why.empty()) {
-            // Only the first of an input can be listed: the others are counted (finish).
-            if (refused_count_.size() <= report.source) refused_count_.resize(report.source + 1);
-            if (refused_count_[report.source]++ < kProblemsListed)
-                refused_.push_back(
-                    {report.source, fmt::format("document {}: a report of {} that counts as not sent: {}",
-                                                report.document, report.host, why)});
-            return;
-        }
+    // With the nodes expected named, no other name reaches the summary, nor so the drain list; nor is it
+    // looked up (a report could name any number of hosts, each a DNS query).
+    std::string why;
+    if (!expected_.empty() && expected_.count(report.host) == 0) {
+        why = "which is not among the nodes expected: it is left out";
+    } else if (expect_.require_signed) {
+        if (const std::string not_signed = unsigned_why(report, addresses_, expect_); !not_signed.empty())
+            why = "which counts as not sent: " + not_signed;
+    }
+    if (!why.empty()) {
+        // Only the first of an input can be listed: the others are counted (finish).
+        if (refused_count_.size() <= report.source) refused_count_.resize(report.source + 1);
+        if (refused_count_[report.source]++ < kProblemsListed)
+            refused_.push_back(
+                {report.source, fmt::format("document {}: a report of {}, {}", report.document, report.host, why)});
+        return;
     }
     auto it = hosts_.find(report.host);
     if (it == hosts_.end()) it = hosts_.emplace(report.host, std::make_unique<Host>()).first;
@@ -315,22 +321,9 @@ void FleetFold::summarise_hosts(FleetInputs& inputs, FleetSummary& s) {
     }
     refused_.clear();
     refused_count_.clear();
-    const std::unordered_set<std::string_view> expected(expect_.hosts.begin(), expect_.hosts.end());
     for (auto& [host, folded] : hosts_) {
-        // With the nodes expected named, no other name reaches the summary, nor so the drain list.
-        if (!expected.empty() && expected.count(host) == 0) {
-            for (const ReportStub& r : folded->stubs) {
-                add_problem(inputs, s.problems, r.source,
-                            lists_problem(inputs, r.source)
-                                ? fmt::format("document {}: a report of {}, which is not among the nodes expected: "
-                                              "it is left out",
-                                              r.document, host)
-                                : std::string());
-            }
-        } else {
-            s.nodes.push_back(folded->summarise(host, inputs, expect_, s));
-        }
-        folded.reset();  // its memory for the next node's summary
+        s.nodes.push_back(folded->summarise(host, inputs, expect_, s));  // only expected ones, where named (add)
+        folded.reset();                                                  // its memory for the next node's summary
     }
     hosts_.clear();
 }

@@ -68,8 +68,8 @@ def run(cumemctl, path):
     """(CPU seconds, peak resident KB) of one fleet run over `path`, as GNU time measures the process
     (its own rusage: not this script's memory, which a forked child would start with)."""
     out = path + ".time"
-    p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", out, cumemctl, "fleet", path, "--format",
-                        "nodelist"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    p = subprocess.run(["/usr/bin/time", "-f", "%U %S %M", "-o", out, cumemctl, "fleet", path, "--json"],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
     if p.returncode not in (0, 1, 2):
         raise SystemExit(f"fleet over {path} exited {p.returncode}")
     with open(out, encoding="utf-8") as f:

@@ -90,7 +90,7 @@ def main():
     with open(plain, "wb") as f:
         f.write(subprocess.run([REPORT, "127.0.0.4", "pass"], capture_output=True, check=True).stdout)
 
-    common = ["--munge-socket", a, "--require-signed", "--expect", "127.0.0.[2-4]"]
+    common = ["--munge-socket", a, "--require-signed", "--expect", "127.0.0.[2-4]", "--max-age", "1h"]
     rc, r = fleet(*common, good, real, forged, forged4, plain)
     nodes = {n["host"]: n["status"] for n in r["results"]["nodes"]}
     expect(rc == 1 and nodes == {"127.0.0.2": "pass", "127.0.0.3": "fail", "127.0.0.4": "missing"},
@@ -106,7 +106,7 @@ def main():
            "a report signed by another uid than root counts as not sent", r)
 
     old = signed("127.0.0.2", "pass", a, "old-text.munge", timestamp="2000-01-01T00:00:00Z")
-    rc, r = fleet(*common, "--max-age", "1h", old, real)
+    rc, r = fleet(*common, old, real)
     n2 = next(n for n in r["results"]["nodes"] if n["host"] == "127.0.0.2")
     expect(n2["status"] == "pass" and not n2["timestamp"].startswith("2000"),
            "the age is the credential's encode time, not the report's text", r)
@@ -121,10 +121,31 @@ def main():
     expect(p.returncode == 1 and r["results"]["failing_nodes"] == "127.0.0.3",
            "credentials one after another on standard input are read without --require-signed", r)
 
-    p = subprocess.run([CUMEMCTL, "fleet", "--require-signed", "--munge-socket", os.path.join(work, "none"), good],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run([CUMEMCTL, "fleet", "--require-signed", "--expect", "127.0.0.2", "--max-age", "1h",
+                        "--munge-socket", os.path.join(work, "none"), good], capture_output=True, text=True, timeout=60)
     expect(p.returncode == 3 and "munged does not answer" in p.stderr,
            "without munged, --require-signed exits 3 saying so", {"stderr": p.stderr})
+
+    # The nodes known bound what is believed: without them, or without an age, signing proves too little.
+    for drop, words in (("--expect", "--require-signed needs --expect"), ("--max-age", "--require-signed needs --max-age")):
+        args = list(common)
+        del args[args.index(drop):args.index(drop) + 2]
+        rc, r = fleet(*args, good)
+        expect(rc == 2 and r["errors"][0]["message"] == words, f"{words}: a usage error before any report is read", r)
+
+    # A signed report of a host that is not expected is left out unread: its name is never looked up.
+    stranger = signed("stranger.invalid", "fail", a, "stranger.munge")
+    rc, r = fleet(*common, stranger, good, real)
+    messages = [p["message"] for p in r["results"]["input_problems"]]
+    expect(any("a report of stranger.invalid, which is not among the nodes expected" in m for m in messages) and
+           not any("stranger.invalid, which counts as not sent" in m for m in messages),
+           "a signed report of a host not expected is left out before its name is looked up", r)
+
+    # A signed report older than --max-age, copied in again, leaves its node stale: it is not present.
+    time.sleep(2.1)
+    rc, r = fleet(*common[:-1], "1s", good, real)
+    expect({n["host"]: n["status"] for n in r["results"]["nodes"]}.get("127.0.0.2") == "stale",
+           "a signed report older than --max-age leaves its node stale", r)
 
 
 if __name__ == "__main__":
