@@ -6,16 +6,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <mutex>
 #include <set>
 #include <stdexcept>
 #include <string_view>
-#include <unordered_set>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "doctor/check.hpp"
+#include "fleet/interned.hpp"
 #include "report/gpu_name.hpp"
 #include "util/duration.hpp"
 #include "util/host.hpp"
@@ -160,24 +159,10 @@ void find_slow(FleetSummary& s, double margin) {
 }  // namespace
 
 std::shared_ptr<const Properties> shared(Properties p) {
-    struct ByContent {
-        bool operator()(const std::shared_ptr<const Properties>& a, const std::shared_ptr<const Properties>& b) const {
-            return *a < *b;
-        }
-    };
-    static std::mutex lock;
-    static std::set<std::shared_ptr<const Properties>, ByContent> pool;
-    auto made = std::make_shared<const Properties>(std::move(p));
-    const std::lock_guard<std::mutex> held(lock);
-    return *pool.insert(std::move(made)).first;
+    return interned(std::move(p));
 }
 
-SharedText::SharedText(std::string_view text) {
-    static std::mutex lock;
-    static std::unordered_set<std::string> pool;  // its nodes never move: pointers to them stay valid
-    const std::lock_guard<std::mutex> held(lock);
-    text_ = &*pool.emplace(text).first;
-}
+SharedText::SharedText(std::string_view text) : text_(interned(std::string(text))) {}
 
 std::string gpu_name_of(const CheckFailure& f) {
     const auto index = f.nvml_index && *f.nvml_index >= 0

@@ -21,8 +21,8 @@
 namespace cumemctl::fleet {
 
 // A text that many nodes repeat (a GPU's UUID in each of its bandwidth figures, the reason every GPU
-// of one kind gives, a path's name), held once in a process-wide pool that lives as long as fleet:
-// a node keeps a pointer, not its own copy. Read it as the std::string it stands for.
+// of one kind gives, a path's name), held once while anyone holds it (interned.hpp): a node keeps a
+// pointer, not its own copy. Read it as the std::string it stands for.
 class SharedText {
 public:
     SharedText() : SharedText(std::string_view()) {}
@@ -36,7 +36,7 @@ public:
     friend bool operator==(const SharedText& a, const SharedText& b) { return a.text_ == b.text_; }
 
 private:
-    const std::string* text_;  // the pool's one copy (never freed)
+    std::shared_ptr<const std::string> text_;  // the one copy of texts alike
 };
 
 // One GPU's memory health, as the node's doctor report says it (its memory-health check).
@@ -72,8 +72,8 @@ struct GpuBandwidth {
 // A node's properties: "driver" -> "13.0", "capability_fabric" -> "yes" (keys: report/fleet_properties.hpp).
 using Properties = std::map<std::string, std::string>;
 
-// The one copy of `p` among those shared so far (a process-wide pool: one entry per distinct set), so
-// that nodes alike (most of a fleet) hold a pointer each, not a copy of a few dozen names and values.
+// The one copy of `p` (interned.hpp), so that nodes alike (most of a fleet) hold a pointer each, not a
+// copy of a few dozen names and values.
 std::shared_ptr<const Properties> shared(Properties p);
 
 // One node, merged from its reports.

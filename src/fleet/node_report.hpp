@@ -63,7 +63,7 @@ struct ReportedBandwidth {
 // A report's capabilities: each name with every GPU's value as text.
 using Capabilities = std::map<std::string, std::set<std::string>>;
 
-// The one copy of `c` among those shared so far (a process-wide pool: one entry per distinct set).
+// The one copy of `c` (interned.hpp): reports alike share it, and it goes with the last of them.
 std::shared_ptr<const Capabilities> shared(Capabilities c);
 
 // One doctor or devices report of a node.

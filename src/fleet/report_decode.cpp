@@ -4,7 +4,6 @@
 #include <array>
 #include <climits>
 #include <cmath>
-#include <mutex>
 #include <cstdint>
 #include <stdexcept>
 #include <string_view>
@@ -13,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "doctor/evidence.hpp"
+#include "fleet/interned.hpp"
 #include "fleet/report_reader.hpp"
 #include "report/report.hpp"
 #include "util/host.hpp"
@@ -725,17 +725,7 @@ Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, 
 }  // namespace
 
 std::shared_ptr<const Capabilities> shared(Capabilities c) {
-    struct ByContent {
-        bool operator()(const std::shared_ptr<const Capabilities>& a,
-                        const std::shared_ptr<const Capabilities>& b) const {
-            return *a < *b;
-        }
-    };
-    static std::mutex lock;
-    static std::set<std::shared_ptr<const Capabilities>, ByContent> pool;
-    auto made = std::make_shared<const Capabilities>(std::move(c));
-    const std::lock_guard<std::mutex> held(lock);
-    return *pool.insert(std::move(made)).first;
+    return interned(std::move(c));
 }
 
 std::string bounded_text(std::string text) {
