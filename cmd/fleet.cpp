@@ -102,35 +102,21 @@ Expectations FleetOptions::check() const {
     return e;
 }
 
-// The run named at the top of a report's results: a rank's, or a --summary's.
-std::optional<std::string> run_of(const MatrixReport& m) {
-    if (!m.results) return std::nullopt;
-    if (const auto* rank = std::get_if<matrix::MatrixResults::Rank>(&m.results->mode)) return rank->id.run;
-    if (const auto* summary = std::get_if<matrix::MatrixResults::Summary>(&m.results->mode)) return summary->run;
-    return std::nullopt;
-}
-
-// The matrix of every fabric-matrix run whose ranks' reports are among the inputs. A run is built only
-// where its reports hold rows (each as long as the run has ranks) for at least half of its ranks, so
-// that no report can claim more ranks than the inputs hold and make fleet build a matrix of them.
+// The matrix of every fabric-matrix run whose ranks' reports are among the inputs (folded as they were
+// read). A run is built only where its reports hold rows (each as long as the run has ranks) for at least
+// half of its ranks, so that no report can claim more ranks than the inputs hold and make fleet build a
+// matrix of them.
 void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& results,
                        std::vector<std::string>& runs) {
-    std::vector<const matrix::MatrixResults::Rank*> ranks;
-    for (const auto& m : inputs.matrices) {
-        if (m.unreadable == matrix::UnreadablePart::rank) {
-            results.input_problems.push_back({inputs.sources[m.source],
-                                              "a fabric-matrix report whose mode, run, rank or ranks "
-                                              "is not of the type the schema gives"});
-        } else if (m.results) {
-            if (const auto* rank = std::get_if<matrix::MatrixResults::Rank>(&m.results->mode)) ranks.push_back(rank);
-        }
+    for (const std::size_t source : inputs.unreadable_ranks) {
+        results.input_problems.push_back({inputs.sources[source],
+                                          "a fabric-matrix report whose mode, run, rank or ranks "
+                                          "is not of the type the schema gives"});
     }
-    for (const auto& input : matrix::inputs_from_reports(ranks)) {
+    for (const auto& [input, first_source] : inputs.rank_runs.runs()) {
         if (static_cast<std::size_t>(input.ranks) > 2 * std::max<std::size_t>(input.rows.size(), 1)) {
-            const auto first = std::find_if(inputs.matrices.begin(), inputs.matrices.end(),
-                                            [&](const MatrixReport& m) { return run_of(m) == input.run; });
             results.input_problems.push_back(
-                {first == inputs.matrices.end() ? "-" : inputs.sources[first->source],
+                {inputs.sources[first_source],
                  fmt::format("fabric-matrix run '{}' counts {} ranks, but its reports hold rows of {}: "
                              "no matrix is built of it",
                              input.run, input.ranks, input.rows.size())});
@@ -154,8 +140,7 @@ void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults
             results.input_problems.push_back({inputs.sources[r.source],
                                               "a fabric-matrix report whose matrix is not of the shape "
                                               "the schema gives: it is left out"});
-        if (!r.results || !r.results->matrix || std::holds_alternative<matrix::MatrixResults::Rank>(r.results->mode))
-            continue;
+        if (!r.results || !r.results->matrix) continue;
         const matrix::Matrix& m = *r.results->matrix;
         const bool summary = std::holds_alternative<matrix::MatrixResults::Summary>(r.results->mode);
         if (summary && std::find(runs.begin(), runs.end(), m.run) != runs.end()) continue;

@@ -246,8 +246,15 @@ void DocumentStream::take(Decoded decoded, int index) {
     }
     ++into_.documents;
     if (auto* matrix = std::get_if<MatrixReport>(&decoded)) {
-        matrix->source = source_;
-        into_.matrices.push_back(std::move(*matrix));
+        if (matrix->unreadable == matrix::UnreadablePart::rank) {
+            into_.unreadable_ranks.push_back(source_);
+        } else if (const auto* rank =
+                       matrix->results ? std::get_if<matrix::MatrixResults::Rank>(&matrix->results->mode) : nullptr) {
+            into_.rank_runs.add(*rank, source_);
+        } else {
+            matrix->source = source_;
+            into_.matrices.push_back(std::move(*matrix));
+        }
         return;
     }
     auto& report = std::get<NodeReport>(decoded);

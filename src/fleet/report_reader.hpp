@@ -39,6 +39,11 @@ struct FleetInputs {
     std::vector<std::string> sources;      // the inputs' names, as given
     std::vector<NodeReport> reports;       // doctor and devices reports, in the order read (where no sink takes them)
     std::function<void(NodeReport)> sink;  // takes each doctor and devices report as it is read, if set
+    // fabric-matrix reports: the ranks' folded into their runs as read (none kept), the sources of those
+    // whose rank part is not of the schema's types, in order, and the reports of a whole matrix (--local,
+    // --summary) as they are.
+    matrix::RunInputs rank_runs;
+    std::vector<std::size_t> unreadable_ranks;
     std::vector<MatrixReport> matrices;
     std::vector<InputProblem> problems;
     int documents = 0;                       // reports of the three kinds that were read

@@ -140,33 +140,27 @@ MatrixReadBack read_matrix_results(const nlohmann::json& results) {
     return {};
 }
 
-std::vector<MatrixInput> inputs_from_reports(const std::vector<const MatrixResults::Rank*>& ranks) {
-    std::vector<MatrixInput> out;
-    for (const MatrixResults::Rank* part : ranks) {
-        const std::string& run = part->id.run;
-        const int rank = part->id.rank;
-        auto it = std::find_if(out.begin(), out.end(), [&](const MatrixInput& m) { return m.run == run; });
-        if (it == out.end()) {
-            out.push_back(MatrixInput{run, part->id.ranks, {}, {}, {}, ipc::Timeout{60000}});
-            it = out.end() - 1;
-        }
-        if (part->id.ranks != it->ranks) {
-            it->refused[rank] = fmt::format("its report counts {} ranks, not {}", part->id.ranks, it->ranks);
-            continue;
-        }
-        if (part->card) it->cards[rank] = *part->card;
-        if (part->row) it->rows[rank] = *part->row;
-        // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card and
-        // row its rank collected; a rank's own report, where there is one, wins.
-        for (const auto& card : part->cards) {
-            if (card.run == run && card.rank >= 0 && card.rank < it->ranks) it->cards.emplace(card.rank, card);
-        }
-        for (const auto& row : part->rows) {
-            if (row.run == run && row.rank >= 0 && row.rank < it->ranks) it->rows.emplace(row.rank, row);
-        }
-        if (!part->unreadable.empty()) it->refused[rank] = fmt::format("its report is not valid: {}", part->unreadable);
+void RunInputs::add(const MatrixResults::Rank& part, std::size_t source) {
+    const std::string& run = part.id.run;
+    const int rank = part.id.rank;
+    auto [at, made] = index_.try_emplace(run, runs_.size());
+    if (made) runs_.push_back(Run{MatrixInput{run, part.id.ranks, {}, {}, {}, ipc::Timeout{60000}}, source});
+    MatrixInput& input = runs_[at->second].input;
+    if (part.id.ranks != input.ranks) {
+        input.refused[rank] = fmt::format("its report counts {} ranks, not {}", part.id.ranks, input.ranks);
+        return;
     }
-    return out;
+    if (part.card) input.cards[rank] = *part.card;
+    if (part.row) input.rows[rank] = *part.row;
+    // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card and
+    // row its rank collected; a rank's own report, where there is one, wins.
+    for (const auto& card : part.cards) {
+        if (card.run == run && card.rank >= 0 && card.rank < input.ranks) input.cards.emplace(card.rank, card);
+    }
+    for (const auto& row : part.rows) {
+        if (row.run == run && row.rank >= 0 && row.rank < input.ranks) input.rows.emplace(row.rank, row);
+    }
+    if (!part.unreadable.empty()) input.refused[rank] = fmt::format("its report is not valid: {}", part.unreadable);
 }
 
 }  // namespace cumemctl::matrix

@@ -3,6 +3,7 @@
 // report's results), and that JSON read back where fleet reads the ranks' reports.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,9 +89,23 @@ struct MatrixReadBack {
 };
 MatrixReadBack read_matrix_results(const nlohmann::json& results);
 
-// The inputs of every run whose ranks' results (read back) are given, one per run name, in order of
-// first appearance. A rank counting other ranks than its run's first report is refused, as is one whose
-// card or row is not valid; a rank's own card and row win over the ones another rank collected.
-std::vector<MatrixInput> inputs_from_reports(const std::vector<const MatrixResults::Rank*>& ranks);
+// The inputs of the runs whose ranks' results (read back) are added, folded as each comes so that no
+// report need be kept (a copy of a rank's report adds nothing): one per run name, in order of first
+// appearance. A rank counting other ranks than its run's first report is refused, as is one whose card
+// or row is not valid; a rank's own card and row win over the ones another rank collected, whichever
+// came first.
+class RunInputs {
+public:
+    struct Run {
+        MatrixInput input;
+        std::size_t first_source = 0;  // the caller's name for where the run's first report came from
+    };
+    void add(const MatrixResults::Rank& part, std::size_t source = 0);
+    const std::vector<Run>& runs() const { return runs_; }
+
+private:
+    std::vector<Run> runs_;
+    std::map<std::string, std::size_t, std::less<>> index_;  // run name -> its place in runs_
+};
 
 }  // namespace cumemctl::matrix

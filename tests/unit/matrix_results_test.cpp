@@ -91,10 +91,12 @@ TEST_CASE("a rank's card and row are read back; what is not valid is said, never
     CHECK(bad.card.has_value());
     CHECK_FALSE(bad.row.has_value());
     CHECK(bad.unreadable == "the row's cell 0 has status 'PASS'");
-    const auto inputs = inputs_from_reports({&bad});
-    REQUIRE(inputs.size() == 1);
-    CHECK(inputs[0].cards.contains(1));
-    CHECK(inputs[0].refused.at(1) == "its report is not valid: the row's cell 0 has status 'PASS'");
+    RunInputs folded;
+    folded.add(bad);
+    REQUIRE(folded.runs().size() == 1);
+    const MatrixInput& input = folded.runs()[0].input;
+    CHECK(input.cards.contains(1));
+    CHECK(input.refused.at(1) == "its report is not valid: the row's cell 0 has status 'PASS'");
 }
 
 TEST_CASE("results of the wrong types are refused by their part; others hold nothing to read") {
