@@ -4,6 +4,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -19,7 +20,7 @@ inline const nlohmann::json& json_field(const nlohmann::json& j, std::string_vie
 
 inline std::string json_text(const nlohmann::json& j, std::string_view key, std::string fallback = {}) {
     const nlohmann::json& v = json_field(j, key);
-    return v.is_string() ? v.get<std::string>() : fallback;
+    return v.is_string() ? v.get<std::string>() : std::move(fallback);
 }
 
 // A text as a report writes it: null for "none" (an empty text), so that `select(.remedy)` in jq picks
