@@ -251,6 +251,7 @@ void DocumentStream::take(Decoded decoded, int index) {
         } else if (const auto* rank =
                        matrix->results ? std::get_if<matrix::MatrixResults::Rank>(&matrix->results->mode) : nullptr) {
             into_.rank_runs.add(*rank, source_);
+            ++into_.rank_reports;
         } else {
             matrix->source = source_;
             into_.matrices.push_back(std::move(*matrix));

@@ -45,6 +45,7 @@ struct FleetInputs {
     matrix::RunInputs rank_runs;
     std::vector<std::size_t> unreadable_ranks;
     std::vector<MatrixReport> matrices;
+    int rank_reports = 0;  // the ranks' reports folded into rank_runs
     std::vector<InputProblem> problems;
     int documents = 0;                       // reports of the three kinds that were read
     std::vector<std::size_t> problem_count;  // per input: its problems, listed or not

@@ -27,7 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         fuzz::require(p.source == fuzz::kSource);
         fuzz::require(!p.message.empty());
     }
-    fuzz::require(inputs.documents == static_cast<int>(inputs.reports.size() + inputs.matrices.size()));
+    fuzz::require(inputs.documents ==
+                  static_cast<int>(inputs.reports.size() + inputs.matrices.size() + inputs.unreadable_ranks.size()) +
+                      inputs.rank_reports);
     fuzz::require(inputs.documents > 0 || !inputs.problems.empty());
     return 0;
 }
