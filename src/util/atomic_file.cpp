@@ -34,9 +34,12 @@ UniqueFd open_folder(const std::string& dir, const std::string& path, MissingFol
         if (folder.error == ENOENT) fail("write", path + " (no folder " + dir + ")", folder.error);
         fail("write", path, folder.error);
     }
-    const auto slash = dir.find_last_of('/');
-    const std::string parent = slash == std::string::npos ? "." : dir.substr(0, slash == 0 ? 1 : slash);
-    const std::string leaf = slash == std::string::npos ? dir : dir.substr(slash + 1);
+    std::string bare = dir;  // "state/" names the folder "state"
+    while (bare.size() > 1 && bare.back() == '/') bare.pop_back();
+    const auto slash = bare.find_last_of('/');
+    const std::string parent = slash == std::string::npos ? "." : bare.substr(0, slash == 0 ? 1 : slash);
+    const std::string leaf = slash == std::string::npos ? bare : bare.substr(slash + 1);
+    if (leaf.empty() || leaf == "." || leaf == "..") fail("make the folder", dir, EEXIST);
     const CheckedOpen above = open_folder_to_write(parent);
     if (!above.fd.valid()) fail("make the folder", dir, above.error);
     if (::mkdirat(above.fd.get(), leaf.c_str(), 0755) != 0 && errno != EEXIST) fail("make the folder", dir, errno);

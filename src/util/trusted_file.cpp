@@ -209,7 +209,17 @@ bool Walk::follow(const Folder& here, const std::string& name, UniqueFd link, st
         }
         return false;
     }
-    if (check_ != Check::none && !in_folder_of_others(here, path, st)) return false;
+    // A link in another user's folder, or one others can write without the sticky bit, is theirs to
+    // point anywhere (they may rename root's own links there); in a sticky folder, only root's.
+    if (check_ != Check::none) {
+        if (auto why = others_can_change(here.st, 0, true)) {
+            unsafe(path, fmt::format("is a link in {}, which {}: whoever can change that folder chooses where "
+                                     "it leads",
+                                     here.path, *why));
+            return false;
+        }
+        if (!in_folder_of_others(here, path, st)) return false;
+    }
     // A folder that is root's now may have been another user's when they made the link.
     if (check_ != Check::none && st.st_uid != 0) {
         unsafe(path, fmt::format("is a link of uid {}: root follows only root's links", st.st_uid));

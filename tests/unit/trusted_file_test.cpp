@@ -201,7 +201,9 @@ TEST_CASE("open_checked with Check::links: only links that no other user could h
     auto u = open_checked(theirs + "/out", Check::links, Links::follow, true).unsafe;
     REQUIRE(u);
     CHECK(u->path == theirs + "/out");
-    CHECK(u->why == "is a link of uid 65534 in " + theirs + ", a folder that others can add to");
+    CHECK(u->why == "is a link in " + theirs +
+                        ", which belongs to uid 65534: whoever can change that folder chooses "
+                        "where it leads");
     // Root's link in a folder only root can change is followed; another user's is not, wherever it is
     // (the folder may have been theirs when they made it), under either check.
     REQUIRE(::symlink(safe.c_str(), (t.path + "/roots").c_str()) == 0);
