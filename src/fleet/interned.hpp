@@ -34,12 +34,14 @@ std::shared_ptr<const T> interned(T value) {
             delete v;
         }
     };
+    // Made before the lock is taken, and so let go after it is released: its release takes the lock
+    // (where an allocation below fails, or an equal value is alive already).
+    std::shared_ptr<const T> made(new T(std::move(value)), Release{});
     const std::lock_guard<std::mutex> held(pool->lock);
-    if (const auto it = pool->values.find(&value); it != pool->values.end()) {
+    if (const auto it = pool->values.find(made.get()); it != pool->values.end()) {
         if (auto alive = it->second.lock()) return alive;
         pool->values.erase(it);  // its last holder let go; its deleter waits for the lock
     }
-    std::shared_ptr<const T> made(new T(std::move(value)), Release{});
     pool->values.emplace(made.get(), made);
     return made;
 }
