@@ -103,10 +103,16 @@ DevRoot open_dev_root(const std::string& dev_root) {
                                   setting_name(Setting::dev_root))});
     }
     DevRoot root{std::move(opened.fd), dev_root, opened.error, false};
-    struct stat system {
-    }, given{};
-    root.real = ::stat("/", &system) == 0 && ::fstat(root.fd.get(), &given) == 0 && system.st_dev == given.st_dev &&
-                system.st_ino == given.st_ino;
+    // This system's own: the root itself, or a dev/ under it that is this system's /dev (a bind mount).
+    const auto same = [](int fd, const char* path) {
+        struct stat system {
+        }, given{};
+        return fd >= 0 && ::stat(path, &system) == 0 && ::fstat(fd, &given) == 0 && system.st_dev == given.st_dev &&
+               system.st_ino == given.st_ino;
+    };
+    const UniqueFd dev(root.fd.valid() ? ::openat(root.fd.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                       : -1);
+    root.real = same(root.fd.get(), "/") || same(dev.get(), "/dev");
     return root;
 }
 

@@ -15,7 +15,7 @@ struct DevRoot {
     UniqueFd fd;        // O_PATH; invalid when missing or not a folder (open_channel_dir says so)
     std::string path;   // as given, for messages
     int error = 0;      // errno when fd is invalid
-    bool real = false;  // this system's own root, whose dev/ the kernel's drivers serve (not a test's)
+    bool real = false;  // this system's own root, or one whose dev/ is this system's /dev (a bind mount)
 };
 
 // Opens DEVROOT (open_checked; as root with Check::everything: each folder on the way root's and not
