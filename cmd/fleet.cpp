@@ -106,8 +106,7 @@ Expectations FleetOptions::check() const {
 // read). A run is built only where its reports hold rows (each as long as the run has ranks) for at least
 // half of its ranks, so that no report can claim more ranks than the inputs hold and make fleet build a
 // matrix of them.
-void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& results,
-                       std::vector<std::string>& runs) {
+void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& results) {
     for (const std::size_t source : inputs.unreadable_ranks) {
         results.input_problems.push_back({inputs.sources[source],
                                           "a fabric-matrix report whose mode, run, rank or ranks "
@@ -123,18 +122,27 @@ void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& 
             continue;
         }
         matrix::Matrix m = matrix::build_matrix(input);
-        runs.push_back(input.run);
         if (!m.passed()) report.mark_failed();
         results.fabric_matrices.push_back(std::move(m));
     }
 }
 
 // The matrix of every fabric-matrix run whose ranks' reports are among the inputs, and of every report
-// that holds a whole matrix already (--local on one node, --summary of a folder), unless the ranks'
-// reports of that run are here too. A matrix with a failed pair fails the fleet (exit 1), as a node does.
+// that holds a whole matrix already (--local on one node, --summary of a folder). A --summary is left out
+// where the ranks' reports of its run are here too and built the same matrix, as far as hiding nothing
+// goes: of as many ranks, and failing where the summary fails (a rank report that names the run of a
+// failing summary and passes hides no failure). A matrix with a failed pair fails the fleet (exit 1), as
+// a node does.
 void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults& results) {
-    std::vector<std::string> runs;
-    add_rank_matrices(report, inputs, results, runs);
+    add_rank_matrices(report, inputs, results);
+    const std::size_t rank_built = results.fabric_matrices.size();
+    const auto built_from_ranks = [&](const matrix::Matrix& summary) {
+        for (std::size_t i = 0; i < rank_built; ++i) {
+            const matrix::Matrix& m = results.fabric_matrices[i];
+            if (m.run == summary.run && m.ranks == summary.ranks && (summary.passed() || !m.passed())) return true;
+        }
+        return false;
+    };
     for (const auto& r : inputs.matrices) {
         if (r.unreadable == matrix::UnreadablePart::matrix)
             results.input_problems.push_back({inputs.sources[r.source],
@@ -143,7 +151,7 @@ void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults
         if (!r.results || !r.results->matrix) continue;
         const matrix::Matrix& m = *r.results->matrix;
         const bool summary = std::holds_alternative<matrix::MatrixResults::Summary>(r.results->mode);
-        if (summary && std::find(runs.begin(), runs.end(), m.run) != runs.end()) continue;
+        if (summary && built_from_ranks(m)) continue;
         results.whole_matrices.push_back(
             {inputs.sources[r.source], r.host, std::string(matrix::mode_name(*r.results))});
         if (!m.passed()) report.mark_failed();
