@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Adds an IMEX service to a system root made by sysroot.sh (doctor's imex-domain check):
 # /etc/nvidia-imex/config.cfg and its node file, the nvidia-imex systemd unit, and a /proc entry for a
-# running daemon (/proc/4242: its comm, its status's uids and its exe link, as the kernel shows them).
+# running daemon (/proc/4194242: its comm, its status's uids and its exe link, as the kernel shows them).
 #   imex_sysroot.sh DIR [--nodes A,B,...] [--bind IP] [--cmd 0|1] [--nodes-file PATH]
 #                       [--unit loaded|masked|none] [--exec-start PATH] [--not-running] [--no-config]
 #                       [--daemon-uid N] [--daemon-exe PATH] [--daemon-comm NAME]
@@ -52,9 +52,9 @@ case $unit in
   none) ;;
 esac
 if ((running)); then
-  mkdir -p "$root/proc/4242"
-  echo "$daemon_comm" >"$root/proc/4242/comm"
+  mkdir -p "$root/proc/4194242"
+  echo "$daemon_comm" >"$root/proc/4194242/comm"
   printf 'Name:\t%s\nUid:\t%s\t%s\t%s\t%s\n' "$daemon_comm" "$daemon_uid" "$daemon_uid" "$daemon_uid" "$daemon_uid" \
-    >"$root/proc/4242/status"
-  ln -sfn "$daemon_exe" "$root/proc/4242/exe"
+    >"$root/proc/4194242/status"
+  ln -sfn "$daemon_exe" "$root/proc/4194242/exe"
 fi

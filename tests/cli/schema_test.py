@@ -181,7 +181,7 @@ refused("an error of kind banana",
                                        "kind": "banana"}]), ["errors", 0, "kind"], "enum")
 refused("a holder whose pid is text",
         changed(devices, ["errors"], [{"message": "m", "cause": None, "remedy": None, "exit_code": 3, "kind": "busy",
-                                       "held_by": [{"pid": "4242", "name": None, "used_bytes": None}]}]),
+                                       "held_by": [{"pid": "4194242", "name": None, "used_bytes": None}]}]),
         ["errors", 0, "held_by", 0, "pid"], "type")
 usage = load("usage")
 refused("an error whose cause is \"\" (none is null)", changed(usage, ["errors", 0, "cause"], ""),

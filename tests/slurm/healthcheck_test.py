@@ -134,13 +134,13 @@ def test_by_hand_decisions():
         busy = os.path.join(d, "busy.json")
         subprocess.run([sys.executable, os.path.join(PROFILES, "..", "make_profile.py"), "h200", busy,
                         "devices[0].baseline_used=150042771456", "devices[0].context_bytes=536870912",
-                        'devices[0].nvml.processes=[{"pid": 4242, "used": 149481783296, "name": "/usr/bin/python3"}]'],
+                        'devices[0].nvml.processes=[{"pid": 4194242, "used": 149481783296, "name": "/usr/bin/python3"}]'],
                        check=True)
         write_settings(d, FULL_WHEN_IDLE="yes", DOCTOR_OPTIONS="--checks context,vmm")
         set_node(d, "n1", {"FAKECUDA_PROFILE": busy})
         out = dry(d, "IDLE")
         check("doctor --timeout 3 --format line --checks context,vmm\n" in out, f"not the full check: {out}")
-        check("cumemctl: busy context nvidia0 memory held by pid 4242" in out and "busy (other processes" in out
+        check("cumemctl: busy context nvidia0 memory held by pid 4194242" in out and "busy (other processes" in out
               and not would_run(out), out)
         out = dry(d, "IDLE+DRAIN", REMAP_REASON)
         check(not would_run(out), f"busy resumed a node: {out}")

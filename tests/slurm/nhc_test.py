@@ -85,10 +85,10 @@ def test_busy_full():
         profile = os.path.join(d, "busy.json")
         subprocess.run([sys.executable, os.path.join(PROFILES, "..", "make_profile.py"), "h200", profile,
                         "devices[0].baseline_used=150042771456", "devices[0].context_bytes=536870912",
-                        'devices[0].nvml.processes=[{"pid": 4242, "used": 149481783296, "name": "/usr/bin/python3"}]'],
+                        'devices[0].nvml.processes=[{"pid": 4194242, "used": 149481783296, "name": "/usr/bin/python3"}]'],
                        check=True)
         rc, out, _, p = nhc("check_cumemctl --full --checks context,vmm", FAKECUDA_PROFILE=profile)
-        check(rc == 0 and "LOG check_cumemctl: cumemctl: busy context nvidia0 memory held by pid 4242" in out
+        check(rc == 0 and "LOG check_cumemctl: cumemctl: busy context nvidia0 memory held by pid 4194242" in out
               and "OFFLINE" not in out, describe(p))
 
 

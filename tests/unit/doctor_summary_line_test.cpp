@@ -34,9 +34,9 @@ TEST_CASE("summary_line: pass counts the checks and GPUs; the worst of fail, bus
     run.results.push_back(result("memory-health", 0, warned));
     CHECK(summary_line(run) == "cumemctl: warn memory-health nvidia1 row remap pending");
     CheckOutcome busy = CheckOutcome::busy("held", "wait");
-    busy.brief = "memory held by pid 4242";
+    busy.brief = "memory held by pid 4194242";
     run.results.push_back(result("context", 1, busy));
-    CHECK(summary_line(run) == "cumemctl: busy context nvidia0 memory held by pid 4242 (+1 more)");
+    CHECK(summary_line(run) == "cumemctl: busy context nvidia0 memory held by pid 4194242 (+1 more)");
     CheckOutcome failed = CheckOutcome::fail("x", "y");
     failed.driver = DriverFailure{"cuMemCreate", 2, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"};
     run.results.push_back(result("vmm", 0, failed));

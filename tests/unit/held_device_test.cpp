@@ -23,7 +23,7 @@ DriverFailure failed(const char* call, CUresult code) {
     return DriverFailure{call, static_cast<int>(code), "CUDA_ERROR_NAME_IS_NOT_READ", "text"};
 }
 
-// Two devices of 1000 MiB: the first with 960 MiB used by pid 4242 and a second process of unknown memory;
+// Two devices of 1000 MiB: the first with 960 MiB used by pid 4194242 and a second process of unknown memory;
 // the second idle. Named by FAKECUDA_PROFILE while the object lives.
 struct HeldProfile : testing_profile::ProfileFile {
     HeldProfile() : ProfileFile(profile()) {}
@@ -34,7 +34,7 @@ struct HeldProfile : testing_profile::ProfileFile {
                                   {"baseline_used", 960ULL << 20},
                                   {"nvml",
                                    {{"processes",
-                                     {{{"pid", 4242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
+                                     {{{"pid", 4194242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
                                       {{"pid", 4343}, {"used", nullptr}}}}}}};
         const nlohmann::json idle{
             {"name", "B"}, {"uuid", "00000000000000000000000000000002"}, {"total", 1000ULL << 20}};
@@ -71,7 +71,7 @@ TEST_CASE("judge_held: the other processes NVML lists hold the device; this proc
     CHECK(held.verdict == HeldDevice::Verdict::held);
     REQUIRE(held.holders.size() == 2);
     CHECK(holds_sentence(held) == "2 other processes hold the device's memory");
-    CHECK(holders_sentence(held.holders) == "pid 4242 (python3) using 900 MiB; pid 4343 (NVML gives no memory figure)");
+    CHECK(holders_sentence(held.holders) == "pid 4194242 (python3) using 900 MiB; pid 4343 (NVML gives no memory figure)");
     held = judge_held(oom, &nvml, kBusy, {getpid(), 4343});
     REQUIRE(held.holders.size() == 1);
     CHECK(holds_sentence(held) == "another process holds the device's memory");
@@ -121,10 +121,10 @@ TEST_CASE("judge_held_problem: a held device is exit 3, kind busy, naming the ho
     CHECK(p.kind == ProblemKind::busy);
     CHECK(p.cause ==
           "another process holds the device's memory (cuDevicePrimaryCtxRetain failed: CUDA_ERROR_OUT_OF_MEMORY): "
-          "pid 4242 (python3) using 900 MiB");
+          "pid 4194242 (python3) using 900 MiB");
     CHECK(p.remedy == kHeldRemedy);
     REQUIRE(p.held_by.size() == 1);
-    CHECK(p.held_by[0].pid == 4242);
+    CHECK(p.held_by[0].pid == 4194242);
     judge_held_problem(idle, &nvml, kIdle, {getpid()});
     CHECK(idle.exit_code == ExitCode::failed);
     CHECK(idle.kind == ProblemKind::by_exit_code);

@@ -32,7 +32,7 @@ struct ProcessProfile : testing_profile::ProfileFile {
                  {"total", 1000ULL << 20},
                  {"nvml",
                   {{"processes",
-                    {{{"pid", 4242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
+                    {{{"pid", 4194242}, {"used", 900ULL << 20}, {"name", "/usr/bin/python3"}},
                      {{"pid", 4343}, {"used", nullptr}}}}}}},
                 {{"name", "B"}, {"uuid", "00000000000000000000000000000002"}, {"total", 1000ULL << 20}}}}}) {}
 };
@@ -50,10 +50,10 @@ TEST_CASE("list_processes: pid, name and memory of every compute process, from t
     REQUIRE(busy.listed);
     CHECK(busy.call == "nvmlDeviceGetComputeRunningProcesses_v3");
     REQUIRE(busy.processes.size() == 2);
-    CHECK(busy.processes[0].pid == 4242);
+    CHECK(busy.processes[0].pid == 4194242);
     CHECK(busy.processes[0].name == "/usr/bin/python3");
     CHECK(busy.processes[0].used == 900ULL << 20);
-    CHECK(describe(busy.processes[0]) == "pid 4242 (python3) using 900 MiB");
+    CHECK(describe(busy.processes[0]) == "pid 4194242 (python3) using 900 MiB");
     // NVML lists the process but gives neither its name nor its memory.
     CHECK(busy.processes[1].name.empty());
     CHECK_FALSE(busy.processes[1].used.has_value());
@@ -77,7 +77,7 @@ TEST_CASE("holders_of leaves this process out; its name is its executable") {
     CHECK_FALSE(list.processes[2].name.empty());
     const auto others = cumemctl::gpu::holders_of(&nvml, kBusyUuid, {getpid()}).holders;
     REQUIRE(others.size() == 2);
-    CHECK(others[0].pid == 4242);
+    CHECK(others[0].pid == 4194242);
     CHECK(others[1].pid == 4343);
     std::string why;
     CHECK(process_memory(nvml, *nvml.device_by_uuid(kBusyUuid), getpid(), &why) == 1048576ULL);
