@@ -120,13 +120,14 @@ fi
 
 # libFuzzer over the /proc parsers and fleet's report reader (tests/fuzz): a bounded run of each target, side by side, from the seeds
 # in tests/fuzz/corpus; a crash, a run past 5 s on one input (-timeout) or past 512 MB resident
-# (-rss_limit_mb: a blow-up in time or memory) leaves its input in build-fuzz/ and fails the run.
+# (-rss_limit_mb: a blow-up in time or memory) leaves its input in build-fuzz/ and fails the run. At the
+# lowest priority: they run beside the stages whose cases time a stop to the second.
 fuzz() {
   local seconds=${FUZZ_SECONDS:-20} target status=0
   local -A pids=()
   for target in proc_devices nvidia_params fleet_reader; do
     mkdir -p "build-fuzz/corpus/$target"
-    build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=5 -rss_limit_mb=512 -print_final_stats=1 \
+    nice -n 19 build-fuzz/tests/fuzz/fuzz_$target -max_total_time="$seconds" -timeout=5 -rss_limit_mb=512 -print_final_stats=1 \
       -artifact_prefix=build-fuzz/ "build-fuzz/corpus/$target" "tests/fuzz/corpus/$target" \
       2>"build-fuzz/fuzz_$target.log" &
     pids[$target]=$!
