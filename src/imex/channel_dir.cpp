@@ -63,7 +63,7 @@ void require_root_only(int fd, const std::string& path) {
                 .remedy = fmt::format("chown root:root {0} && chmod go-w {0}", path)});
 }
 
-UniqueFd open_dev(const DevRoot& root) {
+UniqueFd open_dev(DevRoot& root) {
     if (!root.fd.valid()) {
         if (root.error == ENOENT || root.error == ENOTDIR) {
             const std::string what = root.error == ENOTDIR ? "not a directory (it is a file)" : "no such directory";
@@ -73,18 +73,18 @@ UniqueFd open_dev(const DevRoot& root) {
         throw_errno(root.error, "open", root.path);
     }
     const std::string dev_path = join(root.path, "dev");
-    UniqueFd dev(::openat(root.fd.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!dev.valid()) {
-        if (errno == ENOENT) {
+    if (!root.dev.valid()) {
+        const int err = root.dev_error;
+        if (err == ENOENT) {
             throw Error(
                 ExitCode::usage, fmt::format("{} does not exist", dev_path),
                 fmt::format("{} names the folder that holds dev/ (default /)", setting_name(Setting::dev_root)));
         }
-        if (errno == ELOOP || errno == ENOTDIR) refuse_component(root.fd.get(), "dev", dev_path, errno);
-        throw_errno(errno, "open", dev_path);
+        if (err == ELOOP || err == ENOTDIR) refuse_component(root.fd.get(), "dev", dev_path, err);
+        throw_errno(err, "open", dev_path);
     }
-    require_root_only(dev.get(), dev_path);
-    return dev;
+    require_root_only(root.dev.get(), dev_path);
+    return std::move(root.dev);
 }
 
 }  // namespace
@@ -102,17 +102,20 @@ DevRoot open_dev_root(const std::string& dev_root) {
             .remedy = fmt::format("give {} a folder whose path only root can change (default /)",
                                   setting_name(Setting::dev_root))});
     }
-    DevRoot root{std::move(opened.fd), dev_root, opened.error, false};
+    DevRoot root;
+    root.fd = std::move(opened.fd), root.path = dev_root, root.error = opened.error;
+    if (root.fd.valid()) {
+        root.dev.reset(::openat(root.fd.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!root.dev.valid()) root.dev_error = errno;
+    }
     // This system's own: the root itself, or a dev/ under it that is this system's /dev (a bind mount).
-    const auto same = [](int fd, const char* path) {
+    const auto same = [](const UniqueFd& fd, const char* path) {
         struct stat system {
         }, given{};
-        return fd >= 0 && ::stat(path, &system) == 0 && ::fstat(fd, &given) == 0 && system.st_dev == given.st_dev &&
-               system.st_ino == given.st_ino;
+        return fd.valid() && ::stat(path, &system) == 0 && ::fstat(fd.get(), &given) == 0 &&
+               system.st_dev == given.st_dev && system.st_ino == given.st_ino;
     };
-    const UniqueFd dev(root.fd.valid() ? ::openat(root.fd.get(), "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                                       : -1);
-    root.real = same(root.fd.get(), "/") || same(dev.get(), "/dev");
+    root.real = same(root.fd, "/") || same(root.dev, "/dev");
     return root;
 }
 
@@ -120,7 +123,7 @@ std::string channel_dir_path(const std::string& dev_root) {
     return join(join(dev_root, "dev"), kImexChannelDirName);
 }
 
-ChannelDir open_channel_dir(const DevRoot& root, bool create) {
+ChannelDir open_channel_dir(DevRoot root, bool create) {
     ChannelDir dir;
     dir.path = channel_dir_path(root.path);
     dir.parent = open_dev(root);

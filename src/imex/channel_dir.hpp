@@ -12,9 +12,11 @@ namespace cumemctl::imex {
 // The device root, opened once: every later step (dev/, the channel folder, the nodes) works under
 // this descriptor, and whether it is this system's own root is decided on it too.
 struct DevRoot {
-    UniqueFd fd;        // O_PATH; invalid when missing or not a folder (open_channel_dir says so)
-    std::string path;   // as given, for messages
-    int error = 0;      // errno when fd is invalid
+    UniqueFd fd;       // O_PATH; invalid when missing or not a folder (open_channel_dir says so)
+    std::string path;  // as given, for messages
+    int error = 0;     // errno when fd is invalid
+    UniqueFd dev;      // DEVROOT/dev, O_PATH, opened without following a link; invalid: dev_error says why
+    int dev_error = 0;
     bool real = false;  // this system's own root, or one whose dev/ is this system's /dev (a bind mount)
 };
 
@@ -43,7 +45,7 @@ std::string channel_dir_path(const std::string& dev_root);
 // descriptors before anything is made in them); failed (exit 1) when dev/ or the folder is a symbolic
 // link or not a directory (refused, never changed). The usage errors name the device root through
 // setting_name.
-ChannelDir open_channel_dir(const DevRoot& root, bool create);
+ChannelDir open_channel_dir(DevRoot root, bool create);
 
 // Removes the folder if this run made it and it is still empty: after a failure, so that nothing is
 // left half-done. Best effort; another run's nodes in it keep it.

@@ -1,6 +1,7 @@
 #include "imex/imex_setup.hpp"
 
 #include <cerrno>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -227,13 +228,13 @@ constexpr auto kModeSourceWords = enum_words<ModeSource>(
 
 ImexSetupResult run_imex_setup(const ImexSetupRequest& request) {
     ImexSetupResult result;
-    const DevRoot root = open_dev_root(request.dev_root);
+    DevRoot root = open_dev_root(request.dev_root);
     result.major = read_major(request, root.real);
     read_params(request, result);
     const std::vector<int> selected = select_channels(request, result);
     choose_owner_and_mode(request, result);
     const bool changing = !request.check && !request.dry_run;
-    ChannelDir dir = open_channel_dir(root, changing && !request.remove);
+    ChannelDir dir = open_channel_dir(std::move(root), changing && !request.remove);
     describe_directory(dir, request.remove, result);
     process_channels(request, selected, dir, result);
     summarise(request, result);
