@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -25,6 +26,13 @@ namespace {
                                                       : "check that the file system has room and is writable");
 }
 
+// A path's folder and its last name: "a/b/c" -> ("a/b", "c"), "c" -> (".", "c"), "/c" -> ("/", "c").
+std::pair<std::string, std::string> folder_and_name(const std::string& path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string::npos) return {".", path};
+    return {path.substr(0, slash == 0 ? 1 : slash), path.substr(slash + 1)};
+}
+
 // The folder `dir` (of `path`), opened once (open_folder_to_write); made (mode 0755) in its own opened
 // parent when it is missing and `missing` says so.
 UniqueFd open_folder(const std::string& dir, const std::string& path, MissingFolder missing) {
@@ -36,9 +44,7 @@ UniqueFd open_folder(const std::string& dir, const std::string& path, MissingFol
     }
     std::string bare = dir;  // "state/" names the folder "state"
     while (bare.size() > 1 && bare.back() == '/') bare.pop_back();
-    const auto slash = bare.find_last_of('/');
-    const std::string parent = slash == std::string::npos ? "." : bare.substr(0, slash == 0 ? 1 : slash);
-    const std::string leaf = slash == std::string::npos ? bare : bare.substr(slash + 1);
+    const auto [parent, leaf] = folder_and_name(bare);
     if (leaf.empty() || leaf == "." || leaf == "..") fail("make the folder", dir, EEXIST);
     const CheckedOpen above = open_folder_to_write(parent);
     if (!above.fd.valid()) fail("make the folder", dir, above.error);
@@ -69,9 +75,7 @@ UniqueFd make_temporary(int folder, const std::string& base, const std::string& 
 }  // namespace
 
 void write_file_atomically(const std::string& path, const std::string& text, unsigned mode, MissingFolder missing) {
-    const auto slash = path.rfind('/');
-    const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash == 0 ? 1 : slash);
-    const std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+    const auto [dir, base] = folder_and_name(path);
     if (base.empty() || base == "." || base == "..") fail("write", path, EISDIR);
     // Every call below works in this one folder, by its descriptor: the name is never looked up again.
     const UniqueFd folder = open_folder(dir, path, missing);
