@@ -70,76 +70,64 @@ void resolve(PFN_cuGetProcAddress_v12000 get_proc, const char* name, int version
     out = reinterpret_cast<Fn>(fn);
 }
 
-// The entry points every benchmark program calls: cuInit, the device count, a primary context made current
-// and released, and free memory. A program's Api derives from it and resolves them with resolve_context.
+// The tables of entry points that more than one benchmark program calls, each name and ABI version once:
+// BENCH_MEMBER makes a table's members (PFN_name_vVERSION name), BENCH_RESOLVE resolves them into `a`.
+// A program's own Api derives from the tables it calls and resolves each with its resolve_* below.
+#define BENCH_MEMBER(name, version) PFN_##name##_v##version name = nullptr;
+#define BENCH_RESOLVE(name, version) resolve(get_proc, #name, version, a.name);
+
+// Every benchmark program's: cuInit, the device count, a primary context made current and released, and
+// free memory.
+#define BENCH_CONTEXT_API(X)            \
+    X(cuInit, 2000)                     \
+    X(cuDeviceGetCount, 2000)           \
+    X(cuDevicePrimaryCtxRetain, 7000)   \
+    X(cuDevicePrimaryCtxRelease, 11000) \
+    X(cuCtxSetCurrent, 4000)            \
+    X(cuMemGetInfo, 3020)
+
+// A device's identity as `devices` and doctor's capabilities check ask it (bench_floor, bench_doctor_floor).
+#define BENCH_IDENTITY_API(X)     \
+    X(cuDeviceGetName, 2000)      \
+    X(cuDeviceGetAttribute, 2000) \
+    X(cuDeviceTotalMem, 3020)     \
+    X(cuDeviceGetUuid, 11040)     \
+    X(cuDeviceGetPCIBusId, 4010)
+
+// The virtual-memory and pool-IPC entry points (bench_contexts, bench_doctor_floor).
+#define BENCH_VMM_API(X)                     \
+    X(cuMemGetAllocationGranularity, 10020)  \
+    X(cuMemCreate, 10020)                    \
+    X(cuMemRelease, 10020)                   \
+    X(cuMemAddressReserve, 10020)            \
+    X(cuMemAddressFree, 10020)               \
+    X(cuMemMap, 10020)                       \
+    X(cuMemUnmap, 10020)                     \
+    X(cuMemSetAccess, 10020)                 \
+    X(cuMemExportToShareableHandle, 10020)   \
+    X(cuMemImportFromShareableHandle, 10020) \
+    X(cuMemPoolCreate, 11020)                \
+    X(cuMemPoolDestroy, 11020)               \
+    X(cuMemPoolExportToShareableHandle, 11020)
+
 struct ContextApi {
-    PFN_cuInit_v2000 cuInit = nullptr;
-    PFN_cuDeviceGetCount_v2000 cuDeviceGetCount = nullptr;
-    PFN_cuDevicePrimaryCtxRetain_v7000 cuDevicePrimaryCtxRetain = nullptr;
-    PFN_cuDevicePrimaryCtxRelease_v11000 cuDevicePrimaryCtxRelease = nullptr;
-    PFN_cuCtxSetCurrent_v4000 cuCtxSetCurrent = nullptr;
-    PFN_cuMemGetInfo_v3020 cuMemGetInfo = nullptr;
+    BENCH_CONTEXT_API(BENCH_MEMBER)
+};
+struct IdentityApi {
+    BENCH_IDENTITY_API(BENCH_MEMBER)
+};
+struct VmmApi {
+    BENCH_VMM_API(BENCH_MEMBER)
 };
 
 inline void resolve_context(PFN_cuGetProcAddress_v12000 get_proc, ContextApi& a) {
-    resolve(get_proc, "cuInit", 2000, a.cuInit);
-    resolve(get_proc, "cuDeviceGetCount", 2000, a.cuDeviceGetCount);
-    resolve(get_proc, "cuDevicePrimaryCtxRetain", 7000, a.cuDevicePrimaryCtxRetain);
-    resolve(get_proc, "cuDevicePrimaryCtxRelease", 11000, a.cuDevicePrimaryCtxRelease);
-    resolve(get_proc, "cuCtxSetCurrent", 4000, a.cuCtxSetCurrent);
-    resolve(get_proc, "cuMemGetInfo", 3020, a.cuMemGetInfo);
+    BENCH_CONTEXT_API(BENCH_RESOLVE)
 }
-
-// A device's identity as `devices` and doctor's capabilities check ask it (bench_floor,
-// bench_doctor_floor), resolved with resolve_identity.
-struct IdentityApi {
-    PFN_cuDeviceGetName_v2000 cuDeviceGetName = nullptr;
-    PFN_cuDeviceGetAttribute_v2000 cuDeviceGetAttribute = nullptr;
-    PFN_cuDeviceTotalMem_v3020 cuDeviceTotalMem = nullptr;
-    PFN_cuDeviceGetUuid_v11040 cuDeviceGetUuid = nullptr;
-    PFN_cuDeviceGetPCIBusId_v4010 cuDeviceGetPCIBusId = nullptr;
-};
-
 inline void resolve_identity(PFN_cuGetProcAddress_v12000 get_proc, IdentityApi& a) {
-    resolve(get_proc, "cuDeviceGetName", 2000, a.cuDeviceGetName);
-    resolve(get_proc, "cuDeviceGetAttribute", 2000, a.cuDeviceGetAttribute);
-    resolve(get_proc, "cuDeviceTotalMem", 3020, a.cuDeviceTotalMem);
-    resolve(get_proc, "cuDeviceGetUuid", 11040, a.cuDeviceGetUuid);
-    resolve(get_proc, "cuDeviceGetPCIBusId", 4010, a.cuDeviceGetPCIBusId);
+    BENCH_IDENTITY_API(BENCH_RESOLVE)
 }
-
-// The virtual-memory and pool-IPC entry points that more than one benchmark program calls (bench_contexts,
-// bench_doctor_floor): a program's own Api derives from it and resolves them with resolve_vmm.
-struct VmmApi {
-    PFN_cuMemGetAllocationGranularity_v10020 cuMemGetAllocationGranularity = nullptr;
-    PFN_cuMemCreate_v10020 cuMemCreate = nullptr;
-    PFN_cuMemRelease_v10020 cuMemRelease = nullptr;
-    PFN_cuMemAddressReserve_v10020 cuMemAddressReserve = nullptr;
-    PFN_cuMemAddressFree_v10020 cuMemAddressFree = nullptr;
-    PFN_cuMemMap_v10020 cuMemMap = nullptr;
-    PFN_cuMemUnmap_v10020 cuMemUnmap = nullptr;
-    PFN_cuMemSetAccess_v10020 cuMemSetAccess = nullptr;
-    PFN_cuMemExportToShareableHandle_v10020 cuMemExportToShareableHandle = nullptr;
-    PFN_cuMemImportFromShareableHandle_v10020 cuMemImportFromShareableHandle = nullptr;
-    PFN_cuMemPoolCreate_v11020 cuMemPoolCreate = nullptr;
-    PFN_cuMemPoolDestroy_v11020 cuMemPoolDestroy = nullptr;
-    PFN_cuMemPoolExportToShareableHandle_v11020 cuMemPoolExportToShareableHandle = nullptr;
-};
-
 inline void resolve_vmm(PFN_cuGetProcAddress_v12000 get_proc, VmmApi& a) {
-    resolve(get_proc, "cuMemGetAllocationGranularity", 10020, a.cuMemGetAllocationGranularity);
-    resolve(get_proc, "cuMemCreate", 10020, a.cuMemCreate);
-    resolve(get_proc, "cuMemRelease", 10020, a.cuMemRelease);
-    resolve(get_proc, "cuMemAddressReserve", 10020, a.cuMemAddressReserve);
-    resolve(get_proc, "cuMemAddressFree", 10020, a.cuMemAddressFree);
-    resolve(get_proc, "cuMemMap", 10020, a.cuMemMap);
-    resolve(get_proc, "cuMemUnmap", 10020, a.cuMemUnmap);
-    resolve(get_proc, "cuMemSetAccess", 10020, a.cuMemSetAccess);
-    resolve(get_proc, "cuMemExportToShareableHandle", 10020, a.cuMemExportToShareableHandle);
-    resolve(get_proc, "cuMemImportFromShareableHandle", 10020, a.cuMemImportFromShareableHandle);
-    resolve(get_proc, "cuMemPoolCreate", 11020, a.cuMemPoolCreate);
-    resolve(get_proc, "cuMemPoolDestroy", 11020, a.cuMemPoolDestroy);
-    resolve(get_proc, "cuMemPoolExportToShareableHandle", 11020, a.cuMemPoolExportToShareableHandle);
+    BENCH_VMM_API(BENCH_RESOLVE)
 }
 
 // The attributes `devices` reports, in its order: the capability catalogue of src/gpu/device/devices.cpp
