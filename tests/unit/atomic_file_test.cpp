@@ -9,22 +9,13 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "temp_tree.hpp"
 #include "util/atomic_file.hpp"
 
 using namespace cumemctl;
+using testing_tree::TempTree;
 
 namespace {
-
-struct WriteFolder {
-    std::string path;
-    WriteFolder() {
-        char name[] = "/tmp/cumemctl-atomic-XXXXXX";
-        REQUIRE(::mkdtemp(name) != nullptr);
-        path = name;
-        REQUIRE(::chmod(name, 0755) == 0);
-    }
-    ~WriteFolder() { std::filesystem::remove_all(path); }
-};
 
 std::string file_text(const std::string& path) {
     std::ifstream in(path);
@@ -42,7 +33,7 @@ std::size_t entries(const std::string& dir) {
 }  // namespace
 
 TEST_CASE("write_file_atomically replaces the file whole, with its mode, and leaves no temporary file") {
-    const WriteFolder t;
+    const TempTree t;
     const std::string file = t.path + "/state.json";
     write_file_atomically(file, "one", 0600, MissingFolder::refuse);
     write_file_atomically(file, "two", 0644, MissingFolder::refuse);
@@ -67,7 +58,7 @@ TEST_CASE("write_file_atomically replaces the file whole, with its mode, and lea
 
 TEST_CASE("as root, write_file_atomically writes through no link another user could have placed") {
     if (::geteuid() != 0) return;  // only root's writes are judged
-    const WriteFolder t;
+    const TempTree t;
     const std::string target = t.path + "/rootonly";
     REQUIRE(::mkdir(target.c_str(), 0700) == 0);
     const std::string theirs = t.path + "/theirs";

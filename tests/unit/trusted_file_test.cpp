@@ -10,34 +10,14 @@
 #include <string>
 
 #include "base/error.hpp"
+#include "temp_tree.hpp"
 #include "util/text_file.hpp"
 #include "util/trusted_file.hpp"
 
 using namespace cumemctl;
+using testing_tree::TempTree;
 
 namespace {
-
-// A temporary folder, root's and 0755, removed with what is in it.
-struct TempTree {
-    std::string path;
-    TempTree() {
-        char name[] = "/tmp/cumemctl-safe-XXXXXX";
-        REQUIRE(::mkdtemp(name) != nullptr);
-        path = name;
-        REQUIRE(::chmod(name, 0755) == 0);
-    }
-    ~TempTree() { std::filesystem::remove_all(path); }
-    std::string make(const std::string& name, mode_t mode, bool folder, const std::string& text = "x") const {
-        std::string p = path + "/" + name;
-        if (folder) {
-            REQUIRE(::mkdir(p.c_str(), 0700) == 0);
-        } else {
-            std::ofstream(p) << text;
-        }
-        REQUIRE(::chmod(p.c_str(), mode) == 0);
-        return p;
-    }
-};
 
 std::optional<UnsafePath> unsafe(const std::string& path, Links links = Links::follow) {
     return open_checked(path, Check::everything, links).unsafe;
