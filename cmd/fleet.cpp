@@ -234,7 +234,7 @@ void register_fleet(CLI::App& root, const Globals& globals, Runner& runner) {
         ->type_name("FILE");
     app->add_option("--expect", opts->expect,
                     "the nodes that should have reported, as Slurm writes them (gpu[001-300]): one without a report "
-                    "is missing, and fails")
+                    "is missing, and fails; --format nodelist needs it")
         ->type_name("NODELIST");
     app->add_option("--max-age", opts->max_age,
                     "a node whose report is older than this (3600, 30m, 2h, 7d) is stale, and fails")
@@ -246,7 +246,7 @@ void register_fleet(CLI::App& root, const Globals& globals, Runner& runner) {
         ->capture_default_str();
     app->add_flag("--require-signed", opts->require_signed,
                   "count only reports that root signed with MUNGE on the node they name (doctor --json | munge); "
-                  "every other report is as if not sent");
+                  "every other report is as if not sent (needs --expect and --max-age)");
     app->add_option("--munge-socket", opts->munge_socket, "munged's socket (libmunge's default without it)")
         ->type_name("PATH");
     app->callback([opts, &runner, &globals] {
