@@ -1,7 +1,6 @@
 // `cumemctl bandwidth`: each path memory moves on, measured on the copy engines and held against the
 // physical limit the GPU reports: host<->device from pinned memory (each way, both at once), from
 // pageable memory (asked for), from host memory on each NUMA node, device->device (HBM), and GPU->GPU.
-#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -19,6 +18,7 @@
 #include "held_errors.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
+#include "util/system_root.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -73,7 +73,7 @@ struct BandwidthOptions {
         }
         plan.peers = !no_peers;
         plan.concurrent = concurrent;
-        if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) plan.sysroot = root;
+        plan.sysroot = system_root("NUMA nodes and CPU lists");
         return plan;
     }
 };

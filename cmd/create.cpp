@@ -13,6 +13,7 @@
 #include "memory_options.hpp"
 #include "util/index_list.hpp"
 #include "util/size.hpp"
+#include "util/system_root.hpp"
 
 namespace cumemctl::cmd {
 using namespace gpu;
@@ -66,7 +67,7 @@ CreateRequest request_of(const CreateOptions& o) {
                     "add --map (or --verify, which maps too)");
     }
     r.dma_buf = o.dma_buf;
-    if (const char* root = std::getenv("CUMEMCTL_SYSROOT"); root != nullptr) r.proc = std::string(root) + "/proc";
+    if (o.dma_buf) r.proc = system_root("/proc/self/fdinfo") + "/proc";
     r.export_handle = o.export_handle || o.import_check;
     if (r.export_handle && r.memory.handle_type == CU_MEM_HANDLE_TYPE_NONE) {
         throw Error(ExitCode::usage,

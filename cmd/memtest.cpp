@@ -227,6 +227,7 @@ Report run_memtest(const MemtestOptions& o, const Globals& globals) {
         run.time_budget = plan.time_budget;
         run.seed = plan.seed.value_or(random_pattern_seed());
         run.max_records = plan.max_mismatches;
+        if (plan.record) check_memtest_state(memtest_state_path());
         MemtestResults results = memtest_settings(plan, run.seed, nvml.info());
         report.set_results(results);  // what stays when a device's run throws past its error
         const std::vector<DeviceMemtest> done =

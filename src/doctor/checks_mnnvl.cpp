@@ -2,8 +2,7 @@
 // domain of the node (the service, its files, nvidia-imex-ctl). A node without multi-node NVLink skips
 // both with the reason, never fails (the field's false alarms: DCGM#308, NVSentinel#1471, aicr#2641).
 #include <algorithm>
-#include <sys/stat.h>
-
+#include <cerrno>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -13,6 +12,7 @@
 #include "nvml/fabric_info.hpp"
 #include "util/host.hpp"
 #include "util/text_file.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::doctor {
 namespace {
@@ -20,10 +20,12 @@ namespace {
 using nvml::FabricInfo;
 using nvml::FabricVerdict;
 
-// Whether the node is set up for IMEX: its settings file exists.
+// Whether the node is set up for IMEX: its settings file is there and, judged as root, is one that only
+// root could have put there (a name another user could make says nothing; imex-domain says why).
 bool imex_configured(const DoctorContext& ctx) {
-    struct stat st {};
-    return stat(ctx.path(ctx.imex_config_path()).c_str(), &st) == 0;
+    const CheckedOpen opened =
+        open_checked(ctx.path(ctx.imex_config_path()), judged_as_root() ? Check::everything : Check::none);
+    return !opened.unsafe && (opened.fd.valid() || opened.error == EACCES);
 }
 
 std::string fabric_remedy(int gpu, const std::string& uuid) {

@@ -91,7 +91,7 @@ UniqueFd open_dev(DevRoot& root) {
 
 DevRoot open_dev_root(const std::string& dev_root) {
     CheckedOpen opened =
-        open_checked(dev_root, ::geteuid() == 0 ? Check::everything : Check::none, Links::follow, true);
+        open_checked(dev_root, judged_as_root() ? Check::everything : Check::none, Links::follow, true);
     if (opened.unsafe) {
         throw Error(Problem{
             .exit_code = ExitCode::permission,

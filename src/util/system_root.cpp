@@ -40,7 +40,7 @@ void require_root_only(const std::string& root) {
 
 std::string system_root(std::string_view reading) {
     if (const char* root = std::getenv(kSysrootVariable); root != nullptr) {
-        if (::geteuid() == 0 && *root != '\0') require_root_only(root);
+        if (judged_as_root() && *root != '\0') require_root_only(root);
         return root;
     }
     require_real_system(reading);

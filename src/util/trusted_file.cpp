@@ -2,6 +2,8 @@
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <linux/capability.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -22,6 +24,21 @@ namespace cumemctl {
 namespace {
 
 constexpr int kMaxLinks = 40;  // as the kernel's MAXSYMLINKS
+
+bool root_or_capable() {
+    if (::geteuid() == 0) return true;
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+    // Where the kernel cannot say, the process is judged as root: the stricter rule.
+    if (::syscall(SYS_capget, &header, data) != 0) return true;
+    for (const auto& d : data) {
+        if (d.effective != 0) return true;
+    }
+    return false;
+}
+
+// Read before main, before any change of credentials.
+const bool kStartedAsRoot = root_or_capable();
 
 // The names of a path's components, in order.
 std::deque<std::string> components(std::string_view path) {
@@ -49,7 +66,8 @@ std::string child_path(const std::string& folder, const std::string& name) {
 // The walk itself: a stack of open folders from "/" down, each checked on its descriptor.
 class Walk {
 public:
-    Walk(Check check, Links links, bool folder) : check_(check), links_(links), folder_(folder) {}
+    Walk(Check check, Links links, bool folder, uid_t folder_owner)
+        : check_(check), links_(links), folder_(folder), folder_owner_(folder_owner) {}
 
     CheckedOpen run(const std::string& path);
 
@@ -67,6 +85,7 @@ private:
     Check check_;
     Links links_;
     bool folder_;
+    uid_t folder_owner_;  // who besides root may own the folder that a walk for a folder ends at
     int links_seen_ = 0;
     std::vector<Folder> stack_;
     CheckedOpen result_;
@@ -141,7 +160,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
         const Folder& folder = stack_.back();
         if (!folder_) {
             result_.error = EISDIR;
-        } else if (auto why = all() ? others_can_change(folder.st, 0, false) : std::nullopt) {
+        } else if (auto why = all() ? others_can_change(folder.st, folder_owner_, false) : std::nullopt) {
             unsafe(folder.path, *why);
             result_.unsafe->folder_mode = folder.st.st_uid == 0;
         } else {
@@ -176,7 +195,7 @@ bool Walk::step(const std::string& name, bool last, std::deque<std::string>& tod
     if (all() && !in_folder_of_others(here, path, st)) return false;
     if (S_ISDIR(st.st_mode) && (!last || folder_)) {
         if (all()) {
-            if (auto why = others_can_change(st, 0, !last)) {
+            if (auto why = others_can_change(st, last ? folder_owner_ : 0, !last)) {
                 unsafe(path, *why);
                 result_.unsafe->folder_mode = st.st_uid == 0;
                 return false;
@@ -276,8 +295,12 @@ void Walk::finish(const Folder& here, const std::string& name, UniqueFd file, co
 
 }  // namespace
 
-CheckedOpen open_checked(const std::string& path, Check check, Links links, bool folder) {
-    return Walk(check, links, folder).run(path);
+bool judged_as_root() {
+    return kStartedAsRoot || root_or_capable();
+}
+
+CheckedOpen open_checked(const std::string& path, Check check, Links links, bool folder, uid_t folder_owner) {
+    return Walk(check, links, folder, folder_owner).run(path);
 }
 
 std::string TrustedFile::fd_path() const {
@@ -312,7 +335,7 @@ TrustUse reading(const std::string& what) {
 }  // namespace
 
 TrustedFile open_trusted(const std::string& path, const TrustUse& use) {
-    CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::everything : Check::none, use.links);
+    CheckedOpen opened = open_checked(path, judged_as_root() ? Check::everything : Check::none, use.links);
     if (opened.unsafe) throw Error(refusal(path, use, *opened.unsafe));
     return TrustedFile{path, std::move(opened.fd), opened.error};
 }
@@ -351,7 +374,7 @@ void* load_library(const std::string& library, int flags, const TrustUse& use, s
 }
 
 CheckedOpen open_folder_to_write(const std::string& path) {
-    CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::links : Check::none, Links::follow, true);
+    CheckedOpen opened = open_checked(path, judged_as_root() ? Check::links : Check::none, Links::follow, true);
     if (!opened.unsafe) return opened;
     const UnsafePath& u = *opened.unsafe;
     throw Error(Problem{
@@ -371,8 +394,9 @@ std::string read_trusted_text(const std::string& path, const std::string& what, 
 }
 
 std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused) {
-    const CheckedOpen opened = open_checked(path, ::geteuid() == 0 ? Check::everything : Check::none);
-    if (opened.unsafe) {
+    const CheckedOpen opened = open_checked(path, judged_as_root() ? Check::everything : Check::none);
+    // Read once, through this descriptor: a name that is missing now reads as missing, whoever could make it later.
+    if (opened.unsafe && !opened.unsafe->missing) {
         refused = refusal(path, reading("the file"), *opened.unsafe).message;
         return std::nullopt;
     }

@@ -5,6 +5,8 @@
 // another user swaps between the check and the use changes nothing.
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +15,11 @@
 #include "util/unique_fd.hpp"
 
 namespace cumemctl {
+
+// Whether this process is judged as root: root now, or holding a capability, or started so (a child of
+// root's that dropped to a user, imex-setup --verify's, still writes to root's descriptors and answers
+// to root). Every trust decision of root's asks this, never the effective user id alone.
+bool judged_as_root();
 
 // Whether a symbolic link may be on the way (each one resolved and judged here) or is refused.
 enum class Links { follow, refuse };
@@ -40,9 +47,10 @@ enum class Check { none, links, everything };
 // be root's too); the file must be a regular file, root's, not writable by group or others; a missing
 // name in a folder that others can add to is unsafe. The regular file is then reopened for reading
 // through its own descriptor.
-// With `folder`, the path names a folder: it is checked as the folders above it (not sticky) and its
-// O_PATH descriptor handed back.
-CheckedOpen open_checked(const std::string& path, Check check, Links links = Links::follow, bool folder = false);
+// With `folder`, the path names a folder: it is checked as the folders above it (not sticky; it may be
+// `folder_owner`'s too, a system account's such as munged's) and its O_PATH descriptor handed back.
+CheckedOpen open_checked(const std::string& path, Check check, Links links = Links::follow, bool folder = false,
+                         uid_t folder_owner = 0);
 
 // Who wants the file, for the messages: "the driver library", and what else to do ("give --libcuda
 // ... a library that only root can change").
@@ -64,7 +72,7 @@ struct TrustedFile {
 // Whether `name` is a bare name (no '/'): the dynamic loader's search of the system's folders.
 bool is_bare_name(std::string_view name);
 
-// open_checked, checking when this process is root. Throws Error (permission, exit 4) when others can
+// open_checked, checking when this process is judged as root. Throws Error (permission, exit 4) when others can
 // change the file or a folder on the way, naming it and why; the remedy says how to make it root's or,
 // `use.instead`, what else to do. A missing or unreadable file is not thrown: it is in `error`.
 TrustedFile open_trusted(const std::string& path, const TrustUse& use);
@@ -76,7 +84,7 @@ TrustedFile open_trusted(const std::string& path, const TrustUse& use);
 void* load_library(const std::string& library, int flags, const TrustUse& use, std::string& why);
 
 // The folder that a file is written in (write_file_atomically), as an O_PATH descriptor: open_checked
-// with Check::links when this process is root. Throws Error (permission, exit 4) naming a link that
+// with Check::links when this process is judged as root. Throws Error (permission, exit 4) naming a link that
 // another user could have placed on the way; a missing or unreadable folder is in `error`.
 CheckedOpen open_folder_to_write(const std::string& path);
 
@@ -85,8 +93,9 @@ CheckedOpen open_folder_to_write(const std::string& path);
 // naming the setting.
 std::string read_trusted_text(const std::string& path, const std::string& what, const std::string& remedy);
 
-// The same for a file that may be absent or unreadable: nullopt then. Where root refuses it (open_trusted),
-// nullopt too, with the refusal's words in `refused`.
+// The same for a file that may be absent or unreadable: nullopt then (absent now even where another user
+// could make the name: the file is read once, now). Where root refuses it (open_trusted), nullopt too,
+// with the refusal's words in `refused`.
 std::optional<std::string> try_read_trusted_text(const std::string& path, std::string& refused);
 
 }  // namespace cumemctl

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -122,6 +123,36 @@ TEST_CASE("open_checked in a sticky folder: root's names pass, others' names and
                         ", a folder that others can add to: any user could have made this name for root's file");
     // Missing in a folder that only root can add to is the caller's to report.
     CHECK_FALSE(unsafe(t.path + "/missing.so"));
+}
+
+TEST_CASE("try_read_trusted_text reads once: a missing name is missing, another user's file is refused") {
+    if (::geteuid() != 0) return;
+    const TempTree t;
+    const std::string sticky = t.make("sticky", 01777, true);
+    std::string refused;
+    CHECK_FALSE(try_read_trusted_text(sticky + "/state.json", refused));
+    CHECK(refused.empty());
+    CHECK(try_read_trusted_text(t.make("sticky/root.json", 0644, false, "root's"), refused) == "root's");
+    CHECK(refused.empty());
+    const std::string theirs = t.make("sticky/theirs.json", 0644, false, "forged");
+    REQUIRE(::chown(theirs.c_str(), 65534, 65534) == 0);
+    CHECK_FALSE(try_read_trusted_text(theirs, refused));
+    CHECK(refused == "refusing the file " + theirs + ": " + theirs + " belongs to uid 65534 in " + sticky +
+                         ", a folder that others can add to");
+}
+
+TEST_CASE("a process started as root is judged as root after it drops to a user") {
+    if (::geteuid() != 0) return;
+    CHECK(judged_as_root());
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        const bool dropped = ::setresgid(65534, 65534, 65534) == 0 && ::setresuid(65534, 65534, 65534) == 0;
+        ::_exit(dropped && ::geteuid() == 65534 && judged_as_root() ? 0 : 1);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
 }
 
 TEST_CASE("open_checked reads the file it checked, whatever the name comes to mean afterwards") {

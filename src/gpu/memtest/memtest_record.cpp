@@ -4,18 +4,25 @@
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
 #include "util/atomic_file.hpp"
 #include "util/size.hpp"
-#include "util/text_file.hpp"
+#include "util/trusted_file.hpp"
 
 namespace cumemctl::gpu::memtest {
 namespace {
 
 constexpr const char* kFormat = "cumemctl.memtest-state";
 
-// The file's JSON, or a fresh document when it is absent or not ours.
+// The file's JSON, or a fresh document when it is absent or not ours. Throws Error (permission) where
+// root may not believe it: its records would be copied into the file root writes.
 nlohmann::json read_state(const std::string& path) {
-    const auto text = try_read_text_file(path);
+    std::string refused;
+    const auto text = try_read_trusted_text(path, refused);
+    if (!refused.empty()) {
+        throw Error(ExitCode::permission, refused,
+                    "move the file away, or set CUMEMCTL_STATE_DIR to a folder that only root can change");
+    }
     if (text) {
         auto j = nlohmann::json::parse(*text, nullptr, false);
         if (j.is_object() && j.value("format", "") == kFormat && j.contains("gpus") && j["gpus"].is_object()) return j;
@@ -57,12 +64,18 @@ void save_memtest_records(const std::string& path, const std::vector<MemtestReco
     write_file_atomically(path, state.dump(2) + "\n", 0644, MissingFolder::make);
 }
 
+void check_memtest_state(const std::string& path) {
+    read_state(path);
+}
+
 std::optional<MemtestRecord> load_memtest_record(const std::string& path, const std::string& uuid, std::string* why) {
     auto say = [&](std::string text) {
         if (why != nullptr) *why = std::move(text);
         return std::nullopt;
     };
-    const auto text = try_read_text_file(path);
+    std::string refused;
+    const auto text = try_read_trusted_text(path, refused);
+    if (!refused.empty()) return say(refused);
     if (!text) return say(fmt::format("no memtest was recorded ({} is absent or unreadable)", path));
     const auto j = nlohmann::json::parse(*text, nullptr, false);
     if (!j.is_object() || j.value("format", "") != kFormat || !j.contains("gpus") || !j["gpus"].is_object()) {

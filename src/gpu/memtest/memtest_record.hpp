@@ -40,11 +40,16 @@ nlohmann::json to_json(const MemtestRecord& record);
 std::string describe(const MemtestRecord& record);
 
 // Writes `records` into the state file at `path`, keeping the other GPUs' entries. Throws Error naming
-// the path when it cannot be written (permission, exit 4).
+// the path when it cannot be written, or (judged as root) when others could have changed the file whose
+// entries it keeps (permission, exit 4).
 void save_memtest_records(const std::string& path, const std::vector<MemtestRecord>& records);
 
+// Throws save_memtest_records's refusal of the file it would keep entries of, before a run that records.
+void check_memtest_state(const std::string& path);
+
 // The last memtest of the GPU `uuid` in the state file at `path`; nullopt, with `why`, when the file is
-// absent, unreadable or holds no entry for it. Never throws.
+// absent, unreadable, refused (judged as root, one that others could have changed) or holds no entry
+// for it. Never throws.
 std::optional<MemtestRecord> load_memtest_record(const std::string& path, const std::string& uuid, std::string* why);
 
 }  // namespace cumemctl::gpu::memtest
