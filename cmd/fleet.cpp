@@ -166,6 +166,8 @@ std::unique_ptr<Munge> load_munge(const FleetOptions& opts, FleetInputs& inputs)
     std::unique_ptr<Munge> munge;
     try {
         munge = std::make_unique<Munge>(opts.munge_socket);
+    } catch (const Error&) {
+        throw;  // a refused socket
     } catch (const std::runtime_error& e) {
         inputs.munge_unavailable = fmt::format("libmunge cannot be loaded ({})", e.what());
         if (opts.require_signed)

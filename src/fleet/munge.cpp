@@ -2,17 +2,25 @@
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pwd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "base/error.hpp"
+#include "util/file_mode.hpp"
 #include "util/trusted_file.hpp"
 
 namespace cumemctl::fleet {
@@ -22,6 +30,45 @@ namespace {
 constexpr int kOptAddr4 = 5;
 constexpr int kOptEncodeTime = 6;
 constexpr int kOptSocket = 8;
+
+// The uid of the account that munged runs as (Debian's and EPEL's packages: munge), or root's.
+uid_t munge_account() {
+    passwd entry{};
+    passwd* found = nullptr;
+    std::string buffer(16384, '\0');
+    if (getpwnam_r("munge", &entry, buffer.data(), buffer.size(), &found) == 0 && found != nullptr)
+        return found->pw_uid;
+    return 0;
+}
+
+[[noreturn]] void refuse_socket(const std::string& socket, const std::string& what, const std::string& why) {
+    throw Error(Problem{.exit_code = ExitCode::permission,
+                        .message = fmt::format("refusing --munge-socket {}: {} {}", socket, what, why),
+                        .cause = "whoever answers on munged's socket vouches for every signed report; as root, "
+                                 "cumemctl reaches only one that no user but root or munged's account could place",
+                        .remedy = "name munged's own socket (/run/munge/munge.socket.2), or leave --munge-socket "
+                                  "out for libmunge's default"});
+}
+
+// The folder of `socket`, opened once (judged as root's, or munged's account's) and the socket checked
+// in it: its descriptor, kept while the socket is used; none where the folder is missing.
+UniqueFd open_socket_folder(const std::string& socket, const std::string& folder, const std::string& name) {
+    const uid_t munge = munge_account();
+    CheckedOpen opened = open_checked(folder, Check::everything, Links::follow, true, munge);
+    if (opened.unsafe) refuse_socket(socket, opened.unsafe->path, opened.unsafe->why);
+    // Missing where only root could make it: munged does not answer there, as libmunge will say.
+    if (!opened.fd.valid()) return {};
+    UniqueFd here = std::move(opened.fd);
+    struct stat sock {};
+    if (::fstatat(here.get(), name.c_str(), &sock, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISLNK(sock.st_mode)) refuse_socket(socket, socket, "is a symbolic link: name the socket itself");
+        if (!S_ISSOCK(sock.st_mode)) refuse_socket(socket, socket, "is not a socket");
+        if (sock.st_uid != 0 && sock.st_uid != munge) {
+            refuse_socket(socket, socket, fmt::format("belongs to uid {}", sock.st_uid));
+        }
+    }
+    return here;
+}
 
 }  // namespace
 
@@ -60,6 +107,14 @@ bool accepted(MungeError error) {
 }
 
 Munge::Munge(const std::string& socket, const std::string& library) : api_(std::make_unique<Api>()), socket_(socket) {
+    const std::size_t slash = socket.rfind('/');
+    const std::string name = socket.substr(slash == std::string::npos ? 0 : slash + 1);
+    if (!socket.empty() && judged_as_root()) {
+        if (name.empty() || name == "." || name == "..") refuse_socket(socket, socket, "names no socket");
+        const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : socket.substr(0, slash);
+        socket_folder_ = open_socket_folder(socket, folder, name);
+        if (socket_folder_.valid()) socket_ = fmt::format("/proc/self/fd/{}/{}", socket_folder_.get(), name);
+    }
     const TrustUse use{"libmunge", "leave the library to the dynamic loader (libmunge.so.2)"};
     std::string why;
     handle_ = load_library(library, RTLD_NOW | RTLD_LOCAL, use, why);

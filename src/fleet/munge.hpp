@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "util/unique_fd.hpp"
+
 namespace cumemctl::fleet {
 
 // munge_err_t: the decode errors fleet tells apart (munge.h).
@@ -68,7 +70,10 @@ inline constexpr std::string_view kMungePrefix = "MUNGE:";
 class Munge {
 public:
     // Loads libmunge.so.2 (`library` to name another, for tests). Throws std::runtime_error saying why
-    // where it cannot be loaded or lacks an entry point.
+    // where it cannot be loaded or lacks an entry point. Judged as root, a `socket` that is given is
+    // reached only through its folder, opened once and kept: a folder that only root or the munge
+    // account can change, the socket in it theirs too; else Error (permission, exit 4), since whoever
+    // answers on that socket vouches for every report.
     explicit Munge(const std::string& socket = {}, const std::string& library = "libmunge.so.2");
     ~Munge();
     Munge(const Munge&) = delete;
@@ -85,7 +90,8 @@ public:
 private:
     std::unique_ptr<Api> api_;
     void* handle_ = nullptr;
-    std::string socket_;
+    UniqueFd socket_folder_;  // the given socket's folder, where it was opened once (judged as root)
+    std::string socket_;      // as libmunge is given it: through that folder's descriptor, where open
 };
 
 // The IPv4 addresses of host `name` (getaddrinfo), in network byte order; empty where it resolves to none.
