@@ -222,7 +222,7 @@ safe_program() {
       here=$next
       continue
     fi
-    ((${#todo[@]} == 0)) || { echo "$next"; return 0; }  # a file in the middle: nothing there to run
+    ((${#todo[@]} == 0)) || { echo "refusing $name $2: $next is not a folder"; return "$REFUSED"; }
     if [[ $want == folder ]]; then
       [[ -d $next ]] || { echo "refusing $name $2: $next is not a folder"; return "$REFUSED"; }
       why=$(others_can_change "$next") && { echo "refusing $name $2: $next $why"; return "$REFUSED"; }
@@ -254,7 +254,7 @@ check_programs() {
   for name in "$@"; do
     [[ -n ${!name} ]] || continue
     checked=$(safe_program "$name" "${!name}") ||
-      fail "$REFUSED" "$conf: $checked; give a program that only root can change, in folders that only root can change"
+      fail "$REFUSED" "$conf: $checked; give one that only root can change, in folders that only root can change"
     # The checked path, never the name again (a bare name's PATH search could find another file later).
     printf -v "$name" '%s' "$checked"
   done

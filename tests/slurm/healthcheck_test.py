@@ -266,9 +266,10 @@ def test_by_hand_bad_settings():
 
 
 def unsafe_programs():
-    """A CUMEMCTL or SCONTROL that others could change or make is refused in cumemctl's own words and
-    with its exit code for a refusal (exit 4, logged) before anything runs: in a folder every user can write, its group's to write, missing
-    from a sticky folder, another user's link in a sticky folder."""
+    """A CUMEMCTL, SCONTROL or SLURM_CONF (which names the plugins scontrol loads) that others could change
+    or make is refused in cumemctl's own words and with its exit code for a refusal (exit 4, logged) before
+    anything runs: in a folder every user can write, its group's to write, missing from a sticky folder,
+    another user's file or link in a sticky folder, a file in the middle of the path."""
     with tempfile.TemporaryDirectory() as d:
         prepare(d)
         shared, sticky = os.path.join(d, "shared"), os.path.join(d, "sticky")
@@ -281,7 +282,18 @@ def unsafe_programs():
         os.chmod(os.path.join(d, "bin", "group-cumemctl"), 0o775)
         os.symlink(os.path.join(d, "bin", "cumemctl"), os.path.join(sticky, "link"))
         os.lchown(os.path.join(sticky, "link"), 65534, 65534)
+        with open(os.path.join(sticky, "slurm.conf"), "w", encoding="utf-8") as f:
+            f.write("PluginDir=/home/someone/plugins\n")
+        os.chown(os.path.join(sticky, "slurm.conf"), 65534, 65534)
         for more, words in (
+                ({"SLURM_CONF": f"{sticky}/slurm.conf"},
+                 f"refusing SLURM_CONF {sticky}/slurm.conf: {sticky}/slurm.conf belongs to uid 65534 in {sticky}, a "
+                 f"folder that others can add to"),
+                # A file in the middle of the path is no folder: never the program (the walk stops at it).
+                ({"CUMEMCTL": f"{d}/bin/cumemctl/."},
+                 f"refusing CUMEMCTL {d}/bin/cumemctl/.: {d}/bin/cumemctl is not a folder"),
+                ({"CUMEMCTL": f"{d}/bin/cumemctl/x"},
+                 f"refusing CUMEMCTL {d}/bin/cumemctl/x: {d}/bin/cumemctl is not a folder"),
                 ({"CUMEMCTL": f"{shared}/cumemctl"},
                  f"refusing CUMEMCTL {shared}/cumemctl: {shared} is writable by every user (mode 0777)"),
                 ({"CUMEMCTL": f"{d}/bin/group-cumemctl"},

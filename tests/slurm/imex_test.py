@@ -269,8 +269,8 @@ def test_by_hand_unsafe_paths():
 
 
 def test_by_hand_unsafe_programs():
-    """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL) and that
-    others could change or make is refused (exit 4, Slurm drains the node) in cumemctl's own words and
+    """The prolog runs as root: a program that its settings name (CUMEMCTL, SQUEUE, SCONTROL), or the
+    slurm.conf (SLURM_CONF) that names the plugins they load, and that others could change or make is refused (exit 4, Slurm drains the node) in cumemctl's own words and
     with its exit code for a refusal,
     before anything is run or made: in a folder every user can write, another user's link in a sticky
     folder, a file its group can write, a missing name in a sticky folder, a hard link in a sticky
@@ -287,7 +287,12 @@ def test_by_hand_unsafe_programs():
         os.chmod(os.path.join(d, "bin", "scontrol"), 0o775)
         # A second name for root's program in a sticky folder: any user could have made it (a hard link).
         os.link(os.path.join(d, "bin", "squeue"), os.path.join(sticky, "linked-squeue"))
+        # The slurm.conf that squeue and scontrol read names the plugins they load.
+        with open(os.path.join(sticky, "slurm.conf"), "w", encoding="utf-8") as f:
+            f.write("PluginDir=/home/someone/plugins\n")
+        os.chown(os.path.join(sticky, "slurm.conf"), NOBODY, NOBODY)
         cases = [
+            (f"SLURM_CONF={sticky}/slurm.conf\n", f"refusing SLURM_CONF {sticky}/slurm.conf: {sticky}/slurm.conf belongs to uid {NOBODY} in {sticky}, a folder that others can add to"),
             (f"SQUEUE={sticky}/linked-squeue\n", f"refusing SQUEUE {sticky}/linked-squeue: {sticky}/linked-squeue has 2 hard links, in {sticky}, a folder that others can add to: any user could have made this name for root's file"),
             (f"SQUEUE={shared}/squeue\n", f"refusing SQUEUE {shared}/squeue: {shared} is writable by every user (mode 0777)"),
             (f"CUMEMCTL={sticky}/cumemctl\n", f"refusing CUMEMCTL {sticky}/cumemctl: {sticky}/cumemctl is a link of uid {NOBODY} in {sticky}, a folder that others can add to"),
