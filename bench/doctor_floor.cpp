@@ -438,11 +438,11 @@ void ipc_pool(const Api& a, int ordinal, CUstream s, int sock) {
     check(a.cuMemAllocFromPoolAsync(&block, granule, pool, s), "cuMemAllocFromPoolAsync");
     check(a.cuStreamSynchronize(s), "cuStreamSynchronize");
     fill_and_check(a, block, granule);
-    Message m{2, {}};
-    check(a.cuMemPoolExportPointer(&m.data, block), "cuMemPoolExportPointer");
     int fd = -1;
     check(a.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
           "cuMemPoolExportToShareableHandle");
+    Message m{2, {}};
+    check(a.cuMemPoolExportPointer(&m.data, block), "cuMemPoolExportPointer");
     send_with_fd(sock, m, fd);
     close(fd);
     wait_answer(sock);

@@ -79,23 +79,25 @@ def measure(argvs, runs, warmups, env=None, timeout=300, before_each=None, max_s
     """Runs each command line of `argvs` `warmups` times untimed, then up to `runs` times timed,
     interleaved (one run of each per round, so that a drift of the machine touches all alike). Stops
     early (at least 3 timed rounds) where the rounds would exceed `max_seconds`. `before_each`
-    (untimed) prepares each run; an exit code outside `ok_codes` stops that command with an error.
+    (untimed) prepares each run; an exit code outside `ok_codes` (one tuple for all, or a list of one
+    tuple per command line) stops that command with an error.
 
     Returns one dict per command line: seconds and max_rss_kib summaries, every run's seconds, the
     last run's stdout (for the numbers a command reports), `parse(stdout)` of every timed run where
     `parse` is given, and an error where a run failed."""
     results = [{"argv": argv, "warmups": warmups} for argv in argvs]
     timed = [[] for _ in argvs]
+    codes = list(ok_codes) if ok_codes and isinstance(ok_codes[0], tuple) else [tuple(ok_codes)] * len(argvs)
     started = time.perf_counter()
     for i in range(warmups + runs):
-        for result, runs_of, argv in zip(results, timed, argvs):
+        for result, runs_of, argv, ok in zip(results, timed, argvs, codes):
             if "error" in result:
                 continue
             if before_each is not None:
                 before_each()
             r = run_once(argv, env=env, timeout=timeout)
             result["stdout"] = r.stdout
-            if r.code not in ok_codes:
+            if r.code not in ok:
                 result["error"] = f"exit {r.code}: {(r.stderr.strip() or r.stdout.strip())[-600:]}"
             elif i >= warmups:
                 runs_of.append(r)

@@ -70,9 +70,11 @@ CUresult cuMemPoolExportToShareableHandle(void* handle, CUmemoryPool pool, CUmem
         const int fd = fcntl(p->memfd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) return CUDA_ERROR_OPERATING_SYSTEM;
         *static_cast<int*>(handle) = fd;
+        p->exported = true;
         return CUDA_SUCCESS;
     }
     if (type == CU_MEM_HANDLE_TYPE_FABRIC) {
+        p->exported = true;
         auto* out = static_cast<CUmemFabricHandle*>(handle);
         std::memset(out, 0, sizeof *out);
         std::snprintf(reinterpret_cast<char*>(out->data), sizeof out->data, "fakecuda-pool:%d:%d:%d",
@@ -111,7 +113,7 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData* data, CUdeviceptr ptr) {
     if (data == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> lock(fake::state().mutex);
     Pool* p = fake::pool_of_block(ptr);
-    if (p == nullptr || p->imported || p->props.handleTypes == CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_INVALID_VALUE;
+    if (p == nullptr || p->imported || !p->exported) return CUDA_ERROR_INVALID_VALUE;
     const fake::PoolBlock& block = p->blocks.at(ptr);
     fake::PointerExport e{};
     std::memcpy(e.magic, fake::kPointerMagic, sizeof e.magic);

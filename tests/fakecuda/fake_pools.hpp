@@ -41,6 +41,7 @@ struct Pool {
     int device = -1;  // whose free memory its reservations take; -1 for host memory
     bool is_default = false;
     bool imported = false;            // statistics, trim and allocation are refused, as the driver does
+    bool exported = false;            // its handle was exported: only then may a block's pointer be
     bool destroyed = false;           // destroyed with allocations outstanding: goes with the last one
     AccessMask access = kAllDevices;  // devices that may read and write its blocks: its own device
                                       // (peers by cuMemPoolSetAccess), every one for host memory,
