@@ -22,6 +22,7 @@
 #include "doctor/doctor_results.hpp"
 #include "doctor_views.hpp"
 #include "doctor/runner.hpp"
+#include "util/phase_timing.hpp"
 #include "util/user_group.hpp"
 #include "imex/imex_service.hpp"
 #include "command_table.hpp"
@@ -212,7 +213,10 @@ DoctorRun run_in_frame(const Globals& globals, const DoctorOptions& options, Pro
     hooks.doing = [](std::string what) { progress_say(std::move(what)); };
     DoctorRun run = run_doctor(
         driver, options, [&nvml_load] { return &nvml_load.get(); }, &progress, hooks);
-    if (watch) watch->report_to(shared, [&run](int ordinal, unsigned pid) { return named_busy(run, ordinal, pid); });
+    if (watch) {
+        watch->report_to(shared, [&run](int ordinal, unsigned pid) { return named_busy(run, ordinal, pid); });
+        mark_phase("doctor: the shared-GPU watch's last sample");
+    }
     return run;
 }
 

@@ -9,6 +9,7 @@
 
 #include "base/setting.hpp"
 #include "nvml/watched_api.hpp"
+#include "util/phase_timing.hpp"
 #include "util/trusted_file.hpp"
 
 namespace cumemctl::nvml {
@@ -96,7 +97,10 @@ Library& Library::operator=(Library&& other) noexcept {
 
 Library::~Library() {
     if (initialised_ && api_.shutdown != nullptr) api_.shutdown();
-    if (handle_ != nullptr) dlclose(handle_);
+    if (handle_ != nullptr) {
+        dlclose(handle_);
+        mark_phase("NVML shut down and closed");
+    }
 }
 
 std::string Library::describe(std::string_view call, Return result) const {
