@@ -193,6 +193,11 @@ struct ExportedBlock {
     ExportedBlock(const DriverApi& api, const OwnedPool& pool, const Stream& stream, const MarksFolder& marks,
                   int importer)
         : block(api, pool.handle(), 2 << 20, stream) {
+        // The pool's handle first: a driver exports no pointer of a pool that it has not shared.
+        int fd = -1;
+        REQUIRE(api.cuMemPoolExportToShareableHandle(&fd, pool.handle(), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) ==
+                CUDA_SUCCESS);
+        ::close(fd);
         CUmemPoolPtrExportData data{};
         REQUIRE(api.cuMemPoolExportPointer(&data, block.get()) == CUDA_SUCCESS);
         mark = import_mark(marks.path, data, importer);
