@@ -118,7 +118,10 @@ bool JsonCursor::next_item() {
 }
 
 void JsonCursor::decode_string(std::string& out) {
-    ++pos_;  // the opening quote
+    // The grammar's check first (json_scanner.hpp), so that a fault is found, and placed, as a skip finds it.
+    const char* start = pos_;
+    scan([](JsonScanner& s) { return s.string(); });
+    pos_ = start + 1;  // after the opening quote
     out.clear();
     while (true) {
         const char* stop = pos_;

@@ -52,6 +52,7 @@ enum class JsonFault {
     unknown_escape,
     bad_unicode_escape,
     no_open_container,
+    control_character,
 };
 const char* json_fault_words(JsonFault fault);
 

@@ -1,6 +1,7 @@
 // JsonScanner (json_scanner.hpp): JSON's grammar, its nesting limit and its faults' words, once; and
 // scan_json_value (json_cursor.hpp) on it.
 #include <array>
+#include <cctype>
 #include <cstring>
 
 #include "base/enum_words.hpp"
@@ -21,6 +22,7 @@ constexpr auto kFaultWords = enum_words<JsonFault>(
         {JsonFault::unknown_escape, "an unknown escape in text"},
         {JsonFault::bad_unicode_escape, "a \\u escape without four hex digits"},
         {JsonFault::no_open_container, "no open object or list"},
+        {JsonFault::control_character, "a control character in text"},
     },
     "not JSON");
 
@@ -49,18 +51,31 @@ bool JsonScanner::literal(std::string_view word) {
     return true;
 }
 
-// To the closing quote: one not preceded by an odd number of backslashes.
+// To the closing quote, each escape and each byte checked as the decoder will (JsonCursor::decode_string):
+// a control character (a file's hole of zeros, a raw newline) is not text, so that a document with one
+// is not JSON here, where it is scanned, rather than deep in its decoding.
 bool JsonScanner::string() {
-    const char* from = pos_ + 1;
+    const char* p = pos_ + 1;
     while (true) {
-        const auto* quote = static_cast<const char*>(std::memchr(from, '"', static_cast<std::size_t>(end_ - from)));
-        if (quote == nullptr) return incomplete();
-        std::size_t backslashes = 0;
-        for (const char* b = quote; b != pos_ + 1 && b[-1] == '\\'; --b) ++backslashes;
-        from = quote + 1;
-        if (backslashes % 2 == 0) break;
+        while (p != end_ && *p != '"' && *p != '\\' && static_cast<unsigned char>(*p) >= 0x20) ++p;
+        if (p == end_) return incomplete();
+        if (*p == '"') break;
+        pos_ = p;
+        if (*p != '\\') return syntax(JsonFault::control_character);
+        if (end_ - p < 2) return incomplete();
+        if (p[1] == 'u') {
+            for (int i = 2; i < 6; ++i) {
+                if (p + i == end_) return incomplete();
+                if (std::isxdigit(static_cast<unsigned char>(p[i])) == 0) return syntax(JsonFault::bad_unicode_escape);
+            }
+            p += 6;
+        } else if (p[1] != '\0' && std::strchr("\"\\/bfnrt", p[1]) != nullptr) {
+            p += 2;
+        } else {
+            return syntax(JsonFault::unknown_escape);
+        }
     }
-    pos_ = from;
+    pos_ = p + 1;
     return true;
 }
 
