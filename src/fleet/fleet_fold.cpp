@@ -202,7 +202,7 @@ struct FleetFold::Host {
 void FleetFold::Host::add(NodeReport& r, const Expectations& expect) {
     const bool first = stubs.empty();
     stubs.push_back({r.source, r.document, r.kind, r.run_status, r.when.has_value()});
-    if (std::find(sources.begin(), sources.end(), r.source) == sources.end()) sources.push_back(r.source);
+    if (sources.empty() || sources.back() != r.source) sources.push_back(r.source);  // inputs are read in order
     (r.kind == ReportKind::doctor ? doctor_seen : devices_seen) = true;
     complete = complete || complete_doctor(r, expect);
     if (!r.malformed.empty() && why.empty()) why = "a malformed report: " + r.malformed;

@@ -72,10 +72,38 @@ constexpr std::size_t kScanBytes = 4096;
 
 // The documents of one input, read a chunk at a time: the text of the document being read, and what
 // came before it only as counts (its line numbers), so that memory holds one document, not the input.
+// What an input (its own text, and the payloads of its credentials) has spent of its budget.
+struct InputBudget {
+    std::size_t read = 0;     // bytes of the input itself
+    std::size_t payload = 0;  // bytes of its credentials' payloads
+    std::size_t refused = 0;  // credentials that munged refused
+    bool said = false;        // whether the budget's end was named
+};
+
+constexpr std::size_t kNoEnd = static_cast<std::size_t>(-1);
+
+// A regular file's size now: where its reading ends, whatever is appended (or holed) meanwhile.
+std::size_t size_of(int fd) {
+    struct stat st {};
+    return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : kNoEnd;
+}
+
 class DocumentStream {
 public:
-    DocumentStream(int fd, std::string_view text, std::size_t source, FleetInputs& into, const ReadLimits& limits)
-        : fd_(fd), buffer_(text), eof_(fd < 0), source_(source), into_(into), limits_(limits) {}
+    // `fd` read to its end, at most `size` bytes (a regular file's when opened), or `text` (fd -1);
+    // `budget`: the input's, shared with the streams of its payloads (none: this stream's own).
+    DocumentStream(int fd, std::string_view text, std::size_t source, FleetInputs& into, const ReadLimits& limits,
+                   std::size_t size = kNoEnd, InputBudget* budget = nullptr)
+        : fd_(fd),
+          buffer_(text),
+          eof_(fd < 0),
+          left_(size),
+          source_(source),
+          into_(into),
+          limits_(limits),
+          budget_(budget != nullptr ? budget : &own_budget_) {
+        if (fd < 0 && budget == nullptr) budget_->read = text.size();
+    }
 
     void read_all();
 
@@ -109,9 +137,12 @@ private:
     std::size_t lines_ = 0;       // newlines among them
     std::size_t line_start_ = 0;  // the input offset where the line of buffer_[0] starts
     bool eof_;
+    std::size_t left_;  // bytes of the file still to read
     std::size_t source_;
     FleetInputs& into_;
     const ReadLimits& limits_;
+    InputBudget own_budget_;
+    InputBudget* budget_;
 };
 
 // Reads at least `at_least` bytes more (a chunk where that is less), or to the end of the input;
@@ -121,8 +152,12 @@ bool DocumentStream::fill(std::size_t at_least) {
     const std::size_t want = std::max(at_least, limits_.chunk_bytes);
     const std::size_t old = buffer_.size();
     while (!eof_ && buffer_.size() - old < want) {
+        if (left_ == 0) {
+            eof_ = true;
+            break;
+        }
         const std::size_t at = buffer_.size();
-        const std::size_t ask = std::min(limits_.chunk_bytes, old + want - at);
+        const std::size_t ask = std::min({limits_.chunk_bytes, old + want - at, left_});
         buffer_.resize(at + ask);
         ssize_t n = -1;
         do {
@@ -137,6 +172,8 @@ bool DocumentStream::fill(std::size_t at_least) {
             break;
         }
         buffer_.resize(at + static_cast<std::size_t>(n));
+        if (left_ != kNoEnd) left_ -= static_cast<std::size_t>(n);
+        budget_->read += static_cast<std::size_t>(n);
         if (n == 0) eof_ = true;
     }
     return buffer_.size() > old;
@@ -168,23 +205,55 @@ bool DocumentStream::credential(int& index) {
     }
     const std::string_view text(buffer_.data() + start_, end + 1 - start_);
     ++index;
+    start_ = end + 1;
+    if (proof_) {
+        problem([&] { return fmt::format("document {}: a MUNGE credential inside a credential: not decoded", index); });
+        return true;
+    }
     if (into_.munge == nullptr) {
         problem([&] {
             return fmt::format("document {}: a MUNGE credential, not read: {}", index, into_.munge_unavailable);
         });
-    } else {
-        MungeDecoded d = into_.munge->decode(text);
-        if (!d.proof) {
-            problem([&] {
-                return fmt::format("document {}: a MUNGE credential that munged refuses: {}", index, d.message);
-            });
-        } else {
-            DocumentStream payload(-1, d.payload, source_, into_, limits_);
-            payload.proof_ = d.proof;
-            payload.read_all();
-        }
+        return true;
     }
-    start_ = end + 1;
+    InputBudget& b = *budget_;
+    const std::size_t allowed = b.read * limits_.payload_bytes_per_input_byte + limits_.payload_allowance;
+    if (b.refused >= limits_.max_refused_credentials || b.payload >= allowed) {
+        if (!b.said) {
+            // Listed past kProblemsListed too: once per input, it says why the rest was not read.
+            b.said = true;
+            into_.problems.push_back(
+                {into_.sources.at(source_), [&] {
+                     return b.payload >= allowed
+                                ? fmt::format(
+                                      "document {}: its credentials' payloads came to {}, {} times the input's size "
+                                      "and more: the rest of its credentials are not decoded",
+                                      index, format_size(b.payload), limits_.payload_bytes_per_input_byte)
+                                : fmt::format(
+                                      "document {}: munged refused {} of its credentials: the rest are not decoded",
+                                      index, b.refused);
+                 }()});
+        } else {
+            ++into_.problem_count[source_];
+        }
+        return true;
+    }
+    MungeDecoded d = into_.munge->decode(text);
+    if (!d.proof) {
+        ++b.refused;
+        problem(
+            [&] { return fmt::format("document {}: a MUNGE credential that munged refuses: {}", index, d.message); });
+        if (d.error == MungeError::socket || d.error == MungeError::timeout) {
+            // munged does not answer: every other credential would wait as long.
+            into_.munge_unavailable = fmt::format("munged did not answer ({})", d.message);
+            into_.munge = nullptr;
+        }
+        return true;
+    }
+    b.payload += d.payload.size();
+    DocumentStream payload(-1, d.payload, source_, into_, limits_, kNoEnd, budget_);
+    payload.proof_ = d.proof;
+    payload.read_all();
     return true;
 }
 
@@ -287,6 +356,7 @@ void DocumentStream::read_all() {
     int index = 0;
     const std::size_t problems = into_.problem_count[source_];
     while (true) {
+        check_interrupted();  // a payload is read without a read(2) to check at
         while (start_ < buffer_.size() && is_json_space(buffer_[start_])) ++start_;
         if (start_ == buffer_.size()) {
             if (!fill()) break;
@@ -374,17 +444,19 @@ void add_problem(FleetInputs& in, std::vector<InputProblem>& to, std::size_t sou
     if (in.problem_count[source]++ < kProblemsListed) to.push_back({in.sources.at(source), std::move(message)});
 }
 
-void say_left_out(FleetInputs& in, std::vector<InputProblem>& to) {
+void say_left_out(FleetInputs& in, std::vector<InputProblem>& to, std::size_t source) {
     in.left_out_said.resize(in.problem_count.size());
-    for (std::size_t source = 0; source < in.problem_count.size(); ++source) {
-        const std::size_t left_out =
-            in.problem_count[source] > kProblemsListed ? in.problem_count[source] - kProblemsListed : 0;
-        if (left_out <= in.left_out_said[source]) continue;
-        to.push_back(
-            {in.sources[source], fmt::format("and {} more problems in it (the first {} of an input are listed)",
-                                             left_out - in.left_out_said[source], kProblemsListed)});
-        in.left_out_said[source] = left_out;
-    }
+    if (source >= in.problem_count.size()) return;
+    const std::size_t left_out =
+        in.problem_count[source] > kProblemsListed ? in.problem_count[source] - kProblemsListed : 0;
+    if (left_out <= in.left_out_said[source]) return;
+    to.push_back({in.sources[source], fmt::format("and {} more problems in it (the first {} of an input are listed)",
+                                                  left_out - in.left_out_said[source], kProblemsListed)});
+    in.left_out_said[source] = left_out;
+}
+
+void say_left_out(FleetInputs& in, std::vector<InputProblem>& to) {
+    for (std::size_t source = 0; source < in.problem_count.size(); ++source) say_left_out(in, to, source);
 }
 
 void read_input(const std::string& path, FleetInputs& into, const ReadLimits& limits) {
@@ -395,8 +467,8 @@ void read_input(const std::string& path, FleetInputs& into, const ReadLimits& li
     if (path != "-") {
         auto [fd, why] = open_regular(path);
         if (!fd.valid()) return refuse(std::move(why));
-        DocumentStream(fd.get(), {}, source, into, limits).read_all();
-        return say_left_out(into, into.problems);
+        DocumentStream(fd.get(), {}, source, into, limits, size_of(fd.get())).read_all();
+        return say_left_out(into, into.problems, source);
     }
     struct stat st {};
     if (::fstat(STDIN_FILENO, &st) != 0) return refuse(fmt::format("cannot read it: {}", std::strerror(errno)));
@@ -405,8 +477,9 @@ void read_input(const std::string& path, FleetInputs& into, const ReadLimits& li
     const bool stream_ok = S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || ::isatty(STDIN_FILENO) == 1;
     if (!S_ISREG(st.st_mode) && !stream_ok)
         return refuse(fmt::format("it is {}, not a file of reports", kind_of(st.st_mode)));
-    DocumentStream(STDIN_FILENO, {}, source, into, limits).read_all();
-    say_left_out(into, into.problems);
+    DocumentStream(STDIN_FILENO, {}, source, into, limits, S_ISREG(st.st_mode) ? size_of(STDIN_FILENO) : kNoEnd)
+        .read_all();
+    say_left_out(into, into.problems, source);
 }
 
 void read_text(std::string_view text, const std::string& source, FleetInputs& into, const ReadLimits& limits) {
@@ -414,7 +487,7 @@ void read_text(std::string_view text, const std::string& source, FleetInputs& in
     into.sources.push_back(source);
     into.problem_count.resize(into.sources.size());
     DocumentStream(-1, text, index, into, limits).read_all();
-    say_left_out(into, into.problems);
+    say_left_out(into, into.problems, index);
 }
 
 }  // namespace cumemctl::fleet

@@ -28,6 +28,13 @@ struct ReadLimits {
     std::size_t max_document_bytes = std::size_t{64} << 20;
     int max_depth = 64;
     std::size_t chunk_bytes = std::size_t{4} << 20;  // what one read(2) asks for
+    // MUNGE payloads: munged inflates a credential of a few KB into up to 1 MiB, and every decode is a
+    // round trip to it. An input's payloads may hold this many bytes per byte of the input, and one
+    // payload's worth more; after this many credentials that munged refuses, the rest of the input's
+    // are not decoded. A credential inside a payload is never decoded.
+    std::size_t payload_bytes_per_input_byte = 64;
+    std::size_t payload_allowance = std::size_t{1} << 20;
+    std::size_t max_refused_credentials = 20;
 };
 
 // The most problems listed of one input: the rest are counted, and the count is listed after them, so
@@ -64,11 +71,14 @@ void add_problem(FleetInputs& in, std::vector<InputProblem>& to, std::size_t sou
 // Adds to `to`, for each input whose problems were left out since the last such line, one that counts
 // them: "and 1499980 more problems in it (the first 20 of an input are listed)".
 void say_left_out(FleetInputs& in, std::vector<InputProblem>& to);
+// The same for input `source` alone (after it is read: the others' counts did not change).
+void say_left_out(FleetInputs& in, std::vector<InputProblem>& to, std::size_t source);
 
 // Reads the input `path` ("-": standard input) and adds what it holds to `into`. Only a regular file
 // is read (standard input may be a pipe too), and whether it is one is judged before it is opened
 // (lstat, then an open that follows no link and does not block, then fstat): a FIFO, a device, a
-// folder or a symbolic link is refused, named, and never opened for reading.
+// folder or a symbolic link is refused, named, and never opened for reading. A regular file is read
+// as far as its size when it was opened: one that grows meanwhile ends there.
 void read_input(const std::string& path, FleetInputs& into, const ReadLimits& limits = {});
 
 // The same for text already in memory (tests, the fuzz target), named `source`.

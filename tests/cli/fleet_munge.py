@@ -141,6 +141,40 @@ def main():
            not any("stranger.invalid, which counts as not sent" in m for m in messages),
            "a signed report of a host not expected is left out before its name is looked up", r)
 
+    # Credentials cost munged's work and inflate: bounded per input, whoever made them (any user can).
+    def munge_of(payload, name):
+        cred = subprocess.run(["munge", "-S", a, "-z", "zlib"], input=payload, capture_output=True, check=True).stdout
+        with open(os.path.join(work, name), "wb") as f:
+            f.write(cred)
+        return cred
+    inner = munge_of(open(good, "rb").read(), "inner.munge")  # a signed report, signed again
+    nested = os.path.join(work, "nested.munge")
+    munge_of(inner, "nested.munge")
+    rc, r = fleet(*common, nested, real)
+    expect({n["host"]: n["status"] for n in r["results"]["nodes"]}.get("127.0.0.2") == "missing" and
+           any("a MUNGE credential inside a credential: not decoded" in p["message"]
+               for p in r["results"]["input_problems"]),
+           "a credential inside a credential's payload is not decoded", r)
+    bomb = munge_of(b"{}\n" * 340000, "bomb.munge")  # 1.5 KB that munged inflates to 1 MB
+    bombs = os.path.join(work, "bombs.munge")
+    with open(bombs, "wb") as f:
+        f.write(bomb * 40)
+    started = time.monotonic()
+    rc, r = fleet(*common, bombs, good, real)
+    spent = time.monotonic() - started
+    expect(any("payloads came to" in p["message"] and "the rest of its credentials are not decoded" in p["message"]
+               for p in r["results"]["input_problems"]) and
+           {n["host"]: n["status"] for n in r["results"]["nodes"]}.get("127.0.0.2") == "pass" and spent < 10,
+           f"an input's payloads are bounded by its size: 40 inflating credentials, {spent:.1f} s", r)
+    refused = os.path.join(work, "refused.munge")
+    with open(refused, "w") as f:
+        f.write("MUNGE:AwQ:\n" * 1000)
+    rc, r = fleet(*common, refused, good, real)
+    messages = [p["message"] for p in r["results"]["input_problems"]]
+    expect(sum("that munged refuses" in m for m in messages) == 20 and
+           any("munged refused 20 of its credentials: the rest are not decoded" in m for m in messages),
+           "after 20 credentials that munged refuses, an input's others are not sent to it", r)
+
     # A signed report older than --max-age, copied in again, leaves its node stale: it is not present.
     time.sleep(2.1)
     rc, r = fleet(*common[:-1], "1s", good, real)
