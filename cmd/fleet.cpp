@@ -105,14 +105,16 @@ Expectations FleetOptions::check() const {
 // The matrix of every fabric-matrix run whose ranks' reports are among the inputs (folded as they were
 // read). A run is built only where its reports hold rows (each as long as the run has ranks) for at least
 // half of its ranks, so that no report can claim more ranks than the inputs hold and make fleet build a
-// matrix of them.
-void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& results) {
+// matrix of them. A run whose reports count different numbers of ranks fails, built or not (RunInputs).
+void add_rank_matrices(Report& report, FleetInputs& inputs, FleetResults& results) {
     for (const std::size_t source : inputs.unreadable_ranks) {
         results.input_problems.push_back({inputs.sources[source],
                                           "a fabric-matrix report whose mode, run, rank or ranks "
                                           "is not of the type the schema gives"});
     }
-    for (const auto& [input, first_source] : inputs.rank_runs.runs()) {
+    for (const auto& [input, first_source, disputed] : inputs.rank_runs.take()) {
+        // A run whose reports count different numbers of ranks fails, with a matrix or without.
+        if (disputed) report.mark_failed();
         if (static_cast<std::size_t>(input.ranks) > 2 * std::max<std::size_t>(input.rows.size(), 1)) {
             results.input_problems.push_back(
                 {inputs.sources[first_source],
@@ -133,7 +135,7 @@ void add_rank_matrices(Report& report, const FleetInputs& inputs, FleetResults& 
 // goes: of as many ranks, and failing where the summary fails (a rank report that names the run of a
 // failing summary and passes hides no failure). A matrix with a failed pair fails the fleet (exit 1), as
 // a node does.
-void add_fabric_matrices(Report& report, const FleetInputs& inputs, FleetResults& results) {
+void add_fabric_matrices(Report& report, FleetInputs& inputs, FleetResults& results) {
     add_rank_matrices(report, inputs, results);
     const std::size_t rank_built = results.fabric_matrices.size();
     const auto built_from_ranks = [&](const matrix::Matrix& summary) {
@@ -190,6 +192,8 @@ Report run_fleet(const FleetOptions& opts) {
         const std::unique_ptr<Munge> munge = load_munge(opts, inputs);
         FleetFold fold(expect);  // each node summarised as its reports are read: no report is kept
         inputs.sink = [&fold](NodeReport r) { fold.add(std::move(r)); };
+        inputs.admit = [&fold](const std::string& host, const std::optional<MungeProof>& proof, std::size_t source,
+                               int document) { return fold.admits(host, proof, source, document); };
         for (const auto& path : opts.inputs) read_input(path, inputs);
         const auto shared = std::make_shared<FleetResults>();
         FleetResults& results = *shared;

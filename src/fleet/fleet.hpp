@@ -171,6 +171,11 @@ public:
     ~FleetFold();
 
     void add(NodeReport report);
+    // Whether a report of `host` (`document` of input `source`) counts: with the nodes expected named,
+    // only theirs; with require_signed, only one that root signed on `host` (`proof`). Every other one
+    // is an input problem of the summary. add() asks it of each report; fleet asks it of fabric-matrix
+    // reports (FleetInputs::admit).
+    bool admits(const std::string& host, const std::optional<MungeProof>& proof, std::size_t source, int document);
     // The summary of the reports added: the inputs' problems must all have been added first (every
     // input read), so that the problems of the summary count after them, as summarise() counts them.
     FleetSummary finish(FleetInputs& inputs);

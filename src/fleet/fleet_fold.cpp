@@ -155,18 +155,19 @@ std::string report_words(const ReportStub& r) {
     return "a doctor report dated in the future";
 }
 
-// Why a report does not count under require_signed ("" where it does): no credential, another uid, or
-// a credential from an address that is none of its host's.
-std::string unsigned_why(const NodeReport& r, std::map<std::string, std::vector<std::uint32_t>, std::less<>>& cache,
+// Why a report of `host` does not count under require_signed ("" where it does): no credential, another
+// uid, or a credential from an address that is none of its host's.
+std::string unsigned_why(const std::string& host, const std::optional<MungeProof>& proof,
+                         std::map<std::string, std::vector<std::uint32_t>, std::less<>>& cache,
                          const Expectations& expect) {
-    if (!r.proof) return "it came in no MUNGE credential";
-    if (r.proof->uid != 0) return fmt::format("uid {} signed it, not root", r.proof->uid);
-    auto it = cache.find(r.host);
-    if (it == cache.end()) it = cache.emplace(r.host, expect.addresses(r.host)).first;
-    if (std::find(it->second.begin(), it->second.end(), r.proof->origin) != it->second.end()) return {};
+    if (!proof) return "it came in no MUNGE credential";
+    if (proof->uid != 0) return fmt::format("uid {} signed it, not root", proof->uid);
+    auto it = cache.find(host);
+    if (it == cache.end()) it = cache.emplace(host, expect.addresses(host)).first;
+    if (std::find(it->second.begin(), it->second.end(), proof->origin) != it->second.end()) return {};
     char text[INET_ADDRSTRLEN] = "?";
     in_addr addr{};
-    addr.s_addr = r.proof->origin;
+    addr.s_addr = proof->origin;
     inet_ntop(AF_INET, &addr, text, sizeof text);
     return it->second.empty() ? fmt::format("its host name has no IPv4 address, and munged on {} signed it", text)
                               : fmt::format("munged on {} signed it, which is not one of its host's addresses", text);
@@ -288,24 +289,27 @@ FleetFold::FleetFold(const Expectations& expect)
     : expect_(expect), expected_(expect.hosts.begin(), expect.hosts.end()) {}
 FleetFold::~FleetFold() = default;
 
-void FleetFold::add(NodeReport report) {
+bool FleetFold::admits(const std::string& host, const std::optional<MungeProof>& proof, std::size_t source,
+                       int document) {
     // With the nodes expected named, no other name reaches the summary, nor so the drain list; nor is it
     // looked up (a report could name any number of hosts, each a DNS query).
     std::string why;
-    if (!expected_.empty() && expected_.count(report.host) == 0) {
+    if (!expected_.empty() && expected_.count(host) == 0) {
         why = "which is not among the nodes expected: it is left out";
     } else if (expect_.require_signed) {
-        if (const std::string not_signed = unsigned_why(report, addresses_, expect_); !not_signed.empty())
+        if (const std::string not_signed = unsigned_why(host, proof, addresses_, expect_); !not_signed.empty())
             why = "which counts as not sent: " + not_signed;
     }
-    if (!why.empty()) {
-        // Only the first of an input can be listed: the others are counted (finish).
-        if (refused_count_.size() <= report.source) refused_count_.resize(report.source + 1);
-        if (refused_count_[report.source]++ < kProblemsListed)
-            refused_.push_back(
-                {report.source, fmt::format("document {}: a report of {}, {}", report.document, report.host, why)});
-        return;
-    }
+    if (why.empty()) return true;
+    // Only the first of an input can be listed: the others are counted (finish).
+    if (refused_count_.size() <= source) refused_count_.resize(source + 1);
+    if (refused_count_[source]++ < kProblemsListed)
+        refused_.push_back({source, fmt::format("document {}: a report of {}, {}", document, host, why)});
+    return false;
+}
+
+void FleetFold::add(NodeReport report) {
+    if (!admits(report.host, report.proof, report.source, report.document)) return;
     auto it = hosts_.find(report.host);
     if (it == hosts_.end()) it = hosts_.emplace(report.host, std::make_unique<Host>()).first;
     it->second->add(report, expect_);

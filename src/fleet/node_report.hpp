@@ -107,6 +107,7 @@ struct MatrixReport {
     std::string host;
     std::optional<matrix::MatrixResults> results;      // none where they hold nothing to read, or cannot be read
     std::optional<matrix::UnreadablePart> unreadable;  // the part that is not of the schema's types
+    std::string refused;                               // why a rank's report is not read (MatrixReadBack)
 };
 
 }  // namespace cumemctl::fleet

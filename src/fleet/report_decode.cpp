@@ -708,6 +708,7 @@ Decoded decode_envelope(const Envelope& e, const std::string& twice, int depth, 
         matrix::MatrixReadBack read = matrix::read_matrix_results(results);
         m.results = std::move(read.results);
         m.unreadable = read.unreadable;
+        m.refused = std::move(read.refused);
         return m;
     }
     if (*command != "doctor" && *command != "devices")

@@ -315,11 +315,17 @@ void DocumentStream::take(Decoded decoded, int index) {
     }
     ++into_.documents;
     if (auto* matrix = std::get_if<MatrixReport>(&decoded)) {
+        const auto* rank = matrix->results ? std::get_if<matrix::MatrixResults::Rank>(&matrix->results->mode) : nullptr;
+        // A rank speaks for the host its card names (the matrix shows it), a whole matrix for its report's.
+        if (matrix->results && into_.admit &&
+            !into_.admit(rank != nullptr && rank->card ? rank->card->host : matrix->host, proof_, source_, index))
+            return;
+        if (!matrix->refused.empty()) problem([&] { return fmt::format("document {}: {}", index, matrix->refused); });
         if (matrix->unreadable == matrix::UnreadablePart::rank) {
             into_.unreadable_ranks.push_back(source_);
-        } else if (const auto* rank =
-                       matrix->results ? std::get_if<matrix::MatrixResults::Rank>(&matrix->results->mode) : nullptr) {
-            into_.rank_runs.add(*rank, source_);
+        } else if (rank != nullptr) {
+            for (const std::string& words : into_.rank_runs.add(*rank, source_, into_.sources))
+                problem([&] { return fmt::format("document {}: {}", index, words); });
             ++into_.rank_reports;
         } else {
             matrix->source = source_;

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -53,6 +54,11 @@ struct FleetInputs {
     std::vector<std::size_t> unreadable_ranks;
     std::vector<MatrixReport> matrices;
     int rank_reports = 0;  // the ranks' reports folded into rank_runs
+    // Whether a fabric-matrix report counts, by the host it speaks for and the credential it came in
+    // (FleetFold::admits, which says why not); every one does where unset.
+    std::function<bool(const std::string& host, const std::optional<MungeProof>& proof, std::size_t source,
+                       int document)>
+        admit;
     std::vector<InputProblem> problems;
     int documents = 0;                       // reports of the three kinds that were read
     std::vector<std::size_t> problem_count;  // per input: its problems, listed or not

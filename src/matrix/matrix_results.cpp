@@ -71,9 +71,13 @@ MatrixReadBack read_rank(const nlohmann::json& j) {
     const auto run = j.find("run"), rank = j.find("rank"), ranks = j.find("ranks");
     if (run == j.end() || !run->is_string() || rank == j.end() || !rank->is_number_integer() || ranks == j.end() ||
         !ranks->is_number_integer())
-        return {.results = std::nullopt, .unreadable = UnreadablePart::rank};
+        return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
     const auto r = rank->get<std::int64_t>(), n = ranks->get<std::int64_t>();
-    if (r < 0 || n < 1 || r >= n || n > kMaxRanks) return {};
+    if (r < 0 || n < 1 || r >= n || n > kMaxRanks) {
+        return {.results = std::nullopt,
+                .unreadable = std::nullopt,
+                .refused = fmt::format("its rank {} of {} is not one of a run's ranks (at most {})", r, n, kMaxRanks)};
+    }
     MatrixResults::Rank part;
     part.id.run = run->get<std::string>();
     part.id.rank = static_cast<int>(r);
@@ -91,7 +95,7 @@ MatrixReadBack read_rank(const nlohmann::json& j) {
     }
     MatrixResults out;
     out.mode = std::move(part);
-    return {.results = std::move(out), .unreadable = std::nullopt};
+    return {.results = std::move(out), .unreadable = std::nullopt, .refused = {}};
 }
 
 // The whole matrix of --local or --summary (their other members are not read).
@@ -102,16 +106,16 @@ MatrixReadBack read_whole(const nlohmann::json& j, bool local) {
     try {
         out.matrix = matrix_from_json(*matrix);
     } catch (const Error&) {
-        return {.results = std::nullopt, .unreadable = UnreadablePart::matrix};
+        return {.results = std::nullopt, .unreadable = UnreadablePart::matrix, .refused = {}};
     } catch (const nlohmann::json::exception&) {
-        return {.results = std::nullopt, .unreadable = UnreadablePart::matrix};
+        return {.results = std::nullopt, .unreadable = UnreadablePart::matrix, .refused = {}};
     }
     if (local) {
         out.mode = MatrixResults::Local{};
     } else {
         out.mode = MatrixResults::Summary{.run = out.matrix->run, .folder = {}};
     }
-    return {.results = std::move(out), .unreadable = std::nullopt};
+    return {.results = std::move(out), .unreadable = std::nullopt, .refused = {}};
 }
 
 }  // namespace
@@ -130,37 +134,150 @@ std::string_view mode_name(const MatrixResults& results) {
 }
 
 MatrixReadBack read_matrix_results(const nlohmann::json& results) {
-    if (!results.is_object()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank};
+    if (!results.is_object()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
     const auto mode = results.find("mode");
     if (mode == results.end()) return {};
-    if (!mode->is_string()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank};
+    if (!mode->is_string()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
     const auto& name = mode->get_ref<const std::string&>();
     if (name == "rank") return read_rank(results);
     if (name == "local" || name == "summary") return read_whole(results, name == "local");
     return {};
 }
 
-void RunInputs::add(const MatrixResults::Rank& part, std::size_t source) {
-    const std::string& run = part.id.run;
-    const int rank = part.id.rank;
-    auto [at, made] = index_.try_emplace(run, runs_.size());
-    if (made) runs_.push_back(Run{MatrixInput{run, part.id.ranks, {}, {}, {}, ipc::Timeout{60000}}, source});
-    MatrixInput& input = runs_[at->second].input;
-    if (part.id.ranks != input.ranks) {
-        input.refused[rank] = fmt::format("its report counts {} ranks, not {}", part.id.ranks, input.ranks);
-        return;
+namespace {
+
+// The name of input `source`, for the words of a problem.
+std::string source_name(const std::vector<std::string>& sources, std::size_t source) {
+    return source < sources.size() ? sources[source] : fmt::format("input {}", source + 1);
+}
+
+// Whether two cards or rows are alike, as their JSON says.
+template <class Record>
+bool alike(const Record& a, const Record& b) {
+    return to_json(a).dump() == to_json(b).dump();
+}
+
+// `held` with each cell of `other` (a row of as many cells) that is worse than its own.
+void keep_worse(Row& held, const Row& other) {
+    for (std::size_t j = 0; j < held.cells.size() && j < other.cells.size(); ++j) {
+        if (status_severity(other.cells[j].status) > status_severity(held.cells[j].status))
+            held.cells[j] = other.cells[j];
     }
-    if (part.card) input.cards[rank] = *part.card;
-    if (part.row) input.rows[rank] = *part.row;
-    // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card and
-    // row its rank collected; a rank's own report, where there is one, wins.
+}
+
+}  // namespace
+
+std::vector<std::string> RunInputs::add(const MatrixResults::Rank& part, std::size_t source,
+                                        const std::vector<std::string>& sources) {
+    std::vector<std::string> problems;
+    const std::string& run = part.id.run;
+    const int rank = part.id.rank, ranks = part.id.ranks;
+    auto [at, made] = index_.try_emplace(run, runs_.size());
+    if (made) runs_.push_back(Folded{run, {}});
+    Folded& folded = runs_[at->second];
+    auto [place, new_count] = folded.by_count.try_emplace(ranks);
+    Counted& counted = place->second;
+    if (new_count) {
+        counted.input = MatrixInput{run, ranks, {}, {}, {}, ipc::Timeout{60000}};
+        counted.first_source = source;
+    }
+    for (const auto& [other, c] : folded.by_count) {
+        if (other == ranks) continue;
+        problems.push_back(
+            fmt::format("rank {} of fabric-matrix run '{}' counts {} ranks, but {} holds a report of the "
+                        "run that counts {}: the run fails",
+                        rank, run, ranks, source_name(sources, c.first_source), other));
+        break;
+    }
+    counted.named.insert(rank);
+    // A card or row that another report gave already: where they differ, the worse is kept.
+    std::vector<std::pair<int, std::size_t>> differ;  // rank, the source of the one held
+    const auto take_card = [&](int r, const Card& card) {
+        counted.named.insert(r);
+        auto [held, first] = counted.input.cards.try_emplace(r, card);
+        if (first) {
+            counted.card_from[r] = source;
+        } else if (!alike(held->second, card)) {
+            differ.emplace_back(r, counted.card_from[r]);
+            if (card.error && !held->second.error) held->second = card;
+        }
+    };
+    const auto take_row = [&](int r, const Row& row) {
+        counted.named.insert(r);
+        auto [held, first] = counted.input.rows.try_emplace(r, row);
+        if (first) {
+            counted.row_from[r] = source;
+        } else if (!alike(held->second, row)) {
+            differ.emplace_back(r, counted.row_from[r]);
+            keep_worse(held->second, row);
+        }
+    };
+    if (part.card) take_card(rank, *part.card);
+    if (part.row) take_row(rank, *part.row);
+    // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card and row
+    // its rank collected, each as another report of that rank.
+    int foreign = 0;
     for (const auto& card : part.cards) {
-        if (card.run == run && card.rank >= 0 && card.rank < input.ranks) input.cards.emplace(card.rank, card);
+        if (card.run == run && card.rank >= 0 && card.rank < ranks) {
+            take_card(card.rank, card);
+        } else {
+            ++foreign;
+        }
     }
     for (const auto& row : part.rows) {
-        if (row.run == run && row.rank >= 0 && row.rank < input.ranks) input.rows.emplace(row.rank, row);
+        if (row.run == run && row.rank >= 0 && row.rank < ranks) {
+            take_row(row.rank, row);
+        } else {
+            ++foreign;
+        }
     }
-    if (!part.unreadable.empty()) input.refused[rank] = fmt::format("its report is not valid: {}", part.unreadable);
+    if (foreign > 0) {
+        problems.push_back(
+            fmt::format("rank {} of fabric-matrix run '{}' holds {} cards or rows of another run or "
+                        "of no rank of its {}: they are left out",
+                        rank, run, foreign, ranks));
+    }
+    if (!differ.empty()) {
+        std::sort(differ.begin(), differ.end());
+        differ.erase(std::unique(differ.begin(), differ.end()), differ.end());
+        const auto& [r, from] = differ.front();
+        problems.push_back(fmt::format(
+            "rank {} of fabric-matrix run '{}' gives the card or row of rank {}{} unlike {} does: the "
+            "worse of each cell is kept",
+            rank, run, r, differ.size() > 1 ? fmt::format(" (and of {} more ranks)", differ.size() - 1) : "",
+            source_name(sources, from)));
+    }
+    if (!part.unreadable.empty()) {
+        counted.input.refused[rank] = fmt::format("its report is not valid: {}", part.unreadable);
+        problems.push_back(
+            fmt::format("rank {} of fabric-matrix run '{}': its report is not valid: {}: the rank is "
+                        "refused",
+                        rank, run, part.unreadable));
+    }
+    return problems;
+}
+
+std::vector<RunInputs::Run> RunInputs::take() {
+    std::vector<Run> out;
+    out.reserve(runs_.size());
+    for (Folded& folded : runs_) {
+        auto& [ranks, built] = *folded.by_count.rbegin();  // the largest count
+        Run run{std::move(built.input), built.first_source, folded.by_count.size() > 1};
+        MatrixInput& input = run.input;
+        for (const auto& [count, other] : folded.by_count) {
+            if (count == ranks) continue;
+            for (const int r : other.named) {
+                input.refused.try_emplace(
+                    r, fmt::format("a report of it counts {} ranks, another report of the run {}", count, ranks));
+            }
+        }
+        // A rank refused fails, whatever row another report gave of it.
+        for (const auto& [r, why] : input.refused) input.rows.erase(r);
+        out.push_back(std::move(run));
+    }
+    runs_.clear();
+    index_.clear();
+    return out;
 }
 
 }  // namespace cumemctl::matrix

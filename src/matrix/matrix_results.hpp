@@ -5,6 +5,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -86,25 +87,45 @@ enum class UnreadablePart { rank, matrix };
 struct MatrixReadBack {
     std::optional<MatrixResults> results;
     std::optional<UnreadablePart> unreadable;
+    std::string refused;  // why a rank's report of the schema's types is not read ("" where it is, or is none)
 };
 MatrixReadBack read_matrix_results(const nlohmann::json& results);
 
 // The inputs of the runs whose ranks' results (read back) are added, folded as each comes so that no
 // report need be kept (a copy of a rank's report adds nothing): one per run name, in order of first
-// appearance. A rank counting other ranks than its run's first report is refused, as is one whose card
-// or row is not valid; a rank's own card and row win over the ones another rank collected, whichever
-// came first.
+// appearance. Every report is another node's text, so none decides by coming first, and a second report
+// never hides what a first one says: where two reports give one rank's card or row and they differ, the
+// worse of each cell is kept; where reports of one run count different numbers of ranks, the run is built
+// of the largest count, and each rank that a report of another count names is refused, so that its
+// matrix fails; a rank whose report is not valid is refused whatever other reports say of it.
 class RunInputs {
 public:
     struct Run {
         MatrixInput input;
-        std::size_t first_source = 0;  // the caller's name for where the run's first report came from
+        std::size_t first_source = 0;  // the caller's name for where the first report of its count came from
+        bool disputed = false;         // its reports count different numbers of ranks: it fails
     };
-    void add(const MatrixResults::Rank& part, std::size_t source = 0);
-    const std::vector<Run>& runs() const { return runs_; }
+    // Folds in a rank's report from input `source` (`sources` names the inputs, for the words): what it
+    // finds wrong, each the words of an input problem of that report; none where a report adds nothing
+    // new or agrees with the others.
+    std::vector<std::string> add(const MatrixResults::Rank& part, std::size_t source = 0,
+                                 const std::vector<std::string>& sources = {});
+    // Each run's input, as its reports make it (above); the reports folded are gone after it.
+    std::vector<Run> take();
 
 private:
-    std::vector<Run> runs_;
+    // The reports of a run that count one number of ranks, and where each card and row came from.
+    struct Counted {
+        MatrixInput input;
+        std::size_t first_source = 0;
+        std::map<int, std::size_t> card_from, row_from;
+        std::set<int> named;  // every rank its reports are of, or give a card or a row of
+    };
+    struct Folded {
+        std::string run;
+        std::map<int, Counted> by_count;  // rank count -> its reports
+    };
+    std::vector<Folded> runs_;
     std::map<std::string, std::size_t, std::less<>> index_;  // run name -> its place in runs_
 };
 

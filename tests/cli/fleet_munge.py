@@ -4,7 +4,9 @@ signing as its own node (--origin 127.0.0.2 and 127.0.0.3, the nodes' names), st
 path. Reports signed by root on the node they name count; a forged pass signed on another node, a
 report signed by another uid and a report in no credential count as not sent; the age is the
 credential's; a credential decoded twice (replayed) still counts; without munged, exit 3.
-    fleet_munge.py CUMEMCTL FLEET_REPORT_SH     (needs root, munged and munge: Debian's munge)
+    fleet_munge.py CUMEMCTL FLEET_REPORT_SH [RANK_REPORT]     (needs root, munged and munge: Debian's munge)
+RANK_REPORT: a passing fabric-matrix rank report whose card names 127.0.0.3, signed or not as a doctor
+report is.
 """
 import atexit
 import json
@@ -17,6 +19,7 @@ import tempfile
 import time
 
 CUMEMCTL, REPORT = sys.argv[1], sys.argv[2]
+RANK = sys.argv[3] if len(sys.argv) > 3 else None  # a passing fabric-matrix rank report of host 127.0.0.3
 work = tempfile.mkdtemp(prefix="cumemctl-munge.")
 daemons = []
 
@@ -55,6 +58,11 @@ def signed(host, status, sock, name, timestamp=None, user=None):
     """A small doctor report of `host`, signed by the munged of `sock` (as `user`'s uid where given)."""
     report = subprocess.run([REPORT, host, status] + ([timestamp] if timestamp else []), capture_output=True,
                             check=True).stdout
+    return sign(report, sock, name, user)
+
+
+def sign(report, sock, name, user=None):
+    """The bytes `report` in a credential of the munged of `sock`, in the file `name`."""
     prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"] if user else []
     cred = subprocess.run(prefix + ["munge", "-S", sock, "-z", "zlib"], input=report, capture_output=True,
                           check=True).stdout
@@ -142,20 +150,14 @@ def main():
            "a signed report of a host not expected is left out before its name is looked up", r)
 
     # Credentials cost munged's work and inflate: bounded per input, whoever made them (any user can).
-    def munge_of(payload, name):
-        cred = subprocess.run(["munge", "-S", a, "-z", "zlib"], input=payload, capture_output=True, check=True).stdout
-        with open(os.path.join(work, name), "wb") as f:
-            f.write(cred)
-        return cred
-    inner = munge_of(open(good, "rb").read(), "inner.munge")  # a signed report, signed again
-    nested = os.path.join(work, "nested.munge")
-    munge_of(inner, "nested.munge")
+    inner = sign(open(good, "rb").read(), a, "inner.munge")  # a signed report, signed again
+    nested = sign(open(inner, "rb").read(), a, "nested.munge")
     rc, r = fleet(*common, nested, real)
     expect({n["host"]: n["status"] for n in r["results"]["nodes"]}.get("127.0.0.2") == "missing" and
            any("a MUNGE credential inside a credential: not decoded" in p["message"]
                for p in r["results"]["input_problems"]),
            "a credential inside a credential's payload is not decoded", r)
-    bomb = munge_of(b"{}\n" * 340000, "bomb.munge")  # 1.5 KB that munged inflates to 1 MB
+    bomb = open(sign(b"{}\n" * 340000, a, "bomb.munge"), "rb").read()  # 1.5 KB that munged inflates to 1 MB
     bombs = os.path.join(work, "bombs.munge")
     with open(bombs, "wb") as f:
         f.write(bomb * 40)
@@ -174,6 +176,25 @@ def main():
     expect(sum("that munged refuses" in m for m in messages) == 20 and
            any("munged refused 20 of its credentials: the rest are not decoded" in m for m in messages),
            "after 20 credentials that munged refuses, an input's others are not sent to it", r)
+
+    # A fabric-matrix rank report speaks for the host its card names: signed there by root, or not sent.
+    if RANK:
+        with open(RANK, "rb") as f:
+            rank = f.read()
+        plain_rank = os.path.join(work, "rank.json")
+        with open(plain_rank, "wb") as f:
+            f.write(rank)
+        rc, r = fleet(*common, good, real, plain_rank, sign(rank, a, "forged-rank-n3.munge"))
+        messages = [p["message"] for p in r["results"]["input_problems"]]
+        expect(rc == 1 and r["results"]["fabric_matrices"] == [] and
+               any("a report of 127.0.0.3, which counts as not sent: it came in no MUNGE credential" in m
+                   for m in messages) and
+               any("a report of 127.0.0.3, which counts as not sent: munged on 127.0.0.2" in m for m in messages),
+               "a fabric-matrix rank report unsigned, or signed on another node than its card's, counts as not sent",
+               r)
+        rc, r = fleet(*common, good, real, sign(rank, b, "rank-n3.munge"))
+        expect([(m["run"], m["passed"]) for m in r["results"]["fabric_matrices"]] == [("signed", True)],
+               "a fabric-matrix rank report that root signed on its card's host counts", r)
 
     # A signed report older than --max-age, copied in again, leaves its node stale: it is not present.
     time.sleep(2.1)

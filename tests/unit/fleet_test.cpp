@@ -115,7 +115,7 @@ TEST_CASE("only doctor and devices reports make nodes: a host with none of them 
                              {"schema": "cumemctl.report", "command": "pool-stats", "host": "p1"}
                              {"schema": "cumemctl.report", "command": 5, "host": ["q1"]})" +
                           doctor_report("n1", "13.0", "pass", kPass));
-    CHECK(in.matrices.size() + in.unreadable_ranks.size() + in.rank_runs.runs().size() == 1);
+    CHECK(in.matrices.size() + in.unreadable_ranks.size() + in.rank_runs.take().size() == 1);
     CHECK(in.problems.size() == 2);
     const FleetSummary s = summarise(in);
     CHECK(s.reports == 2);

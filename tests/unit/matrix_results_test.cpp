@@ -92,9 +92,12 @@ TEST_CASE("a rank's card and row are read back; what is not valid is said, never
     CHECK_FALSE(bad.row.has_value());
     CHECK(bad.unreadable == "the row's cell 0 has status 'PASS'");
     RunInputs folded;
-    folded.add(bad);
-    REQUIRE(folded.runs().size() == 1);
-    const MatrixInput& input = folded.runs()[0].input;
+    CHECK(folded.add(bad) ==
+          std::vector<std::string>{"rank 1 of fabric-matrix run 'r': its report is not valid: the row's cell 0 "
+                                   "has status 'PASS': the rank is refused"});
+    const std::vector<RunInputs::Run> runs = folded.take();
+    REQUIRE(runs.size() == 1);
+    const MatrixInput& input = runs[0].input;
     CHECK(input.cards.contains(1));
     CHECK(input.refused.at(1) == "its report is not valid: the row's cell 0 has status 'PASS'");
 }
