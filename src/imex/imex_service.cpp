@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -24,6 +25,7 @@
 #include "ipc/process.hpp"
 #include "util/trusted_file.hpp"
 #include "util/text_file.hpp"
+#include "util/unique_fd.hpp"
 
 namespace cumemctl::imex {
 namespace {
@@ -155,10 +157,19 @@ std::string program_of(std::string_view command) {
     return std::string(command.substr(0, command.find_first_of(" \t")));
 }
 
-// The real and effective uid of /proc/PID/status, nullopt when it does not say.
-std::optional<std::pair<long, long>> process_uids(const std::string& pid_dir) {
+// The real and effective uid in the status file of the process folder `pid_dir` (opened once, so that
+// its status and its executable are one process's, whatever pid is reused meanwhile), nullopt when it
+// does not say.
+std::optional<std::pair<long, long>> process_uids(int pid_dir, const std::string& path) {
     std::optional<std::pair<long, long>> uids;
-    each_line(try_read_text_file(pid_dir + "/status").value_or(""), [&](std::string_view line) {
+    std::string status;
+    if (UniqueFd fd(::openat(pid_dir, "status", O_RDONLY | O_CLOEXEC)); fd.valid()) {
+        try {
+            status = read_text_fd(fd.get(), path + "/status", "a process's status", "");
+        } catch (const Error&) {
+        }
+    }
+    each_line(status, [&](std::string_view line) {
         if (line.substr(0, 4) != "Uid:") return;
         long real = -1, effective = -1;
         if (std::sscanf(std::string(line.substr(4)).c_str(), "%ld %ld", &real, &effective) == 2) {
@@ -213,11 +224,13 @@ std::optional<bool> imex_daemon_running(const std::string& sysroot, std::string*
     while (const dirent* e = readdir(dir)) {
         if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
         // Who it is, as the kernel says: root's process running the unit's program (a name is anyone's).
-        const std::string pid_dir = proc + "/" + e->d_name;
-        const auto uids = process_uids(pid_dir);
+        const std::string pid_path = proc + "/" + e->d_name;
+        const UniqueFd pid_dir(::openat(dirfd(dir), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+        if (!pid_dir.valid()) continue;
+        const auto uids = process_uids(pid_dir.get(), pid_path);
         if (!uids || uids->first != 0 || uids->second != 0) continue;
         char target[PATH_MAX] = {};
-        const ssize_t n = readlink((pid_dir + "/exe").c_str(), target, sizeof target - 1);
+        const ssize_t n = readlinkat(pid_dir.get(), "exe", target, sizeof target - 1);
         if (n <= 0) {
             // Only root may read where root's processes run from; a kernel thread has no executable.
             unreadable = unreadable || errno == EACCES || errno == EPERM;
