@@ -25,7 +25,7 @@ namespace {
 
 constexpr int kMaxLinks = 40;  // as the kernel's MAXSYMLINKS
 
-bool root_or_capable() {
+bool root_or_capable() noexcept {
     if (::geteuid() == 0) return true;
     __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
     __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
