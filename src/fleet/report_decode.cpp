@@ -80,12 +80,18 @@ std::string value_text(JsonCursor& c) {
             }
             return any ? bounded_text(std::move(joined)) : "none";
         }
-        default:
+        default: {
+            // A number or an object: its compact form, so that nodes that write it apart alike compare
+            // equal; one past the text kept is its raw text, cut, never built into a tree (a few MB of
+            // nested lists would take a hundred MB).
+            const std::string_view raw = c.raw_value();
+            if (raw.size() > 4 * kMaxTextBytes) return bounded_text(std::string(raw));
             try {
-                return bounded_text(nlohmann::json::parse(c.raw_value()).dump());
+                return bounded_text(nlohmann::json::parse(raw).dump());
             } catch (const nlohmann::json::exception&) {
                 throw JsonTypeError("a value that is not valid JSON text");
             }
+        }
     }
 }
 
