@@ -14,9 +14,10 @@ import sys
 RULES = [
     # (what the line does, its pattern, the files that may do it, the gate that others must call)
     ("loads a library", r"\bdlopen\s*\(", {"src/util/trusted_file.cpp"}, "load_library"),
-    ("runs a program", r"\b(posix_spawnp?|execve?|execvpe?|execl[ep]?|fexecve|execveat)\s*\(", {"src/ipc/process.cpp"},
-     "ipc::Process (its executable_fd)"),
-    ("decides by the effective user alone whether it is root", r"\bgete?uid\s*\(\s*\)\s*[!=]=\s*0",
+    ("runs a program", r"\b(posix_spawnp?|execve?|execvpe?|execl[ep]?|fexecve|execveat|system|popen|v?fork)\s*\(",
+     {"src/ipc/process.cpp"}, "ipc::Process (its executable_fd)"),
+    ("decides by the effective user alone whether it is root",
+     r"\bgete?uid\s*\(\s*\)\s*[!=]=\s*0|\b0\s*[!=]=\s*(::)?gete?uid\s*\(|!\s*(::)?gete?uid\s*\(",
      {"src/util/trusted_file.cpp"}, "judged_as_root()"),
     ("reads the test's system root by its variable", r"CUMEMCTL_SYSROOT\"|getenv\s*\(\s*kSysrootVariable",
      {"src/util/system_root.hpp", "src/util/system_root.cpp"}, "system_root()"),
