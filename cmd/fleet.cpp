@@ -108,9 +108,8 @@ Expectations FleetOptions::check() const {
 // matrix of them. A run whose reports count different numbers of ranks fails, built or not (RunInputs).
 void add_rank_matrices(Report& report, FleetInputs& inputs, FleetResults& results) {
     for (const std::size_t source : inputs.unreadable_ranks) {
-        results.input_problems.push_back({inputs.sources[source],
-                                          "a fabric-matrix report whose mode, run, rank or ranks "
-                                          "is not of the type the schema gives"});
+        add_problem(inputs, results.input_problems, source,
+                    "a fabric-matrix report whose mode, run, rank or ranks is not of the type the schema gives");
     }
     for (const auto& [input, first_source, disputed] : inputs.rank_runs.take()) {
         // A run whose reports count different numbers of ranks fails, with a matrix or without.
@@ -147,9 +146,8 @@ void add_fabric_matrices(Report& report, FleetInputs& inputs, FleetResults& resu
     };
     for (const auto& r : inputs.matrices) {
         if (r.unreadable == matrix::UnreadablePart::matrix)
-            results.input_problems.push_back({inputs.sources[r.source],
-                                              "a fabric-matrix report whose matrix is not of the shape "
-                                              "the schema gives: it is left out"});
+            add_problem(inputs, results.input_problems, r.source,
+                        "a fabric-matrix report whose matrix is not of the shape the schema gives: it is left out");
         if (!r.results || !r.results->matrix) continue;
         const matrix::Matrix& m = *r.results->matrix;
         const bool summary = std::holds_alternative<matrix::MatrixResults::Summary>(r.results->mode);
@@ -159,6 +157,7 @@ void add_fabric_matrices(Report& report, FleetInputs& inputs, FleetResults& resu
         if (!m.passed()) report.mark_failed();
         results.fabric_matrices.push_back(m);
     }
+    say_left_out(inputs, results.input_problems);  // the first 20 of an input listed, as its others are
 }
 
 // libmunge and munged, for the MUNGE credentials among the inputs: none where libmunge cannot be
