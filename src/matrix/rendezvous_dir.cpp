@@ -34,7 +34,10 @@ bool write_all(int fd, const std::string& content) {
 
 }  // namespace
 
-std::optional<std::string> unsafe_folder_reason(mode_t mode) {
+std::optional<std::string> unsafe_folder_reason(mode_t mode, uid_t owner, uid_t me) {
+    if (owner != 0 && owner != me) {
+        return fmt::format("it belongs to user id {}, who may rename or replace any rank's file in it", owner);
+    }
     if ((mode & (S_IWGRP | S_IWOTH)) != 0 && (mode & S_ISVTX) == 0) {
         return fmt::format(
             "its mode {:04o} lets {} write it without the sticky bit, so anyone could replace a "
@@ -57,12 +60,12 @@ RendezvousDir RendezvousDir::open(const std::string& path) {
     }
     struct stat st {};
     if (fstat(fd.get(), &st) != 0) throw Error(ExitCode::failed, fmt::format("fstat {}: {}", path, errno_text(errno)));
-    if (auto why = unsafe_folder_reason(st.st_mode)) {
+    if (auto why = unsafe_folder_reason(st.st_mode, st.st_uid, geteuid())) {
         throw Error(Problem{.exit_code = ExitCode::permission,
                             .message = fmt::format("refusing the rendezvous folder {}", path),
                             .cause = *why,
-                            .remedy = fmt::format("use a folder only this user can write (chmod go-w {}), or set "
-                                                  "the sticky bit (chmod +t {})",
+                            .remedy = fmt::format("use a folder of this user's or root's that only its owner can "
+                                                  "write (chmod go-w {}), or one with the sticky bit (chmod +t {})",
                                                   path, path)});
     }
     return RendezvousDir(path, std::move(fd));

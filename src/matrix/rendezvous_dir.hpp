@@ -1,9 +1,9 @@
 // The rendezvous folder of fabric-matrix: a folder every rank sees (a shared file system, or a private
 // temporary folder on one node), which is untrusted input. It is opened without following a link and
-// refused when others may write it without the sticky bit; a file is published atomically (written
-// 0600 under a temporary name with O_EXCL and no following of links, then linked to its name, which
-// must not exist yet); a file is read size-bounded, only when it is a regular file of this user that
-// no one else may write.
+// refused when others may write it without the sticky bit, or when it is another user's; a file is
+// published atomically (written 0600 under a temporary name with O_EXCL and no following of links,
+// then linked to its name, which must not exist yet); a file is read size-bounded, only when it is a
+// regular file of this user that no one else may write.
 #pragma once
 
 #include <sys/types.h>
@@ -58,7 +58,8 @@ private:
 };
 
 // Why a folder with this mode and owner may not serve as a rendezvous folder, or nullopt: group or
-// others may write it and the sticky bit is not set (anyone could replace a rank's file).
-std::optional<std::string> unsafe_folder_reason(mode_t mode);
+// others may write it and the sticky bit is not set, or it belongs to a user other than root and `me`
+// (its owner may rename any file in it, sticky or not: anyone could replace a rank's file).
+std::optional<std::string> unsafe_folder_reason(mode_t mode, uid_t owner, uid_t me);
 
 }  // namespace cumemctl::matrix

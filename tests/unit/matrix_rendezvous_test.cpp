@@ -62,12 +62,15 @@ TEST_CASE("a link, a fifo, an oversized file and a file others may write are ref
 }
 
 TEST_CASE("a folder others may write without the sticky bit is refused; with it, or private, it is taken") {
-    CHECK(unsafe_folder_reason(0700) == std::nullopt);
-    CHECK(unsafe_folder_reason(01777) == std::nullopt);
-    CHECK(unsafe_folder_reason(0755) == std::nullopt);
-    REQUIRE(unsafe_folder_reason(0777).has_value());
-    CHECK(unsafe_folder_reason(0777)->find("others") != std::string::npos);
-    CHECK(unsafe_folder_reason(0770)->find("the group") != std::string::npos);
+    CHECK(unsafe_folder_reason(0700, 1000, 1000) == std::nullopt);
+    CHECK(unsafe_folder_reason(01777, 0, 1000) == std::nullopt);
+    CHECK(unsafe_folder_reason(0755, 0, 0) == std::nullopt);
+    REQUIRE(unsafe_folder_reason(0777, 0, 0).has_value());
+    CHECK(unsafe_folder_reason(0777, 0, 0)->find("others") != std::string::npos);
+    CHECK(unsafe_folder_reason(0770, 1000, 1000)->find("the group") != std::string::npos);
+    // Another user's folder: its owner may rename any file in it, sticky bit or not.
+    REQUIRE(unsafe_folder_reason(01777, 1001, 1000).has_value());
+    CHECK(unsafe_folder_reason(0755, 1001, 0)->find("user id 1001") != std::string::npos);
     RendezvousDir dir = RendezvousDir::make_private();
     const std::string p = dir.path() + "/shared";
     REQUIRE(mkdir(p.c_str(), 0700) == 0);
