@@ -16,6 +16,8 @@
 namespace cumemctl {
 namespace {
 
+constexpr std::size_t kMaxNames = 1000000;  // the most names one list may expand to
+
 // A name split at its trailing digits: "gpu017" -> ("gpu", 17, 3); "login" -> ("login", -1, 0).
 struct Split {
     std::string prefix;
@@ -66,7 +68,8 @@ void expand_item(std::string_view item, std::string_view what, std::vector<std::
         if (!digits(lo) || !digits(hi)) throw bad(fmt::format("'{}' is not a number or a range", range));
         const std::int64_t a = std::stoll(std::string(lo)), b = std::stoll(std::string(hi));
         if (b < a) throw bad(fmt::format("the range {} runs backwards", range));
-        if (b - a > 1000000 || out.size() + static_cast<std::size_t>(b - a) * rest.size() > 1000000) {
+        const auto count = static_cast<std::size_t>(b - a) + 1;  // a range names both its ends
+        if (count > kMaxNames || out.size() + count * rest.size() > kMaxNames) {
             throw bad("more than a million names");
         }
         for (std::int64_t n = a; n <= b; ++n) {
@@ -119,6 +122,9 @@ std::vector<std::string> expand_hostlist(std::string_view text, std::string_view
         if (i == text.size() || (text[i] == ',' && depth == 0)) {
             const std::size_t first = out.size();
             expand_item(text.substr(start, i - start), what, out);
+            if (out.size() > kMaxNames)
+                throw Error(ExitCode::usage, fmt::format("invalid {}: more than a million names", what),
+                            "give host names as Slurm writes them: gpu[001-004,007],login1");
             // Each whole name one host: never ALL, nor a name with a space or '='.
             for (std::size_t k = first; k < out.size(); ++k) {
                 if (const std::string why = not_single_host(out[k]); !why.empty())

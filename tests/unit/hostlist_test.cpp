@@ -36,6 +36,11 @@ TEST_CASE("expand_hostlist: Slurm's host lists, and compress_hostlist undoes it"
     CHECK(expand_hostlist("n[1-2]-ib[0-1]", "--expect") == V{"n1-ib0", "n1-ib1", "n2-ib0", "n2-ib1"});
     CHECK(expand_hostlist("solo", "--expect") == V{"solo"});
     CHECK(compress_hostlist(expand_hostlist("gpu[001-300]", "--expect")) == "gpu[001-300]");
+    // A million names at most: a range counts both its ends, and a list of names counts as ranges do.
+    CHECK(expand_hostlist("n[0-999999]", "--expect").size() == 1000000);
+    CHECK_THROWS_AS(expand_hostlist("n[0-1000000]", "--expect"), Error);
+    CHECK_THROWS_AS(expand_hostlist("n[1-999999],a,b", "--expect"), Error);
+    CHECK(expand_hostlist("n[1-999999],a", "--expect").size() == 1000000);
     for (const char* bad : {"gpu[1-", "gpu]1", "gpu[3-1]", "gpu[a]", "a,,b", "gpu[0-9999999]", "ALL", "n1,all", "a b",
                             "a=b", "-x", "Default"}) {
         CAPTURE(bad);
