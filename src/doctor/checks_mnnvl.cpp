@@ -11,7 +11,6 @@
 #include "imex/imex_service.hpp"
 #include "nvml/fabric_info.hpp"
 #include "util/host.hpp"
-#include "util/text_file.hpp"
 #include "util/trusted_file.hpp"
 
 namespace cumemctl::doctor {

@@ -9,10 +9,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -20,7 +18,6 @@
 #include <fmt/format.h>
 
 #include "base/error.hpp"
-#include "util/file_mode.hpp"
 #include "util/trusted_file.hpp"
 
 namespace cumemctl::fleet {

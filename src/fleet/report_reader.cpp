@@ -70,8 +70,6 @@ std::string capped_words(const NodeReport& r, int index) {
 // not JSON within them costs no exception; a fault past them costs one per this much text at least.
 constexpr std::size_t kScanBytes = 4096;
 
-// The documents of one input, read a chunk at a time: the text of the document being read, and what
-// came before it only as counts (its line numbers), so that memory holds one document, not the input.
 // What an input (its own text, and the payloads of its credentials) has spent of its budget.
 struct InputBudget {
     std::size_t read = 0;     // bytes of the input itself
@@ -88,6 +86,8 @@ std::size_t size_of(int fd) {
     return ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? static_cast<std::size_t>(st.st_size) : kNoEnd;
 }
 
+// The documents of one input, read a chunk at a time: the text of the document being read, and what
+// came before it only as counts (its line numbers), so that memory holds one document, not the input.
 class DocumentStream {
 public:
     // `fd` read to its end, at most `size` bytes (a regular file's when opened), or `text` (fd -1);
@@ -219,23 +219,22 @@ bool DocumentStream::credential(int& index) {
     InputBudget& b = *budget_;
     const std::size_t allowed = b.read * limits_.payload_bytes_per_input_byte + limits_.payload_allowance;
     if (b.refused >= limits_.max_refused_credentials || b.payload >= allowed) {
-        if (!b.said) {
-            // Listed past kProblemsListed too: once per input, it says why the rest was not read.
-            b.said = true;
-            into_.problems.push_back(
-                {into_.sources.at(source_), [&] {
-                     return b.payload >= allowed
-                                ? fmt::format(
-                                      "document {}: its credentials' payloads came to {}, {} times the input's size "
-                                      "and more: the rest of its credentials are not decoded",
-                                      index, format_size(b.payload), limits_.payload_bytes_per_input_byte)
-                                : fmt::format(
-                                      "document {}: munged refused {} of its credentials: the rest are not decoded",
-                                      index, b.refused);
-                 }()});
-        } else {
+        if (b.said) {
             ++into_.problem_count[source_];
+            return true;
         }
+        // Listed past kProblemsListed too: once per input, it says why the rest was not read.
+        b.said = true;
+        std::string why = b.payload >= allowed
+                              ? fmt::format(
+                                    "document {}: its credentials' payloads came to {}, {} times the input's "
+                                    "size and more: the rest of its credentials are not decoded",
+                                    index, format_size(b.payload), limits_.payload_bytes_per_input_byte)
+                              : fmt::format(
+                                    "document {}: munged refused {} of its credentials: the rest are not "
+                                    "decoded",
+                                    index, b.refused);
+        into_.problems.push_back({into_.sources.at(source_), std::move(why)});
         return true;
     }
     MungeDecoded d = into_.munge->decode(text);
