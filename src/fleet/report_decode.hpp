@@ -5,7 +5,7 @@
 #include <string>
 #include <variant>
 
-#include "fleet/json_cursor.hpp"
+#include "util/json_cursor.hpp"
 #include "fleet/node_report.hpp"
 
 namespace cumemctl::fleet {

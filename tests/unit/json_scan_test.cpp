@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "fleet/json_cursor.hpp"
+#include "util/json_cursor.hpp"
 
-using namespace cumemctl::fleet;
+using namespace cumemctl;
 
 namespace {
 

@@ -1,6 +1,7 @@
 // A pull reader of JSON text held in one buffer, for documents that another node wrote: it decodes
 // only the values its caller asks for, checks the syntax of the rest while it skips it without building
-// anything, and refuses nesting past a limit. fleet reads its reports with it (report_reader.hpp).
+// anything, and refuses nesting past a limit. fleet reads its reports with it (report_reader.hpp), and
+// fabric-matrix the records another process wrote, a record at a time (matrix/strict_fields.hpp).
 #pragma once
 
 #include <cstddef>
@@ -9,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace cumemctl::fleet {
+namespace cumemctl {
 
 // The text is not JSON: at byte `offset` of the text the cursor was given.
 class JsonSyntaxError : public std::runtime_error {
@@ -125,4 +126,4 @@ private:
     std::vector<bool> first_;  // per open container: whether its first member is still to come
 };
 
-}  // namespace cumemctl::fleet
+}  // namespace cumemctl

@@ -1,13 +1,13 @@
-#include "fleet/json_cursor.hpp"
+#include "util/json_cursor.hpp"
 
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <string>
 
-#include "fleet/json_scanner.hpp"
+#include "util/json_scanner.hpp"
 
-namespace cumemctl::fleet {
+namespace cumemctl {
 namespace {
 
 void append_utf8(std::string& out, char32_t code) {
@@ -234,4 +234,4 @@ void JsonCursor::skip() {
     scan([](JsonScanner& s) { return s.value(); });
 }
 
-}  // namespace cumemctl::fleet
+}  // namespace cumemctl

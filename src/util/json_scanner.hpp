@@ -1,15 +1,15 @@
-// JSON's grammar as fleet's reader checks it, written once: scan_json_value walks a document with it, and
-// JsonCursor skips values and reads numbers and words with it (json_cursor.cpp), so that both find the
-// same end, the same byte at fault and the same fault, under the same nesting limit.
+// JSON's grammar as the pull reader (json_cursor.hpp) checks it, written once: scan_json_value walks a
+// document with it, and JsonCursor skips values and reads numbers and words with it (json_cursor.cpp), so
+// that both find the same end, the same byte at fault and the same fault, under the same nesting limit.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <string_view>
 
-#include "fleet/json_cursor.hpp"
+#include "util/json_cursor.hpp"
 
-namespace cumemctl::fleet {
+namespace cumemctl {
 
 // Each step reads one production where the scanner stands and returns true, or false at the first fault,
 // which scan() then gives; a scanner is used for one step (the fault ends it).
@@ -53,4 +53,4 @@ private:
     JsonScan fault_;
 };
 
-}  // namespace cumemctl::fleet
+}  // namespace cumemctl

@@ -5,10 +5,10 @@
 #include <cstring>
 
 #include "base/enum_words.hpp"
-#include "fleet/json_cursor.hpp"
-#include "fleet/json_scanner.hpp"
+#include "util/json_cursor.hpp"
+#include "util/json_scanner.hpp"
 
-namespace cumemctl::fleet {
+namespace cumemctl {
 
 constexpr auto kFaultWords = enum_words<JsonFault>(
     {
@@ -183,4 +183,4 @@ JsonScan scan_json_value(std::string_view text, int max_depth) {
     return scanner.scan();
 }
 
-}  // namespace cumemctl::fleet
+}  // namespace cumemctl
