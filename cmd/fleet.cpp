@@ -109,7 +109,8 @@ Expectations FleetOptions::check() const {
 void add_rank_matrices(Report& report, FleetInputs& inputs, FleetResults& results) {
     for (const std::size_t source : inputs.unreadable_ranks) {
         add_problem(inputs, results.input_problems, source,
-                    "a fabric-matrix report whose mode, run, rank or ranks is not of the type the schema gives");
+                    "a fabric-matrix report whose results, or their mode, run, rank or ranks, are not of the shape "
+                    "the schema gives");
     }
     for (const auto& [input, first_source, disputed] : inputs.rank_runs.take()) {
         // A run whose reports count different numbers of ranks fails, with a matrix or without.

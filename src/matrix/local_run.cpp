@@ -24,7 +24,7 @@ void take_answer(ipc::Envelope& answer, int r, LocalRank& rank, MatrixInput& inp
     if (!j.is_object()) return;
     try {
         if (j.contains("card") && !j["card"].is_null()) input.cards[r] = card_from_json(j["card"]);
-        if (j.contains("row") && !j["row"].is_null()) input.rows[r] = row_from_json(j["row"], input.ranks);
+        if (j.contains("row") && !j["row"].is_null()) input.rows[r] = parse_row(j["row"].dump(), input.ranks);
         for (const auto& w : j.value("warnings", nlohmann::json::array()))
             rank.warnings.push_back(w.get<std::string>());
     } catch (const Error& e) {

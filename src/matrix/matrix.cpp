@@ -138,36 +138,41 @@ RankInfo rank_info_from_json(const nlohmann::json& j, int rank) {
     return i;
 }
 
-// A list of exactly `count` items at `key`.
-const nlohmann::json& list_of(StrictFields& f, const std::string& key, int count) {
-    const nlohmann::json& list = f.at(key);
-    if (!list.is_array() || list.size() != static_cast<std::size_t>(count))
-        invalid(fmt::format("the matrix's '{}' is not a list of {}", key, count));
-    return list;
-}
-
 }  // namespace
 
-Matrix matrix_from_json(const nlohmann::json& j) {
-    StrictFields f(j, "the matrix");
+Matrix parse_matrix(std::string_view text) {
+    StrictFields f(text, "the matrix");
     Matrix m;
     m.run = f.text("run");
     m.ranks = static_cast<int>(f.integer("ranks", 1, kMaxRanks));
+    const auto ranks = static_cast<std::size_t>(m.ranks);
     const nlohmann::json& passed = f.at("passed");
     const std::int64_t failed = f.integer("failed_pairs", 0, std::int64_t{m.ranks} * m.ranks);
-    const nlohmann::json& info = list_of(f, "rank_info", m.ranks);
-    const nlohmann::json& rows = list_of(f, "cells", m.ranks);
-    for (int r = 0; r < m.ranks; ++r) {
-        m.info.push_back(rank_info_from_json(info[static_cast<std::size_t>(r)], r));
-        const nlohmann::json& row = rows[static_cast<std::size_t>(r)];
-        if (!row.is_array() || row.size() != static_cast<std::size_t>(m.ranks))
-            invalid(fmt::format("the matrix's row {} is not a list of {} cells", r, m.ranks));
+    // A list of exactly `ranks` items at `key`, each read by `item`.
+    const auto list_of = [&](const std::string& key, const auto& item) {
+        const std::string what = fmt::format("the matrix's '{}'", key);
+        std::size_t count = 0;
+        for_each_item(f.list(key), what, ranks, [&](std::string_view text, std::size_t i) {
+            item(text, i);
+            count = i + 1;
+        });
+        if (count != ranks) invalid(fmt::format("{} is not a list of {}", what, m.ranks));
+    };
+    list_of("rank_info", [&](std::string_view text, std::size_t r) {
+        const std::string what = fmt::format("the matrix's rank {}", r);
+        m.info.push_back(rank_info_from_json(field_tree(text, what), static_cast<int>(r)));
+    });
+    list_of("cells", [&](std::string_view row, std::size_t r) {
+        const std::string what = fmt::format("the matrix's row {}", r);
         std::vector<Cell> cells;
-        for (std::size_t c = 0; c < row.size(); ++c) cells.push_back(cell_from_json(row[c], m.ranks, c));
+        for_each_item(row, what, ranks, [&](std::string_view cell, std::size_t c) {
+            cells.push_back(cell_from_json(field_tree(cell, fmt::format("{}'s cell {}", what, c)), m.ranks, c));
+        });
+        if (cells.size() != ranks) invalid(fmt::format("{} is not a list of {} cells", what, m.ranks));
         m.failed_pairs +=
             static_cast<int>(std::count_if(cells.begin(), cells.end(), [](const Cell& c) { return !c.passed(); }));
         m.cells.push_back(std::move(cells));
-    }
+    });
     if (!passed.is_boolean() || passed.get<bool>() != m.passed() || failed != m.failed_pairs)
         invalid("the matrix's 'passed' and 'failed_pairs' are not what its cells say");
     return m;

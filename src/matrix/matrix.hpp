@@ -65,11 +65,12 @@ struct MatrixInput {
 Matrix build_matrix(const MatrixInput& input);
 
 nlohmann::json to_json(const Matrix& matrix);
-// A matrix as to_json wrote it (a report's, read back): each rank's identity, a cell per pair as a
-// row's cells are read (records.hpp), and its failed pairs and verdict as its cells give them; throws
-// Error (failed) naming what is not of that shape. Fields beside the ones read are left alone, and a
-// rank's "gpu_uuid" (an older cumemctl's) is read as its "uuid".
-Matrix matrix_from_json(const nlohmann::json& j);
+// A matrix's text as to_json wrote it (a report's, read back), read a cell at a time
+// (strict_fields.hpp): each rank's identity, a cell per pair as a row's cells are read (records.hpp), and
+// its failed pairs and verdict as its cells give them; throws Error (failed) naming what is not of that
+// shape. Fields beside the ones read are left alone, and a rank's "gpu_uuid" (an older cumemctl's) is
+// read as its "uuid".
+Matrix parse_matrix(std::string_view text);
 // The tables for people: the matrix (GB/s per pair), the ranks, and the failing pairs with their
 // diagnosis.
 std::vector<Table> matrix_tables(const Matrix& matrix);

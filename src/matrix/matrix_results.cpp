@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 #include <fmt/format.h>
 
 #include "gpu/device/memory_props.hpp"
+#include "matrix/strict_fields.hpp"
 #include "report/json_fields.hpp"
 #include "steps/step_json.hpp"
 
@@ -64,33 +66,64 @@ nlohmann::json rank_json(const MatrixResults::Rank& r, const std::optional<Matri
     return j;
 }
 
+// Results whose mode, run, rank or ranks are not of the schema's shape (or that are no object of it).
+MatrixReadBack rank_not_of_shape() {
+    return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
+}
+
+// The text of the results' field `key`, or none.
+std::optional<std::string_view> field(const std::vector<FieldText>& fields, std::string_view key) {
+    for (const auto& f : fields) {
+        if (f.key == key) return f.text;
+    }
+    return std::nullopt;
+}
+
+// The value of an integer field's text, or none where it is no integer.
+std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
+    if (!text) return std::nullopt;
+    const nlohmann::json j = field_tree(*text, "an integer");
+    if (!j.is_number_integer() ||
+        (j.is_number_unsigned() &&
+         j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())))
+        return std::nullopt;
+    return j.get<std::int64_t>();
+}
+
 // What a rank's report says of its run: its run, rank and ranks, checked as the schema types them (a
 // rank outside its run's ranks has nothing to read); then its card and row, and the cards and rows it
-// collected, each read strictly until the first that is not valid.
-MatrixReadBack read_rank(const nlohmann::json& j) {
-    const auto run = j.find("run"), rank = j.find("rank"), ranks = j.find("ranks");
-    if (run == j.end() || !run->is_string() || rank == j.end() || !rank->is_number_integer() || ranks == j.end() ||
-        !ranks->is_number_integer())
-        return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
-    const auto r = rank->get<std::int64_t>(), n = ranks->get<std::int64_t>();
-    if (r < 0 || n < 1 || r >= n || n > kMaxRanks) {
-        return {.results = std::nullopt,
-                .unreadable = std::nullopt,
-                .refused = fmt::format("its rank {} of {} is not one of a run's ranks (at most {})", r, n, kMaxRanks)};
+// collected, each read strictly until the first that is not valid, an item at a time.
+MatrixReadBack read_rank(const std::vector<FieldText>& fields) {
+    const auto run_text = field(fields, "run");
+    const nlohmann::json run = run_text ? field_tree(*run_text, "the run") : nlohmann::json();
+    const auto r = integer(field(fields, "rank")), n = integer(field(fields, "ranks"));
+    if (!run.is_string() || !r || !n) return rank_not_of_shape();
+    if (*r < 0 || *n < 1 || *r >= *n || *n > kMaxRanks) {
+        return {
+            .results = std::nullopt,
+            .unreadable = std::nullopt,
+            .refused = fmt::format("its rank {} of {} is not one of a run's ranks (at most {})", *r, *n, kMaxRanks)};
     }
     MatrixResults::Rank part;
-    part.id.run = run->get<std::string>();
-    part.id.rank = static_cast<int>(r);
-    part.id.ranks = static_cast<int>(n);
+    part.id.run = run.get<std::string>();
+    part.id.rank = static_cast<int>(*r);
+    part.id.ranks = static_cast<int>(*n);
+    const auto ranks = static_cast<std::size_t>(*n);
     try {
-        part.card = card_from_json(j.at("card"));
-        part.row = row_from_json(j.at("row"), part.id.ranks);
-        for (const auto& c : j.value("cards", nlohmann::json::array())) part.cards.push_back(card_from_json(c));
-        for (const auto& w : j.value("rows", nlohmann::json::array()))
-            part.rows.push_back(row_from_json(w, part.id.ranks));
+        const auto card = field(fields, "card"), row = field(fields, "row");
+        if (!card || !row) invalid("the results have no 'card' or no 'row'");
+        part.card = card_from_json(field_tree(*card, "the card"));
+        part.row = parse_row(*row, part.id.ranks);
+        if (const auto cards = field(fields, "cards")) {
+            for_each_item(*cards, "the results' cards", ranks, [&](std::string_view c, std::size_t) {
+                part.cards.push_back(card_from_json(field_tree(c, "a card")));
+            });
+        }
+        if (const auto rows = field(fields, "rows")) {
+            for_each_item(*rows, "the results' rows", ranks,
+                          [&](std::string_view w, std::size_t) { part.rows.push_back(parse_row(w, part.id.ranks)); });
+        }
     } catch (const Error& e) {
-        part.unreadable = e.what();
-    } catch (const nlohmann::json::exception& e) {
         part.unreadable = e.what();
     }
     MatrixResults out;
@@ -98,16 +131,14 @@ MatrixReadBack read_rank(const nlohmann::json& j) {
     return {.results = std::move(out), .unreadable = std::nullopt, .refused = {}};
 }
 
-// The whole matrix of --local or --summary (their other members are not read).
-MatrixReadBack read_whole(const nlohmann::json& j, bool local) {
-    const auto matrix = j.find("matrix");
-    if (matrix == j.end()) return {};
+// The whole matrix of --local or --summary (their other fields are not read).
+MatrixReadBack read_whole(const std::vector<FieldText>& fields, bool local) {
+    const auto matrix = field(fields, "matrix");
+    if (!matrix) return {};
     MatrixResults out;
     try {
-        out.matrix = matrix_from_json(*matrix);
+        out.matrix = parse_matrix(*matrix);
     } catch (const Error&) {
-        return {.results = std::nullopt, .unreadable = UnreadablePart::matrix, .refused = {}};
-    } catch (const nlohmann::json::exception&) {
         return {.results = std::nullopt, .unreadable = UnreadablePart::matrix, .refused = {}};
     }
     if (local) {
@@ -133,14 +164,24 @@ std::string_view mode_name(const MatrixResults& results) {
     return "summary";
 }
 
-MatrixReadBack read_matrix_results(const nlohmann::json& results) {
-    if (!results.is_object()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
-    const auto mode = results.find("mode");
-    if (mode == results.end()) return {};
-    if (!mode->is_string()) return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
-    const auto& name = mode->get_ref<const std::string&>();
-    if (name == "rank") return read_rank(results);
-    if (name == "local" || name == "summary") return read_whole(results, name == "local");
+MatrixReadBack read_matrix_results(std::string_view results) {
+    std::vector<FieldText> fields;
+    try {
+        fields = object_fields(results, "the results");
+    } catch (const Error&) {
+        return rank_not_of_shape();
+    }
+    const auto mode_text = field(fields, "mode");
+    if (!mode_text) return {};
+    try {
+        const nlohmann::json mode = field_tree(*mode_text, "the mode");
+        if (!mode.is_string()) return rank_not_of_shape();
+        const auto& name = mode.get_ref<const std::string&>();
+        if (name == "rank") return read_rank(fields);
+        if (name == "local" || name == "summary") return read_whole(fields, name == "local");
+    } catch (const Error&) {
+        return rank_not_of_shape();
+    }
     return {};
 }
 

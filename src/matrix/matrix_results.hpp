@@ -76,20 +76,23 @@ struct MatrixResults final : Results {
 // "local", "rank" or "summary": the results' "mode".
 std::string_view mode_name(const MatrixResults& results);
 
-// The part of a report's results that is not of the types the schema gives: a rank's mode, run, rank
-// or ranks (or results that are no object), or the whole matrix of --local or --summary.
+// The part of a report's results that is not of the shape the schema gives: a rank's mode, run, rank
+// or ranks (or results that are no object, give a field twice or have more than kMaxFields), or the
+// whole matrix of --local or --summary.
 enum class UnreadablePart { rank, matrix };
 
-// A fabric-matrix report's results read back: the typed results; none where they hold nothing a matrix
-// is built of (no mode, a mode this cumemctl does not write, a rank outside its run's ranks, --local or
-// --summary without a matrix); `unreadable` where a part is not of the schema's types. Other processes'
-// text, hostile until checked: what is malformed is refused, never thrown.
+// A fabric-matrix report's results read back from their text as strict_fields.hpp reads another
+// process's text (a field, a card, a cell at a time; fields that are not read are passed over): the
+// typed results; none where they hold nothing a matrix is built of (no mode, a mode this cumemctl does
+// not write, a rank outside its run's ranks, --local or --summary without a matrix); `unreadable` where
+// a part is not of the schema's shape. Other processes' text, hostile until checked: what is malformed
+// is refused, never thrown.
 struct MatrixReadBack {
     std::optional<MatrixResults> results;
     std::optional<UnreadablePart> unreadable;
     std::string refused;  // why a rank's report of the schema's types is not read ("" where it is, or is none)
 };
-MatrixReadBack read_matrix_results(const nlohmann::json& results);
+MatrixReadBack read_matrix_results(std::string_view results);
 
 // The inputs of the runs whose ranks' results (read back) are added, folded as each comes so that no
 // report need be kept (a copy of a rank's report adds nothing): one per run name, in order of first

@@ -20,14 +20,6 @@ nlohmann::json problem_or_null(const std::optional<Problem>& p) {
     return p ? ipc::problem_to_json(*p) : nlohmann::json(nullptr);
 }
 
-nlohmann::json parse_text(const std::string& text, const char* what) {
-    try {
-        return nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-        invalid(fmt::format("the {} is not JSON", what));
-    }
-}
-
 // The format and version every file starts with.
 void check_format(StrictFields& f, const char* format) {
     if (f.text("format") != format) invalid(fmt::format("the file is no {}", format));
@@ -147,8 +139,8 @@ Card card_from_json(const nlohmann::json& j) {
     return c;
 }
 
-Card parse_card(const std::string& text) {
-    return card_from_json(parse_text(text, "card"));
+Card parse_card(std::string_view text) {
+    return card_from_json(field_tree(text, "the card"));
 }
 
 Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer) {
@@ -170,24 +162,21 @@ Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer) {
     return cell;
 }
 
-Row row_from_json(const nlohmann::json& j, int ranks) {
-    StrictFields f(j, "the row");
+Row parse_row(std::string_view text, int ranks) {
+    StrictFields f(text, "the row");
     check_format(f, kRowFormat);
     Row r;
     r.run = f.text("run");
     r.rank = static_cast<int>(f.integer("rank", 0, ranks - 1));
     r.host = f.text("host");
-    const auto& cells = f.at("cells");
-    if (!cells.is_array() || cells.size() != static_cast<std::size_t>(ranks)) {
+    for_each_item(
+        f.list("cells"), "the row's cells", static_cast<std::size_t>(ranks), [&](std::string_view cell, std::size_t i) {
+            r.cells.push_back(cell_from_json(field_tree(cell, fmt::format("the row's cell {}", i)), ranks, i));
+        });
+    if (r.cells.size() != static_cast<std::size_t>(ranks))
         invalid(fmt::format("the row's cells are not a list of {}", ranks));
-    }
-    for (std::size_t i = 0; i < cells.size(); ++i) r.cells.push_back(cell_from_json(cells[i], ranks, i));
     f.done();
     return r;
-}
-
-Row parse_row(const std::string& text, int ranks) {
-    return row_from_json(parse_text(text, "row"), ranks);
 }
 
 }  // namespace cumemctl::matrix

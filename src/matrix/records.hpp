@@ -85,12 +85,12 @@ nlohmann::json to_json(const Card& card);
 nlohmann::json to_json(const Cell& cell);
 nlohmann::json to_json(const Row& row);
 
-// Strict parsers of untrusted text: throw Error (failed) naming what is wrong.
-Card parse_card(const std::string& text);
-Row parse_row(const std::string& text, int ranks);
-// The same from JSON already parsed (a report's results).
+// Strict parsers of untrusted text (strict_fields.hpp: a row's cells are read one at a time): throw
+// Error (failed) naming what is wrong.
+Card parse_card(std::string_view text);
+Row parse_row(std::string_view text, int ranks);
+// A card already a tree.
 Card card_from_json(const nlohmann::json& j);
-Row row_from_json(const nlohmann::json& j, int ranks);
 // The cell of a row of `ranks` cells that reads `peer`'s memory (its place in the row).
 Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer);
 

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include "matrix/matrix_results.hpp"
+#include "matrix/strict_fields.hpp"
 
 using namespace cumemctl;
 using namespace cumemctl::matrix;
@@ -58,7 +59,7 @@ MatrixResults summary_results() {
 TEST_CASE("a --summary's matrix is read back as it was written") {
     const nlohmann::json j = summary_results().to_json();
     CHECK(j["mode"] == "summary");
-    const MatrixReadBack back = read_matrix_results(j);
+    const MatrixReadBack back = read_matrix_results(j.dump());
     CHECK_FALSE(back.unreadable.has_value());
     REQUIRE(back.results.has_value());
     REQUIRE(back.results->matrix.has_value());
@@ -78,14 +79,14 @@ TEST_CASE("a rank's card and row are read back; what is not valid is said, never
     nlohmann::json j = r.to_json();
     CHECK(j["matrix"].is_null());
     CHECK_FALSE(j.contains("cards"));
-    MatrixReadBack back = read_matrix_results(j);
+    MatrixReadBack back = read_matrix_results(j.dump());
     REQUIRE(back.results.has_value());
     const auto& read = std::get<MatrixResults::Rank>(back.results->mode);
     CHECK(read.id.rank == 1);
     CHECK(read.row->cells.size() == 2);
     CHECK(read.unreadable.empty());
     j["row"]["cells"][0]["status"] = "PASS";
-    back = read_matrix_results(j);
+    back = read_matrix_results(j.dump());
     REQUIRE(back.results.has_value());
     const auto& bad = std::get<MatrixResults::Rank>(back.results->mode);
     CHECK(bad.card.has_value());
@@ -103,14 +104,14 @@ TEST_CASE("a rank's card and row are read back; what is not valid is said, never
 }
 
 TEST_CASE("results of the wrong types are refused by their part; others hold nothing to read") {
-    CHECK(read_matrix_results(nlohmann::json(nullptr)).unreadable == UnreadablePart::rank);
-    CHECK(read_matrix_results({{"mode", 5}}).unreadable == UnreadablePart::rank);
-    CHECK(read_matrix_results({{"mode", "rank"}, {"run", "r"}, {"rank", "zero"}, {"ranks", 2}}).unreadable ==
+    CHECK(read_matrix_results("null").unreadable == UnreadablePart::rank);
+    CHECK(read_matrix_results(R"({"mode": 5})").unreadable == UnreadablePart::rank);
+    CHECK(read_matrix_results(R"({"mode": "rank", "run": "r", "rank": "zero", "ranks": 2})").unreadable ==
           UnreadablePart::rank);
     // No mode, another mode, a rank outside its ranks: nothing to read, and nothing wrong.
     for (const nlohmann::json& j : {nlohmann::json::object(), nlohmann::json{{"mode", "other"}},
                                     nlohmann::json{{"mode", "rank"}, {"run", "r"}, {"rank", 2}, {"ranks", 2}}}) {
-        const MatrixReadBack back = read_matrix_results(j);
+        const MatrixReadBack back = read_matrix_results(j.dump());
         CHECK_FALSE(back.results.has_value());
         CHECK_FALSE(back.unreadable.has_value());
     }
@@ -118,7 +119,7 @@ TEST_CASE("results of the wrong types are refused by their part; others hold not
     const auto refused = [&](auto change) {
         nlohmann::json bad = j;
         change(bad["matrix"]);
-        const MatrixReadBack back = read_matrix_results(bad);
+        const MatrixReadBack back = read_matrix_results(bad.dump());
         return !back.results && back.unreadable == UnreadablePart::matrix;
     };
     CHECK(refused([](nlohmann::json& m) { m["ranks"] = "many"; }));
@@ -139,7 +140,54 @@ TEST_CASE("an older cumemctl's rank_info (gpu_uuid, no bus id) is read") {
         info.erase("pci_bus_id");
         info.erase("nvml_index");
     }
-    const MatrixReadBack back = read_matrix_results(j);
+    const MatrixReadBack back = read_matrix_results(j.dump());
     REQUIRE(back.results.has_value());
     CHECK(back.results->matrix->info[0].uuid == "GPU-1");
+}
+
+TEST_CASE("results are read as text: what is not read costs nothing, and each list stops at its bound") {
+    MatrixResults r;
+    MatrixResults::Rank part;
+    part.id = RankIdentity{0, 2, 0, "r", "given", "given"};
+    part.card = card_of(0, 2);
+    part.row = row_of(0, 2);
+    r.mode = part;
+    const nlohmann::json j = r.to_json();
+    const auto read = [](const nlohmann::json& results) {
+        MatrixReadBack back = read_matrix_results(results.dump());
+        REQUIRE(back.results.has_value());
+        return std::get<MatrixResults::Rank>(back.results->mode);
+    };
+    // A field that is not read, of any size, is passed over.
+    nlohmann::json padded = j;
+    padded["padding"] = nlohmann::json::array();
+    for (int i = 0; i < 100000; ++i) padded["padding"].push_back(nlohmann::json::object());
+    CHECK(read(padded).unreadable.empty());
+    // A list holds no more items than the run has ranks; the first that is not a card ends the reading.
+    nlohmann::json more = j;
+    more["cards"] = {to_json(card_of(0, 2)), to_json(card_of(1, 2)), to_json(card_of(1, 2))};
+    CHECK(read(more).unreadable == "the results' cards: more than 2 items");
+    more["cards"] = {0, "x"};
+    CHECK(read(more).unreadable == "the card is not a JSON object");
+    nlohmann::json cells = j;
+    cells["row"]["cells"].push_back(cells["row"]["cells"][0]);
+    CHECK(read(cells).unreadable == "the row's cells: more than 2 items");
+    // A record is built into a tree only up to kMaxFieldBytes of its text.
+    nlohmann::json big = j;
+    big["card"]["host"] = std::string(kMaxFieldBytes, 'h');
+    CHECK(read(big).unreadable.starts_with("the card is 66"));
+    CHECK(read(big).unreadable.ends_with("bytes of JSON, more than the 65536 such a field may have"));
+    // An object gives each field once.
+    std::string twice = j.dump();
+    twice.insert(twice.size() - 1, R"(, "row": null)");
+    CHECK(read_matrix_results(twice).unreadable == UnreadablePart::rank);
+    nlohmann::json row_twice = j;
+    std::string text = row_twice.dump();
+    const std::string host = R"("host":)";
+    const auto at = text.find(host, text.find(R"("row":)"));
+    REQUIRE(at != std::string::npos);
+    text.insert(at, R"("host": "a", )");
+    MatrixReadBack back = read_matrix_results(text);
+    REQUIRE(back.results.has_value());
+    CHECK(std::get<MatrixResults::Rank>(back.results->mode).unreadable == "the row gives 'host' twice");
 }
