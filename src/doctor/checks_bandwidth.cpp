@@ -392,8 +392,8 @@ CheckOutcome judge_at_once(DoctorContext& ctx, DeviceState& device, CheckOutcome
     if (details == nullptr) return alone;
     if (!at_once.error.empty()) {
         details->at_once.emplace().error = at_once.error;
-        const std::string said = fmt::format("; with all {} GPUs at once the copies failed: {}",
-                                             at_once.ordinals.size(), at_once.error);
+        const std::string said =
+            fmt::format("; with all {} GPUs at once the copies failed: {}", at_once.ordinals.size(), at_once.error);
         if (alone.status != CheckStatus::pass) {
             alone.reason += said;
             return alone;

@@ -71,7 +71,8 @@ TEST_CASE("judge_held: the other processes NVML lists hold the device; this proc
     CHECK(held.verdict == HeldDevice::Verdict::held);
     REQUIRE(held.holders.size() == 2);
     CHECK(holds_sentence(held) == "2 other processes hold the device's memory");
-    CHECK(holders_sentence(held.holders) == "pid 4194242 (python3) using 900 MiB; pid 4343 (NVML gives no memory figure)");
+    CHECK(holders_sentence(held.holders) ==
+          "pid 4194242 (python3) using 900 MiB; pid 4343 (NVML gives no memory figure)");
     held = judge_held(oom, &nvml, kBusy, {getpid(), 4343});
     REQUIRE(held.holders.size() == 1);
     CHECK(holds_sentence(held) == "another process holds the device's memory");
