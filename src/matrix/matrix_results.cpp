@@ -233,45 +233,38 @@ std::vector<std::string> RunInputs::add(const MatrixResults::Rank& part, std::si
     counted.named.insert(rank);
     // A card or row that another report gave already: where they differ, the worse is kept.
     std::vector<std::pair<int, std::size_t>> differ;  // rank, the source of the one held
-    const auto take_card = [&](int r, const Card& card) {
+    // Rank r's card or row (`given`) into `held_of`, where it came from into `from`; where another report
+    // gave it already and they differ, `keep` keeps the worse.
+    const auto take = [&](auto& held_of, std::map<int, std::size_t>& from, int r, const auto& given, auto keep) {
         counted.named.insert(r);
-        auto [held, first] = counted.input.cards.try_emplace(r, card);
+        auto [held, first] = held_of.try_emplace(r, given);
         if (first) {
-            counted.card_from[r] = source;
-        } else if (!alike(held->second, card)) {
-            differ.emplace_back(r, counted.card_from[r]);
-            if (card.error && !held->second.error) held->second = card;
+            from[r] = source;
+        } else if (!alike(held->second, given)) {
+            differ.emplace_back(r, from[r]);
+            keep(held->second, given);
         }
     };
-    const auto take_row = [&](int r, const Row& row) {
-        counted.named.insert(r);
-        auto [held, first] = counted.input.rows.try_emplace(r, row);
-        if (first) {
-            counted.row_from[r] = source;
-        } else if (!alike(held->second, row)) {
-            differ.emplace_back(r, counted.row_from[r]);
-            keep_worse(held->second, row);
-        }
+    const auto keep_failed_card = [](Card& held, const Card& card) {
+        if (card.error && !held.error) held = card;
     };
-    if (part.card) take_card(rank, *part.card);
-    if (part.row) take_row(rank, *part.row);
+    if (part.card) take(counted.input.cards, counted.card_from, rank, *part.card, keep_failed_card);
+    if (part.row) take(counted.input.rows, counted.row_from, rank, *part.row, keep_worse);
     // A report that holds the whole run (rank 0 through PMIx, or --all-report) brings every card and row
-    // its rank collected, each as another report of that rank.
+    // its rank collected, each as another report of that rank; one of another run or of no rank of it is
+    // left out.
     int foreign = 0;
-    for (const auto& card : part.cards) {
-        if (card.run == run && card.rank >= 0 && card.rank < ranks) {
-            take_card(card.rank, card);
-        } else {
-            ++foreign;
+    const auto take_all = [&](const auto& collected, auto& held_of, std::map<int, std::size_t>& from, auto keep) {
+        for (const auto& given : collected) {
+            if (given.run == run && given.rank >= 0 && given.rank < ranks) {
+                take(held_of, from, given.rank, given, keep);
+            } else {
+                ++foreign;
+            }
         }
-    }
-    for (const auto& row : part.rows) {
-        if (row.run == run && row.rank >= 0 && row.rank < ranks) {
-            take_row(row.rank, row);
-        } else {
-            ++foreign;
-        }
-    }
+    };
+    take_all(part.cards, counted.input.cards, counted.card_from, keep_failed_card);
+    take_all(part.rows, counted.input.rows, counted.row_from, keep_worse);
     if (foreign > 0) {
         problems.push_back(
             fmt::format("rank {} of fabric-matrix run '{}' holds {} cards or rows of another run or "
