@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,10 @@ inline constexpr const char* kCheckDevices = "devices";
 inline constexpr const char* kCheckCapabilities = "capabilities";
 inline constexpr const char* kCheckPosixFdIpc = "posix-fd-ipc";  // the checks whose second process starts ahead
 inline constexpr const char* kCheckIpcPool = "ipc-pool";
+// Whether the device's importer (its second process) serves check `id`.
+inline bool importer_serves(std::string_view id) {
+    return id == kCheckPosixFdIpc || id == kCheckIpcPool;
+}
 inline constexpr const char* kCheckMemoryHealth = "memory-health";
 inline constexpr const char* kCheckHostBandwidth = "host-bandwidth";
 inline constexpr const char* kCheckMemoryBandwidth = "memory-bandwidth";

@@ -220,12 +220,9 @@ void start_importer(DoctorContext& ctx, DeviceState& device, const std::vector<s
 }
 
 bool early_importers_apply(const DoctorContext& ctx, const std::vector<std::string_view>& checks) {
-    const auto selected = [&](std::string_view id) {
-        return std::find(checks.begin(), checks.end(), id) != checks.end();
-    };
     // Only where the driver will show the listed GPUs: every device asked for, none hidden.
-    return (selected(kCheckPosixFdIpc) || selected(kCheckIpcPool)) && ctx.driver != nullptr && ctx.driver->loaded() &&
-           ctx.options.devices.all && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr;
+    return std::any_of(checks.begin(), checks.end(), importer_serves) && ctx.driver != nullptr &&
+           ctx.driver->loaded() && ctx.options.devices.all && std::getenv("CUDA_VISIBLE_DEVICES") == nullptr;
 }
 
 std::vector<EarlyImporter> start_importers_early(const DoctorContext& ctx, std::vector<std::string> uuids) {

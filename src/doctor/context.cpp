@@ -75,8 +75,14 @@ const DeviceInfo* DeviceState::peek_info() noexcept {
     }
 }
 
+void DeviceState::let_importer_go() {
+    if (!importer_ || !importer_->socket.valid()) return;
+    importer_->socket.reset();
+    mark_phase(fmt::format("doctor: device {} importer let go", ordinal_));
+}
+
 void DeviceState::finish() {
-    if (importer_) importer_->socket.reset();
+    let_importer_go();
     if (context_) {
         context_.reset();
         mark_phase(fmt::format("doctor: device {} context released", ordinal_));

@@ -85,8 +85,11 @@ public:
     // one was ended. The checks take it from here and give it back.
     std::optional<ipc::Child>& importer() { return importer_; }
 
-    // Ends the importer (its socket closed: it has no request left and ends on its own), releases the
-    // context if one was retained (on the thread that ran the checks), then waits for the importer.
+    // Tells the importer it has no request left (its socket closed): it releases its context and ends on
+    // its own, while this process goes on; finish() waits for it.
+    void let_importer_go();
+    // Lets the importer go, releases the context if one was retained (on the thread that ran the
+    // checks), then waits for the importer.
     void finish();
 
 private:

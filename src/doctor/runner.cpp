@@ -94,6 +94,10 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
     // the thread stops there, and the caller throws Interrupted once every thread has ended.
     std::vector<std::string_view> ids;
     for (const CheckSpec* spec : specs) ids.push_back(spec->id);
+    // The last check the importer serves: after it, the importer is let go, so that its context is
+    // released while the link checks copy, not beside this process's own release at the end.
+    const auto last_served =
+        std::find_if(specs.rbegin(), specs.rend(), [](const CheckSpec* spec) { return importer_serves(spec->id); });
     auto work = [&](std::size_t i) {
         try {
             // The device's importer first: its start-up overlaps the checks before its own.
@@ -101,6 +105,7 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
             for (const CheckSpec* spec : specs) {
                 check_interrupted();
                 per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i], hooks));
+                if (last_served != specs.rend() && spec == *last_served) ctx.devices[i]->let_importer_go();
             }
         } catch (const Interrupted&) {
         }
