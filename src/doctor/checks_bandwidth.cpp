@@ -16,6 +16,7 @@
 #include "nvml/clocks.hpp"
 #include "gpu/bandwidth/limits.hpp"
 #include "gpu/device/devices.hpp"
+#include "util/phase_timing.hpp"
 
 namespace cumemctl::doctor {
 using namespace gpu;
@@ -323,6 +324,13 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
     }
     std::string why;
     const auto handle = ctx.nvml != nullptr ? ctx.nvml->device_by_uuid(device.info().uuid, &why) : std::nullopt;
+    // Where a link check's time goes, under CUMEMCTL_TIMING.
+    const auto mark = [&](std::string_view part) {
+        if (phase_timing_enabled())
+            mark_phase(fmt::format("doctor: {} copies (device {}): {}", what.host ? "host" : "memory", device.ordinal(),
+                                   part));
+    };
+    mark("limit, context and placement");
     std::optional<nvml::ClockWatch> clocks;
     std::vector<std::vector<CopyFigure>> attempts;
     std::size_t best = 0;
@@ -335,10 +343,12 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
             where = placement_text(request.placement, bound);
             node = bound.node;
         }
+        mark(fmt::format("attempt {}", i + 1));
         if (worst_ratio(attempts.back(), *limit) > worst_ratio(attempts[best], *limit)) best = attempts.size() - 1;
         if (worst_ratio(attempts[best], *limit) >= ctx.options.bandwidth_warn) break;
     }
     const nvml::ClockWatchResult seen = clocks ? clocks->stop() : nvml::ClockWatchResult{};
+    mark("clocks' watch stopped");
     CopyEvidence details;
     details.size_bytes = request.size, details.iterations = request.iterations;
     for (const auto& figures : attempts) details.attempts.push_back(path_figures(figures));
