@@ -308,11 +308,18 @@ std::string placement_text(const std::optional<HostPlacement>& placement, const 
 // kCopyAttempts in all) while a figure is below the warn threshold; the best attempt is judged, and
 // the details keep every attempt's figures.
 CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck& what) {
-    const DeviceLimits limits = device_limits(device.api(), device.ordinal(), ctx.nvml, device.info().uuid);
+    // Where a link check's time goes, under CUMEMCTL_TIMING.
+    const auto mark = [&](std::string_view part) {
+        if (phase_timing_enabled())
+            mark_phase(fmt::format("doctor: {} copies (device {}): {}", what.host ? "host" : "memory", device.ordinal(),
+                                   part));
+    };
+    const DeviceLimits& limits = device.limits(ctx.nvml);
     const std::optional<PathLimit>& limit = what.host ? limits.host : limits.memory;
     if (!limit)
         return CheckOutcome::skip(fmt::format("{}: {}", what.unknown, what.host ? limits.host_why : limits.memory_why));
     device.context();
+    mark("limits and context");
     CopyRequest request;
     request.size = what.size, request.iterations = kCheckCopies;
     request.host = what.host, request.both = false, request.device = !what.host;
@@ -324,13 +331,8 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
     }
     std::string why;
     const auto handle = ctx.nvml != nullptr ? ctx.nvml->device_by_uuid(device.info().uuid, &why) : std::nullopt;
-    // Where a link check's time goes, under CUMEMCTL_TIMING.
-    const auto mark = [&](std::string_view part) {
-        if (phase_timing_enabled())
-            mark_phase(fmt::format("doctor: {} copies (device {}): {}", what.host ? "host" : "memory", device.ordinal(),
-                                   part));
-    };
-    mark("limit, context and placement");
+    mark("placement and NVML's handle");
+    device.end_importer();
     std::optional<nvml::ClockWatch> clocks;
     std::vector<std::vector<CopyFigure>> attempts;
     std::size_t best = 0;

@@ -64,6 +64,11 @@ CUcontext DeviceState::context() {
     return context_->get();
 }
 
+const gpu::DeviceLimits& DeviceState::limits(const nvml::Library* nvml) {
+    if (!limits_) limits_ = gpu::device_limits(api_, ordinal_, nvml, info().uuid);
+    return *limits_;
+}
+
 const DeviceInfo* DeviceState::peek_info() noexcept {
     if (info_) return &*info_;
     if (!info_error_.empty()) return nullptr;
@@ -81,19 +86,24 @@ void DeviceState::let_importer_go() {
     mark_phase(fmt::format("doctor: device {} importer let go", ordinal_));
 }
 
-void DeviceState::finish() {
-    let_importer_go();
-    if (context_) {
-        context_.reset();
-        mark_phase(fmt::format("doctor: device {} context released", ordinal_));
-    }
+void DeviceState::end_importer() {
     if (!importer_) return;
+    let_importer_go();
     try {
         importer_->process.wait(kImporterEndWait);
     } catch (...) {  // a stop request: the Process ends it below
     }
     importer_.reset();
     mark_phase(fmt::format("doctor: device {} importer ended", ordinal_));
+}
+
+void DeviceState::finish() {
+    let_importer_go();
+    if (context_) {
+        context_.reset();
+        mark_phase(fmt::format("doctor: device {} context released", ordinal_));
+    }
+    end_importer();
 }
 
 void DoctorContext::ensure_initialised() {

@@ -11,6 +11,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/bandwidth/limits.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
 #include "base/error.hpp"
@@ -76,6 +77,10 @@ public:
     // CheckSkipped on later calls (the context check reports the failure).
     CUcontext context();
 
+    // The limits of the device's memory paths (gpu/bandwidth/limits.hpp), asked of NVML and the driver
+    // once for the checks that hold copies against them. Throws as info() does.
+    const gpu::DeviceLimits& limits(const nvml::Library* nvml);
+
     // The attributes where they can be queried, without recording a failure (info() reports it):
     // for deciding early what to start ahead. Null where the query fails.
     const gpu::DeviceInfo* peek_info() noexcept;
@@ -88,6 +93,9 @@ public:
     // Tells the importer it has no request left (its socket closed): it releases its context and ends on
     // its own, while this process goes on; finish() waits for it.
     void let_importer_go();
+    // Lets the importer go and waits until it has ended (its context released): the copy checks measure
+    // with no teardown of it beside them.
+    void end_importer();
     // Lets the importer go, releases the context if one was retained (on the thread that ran the
     // checks), then waits for the importer.
     void finish();
@@ -97,6 +105,7 @@ private:
     int ordinal_;
     std::optional<ipc::Child> importer_;
     std::optional<gpu::DeviceInfo> info_;
+    std::optional<gpu::DeviceLimits> limits_;
     std::string info_error_;
     std::optional<gpu::PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;
