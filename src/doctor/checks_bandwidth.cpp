@@ -314,24 +314,22 @@ CheckOutcome copy_check(DoctorContext& ctx, DeviceState& device, const CopyCheck
             mark_phase(fmt::format("doctor: {} copies (device {}): {}", what.host ? "host" : "memory", device.ordinal(),
                                    part));
     };
-    const DeviceLimits& limits = device.limits(ctx.nvml);
+    const DeviceState::Paths& paths = device.paths(ctx.nvml, ctx.options.sysroot);
+    const DeviceLimits& limits = paths.limits;
     const std::optional<PathLimit>& limit = what.host ? limits.host : limits.memory;
     if (!limit)
         return CheckOutcome::skip(fmt::format("{}: {}", what.unknown, what.host ? limits.host_why : limits.memory_why));
     device.context();
-    mark("limits and context");
+    mark("paths and context");
     CopyRequest request;
     request.size = what.size, request.iterations = kCheckCopies;
     request.host = what.host, request.both = false, request.device = !what.host;
     std::string where;
     std::optional<int> node;
-    if (what.host) {
-        request.placement =
-            host_placement(device.api(), device.ordinal(), ctx.nvml, device.info().uuid, ctx.options.sysroot);
-    }
+    if (what.host) request.placement = paths.placement;
     std::string why;
     const auto handle = ctx.nvml != nullptr ? ctx.nvml->device_by_uuid(device.info().uuid, &why) : std::nullopt;
-    mark("placement and NVML's handle");
+    mark("NVML's handle");
     device.end_importer();
     std::optional<nvml::ClockWatch> clocks;
     std::vector<std::vector<CopyFigure>> attempts;

@@ -7,6 +7,7 @@
 #include "imex/imex_service.hpp"
 #include "gpu/diagnosis/diagnosis.hpp"
 #include "util/phase_timing.hpp"
+#include "util/unix_socket.hpp"
 
 namespace cumemctl::doctor {
 using namespace gpu;
@@ -64,9 +65,28 @@ CUcontext DeviceState::context() {
     return context_->get();
 }
 
-const gpu::DeviceLimits& DeviceState::limits(const nvml::Library* nvml) {
-    if (!limits_) limits_ = gpu::device_limits(api_, ordinal_, nvml, info().uuid);
-    return *limits_;
+namespace {
+
+DeviceState::Paths ask_paths(const DriverApi& api, int ordinal, const nvml::Library* nvml, const std::string& uuid,
+                             const std::string& sysroot) {
+    return {gpu::device_limits(api, ordinal, nvml, uuid), gpu::host_placement(api, ordinal, nvml, uuid, sysroot)};
+}
+
+}  // namespace
+
+void DeviceState::ask_paths_ahead(const nvml::Library* nvml, const std::string& sysroot) {
+    const DeviceInfo* info = peek_info();
+    if (info == nullptr || paths_ || paths_ahead_.valid()) return;
+    try {
+        paths_ahead_ = std::async(std::launch::async, ask_paths, std::cref(api_), ordinal_, nvml, info->uuid, sysroot);
+    } catch (const std::system_error&) {  // no thread to be had: asked when needed
+    }
+}
+
+const DeviceState::Paths& DeviceState::paths(const nvml::Library* nvml, const std::string& sysroot) {
+    if (!paths_)
+        paths_ = paths_ahead_.valid() ? paths_ahead_.get() : ask_paths(api_, ordinal_, nvml, info().uuid, sysroot);
+    return *paths_;
 }
 
 const DeviceInfo* DeviceState::peek_info() noexcept {
@@ -81,20 +101,23 @@ const DeviceInfo* DeviceState::peek_info() noexcept {
 }
 
 void DeviceState::let_importer_go() {
-    if (!importer_ || !importer_->socket.valid()) return;
-    importer_->socket.reset();
+    if (!importer_ || importer_let_go_) return;
+    end_sending(importer_->socket.get());
+    importer_let_go_ = true;
     mark_phase(fmt::format("doctor: device {} importer let go", ordinal_));
 }
 
 void DeviceState::end_importer() {
-    if (!importer_) return;
+    if (!importer_ || !importer_->socket.valid()) return;
     let_importer_go();
     try {
-        importer_->process.wait(kImporterEndWait);
-    } catch (...) {  // a stop request: the Process ends it below
+        // Its end of the socket: it has released its context (or has gone, or never will in time).
+        while (receive_message_or_end(importer_->socket.get(), kImporterEndWait)) {
+        }
+    } catch (...) {  // a stop request, a timeout or a broken socket: the Process ends it in finish()
     }
-    importer_.reset();
-    mark_phase(fmt::format("doctor: device {} importer ended", ordinal_));
+    importer_->socket.reset();
+    mark_phase(fmt::format("doctor: device {} importer released its context", ordinal_));
 }
 
 void DeviceState::finish() {
@@ -103,7 +126,15 @@ void DeviceState::finish() {
         context_.reset();
         mark_phase(fmt::format("doctor: device {} context released", ordinal_));
     }
+    if (!importer_) return;
     end_importer();
+    try {
+        importer_->process.wait(kImporterEndWait);
+    } catch (...) {  // a stop request: the Process ends it below
+    }
+    importer_.reset();
+    importer_let_go_ = false;
+    mark_phase(fmt::format("doctor: device {} importer ended", ordinal_));
 }
 
 void DoctorContext::ensure_initialised() {

@@ -2,6 +2,7 @@
 // attributes queried once, its primary context retained once and shared by every check of the device).
 #pragma once
 
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -11,6 +12,7 @@
 
 #include "cuda/driver.hpp"
 #include "gpu/bandwidth/copy_bandwidth.hpp"
+#include "gpu/bandwidth/host_placement.hpp"
 #include "gpu/bandwidth/limits.hpp"
 #include "gpu/device/device_selector.hpp"
 #include "gpu/device/devices.hpp"
@@ -77,9 +79,18 @@ public:
     // CheckSkipped on later calls (the context check reports the failure).
     CUcontext context();
 
-    // The limits of the device's memory paths (gpu/bandwidth/limits.hpp), asked of NVML and the driver
-    // once for the checks that hold copies against them. Throws as info() does.
-    const gpu::DeviceLimits& limits(const nvml::Library* nvml);
+    // Where the device's copies go and how fast they may be: the limits of its memory paths
+    // (gpu/bandwidth/limits.hpp) and its host memory's NUMA placement (host_placement.hpp).
+    struct Paths {
+        gpu::DeviceLimits limits;
+        gpu::HostPlacement placement;
+    };
+    // Starts asking NVML and the driver for the paths on a thread of their own (their link and affinity
+    // questions take milliseconds), so that they are ready when the copy checks come. Where the
+    // attributes cannot be queried, paths() asks later.
+    void ask_paths_ahead(const nvml::Library* nvml, const std::string& sysroot);
+    // The paths, asked once (ahead, or now). Throws as info() does.
+    const Paths& paths(const nvml::Library* nvml, const std::string& sysroot);
 
     // The attributes where they can be queried, without recording a failure (info() reports it):
     // for deciding early what to start ahead. Null where the query fails.
@@ -90,11 +101,11 @@ public:
     // one was ended. The checks take it from here and give it back.
     std::optional<ipc::Child>& importer() { return importer_; }
 
-    // Tells the importer it has no request left (its socket closed): it releases its context and ends on
-    // its own, while this process goes on; finish() waits for it.
+    // Tells the importer it has no request left (this end sends no more): it releases its context, says
+    // so by ending its side, and exits, while this process goes on.
     void let_importer_go();
-    // Lets the importer go and waits until it has ended (its context released): the copy checks measure
-    // with no teardown of it beside them.
+    // Lets the importer go and waits until it has released its context (its side of the socket ended):
+    // the copy checks measure with no teardown of it beside them. finish() waits for its exit.
     void end_importer();
     // Lets the importer go, releases the context if one was retained (on the thread that ran the
     // checks), then waits for the importer.
@@ -104,8 +115,10 @@ private:
     const DriverApi& api_;
     int ordinal_;
     std::optional<ipc::Child> importer_;
+    bool importer_let_go_ = false;
     std::optional<gpu::DeviceInfo> info_;
-    std::optional<gpu::DeviceLimits> limits_;
+    std::future<Paths> paths_ahead_;
+    std::optional<Paths> paths_;
     std::string info_error_;
     std::optional<gpu::PrimaryContext> context_;  // the one primary-context holder of src/gpu
     std::string context_error_;

@@ -98,10 +98,15 @@ void run_device_checks(DoctorContext& ctx, const std::vector<const CheckSpec*>& 
     // released while the link checks copy, not beside this process's own release at the end.
     const auto last_served =
         std::find_if(specs.rbegin(), specs.rend(), [](const CheckSpec* spec) { return importer_serves(spec->id); });
+    const bool copies = std::any_of(specs.begin(), specs.end(), [](const CheckSpec* spec) {
+        return std::string_view(spec->id) == kCheckHostBandwidth || std::string_view(spec->id) == kCheckMemoryBandwidth;
+    });
     auto work = [&](std::size_t i) {
         try {
-            // The device's importer first: its start-up overlaps the checks before its own.
+            // The device's importer first: its start-up overlaps the checks before its own; so do the
+            // copy checks' questions of NVML.
             start_importer(ctx, *ctx.devices[i], ids);
+            if (copies) ctx.devices[i]->ask_paths_ahead(ctx.nvml, ctx.options.sysroot);
             for (const CheckSpec* spec : specs) {
                 check_interrupted();
                 per_device[i].push_back(run_one(*spec, ctx, ctx.devices[i], hooks));

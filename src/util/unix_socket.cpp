@@ -59,6 +59,10 @@ void send_message(int socket, std::string_view bytes, int fd) {
 MessageTimeout::MessageTimeout(std::chrono::milliseconds waited)
     : Error(ExitCode::failed, fmt::format("no message within {:g} s", static_cast<double>(waited.count()) / 1000.0)) {}
 
+void end_sending(int socket) noexcept {
+    shutdown(socket, SHUT_WR);
+}
+
 std::optional<Message> receive_message_or_end(int socket, std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     pollfd p{socket, POLLIN, 0};

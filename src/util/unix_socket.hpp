@@ -21,6 +21,10 @@ std::pair<UniqueFd, UniqueFd> socket_pair();
 // (failed) when the message cannot be sent (the peer has gone, for one).
 void send_message(int socket, std::string_view bytes, int fd = -1);
 
+// Says that this end sends no more (shutdown SHUT_WR): the peer's next receive finds the end, while
+// this end can still receive; the peer can end in turn. Never throws.
+void end_sending(int socket) noexcept;
+
 // One received message: its bytes, and the descriptor that came with it (owned; close-on-exec).
 struct Message {
     std::string bytes;

@@ -10,6 +10,7 @@
 #include "steps/step_log.hpp"
 #include "util/phase_timing.hpp"
 #include "util/stopwatch.hpp"
+#include "util/unix_socket.hpp"
 
 namespace cumemctl::gpu {
 namespace {
@@ -127,6 +128,7 @@ std::optional<Problem> serve_importer(Driver& driver, int socket, int device, st
         }
     }
     context.reset();
+    end_sending(socket);  // the first process waits for this before it measures copies
     mark_phase("importer: no request left, context released");
     return exit_problem;
 }
