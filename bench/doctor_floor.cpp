@@ -19,7 +19,8 @@
 //                              supported (fabric-alloc); then the link checks' copies, one GPU at a time as
 //                              doctor makes them: the PCIe link read under two batches of 8 MiB
 //                              host->device copies (pcie-link), 32 MiB each way from pinned memory, one
-//                              untimed and four timed (host-bandwidth), and 128 MiB device->device, one
+//                              untimed and four timed once the second process has released its context
+//                              (host-bandwidth), and 128 MiB device->device, one
 //                              untimed and four timed (memory-bandwidth); the context released, the second
 //                              processes waited for
 //
@@ -268,9 +269,22 @@ void copies(const Api& a, CUstream stream, int n, Copy copy) {
     check(a.cuStreamSynchronize(stream), "cuStreamSynchronize");
 }
 
+// Waits until the second process at `sock` (-1: none) has ended its side of the socket, which it does once
+// it has released its context, and closes this side: doctor measures host copies with no teardown of its
+// importer beside them.
+void wait_second_released(int sock) {
+    if (sock < 0) return;
+    char byte = 0;
+    while (read(sock, &byte, 1) > 0) {
+    }
+    close(sock);
+    bench::mark("second process's context released");
+}
+
 // The link checks' copies on the current context's device (as pcie-link, host-bandwidth and
-// memory-bandwidth make them): device memory written before it is read, pinned host memory.
-void link_copies(const Api& a) {
+// memory-bandwidth make them): device memory written before it is read, pinned host memory; the host
+// copies once the second process at `sock` has released its context.
+void link_copies(const Api& a, int sock) {
     constexpr size_t kLoad = 8ULL << 20, kHost = 32ULL << 20, kDevice = 128ULL << 20;
     constexpr int kBatch = 15;  // 2 ms at Gen5 x16, as pcie-link's batches
     CUstream s = nullptr;
@@ -281,6 +295,7 @@ void link_copies(const Api& a) {
         check(a.cuMemAlloc(&dev, n), "cuMemAlloc");
         check(a.cuMemsetD8(dev, 0x5a, n), "cuMemsetD8");
         check(a.cuMemHostAlloc(&host, n, 0), "cuMemHostAlloc");
+        if (n == kHost) wait_second_released(sock);
         const auto h2d = [&] { check(a.cuMemcpyHtoDAsync(dev, host, n, s), "cuMemcpyHtoDAsync"); };
         const auto d2h = [&] { check(a.cuMemcpyDtoHAsync(host, dev, n, s), "cuMemcpyDtoHAsync"); };
         if (n == kLoad) {
@@ -544,10 +559,10 @@ void context_with_checks(const Api& a, int ordinal, int sock, std::mutex& one_at
     check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     bench::mark("a device's context");
     allocating_checks(a, ordinal, sock);
-    if (sock >= 0) close(sock);
+    if (sock >= 0) shutdown(sock, SHUT_WR);  // no request left: the second process releases its context
     {
         const std::lock_guard<std::mutex> lock(one_at_a_time);
-        link_copies(a);
+        link_copies(a, sock);
     }
     check(a.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
     check(a.cuDevicePrimaryCtxRelease(ordinal), "cuDevicePrimaryCtxRelease");
@@ -572,6 +587,7 @@ int run_child() {
     serve_imports(a, 3);
     check(a.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
     check(a.cuDevicePrimaryCtxRelease(0), "cuDevicePrimaryCtxRelease");
+    shutdown(3, SHUT_WR);  // says so to the floor, as doctor's importer does
     bench::mark("second process: imports served, context released");
     return 0;
 }
