@@ -105,16 +105,15 @@ CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_
     if (link.gpu_max_generation && *link.gpu_max_generation > max_gen)
         gpu_note = fmt::format("; the slot limits it (the GPU can do Gen{})", *link.gpu_max_generation);
     if (width < max_width) {
-        CheckOutcome o =
-            CheckOutcome::fail(fmt::format("PCIe link at x{} of x{} ({}{})", width, max_width, limit, gpu_note),
-                               kWidthRemedy, std::move(details));
+        CheckOutcome o = CheckOutcome::fail(
+            fmt::format("PCIe link at x{} of x{} ({}{})", width, max_width, limit, gpu_note), kWidthRemedy, details);
         o.brief = fmt::format("PCIe x{} of x{}", width, max_width);
         return o;
     }
     if (gen < max_gen && loaded) {
         CheckOutcome o = CheckOutcome::fail(
             fmt::format("PCIe link at Gen{} under load, of Gen{} ({}{})", gen, max_gen, limit, gpu_note),
-            kGenerationRemedy, std::move(details));
+            kGenerationRemedy, details);
         o.brief = fmt::format("PCIe Gen{} of Gen{}", gen, max_gen);
         return o;
     }
@@ -123,11 +122,11 @@ CheckOutcome judge_link(const nvml::PcieLink& link, const nvml::PcieLink& under_
     if (replays_before && under_load.replay_counter && *under_load.replay_counter > *replays_before) {
         CheckOutcome o = CheckOutcome::warn(fmt::format("{}; the replay counter rose by {} during the check", reason,
                                                         *under_load.replay_counter - *replays_before),
-                                            kReplayRemedy, std::move(details));
+                                            kReplayRemedy, details);
         o.brief = "PCIe replays";
         return o;
     }
-    return CheckOutcome::pass(reason, std::move(details));
+    return CheckOutcome::pass(reason, details);
 }
 
 // The C2C link of Grace: every link active passes; some down warns; none active fails; links whose
@@ -142,20 +141,20 @@ CheckOutcome judge_c2c(const nvml::C2cLink& c2c, PcieLinkEvidence details) {
     if (c2c.active_links == 0 && down > 0) {
         return CheckOutcome::fail(
             fmt::format("the host link is C2C: none of its {} links is active{}", c2c.links, unknown), kRemedy,
-            std::move(details));
+            details);
     }
     if (c2c.active_links == 0) {
         return CheckOutcome::skip(fmt::format("the host link is C2C: NVML gave no state for its {} links", c2c.links),
-                                  std::move(details));
+                                  details);
     }
     if (down > 0) {
         return CheckOutcome::warn(
             fmt::format("the host link is C2C: {} of {} links active{}", c2c.active_links, c2c.links, unknown), kRemedy,
-            std::move(details));
+            details);
     }
     return CheckOutcome::pass(fmt::format("the host link is C2C: {} links active, {:.0f} GB/s{}", c2c.active_links,
                                           static_cast<double>(c2c.max_mbps) / 1000, unknown),
-                              std::move(details));
+                              details);
 }
 
 }  // namespace
@@ -170,7 +169,7 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
     details.generation = link.generation, details.width = link.width;
     details.max_generation = link.max_generation, details.max_width = link.max_width;
     details.gpu_max_generation = link.gpu_max_generation, details.replay_counter = link.replay_counter;
-    if (info.c2c && info.c2c->links > 0) return judge_c2c(*info.c2c, std::move(details));
+    if (info.c2c && info.c2c->links > 0) return judge_c2c(*info.c2c, details);
     if (!link.max_generation || !link.max_width || !link.generation || !link.width) {
         std::string why = "NVML does not report the PCIe link";
         for (const auto& [field, text] : info.unavailable) {
@@ -179,7 +178,7 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
                 break;
             }
         }
-        return CheckOutcome::skip(why, std::move(details));
+        return CheckOutcome::skip(why, details);
     }
     nvml::PcieLink under_load;
     const bool loaded = !ctx.options.quick;
@@ -191,7 +190,7 @@ CheckOutcome check_pcie_link(DoctorContext& ctx, DeviceState* device) {
         details.load_copy_gbps = gbps;
         details.replay_counter_after = under_load.replay_counter;
     }
-    return judge_link(link, under_load, loaded, link.replay_counter, std::move(details));
+    return judge_link(link, under_load, loaded, link.replay_counter, details);
 }
 
 namespace {
