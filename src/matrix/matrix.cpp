@@ -28,7 +28,7 @@ Problem no_row_problem(const MatrixInput& in, int rank) {
                        .cause = "the rank stopped, failed or hung after it published its memory",
                        .remedy = fmt::format("look at rank {}'s own report and error output", rank)};
     }
-    return missing_cell(rank, in.timeout).problem.value();
+    return *missing_cell(rank, in.timeout).problem;
 }
 
 std::string cell_text(const Cell& c) {
@@ -80,7 +80,7 @@ Matrix build_matrix(const MatrixInput& in) {
         if (const auto found = in.rows.find(r); found != in.rows.end()) {
             row = found->second.cells;
         } else {
-            const Problem p = no_row_problem(in, r);
+            const auto p = std::make_shared<const Problem>(no_row_problem(in, r));
             const std::string kind = in.refused.contains(r) ? "invalid-file" : "missing";
             for (int j = 0; j < in.ranks; ++j) {
                 Cell c;

@@ -13,7 +13,7 @@ Cell failure(int peer, std::string diagnosis, Problem problem) {
     c.peer = peer;
     c.status = CheckStatus::fail;
     c.diagnosis = std::move(diagnosis);
-    c.problem = std::move(problem);
+    c.problem = std::make_shared<const Problem>(std::move(problem));
     return c;
 }
 

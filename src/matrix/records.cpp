@@ -75,7 +75,7 @@ nlohmann::json to_json(const Cell& c) {
             {"diagnosis", c.diagnosis},
             {"gbps", c.gbps ? nlohmann::json(*c.gbps) : nlohmann::json(nullptr)},
             {"seconds", c.seconds ? nlohmann::json(*c.seconds) : nlohmann::json(nullptr)},
-            {"problem", problem_or_null(c.problem)}};
+            {"problem", c.problem ? ipc::problem_to_json(*c.problem) : nlohmann::json(nullptr)}};
 }
 
 nlohmann::json to_json(const Row& r) {
@@ -157,7 +157,8 @@ Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer) {
     cell.diagnosis = c.text("diagnosis");
     cell.gbps = c.number_or_null("gbps");
     cell.seconds = c.number_or_null("seconds");
-    cell.problem = c.problem_or_null("problem");
+    if (auto problem = c.problem_or_null("problem"))
+        cell.problem = std::make_shared<const Problem>(std::move(*problem));
     c.done();
     return cell;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,7 +65,9 @@ struct Cell {
     std::string diagnosis;                   // for a failure: "imex-channel", "imex-domain", "missing", "mismatch", ...
     std::optional<double> gbps;              // the read's bandwidth, when the check ran
     std::optional<double> seconds;
-    std::optional<Problem> problem;
+    // For a failure, why: shared, since a row's cells often fail for one reason, and held apart, since
+    // a fleet holds many passing cells (a cell is 88 bytes, not 344).
+    std::shared_ptr<const Problem> problem;
     bool passed() const { return status == CheckStatus::pass; }
 };
 

@@ -31,7 +31,7 @@ Report matrix_report() {
         if (status == CheckStatus::fail) {
             c.diagnosis = "imex-domain";
             c.gbps = std::nullopt;
-            c.problem = Problem{.message = "<refused> & more", .remedy = "check IMEX"};
+            c.problem = std::make_shared<const Problem>(Problem{.message = "<refused> & more", .remedy = "check IMEX"});
         }
         return c;
     };

@@ -94,7 +94,7 @@ TEST_CASE("a row holds a cell per rank, in order") {
     fail.peer = 1;
     fail.status = CheckStatus::fail;
     fail.diagnosis = "imex-channel";
-    fail.problem = Problem{.exit_code = ExitCode::permission, .message = "refused"};
+    fail.problem = std::make_shared<const Problem>(Problem{.exit_code = ExitCode::permission, .message = "refused"});
     r.cells = {pass, fail};
     const Row back = parse_row(to_json(r).dump(), 2);
     REQUIRE(back.cells.size() == 2);
