@@ -212,8 +212,8 @@ public:
 std::string value_name(const CLI::Option& opt) {
     const std::string type = opt.get_type_name();
     const std::size_t colon = type.find(':');
-    const std::string base = type.substr(0, colon);
-    const std::string rest = colon == std::string::npos ? std::string() : type.substr(colon + 1);
+    std::string base = type.substr(0, colon);
+    std::string rest = colon == std::string::npos ? std::string() : type.substr(colon + 1);
     if (rest.size() >= 2 && rest.front() == '{' && rest.back() == '}' && rest.size() <= kLongestChoices) return rest;
     const std::string name = opt.get_lnames().empty() ? opt.get_name(true) : opt.get_lnames().front();
     if (!base.empty() && !stored_type(base) && !opt.get_positional()) return base;

@@ -69,7 +69,7 @@ std::optional<std::string> unknown_option(const CLI::App& root, const CLI::App* 
 std::optional<std::string> first_word(const CLI::App& root, int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string_view arg = argv[i];
-        if (arg.rfind("-", 0) == 0) {
+        if (arg.starts_with('-')) {
             if (takes_value(root, arg)) ++i;
             continue;
         }

@@ -34,7 +34,7 @@ CheckOutcome check_context(DoctorContext&, DeviceState* device) {
     check(api, api.cuMemGetInfo(&free, &total), "cuMemGetInfo");
     details.free_bytes = free;
     details.total_bytes = total;
-    return CheckOutcome::pass(fmt::format("{} free of {}", format_size(free), format_size(total)), std::move(details));
+    return CheckOutcome::pass(fmt::format("{} free of {}", format_size(free), format_size(total)), details);
 }
 
 CheckOutcome check_capabilities(DoctorContext&, DeviceState* device) {

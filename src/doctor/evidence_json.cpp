@@ -60,9 +60,7 @@ nlohmann::json value_json(const T& v) {
         return list;
     } else if constexpr (std::is_same_v<T, CheckStatus>) {
         return std::string(status_name(v));
-    } else if constexpr (std::is_same_v<T, Gbps>) {
-        return v.value;
-    } else if constexpr (std::is_same_v<T, GpuCount>) {
+    } else if constexpr (std::is_same_v<T, Gbps> || std::is_same_v<T, GpuCount>) {
         return v.value;
     } else if constexpr (std::is_same_v<T, gpu::LocalityInfo>) {
         return gpu::locality_json(v);

@@ -14,7 +14,7 @@ namespace {
 // A cell as people may read it (printable: no terminal controls), quoted as RFC 4180 asks: in double
 // quotes when it holds a comma or a quote.
 std::string quoted(const std::string& text) {
-    const std::string cell = printable(text);
+    std::string cell = printable(text);
     if (cell.find_first_of(",\"\r\n") == std::string::npos) return cell;
     std::string out = "\"";
     for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);

@@ -103,7 +103,7 @@ void mark_held(Problem& problem, std::vector<GpuProcess> holders) {
 HeldDevice judge_held_problem(Problem& problem, const nvml::Library* nvml, const std::string& uuid,
                               const std::vector<pid_t>& own) {
     if (!problem.driver) return {};
-    const HeldDevice held = judge_held(*problem.driver, nvml, uuid, own);
+    HeldDevice held = judge_held(*problem.driver, nvml, uuid, own);
     const std::string call = fmt::format("{} failed: {}", problem.driver->call, problem.driver->name);
     if (held.verdict == HeldDevice::Verdict::held) {
         mark_held(problem, held.holders);
