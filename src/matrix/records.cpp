@@ -140,7 +140,7 @@ Card card_from_json(const nlohmann::json& j) {
 }
 
 Card parse_card(std::string_view text) {
-    return card_from_json(field_tree(text, "the card"));
+    return card_from_json(record_tree(text, "the card"));
 }
 
 Cell cell_from_json(const nlohmann::json& j, int ranks, std::size_t peer) {

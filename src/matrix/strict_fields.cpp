@@ -59,16 +59,20 @@ nlohmann::json field_tree(std::string_view text, const std::string& what) {
     if (text.size() > kMaxFieldBytes)
         invalid(fmt::format("{} is {} bytes of JSON, more than the {} such a field may have", what, text.size(),
                             kMaxFieldBytes));
-    // A list or object is held to the nesting limit before it is built (a number alone at the end of
-    // the text would read as incomplete to the cursor).
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
-        read_text(text, what, [](JsonCursor& c) { c.skip(); });
     try {
         return nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception&) {
         invalid(fmt::format("{} is not JSON", what));
     }
+}
+
+nlohmann::json record_tree(std::string_view text, const std::string& what) {
+    // A list or object is held to the nesting limit before it is built (a number alone at the end of
+    // the text would read as incomplete to the cursor).
+    const auto first = text.find_first_not_of(" \t\r\n");
+    if (first != std::string_view::npos && (text[first] == '{' || text[first] == '['))
+        read_text(text, what, [](JsonCursor& c) { c.skip(); });
+    return field_tree(text, what);
 }
 
 const nlohmann::json& StrictFields::at(const std::string& key) {

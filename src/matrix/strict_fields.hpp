@@ -56,9 +56,13 @@ std::vector<FieldText> object_fields(std::string_view text, const std::string& w
 // be a list (Error otherwise).
 void for_each_item(std::string_view text, const std::string& what, std::size_t most,
                    const std::function<void(std::string_view, std::size_t)>& item);
-// The tree of one field's or item's text: Error (failed) naming `what` where it is more than
+// The tree of one field's or item's text as object_fields or for_each_item found it (the pull reader
+// has held its nesting to kMaxNesting): Error (failed) naming `what` where it is more than
 // kMaxFieldBytes or not JSON.
 nlohmann::json field_tree(std::string_view text, const std::string& what);
+// The same for a whole text that no reader has walked yet (a rendezvous file's card): its nesting is
+// held to kMaxNesting first.
+nlohmann::json record_tree(std::string_view text, const std::string& what);
 
 // An object's fields, read strictly: each read names the field; keys that are not read are refused by done().
 class StrictFields {

@@ -58,6 +58,9 @@ TEST_CASE("a card survives the round trip") {
 TEST_CASE("garbage, unknown fields, bad handles and sizes are refused with the reason") {
     CHECK(card_parse_error("\x01\x02garbage") == "the card is not JSON");
     CHECK(card_parse_error("[1,2]") == "the card is not a JSON object");
+    // A file's text is held to the records' nesting before a tree is built of it.
+    CHECK(card_parse_error(std::string(17, '[') + std::string(17, ']')).starts_with("the card is not JSON: "));
+    CHECK(card_parse_error(std::string(16, '[') + std::string(16, ']')) == "the card is not a JSON object");
     nlohmann::json j = to_json(sample_card());
     j["extra"] = 1;
     CHECK(card_parse_error(j.dump()) == "the card has an unknown field 'extra'");
