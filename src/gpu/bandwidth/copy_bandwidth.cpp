@@ -1,6 +1,7 @@
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -96,16 +97,26 @@ OwnedHandle<CUevent> copy_event(const DriverApi& api) {
     return e;
 }
 
+// Whether the work before `event` has ended, without waiting; throws Error on a failed query.
+bool event_ended(const DriverApi& api, CUevent event) {
+    CU_REQUIRE(api, cuEventQuery);
+    const CUresult r = api.cuEventQuery(event);
+    if (r == CUDA_ERROR_NOT_READY) return false;
+    check(api, r, "cuEventQuery");
+    return true;
+}
+
+// What the host does between two questions to the driver about copies under way.
+void idle_a_moment() {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+}
+
 // Waits for `event` without blocking in the driver: asks every tenth of a millisecond whether it is
 // done, and throws Interrupted between two questions once SIGINT or SIGTERM came.
 void wait_event(const DriverApi& api, CUevent event) {
-    CU_REQUIRE(api, cuEventQuery);
-    for (;;) {
-        const CUresult r = api.cuEventQuery(event);
-        if (r == CUDA_SUCCESS) return;
-        if (r != CUDA_ERROR_NOT_READY) check(api, r, "cuEventQuery");
+    while (!event_ended(api, event)) {
         check_interrupted();
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        idle_a_moment();
     }
 }
 
@@ -119,8 +130,8 @@ double seconds_between(const DriverApi& api, CUevent from, CUevent to) {
 // Keeps a stream kQueuedSeconds ahead: an event after each piece, and the host waits (interruptibly) for
 // the oldest while more than two pieces are in flight and more bytes than the fastest rate its pieces
 // have ended at moves in that time (kQueued bytes until a piece has ended, and at most). Two pieces stay
-// queued whatever the rate: one host thread that fills two streams in turn (both ways at once) must not
-// leave one idle while it waits for the other.
+// queued whatever the rate. One host thread that fills two streams (both ways at once) asks room()
+// before each piece and push()es, so that it never waits on one stream while the other runs dry.
 class Pacer {
 public:
     Pacer(const DriverApi& api, CUstream stream) : api_(api), stream_(stream) {}
@@ -134,14 +145,26 @@ public:
     void copy(const Enqueue& op, std::uint64_t size) {
         in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { piece(op, off, n); });
     }
-    // Enqueues one piece of `op`.
+    // Enqueues one piece of `op`, then waits until the stream is no further ahead than it may be.
     void piece(const Enqueue& op, std::uint64_t offset, std::uint64_t bytes) {
+        push(op, offset, bytes);
+        while (over()) retire();
+    }
+    // Whether the stream may take another piece now, without waiting: pieces that have ended are let go.
+    bool room() {
+        while (over()) {
+            if (!event_ended(api_, queued_.front().event.get())) return false;
+            retire();
+        }
+        return true;
+    }
+    // Enqueues one piece of `op` without waiting (after room() said yes).
+    void push(const Enqueue& op, std::uint64_t offset, std::uint64_t bytes) {
         if (!mark_ && queued_.empty()) first_queued_ = std::chrono::steady_clock::now();
         op(stream_, offset, bytes);
         queued_.push_back({spare_event(), bytes});
         CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
         in_flight_ += bytes;
-        while (queued_.size() > 2 && in_flight_ > ahead()) retire();
     }
     // Waits for everything queued; the stream is then idle, and the host has waited for it (its last
     // piece done, the synchronize returns at once).
@@ -161,6 +184,8 @@ private:
         spare_.pop_back();
         return e;
     }
+    // Whether more is queued than the stream needs to stay busy.
+    bool over() const { return queued_.size() > 2 && in_flight_ > ahead(); }
     // The bytes to keep in flight.
     std::uint64_t ahead() const {
         if (fastest_ <= 0) return kQueued;
@@ -210,40 +235,57 @@ double timed_copies(const DriverApi& api, int iterations, std::uint64_t size, co
     return seconds_between(api, start.get(), end.get());
 }
 
-// The seconds two streams' copies took: until both ended, and until each one's own ended.
+// The seconds from one start until each of two streams' timed copies ended.
 struct TogetherSeconds {
-    double both = 0, first = 0, second = 0;
+    double first = 0, second = 0;
 };
 
-// `iterations` of `a` on one stream and of `b` on another, both copies of `size` bytes, started
-// together.
+// One stream of timed_together: its copy, where it is, and the event after its timed copies.
+struct Way {
+    Pacer& pace;
+    const Enqueue& op;
+    CUstream stream = nullptr;
+    std::uint64_t next = 0;  // the next piece, counted from the timed copies' first
+    OwnedHandle<CUevent> done;
+    bool ended = false;  // its timed copies have ended (done has been reached)
+};
+
+// `iterations` of `a` on one stream and of `b` on another, both copies of `size` bytes, started together
+// after one untimed copy each. Each way is timed while the other runs throughout, as nvbandwidth times
+// its bidirectional copies: the way that ends first goes on copying, untimed, until the other ended.
+// Each stream is filled as it has room, so the faster way never waits for the slower one's pieces.
 TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64_t size, const Enqueue& a,
                                const Enqueue& b) {
     const auto s1 = copy_stream(api);
     const auto s2 = copy_stream(api);
     Pacer p1(api, s1.get());
     Pacer p2(api, s2.get());
-    const auto both = [&] {
-        in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { p1.piece(a, off, n), p2.piece(b, off, n); });
-    };
-    both();
+    in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { p1.piece(a, off, n), p2.piece(b, off, n); });
     p1.drain(), p2.drain();
+    const std::uint64_t per_copy = (size + kPiece - 1) / kPiece;
+    const std::uint64_t timed = per_copy * static_cast<std::uint64_t>(iterations);
     const auto start = copy_event(api);
-    const auto first_done = copy_event(api);
-    const auto second_done = copy_event(api);
-    const auto end = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), s1.get());
     CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
-    for (int i = 0; i < iterations; ++i) both();
-    CU_CALL(api, cuEventRecord, first_done.get(), s1.get());
-    CU_CALL(api, cuEventRecord, second_done.get(), s2.get());
-    CU_CALL(api, cuStreamWaitEvent, s1.get(), second_done.get(), 0);
-    CU_CALL(api, cuEventRecord, end.get(), s1.get());
-    TogetherSeconds t;
-    t.both = seconds_between(api, start.get(), end.get());
-    t.first = seconds_between(api, start.get(), first_done.get());
-    t.second = seconds_between(api, start.get(), second_done.get());
-    return t;
+    std::array<Way, 2> ways{{{p1, a, s1.get(), 0, copy_event(api)}, {p2, b, s2.get(), 0, copy_event(api)}}};
+    while (!ways[0].ended || !ways[1].ended) {
+        check_interrupted();
+        bool queued = false;
+        for (int w = 0; w < 2; ++w) {
+            Way& way = ways[w];
+            const Way& other = ways[1 - w];
+            if (way.next >= timed && !way.ended) way.ended = event_ended(api, way.done.get());
+            if ((way.next >= timed && other.ended) || !way.pace.room()) continue;
+            const std::uint64_t off = (way.next % per_copy) * kPiece;
+            way.pace.push(way.op, off, std::min(kPiece, size - off));
+            if (++way.next == timed) CU_CALL(api, cuEventRecord, way.done.get(), way.stream);
+            queued = true;
+        }
+        if (!queued) idle_a_moment();
+    }
+    p1.drain(), p2.drain();
+    return {seconds_between(api, start.get(), ways[0].done.get()),
+            seconds_between(api, start.get(), ways[1].done.get())};
 }
 
 Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const PinnedBuffer& src) {
@@ -440,8 +482,10 @@ void measure_copies(const DriverApi& api, int device, const CopyRequest& r, std:
             const TogetherSeconds s =
                 timed_together(api, r.iterations, n, to_device(api, dev.get(), host), to_host(api, host2, dev2.get()));
             CopyFigure both;
-            both.path = CopyPath::both, both.bytes = 2 * bytes, both.iterations = r.iterations, both.seconds = s.both;
+            both.path = CopyPath::both, both.bytes = 2 * bytes, both.iterations = r.iterations;
             both.copied = {{CopyPath::host_to_device, bytes, s.first}, {CopyPath::device_to_host, bytes, s.second}};
+            // The two ways' rates summed: the seconds both ways' bytes take at them.
+            if (s.first > 0 && s.second > 0) both.seconds = 2 / (1 / s.first + 1 / s.second);
             out.push_back(both);
         }
     }

@@ -56,7 +56,7 @@ struct CopyFigure {
     std::optional<int> peer;       // peer: the other GPU
     std::uint64_t bytes = 0;       // counted: both directions for both, read plus written for d2d
     int iterations = 0;
-    double seconds = 0;
+    double seconds = 0;                // both: what its bytes take at its two directions' rates summed
     std::vector<CopiedFigure> copied;  // per direction, bytes copied (both: h2d then d2h)
     bool concurrent = false;           // measured while every selected GPU copied the same way
 
