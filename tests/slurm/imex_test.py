@@ -457,6 +457,38 @@ def test_by_hand_controller():
         check(p.returncode == 0 and "channel 2 chosen for job 111" in log(d), f"a stale number: {describe(p)}")
 
 
+def test_by_hand_no_descriptors_to_programs():
+    """Root's programs get none of the script's own descriptors: not the lock (which a program that
+    outlived the prolog, or a daemon it started, would go on holding) and not the log. squeue, scontrol
+    and cumemctl (through a wrapper) each list what they were given, on a node and on the controller."""
+    with Scratch(first=1, last=4) as d:
+        for name in ("squeue", "scontrol"):
+            path = os.path.join(d, "bin", name)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text.replace("\n", f"\nls /proc/$$/fd >\"{d}/fds.{name}.$$\"\n", 1))
+        wrapper = os.path.join(d, "bin", "cumemctl")
+        with open(wrapper, "w", encoding="utf-8") as f:
+            f.write(f"#!/bin/sh\nls /proc/$$/fd >\"{d}/fds.cumemctl.$$\"\nexec {CUMEMCTL} \"$@\"\n")
+        os.chmod(wrapper, 0o755)
+        set_conf(d, f"CUMEMCTL={wrapper}\n")
+        with open(os.path.join(d, "running"), "w", encoding="utf-8") as f:
+            f.write("101\n")
+        for job, which, where in ((101, "prolog", "slurmd"), (101, "epilog", "slurmd"), (102, "prolog", "slurmctld")):
+            if where == "slurmctld":
+                set_conf(d, "CHANNELS_FROM=controller\n")
+            p = run_script(d, which, job, where=where)
+            check(p.returncode == 0, f"{which} {job} ({where}): {describe(p)}")
+        given = {}
+        for path in glob.glob(os.path.join(d, "fds.*")):
+            with open(path, encoding="utf-8") as f:
+                given.setdefault(os.path.basename(path).split(".")[1], []).append(sorted(int(x) for x in f.read().split()))
+        check(sorted(given) == ["cumemctl", "scontrol", "squeue"], f"the programs that ran: {sorted(given)}")
+        for name, lists in given.items():
+            check(all(8 not in fds and 9 not in fds for fds in lists), f"{name} was given {lists}")
+
+
 def test_by_hand_switch():
     """CHANNELS_FROM=switch: Slurm's own plugin gives the channels; the scripts make nothing."""
     with Scratch() as d:
@@ -578,4 +610,5 @@ if __name__ == "__main__":
           "by_hand_state_dir_checked_first": test_by_hand_state_dir_checked_first,
           "by_hand_job_id_collisions": test_by_hand_job_id_collisions,
           "by_hand_controller": test_by_hand_controller, "by_hand_switch": test_by_hand_switch,
+          "by_hand_no_descriptors_to_programs": test_by_hand_no_descriptors_to_programs,
           "jobs": test_jobs})

@@ -68,7 +68,8 @@ echo "== fleet tests without the cluster (pdsh in exec mode, Prometheus, NHC, no
 (cd "$here" && $py npd_test.py) || status=1
 (cd "$here" && $py systemd_test.py) || status=1
 (cd "$here" && $py imex_test.py by_hand_start_end by_hand_taken by_hand_admin_run_beside_jobs by_hand_epilog_fails by_hand_no_imex by_hand_bad_settings by_hand_unsafe_paths by_hand_unsafe_programs by_hand_fuse_program \
-  by_hand_state_dir_checked_first by_hand_job_id_collisions by_hand_controller by_hand_switch) || status=1
+  by_hand_state_dir_checked_first by_hand_job_id_collisions by_hand_controller by_hand_switch \
+  by_hand_no_descriptors_to_programs) || status=1
 
 # The cluster, with the IMEX channel prolog and epilog of a temporary folder as Prolog and Epilog.
 imex=$(mktemp -d /tmp/cumemctl-imex.XXXXXX)
