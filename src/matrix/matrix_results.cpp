@@ -71,14 +71,6 @@ MatrixReadBack rank_not_of_shape() {
     return {.results = std::nullopt, .unreadable = UnreadablePart::rank, .refused = {}};
 }
 
-// The text of the results' field `key`, or none.
-std::optional<std::string_view> field(const std::vector<FieldText>& fields, std::string_view key) {
-    for (const auto& f : fields) {
-        if (f.key == key) return f.text;
-    }
-    return std::nullopt;
-}
-
 // The value of an integer field's text, or none where it is no integer.
 std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
     if (!text) return std::nullopt;
@@ -94,9 +86,9 @@ std::optional<std::int64_t> integer(std::optional<std::string_view> text) {
 // rank outside its run's ranks has nothing to read); then its card and row, and the cards and rows it
 // collected, each read strictly until the first that is not valid, an item at a time.
 MatrixReadBack read_rank(const std::vector<FieldText>& fields) {
-    const auto run_text = field(fields, "run");
+    const auto run_text = field_text(fields, "run");
     const nlohmann::json run = run_text ? field_tree(*run_text, "the run") : nlohmann::json();
-    const auto r = integer(field(fields, "rank")), n = integer(field(fields, "ranks"));
+    const auto r = integer(field_text(fields, "rank")), n = integer(field_text(fields, "ranks"));
     if (!run.is_string() || !r || !n) return rank_not_of_shape();
     if (*r < 0 || *n < 1 || *r >= *n || *n > kMaxRanks) {
         return {
@@ -110,16 +102,16 @@ MatrixReadBack read_rank(const std::vector<FieldText>& fields) {
     part.id.ranks = static_cast<int>(*n);
     const auto ranks = static_cast<std::size_t>(*n);
     try {
-        const auto card = field(fields, "card"), row = field(fields, "row");
+        const auto card = field_text(fields, "card"), row = field_text(fields, "row");
         if (!card || !row) invalid("the results have no 'card' or no 'row'");
         part.card = card_from_json(field_tree(*card, "the card"));
         part.row = parse_row(*row, part.id.ranks);
-        if (const auto cards = field(fields, "cards")) {
+        if (const auto cards = field_text(fields, "cards")) {
             for_each_item(*cards, "the results' cards", ranks, [&](std::string_view c, std::size_t) {
                 part.cards.push_back(card_from_json(field_tree(c, "a card")));
             });
         }
-        if (const auto rows = field(fields, "rows")) {
+        if (const auto rows = field_text(fields, "rows")) {
             for_each_item(*rows, "the results' rows", ranks,
                           [&](std::string_view w, std::size_t) { part.rows.push_back(parse_row(w, part.id.ranks)); });
         }
@@ -133,7 +125,7 @@ MatrixReadBack read_rank(const std::vector<FieldText>& fields) {
 
 // The whole matrix of --local or --summary (their other fields are not read).
 MatrixReadBack read_whole(const std::vector<FieldText>& fields, bool local) {
-    const auto matrix = field(fields, "matrix");
+    const auto matrix = field_text(fields, "matrix");
     if (!matrix) return {};
     MatrixResults out;
     try {
@@ -171,7 +163,7 @@ MatrixReadBack read_matrix_results(std::string_view results) {
     } catch (const Error&) {
         return rank_not_of_shape();
     }
-    const auto mode_text = field(fields, "mode");
+    const auto mode_text = field_text(fields, "mode");
     if (!mode_text) return {};
     try {
         const nlohmann::json mode = field_tree(*mode_text, "the mode");

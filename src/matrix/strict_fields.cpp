@@ -43,6 +43,12 @@ std::vector<FieldText> object_fields(std::string_view text, const std::string& w
     return fields;
 }
 
+std::optional<std::string_view> field_text(const std::vector<FieldText>& fields, std::string_view key) {
+    const auto f = std::find_if(fields.begin(), fields.end(), [&](const FieldText& each) { return each.key == key; });
+    if (f == fields.end()) return std::nullopt;
+    return f->text;
+}
+
 void for_each_item(std::string_view text, const std::string& what, std::size_t most,
                    const std::function<void(std::string_view, std::size_t)>& item) {
     read_text(text, what, [&](JsonCursor& c) {
@@ -83,22 +89,22 @@ const nlohmann::json& StrictFields::at(const std::string& key) {
         return *it;
     }
     if (const auto built = built_.find(key); built != built_.end()) return built->second;
-    const auto field = std::find_if(fields_.begin(), fields_.end(), [&](const FieldText& f) { return f.key == key; });
-    if (field == fields_.end()) invalid(fmt::format("{} has no '{}'", what_, key));
-    return built_.emplace(key, field_tree(field->text, fmt::format("{}'s '{}'", what_, key))).first->second;
+    const auto field = field_text(fields_, key);
+    if (!field) invalid(fmt::format("{} has no '{}'", what_, key));
+    return built_.emplace(key, field_tree(*field, fmt::format("{}'s '{}'", what_, key))).first->second;
 }
 
 std::string_view StrictFields::list(const std::string& key) {
     seen_.insert(key);
-    const auto field = std::find_if(fields_.begin(), fields_.end(), [&](const FieldText& f) { return f.key == key; });
-    if (tree_ != nullptr || field == fields_.end()) invalid(fmt::format("{} has no '{}'", what_, key));
-    return field->text;
+    const auto field = field_text(fields_, key);
+    if (tree_ != nullptr || !field) invalid(fmt::format("{} has no '{}'", what_, key));
+    return *field;
 }
 
 bool StrictFields::has(const std::string& key) const {
     if (tree_ != nullptr) return tree_->contains(key) && !tree_->at(key).is_null();
-    return std::any_of(fields_.begin(), fields_.end(),
-                       [&](const FieldText& f) { return f.key == key && f.text != "null"; });
+    const auto field = field_text(fields_, key);
+    return field && *field != "null";
 }
 
 void StrictFields::done() const {

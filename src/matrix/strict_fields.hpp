@@ -51,6 +51,8 @@ struct FieldText {
 // text; nothing is built. Throws Error (failed) naming `what` where the text is not JSON, is no object,
 // gives a field twice or has more than kMaxFields.
 std::vector<FieldText> object_fields(std::string_view text, const std::string& what);
+// The text of the field named `key` among `fields`, or none.
+std::optional<std::string_view> field_text(const std::vector<FieldText>& fields, std::string_view key);
 // Hands each item of the JSON list that is `text` to `item`, as its text, with its place; where the list
 // has more than `most` items, throws Error (failed) naming `what` before it reads another. `text` must
 // be a list (Error otherwise).
