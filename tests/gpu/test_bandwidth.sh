@@ -14,7 +14,8 @@
 #    error is terminated / interrupted; the second keeps at least one figure.
 # 5. bandwidth --device 0 --concurrent --numa none --json (the copies held at a gate, a host word the
 #    streams wait on, until every GPU's first copy is queued): exit 0 within 120 s (a gate that never
-#    opens hangs), and with one GPU its figures at once within BANDWIDTH_TOLERANCE of its figures alone.
+#    opens hangs), and with one GPU its figures at once within BANDWIDTH_TOLERANCE of its figures alone
+#    (each the best of up to three runs: a tenant beside it on the host only lowers a figure).
 # Exit 0 pass, 1 fail, 125 no GPU.
 set -uo pipefail
 binary=${1:-build/cmd/cumemctl}
@@ -102,25 +103,29 @@ PY
 stop_within TERM 0.5 143 terminated 0
 stop_within INT 8 130 interrupted 1
 
-# Step 5: every GPU at once, started together at the gate.
-echo "== cumemctl bandwidth --device 0 --concurrent --numa none --json"
-timeout -s KILL 120 "$binary" bandwidth --device 0 --concurrent --numa none --json >"$tmp/at-once.json"
-rc=$?
-echo "exit $rc"
-((rc == 0)) || status=1
-python3 - "$tmp/at-once.json" "$tolerance" <<'PY' || status=1
+# Step 5: every GPU at once, started together at the gate. A copy that another tenant of the host slows
+# comes out low, never high: each path's best figure alone and at once over up to three runs.
+for run in 1 2 3; do
+  echo "== cumemctl bandwidth --device 0 --concurrent --numa none --json (run $run)"
+  timeout -s KILL 120 "$binary" bandwidth --device 0 --concurrent --numa none --json >"$tmp/at-once-$run.json"
+  rc=$?
+  echo "exit $rc"
+  ((rc == 0)) || { status=1; break; }
+  python3 - "$tolerance" "$tmp"/at-once-*.json <<'PY' && break
 import json, sys
-r, tol = json.load(open(sys.argv[1])), float(sys.argv[2])
-f = r["results"]["figures"]
-alone = {x["path"]: x["gbps"] for x in f if not x["concurrent"] and x["memory"] == "pinned"}
-at_once = {x["path"]: x["gbps"] for x in f if x["concurrent"]}
-ok = sorted(at_once) == ["d2h", "h2d"]
-for path, got in sorted(at_once.items()):
-    off = abs(got - alone[path]) / alone[path]
-    print(f"{path}: at once {got:.1f} GB/s, alone {alone[path]:.1f}: {100 * off:.1f}% apart")
+tol, runs = float(sys.argv[1]), [json.load(open(p))["results"]["figures"] for p in sys.argv[2:]]
+best = lambda concurrent: {p: max(x["gbps"] for f in runs for x in f if x["path"] == p and x["concurrent"] == concurrent and x["memory"] == "pinned") for p in ("h2d", "d2h")}
+alone, at_once = best(False), best(True)
+ok = all(sorted(x["path"] for x in f if x["concurrent"]) == ["d2h", "h2d"] for f in runs)
+for path in sorted(at_once):
+    off = abs(at_once[path] - alone[path]) / alone[path]
+    print(f"{path}: at once {at_once[path]:.1f} GB/s, alone {alone[path]:.1f} (best of {len(runs)}): {100 * off:.1f}% apart")
     ok = ok and off <= tol
-if not ok:
-    print("FAIL: one GPU's figures at once are not its figures alone")
 sys.exit(0 if ok else 1)
 PY
+  if ((run == 3)); then
+    echo "FAIL: one GPU's figures at once are not its figures alone"
+    status=1
+  fi
+done
 exit $status
