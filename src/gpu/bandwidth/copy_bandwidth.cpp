@@ -1,6 +1,7 @@
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -234,62 +235,25 @@ double timed_copies(const DriverApi& api, int iterations, std::uint64_t size, co
     return seconds_between(api, start.get(), end.get());
 }
 
-// One stream of copies run together (run_together): its copy, its stream and that stream's context, where
-// it is, and the event after its timed copies.
-struct Way {
-    CUcontext context = nullptr;  // made current before each of its calls; none: the current one serves
-    CUstream stream = nullptr;
-    Pacer* pace = nullptr;
-    Enqueue op;
-    CUevent done = nullptr;  // recorded after its timed pieces
-    std::uint64_t next = 0;  // its next piece, counted from the first timed one
-    bool ended = false;      // its timed pieces have ended
-};
-
-// Queues each way's next piece of its copy of `size` bytes whenever its stream has room, so that no way
-// waits for another's pieces, and records its `done` after `timed` pieces. A way whose timed pieces are
-// queued goes on copying, untimed, until every way's have ended, so that each is timed while the others
-// run throughout, as nvbandwidth times a copy beside the copies it must share its links with.
-// `first_queued` (where given) is called once every way has queued its first piece. Returns once every
-// way's timed pieces have ended and its stream is drained; throws Interrupted between two pieces.
-void run_together(const DriverApi& api, std::vector<Way>& ways, std::uint64_t size, std::uint64_t timed,
-                  const std::function<void()>& first_queued = {}) {
-    const std::uint64_t per_copy = std::max<std::uint64_t>(1, (size + kPiece - 1) / kPiece);
-    const auto make_current = [&api](const Way& way) {
-        if (way.context != nullptr) CU_CALL(api, cuCtxSetCurrent, way.context);
-    };
-    bool first = true;
-    for (std::size_t copying = ways.size(); copying > 0;) {  // ways whose timed pieces have not ended
-        check_interrupted();
-        bool queued = false;
-        for (Way& way : ways) {
-            make_current(way);
-            if (way.next >= timed && !way.ended && event_ended(api, way.done)) way.ended = true, --copying;
-            const bool others_copy = copying > (way.ended ? 0 : 1);
-            if ((way.next >= timed && !others_copy) || !way.pace->room()) continue;
-            const std::uint64_t off = (way.next % per_copy) * kPiece;
-            way.pace->push(way.op, off, std::min(kPiece, size - off));
-            if (++way.next == timed) CU_CALL(api, cuEventRecord, way.done, way.stream);
-            queued = true;
-        }
-        if (std::exchange(first, false) && first_queued) first_queued();
-        if (!queued) idle_a_moment();
-    }
-    for (const Way& way : ways) make_current(way), way.pace->drain();
-}
-
-// The pieces of `iterations` copies of `size` bytes.
-std::uint64_t pieces_of(std::uint64_t size, int iterations) {
-    return (size + kPiece - 1) / kPiece * static_cast<std::uint64_t>(iterations);
-}
-
 // The seconds from one start until each of two streams' timed copies ended.
 struct TogetherSeconds {
     double first = 0, second = 0;
 };
 
+// One stream of timed_together: its copy, where it is, and the event after its timed copies.
+struct Way {
+    Pacer& pace;
+    const Enqueue& op;
+    CUstream stream = nullptr;
+    std::uint64_t next = 0;  // the next piece, counted from the timed copies' first
+    OwnedHandle<CUevent> done;
+    bool ended = false;  // its timed copies have ended (done has been reached)
+};
+
 // `iterations` of `a` on one stream and of `b` on another, both copies of `size` bytes, started together
-// after one untimed copy each, each timed while the other runs throughout (run_together).
+// after one untimed copy each. Each way is timed while the other runs throughout, as nvbandwidth times
+// its bidirectional copies: the way that ends first goes on copying, untimed, until the other ended.
+// Each stream is filled as it has room, so the faster way never waits for the slower one's pieces.
 TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64_t size, const Enqueue& a,
                                const Enqueue& b) {
     const auto s1 = copy_stream(api);
@@ -298,16 +262,30 @@ TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64
     Pacer p2(api, s2.get());
     in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { p1.piece(a, off, n), p2.piece(b, off, n); });
     p1.drain(), p2.drain();
+    const std::uint64_t per_copy = (size + kPiece - 1) / kPiece;
+    const std::uint64_t timed = per_copy * static_cast<std::uint64_t>(iterations);
     const auto start = copy_event(api);
-    const auto a_done = copy_event(api);
-    const auto b_done = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), s1.get());
     CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
-    std::vector<Way> ways(2);
-    ways[0].stream = s1.get(), ways[0].pace = &p1, ways[0].op = a, ways[0].done = a_done.get();
-    ways[1].stream = s2.get(), ways[1].pace = &p2, ways[1].op = b, ways[1].done = b_done.get();
-    run_together(api, ways, size, pieces_of(size, iterations));
-    return {seconds_between(api, start.get(), a_done.get()), seconds_between(api, start.get(), b_done.get())};
+    std::array<Way, 2> ways{{{p1, a, s1.get(), 0, copy_event(api)}, {p2, b, s2.get(), 0, copy_event(api)}}};
+    while (!ways[0].ended || !ways[1].ended) {
+        check_interrupted();
+        bool queued = false;
+        for (int w = 0; w < 2; ++w) {
+            Way& way = ways[w];
+            const Way& other = ways[1 - w];
+            if (way.next >= timed && !way.ended) way.ended = event_ended(api, way.done.get());
+            if ((way.next >= timed && other.ended) || !way.pace.room()) continue;
+            const std::uint64_t off = (way.next % per_copy) * kPiece;
+            way.pace.push(way.op, off, std::min(kPiece, size - off));
+            if (++way.next == timed) CU_CALL(api, cuEventRecord, way.done.get(), way.stream);
+            queued = true;
+        }
+        if (!queued) idle_a_moment();
+    }
+    p1.drain(), p2.drain();
+    return {seconds_between(api, start.get(), ways[0].done.get()),
+            seconds_between(api, start.get(), ways[1].done.get())};
 }
 
 Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const PinnedBuffer& src) {
@@ -546,9 +524,7 @@ struct ConcurrentPart {
     std::optional<OwnedHandle<CUdeviceptr>> dev;
     std::optional<PinnedBuffer> host;
     std::optional<OwnedHandle<CUstream>> stream;
-    // Its copies each way, queued a piece at a time and waited for interruptibly: a pacer a direction,
-    // so that each keeps the rate its own direction's pieces ended at.
-    std::optional<Pacer> to_device_pace, to_host_pace;
+    std::optional<Pacer> pacer;  // the untimed copies' pieces, waited for interruptibly
     std::optional<OwnedHandle<CUevent>> start, end;
     BindingOutcome binding;
 };
@@ -566,14 +542,12 @@ void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optiona
     part.dev.emplace(copy_device_buffer(api, r.size));
     part.host.emplace(api, r.size);
     part.stream.emplace(copy_stream(api));
-    part.to_device_pace.emplace(api, part.stream->get());
-    part.to_host_pace.emplace(api, part.stream->get());
+    part.pacer.emplace(api, part.stream->get());
     part.start.emplace(copy_event(api));
     part.end.emplace(copy_event(api));
-    part.to_device_pace->copy(to_device(api, part.dev->get(), *part.host), r.size);
-    part.to_device_pace->drain();
-    part.to_host_pace->copy(to_host(api, *part.host, part.dev->get()), r.size);
-    part.to_host_pace->drain();
+    part.pacer->copy(to_device(api, part.dev->get(), *part.host), r.size);
+    part.pacer->copy(to_host(api, *part.host, part.dev->get()), r.size);
+    part.pacer->drain();
     CU_CALL(api, cuStreamSynchronize, part.stream->get());  // done already: the stream is idle from here
 }
 
@@ -657,27 +631,37 @@ private:
     bool held_ = false;
 };
 
-// One direction on every GPU at once (run_together): every GPU's stream held at the gate with its start
-// event behind it, the gate opened once every GPU has queued its first piece, then each GPU's time from
-// its start event to the end of its timed copies, every GPU copying until all of them have ended.
+// One direction on every GPU at once: every GPU's stream held at the gate, its start event and first
+// copy queued behind it, the gate opened, the other copies queued on every GPU's stream in turn
+// (queueing takes microseconds, the copies milliseconds), then each GPU's time from its start event to
+// its end event.
 void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::vector<ConcurrentPart>& parts,
                StartGate& gate, std::vector<std::vector<CopyFigure>>& out) {
     check_interrupted();
-    std::vector<Way> ways(parts.size());
-    for (std::size_t i = 0; i < parts.size(); ++i) {
-        ConcurrentPart& p = parts[i];
-        CU_CALL(api, cuCtxSetCurrent, p.context);
-        gate.hold(p.stream->get());
-        CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
-        Way& way = ways[i];
-        way.context = p.context, way.stream = p.stream->get(), way.done = p.end->get();
-        if (path == CopyPath::host_to_device) {
-            way.pace = &*p.to_device_pace, way.op = to_device(api, p.dev->get(), *p.host);
-        } else {
-            way.pace = &*p.to_host_pace, way.op = to_host(api, *p.host, p.dev->get());
+    const auto each = [&api, &parts](const auto& step) {
+        for (ConcurrentPart& p : parts) {
+            CU_CALL(api, cuCtxSetCurrent, p.context);
+            step(p);
         }
+    };
+    bool first = true;
+    for (int i = 0; i < r.iterations; ++i) {  // a piece on every GPU in turn, as they run together
+        in_pieces(r.size, [&](std::uint64_t off, std::uint64_t n) {
+            each([&api, &gate, path, off, n, first](ConcurrentPart& p) {
+                // Each GPU's time starts at the gate, right before its first copy.
+                if (first) {
+                    gate.hold(p.stream->get());
+                    CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
+                }
+                const Enqueue op = path == CopyPath::host_to_device ? to_device(api, p.dev->get(), *p.host)
+                                                                    : to_host(api, *p.host, p.dev->get());
+                op(p.stream->get(), off, n);  // no event a piece: every GPU's copies queued back to back
+            });
+            if (first) gate.open();
+            first = false;
+        });
     }
-    run_together(api, ways, r.size, pieces_of(r.size, r.iterations), [&gate] { gate.open(); });
+    each([&api](ConcurrentPart& p) { CU_CALL(api, cuEventRecord, p.end->get(), p.stream->get()); });
     const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         CU_CALL(api, cuCtxSetCurrent, parts[i].context);
@@ -702,8 +686,7 @@ std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, co
         for (auto p = parts.rbegin(); p != parts.rend(); ++p) {
             if (p->context != nullptr) api.cuCtxSetCurrent(p->context);
             if (p->stream) (void)api.cuStreamSynchronize(p->stream->get());  // stopped: what is queued ends first
-            p->end.reset(), p->start.reset(), p->to_host_pace.reset(), p->to_device_pace.reset(), p->stream.reset(),
-                p->host.reset(), p->dev.reset();
+            p->end.reset(), p->start.reset(), p->pacer.reset(), p->stream.reset(), p->host.reset(), p->dev.reset();
         }
         gate.release();  // its word, before the context it was made in goes
         while (!contexts.empty()) contexts.pop_back();
