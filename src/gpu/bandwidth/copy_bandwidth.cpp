@@ -722,18 +722,14 @@ CopyFigure copy_while(const DriverApi& api, std::uint64_t size, int batch, doubl
         queued.push_back(copy_event(api));
         CU_CALL(api, cuEventRecord, queued.back().get(), stream.get());
     };
-    CU_REQUIRE(api, cuEventQuery);
     CU_CALL(api, cuEventRecord, start.get(), stream.get());
     queue_batch();
     queue_batch();
     const Stopwatch watch;
     while (!sample() && watch.seconds() < seconds) {
-        const CUresult r = api.cuEventQuery(queued.front().get());
-        if (r == CUDA_SUCCESS) {
+        if (event_ended(api, queued.front().get())) {
             queued.pop_front();
             queue_batch();
-        } else if (r != CUDA_ERROR_NOT_READY) {
-            check(api, r, "cuEventQuery");
         }
         std::this_thread::sleep_for(std::chrono::microseconds(250));
     }
