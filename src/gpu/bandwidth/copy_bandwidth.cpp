@@ -1,7 +1,6 @@
 #include "gpu/bandwidth/copy_bandwidth.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -166,6 +165,18 @@ public:
         CU_CALL(api_, cuEventRecord, queued_.back().event.get(), stream_);
         in_flight_ += bytes;
     }
+    // The pieces queued that have not ended yet, without waiting: those that have are let go.
+    std::size_t unfinished() {
+        while (!queued_.empty() && event_ended(api_, queued_.front().event.get())) retire();
+        return queued_.size();
+    }
+    // Starts from `bytes_per_second` (a rate the GPU's own clock measured) rather than from the rate its
+    // next first piece ends at as the host sees it: a slow host reads that one low, and keeps the stream
+    // too short a queue. The stream is idle (drained).
+    void expect(double bytes_per_second) {
+        fastest_ = bytes_per_second;
+        if (mark_) spare_.push_back(std::move(mark_));
+    }
     // Waits for everything queued; the stream is then idle, and the host has waited for it (its last
     // piece done, the synchronize returns at once).
     void drain() {
@@ -235,25 +246,65 @@ double timed_copies(const DriverApi& api, int iterations, std::uint64_t size, co
     return seconds_between(api, start.get(), end.get());
 }
 
+// One stream of copies run together (run_together): its copy, its stream and that stream's context, where
+// it is, and the event after its timed pieces.
+struct Way {
+    CUcontext context = nullptr;  // made current before each of its calls; none: the current one serves
+    CUstream stream = nullptr;
+    Pacer* pace = nullptr;
+    Enqueue op;
+    CUevent done = nullptr;  // recorded after its timed pieces
+    std::uint64_t next = 0;  // its next piece, counted from the first timed one
+    bool ended = false;      // its timed pieces have ended
+};
+
+// Queues each way's next timed piece of its copy of `size` bytes whenever its stream has room, so that
+// no way waits for another's pieces, and records its `done` after `timed` pieces. A way whose timed
+// pieces are queued goes on copying, untimed and two pieces ahead, until every way's have ended, so that
+// each is timed while the others run throughout, as nvbandwidth times a copy beside the copies it
+// shares its links with. Where the pacers' queues hold every timed piece, all of them are queued, a
+// piece of each way in turn, before the host asks the driver anything. `first_queued` (where given) is
+// called once every way has queued its first piece. Returns once every way's timed pieces have ended and
+// its stream is drained; throws Interrupted between two pieces.
+void run_together(const DriverApi& api, std::vector<Way>& ways, std::uint64_t size, std::uint64_t timed,
+                  const std::function<void()>& first_queued = {}) {
+    const std::uint64_t per_copy = std::max<std::uint64_t>(1, (size + kPiece - 1) / kPiece);
+    const auto make_current = [&api](const Way& way) {
+        if (way.context != nullptr) CU_CALL(api, cuCtxSetCurrent, way.context);
+    };
+    bool first = true;
+    for (std::size_t copying = ways.size(); copying > 0;) {  // ways whose timed pieces have not ended
+        check_interrupted();
+        bool queued = false;
+        for (Way& way : ways) {
+            make_current(way);
+            if (way.next >= timed && !way.ended && event_ended(api, way.done)) way.ended = true, --copying;
+            const bool untimed = way.next >= timed;
+            if (untimed && (copying == (way.ended ? 0 : 1) || way.pace->unfinished() >= 2)) continue;
+            if (!way.pace->room()) continue;
+            const std::uint64_t off = (way.next % per_copy) * kPiece;
+            way.pace->push(way.op, off, std::min(kPiece, size - off));
+            if (++way.next == timed) CU_CALL(api, cuEventRecord, way.done, way.stream);
+            queued = true;
+        }
+        if (std::exchange(first, false) && first_queued) first_queued();
+        if (!queued) idle_a_moment();
+    }
+    for (const Way& way : ways) make_current(way), way.pace->drain();
+}
+
+// The pieces of `iterations` copies of `size` bytes.
+std::uint64_t pieces_of(std::uint64_t size, int iterations) {
+    return (size + kPiece - 1) / kPiece * static_cast<std::uint64_t>(iterations);
+}
+
 // The seconds from one start until each of two streams' timed copies ended.
 struct TogetherSeconds {
     double first = 0, second = 0;
 };
 
-// One stream of timed_together: its copy, where it is, and the event after its timed copies.
-struct Way {
-    Pacer& pace;
-    const Enqueue& op;
-    CUstream stream = nullptr;
-    std::uint64_t next = 0;  // the next piece, counted from the timed copies' first
-    OwnedHandle<CUevent> done;
-    bool ended = false;  // its timed copies have ended (done has been reached)
-};
-
 // `iterations` of `a` on one stream and of `b` on another, both copies of `size` bytes, started together
-// after one untimed copy each. Each way is timed while the other runs throughout, as nvbandwidth times
-// its bidirectional copies: the way that ends first goes on copying, untimed, until the other ended.
-// Each stream is filled as it has room, so the faster way never waits for the slower one's pieces.
+// after one untimed copy each, each timed while the other runs throughout (run_together).
 TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64_t size, const Enqueue& a,
                                const Enqueue& b) {
     const auto s1 = copy_stream(api);
@@ -262,30 +313,16 @@ TogetherSeconds timed_together(const DriverApi& api, int iterations, std::uint64
     Pacer p2(api, s2.get());
     in_pieces(size, [&](std::uint64_t off, std::uint64_t n) { p1.piece(a, off, n), p2.piece(b, off, n); });
     p1.drain(), p2.drain();
-    const std::uint64_t per_copy = (size + kPiece - 1) / kPiece;
-    const std::uint64_t timed = per_copy * static_cast<std::uint64_t>(iterations);
     const auto start = copy_event(api);
+    const auto a_done = copy_event(api);
+    const auto b_done = copy_event(api);
     CU_CALL(api, cuEventRecord, start.get(), s1.get());
     CU_CALL(api, cuStreamWaitEvent, s2.get(), start.get(), 0);
-    std::array<Way, 2> ways{{{p1, a, s1.get(), 0, copy_event(api)}, {p2, b, s2.get(), 0, copy_event(api)}}};
-    while (!ways[0].ended || !ways[1].ended) {
-        check_interrupted();
-        bool queued = false;
-        for (int w = 0; w < 2; ++w) {
-            Way& way = ways[w];
-            const Way& other = ways[1 - w];
-            if (way.next >= timed && !way.ended) way.ended = event_ended(api, way.done.get());
-            if ((way.next >= timed && other.ended) || !way.pace.room()) continue;
-            const std::uint64_t off = (way.next % per_copy) * kPiece;
-            way.pace.push(way.op, off, std::min(kPiece, size - off));
-            if (++way.next == timed) CU_CALL(api, cuEventRecord, way.done.get(), way.stream);
-            queued = true;
-        }
-        if (!queued) idle_a_moment();
-    }
-    p1.drain(), p2.drain();
-    return {seconds_between(api, start.get(), ways[0].done.get()),
-            seconds_between(api, start.get(), ways[1].done.get())};
+    std::vector<Way> ways(2);
+    ways[0].stream = s1.get(), ways[0].pace = &p1, ways[0].op = a, ways[0].done = a_done.get();
+    ways[1].stream = s2.get(), ways[1].pace = &p2, ways[1].op = b, ways[1].done = b_done.get();
+    run_together(api, ways, size, pieces_of(size, iterations));
+    return {seconds_between(api, start.get(), a_done.get()), seconds_between(api, start.get(), b_done.get())};
 }
 
 Enqueue to_device(const DriverApi& api, CUdeviceptr dst, const PinnedBuffer& src) {
@@ -516,21 +553,35 @@ void measure_copies(const DriverApi& api, int device, const CopyRequest& r, std:
 
 namespace {
 
-// One GPU's part of measure_concurrent: its context, buffers, stream and events, and how its buffers
-// were placed.
+// One GPU's part of measure_concurrent: its context, buffers, stream and events, how its buffers were
+// placed, and the rate each way that its untimed copy ran at alone.
 struct ConcurrentPart {
     int device = 0;
     CUcontext context = nullptr;
     std::optional<OwnedHandle<CUdeviceptr>> dev;
     std::optional<PinnedBuffer> host;
     std::optional<OwnedHandle<CUstream>> stream;
-    std::optional<Pacer> pacer;  // the untimed copies' pieces, waited for interruptibly
+    std::optional<Pacer> pacer;  // its copies, queued a piece at a time and waited for interruptibly
     std::optional<OwnedHandle<CUevent>> start, end;
+    double to_device_rate = 0, to_host_rate = 0;  // bytes a second, on the GPU's clock
     BindingOutcome binding;
 };
 
+// Copies all of `op`, `size` bytes, once through `pace` on `stream` and waits for it: its rate in bytes
+// a second on the GPU's clock.
+double untimed_copy(const DriverApi& api, Pacer& pace, CUstream stream, const Enqueue& op, std::uint64_t size) {
+    const auto from = copy_event(api);
+    const auto to = copy_event(api);
+    CU_CALL(api, cuEventRecord, from.get(), stream);
+    pace.copy(op, size);
+    CU_CALL(api, cuEventRecord, to.get(), stream);
+    pace.drain();
+    const double seconds = seconds_between(api, from.get(), to.get());
+    return seconds > 0 ? static_cast<double>(size) / seconds : 0;
+}
+
 // Makes a GPU's buffers on its node (the thread bound while they are made), its stream and events, and
-// copies once each way untimed. The GPU's context is current.
+// copies once each way untimed, alone. The GPU's context is current.
 void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optional<HostPlacement>& where,
                   ConcurrentPart& part) {
     std::optional<ThreadBinding> bound;
@@ -545,10 +596,10 @@ void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optiona
     part.pacer.emplace(api, part.stream->get());
     part.start.emplace(copy_event(api));
     part.end.emplace(copy_event(api));
-    part.pacer->copy(to_device(api, part.dev->get(), *part.host), r.size);
-    part.pacer->copy(to_host(api, *part.host, part.dev->get()), r.size);
-    part.pacer->drain();
-    CU_CALL(api, cuStreamSynchronize, part.stream->get());  // done already: the stream is idle from here
+    const CUstream s = part.stream->get();
+    part.to_device_rate = untimed_copy(api, *part.pacer, s, to_device(api, part.dev->get(), *part.host), r.size);
+    part.to_host_rate = untimed_copy(api, *part.pacer, s, to_host(api, *part.host, part.dev->get()), r.size);
+    CU_CALL(api, cuStreamSynchronize, s);  // done already: the stream is idle from here
 }
 
 // A word of page-locked host memory that holds each GPU's stream (cuStreamWaitValue32) until the host
@@ -631,37 +682,27 @@ private:
     bool held_ = false;
 };
 
-// One direction on every GPU at once: every GPU's stream held at the gate, its start event and first
-// copy queued behind it, the gate opened, the other copies queued on every GPU's stream in turn
-// (queueing takes microseconds, the copies milliseconds), then each GPU's time from its start event to
-// its end event.
+// One direction on every GPU at once (run_together): every GPU's stream held at the gate with its start
+// event behind it, the gate opened once every GPU has queued its first piece, then each GPU's time from
+// its start event to the end of its timed copies, every GPU copying until all of them have ended. Each
+// GPU's stream is kept a quarter second ahead at its share of the rate it copied at alone (the GPUs may
+// all share one link), so that a stop waits for a fraction of a second of copies, on any link.
 void timed_all(const DriverApi& api, const CopyRequest& r, CopyPath path, std::vector<ConcurrentPart>& parts,
                StartGate& gate, std::vector<std::vector<CopyFigure>>& out) {
     check_interrupted();
-    const auto each = [&api, &parts](const auto& step) {
-        for (ConcurrentPart& p : parts) {
-            CU_CALL(api, cuCtxSetCurrent, p.context);
-            step(p);
-        }
-    };
-    bool first = true;
-    for (int i = 0; i < r.iterations; ++i) {  // a piece on every GPU in turn, as they run together
-        in_pieces(r.size, [&](std::uint64_t off, std::uint64_t n) {
-            each([&api, &gate, path, off, n, first](ConcurrentPart& p) {
-                // Each GPU's time starts at the gate, right before its first copy.
-                if (first) {
-                    gate.hold(p.stream->get());
-                    CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
-                }
-                const Enqueue op = path == CopyPath::host_to_device ? to_device(api, p.dev->get(), *p.host)
-                                                                    : to_host(api, *p.host, p.dev->get());
-                op(p.stream->get(), off, n);  // no event a piece: every GPU's copies queued back to back
-            });
-            if (first) gate.open();
-            first = false;
-        });
+    std::vector<Way> ways(parts.size());
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        ConcurrentPart& p = parts[i];
+        CU_CALL(api, cuCtxSetCurrent, p.context);
+        const bool h2d = path == CopyPath::host_to_device;
+        p.pacer->expect((h2d ? p.to_device_rate : p.to_host_rate) / static_cast<double>(parts.size()));
+        gate.hold(p.stream->get());
+        CU_CALL(api, cuEventRecord, p.start->get(), p.stream->get());
+        Way& way = ways[i];
+        way.context = p.context, way.stream = p.stream->get(), way.done = p.end->get(), way.pace = &*p.pacer;
+        way.op = h2d ? to_device(api, p.dev->get(), *p.host) : to_host(api, *p.host, p.dev->get());
     }
-    each([&api](ConcurrentPart& p) { CU_CALL(api, cuEventRecord, p.end->get(), p.stream->get()); });
+    run_together(api, ways, r.size, pieces_of(r.size, r.iterations), [&gate] { gate.open(); });
     const std::uint64_t bytes = r.size * static_cast<std::uint64_t>(r.iterations);
     for (std::size_t i = 0; i < parts.size(); ++i) {
         CU_CALL(api, cuCtxSetCurrent, parts[i].context);

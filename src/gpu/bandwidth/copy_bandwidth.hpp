@@ -109,11 +109,13 @@ void measure_copies(const DriverApi& api, int device, const CopyRequest& request
 // Every GPU of `devices` copies at once, as nvbandwidth's host_to_all and all_to_host do: h2d from
 // pinned memory on all of them together (after one untimed copy each way), then d2h together. Each
 // GPU's buffers are made in its primary context with the thread bound to its placement (`placements`,
-// by index; absent: none); the copies are queued on every GPU's stream, one GPU right after another,
-// then each GPU's time is read from its own events. Returns each GPU's h2d and d2h figures
-// (concurrent), in the order of `devices`, and how each GPU's buffers were placed in `bindings` (where
-// given). What shares a link (a PCIe switch's uplink, the host's memory) shows as GPUs that each reach
-// less than alone. Frees everything, whatever happens; throws Error, Interrupted before each direction.
+// by index; absent: none). Every GPU's stream is filled as it has room, and every GPU goes on copying
+// until all have ended their timed copies, so that each is timed while the others copy throughout (as
+// nvbandwidth times one GPU beside the others' copies); each GPU's time is read from its own events.
+// Returns each GPU's h2d and d2h figures (concurrent), in the order of `devices`, and how each GPU's
+// buffers were placed in `bindings` (where given). What shares a link (a PCIe switch's uplink, the
+// host's memory) shows as GPUs that each reach less than alone. Frees everything, whatever happens;
+// throws Error, and Interrupted between two pieces.
 std::vector<std::vector<CopyFigure>> measure_concurrent(const DriverApi& api, const std::vector<int>& devices,
                                                         const CopyRequest& request,
                                                         const std::vector<std::optional<HostPlacement>>& placements,
