@@ -246,6 +246,11 @@ double timed_copies(const DriverApi& api, int iterations, std::uint64_t size, co
     return seconds_between(api, start.get(), end.get());
 }
 
+// The pieces of `iterations` copies of `size` bytes.
+std::uint64_t pieces_of(std::uint64_t size, int iterations) {
+    return (size + kPiece - 1) / kPiece * static_cast<std::uint64_t>(iterations);
+}
+
 // One stream of copies run together (run_together): its copy, its stream and that stream's context, where
 // it is, and the event after its timed pieces.
 struct Way {
@@ -268,7 +273,7 @@ struct Way {
 // its stream is drained; throws Interrupted between two pieces.
 void run_together(const DriverApi& api, std::vector<Way>& ways, std::uint64_t size, std::uint64_t timed,
                   const std::function<void()>& first_queued = {}) {
-    const std::uint64_t per_copy = std::max<std::uint64_t>(1, (size + kPiece - 1) / kPiece);
+    const std::uint64_t per_copy = pieces_of(size, 1);
     const auto make_current = [&api](const Way& way) {
         if (way.context != nullptr) CU_CALL(api, cuCtxSetCurrent, way.context);
     };
@@ -291,11 +296,6 @@ void run_together(const DriverApi& api, std::vector<Way>& ways, std::uint64_t si
         if (!queued) idle_a_moment();
     }
     for (const Way& way : ways) make_current(way), way.pace->drain();
-}
-
-// The pieces of `iterations` copies of `size` bytes.
-std::uint64_t pieces_of(std::uint64_t size, int iterations) {
-    return (size + kPiece - 1) / kPiece * static_cast<std::uint64_t>(iterations);
 }
 
 // The seconds from one start until each of two streams' timed copies ended.
@@ -581,7 +581,7 @@ double untimed_copy(const DriverApi& api, Pacer& pace, CUstream stream, const En
 }
 
 // Makes a GPU's buffers on its node (the thread bound while they are made), its stream and events, and
-// copies once each way untimed, alone. The GPU's context is current.
+// copies once each way untimed, alone; its stream is idle after. The GPU's context is current.
 void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optional<HostPlacement>& where,
                   ConcurrentPart& part) {
     std::optional<ThreadBinding> bound;
@@ -599,7 +599,6 @@ void prepare_part(const DriverApi& api, const CopyRequest& r, const std::optiona
     const CUstream s = part.stream->get();
     part.to_device_rate = untimed_copy(api, *part.pacer, s, to_device(api, part.dev->get(), *part.host), r.size);
     part.to_host_rate = untimed_copy(api, *part.pacer, s, to_host(api, *part.host, part.dev->get()), r.size);
-    CU_CALL(api, cuStreamSynchronize, s);  // done already: the stream is idle from here
 }
 
 // A word of page-locked host memory that holds each GPU's stream (cuStreamWaitValue32) until the host
