@@ -121,7 +121,18 @@ fi
 # libFuzzer over the /proc parsers and fleet's report reader (tests/fuzz): a bounded run of each target, side by side, from the seeds
 # in tests/fuzz/corpus; a crash, a run past 5 s on one input (-timeout) or past 512 MB resident
 # (-rss_limit_mb: a blow-up in time or memory) leaves its input in build-fuzz/ and fails the run. At the
-# lowest priority: they run beside the stages whose cases time a stop to the second.
+# lowest priority: they run beside the stages whose cases time a stop to the second (so a timeout is
+# judged again by unstarved()).
+# A timeout of the niced run is judged again at normal priority: the input that timed out runs once
+# alone, under the same 5 s. Only a slow input fails (a starved run beside the other stages does not).
+unstarved() {
+  local target=$1 unit
+  grep -q 'ERROR: libFuzzer: timeout' "build-fuzz/fuzz_$target.log" || return 1
+  unit=$(sed -n 's/.*Test unit written to \(build-fuzz\/timeout-[0-9a-f]*\)$/\1/p' "build-fuzz/fuzz_$target.log")
+  [[ -f $unit ]] || return 1
+  build-fuzz/tests/fuzz/fuzz_$target -timeout=5 -rss_limit_mb=512 "$unit" >"build-fuzz/fuzz_$target.rerun.log" 2>&1 || return 1
+  echo "fuzz_$target: timed out while starved; $unit runs within 5 s alone"
+}
 fuzz() {
   local seconds=${FUZZ_SECONDS:-20} target status=0
   local -A pids=()
@@ -133,7 +144,7 @@ fuzz() {
     pids[$target]=$!
   done
   for target in "${!pids[@]}"; do
-    if wait "${pids[$target]}"; then
+    if wait "${pids[$target]}" || unstarved "$target"; then
       grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz_$target.log" | sed "s/^/fuzz_$target: /"
     else
       tail -30 "build-fuzz/fuzz_$target.log"
