@@ -42,7 +42,7 @@ RUNS = {
     "fabric_matrix": (["fabric-matrix", "--local", "--json"], "h200x8", "cuMemCreate:300"),
     "matrix_rank": (["__matrix-rank"], "h200", None),
     "memtest": (["memtest", "--size", "64MiB", "--passes", "50", "--json"], "h200", "cuLaunchKernel:100"),
-    "bandwidth": (["bandwidth", "--size", "64MiB", "--iterations", "50", "--json"], "slow_d2h",
+    "bandwidth": (["bandwidth", "--size", "16MiB", "--iterations", "50", "--json"], "slow_d2h",
                   "cuMemcpyDtoHAsync:1"),
     "completion": (["completion", "bash"], None, None),
     "imex_verify": (["__imex-verify"], "h200", None),
@@ -69,7 +69,7 @@ def command_table(source):
 
 HOLDER = 'devices[0].nvml.processes=[{"pid": 4194242, "used": 1073741824, "name": "/usr/bin/python3"}]'
 # Variants of the fake's profiles made here: (the base profile, the changes).
-VARIANTS = {"slow_d2h": ("h200", ['devices[0].copy.d2h_gbps=0.5']), "held": ("h200", [HOLDER]),
+VARIANTS = {"slow_d2h": ("h200", ['devices[0].copy.d2h_gbps=0.125']), "held": ("h200", [HOLDER]),
             "held_x8": ("h200x8", [HOLDER])}
 
 
