@@ -2,8 +2,7 @@
 # On a GPU machine: cumemctl bandwidth beside NVIDIA's nvbandwidth, run interleaved in the same session,
 # each figure side by side, counted the same way (bytes copied, per direction: the "copied" of
 # cumemctl's JSON), with the ratio and whether it is within 2%. nvbandwidth is built here from a source
-# folder carried along (the GPU machine has cmake, Boost's headers and CUDA, and no network; Boost's
-# program_options library comes from carry/boost-po, scripts/nvbandwidth-deps.sh):
+# folder carried along (scripts/nvbandwidth-build.sh):
 #
 #   scripts/gpu-bandwidth-compare.sh CUMEMCTL [NVBANDWIDTH_SOURCE] [ROUNDS]
 #
@@ -22,25 +21,7 @@ out=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 export PATH="${CUDA_HOME:-/usr/local/cuda}/bin:$PATH"
 
-if [[ ! -x $build/nvbandwidth ]]; then
-  [[ -f $src/CMakeLists.txt ]] || { echo "no nvbandwidth source in $src (copy the snapshot into carry/nvbandwidth)" >&2; exit 2; }
-  arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '.')
-  # Boost's program_options from carry/boost-po (scripts/nvbandwidth-deps.sh), where the machine lacks it:
-  # its cmake files beside the machine's own Boost 1.83 headers and cmake files.
-  boost=()
-  top=$(cd "$(dirname "$0")/.." && pwd)
-  po=$top/carry/boost-po/usr/lib/x86_64-linux-gnu/cmake
-  if [[ -d $po/boost_program_options-1.83.0 && -d /usr/lib/x86_64-linux-gnu/cmake/boost_headers-1.83.0 ]]; then
-    ln -sfn /usr/include "$top/carry/boost-po/usr/include"
-    cp -r /usr/lib/x86_64-linux-gnu/cmake/BoostDetectToolset-1.83.0.cmake \
-      /usr/lib/x86_64-linux-gnu/cmake/boost_headers-1.83.0 "$po/"
-    boost=(-DBoost_USE_STATIC_LIBS=ON "-Dboost_program_options_DIR=$po/boost_program_options-1.83.0")
-  fi
-  cmake -S "$src" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="${arch:-90}" "${boost[@]}" \
-    >"$out/nvb-cmake.log" 2>&1 ||
-    { tail -20 "$out/nvb-cmake.log" >&2; exit 2; }
-  cmake --build "$build" -j"$(nproc)" >"$out/nvb-build.log" 2>&1 || { tail -20 "$out/nvb-build.log" >&2; exit 2; }
-fi
+nvb=$(NVB_BUILD=$build "$(dirname "$0")/nvbandwidth-build.sh" "$src" "$out")
 gpus=$(nvidia-smi -L | wc -l)
 tests=(host_to_device_memcpy_ce device_to_host_memcpy_ce host_to_device_bidirectional_memcpy_ce
        device_to_host_bidirectional_memcpy_ce device_local_copy)
@@ -52,7 +33,7 @@ else
   cumemctl_args+=(--no-peers)
 fi
 for ((r = 1; r <= rounds; r++)); do
-  "$build/nvbandwidth" -j -t "${tests[@]}" >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
+  "$nvb" -j -t "${tests[@]}" >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
   "$cumemctl" "${cumemctl_args[@]}" >"$out/cumemctl-$r.json" 2>"$out/cumemctl-$r.err" || true
 done
 echo "raw outputs: $out" >&2
