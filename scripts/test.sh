@@ -166,11 +166,12 @@ release_tests() {
   fi
   return "$status"
 }
-# compat13030 (a compile test), man, install, k8s-manifests, html-pages (headless chromium) and
-# bench-doctor-floors (the benchmark's own programs, which the sanitizer build does not make) ran in the
-# release tests, and so did the completion cases, which test the shell scripts: the sanitizers add nothing
-# there. fleet_scale is cli:fleet's code at 300 nodes: under the sanitizers (at -O0) its JSON alone took
-# two minutes of a core, and its memory cases need freed memory to go (ASan keeps it in quarantine).
+# compat13030 (a compile test), man, install, k8s-manifests, html-pages (headless chromium),
+# bench-doctor-floors and bench-bidir (the benchmark's own programs, which the sanitizer build does not
+# make) ran in the release tests, and so did the completion cases, which test the shell scripts: the
+# sanitizers add nothing there. fleet_scale is cli:fleet's code at 300 nodes: under the sanitizers (at
+# -O0) its JSON alone took two minutes of a core, and its memory cases need freed memory to go (ASan
+# keeps it in quarantine).
 # The release stage runs signals.case against the packaged binary, held to its second to stop
 # (signal_run.sh allows the sanitizer build half as long again, for LeakSanitizer's scan at exit).
 # Slurm, pdsh, node_exporter and promtool for real, against the release build: the fleet stage mostly
@@ -181,7 +182,7 @@ is_root && release_stage=(-- "release stage tests" \
 side_by_side \
   "sanitizer tests" env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan --output-on-failure -j "$test_jobs" \
-    -E '^(compat13030|man|install|k8s-manifests|html-pages|bench-doctor-floors|cli:completion|cli:fleet_scale)$' -- \
+    -E '^(compat13030|man|install|k8s-manifests|html-pages|bench-doctor-floors|bench-bidir|cli:completion|cli:fleet_scale)$' -- \
   "release tests" release_tests -- \
   "fleet" tests/slurm/run.sh "$release_dir" "${release_stage[@]}"
 stage "fuzz (${FUZZ_SECONDS:-20} s a target)" fuzz

@@ -1,0 +1,229 @@
+// bench_bidir: one direction of host<->device copies timed while the other direction copies throughout,
+// queued one of several ways, to tell which way of queueing moves the timed direction's figure. Both
+// `bandwidth`'s both-ways figure and nvbandwidth's bidirectional tests time a direction under the other;
+// they queue the copies differently (scripts/gpu-bidir-probe.sh runs every way beside both tools).
+//
+//   bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS]]
+//
+// The timed direction copies SIZE_MIB (default 512) LOOPS times (default 16) from one buffer to another,
+// after one untimed copy each way, on device 0. WAY:
+//   nvbandwidth  as nvbandwidth: one cuMemcpyAsync a copy; the other direction copies from and to buffers
+//                twice the size, LOOPS times; both streams held until every copy is queued
+//   same-buffers the other direction on buffers of the timed one's size, 2 x LOOPS copies (the same bytes)
+//   pieces       both directions in 256 MiB pieces with an event after each (nvbandwidth's buffers)
+//   pieces-timed     pieces with events on the timed direction only
+//   pieces-other     pieces with events on the other direction only
+//   cumemctl     as `bandwidth`: typed copies (cuMemcpyHtoDAsync, cuMemcpyDtoHAsync) in 256 MiB pieces
+//                with an event after each, the other direction on same-size buffers, held likewise
+//   no-hold      cumemctl's, the streams not held: each copies as soon as it is queued
+// Prints one JSON line: the way, the timed direction, its GB/s and the other direction's.
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench_driver.hpp"
+
+namespace {
+
+using bench::check;
+
+#define BIDIR_API(X)                   \
+    X(cuMemAlloc, 3020)                \
+    X(cuMemFree, 3020)                 \
+    X(cuMemHostAlloc, 2020)            \
+    X(cuMemFreeHost, 2000)             \
+    X(cuMemHostGetDevicePointer, 3020) \
+    X(cuMemcpyAsync, 4000)             \
+    X(cuMemcpyHtoDAsync, 3020)         \
+    X(cuMemcpyDtoHAsync, 3020)         \
+    X(cuStreamCreate, 2000)            \
+    X(cuStreamDestroy, 4000)           \
+    X(cuStreamWaitValue32, 11070)      \
+    X(cuStreamSynchronize, 2000)       \
+    X(cuEventCreate, 2000)             \
+    X(cuEventRecord, 2000)             \
+    X(cuEventElapsedTime, 2000)        \
+    X(cuEventDestroy, 4000)
+
+struct Api : bench::ContextApi {
+    BIDIR_API(BENCH_MEMBER)
+};
+
+Api load_api() {
+    using bench::resolve;
+    const auto get_proc = bench::open_driver();
+    Api a;
+    bench::resolve_context(get_proc, a);
+    BIDIR_API(BENCH_RESOLVE)
+    return a;
+}
+
+constexpr std::uint64_t kPiece = 256ULL << 20;
+
+// How one direction's copies are queued.
+struct Queueing {
+    bool typed = false;   // cuMemcpyHtoDAsync / cuMemcpyDtoHAsync rather than cuMemcpyAsync
+    bool pieces = false;  // 256 MiB pieces, an event after each
+};
+
+struct Way {
+    const char* name;
+    Queueing timed, other;
+    bool double_buffers;  // the other direction's buffers twice the size, as many copies as the timed one
+    bool hold;            // both streams held until every copy is queued
+};
+
+constexpr Way kWays[] = {
+    {"nvbandwidth", {false, false}, {false, false}, true, true},
+    {"same-buffers", {false, false}, {false, false}, false, true},
+    {"pieces", {false, true}, {false, true}, true, true},
+    {"pieces-timed", {false, true}, {false, false}, true, true},
+    {"pieces-other", {false, false}, {false, true}, true, true},
+    {"cumemctl", {true, true}, {true, true}, false, true},
+    {"no-hold", {true, true}, {true, true}, false, false},
+};
+
+// One direction: its device and pinned host buffers of `size` bytes, and its stream.
+struct Direction {
+    bool to_device = false;
+    std::uint64_t size = 0;
+    CUdeviceptr device = 0;
+    void* host = nullptr;
+    CUstream stream = nullptr;
+};
+
+Direction make_direction(const Api& a, bool to_device, std::uint64_t size) {
+    Direction d{to_device, size};
+    check(a.cuMemAlloc(&d.device, size), "cuMemAlloc");
+    check(a.cuMemHostAlloc(&d.host, size, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+    std::memset(d.host, 0x5a, size);
+    check(a.cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+    return d;
+}
+
+void free_direction(const Api& a, Direction& d) {
+    a.cuStreamDestroy(d.stream);
+    a.cuMemFreeHost(d.host);
+    a.cuMemFree(d.device);
+}
+
+// Queues `copies` copies of the direction's whole buffer, as `q` says; `events` keeps the events made.
+void queue(const Api& a, const Direction& d, const Queueing& q, int copies, std::vector<CUevent>& events) {
+    const auto one = [&](std::uint64_t off, std::uint64_t n) {
+        char* host = static_cast<char*>(d.host) + off;
+        const CUdeviceptr dev = d.device + off;
+        if (q.typed) {
+            check(
+                d.to_device ? a.cuMemcpyHtoDAsync(dev, host, n, d.stream) : a.cuMemcpyDtoHAsync(host, dev, n, d.stream),
+                "typed copy");
+        } else {
+            const auto h = static_cast<CUdeviceptr>(reinterpret_cast<std::uintptr_t>(host));
+            check(d.to_device ? a.cuMemcpyAsync(dev, h, n, d.stream) : a.cuMemcpyAsync(h, dev, n, d.stream),
+                  "cuMemcpyAsync");
+        }
+    };
+    for (int c = 0; c < copies; ++c) {
+        if (!q.pieces) {
+            one(0, d.size);
+            continue;
+        }
+        for (std::uint64_t off = 0; off < d.size; off += kPiece) {
+            one(off, std::min(kPiece, d.size - off));
+            CUevent e = nullptr;
+            check(a.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+            check(a.cuEventRecord(e, d.stream), "cuEventRecord");
+            events.push_back(e);
+        }
+    }
+}
+
+double seconds_between(const Api& a, CUevent from, CUevent to) {
+    float ms = 0;
+    check(a.cuEventElapsedTime(&ms, from, to), "cuEventElapsedTime");
+    return ms / 1e3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const Way* way = nullptr;
+    if (argc >= 3) {
+        for (const Way& w : kWays) {
+            if (std::strcmp(argv[2], w.name) == 0) way = &w;
+        }
+    }
+    if (argc < 3 || argc > 5 || way == nullptr ||
+        (std::strcmp(argv[1], "h2d") != 0 && std::strcmp(argv[1], "d2h") != 0)) {
+        std::fprintf(stderr, "usage: bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS]]; WAY:");
+        for (const Way& w : kWays) std::fprintf(stderr, " %s", w.name);
+        std::fprintf(stderr, "\n");
+        return 2;
+    }
+    const bool timed_to_device = std::strcmp(argv[1], "h2d") == 0;
+    const std::uint64_t size = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 512) << 20;
+    const int loops = argc > 4 ? std::max(1, std::atoi(argv[4])) : 16;
+    if (size == 0) {
+        std::fprintf(stderr, "bench_bidir: SIZE_MIB must be at least 1\n");
+        return 2;
+    }
+
+    const Api a = load_api();
+    check(a.cuInit(0), "cuInit");
+    CUcontext ctx = nullptr;
+    check(a.cuDevicePrimaryCtxRetain(&ctx, 0), "cuDevicePrimaryCtxRetain");
+    check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    Direction timed = make_direction(a, timed_to_device, size);
+    Direction other = make_direction(a, !timed_to_device, way->double_buffers ? 2 * size : size);
+    const int other_copies = way->double_buffers ? loops : 2 * loops;
+    std::vector<CUevent> events;
+    queue(a, timed, way->timed, 1, events);  // untimed: the first copy of a buffer pays for its mappings
+    queue(a, other, way->other, 1, events);
+    check(a.cuStreamSynchronize(timed.stream), "cuStreamSynchronize");
+    check(a.cuStreamSynchronize(other.stream), "cuStreamSynchronize");
+
+    // The hold: both streams wait for a host word that turns 1 once every copy is queued.
+    auto* word = static_cast<std::uint32_t*>(nullptr);
+    CUdeviceptr word_at = 0;
+    if (way->hold) {
+        check(a.cuMemHostAlloc(reinterpret_cast<void**>(&word), sizeof *word,
+                               CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
+              "cuMemHostAlloc");
+        __atomic_store_n(word, 0U, __ATOMIC_SEQ_CST);
+        check(a.cuMemHostGetDevicePointer(&word_at, word, 0), "cuMemHostGetDevicePointer");
+        check(a.cuStreamWaitValue32(timed.stream, word_at, 1, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+        check(a.cuStreamWaitValue32(other.stream, word_at, 1, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+    }
+    CUevent start = nullptr, end = nullptr, other_start = nullptr, other_end = nullptr;
+    for (CUevent* e : {&start, &end, &other_start, &other_end})
+        check(a.cuEventCreate(e, CU_EVENT_DEFAULT), "cuEventCreate");
+    check(a.cuEventRecord(start, timed.stream), "cuEventRecord");
+    check(a.cuEventRecord(other_start, other.stream), "cuEventRecord");
+    queue(a, timed, way->timed, loops, events);
+    check(a.cuEventRecord(end, timed.stream), "cuEventRecord");
+    queue(a, other, way->other, other_copies, events);
+    check(a.cuEventRecord(other_end, other.stream), "cuEventRecord");
+    if (way->hold) __atomic_store_n(word, 1U, __ATOMIC_SEQ_CST);
+    check(a.cuStreamSynchronize(timed.stream), "cuStreamSynchronize");
+    check(a.cuStreamSynchronize(other.stream), "cuStreamSynchronize");
+
+    const double gbps = static_cast<double>(size) * loops / seconds_between(a, start, end) / 1e9;
+    const double other_gbps =
+        static_cast<double>(other.size) * other_copies / seconds_between(a, other_start, other_end) / 1e9;
+    std::printf(
+        "{\"way\": \"%s\", \"timed\": \"%s\", \"size_bytes\": %llu, \"loops\": %d, \"gbps\": %.3f, "
+        "\"other_gbps\": %.3f}\n",
+        way->name, timed_to_device ? "h2d" : "d2h", static_cast<unsigned long long>(size), loops, gbps, other_gbps);
+
+    for (CUevent e : events) a.cuEventDestroy(e);
+    for (CUevent e : {start, end, other_start, other_end}) a.cuEventDestroy(e);
+    if (word != nullptr) a.cuMemFreeHost(word);
+    free_direction(a, timed);
+    free_direction(a, other);
+    a.cuCtxSetCurrent(nullptr);
+    a.cuDevicePrimaryCtxRelease(0);
+    return 0;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/python3
+"""bench_bidir (scripts/gpu-bidir-probe.sh) on the fake driver: every way its usage lists queues and
+times both legs and prints its one JSON line, naming the way and the timed leg, with a figure the fake's
+link gives; an unknown way or leg is refused with exit 2.
+
+    bench_bidir_test.py BENCH_BIDIR        (CUMEMCTL_LIBCUDA and FAKECUDA_PROFILE name the fake)
+"""
+import json
+import subprocess
+import sys
+
+
+def main():
+    binary = sys.argv[1]
+    usage = subprocess.run([binary], capture_output=True, text=True)
+    ways = usage.stderr.split("WAY:")[-1].split()
+    failures = []
+    if usage.returncode != 2 or not ways:
+        failures.append(f"no usage listing the ways (exit {usage.returncode}): {usage.stderr!r}")
+    for way in ways:
+        for leg in ("h2d", "d2h"):
+            r = subprocess.run([binary, leg, way, "64", "2"], capture_output=True, text=True, timeout=60)
+            try:
+                row = json.loads(r.stdout)
+            except ValueError:
+                row = {}
+            ok = (r.returncode == 0 and row.get("way") == way and row.get("timed") == leg
+                  and row.get("gbps", 0) > 1 and row.get("other_gbps", 0) > 1)
+            print(f"{'ok  ' if ok else 'FAIL'} {leg} {way}: exit {r.returncode}, {r.stdout.strip() or r.stderr.strip()}")
+            if not ok:
+                failures.append(f"{leg} {way}")
+    for argv in (["h2d", "none"], ["both", ways[0] if ways else "nvbandwidth"]):
+        r = subprocess.run([binary] + argv, capture_output=True, text=True)
+        if r.returncode != 2:
+            failures.append(f"{' '.join(argv)}: exit {r.returncode}, not 2")
+    if failures:
+        print("FAIL: " + "; ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
