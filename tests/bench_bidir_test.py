@@ -19,7 +19,7 @@ def main():
         failures.append(f"no usage listing the ways (exit {usage.returncode}): {usage.stderr!r}")
     for way in ways:
         for leg in ("h2d", "d2h"):
-            r = subprocess.run([binary, leg, way, "64", "2"], capture_output=True, text=True, timeout=60)
+            r = subprocess.run([binary, leg, way, "16", "2"], capture_output=True, text=True, timeout=60)
             try:
                 row = json.loads(r.stdout)
             except ValueError:
