@@ -31,39 +31,32 @@ for ((r = 1; r <= rounds; r++)); do
   done
 done
 echo "raw outputs: $out" >&2
-exec python3 - "$out" "$rounds" <<'PY'
+exec python3 - "$out" "$rounds" "$(dirname "$0")" <<'PY'
 import json, statistics, sys
 
-out, rounds = sys.argv[1], int(sys.argv[2])
-figures = {}  # (who, leg) -> GB/s of each round
+sys.path.insert(0, sys.argv[3])
+from bandwidth_figures import cm_figures, load, nvb_figures
 
-def add(key, value):
-    figures.setdefault(key, []).append(float(value))
+out, rounds = sys.argv[1], int(sys.argv[2])
+LEGS = {"h2d": "host_to_device_bidirectional_memcpy_ce", "d2h": "device_to_host_bidirectional_memcpy_ce"}
+figures = {}  # (who, leg) -> GB/s of each round, GPU 0's
 
 for r in range(1, rounds + 1):
+    nvb, cm = nvb_figures(load(f"{out}/nvb-{r}.json")), cm_figures(load(f"{out}/cumemctl-{r}.json"))
+    for leg, test in LEGS.items():
+        for who, got in (("nvbandwidth", nvb), ("cumemctl bandwidth", cm)):
+            if (test, 0, 0) in got:
+                figures.setdefault((who, leg), []).append(got[(test, 0, 0)])
     try:
-        doc = json.load(open(f"{out}/nvb-{r}.json"))
-        for t in doc["nvbandwidth"]["testcases"]:
-            leg = "h2d" if t["name"].startswith("host_to_device") else "d2h"
-            add(("nvbandwidth", leg), t["bandwidth_matrix"][0][0])
-    except (OSError, ValueError, KeyError, IndexError, TypeError):
-        pass
-    try:
-        for f in json.load(open(f"{out}/cumemctl-{r}.json"))["results"]["figures"]:
-            if f["path"] == "both" and f["device"] == 0:
-                for c in f["copied"]:
-                    add(("cumemctl bandwidth", c["direction"]), c["gbps"])
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
-    try:
-        for line in open(f"{out}/bidir-{r}.jsonl"):
-            try:
-                row = json.loads(line)
-                add((f"bench_bidir {row['way']}", row["timed"]), row["gbps"])
-            except (ValueError, KeyError):
-                pass
+        lines = open(f"{out}/bidir-{r}.jsonl").read().splitlines()
     except OSError:
-        pass
+        lines = []
+    for line in lines:
+        try:
+            row = json.loads(line)
+            figures.setdefault((f"bench_bidir {row['way']}", row["timed"]), []).append(float(row["gbps"]))
+        except (ValueError, KeyError, TypeError):
+            pass
 
 print(f"{'who':32} {'leg':4} {'median':>8} {'min - max':>15} {'vs nvbandwidth':>15}")
 for (who, leg), values in sorted(figures.items(), key=lambda kv: (kv[0][1], kv[0][0] != "nvbandwidth", kv[0][0])):
