@@ -3,10 +3,12 @@
 // `bandwidth`'s both-ways figure and nvbandwidth's bidirectional tests time a direction under the other;
 // they queue the copies differently (scripts/gpu-bidir-probe.sh runs every way beside both tools).
 //
-//   bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS]]
+//   bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS]]]
 //
 // The timed direction copies SIZE_MIB (default 512) LOOPS times (default 16) from one buffer to another,
-// after one untimed copy each way, on device 0. WAY:
+// after one untimed copy each way, on device 0. STREAMS (default 0) streams are made first and kept, so
+// that the two streams timed are the context's STREAMS+1th and STREAMS+2th, as a tool that made streams
+// before them has them (a driver may deal streams to copy engines in turn). WAY:
 //   nvbandwidth  as nvbandwidth: one cuMemcpyAsync a copy; the other direction copies from and to buffers
 //                twice the size, LOOPS times; both streams held until every copy is queued
 //   same-buffers the other direction on buffers of the timed one's size, 2 x LOOPS copies (the same bytes)
@@ -16,7 +18,8 @@
 //   cumemctl     as `bandwidth`: typed copies (cuMemcpyHtoDAsync, cuMemcpyDtoHAsync) in 256 MiB pieces
 //                with an event after each, the other direction on same-size buffers, held likewise
 //   no-hold      cumemctl's, the streams not held: each copies as soon as it is queued
-// Prints one JSON line: the way, the timed direction, its GB/s and the other direction's.
+// Prints one JSON line: the way, the timed direction, the streams made first, its GB/s and the other
+// direction's.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -156,9 +159,9 @@ int main(int argc, char** argv) {
             if (std::strcmp(argv[2], w.name) == 0) way = &w;
         }
     }
-    if (argc < 3 || argc > 5 || way == nullptr ||
+    if (argc < 3 || argc > 6 || way == nullptr ||
         (std::strcmp(argv[1], "h2d") != 0 && std::strcmp(argv[1], "d2h") != 0)) {
-        std::fprintf(stderr, "usage: bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS]]; WAY:");
+        std::fprintf(stderr, "usage: bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS]]]; WAY:");
         for (const Way& w : kWays) std::fprintf(stderr, " %s", w.name);
         std::fprintf(stderr, "\n");
         return 2;
@@ -166,8 +169,13 @@ int main(int argc, char** argv) {
     const bool timed_to_device = std::strcmp(argv[1], "h2d") == 0;
     const std::uint64_t size = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 512) << 20;
     const int loops = argc > 4 ? std::max(1, std::atoi(argv[4])) : 16;
+    const int streams_first = argc > 5 ? std::atoi(argv[5]) : 0;
     if (size == 0) {
         std::fprintf(stderr, "bench_bidir: SIZE_MIB must be at least 1\n");
+        return 2;
+    }
+    if (streams_first < 0 || streams_first > 64) {
+        std::fprintf(stderr, "bench_bidir: STREAMS must be 0 to 64\n");
         return 2;
     }
 
@@ -176,6 +184,8 @@ int main(int argc, char** argv) {
     CUcontext ctx = nullptr;
     check(a.cuDevicePrimaryCtxRetain(&ctx, 0), "cuDevicePrimaryCtxRetain");
     check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+    std::vector<CUstream> first(static_cast<std::size_t>(streams_first));
+    for (CUstream& s : first) check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     Direction timed = make_direction(a, timed_to_device, size);
     Direction other = make_direction(a, !timed_to_device, way->double_buffers ? 2 * size : size);
     const int other_copies = way->double_buffers ? loops : 2 * loops;
@@ -214,15 +224,17 @@ int main(int argc, char** argv) {
     const double other_gbps =
         static_cast<double>(other.size) * other_copies / seconds_between(a, other_start, other_end) / 1e9;
     std::printf(
-        "{\"way\": \"%s\", \"timed\": \"%s\", \"size_bytes\": %llu, \"loops\": %d, \"gbps\": %.3f, "
-        "\"other_gbps\": %.3f}\n",
-        way->name, timed_to_device ? "h2d" : "d2h", static_cast<unsigned long long>(size), loops, gbps, other_gbps);
+        "{\"way\": \"%s\", \"timed\": \"%s\", \"streams_first\": %d, \"size_bytes\": %llu, \"loops\": %d, "
+        "\"gbps\": %.3f, \"other_gbps\": %.3f}\n",
+        way->name, timed_to_device ? "h2d" : "d2h", streams_first, static_cast<unsigned long long>(size), loops, gbps,
+        other_gbps);
 
     for (CUevent e : events) a.cuEventDestroy(e);
     for (CUevent e : {start, end, other_start, other_end}) a.cuEventDestroy(e);
     if (word != nullptr) a.cuMemFreeHost(word);
     free_direction(a, timed);
     free_direction(a, other);
+    for (CUstream s : first) a.cuStreamDestroy(s);
     a.cuCtxSetCurrent(nullptr);
     a.cuDevicePrimaryCtxRelease(0);
     return 0;

@@ -4,7 +4,9 @@
 # nvbandwidth's two bidirectional tests, `cumemctl bandwidth` as scripts/gpu-bandwidth-compare.sh runs
 # it, and bench_bidir's ways of queueing the same copies (bench/bidir.cpp: nvbandwidth's way, the other
 # direction on same-size buffers, pieces with events on either stream or both, cumemctl's way, without
-# the hold), each timing the h2d leg and, for nvbandwidth's and cumemctl's ways, the d2h leg too.
+# the hold), each timing the h2d leg and, for nvbandwidth's and cumemctl's ways, the d2h leg too; and
+# nvbandwidth's and cumemctl's ways again with 1 to 3 streams made first (bench_bidir's STREAMS), in case
+# the copy engine a stream gets, not the queueing, moves the figure.
 #
 #   scripts/gpu-bidir-probe.sh CUMEMCTL BENCH_BIDIR [NVBANDWIDTH_SOURCE] [ROUNDS]
 #
@@ -20,14 +22,16 @@ out=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 nvb=$("$(dirname "$0")/nvbandwidth-build.sh" "$src" "$out")
 runs=(h2d:nvbandwidth d2h:nvbandwidth h2d:same-buffers h2d:pieces h2d:pieces-timed h2d:pieces-other
-      h2d:cumemctl d2h:cumemctl h2d:no-hold)
+      h2d:cumemctl d2h:cumemctl h2d:no-hold h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3
+      h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3)
 for ((r = 1; r <= rounds; r++)); do
   "$nvb" -j -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
     >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
   "$cumemctl" bandwidth --json --size 512MiB --iterations 16 --numa none --no-peers \
     >"$out/cumemctl-$r.json" 2>"$out/cumemctl-$r.err" || true
   for run in "${runs[@]}"; do
-    "$bidir" "${run%%:*}" "${run#*:}" 512 16 >>"$out/bidir-$r.jsonl" 2>>"$out/bidir-$r.err" || true
+    IFS=: read -r leg way streams <<<"$run"
+    "$bidir" "$leg" "$way" 512 16 "${streams:-0}" >>"$out/bidir-$r.jsonl" 2>>"$out/bidir-$r.err" || true
   done
 done
 echo "raw outputs: $out" >&2
@@ -54,7 +58,8 @@ for r in range(1, rounds + 1):
     for line in lines:
         try:
             row = json.loads(line)
-            figures.setdefault((f"bench_bidir {row['way']}", row["timed"]), []).append(float(row["gbps"]))
+            who = f"bench_bidir {row['way']}" + (f" +{row['streams_first']} streams" if row.get("streams_first") else "")
+            figures.setdefault((who, row["timed"]), []).append(float(row["gbps"]))
         except (ValueError, KeyError, TypeError):
             pass
 

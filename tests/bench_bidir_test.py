@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """bench_bidir (scripts/gpu-bidir-probe.sh) on the fake driver: every way its usage lists queues and
 times both legs and prints its one JSON line, naming the way and the timed leg, with a figure the fake's
-link gives; an unknown way or leg is refused with exit 2.
+link gives; streams made first are said in the line; an unknown way or leg, or a count of streams
+past 0 to 64, is refused with exit 2.
 
     bench_bidir_test.py BENCH_BIDIR        (CUMEMCTL_LIBCUDA and FAKECUDA_PROFILE name the fake)
 """
@@ -29,7 +30,15 @@ def main():
             print(f"{'ok  ' if ok else 'FAIL'} {leg} {way}: exit {r.returncode}, {r.stdout.strip() or r.stderr.strip()}")
             if not ok:
                 failures.append(f"{leg} {way}")
-    for argv in (["h2d", "none"], ["both", ways[0] if ways else "nvbandwidth"]):
+    way = ways[0] if ways else "nvbandwidth"
+    r = subprocess.run([binary, "h2d", way, "16", "2", "3"], capture_output=True, text=True, timeout=60)
+    try:
+        streams = json.loads(r.stdout).get("streams_first")
+    except ValueError:
+        streams = None
+    if r.returncode != 0 or streams != 3:
+        failures.append(f"h2d {way} with 3 streams first: exit {r.returncode}, streams_first {streams!r}")
+    for argv in (["h2d", "none"], ["both", way], ["h2d", way, "16", "2", "-1"], ["h2d", way, "16", "2", "65"]):
         r = subprocess.run([binary] + argv, capture_output=True, text=True)
         if r.returncode != 2:
             failures.append(f"{' '.join(argv)}: exit {r.returncode}, not 2")
