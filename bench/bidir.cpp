@@ -18,6 +18,8 @@
 //   cumemctl     as `bandwidth`: typed copies (cuMemcpyHtoDAsync, cuMemcpyDtoHAsync) in 256 MiB pieces
 //                with an event after each, the other direction on same-size buffers, held likewise
 //   no-hold      cumemctl's, the streams not held: each copies as soon as it is queued
+//   host-pieces  cumemctl's, its host buffers too: one cuMemHostAlloc (no flags) a 256 MiB piece, not one
+//                for the whole buffer
 // Prints one JSON line: the way, the timed direction, the streams made first, its GB/s and the other
 // direction's.
 #include <algorithm>
@@ -78,46 +80,60 @@ struct Way {
     Queueing timed, other;
     bool double_buffers;  // the other direction's buffers twice the size, as many copies as the timed one
     bool hold;            // both streams held until every copy is queued
+    bool host_pieces;     // host buffers allocated a piece at a time (only where both directions copy pieces)
 };
 
 constexpr Way kWays[] = {
-    {"nvbandwidth", {false, false}, {false, false}, true, true},
-    {"same-buffers", {false, false}, {false, false}, false, true},
-    {"pieces", {false, true}, {false, true}, true, true},
-    {"pieces-timed", {false, true}, {false, false}, true, true},
-    {"pieces-other", {false, false}, {false, true}, true, true},
-    {"cumemctl", {true, true}, {true, true}, false, true},
-    {"no-hold", {true, true}, {true, true}, false, false},
+    {"nvbandwidth", {false, false}, {false, false}, true, true, false},
+    {"same-buffers", {false, false}, {false, false}, false, true, false},
+    {"pieces", {false, true}, {false, true}, true, true, false},
+    {"pieces-timed", {false, true}, {false, false}, true, true, false},
+    {"pieces-other", {false, false}, {false, true}, true, true, false},
+    {"cumemctl", {true, true}, {true, true}, false, true, false},
+    {"no-hold", {true, true}, {true, true}, false, false, false},
+    {"host-pieces", {true, true}, {true, true}, false, true, true},
 };
 
-// One direction: its device and pinned host buffers of `size` bytes, and its stream.
+// One direction: its device and pinned host buffers of `size` bytes, and its stream. The host buffer is
+// one allocation, or one a kPiece (`bandwidth`'s PinnedBuffer).
 struct Direction {
     bool to_device = false;
     std::uint64_t size = 0;
     CUdeviceptr device = 0;
-    void* host = nullptr;
+    std::vector<void*> hosts;  // the host buffer's allocations, each of kPiece bytes but the last
     CUstream stream = nullptr;
+    char* host_at(std::uint64_t off) const {
+        return hosts.size() == 1 ? static_cast<char*>(hosts[0]) + off
+                                 : static_cast<char*>(hosts[off / kPiece]) + off % kPiece;
+    }
 };
 
-Direction make_direction(const Api& a, bool to_device, std::uint64_t size) {
-    Direction d{to_device, size};
+Direction make_direction(const Api& a, bool to_device, std::uint64_t size, bool host_pieces) {
+    Direction d;
+    d.to_device = to_device, d.size = size;
     check(a.cuMemAlloc(&d.device, size), "cuMemAlloc");
-    check(a.cuMemHostAlloc(&d.host, size, CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
-    std::memset(d.host, 0x5a, size);
+    const std::uint64_t piece = host_pieces ? kPiece : size;
+    for (std::uint64_t off = 0; off < size; off += piece) {
+        const std::uint64_t n = std::min(piece, size - off);
+        void* p = nullptr;
+        check(a.cuMemHostAlloc(&p, n, host_pieces ? 0 : CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+        std::memset(p, 0x5a, n);
+        d.hosts.push_back(p);
+    }
     check(a.cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     return d;
 }
 
 void free_direction(const Api& a, Direction& d) {
     a.cuStreamDestroy(d.stream);
-    a.cuMemFreeHost(d.host);
+    for (void* p : d.hosts) a.cuMemFreeHost(p);
     a.cuMemFree(d.device);
 }
 
 // Queues `copies` copies of the direction's whole buffer, as `q` says; `events` keeps the events made.
 void queue(const Api& a, const Direction& d, const Queueing& q, int copies, std::vector<CUevent>& events) {
     const auto one = [&](std::uint64_t off, std::uint64_t n) {
-        char* host = static_cast<char*>(d.host) + off;
+        char* host = d.host_at(off);
         const CUdeviceptr dev = d.device + off;
         if (q.typed) {
             check(
@@ -186,8 +202,8 @@ int main(int argc, char** argv) {
     check(a.cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
     std::vector<CUstream> first(static_cast<std::size_t>(streams_first));
     for (CUstream& s : first) check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    Direction timed = make_direction(a, timed_to_device, size);
-    Direction other = make_direction(a, !timed_to_device, way->double_buffers ? 2 * size : size);
+    Direction timed = make_direction(a, timed_to_device, size, way->host_pieces);
+    Direction other = make_direction(a, !timed_to_device, way->double_buffers ? 2 * size : size, way->host_pieces);
     const int other_copies = way->double_buffers ? loops : 2 * loops;
     std::vector<CUevent> events;
     queue(a, timed, way->timed, 1, events);  // untimed: the first copy of a buffer pays for its mappings

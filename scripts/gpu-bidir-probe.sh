@@ -4,9 +4,9 @@
 # nvbandwidth's two bidirectional tests, `cumemctl bandwidth` as scripts/gpu-bandwidth-compare.sh runs
 # it, and bench_bidir's ways of queueing the same copies (bench/bidir.cpp: nvbandwidth's way, the other
 # direction on same-size buffers, pieces with events on either stream or both, cumemctl's way, without
-# the hold), each timing the h2d leg and, for nvbandwidth's and cumemctl's ways, the d2h leg too; and
-# nvbandwidth's and cumemctl's ways again with 1 to 3 streams made first (bench_bidir's STREAMS), in case
-# the copy engine a stream gets, not the queueing, moves the figure.
+# the hold, with cumemctl's host buffers too), each timing the h2d leg and, for nvbandwidth's and the
+# two cumemctl ways, the d2h leg too; and nvbandwidth's and cumemctl's ways again with 1 to 3 streams
+# made first (bench_bidir's STREAMS), in case the copy engine a stream gets moves the figure.
 #
 #   scripts/gpu-bidir-probe.sh CUMEMCTL BENCH_BIDIR [NVBANDWIDTH_SOURCE] [ROUNDS]
 #
@@ -22,8 +22,8 @@ out=${OUT_DIR:-$(mktemp -d)}
 mkdir -p "$out"
 nvb=$("$(dirname "$0")/nvbandwidth-build.sh" "$src" "$out")
 runs=(h2d:nvbandwidth d2h:nvbandwidth h2d:same-buffers h2d:pieces h2d:pieces-timed h2d:pieces-other
-      h2d:cumemctl d2h:cumemctl h2d:no-hold h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3
-      h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3)
+      h2d:cumemctl d2h:cumemctl h2d:no-hold h2d:host-pieces d2h:host-pieces
+      h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3 h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3)
 for ((r = 1; r <= rounds; r++)); do
   "$nvb" -j -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
     >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
