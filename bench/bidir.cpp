@@ -3,12 +3,14 @@
 // `bandwidth`'s both-ways figure and nvbandwidth's bidirectional tests time a direction under the other;
 // they queue the copies differently (scripts/gpu-bidir-probe.sh runs every way beside both tools).
 //
-//   bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS]]]
+//   bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS [SAMPLES]]]]
 //
 // The timed direction copies SIZE_MIB (default 512) LOOPS times (default 16) from one buffer to another,
 // after one untimed copy each way, on device 0. STREAMS (default 0) streams are made first and kept, so
 // that the two streams timed are the context's STREAMS+1th and STREAMS+2th, as a tool that made streams
-// before them has them (a driver may deal streams to copy engines in turn). WAY:
+// before them has them (a driver may deal streams to copy engines in turn). SAMPLES (default 1, at most
+// 9) times the copies that many times in the one process, as nvbandwidth takes three samples and prints
+// their median. WAY:
 //   nvbandwidth  as nvbandwidth: one cuMemcpyAsync a copy; the other direction copies from and to buffers
 //                twice the size, LOOPS times; both streams held until every copy is queued
 //   same-buffers the other direction on buffers of the timed one's size, 2 x LOOPS copies (the same bytes)
@@ -21,13 +23,14 @@
 //   host-pieces  cumemctl's, its host buffers too: one cuMemHostAlloc (no flags) a 256 MiB piece, not one
 //                for the whole buffer
 // Prints one JSON line: the way, the timed direction, the streams made first, its GB/s and the other
-// direction's.
+// direction's (medians of the samples), and each sample's GB/s in order.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench_driver.hpp"
@@ -166,6 +169,46 @@ double seconds_between(const Api& a, CUevent from, CUevent to) {
     return ms / 1e3;
 }
 
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The hold: a host word both streams wait on (cuStreamWaitValue32) until every copy of a sample is
+// queued; sample n waits for n and is let go by writing n.
+struct Hold {
+    std::uint32_t* word = nullptr;
+    CUdeviceptr at = 0;
+};
+
+// GB/s of the timed direction and of the other in one sample: `loops` copies timed while the other
+// direction copies throughout, queued as `way` says.
+std::pair<double, double> sample(const Api& a, const Way& way, const Direction& timed, const Direction& other,
+                                 int loops, const Hold& hold, std::uint32_t n, std::vector<CUevent>& events) {
+    const int other_copies = way.double_buffers ? loops : 2 * loops;
+    if (way.hold) {
+        check(a.cuStreamWaitValue32(timed.stream, hold.at, n, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+        check(a.cuStreamWaitValue32(other.stream, hold.at, n, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+    }
+    CUevent start = nullptr, end = nullptr, other_start = nullptr, other_end = nullptr;
+    for (CUevent* e : {&start, &end, &other_start, &other_end}) {
+        check(a.cuEventCreate(e, CU_EVENT_DEFAULT), "cuEventCreate");
+        events.push_back(*e);
+    }
+    check(a.cuEventRecord(start, timed.stream), "cuEventRecord");
+    check(a.cuEventRecord(other_start, other.stream), "cuEventRecord");
+    queue(a, timed, way.timed, loops, events);
+    check(a.cuEventRecord(end, timed.stream), "cuEventRecord");
+    queue(a, other, way.other, other_copies, events);
+    check(a.cuEventRecord(other_end, other.stream), "cuEventRecord");
+    if (way.hold) __atomic_store_n(hold.word, n, __ATOMIC_SEQ_CST);
+    check(a.cuStreamSynchronize(timed.stream), "cuStreamSynchronize");
+    check(a.cuStreamSynchronize(other.stream), "cuStreamSynchronize");
+    return {static_cast<double>(timed.size) * loops / seconds_between(a, start, end) / 1e9,
+            static_cast<double>(other.size) * other_copies / seconds_between(a, other_start, other_end) / 1e9};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,9 +218,9 @@ int main(int argc, char** argv) {
             if (std::strcmp(argv[2], w.name) == 0) way = &w;
         }
     }
-    if (argc < 3 || argc > 6 || way == nullptr ||
+    if (argc < 3 || argc > 7 || way == nullptr ||
         (std::strcmp(argv[1], "h2d") != 0 && std::strcmp(argv[1], "d2h") != 0)) {
-        std::fprintf(stderr, "usage: bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS]]]; WAY:");
+        std::fprintf(stderr, "usage: bench_bidir h2d|d2h WAY [SIZE_MIB [LOOPS [STREAMS [SAMPLES]]]]; WAY:");
         for (const Way& w : kWays) std::fprintf(stderr, " %s", w.name);
         std::fprintf(stderr, "\n");
         return 2;
@@ -186,12 +229,17 @@ int main(int argc, char** argv) {
     const std::uint64_t size = (argc > 3 ? std::strtoull(argv[3], nullptr, 10) : 512) << 20;
     const int loops = argc > 4 ? std::max(1, std::atoi(argv[4])) : 16;
     const int streams_first = argc > 5 ? std::atoi(argv[5]) : 0;
+    const int samples = argc > 6 ? std::atoi(argv[6]) : 1;
     if (size == 0) {
         std::fprintf(stderr, "bench_bidir: SIZE_MIB must be at least 1\n");
         return 2;
     }
     if (streams_first < 0 || streams_first > 64) {
         std::fprintf(stderr, "bench_bidir: STREAMS must be 0 to 64\n");
+        return 2;
+    }
+    if (samples < 1 || samples > 9) {
+        std::fprintf(stderr, "bench_bidir: SAMPLES must be 1 to 9\n");
         return 2;
     }
 
@@ -204,50 +252,35 @@ int main(int argc, char** argv) {
     for (CUstream& s : first) check(a.cuStreamCreate(&s, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
     Direction timed = make_direction(a, timed_to_device, size, way->host_pieces);
     Direction other = make_direction(a, !timed_to_device, way->double_buffers ? 2 * size : size, way->host_pieces);
-    const int other_copies = way->double_buffers ? loops : 2 * loops;
     std::vector<CUevent> events;
     queue(a, timed, way->timed, 1, events);  // untimed: the first copy of a buffer pays for its mappings
     queue(a, other, way->other, 1, events);
     check(a.cuStreamSynchronize(timed.stream), "cuStreamSynchronize");
     check(a.cuStreamSynchronize(other.stream), "cuStreamSynchronize");
 
-    // The hold: both streams wait for a host word that turns 1 once every copy is queued.
-    auto* word = static_cast<std::uint32_t*>(nullptr);
-    CUdeviceptr word_at = 0;
+    Hold hold;
     if (way->hold) {
-        check(a.cuMemHostAlloc(reinterpret_cast<void**>(&word), sizeof *word,
+        check(a.cuMemHostAlloc(reinterpret_cast<void**>(&hold.word), sizeof *hold.word,
                                CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP),
               "cuMemHostAlloc");
-        __atomic_store_n(word, 0U, __ATOMIC_SEQ_CST);
-        check(a.cuMemHostGetDevicePointer(&word_at, word, 0), "cuMemHostGetDevicePointer");
-        check(a.cuStreamWaitValue32(timed.stream, word_at, 1, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
-        check(a.cuStreamWaitValue32(other.stream, word_at, 1, CU_STREAM_WAIT_VALUE_GEQ), "cuStreamWaitValue32");
+        __atomic_store_n(hold.word, 0U, __ATOMIC_SEQ_CST);
+        check(a.cuMemHostGetDevicePointer(&hold.at, hold.word, 0), "cuMemHostGetDevicePointer");
     }
-    CUevent start = nullptr, end = nullptr, other_start = nullptr, other_end = nullptr;
-    for (CUevent* e : {&start, &end, &other_start, &other_end})
-        check(a.cuEventCreate(e, CU_EVENT_DEFAULT), "cuEventCreate");
-    check(a.cuEventRecord(start, timed.stream), "cuEventRecord");
-    check(a.cuEventRecord(other_start, other.stream), "cuEventRecord");
-    queue(a, timed, way->timed, loops, events);
-    check(a.cuEventRecord(end, timed.stream), "cuEventRecord");
-    queue(a, other, way->other, other_copies, events);
-    check(a.cuEventRecord(other_end, other.stream), "cuEventRecord");
-    if (way->hold) __atomic_store_n(word, 1U, __ATOMIC_SEQ_CST);
-    check(a.cuStreamSynchronize(timed.stream), "cuStreamSynchronize");
-    check(a.cuStreamSynchronize(other.stream), "cuStreamSynchronize");
-
-    const double gbps = static_cast<double>(size) * loops / seconds_between(a, start, end) / 1e9;
-    const double other_gbps =
-        static_cast<double>(other.size) * other_copies / seconds_between(a, other_start, other_end) / 1e9;
+    std::vector<double> gbps, other_gbps;
+    for (int n = 1; n <= samples; ++n) {
+        const auto [g, o] = sample(a, *way, timed, other, loops, hold, static_cast<std::uint32_t>(n), events);
+        gbps.push_back(g), other_gbps.push_back(o);
+    }
+    std::string each;
+    for (const double g : gbps) each += (each.empty() ? "" : ", ") + std::to_string(g);
     std::printf(
         "{\"way\": \"%s\", \"timed\": \"%s\", \"streams_first\": %d, \"size_bytes\": %llu, \"loops\": %d, "
-        "\"gbps\": %.3f, \"other_gbps\": %.3f}\n",
-        way->name, timed_to_device ? "h2d" : "d2h", streams_first, static_cast<unsigned long long>(size), loops, gbps,
-        other_gbps);
+        "\"gbps\": %.3f, \"other_gbps\": %.3f, \"samples\": [%s]}\n",
+        way->name, timed_to_device ? "h2d" : "d2h", streams_first, static_cast<unsigned long long>(size), loops,
+        median(gbps), median(other_gbps), each.c_str());
 
     for (CUevent e : events) a.cuEventDestroy(e);
-    for (CUevent e : {start, end, other_start, other_end}) a.cuEventDestroy(e);
-    if (word != nullptr) a.cuMemFreeHost(word);
+    if (hold.word != nullptr) a.cuMemFreeHost(hold.word);
     free_direction(a, timed);
     free_direction(a, other);
     for (CUstream s : first) a.cuStreamDestroy(s);

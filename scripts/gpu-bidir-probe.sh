@@ -5,8 +5,11 @@
 # it, and bench_bidir's ways of queueing the same copies (bench/bidir.cpp: nvbandwidth's way, the other
 # direction on same-size buffers, pieces with events on either stream or both, cumemctl's way, without
 # the hold, with cumemctl's host buffers too), each timing the h2d leg and, for nvbandwidth's and the
-# two cumemctl ways, the d2h leg too; and nvbandwidth's and cumemctl's ways again with 1 to 3 streams
-# made first (bench_bidir's STREAMS), in case the copy engine a stream gets moves the figure.
+# two cumemctl ways, the d2h leg too; nvbandwidth's and cumemctl's ways again with 1 to 3 streams made
+# first (bench_bidir's STREAMS), in case the copy engine a stream gets moves the figure; and, in case the
+# statistic does (nvbandwidth prints the median of three samples taken in one process, `bandwidth` one
+# sample), nvbandwidth with one sample (-i 1), nvbandwidth's three samples one by one (-v), and
+# bench_bidir's two ways in three samples (SAMPLES), each sample a row.
 #
 #   scripts/gpu-bidir-probe.sh CUMEMCTL BENCH_BIDIR [NVBANDWIDTH_SOURCE] [ROUNDS]
 #
@@ -23,20 +26,24 @@ mkdir -p "$out"
 nvb=$("$(dirname "$0")/nvbandwidth-build.sh" "$src" "$out")
 runs=(h2d:nvbandwidth d2h:nvbandwidth h2d:same-buffers h2d:pieces h2d:pieces-timed h2d:pieces-other
       h2d:cumemctl d2h:cumemctl h2d:no-hold h2d:host-pieces d2h:host-pieces
-      h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3 h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3)
+      h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3 h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3
+      h2d:nvbandwidth:0:3 h2d:cumemctl:0:3)
 for ((r = 1; r <= rounds; r++)); do
   "$nvb" -j -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
     >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
+  "$nvb" -j -i 1 -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
+    >"$out/nvb1-$r.json" 2>"$out/nvb1-$r.err" || true
+  "$nvb" -v -t host_to_device_bidirectional_memcpy_ce >"$out/nvbv-$r.txt" 2>&1 || true
   "$cumemctl" bandwidth --json --size 512MiB --iterations 16 --numa none --no-peers \
     >"$out/cumemctl-$r.json" 2>"$out/cumemctl-$r.err" || true
   for run in "${runs[@]}"; do
-    IFS=: read -r leg way streams <<<"$run"
-    "$bidir" "$leg" "$way" 512 16 "${streams:-0}" >>"$out/bidir-$r.jsonl" 2>>"$out/bidir-$r.err" || true
+    IFS=: read -r leg way streams samples <<<"$run"
+    "$bidir" "$leg" "$way" 512 16 "${streams:-0}" "${samples:-1}" >>"$out/bidir-$r.jsonl" 2>>"$out/bidir-$r.err" || true
   done
 done
 echo "raw outputs: $out" >&2
 exec python3 - "$out" "$rounds" "$(dirname "$0")" <<'PY'
-import json, statistics, sys
+import json, re, statistics, sys
 
 sys.path.insert(0, sys.argv[3])
 from bandwidth_figures import cm_figures, load, nvb_figures
@@ -47,10 +54,16 @@ figures = {}  # (who, leg) -> GB/s of each round, GPU 0's
 
 for r in range(1, rounds + 1):
     nvb, cm = nvb_figures(load(f"{out}/nvb-{r}.json")), cm_figures(load(f"{out}/cumemctl-{r}.json"))
+    nvb1 = nvb_figures(load(f"{out}/nvb1-{r}.json"))
     for leg, test in LEGS.items():
-        for who, got in (("nvbandwidth", nvb), ("cumemctl bandwidth", cm)):
+        for who, got in (("nvbandwidth", nvb), ("nvbandwidth -i 1", nvb1), ("cumemctl bandwidth", cm)):
             if (test, 0, 0) in got:
                 figures.setdefault((who, leg), []).append(got[(test, 0, 0)])
+    try:  # -v: "Sample N: Host -> Device 0: X GB/s", the h2d leg of each sample
+        for n, gbps in re.findall(r"Sample (\d+): Host -> Device 0: ([0-9.]+) GB/s", open(f"{out}/nvbv-{r}.txt").read()):
+            figures.setdefault((f"nvbandwidth -v, sample {int(n) + 1}", "h2d"), []).append(float(gbps))
+    except OSError:
+        pass
     try:
         lines = open(f"{out}/bidir-{r}.jsonl").read().splitlines()
     except OSError:
@@ -59,14 +72,19 @@ for r in range(1, rounds + 1):
         try:
             row = json.loads(line)
             who = f"bench_bidir {row['way']}" + (f" +{row['streams_first']} streams" if row.get("streams_first") else "")
+            samples = row.get("samples") or []
+            if len(samples) > 1:
+                for n, gbps in enumerate(samples, 1):
+                    figures.setdefault((f"{who}, sample {n}", row["timed"]), []).append(float(gbps))
+                who += f", median of {len(samples)}"
             figures.setdefault((who, row["timed"]), []).append(float(row["gbps"]))
         except (ValueError, KeyError, TypeError):
             pass
 
-print(f"{'who':32} {'leg':4} {'median':>8} {'min - max':>15} {'vs nvbandwidth':>15}")
+print(f"{'who':40} {'leg':4} {'median':>8} {'min - max':>15} {'vs nvbandwidth':>15}")
 for (who, leg), values in sorted(figures.items(), key=lambda kv: (kv[0][1], kv[0][0] != "nvbandwidth", kv[0][0])):
     m = statistics.median(values)
     base = figures.get(("nvbandwidth", leg))
     ratio = f"{m / statistics.median(base):.3f}" if base else "-"
-    print(f"{who:32} {leg:4} {m:8.1f} {min(values):7.1f} - {max(values):5.1f} {ratio:>15}")
+    print(f"{who:40} {leg:4} {m:8.1f} {min(values):7.1f} - {max(values):5.1f} {ratio:>15}")
 PY
