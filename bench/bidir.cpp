@@ -22,6 +22,10 @@
 //   no-hold      cumemctl's, the streams not held: each copies as soon as it is queued
 //   host-pieces  cumemctl's, its host buffers too: one cuMemHostAlloc (no flags) a 256 MiB piece, not one
 //                for the whole buffer
+//   nvbandwidth-warm  nvbandwidth's, with its warmup too: each stream copies 4 times after the hold and
+//                before its start, the other's start after the timed one's, so that the timed copies
+//                begin with the other direction already copying
+//   cumemctl-warm     cumemctl's, warmed up likewise
 // Prints one JSON line: the way, the timed direction, the streams made first, its GB/s and the other
 // direction's (medians of the samples), and each sample's GB/s in order.
 #include <algorithm>
@@ -51,6 +55,7 @@ using bench::check;
     X(cuStreamCreate, 2000)            \
     X(cuStreamDestroy, 4000)           \
     X(cuStreamWaitValue32, 11070)      \
+    X(cuStreamWaitEvent, 3020)         \
     X(cuStreamSynchronize, 2000)       \
     X(cuEventCreate, 2000)             \
     X(cuEventRecord, 2000)             \
@@ -84,6 +89,7 @@ struct Way {
     bool double_buffers;  // the other direction's buffers twice the size, as many copies as the timed one
     bool hold;            // both streams held until every copy is queued
     bool host_pieces;     // host buffers allocated a piece at a time (only where both directions copy pieces)
+    bool warm = false;    // 4 copies on each stream after the hold, before the starts (nvbandwidth's warmup)
 };
 
 constexpr Way kWays[] = {
@@ -95,6 +101,8 @@ constexpr Way kWays[] = {
     {"cumemctl", {true, true}, {true, true}, false, true, false},
     {"no-hold", {true, true}, {true, true}, false, false, false},
     {"host-pieces", {true, true}, {true, true}, false, true, true},
+    {"nvbandwidth-warm", {false, false}, {false, false}, true, true, false, true},
+    {"cumemctl-warm", {true, true}, {true, true}, false, true, false, true},
 };
 
 // One direction: its device and pinned host buffers of `size` bytes, and its stream. The host buffer is
@@ -196,7 +204,12 @@ std::pair<double, double> sample(const Api& a, const Way& way, const Direction& 
         check(a.cuEventCreate(e, CU_EVENT_DEFAULT), "cuEventCreate");
         events.push_back(*e);
     }
+    if (way.warm) {
+        queue(a, timed, way.timed, 4, events);
+        queue(a, other, way.other, 4, events);
+    }
     check(a.cuEventRecord(start, timed.stream), "cuEventRecord");
+    if (way.warm) check(a.cuStreamWaitEvent(other.stream, start, 0), "cuStreamWaitEvent");
     check(a.cuEventRecord(other_start, other.stream), "cuEventRecord");
     queue(a, timed, way.timed, loops, events);
     check(a.cuEventRecord(end, timed.stream), "cuEventRecord");

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# On a GPU machine: why `bandwidth`'s h2d leg of both ways at once and nvbandwidth's differ (GPU runs 45
-# and 56, each on an H200: cumemctl 50.1 GB/s against 47.9-48.0, steady round to round). Each round runs
-# nvbandwidth's two bidirectional tests, `cumemctl bandwidth` as scripts/gpu-bandwidth-compare.sh runs
-# it, and bench_bidir's ways of queueing the same copies (bench/bidir.cpp: nvbandwidth's way, the other
-# direction on same-size buffers, pieces with events on either stream or both, cumemctl's way, without
-# the hold, with cumemctl's host buffers too), each timing the h2d leg and, for nvbandwidth's and the
-# two cumemctl ways, the d2h leg too; nvbandwidth's and cumemctl's ways again with 1 to 3 streams made
-# first (bench_bidir's STREAMS), in case the copy engine a stream gets moves the figure; and, in case the
-# statistic does (nvbandwidth prints the median of three samples taken in one process, `bandwidth` one
-# sample), nvbandwidth with one sample (-i 1), nvbandwidth's three samples one by one (-v), and
-# bench_bidir's two ways in three samples (SAMPLES), each sample a row.
+# On a GPU machine: why `bandwidth`'s h2d leg of both ways at once reads above nvbandwidth's (GPU runs
+# 45 and 56 on H200s: 4.4%; run 59, another H200: 2.0% +- 0.5% over 27 paired rounds). Each round runs:
+# - nvbandwidth's two bidirectional tests as it prints them (the median of three samples), with one
+#   sample (-i 1), and its h2d test's three samples one by one (-v);
+# - `cumemctl bandwidth` as scripts/gpu-bandwidth-compare.sh runs it;
+# - bench_bidir (bench/bidir.cpp) timing the same leg queued its ways: nvbandwidth's, the other direction
+#   on same-size buffers, pieces with events on either stream or both, cumemctl's, cumemctl's without the
+#   hold and with its pieced host buffers; nvbandwidth's and cumemctl's after 1 to 3 streams made first
+#   (the copy engine a stream gets); the same two in three samples, each sample a row; and the same two
+#   warmed up as nvbandwidth warms up, so that the timed copies start with the other direction already
+#   copying. The d2h leg too for nvbandwidth's and the cumemctl ways.
 #
 #   scripts/gpu-bidir-probe.sh CUMEMCTL BENCH_BIDIR [NVBANDWIDTH_SOURCE] [ROUNDS]
 #
@@ -27,7 +27,8 @@ nvb=$("$(dirname "$0")/nvbandwidth-build.sh" "$src" "$out")
 runs=(h2d:nvbandwidth d2h:nvbandwidth h2d:same-buffers h2d:pieces h2d:pieces-timed h2d:pieces-other
       h2d:cumemctl d2h:cumemctl h2d:no-hold h2d:host-pieces d2h:host-pieces
       h2d:nvbandwidth:1 h2d:nvbandwidth:2 h2d:nvbandwidth:3 h2d:cumemctl:1 h2d:cumemctl:2 h2d:cumemctl:3
-      h2d:nvbandwidth:0:3 h2d:cumemctl:0:3)
+      h2d:nvbandwidth:0:3 h2d:cumemctl:0:3
+      h2d:nvbandwidth-warm:0:3 h2d:cumemctl-warm:0:3 d2h:cumemctl-warm:0:3)
 for ((r = 1; r <= rounds; r++)); do
   "$nvb" -j -t host_to_device_bidirectional_memcpy_ce device_to_host_bidirectional_memcpy_ce \
     >"$out/nvb-$r.json" 2>"$out/nvb-$r.err" || true
