@@ -111,21 +111,19 @@ struct Direction {
     bool to_device = false;
     std::uint64_t size = 0;
     CUdeviceptr device = 0;
-    std::vector<void*> hosts;  // the host buffer's allocations, each of kPiece bytes but the last
+    std::uint64_t host_piece = 0;  // the bytes of each host allocation but the last
+    std::vector<void*> hosts;      // the host buffer's allocations
     CUstream stream = nullptr;
-    char* host_at(std::uint64_t off) const {
-        return hosts.size() == 1 ? static_cast<char*>(hosts[0]) + off
-                                 : static_cast<char*>(hosts[off / kPiece]) + off % kPiece;
-    }
+    char* host_at(std::uint64_t off) const { return static_cast<char*>(hosts[off / host_piece]) + off % host_piece; }
 };
 
 Direction make_direction(const Api& a, bool to_device, std::uint64_t size, bool host_pieces) {
     Direction d;
     d.to_device = to_device, d.size = size;
     check(a.cuMemAlloc(&d.device, size), "cuMemAlloc");
-    const std::uint64_t piece = host_pieces ? kPiece : size;
-    for (std::uint64_t off = 0; off < size; off += piece) {
-        const std::uint64_t n = std::min(piece, size - off);
+    d.host_piece = host_pieces ? kPiece : size;
+    for (std::uint64_t off = 0; off < size; off += d.host_piece) {
+        const std::uint64_t n = std::min(d.host_piece, size - off);
         void* p = nullptr;
         check(a.cuMemHostAlloc(&p, n, host_pieces ? 0 : CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
         std::memset(p, 0x5a, n);
