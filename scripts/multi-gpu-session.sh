@@ -290,7 +290,7 @@ else:
 PY
 )
   if [[ -f carry/nvbandwidth/CMakeLists.txt ]]; then
-    OUT_DIR=$d/compare scripts/gpu-bandwidth-compare.sh "$bin" carry/nvbandwidth 3 >"$d/compare.txt" 2>&1
+    OUT_DIR=$d/compare scripts/gpu-bandwidth-compare.sh "$bin" carry/nvbandwidth 4 >"$d/compare.txt" 2>&1
     verdict bandwidth "$((! $?))" "beside nvbandwidth: $(tail -1 "$d/compare.txt")"
   else
     note "INFO bandwidth: no carry/nvbandwidth: the comparison with nvbandwidth was not run"
