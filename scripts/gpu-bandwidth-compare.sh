@@ -69,8 +69,8 @@ for key in sorted(set(nvb) | set(cm), key=str):
     bad += 0 if ok else 1
     # How far each tool's rounds stray from its own median: where that passes 2%, so may the ratio.
     spread = max((abs(v / m - 1) for vs, m in ((a, ma), (b, mb)) if m for v in vs), default=0)
-    # The median of each round's own ratio: the two figures of a round are one process apart, so a drift
-    # that moves both (the h2d leg of both ways, GPU runs 61-63) cancels in it.
+    # The median of each round's own ratio: a round's two figures are one process apart, so a drift that
+    # moves both tools cancels in it.
     both = [cm_rounds[r] / nvb_rounds[r] for r in cm_rounds if nvb_rounds.get(r)]
     paired = statistics.median(both) if both else None
     rows.append((key, ma, mb, ratio, ok, spread, paired))
