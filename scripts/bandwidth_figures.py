@@ -1,5 +1,5 @@
 """The figures of nvbandwidth's JSON and of `cumemctl bandwidth --json`, keyed alike, for the GPU
-scripts that set the two side by side (scripts/gpu-bandwidth-compare.sh, scripts/gpu-bidir-probe.sh):
+scripts that set the two side by side (scripts/bandwidth_compare.py, scripts/gpu-bidir-probe.sh):
 (nvbandwidth test, row, column) -> GB/s, cumemctl's figures named as nvbandwidth names the same copies
 and counted as it counts them (bytes copied, per direction: the "copied" of cumemctl's JSON)."""
 import json

@@ -12,7 +12,8 @@
 # alternates which tool goes first; an even count puts each first equally often.
 # Both copy 512 MiB buffers (nvbandwidth's default; cumemctl --size 512MiB --iterations 16, as
 # nvbandwidth's 16 copies a sample). The raw outputs stay in $OUT_DIR (default a temporary folder);
-# the table goes to stdout. Exit 0 when every figure is within 2%, 1 otherwise, 2 on a setup error.
+# the table (scripts/bandwidth_compare.py) goes to stdout. Exit 0 when every figure is within 2%, 1
+# otherwise or where neither tool gave a figure, 2 on a setup error.
 set -euo pipefail
 cumemctl=${1:?usage: scripts/gpu-bandwidth-compare.sh CUMEMCTL [NVBANDWIDTH_SOURCE] [ROUNDS]}
 src=${2:-carry/nvbandwidth}
@@ -41,48 +42,4 @@ for ((r = 1; r <= rounds; r++)); do
   if ((r % 2)); then run_nvb "$r"; run_cumemctl "$r"; else run_cumemctl "$r"; run_nvb "$r"; fi
 done
 echo "raw outputs: $out" >&2
-exec python3 - "$out" "$rounds" "$(dirname "$0")" <<'PY'
-import statistics, sys
-
-sys.path.insert(0, sys.argv[3])
-from bandwidth_figures import cm_figures, load, nvb_figures
-
-out, rounds = sys.argv[1], int(sys.argv[2])
-
-nvb, cm = {}, {}
-for r in range(1, rounds + 1):
-    for k, v in nvb_figures(load(f"{out}/nvb-{r}.json")).items():
-        nvb.setdefault(k, {})[r] = v
-    for k, v in cm_figures(load(f"{out}/cumemctl-{r}.json")).items():
-        cm.setdefault(k, {})[r] = v
-# nvbandwidth's one-row matrices: the host (row 0) and each GPU (column), device_local_copy each GPU
-# (column); device_to_device_*: source (row) -> destination (column); all_to_host and host_to_all: each
-# GPU measured while every other copies too, summed (compared with cumemctl --concurrent's sum).
-rows, bad = [], 0
-for key in sorted(set(nvb) | set(cm), key=str):
-    cm_rounds, nvb_rounds = cm.get(key, {}), nvb.get(key, {})
-    a, b = list(cm_rounds.values()), list(nvb_rounds.values())
-    ma = statistics.median(a) if a else None
-    mb = statistics.median(b) if b else None
-    ratio = ma / mb if ma and mb else None
-    ok = ratio is not None and abs(ratio - 1) <= 0.02
-    bad += 0 if ok else 1
-    # How far each tool's rounds stray from its own median: where that passes 2%, so may the ratio.
-    spread = max((abs(v / m - 1) for vs, m in ((a, ma), (b, mb)) if m for v in vs), default=0)
-    # The median of each round's own ratio: a round's two figures are one process apart, so a drift that
-    # moves both tools cancels in it.
-    both = [cm_rounds[r] / nvb_rounds[r] for r in cm_rounds if nvb_rounds.get(r)]
-    paired = statistics.median(both) if both else None
-    rows.append((key, ma, mb, ratio, ok, spread, paired))
-print(f"{'nvbandwidth test':42} {'where':>8} {'cumemctl':>10} {'nvbandwidth':>12} {'ratio':>7}  within 2%  rounds"
-      "   paired")
-for (name, i, j), ma, mb, ratio, ok, spread, paired in rows:
-    where = "sum" if i == "sum" else f"{i}->{j}" if name.startswith("device_to_device") else f"GPU {j}"
-    fmt = lambda v: f"{v:10.1f}" if v is not None else f"{'-':>10}"
-    print(f"{name:42} {where:>8} {fmt(ma)} {fmt(mb):>12} {ratio if ratio else 0:7.3f}  {'yes' if ok else 'NO':9}"
-          f"  +-{spread:<5.1%}  {paired if paired else 0:7.3f}")
-print(f"{len(rows) - bad} of {len(rows)} figures within 2% (medians of {rounds} interleaved rounds, each"
-      " tool first in turn; 'rounds': the farthest either tool's round is from its own median;"
-      " 'paired': the median of the rounds' own ratios)")
-sys.exit(0 if bad == 0 else 1)
-PY
+exec python3 "$(dirname "$0")/bandwidth_compare.py" "$out" "$rounds"
