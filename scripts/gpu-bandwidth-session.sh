@@ -2,8 +2,8 @@
 # On the GPU machine, in one command: cumemctl bandwidth beside nvbandwidth (built from carry/nvbandwidth,
 # scripts/gpu-bandwidth-compare.sh, 8 interleaved rounds, each tool first in four) and the doctor group
 # of the benchmark (the full doctor and doctor --quick against bench_doctor_floor full and quick, the link
-# checks included; targets 1.10x and 1.05x). Everything goes to OUTDIR; compare.txt and bench-doctor.md are what
-# docs/benchmarks.md records.
+# checks included; targets 1.10x and 1.05x). Everything goes to OUTDIR; compare.txt and bench-doctor.md
+# are what docs/benchmarks.md records.
 #
 #   scripts/gpu-bandwidth-session.sh BINARY OUTDIR        (BINARY's build folder has bench/bench_doctor_floor)
 set -uo pipefail
