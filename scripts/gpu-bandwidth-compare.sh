@@ -34,8 +34,8 @@ if ((gpus > 1)); then
 else
   cumemctl_args+=(--no-peers)
 fi
-# Odd rounds run nvbandwidth first, even rounds cumemctl first: on the H200s of GPU runs 59 and 60 a
-# figure moved with its place in the sequence (nvbandwidth against itself, a process apart, by 3.5%).
+# Odd rounds run nvbandwidth first, even rounds cumemctl first: a figure can move with its place in the
+# sequence (nvbandwidth against itself, a process apart, by 3.5% on an H200).
 run_nvb() { "$nvb" -j -t "${tests[@]}" >"$out/nvb-$1.json" 2>"$out/nvb-$1.err" || true; }
 run_cumemctl() { "$cumemctl" "${cumemctl_args[@]}" >"$out/cumemctl-$1.json" 2>"$out/cumemctl-$1.err" || true; }
 for ((r = 1; r <= rounds; r++)); do

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# On a GPU machine: why `bandwidth`'s h2d leg of both ways at once reads above nvbandwidth's (GPU runs
-# 45 and 56 on H200s: 4.4%; run 59, another H200: 2.0% +- 0.5% over 27 paired rounds). Each round runs:
+# On a GPU machine: what moves the h2d leg of both ways at once, for `bandwidth`, nvbandwidth and other
+# ways of queueing the same copies. Every round runs its processes in one fixed order, nvbandwidth
+# first, so a figure that moves with its place in the sequence reads apart by that place; set the two
+# tools side by side with scripts/gpu-bandwidth-compare.sh, which alternates them. Each round runs:
 # - nvbandwidth's two bidirectional tests as it prints them (the median of three samples), with one
 #   sample (-i 1), and its h2d test's three samples one by one (-v);
 # - `cumemctl bandwidth` as scripts/gpu-bandwidth-compare.sh runs it;

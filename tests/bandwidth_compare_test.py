@@ -30,8 +30,8 @@ def cm_doc(f):
 
 
 def run(script, rounds):
-    """rounds: [(nvbandwidth's figures or None, cumemctl's or None)]; returns exit code and
-    {test: (ratio, within, paired)}."""
+    """rounds: [(nvbandwidth's figures or None, cumemctl's or None)]; returns the exit code,
+    {test: (ratio, within, paired)} and what the script printed."""
     with tempfile.TemporaryDirectory() as out:
         for r, (nvb, cm) in enumerate(rounds, 1):
             for name, doc in (("nvb", nvb and nvb_doc(nvb)), ("cumemctl", cm and cm_doc(cm))):
